@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Prepares a fresh Debian machine: redis-server (and, with --test, Chromium for the browser
+# test) from Debian's packages, then the npm dependencies from the lockfile.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want=()
+command -v redis-server >/dev/null 2>&1 || want+=(redis-server)
+if [[ "${1:-}" == "--test" ]]; then
+  command -v chromium >/dev/null 2>&1 || want+=(chromium)
+fi
+
+if ((${#want[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  echo "setup: installing ${want[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
+fi
+
+npm ci --no-audit --no-fund --loglevel=error

@@ -1,0 +1,18 @@
+import type { ParameterizedContext } from 'koa';
+import type { Logger } from '../../../shared/src/log';
+import type { SessionDoc } from '../../../shared/src/store/sessions';
+
+/** What middleware puts on `ctx.state` for the handlers after it. */
+export interface AppState {
+  requestId: string;
+  log: Logger;
+  /** Set by the api_key authentication of service and customer routes. */
+  session?: SessionDoc;
+}
+
+export type AppContext = ParameterizedContext<AppState>;
+
+export function sessionOf(ctx: AppContext): SessionDoc {
+  if (!ctx.state.session) throw new Error('route is missing its authentication middleware');
+  return ctx.state.session;
+}

@@ -1,0 +1,31 @@
+import type { Queue } from 'bullmq';
+import type { Db } from 'mongodb';
+import type Redis from 'ioredis';
+import type { Config } from '../../../shared/src/config';
+import type { EventPublisher } from '../../../shared/src/events/location-events';
+import type { Logger } from '../../../shared/src/log';
+import type { CommandsRepo } from '../../../shared/src/store/commands';
+import type { LocationsRepo } from '../../../shared/src/store/locations';
+import type { OrdersRepo } from '../../../shared/src/store/orders';
+import type { SessionsRepo } from '../../../shared/src/store/sessions';
+import type { JobClient } from './jobs/job-client';
+import type { ChannelSubscriber } from './pubsub/channel-subscriber';
+
+/** Everything the HTTP layer uses, built once per process by server.ts. */
+export interface ApiDeps {
+  config: Config;
+  adminToken: string;
+  log: Logger;
+  db: Db;
+  redis: Redis;
+  queue: Queue;
+  subscriber: ChannelSubscriber;
+  jobs: JobClient;
+  events: EventPublisher;
+  orders: OrdersRepo;
+  commands: CommandsRepo;
+  sessions: SessionsRepo;
+  locations: LocationsRepo;
+  /** False once shutdown begins, so that load balancers stop sending work. */
+  isAccepting(): boolean;
+}

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { Job, Queue } from 'bullmq';
+import { problems } from '../../../../shared/src/domain/problem';
+import type { Logger } from '../../../../shared/src/log';
+import type { JobOutcome, JobPayload, JobReply } from '../../../../shared/src/queue/jobs';
+import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
+
+interface Pending {
+  resolve(outcome: JobOutcome): void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Puts a job on the work queue and waits for the worker's outcome on this node's own reply
+ * channel, so a node reads only the replies meant for it, however many nodes there are.
+ * The wait always ends: by the reply, by a look at the job itself (when a reply may have been
+ * lost to a Redis reconnect), or by the deadline with a 503.
+ */
+export class JobClient {
+  private readonly pending = new Map<string, Pending>();
+  private readonly onMessage = (message: string) => this.onReply(message);
+  private readonly onResubscribed = () => void this.recheckAll();
+
+  constructor(
+    private readonly queue: Queue,
+    private readonly subscriber: ChannelSubscriber,
+    private readonly channel: string,
+    private readonly timeoutMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.subscriber.subscribe(this.channel, this.onMessage);
+    this.subscriber.on('resubscribed', this.onResubscribed);
+  }
+
+  async stop(): Promise<void> {
+    this.subscriber.off('resubscribed', this.onResubscribed);
+    await this.subscriber.unsubscribe(this.channel, this.onMessage);
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  async run(payload: JobPayload, requestId: string): Promise<JobOutcome> {
+    const jobId = randomUUID();
+    const outcome = new Promise<JobOutcome>((resolve) => {
+      const timer = setTimeout(() => void this.expire(jobId), this.timeoutMs);
+      this.pending.set(jobId, { resolve, timer });
+    });
+    try {
+      await this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId }, { jobId });
+    } catch (err) {
+      this.settle(jobId, { status: 503, problem: problems.unavailable('The work queue is unreachable') });
+      this.log.error({ err, requestId }, 'could not enqueue job');
+    }
+    return outcome;
+  }
+
+  private onReply(message: string): void {
+    let reply: JobReply;
+    try {
+      reply = JSON.parse(message) as JobReply;
+    } catch {
+      this.log.warn('unreadable job reply');
+      return;
+    }
+    this.settle(reply.jobId, reply.outcome);
+  }
+
+  private settle(jobId: string, outcome: JobOutcome): void {
+    const entry = this.pending.get(jobId);
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    this.pending.delete(jobId);
+    entry.resolve(outcome);
+  }
+
+  /** The job's own record answers when its reply went missing. */
+  private async lookUp(jobId: string): Promise<JobOutcome | undefined> {
+    const job = await Job.fromId<unknown, JobOutcome>(this.queue, jobId);
+    return job?.finishedOn && job.returnvalue ? job.returnvalue : undefined;
+  }
+
+  private async expire(jobId: string): Promise<void> {
+    let outcome: JobOutcome | undefined;
+    try {
+      outcome = await this.lookUp(jobId);
+    } catch (err) {
+      this.log.warn({ err, jobId }, 'could not look up job');
+    }
+    this.settle(
+      jobId,
+      outcome ?? { status: 503, problem: problems.unavailable('The request was queued but not processed in time; retry it') },
+    );
+  }
+
+  private async recheckAll(): Promise<void> {
+    for (const jobId of [...this.pending.keys()]) {
+      try {
+        const outcome = await this.lookUp(jobId);
+        if (outcome) this.settle(jobId, outcome);
+      } catch (err) {
+        this.log.warn({ err, jobId }, 'could not re-check job after reconnect');
+      }
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import type { Next } from 'koa';
+import { Problem, ProblemError, problemBody, problems } from '../../../../shared/src/domain/problem';
+import type { AppContext } from '../context';
+
+export const PROBLEM_TYPE = 'application/problem+json';
+
+export function sendProblem(ctx: AppContext, problem: Problem, headers: Record<string, string> = {}): void {
+  ctx.status = problem.status;
+  ctx.set(headers);
+  if (problem.status === 503 && !ctx.response.get('Retry-After')) ctx.set('Retry-After', '1');
+  ctx.type = PROBLEM_TYPE;
+  // `instance` is the path only: the query string may carry an api_key.
+  ctx.body = problemBody(problem, ctx.path);
+}
+
+/** koa-bodyparser and raw-body errors, by their `type`. */
+function bodyProblem(err: { type?: string; status?: number; limit?: number }): Problem | undefined {
+  if (err.type === 'entity.too.large') return problems.payloadTooLarge(err.limit ?? 0);
+  if (err.type === 'entity.parse.failed') return problems.validation('Malformed JSON in request body');
+  if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
+    return problems.validation('Unsupported request body encoding');
+  }
+  if (err.type === 'request.aborted') return problems.validation('Request body was cut short');
+  return undefined;
+}
+
+/** Every error becomes a problem body; an unexpected one is a 500 whose id is also logged. */
+export function problemResponses() {
+  return async function problemMiddleware(ctx: AppContext, next: Next): Promise<void> {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        sendProblem(ctx, problems.notFound(`No route for ${ctx.method} ${ctx.path}`));
+      } else if (ctx.status === 405 && ctx.body === undefined) {
+        sendProblem(ctx, { status: 405, title: 'Method not allowed', detail: `${ctx.method} is not allowed on ${ctx.path}` });
+      }
+    } catch (err) {
+      if (err instanceof ProblemError) {
+        sendProblem(ctx, err.problem, err.headers);
+        return;
+      }
+      const known = bodyProblem(err as { type?: string });
+      if (known) {
+        sendProblem(ctx, known);
+        return;
+      }
+      const errorId = randomUUID();
+      ctx.state.log.error({ err, errorId }, 'unexpected error');
+      sendProblem(ctx, isUnavailable(err) ? problems.unavailable(`${errorId}: A backing service is unreachable`) : problems.internal(errorId));
+    }
+  };
+}
+
+/** MongoDB and Redis connection failures are temporary: 503, so that clients retry. */
+function isUnavailable(err: unknown): boolean {
+  const name = (err as { name?: string })?.name ?? '';
+  const message = (err as { message?: string })?.message ?? '';
+  return (
+    /MongoServerSelectionError|MongoNetworkError|MongoNotConnectedError|MongoTopologyClosedError/.test(name) ||
+    /Connection is closed|ECONNREFUSED|max retries per request|Stream isn't writeable/i.test(message)
+  );
+}

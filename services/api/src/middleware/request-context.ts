@@ -1,0 +1,30 @@
+import { randomUUID } from 'node:crypto';
+import type { Next } from 'koa';
+import type { Logger } from '../../../../shared/src/log';
+import { redactUrl } from '../../../../shared/src/log';
+import type { AppContext } from '../context';
+
+const INCOMING_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * Gives every request an id (the caller's X-Request-Id when sane) and a child logger carrying it,
+ * and writes one access line per request. URLs are logged with any api_key value redacted.
+ */
+export function requestContext(log: Logger) {
+  return async function requestContextMiddleware(ctx: AppContext, next: Next): Promise<void> {
+    const incoming = ctx.get('x-request-id');
+    const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.log = log.child({ requestId });
+    ctx.set('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const line = { method: ctx.method, url: redactUrl(ctx.originalUrl), status: ctx.status, ms: Math.round(ms * 10) / 10 };
+      if (ctx.status >= 500) ctx.state.log.error(line, 'request');
+      else ctx.state.log.info(line, 'request');
+    }
+  };
+}

@@ -1,0 +1,58 @@
+import Router from '@koa/router';
+import { isOrderState } from '../../../../shared/src/domain/order-state';
+import { ProblemError, problems } from '../../../../shared/src/domain/problem';
+import { toCommandRecord, toOrderRecord, WorkRecord } from '../../../../shared/src/domain/records';
+import { JOB } from '../../../../shared/src/queue/jobs';
+import { validators } from '../../../../shared/src/schemas';
+import { AppContext, AppState, sessionOf } from '../context';
+import type { ApiDeps } from '../deps';
+import { requireSession } from '../middleware/api-key-auth';
+import { bodyOf, jsonBody } from '../middleware/json-body';
+import { numberParam, sendOutcome } from './respond';
+
+/** The register's work: list it, report outcomes, acknowledge commands. */
+export function serviceRoutes(deps: ApiDeps): Router<AppState> {
+  const router = new Router<AppState>({ prefix: deps.config.basePath });
+  const service = requireSession(deps.sessions, 'SERVICE');
+  const json = jsonBody(deps.config.bodyLimitBytes);
+
+  router.get('/orders/location', service, async (ctx: AppContext) => {
+    const { locationId } = sessionOf(ctx);
+    const now = new Date();
+    const [orders, commands] = await Promise.all([deps.orders.listPlaced(locationId), deps.commands.listLive(locationId, now)]);
+    const work: WorkRecord[] = [...orders.map(toOrderRecord), ...commands.map(toCommandRecord)];
+    ctx.body = work;
+  });
+
+  router.put('/orders/:number/statusupdate', service, json, async (ctx: AppContext) => {
+    const orderNumber = numberParam(ctx.params.number, 'Order');
+    const { newState } = bodyOf(ctx, validators.statusUpdate);
+    if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
+    const outcome = await deps.jobs.run(
+      { name: JOB.orderAction, data: { scope: { locationId: sessionOf(ctx).locationId }, orderNumber, action: { kind: 'status', newState } } },
+      ctx.state.requestId,
+    );
+    sendOutcome(ctx, outcome);
+  });
+
+  router.post('/orders/:number/failure', service, json, async (ctx: AppContext) => {
+    const orderNumber = numberParam(ctx.params.number, 'Order');
+    const { reason } = bodyOf(ctx, validators.failureReport);
+    if (reason) ctx.state.log.info({ orderNumber, reason }, 'failure reported');
+    const outcome = await deps.jobs.run(
+      { name: JOB.orderAction, data: { scope: { locationId: sessionOf(ctx).locationId }, orderNumber, action: { kind: 'failure', reason } } },
+      ctx.state.requestId,
+    );
+    sendOutcome(ctx, outcome);
+  });
+
+  router.delete('/commands/:number', service, async (ctx: AppContext) => {
+    const number = numberParam(ctx.params.number, 'Command');
+    const command = await deps.commands.acknowledge(sessionOf(ctx).locationId, number, new Date());
+    if (!command) throw new ProblemError(problems.commandNotFound());
+    ctx.state.log.info({ commandNumber: number }, 'command acknowledged');
+    ctx.body = toCommandRecord(command);
+  });
+
+  return router;
+}

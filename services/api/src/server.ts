@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../../../shared/src/config';
+import { ConfigError, requireUrls } from '../../../shared/src/config';
+import { EventPublisher } from '../../../shared/src/events/location-events';
+import type { Logger } from '../../../shared/src/log';
+import { replyChannel } from '../../../shared/src/queue/jobs';
+import { createWorkQueue } from '../../../shared/src/queue/work-queue';
+import { createRedis } from '../../../shared/src/redis';
+import { CommandsRepo } from '../../../shared/src/store/commands';
+import { LocationsRepo } from '../../../shared/src/store/locations';
+import { connectMongo, ensureIndexes } from '../../../shared/src/store/mongo';
+import { OrdersRepo } from '../../../shared/src/store/orders';
+import { SessionsRepo } from '../../../shared/src/store/sessions';
+import { createApp } from './app';
+import type { ApiDeps } from './deps';
+import { JobClient } from './jobs/job-client';
+import { ChannelSubscriber } from './pubsub/channel-subscriber';
+
+export interface RunningApi {
+  port: number;
+  /** Stops accepting, lets in-flight requests finish (up to SHUTDOWN_GRACE), then disconnects. */
+  close(): Promise<void>;
+}
+
+export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
+  const { mongoUrl, redisUrl } = requireUrls(config);
+  if (!config.adminToken) throw new ConfigError('ADMIN_TOKEN must be set for the API');
+  const nodeId = randomUUID();
+  const nodeLog = log.child({ nodeId });
+
+  const store = await connectMongo(mongoUrl, config.mongoDb);
+  await ensureIndexes(store.db);
+  // Request-path commands give up quickly: a Redis outage answers 503 rather than hanging.
+  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 });
+  const subscriber = new ChannelSubscriber(createRedis(redisUrl, { maxRetriesPerRequest: null }), nodeLog);
+  const queue = createWorkQueue(redis, config.redisPrefix);
+  const jobs = new JobClient(queue, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog);
+  await jobs.start();
+
+  let accepting = true;
+  const deps: ApiDeps = {
+    config,
+    adminToken: config.adminToken,
+    log: nodeLog,
+    db: store.db,
+    redis,
+    queue,
+    subscriber,
+    jobs,
+    events: new EventPublisher(redis, config.redisPrefix),
+    orders: new OrdersRepo(store.db),
+    commands: new CommandsRepo(store.db),
+    sessions: new SessionsRepo(store.db),
+    locations: new LocationsRepo(store.db),
+    isAccepting: () => accepting,
+  };
+
+  const app = createApp(deps);
+  const server = http.createServer(app.callback());
+  server.listen(config.port, config.host);
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  nodeLog.info({ port, basePath: config.basePath }, 'api listening');
+
+  return {
+    port,
+    async close() {
+      accepting = false;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => {
+        nodeLog.warn('grace period over; closing remaining connections');
+        server.closeAllConnections();
+      }, config.shutdownGraceMs);
+      await closed;
+      clearTimeout(grace);
+      await jobs.stop();
+      await queue.close();
+      await Promise.all([redis.quit(), subscriber.quit()].map((p) => p.catch(() => undefined)));
+      await store.close();
+      nodeLog.info('api stopped');
+    },
+  };
+}

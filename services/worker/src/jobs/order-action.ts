@@ -1,0 +1,49 @@
+import { decide } from '../../../../shared/src/domain/order-state';
+import { problems } from '../../../../shared/src/domain/problem';
+import { toOrderRecord } from '../../../../shared/src/domain/records';
+import type { JobOutcome, OrderActionJob } from '../../../../shared/src/queue/jobs';
+import type { JobContext } from './context';
+
+/** Lost version races re-read and re-decide this many times before the request sees 409. */
+const RACE_RETRIES = 8;
+
+/**
+ * Applies one action to one order: read, decide with the state machine, write conditionally on
+ * the version read. A re-run of a job that already wrote (worker crash) finds its id on the order.
+ */
+export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Promise<JobOutcome> {
+  const location = await ctx.locations.find(job.scope.locationId);
+  if (!location) return { status: 400, problem: problems.orderNotFound() };
+
+  for (let attempt = 1; attempt <= RACE_RETRIES; attempt++) {
+    const order = await ctx.orders.find(job.scope, job.orderNumber);
+    if (!order) return { status: 400, problem: problems.orderNotFound() };
+
+    if (order.appliedJobs.includes(ctx.jobId)) {
+      // The write landed before a crash; the announcement may not have.
+      ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
+      await ctx.events.order(order);
+      return { status: 200, body: toOrderRecord(order) };
+    }
+
+    const now = new Date();
+    const decision = decide(order, job.action, location.failureThreshold, now);
+    if (decision.type === 'unchanged') return { status: 200, body: toOrderRecord(order) };
+    if (decision.type === 'conflict') return { status: 409, problem: problems.conflict(decision.detail) };
+
+    ctx.checkpoint('before-apply');
+    const updated = await ctx.orders.applyChange(order, decision.change, ctx.jobId, now);
+    if (!updated) {
+      ctx.log.debug({ orderNumber: order.number, attempt }, 'order changed since read; deciding again');
+      continue;
+    }
+    ctx.checkpoint('after-apply');
+    ctx.log.info(
+      { orderNumber: updated.number, from: order.state, to: updated.state, action: job.action.kind, version: updated.version },
+      'order transition applied',
+    );
+    await ctx.events.order(updated);
+    return { status: 200, body: toOrderRecord(updated) };
+  }
+  return { status: 409, problem: problems.conflict('Order was modified concurrently; read it again and retry') };
+}

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { Job, Worker } from 'bullmq';
+import type { Config } from '../../../shared/src/config';
+import { requireUrls } from '../../../shared/src/config';
+import { problems } from '../../../shared/src/domain/problem';
+import { EventPublisher } from '../../../shared/src/events/location-events';
+import type { Logger } from '../../../shared/src/log';
+import { JOB, JobOutcome, JobReply, OrderActionJob, SessionCloseJob, WORK_QUEUE } from '../../../shared/src/queue/jobs';
+import { createRedis } from '../../../shared/src/redis';
+import { LocationsRepo } from '../../../shared/src/store/locations';
+import { connectMongo, ensureIndexes } from '../../../shared/src/store/mongo';
+import { OrdersRepo } from '../../../shared/src/store/orders';
+import { SessionsRepo } from '../../../shared/src/store/sessions';
+import type { JobContext } from './jobs/context';
+import { applyOrderAction } from './jobs/order-action';
+import { closeSession } from './jobs/session-close';
+
+export interface RunningWorker {
+  /** Stops taking jobs, lets the active ones finish, then disconnects. */
+  close(): Promise<void>;
+}
+
+type JobData = (OrderActionJob | SessionCloseJob) & { replyTo?: string; requestId?: string };
+
+export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
+  const { mongoUrl, redisUrl } = requireUrls(config);
+  const store = await connectMongo(mongoUrl, config.mongoDb);
+  await ensureIndexes(store.db);
+  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 3 });
+  const repos = {
+    orders: new OrdersRepo(store.db),
+    locations: new LocationsRepo(store.db),
+    sessions: new SessionsRepo(store.db),
+    events: new EventPublisher(redis, config.redisPrefix),
+  };
+
+  const checkpoint = (point: 'before-apply' | 'after-apply') => {
+    if (config.faultInject === `crash-${point}`) {
+      log.warn({ point }, 'FAULT_INJECT: killing this worker');
+      process.kill(process.pid, 'SIGKILL');
+    }
+  };
+
+  const reply = async (job: Job<JobData>, outcome: JobOutcome) => {
+    if (!job.data.replyTo) return;
+    const message: JobReply = { jobId: job.id!, outcome };
+    await redis.publish(job.data.replyTo, JSON.stringify(message));
+  };
+
+  const process_ = async (job: Job<JobData>): Promise<JobOutcome> => {
+    const ctx: JobContext = {
+      ...repos,
+      jobId: job.id!,
+      log: log.child({ jobId: job.id, job: job.name, requestId: job.data.requestId }),
+      checkpoint,
+    };
+    let outcome: JobOutcome;
+    switch (job.name) {
+      case JOB.orderAction:
+        outcome = await applyOrderAction(ctx, job.data as OrderActionJob);
+        break;
+      case JOB.sessionClose:
+        outcome = await closeSession(ctx, job.data as SessionCloseJob);
+        break;
+      default:
+        throw new Error(`unknown job ${job.name}`);
+    }
+    await reply(job, outcome);
+    return outcome;
+  };
+
+  // BullMQ leaves a connection it was given open on close; we close it ourselves.
+  const workerConnection = createRedis(redisUrl, { maxRetriesPerRequest: null });
+  const worker = new Worker<JobData, JobOutcome>(WORK_QUEUE, process_, {
+    connection: workerConnection,
+    prefix: config.redisPrefix,
+    concurrency: config.workerConcurrency,
+    lockDuration: config.jobLockDurationMs,
+    stalledInterval: config.jobLockDurationMs,
+    maxStalledCount: 3,
+  });
+
+  worker.on('failed', (job, err) => {
+    if (!job) return;
+    const jobLog = log.child({ jobId: job.id, job: job.name, requestId: job.data.requestId });
+    const final = job.attemptsMade >= (job.opts.attempts ?? 1);
+    if (!final) {
+      jobLog.warn({ err, attempt: job.attemptsMade }, 'job attempt failed; it will be retried');
+      return;
+    }
+    const errorId = randomUUID();
+    jobLog.error({ err, errorId }, 'job failed for good');
+    reply(job, { status: 500, problem: problems.internal(errorId) }).catch((e) => jobLog.error({ err: e }, 'reply failed'));
+  });
+  worker.on('error', (err) => log.error({ err }, 'worker error'));
+  await worker.waitUntilReady();
+  log.info({ queue: WORK_QUEUE, concurrency: config.workerConcurrency }, 'worker ready');
+
+  return {
+    async close() {
+      await worker.close();
+      await Promise.all([redis.quit(), workerConnection.quit()].map((p) => p.catch(() => undefined)));
+      await store.close();
+      log.info('worker stopped');
+    },
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * A typed client of the admin API (`/admin/v1`), used by the admin command-line tool,
+ * the demo, the benchmark and the tests.
+ */
+import type { CommandKind } from '../domain/commands';
+import type { OrderState } from '../domain/order-state';
+import type { ProblemBody } from '../domain/problem';
+import type { CommandRecord, OrderRecord } from '../domain/records';
+import type { RowInput } from '../schemas';
+import type { LocationView } from '../store/locations';
+import type { SessionView } from '../store/sessions';
+
+export type IssuedSession = SessionView & { apiKey: string };
+
+export class AdminApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly problem: ProblemBody | undefined,
+    text: string,
+  ) {
+    super(problem ? `${status} ${problem.title}: ${problem.detail}` : `${status}: ${text}`);
+    this.name = 'AdminApiError';
+  }
+}
+
+export class AdminClient {
+  /** @param origin e.g. `http://localhost:8080` (the admin API lives at the root, not under the base path) */
+  constructor(
+    private readonly origin: string,
+    private readonly token: string,
+  ) {}
+
+  createLocation(name: string, failureThreshold?: number): Promise<LocationView> {
+    return this.call('POST', '/locations', { name, ...(failureThreshold ? { failureThreshold } : {}) });
+  }
+
+  getLocation(id: string): Promise<LocationView> {
+    return this.call('GET', `/locations/${encodeURIComponent(id)}`);
+  }
+
+  createServiceSession(locationId: string, deviceId: string, expiresAt?: string): Promise<IssuedSession> {
+    return this.call('POST', `/locations/${encodeURIComponent(locationId)}/service-sessions`, {
+      deviceId,
+      ...(expiresAt ? { expiresAt } : {}),
+    });
+  }
+
+  createCustomerSession(locationId: string, userNumber: number, tableNumber?: number): Promise<IssuedSession> {
+    return this.call('POST', `/locations/${encodeURIComponent(locationId)}/customer-sessions`, {
+      userNumber,
+      ...(tableNumber ? { tableNumber } : {}),
+    });
+  }
+
+  closeSession(sessionId: string): Promise<void> {
+    return this.call('DELETE', `/sessions/${encodeURIComponent(sessionId)}`);
+  }
+
+  createOrder(locationId: string, rows: RowInput[], tableNumber?: number): Promise<OrderRecord> {
+    return this.call('POST', `/locations/${encodeURIComponent(locationId)}/orders`, {
+      rows,
+      ...(tableNumber ? { tableNumber } : {}),
+    });
+  }
+
+  createCommand(locationId: string, kind: CommandKind, tableNumber?: number): Promise<CommandRecord> {
+    return this.call('POST', `/locations/${encodeURIComponent(locationId)}/commands`, {
+      kind,
+      ...(tableNumber ? { tableNumber } : {}),
+    });
+  }
+
+  listOrders(locationId: string, state: OrderState): Promise<OrderRecord[]> {
+    return this.call('GET', `/locations/${encodeURIComponent(locationId)}/orders?state=${state}`);
+  }
+
+  recoverOrder(locationId: string, orderNumber: number): Promise<OrderRecord> {
+    return this.call('POST', `/locations/${encodeURIComponent(locationId)}/orders/${orderNumber}/recover`);
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(`${this.origin}/admin/v1${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      let problem: ProblemBody | undefined;
+      try {
+        problem = JSON.parse(text) as ProblemBody;
+      } catch {
+        problem = undefined;
+      }
+      throw new AdminApiError(response.status, problem, text);
+    }
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+}

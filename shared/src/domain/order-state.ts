@@ -1,0 +1,112 @@
+/**
+ * The order state machine: the one place that decides what a request does to an order.
+ * Pure: it reads an order and an action and returns a decision; storage applies it.
+ */
+
+export const ORDER_STATES = ['SELECTING', 'NEW', 'PLACED', 'COMPLETED', 'ABORTED', 'FAILED'] as const;
+export type OrderState = (typeof ORDER_STATES)[number];
+
+export function isOrderState(value: string): value is OrderState {
+  return (ORDER_STATES as readonly string[]).includes(value);
+}
+
+/** What can be asked of an order, and by whom. */
+export type OrderAction =
+  /** A service client's status update (PUT statusupdate). */
+  | { kind: 'status'; newState: OrderState }
+  /** A processing failure report (POST failure, or a status update to FAILED). */
+  | { kind: 'failure'; reason?: string }
+  /** The customer app finishes adding items. */
+  | { kind: 'finish' }
+  /** The customer app submits the order. */
+  | { kind: 'submit' }
+  /** Operator recovery of a FAILED order (admin API, or a status update to PLACED). */
+  | { kind: 'recover' }
+  /** The customer session that owns the order was closed. */
+  | { kind: 'session-closed' };
+
+/** The part of an order the machine reads. */
+export interface OrderFacts {
+  state: OrderState;
+  failureCount: number;
+}
+
+/** Field changes of an applied transition; timestamps are set to the decision's `now`. */
+export interface OrderChange {
+  state: OrderState;
+  orderTime?: Date;
+  completeTime?: Date;
+  failedTime?: Date;
+  failureCount?: number;
+}
+
+export type Decision =
+  | { type: 'unchanged' }
+  | { type: 'conflict'; detail: string }
+  | { type: 'apply'; change: OrderChange };
+
+const unchanged: Decision = { type: 'unchanged' };
+
+function conflict(current: OrderState, action: string): Decision {
+  return { type: 'conflict', detail: `Order is ${current}; cannot ${action}` };
+}
+
+/**
+ * Decides one action against one order.
+ * `threshold` is the location's failure threshold: the failure count at which an order stays FAILED.
+ */
+export function decide(order: OrderFacts, action: OrderAction, threshold: number, now: Date): Decision {
+  const { state } = order;
+  switch (action.kind) {
+    case 'status':
+      return decideStatus(order, action.newState, threshold, now);
+    case 'failure':
+      if (state === 'FAILED') return unchanged; // already waiting for an operator
+      if (state !== 'PLACED') return conflict(state, 'report a failure');
+      return fail(order, threshold, now);
+    case 'finish':
+      if (state === 'NEW') return unchanged;
+      if (state !== 'SELECTING') return conflict(state, 'finish');
+      return { type: 'apply', change: { state: 'NEW' } };
+    case 'submit':
+      if (state === 'PLACED') return unchanged;
+      if (state !== 'NEW') return conflict(state, 'submit');
+      return { type: 'apply', change: { state: 'PLACED', orderTime: now } };
+    case 'recover':
+      if (state === 'PLACED') return unchanged;
+      if (state !== 'FAILED') return conflict(state, 'recover');
+      return { type: 'apply', change: { state: 'PLACED', orderTime: now, failureCount: 0 } };
+    case 'session-closed':
+      if (state !== 'PLACED') return unchanged;
+      return { type: 'apply', change: { state: 'ABORTED', completeTime: now } };
+  }
+}
+
+function decideStatus(order: OrderFacts, target: OrderState, threshold: number, now: Date): Decision {
+  const { state } = order;
+  if (target === state) return unchanged;
+  switch (target) {
+    case 'COMPLETED':
+    case 'ABORTED':
+      if (state !== 'PLACED') return conflict(state, `move to ${target}`);
+      return { type: 'apply', change: { state: target, completeTime: now } };
+    case 'FAILED':
+      return decide(order, { kind: 'failure' }, threshold, now);
+    case 'PLACED':
+      return decide(order, { kind: 'recover' }, threshold, now);
+    default:
+      return conflict(state, `move to ${target}`);
+  }
+}
+
+/** Below the threshold the order passes through FAILED straight back to PLACED. */
+function fail(order: OrderFacts, threshold: number, now: Date): Decision {
+  const failureCount = order.failureCount + 1;
+  const state: OrderState = failureCount < threshold ? 'PLACED' : 'FAILED';
+  return { type: 'apply', change: { state, failedTime: now, failureCount } };
+}
+
+/** Whether a change puts the order (back) in front of the registers. */
+export function announcesWork(change: OrderChange): boolean {
+  return change.state === 'PLACED';
+}

@@ -1,0 +1,76 @@
+/**
+ * Problem details (RFC 7807), the one error body of the service. Titles are the interface's.
+ */
+
+export const TITLES = {
+  illegalArgument: 'Illegal argument',
+  validation: 'Validation error',
+  constraint: 'Constraint violation',
+  database: 'Something went wrong during database operation.',
+  internal: 'Internal server error',
+  notFound: 'Not found',
+  conflict: 'Conflict',
+  unauthorized: 'Unauthorized',
+  payloadTooLarge: 'Payload too large',
+  unavailable: 'Service unavailable',
+  unsupportedMediaType: 'Unsupported media type',
+} as const;
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+}
+
+/** A problem without its request: what domain code and workers produce. */
+export interface Problem {
+  status: number;
+  title: string;
+  detail: string;
+}
+
+export function problemBody(problem: Problem, instance: string): ProblemBody {
+  return { type: 'about:blank', title: problem.title, status: problem.status, detail: problem.detail, instance };
+}
+
+/** Thrown anywhere in a request; the problem middleware renders it. */
+export class ProblemError extends Error {
+  readonly problem: Problem;
+  readonly headers: Record<string, string>;
+
+  constructor(problem: Problem, headers: Record<string, string> = {}) {
+    super(problem.detail);
+    this.name = 'ProblemError';
+    this.problem = problem;
+    this.headers = headers;
+  }
+}
+
+export const problems = {
+  orderNotFound: (): Problem => ({ status: 400, title: TITLES.illegalArgument, detail: 'Order does not exist' }),
+  commandNotFound: (): Problem => ({ status: 404, title: TITLES.notFound, detail: 'Command does not exist' }),
+  noEnumConstant: (value: string): Problem => ({
+    status: 400,
+    title: TITLES.illegalArgument,
+    detail: `No enum constant OrderState.${value}`,
+  }),
+  required: (label: string): Problem => ({ status: 400, title: TITLES.illegalArgument, detail: `${label} is required.` }),
+  illegalArgument: (detail: string): Problem => ({ status: 400, title: TITLES.illegalArgument, detail }),
+  validation: (detail: string): Problem => ({ status: 400, title: TITLES.validation, detail }),
+  conflict: (detail: string): Problem => ({ status: 409, title: TITLES.conflict, detail }),
+  notFound: (detail: string): Problem => ({ status: 404, title: TITLES.notFound, detail }),
+  unavailable: (detail: string): Problem => ({ status: 503, title: TITLES.unavailable, detail }),
+  unauthorized: (detail: string): Problem => ({ status: 401, title: TITLES.unauthorized, detail }),
+  payloadTooLarge: (limit: number): Problem => ({
+    status: 413,
+    title: TITLES.payloadTooLarge,
+    detail: `Request body is larger than ${limit} bytes`,
+  }),
+  internal: (errorId: string): Problem => ({
+    status: 500,
+    title: TITLES.internal,
+    detail: `${errorId}: An unexpected error occurred`,
+  }),
+};

@@ -1,0 +1,133 @@
+/**
+ * Stored documents and their wire records. The one serialiser of orders and commands:
+ * absent values are absent keys (never null), timestamps are ISO-8601 UTC with milliseconds.
+ */
+import type { OrderState } from './order-state';
+import type { CommandKind } from './commands';
+
+export interface OrderRow {
+  rowNumber: number;
+  productId: string;
+  name: string;
+  quantity: number;
+  unitPrice: number;
+  notes?: string;
+}
+
+export interface OrderDoc {
+  _id: string;
+  locationId: string;
+  number: number;
+  state: OrderState;
+  /** Grows by one with every write; writes are conditional on the version read. */
+  version: number;
+  failureCount: number;
+  /** Ids of the last jobs applied, so a job re-run after a crash is applied once. */
+  appliedJobs: string[];
+  rows: OrderRow[];
+  guestCount: number;
+  tableNumber?: number;
+  userNumber?: number;
+  /** The customer session that created the order; absent for counter orders. */
+  sessionId?: string;
+  orderTime?: Date;
+  completeTime?: Date;
+  failedTime?: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CommandDoc {
+  _id: string;
+  locationId: string;
+  number: number;
+  kind: CommandKind;
+  tableNumber?: number;
+  createdAt: Date;
+  /** A command is live until acknowledged (deleted) or until this moment. */
+  expiresAt: Date;
+}
+
+export interface OrderRecord {
+  number: number;
+  state: OrderState;
+  tableNumber?: number;
+  userNumber?: number;
+  rows: OrderRow[];
+  guestCount: number;
+  orderTime?: string;
+  completeTime?: string;
+  failedTime?: string;
+}
+
+export interface CommandRecord {
+  number: number;
+  state: 'PLACED';
+  tableNumber?: number;
+  readTableState?: true;
+  paymentNumber?: 1;
+  exportMainData?: true;
+}
+
+export type WorkRecord = OrderRecord | CommandRecord;
+
+export function isOrderRecord(record: WorkRecord): record is OrderRecord {
+  return 'rows' in record;
+}
+
+/** Copies only the keys whose values are present. */
+function present<T extends object>(record: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) {
+    if (value !== undefined && value !== null) out[key] = value;
+  }
+  return out as T;
+}
+
+const iso = (date: Date | undefined): string | undefined => date?.toISOString();
+
+export function toRowRecord(row: OrderRow): OrderRow {
+  return present({
+    rowNumber: row.rowNumber,
+    productId: row.productId,
+    name: row.name,
+    quantity: row.quantity,
+    unitPrice: row.unitPrice,
+    notes: row.notes,
+  });
+}
+
+export function toOrderRecord(doc: OrderDoc): OrderRecord {
+  return present({
+    number: doc.number,
+    state: doc.state,
+    tableNumber: doc.tableNumber,
+    userNumber: doc.userNumber,
+    rows: doc.rows.map(toRowRecord),
+    guestCount: doc.guestCount,
+    orderTime: iso(doc.orderTime),
+    completeTime: iso(doc.completeTime),
+    failedTime: iso(doc.failedTime),
+  });
+}
+
+export function toCommandRecord(doc: CommandDoc): CommandRecord {
+  return present({
+    number: doc.number,
+    state: 'PLACED' as const,
+    tableNumber: doc.tableNumber,
+    ...commandKindFields(doc.kind),
+  });
+}
+
+function commandKindFields(kind: CommandKind): Pick<CommandRecord, 'readTableState' | 'paymentNumber' | 'exportMainData'> {
+  switch (kind) {
+    case 'READ_TABLE_STATE':
+      return { readTableState: true };
+    case 'REQUEST_BILL':
+      return { paymentNumber: 1 };
+    case 'EXPORT_DATA':
+    case 'FETCH_REMOTE_MENU':
+      return { exportMainData: true };
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The work queue's contract between API and worker: queue and job names, payloads and outcomes.
+ */
+import type { JobsOptions } from 'bullmq';
+import type { OrderAction } from '../domain/order-state';
+import type { Problem } from '../domain/problem';
+import type { OrderScope } from '../store/orders';
+
+export const WORK_QUEUE = 'order-work';
+
+export const JOB = {
+  orderAction: 'order-action',
+  sessionClose: 'session-close',
+} as const;
+
+interface JobBase {
+  /** The API node's reply channel; absent when nobody waits for the outcome. */
+  replyTo?: string;
+  /** The request that asked for the job, carried into the worker's log lines. */
+  requestId?: string;
+}
+
+export interface OrderActionJob extends JobBase {
+  scope: OrderScope;
+  orderNumber: number;
+  action: OrderAction;
+}
+
+export interface SessionCloseJob extends JobBase {
+  sessionId: string;
+}
+
+export type JobPayload = { name: typeof JOB.orderAction; data: OrderActionJob } | { name: typeof JOB.sessionClose; data: SessionCloseJob };
+
+/** What the worker decided; the API answers with it as it is. */
+export type JobOutcome = { status: 200; body: unknown } | { status: 204 } | { status: number; problem: Problem };
+
+export interface JobReply {
+  jobId: string;
+  outcome: JobOutcome;
+}
+
+/** Retries cover MongoDB blips; each retry re-reads, and applied job ids make re-runs harmless. */
+export const DEFAULT_JOB_OPTIONS: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 200 },
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+export const replyChannel = (prefix: string, nodeId: string): string => `${prefix}:reply:${nodeId}`;

@@ -1,0 +1,43 @@
+import type { Db } from 'mongodb';
+import type { CommandKind } from '../domain/commands';
+import type { CommandDoc } from '../domain/records';
+import { collections } from './mongo';
+
+export interface NewCommand {
+  locationId: string;
+  number: number;
+  kind: CommandKind;
+  tableNumber?: number;
+}
+
+export class CommandsRepo {
+  private readonly c;
+
+  constructor(db: Db) {
+    this.c = collections(db).commands;
+  }
+
+  async insert(command: NewCommand, now: Date, ttlMs: number): Promise<CommandDoc> {
+    const doc: CommandDoc = {
+      _id: `${command.locationId}:${command.number}`,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + ttlMs),
+      ...command,
+    };
+    await this.c.insertOne(doc);
+    return doc;
+  }
+
+  /** Live commands numbered above `after`, ascending. */
+  listLive(locationId: string, now: Date, after = 0): Promise<CommandDoc[]> {
+    return this.c
+      .find({ locationId, number: { $gt: after }, expiresAt: { $gt: now } })
+      .sort({ number: 1 })
+      .toArray();
+  }
+
+  /** Acknowledges (removes) a live command; null when there is no such live command. */
+  acknowledge(locationId: string, number: number, now: Date): Promise<CommandDoc | null> {
+    return this.c.findOneAndDelete({ _id: `${locationId}:${number}`, expiresAt: { $gt: now } });
+  }
+}

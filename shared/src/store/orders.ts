@@ -1,0 +1,90 @@
+import type { Db } from 'mongodb';
+import type { OrderChange, OrderState } from '../domain/order-state';
+import type { OrderDoc, OrderRow } from '../domain/records';
+import { collections } from './mongo';
+
+/** How many applied job ids an order remembers; far more than can be in flight for one order. */
+const APPLIED_JOBS_KEPT = 32;
+
+export interface OrderScope {
+  locationId: string;
+  /** Set when a customer acts: the order must be one of that session's. */
+  sessionId?: string;
+}
+
+export interface NewOrder {
+  locationId: string;
+  number: number;
+  state: 'SELECTING' | 'PLACED';
+  rows: OrderRow[];
+  tableNumber?: number;
+  userNumber?: number;
+  sessionId?: string;
+}
+
+export const orderId = (locationId: string, number: number): string => `${locationId}:${number}`;
+
+export class OrdersRepo {
+  private readonly c;
+
+  constructor(db: Db) {
+    this.c = collections(db).orders;
+  }
+
+  async insert(order: NewOrder, now: Date): Promise<OrderDoc> {
+    const doc: OrderDoc = {
+      _id: orderId(order.locationId, order.number),
+      version: 0,
+      failureCount: 0,
+      appliedJobs: [],
+      guestCount: 1,
+      createdAt: now,
+      updatedAt: now,
+      ...order,
+      ...(order.state === 'PLACED' ? { orderTime: now } : {}),
+    };
+    await this.c.insertOne(doc);
+    return doc;
+  }
+
+  find(scope: OrderScope, number: number): Promise<OrderDoc | null> {
+    const filter: Record<string, unknown> = { _id: orderId(scope.locationId, number) };
+    if (scope.sessionId !== undefined) filter.sessionId = scope.sessionId;
+    return this.c.findOne(filter);
+  }
+
+  /** PLACED orders numbered above `after`, ascending: the work a register sees. */
+  listPlaced(locationId: string, after = 0): Promise<OrderDoc[]> {
+    return this.listByState(locationId, 'PLACED', after);
+  }
+
+  listByState(locationId: string, state: OrderState, after = 0): Promise<OrderDoc[]> {
+    return this.c.find({ locationId, state, number: { $gt: after } }).sort({ number: 1 }).toArray();
+  }
+
+  placedOfSession(sessionId: string): Promise<OrderDoc[]> {
+    return this.c.find({ sessionId, state: 'PLACED' }).sort({ number: 1 }).toArray();
+  }
+
+  /**
+   * Writes a decided change only if nobody wrote since `order` was read.
+   * Returns the new document, or null when the version moved on (the caller re-reads and re-decides).
+   */
+  applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date): Promise<OrderDoc | null> {
+    const appliedJobs = [...order.appliedJobs, jobId].slice(-APPLIED_JOBS_KEPT);
+    return this.c.findOneAndUpdate(
+      { _id: order._id, version: order.version },
+      { $set: { ...change, appliedJobs, updatedAt: now }, $inc: { version: 1 } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /** Replaces the rows of a SELECTING order, guarded by its version like every order write. */
+  replaceRows(order: OrderDoc, rows: OrderRow[], now: Date): Promise<OrderDoc | null> {
+    return this.c.findOneAndUpdate(
+      { _id: order._id, version: order.version, state: 'SELECTING' },
+      { $set: { rows, updatedAt: now }, $inc: { version: 1 } },
+      { returnDocument: 'after' },
+    );
+  }
+}

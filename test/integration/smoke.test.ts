@@ -1,0 +1,22 @@
+import { call, sampleRows } from '../support/http';
+import { startStack } from '../support/stack';
+
+describe('smoke', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.close());
+
+  it('creates, lists and completes an order', async () => {
+    const loc = await stack.admin.createLocation('Smoke');
+    const key = (await stack.admin.createServiceSession(loc.id, 'reg-1')).apiKey;
+    const order = await stack.admin.createOrder(loc.id, sampleRows, 4);
+    const list = await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key });
+    expect(list.status).toBe(200);
+    expect(list.json()).toEqual([order]);
+    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    expect(done.status).toBe(200);
+    expect(done.json().state).toBe('COMPLETED');
+  });
+});

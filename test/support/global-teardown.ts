@@ -1,0 +1,6 @@
+import type { ChildServer } from '../../scripts/embedded/child-server';
+
+export default async function globalTeardown(): Promise<void> {
+  const started = (globalThis as { __POS_SERVERS__?: ChildServer[] }).__POS_SERVERS__ ?? [];
+  for (const server of started.reverse()) await server.stop();
+}

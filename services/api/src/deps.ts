@@ -9,6 +9,7 @@ import type { LocationsRepo } from '../../../shared/src/store/locations';
 import type { OrdersRepo } from '../../../shared/src/store/orders';
 import type { SessionsRepo } from '../../../shared/src/store/sessions';
 import type { JobClient } from './jobs/job-client';
+import type { ApiMetrics } from './metrics/api-metrics';
 import type { ChannelSubscriber } from './pubsub/channel-subscriber';
 
 /** Everything the HTTP layer uses, built once per process by server.ts. */
@@ -22,6 +23,7 @@ export interface ApiDeps {
   subscriber: ChannelSubscriber;
   jobs: JobClient;
   events: EventPublisher;
+  metrics: ApiMetrics;
   orders: OrdersRepo;
   commands: CommandsRepo;
   sessions: SessionsRepo;

@@ -17,6 +17,7 @@ import { SessionsRepo } from '../../../shared/src/store/sessions';
 import { createApp } from './app';
 import type { ApiDeps } from './deps';
 import { JobClient } from './jobs/job-client';
+import { createApiMetrics } from './metrics/api-metrics';
 import { ChannelSubscriber } from './pubsub/channel-subscriber';
 
 export interface RunningApi {
@@ -51,6 +52,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     subscriber,
     jobs,
     events: new EventPublisher(redis, config.redisPrefix),
+    metrics: createApiMetrics(),
     orders: new OrdersRepo(store.db),
     commands: new CommandsRepo(store.db),
     sessions: new SessionsRepo(store.db),

@@ -16,16 +16,23 @@ const config = loadConfig();
 const log = createLogger(config.logLevel, 'pos');
 
 runMain(log, async () => {
-  const children: ChildServer[] = [];
+  // Whatever has started is stopped in reverse order, even on a signal during start-up.
+  const stops: Array<() => Promise<void>> = [];
+  onShutdown(log, config.shutdownGraceMs, async () => {
+    for (const stop of stops.reverse()) await stop();
+  });
+  const adopt = (child: ChildServer) => {
+    stops.push(() => child.stop());
+    return child;
+  };
+
   if (!config.redisUrl) {
-    const redis = await startRedisServer();
-    children.push(redis);
+    const redis = adopt(await startRedisServer());
     config.redisUrl = redis.url;
     log.info({ redisUrl: redis.url }, 'started embedded redis-server');
   }
   if (!config.mongoUrl) {
-    const mongo = await startJongodb();
-    children.push(mongo);
+    const mongo = adopt(await startJongodb());
     config.mongoUrl = mongo.url;
     log.warn({ mongoUrl: mongo.url }, 'no MONGO_URL: using the in-memory MongoDB stand-in; data is not kept');
   }
@@ -33,13 +40,9 @@ runMain(log, async () => {
   config.adminToken ??= generatedToken;
 
   const worker = await startWorker(config, log.child({ role: 'worker' }));
+  stops.push(() => worker.close());
   const api = await startApi(config, log.child({ role: 'api' }));
-
-  onShutdown(log, config.shutdownGraceMs, async () => {
-    await api.close();
-    await worker.close();
-    for (const child of children.reverse()) await child.stop();
-  });
+  stops.push(() => api.close());
 
   const tokenNote = generatedToken ? ` (admin token: ${generatedToken})` : '';
   process.stdout.write(`POS ordering service ready at http://localhost:${api.port}${config.basePath}${tokenNote}\n`);

@@ -78,7 +78,8 @@ export async function spawnRole(role: 'api' | 'worker', env: StackEnv): Promise<
   const entry = path.join(ROOT, 'services', role, 'src', 'main.ts');
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', entry], {
     cwd: ROOT,
-    env: { ...process.env, ...env, LOG_LEVEL: env.CHILD_LOG_LEVEL ?? 'info' },
+    // The ready line is an info line, so children always log at info.
+    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

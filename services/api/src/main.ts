@@ -7,6 +7,8 @@ const config = loadConfig();
 const log = createLogger(config.logLevel, 'pos-api');
 
 runMain(log, async () => {
-  const api = await startApi(config, log);
-  onShutdown(log, config.shutdownGraceMs, () => api.close());
+  // The handler goes in first: a SIGTERM during start-up still shuts down cleanly.
+  const starting = startApi(config, log);
+  onShutdown(log, config.shutdownGraceMs, async () => (await starting).close());
+  await starting;
 });

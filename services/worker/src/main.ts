@@ -7,6 +7,8 @@ const config = loadConfig();
 const log = createLogger(config.logLevel, 'pos-worker');
 
 runMain(log, async () => {
-  const worker = await startWorker(config, log);
-  onShutdown(log, config.shutdownGraceMs, () => worker.close());
+  // The handler goes in first: a SIGTERM during start-up still shuts down cleanly.
+  const starting = startWorker(config, log);
+  onShutdown(log, config.shutdownGraceMs, async () => (await starting).close());
+  await starting;
 });

@@ -36,8 +36,15 @@ export class CommandsRepo {
       .toArray();
   }
 
-  /** Acknowledges (removes) a live command; null when there is no such live command. */
-  acknowledge(locationId: string, number: number, now: Date): Promise<CommandDoc | null> {
-    return this.c.findOneAndDelete({ _id: `${locationId}:${number}`, expiresAt: { $gt: now } });
+  /**
+   * Acknowledges (removes) a live command and returns it; null when there is no such live
+   * command. Of two concurrent acknowledgements only the one whose delete counts wins.
+   */
+  async acknowledge(locationId: string, number: number, now: Date): Promise<CommandDoc | null> {
+    const filter = { _id: `${locationId}:${number}`, expiresAt: { $gt: now } };
+    const command = await this.c.findOne(filter);
+    if (!command) return null;
+    const { deletedCount } = await this.c.deleteOne(filter);
+    return deletedCount === 1 ? command : null;
   }
 }

@@ -1,12 +1,29 @@
 import bodyParser from 'koa-bodyparser';
 import type { Next } from 'koa';
-import { ProblemError } from '../../../../shared/src/domain/problem';
+import { Problem, ProblemError, problems } from '../../../../shared/src/domain/problem';
 import { Validator, problemFromSchemaError } from '../../../../shared/src/schemas';
 import type { AppContext } from '../context';
 
-/** JSON bodies only, within the configured limit; errors become problems in problemResponses. */
+/** What raw-body and co-body throw, told apart by `type` and `status`. */
+function bodyProblem(err: { type?: string; status?: number }, limitBytes: number): Problem {
+  if (err.type === 'entity.too.large' || err.status === 413) return problems.payloadTooLarge(limitBytes);
+  if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported' || err.status === 415) {
+    return problems.validation('Unsupported request body encoding');
+  }
+  if (err.type === 'request.aborted') return problems.validation('Request body was cut short');
+  return problems.validation('Malformed JSON in request body');
+}
+
+/** JSON bodies only (an object or array), within the limit; any failure to read one is a problem. */
 export function jsonBody(limitBytes: number) {
-  return bodyParser({ enableTypes: ['json'], jsonLimit: `${limitBytes}b`, strict: true }) as unknown as (
+  return bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: `${limitBytes}b`,
+    strict: true,
+    onerror: (err) => {
+      throw new ProblemError(bodyProblem(err as { type?: string; status?: number }, limitBytes));
+    },
+  }) as unknown as (
     ctx: AppContext,
     next: Next,
   ) => Promise<void>;

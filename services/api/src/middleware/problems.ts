@@ -14,17 +14,6 @@ export function sendProblem(ctx: AppContext, problem: Problem, headers: Record<s
   ctx.body = problemBody(problem, ctx.path);
 }
 
-/** koa-bodyparser and raw-body errors, by their `type`. */
-function bodyProblem(err: { type?: string; status?: number; limit?: number }): Problem | undefined {
-  if (err.type === 'entity.too.large') return problems.payloadTooLarge(err.limit ?? 0);
-  if (err.type === 'entity.parse.failed') return problems.validation('Malformed JSON in request body');
-  if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
-    return problems.validation('Unsupported request body encoding');
-  }
-  if (err.type === 'request.aborted') return problems.validation('Request body was cut short');
-  return undefined;
-}
-
 /** Every error becomes a problem body; an unexpected one is a 500 whose id is also logged. */
 export function problemResponses() {
   return async function problemMiddleware(ctx: AppContext, next: Next): Promise<void> {
@@ -38,11 +27,6 @@ export function problemResponses() {
     } catch (err) {
       if (err instanceof ProblemError) {
         sendProblem(ctx, err.problem, err.headers);
-        return;
-      }
-      const known = bodyProblem(err as { type?: string });
-      if (known) {
-        sendProblem(ctx, known);
         return;
       }
       const errorId = randomUUID();

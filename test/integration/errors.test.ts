@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto';
+import { call, sampleRows } from '../support/http';
+import { AdminClient } from '../../shared/src/clients/admin-client';
+import { openDb, registerAt } from '../support/fixtures';
+import { spawnRole, stackEnv, startStack } from '../support/stack';
+
+const problemOf = (res: Awaited<ReturnType<typeof call>>) => {
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const body = res.json();
+  expect(body.type).toBe('about:blank');
+  expect(body.status).toBe(res.status);
+  return body;
+};
+
+describe('problem responses (part 7)', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let db: Awaited<ReturnType<typeof openDb>>;
+  let key: string;
+  let locationId: string;
+  let orderNumber: number;
+
+  beforeAll(async () => {
+    stack = await startStack({ BODY_LIMIT: '2048' });
+    db = await openDb(stack.env);
+    ({ key, location: { id: locationId } } = await registerAt(stack));
+    orderNumber = (await stack.admin.createOrder(locationId, sampleRows)).number;
+  });
+  afterAll(async () => {
+    await db.close();
+    await stack.close();
+  });
+
+  const put = (path: string, options: Parameters<typeof call>[2] = {}) =>
+    call('PUT', `${stack.baseUrl}${path}`, { apiKey: key, ...options });
+
+  afterEach(async () => {
+    // No bad request ever changes the record.
+    const order = await db.order(locationId, orderNumber);
+    expect(order).toMatchObject({ state: 'PLACED', version: 0 });
+  });
+
+  it('an unknown state name: 400 Illegal argument, detail beginning "No enum constant"', async () => {
+    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: { newState: 'EATEN' } });
+    expect(res.status).toBe(400);
+    const body = problemOf(res);
+    expect(body.title).toBe('Illegal argument');
+    expect(body.detail).toMatch(/^No enum constant .*EATEN$/);
+    expect(body.instance).toBe(`/api/v1/orders/${orderNumber}/statusupdate`);
+  });
+
+  it('state names are case-sensitive like enum constants', async () => {
+    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: { newState: 'completed' } });
+    expect(problemOf(res).detail).toMatch(/^No enum constant/);
+  });
+
+  it('an order that does not exist: 400 Illegal argument, "Order does not exist"', async () => {
+    const res = await put('/orders/9999/statusupdate', { body: { newState: 'COMPLETED' } });
+    expect(res.status).toBe(400);
+    expect(problemOf(res)).toMatchObject({ title: 'Illegal argument', detail: 'Order does not exist' });
+    const failure = await call('POST', `${stack.baseUrl}/orders/9999/failure`, { apiKey: key });
+    expect(problemOf(failure)).toMatchObject({ status: 400, detail: 'Order does not exist' });
+  });
+
+  it('a missing required field: 400 Illegal argument "... is required."', async () => {
+    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: {} });
+    expect(res.status).toBe(400);
+    expect(problemOf(res)).toMatchObject({ title: 'Illegal argument', detail: 'newState is required.' });
+  });
+
+  it('an empty body: 400', async () => {
+    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: '', headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    problemOf(res);
+  });
+
+  it('malformed JSON: 400 Validation error', async () => {
+    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: '{"newState": ', headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect(problemOf(res)).toMatchObject({ title: 'Validation error', detail: 'Malformed JSON in request body' });
+  });
+
+  it('a JSON body that is not an object: 400', async () => {
+    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: '"COMPLETED"', headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    problemOf(res);
+  });
+
+  it('a wrong type: 400 Validation error', async () => {
+    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: { newState: 5 } });
+    expect(res.status).toBe(400);
+    expect(problemOf(res)).toMatchObject({ title: 'Validation error', detail: 'newState must be string' });
+  });
+
+  it.each(['abc', '0', '-1', '1.5', '99999999999', '1e3'])('a non-numeric or non-positive order number (%s): 400', async (n) => {
+    const res = await put(`/orders/${n}/statusupdate`, { body: { newState: 'COMPLETED' } });
+    expect(res.status).toBe(400);
+    expect(problemOf(res)).toMatchObject({ title: 'Illegal argument', detail: 'Order number must be a positive integer' });
+  });
+
+  it('a body over the limit: 413', async () => {
+    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: { newState: 'COMPLETED', pad: 'x'.repeat(4096) } });
+    expect(res.status).toBe(413);
+    expect(problemOf(res).title).toBe('Payload too large');
+  });
+
+  it('an unknown route: 404 problem, without echoing the query string', async () => {
+    const res = await call('GET', `${stack.baseUrl}/nothing/here?api_key=secret`, { apiKey: key });
+    expect(res.status).toBe(404);
+    expect(problemOf(res)).toMatchObject({ title: 'Not found', instance: '/api/v1/nothing/here' });
+    expect(res.text).not.toContain('secret');
+  });
+
+  it('a wrong method on a known route: 405 problem', async () => {
+    const res = await call('POST', `${stack.baseUrl}/orders/location`, { apiKey: key });
+    expect(res.status).toBe(405);
+    problemOf(res);
+  });
+
+  it('a command that does not exist: 404 "Command does not exist"', async () => {
+    const res = await call('DELETE', `${stack.baseUrl}/commands/77`, { apiKey: key });
+    expect(res.status).toBe(404);
+    expect(problemOf(res)).toMatchObject({ title: 'Not found', detail: 'Command does not exist' });
+  });
+
+  it('the admin API: a missing location name is "Location name is required."', async () => {
+    const res = await call('POST', `${stack.origin}/admin/v1/locations`, {
+      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      body: {},
+    });
+    expect(res.status).toBe(400);
+    expect(problemOf(res)).toMatchObject({ title: 'Illegal argument', detail: 'Location name is required.' });
+  });
+
+  it('the admin API: a wrong or missing token is a 401 problem', async () => {
+    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer nope' }, { authorization: stack.env.ADMIN_TOKEN! }];
+    for (const headers of attempts) {
+      const res = await call('POST', `${stack.origin}/admin/v1/locations`, { headers, body: { name: 'x' } });
+      expect(res.status).toBe(401);
+      expect(problemOf(res).title).toBe('Unauthorized');
+    }
+  });
+
+  it('the admin API: bad rows and unknown locations are clear problems', async () => {
+    const auth = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    const empty = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders`, { headers: auth, body: { rows: [] } });
+    expect(problemOf(empty)).toMatchObject({ status: 400, title: 'Validation error' });
+    const zero = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders`, {
+      headers: auth,
+      body: { rows: [{ ...sampleRows[0], quantity: 0 }] },
+    });
+    expect(problemOf(zero)).toMatchObject({ status: 400, detail: 'rows.0.quantity must be >= 1' });
+    const unknown = await call('POST', `${stack.origin}/admin/v1/locations/${randomUUID()}/orders`, { headers: auth, body: { rows: sampleRows } });
+    expect(problemOf(unknown)).toMatchObject({ status: 404, detail: 'Location does not exist' });
+  });
+});
+
+describe('unavailability and internal errors', () => {
+  it('a queued update nobody processes in time answers 503 with Retry-After', async () => {
+    const stack = await startStack({ JOB_TIMEOUT: '300ms' }, { worker: false });
+    try {
+      const { key, location } = await registerAt(stack);
+      const order = await stack.admin.createOrder(location.id, sampleRows);
+      const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(problemOf(res).title).toBe('Service unavailable');
+    } finally {
+      await stack.close();
+    }
+  });
+
+  it('an unexpected error is a 500 whose UUID is in the detail and in the log line', async () => {
+    const env = stackEnv();
+    const api = await spawnRole('api', env);
+    const db = await openDb(env);
+    try {
+      const origin = `http://127.0.0.1:${api.port}`;
+      const admin = new AdminClient(origin, env.ADMIN_TOKEN!);
+      const location = await admin.createLocation('Corrupt');
+      const session = await admin.createServiceSession(location.id, 'r');
+      // A record the service cannot have written: rows is not an array.
+      await db.db.collection('orders').insertOne({ _id: `${location.id}:1` as never, locationId: location.id, number: 1, state: 'PLACED', rows: 'garbage' });
+      const res = await call('GET', `${origin}/api/v1/orders/location`, { apiKey: session.apiKey });
+      expect(res.status).toBe(500);
+      const body = problemOf(res);
+      expect(body.title).toBe('Internal server error');
+      const [, uuid] = /^([0-9a-f-]{36}): /.exec(body.detail) ?? [];
+      expect(uuid).toBeDefined();
+      await new Promise((r) => setTimeout(r, 100));
+      const line = api.output().split('\n').find((l) => l.includes(uuid!) && l.includes('unexpected error'));
+      expect(line).toBeDefined();
+      expect(JSON.parse(line!).requestId).toBe(res.headers.get('x-request-id'));
+    } finally {
+      await db.close();
+      await api.stop();
+    }
+  });
+});

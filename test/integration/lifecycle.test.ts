@@ -1,0 +1,108 @@
+import { spawn } from 'node:child_process';
+import { AdminClient } from '../../shared/src/clients/admin-client';
+import { loadConfig } from '../../shared/src/config';
+import { createLogger } from '../../shared/src/log';
+import { startWorker } from '../../services/worker/src/worker';
+import { call, sampleRows } from '../support/http';
+import { ROOT, spawnRole, stackEnv } from '../support/stack';
+
+describe('process lifecycle and operations', () => {
+  it('SIGTERM: the API stops taking work, finishes the in-flight request, and exits 0', async () => {
+    const env = stackEnv({ JOB_TIMEOUT: '30s' });
+    const api = await spawnRole('api', env);
+    const origin = `http://127.0.0.1:${api.port}`;
+    const admin = new AdminClient(origin, env.ADMIN_TOKEN!);
+    const location = await admin.createLocation('Draining');
+    const { apiKey } = await admin.createServiceSession(location.id, 'reg');
+    const order = await admin.createOrder(location.id, sampleRows);
+
+    // No worker yet: the update waits in the queue while the API is told to stop.
+    const inFlight = call('PUT', `${origin}/api/v1/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
+    await new Promise((r) => setTimeout(r, 300));
+    api.process.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    await expect(fetch(`${origin}/healthz`)).rejects.toThrow();
+
+    const worker = await startWorker(loadConfig(env), createLogger('silent', 'test'));
+    try {
+      const res = await inFlight;
+      expect(res.status).toBe(200);
+      expect(res.json().state).toBe('COMPLETED');
+      expect(await api.exited).toBe(0);
+      expect(api.output()).toContain('"msg":"api stopped"');
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('SIGTERM: the worker finishes and exits 0', async () => {
+    const worker = await spawnRole('worker', stackEnv());
+    expect(await worker.stop()).toBe(0);
+    expect(worker.output()).toContain('"msg":"worker stopped"');
+  });
+
+  it('health and readiness; keys and tokens never reach the log', async () => {
+    const env = stackEnv();
+    const api = await spawnRole('api', env);
+    try {
+      const origin = `http://127.0.0.1:${api.port}`;
+      expect((await call('GET', `${origin}/healthz`)).json()).toEqual({ status: 'ok' });
+      expect((await call('GET', `${origin}/readyz`)).json()).toEqual({ status: 'ready', mongo: 'ok', redis: 'ok' });
+
+      const admin = new AdminClient(origin, env.ADMIN_TOKEN!);
+      const location = await admin.createLocation('Secrets');
+      const { apiKey } = await admin.createServiceSession(location.id, 'reg');
+      await call('GET', `${origin}/api/v1/orders/location`, { apiKey });
+      await call('GET', `${origin}/api/v1/orders/location?api_key=${apiKey}`);
+      await call('GET', `${origin}/api/v1/orders/location?foo=1&api_key=${apiKey}x`);
+      await call('GET', `${origin}/api/v1/nowhere?api_key=${apiKey}`);
+      await new Promise((r) => setTimeout(r, 100));
+
+      const log = api.output();
+      expect(log).toContain('api_key=[REDACTED]');
+      expect(log).not.toContain(apiKey);
+      expect(log).not.toContain(apiKey.slice(4, 20));
+      expect(log).not.toContain(env.ADMIN_TOKEN!);
+      const lines = log.trim().split('\n').map((l) => JSON.parse(l));
+      const requestLines = lines.filter((l) => l.msg === 'request');
+      expect(requestLines.length).toBeGreaterThanOrEqual(8);
+      for (const line of requestLines) expect(line.requestId).toEqual(expect.any(String));
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('npm start runs the embedded default and serves the walk-through', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn' };
+    for (const name of ['MONGO_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'MONGO_DB', 'REDIS_PREFIX']) delete env[name];
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`not ready:\n${output}`)), 45_000);
+        child.stdout.on('data', () => {
+          const match = /POS ordering service ready at (http:\/\/localhost:\d+)\/api\/v1 \(admin token: (\S+)\)/.exec(output);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match);
+          }
+        });
+      });
+      expect(output).toContain('data is not kept');
+      const [, origin, token] = ready;
+      const admin = new AdminClient(origin!, token!);
+      const location = await admin.createLocation('Walk-through');
+      const { apiKey } = await admin.createServiceSession(location.id, 'register-1');
+      const order = await admin.createOrder(location.id, sampleRows, 4);
+      expect((await call('GET', `${origin}/api/v1/orders/location`, { apiKey })).json()).toEqual([order]);
+      const done = await call('PUT', `${origin}/api/v1/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
+      expect(done.json()).toMatchObject({ number: 1, state: 'COMPLETED' });
+    } finally {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  });
+});

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Prepares a fresh Debian machine: redis-server (and, with --test, Chromium for the browser
-# test) from Debian's packages, then the npm dependencies from the lockfile.
+# Prepares a fresh Debian machine: redis-server and jq (for the README's walk-through) and,
+# with --test, Chromium for the browser test, from Debian's packages; then the npm
+# dependencies from the lockfile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 want=()
 command -v redis-server >/dev/null 2>&1 || want+=(redis-server)
+command -v jq >/dev/null 2>&1 || want+=(jq)
 if [[ "${1:-}" == "--test" ]]; then
   command -v chromium >/dev/null 2>&1 || want+=(chromium)
 fi

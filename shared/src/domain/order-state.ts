@@ -106,7 +106,10 @@ function fail(order: OrderFacts, threshold: number, now: Date): Decision {
   return { type: 'apply', change: { state, failedTime: now, failureCount } };
 }
 
-/** Whether a change puts the order (back) in front of the registers. */
-export function announcesWork(change: OrderChange): boolean {
-  return change.state === 'PLACED';
+/**
+ * Rows are replaced (customer app, PUT .../rows) only while the customer is still selecting.
+ * Returns the 409 detail when the order is past that point.
+ */
+export function rowsReplacementConflict(order: Pick<OrderFacts, 'state'>): string | undefined {
+  return order.state === 'SELECTING' ? undefined : `Order is ${order.state}; cannot replace rows`;
 }

@@ -18,7 +18,6 @@ const REDACT = [
 
 export function createLogger(level: string, name: string): Logger {
   return pino({
-    name,
     level,
     base: { service: name, pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,

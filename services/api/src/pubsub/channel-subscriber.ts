@@ -11,7 +11,8 @@ export type MessageHandler = (message: string) => void;
  * consumer recovers it its own way (streams replay from their cursor, job waits re-check jobs).
  */
 export class ChannelSubscriber extends EventEmitter {
-  private readonly handlers = new Map<string, Set<MessageHandler>>();
+  /** Per channel: its handlers, and the SUBSCRIBE every handler waits for. */
+  private readonly channels = new Map<string, { handlers: Set<MessageHandler>; subscribed: Promise<unknown> }>();
   private readyOnce = false;
 
   constructor(
@@ -22,7 +23,7 @@ export class ChannelSubscriber extends EventEmitter {
     redis.on('message', (channel: string, message: string) => this.dispatch(channel, message));
     redis.on('ready', () => {
       if (this.readyOnce) {
-        log.warn({ channels: this.handlers.size }, 'redis subscriber reconnected');
+        log.warn({ channels: this.channels.size }, 'redis subscriber reconnected');
         this.emit('resubscribed');
       }
       this.readyOnce = true;
@@ -30,39 +31,43 @@ export class ChannelSubscriber extends EventEmitter {
     redis.on('error', (err) => log.warn({ err: err.message }, 'redis subscriber error'));
   }
 
+  /** Resolves once Redis has confirmed the channel, for the first handler and every later one. */
   async subscribe(channel: string, handler: MessageHandler): Promise<void> {
-    let set = this.handlers.get(channel);
-    if (!set) {
-      set = new Set();
-      this.handlers.set(channel, set);
-      set.add(handler);
-      await this.redis.subscribe(channel);
-      return;
+    let entry = this.channels.get(channel);
+    if (!entry) {
+      entry = { handlers: new Set(), subscribed: this.redis.subscribe(channel) };
+      this.channels.set(channel, entry);
     }
-    set.add(handler);
+    entry.handlers.add(handler);
+    try {
+      await entry.subscribed;
+    } catch (err) {
+      await this.unsubscribe(channel, handler).catch(() => undefined);
+      throw err;
+    }
   }
 
   async unsubscribe(channel: string, handler: MessageHandler): Promise<void> {
-    const set = this.handlers.get(channel);
-    if (!set || !set.delete(handler) || set.size > 0) return;
-    this.handlers.delete(channel);
+    const entry = this.channels.get(channel);
+    if (!entry || !entry.handlers.delete(handler) || entry.handlers.size > 0) return;
+    this.channels.delete(channel);
     await this.redis.unsubscribe(channel);
   }
 
   /** Channels this node listens to; what the leak tests and /metrics read. */
   get channelCount(): number {
-    return this.handlers.size;
+    return this.channels.size;
   }
 
   async quit(): Promise<void> {
-    this.handlers.clear();
+    this.channels.clear();
     await this.redis.quit();
   }
 
   private dispatch(channel: string, message: string): void {
-    const set = this.handlers.get(channel);
-    if (!set) return;
-    for (const handler of [...set]) {
+    const entry = this.channels.get(channel);
+    if (!entry) return;
+    for (const handler of [...entry.handlers]) {
       try {
         handler(message);
       } catch (err) {

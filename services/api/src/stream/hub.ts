@@ -1,0 +1,131 @@
+import { ProblemError, problems } from '../../../../shared/src/domain/problem';
+import { locationChannel } from '../../../../shared/src/events/location-events';
+import type { Logger } from '../../../../shared/src/log';
+import type { ApiMetrics } from '../metrics/api-metrics';
+import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
+import type { ClientStream } from './client-stream';
+import { parseLocationEvent, workEventOf } from './work-event';
+
+export interface StreamHubOptions {
+  subscriber: ChannelSubscriber;
+  prefix: string;
+  metrics: Pick<ApiMetrics, 'streamsOpen' | 'eventsReceived'>;
+  log: Logger;
+  /** How long a new stream waits for its location's subscription before a 503. */
+  subscribeTimeoutMs: number;
+}
+
+/** One location's channel on this node, and the streams that listen to it. */
+interface LocationFeed {
+  locationId: string;
+  channel: string;
+  streams: Set<ClientStream>;
+  handler: MessageHandler;
+  subscribed: Promise<void>;
+}
+
+/**
+ * The event streams open on this node, grouped by location. A location's channel is
+ * subscribed while at least one of its streams is open, and each message is forwarded to them.
+ */
+export class StreamHub {
+  private readonly feeds = new Map<string, LocationFeed>();
+  private readonly feedOf = new Map<ClientStream, LocationFeed>();
+  private readonly unsubscribing = new Set<Promise<void>>();
+  private accepting = true;
+  private readonly onResubscribed = () => {
+    for (const stream of [...this.feedOf.keys()]) stream.resync();
+  };
+
+  constructor(private readonly options: StreamHubOptions) {
+    options.subscriber.on('resubscribed', this.onResubscribed);
+  }
+
+  get openStreams(): number {
+    return this.feedOf.size;
+  }
+
+  get locationCount(): number {
+    return this.feeds.size;
+  }
+
+  /**
+   * Adds a stream and resolves once its location's channel is subscribed: from then on every
+   * event of the location reaches the stream. On failure the stream is ended and a problem thrown.
+   */
+  async add(stream: ClientStream): Promise<void> {
+    if (!this.accepting) throw new ProblemError(problems.unavailable('The node is shutting down'));
+    const feed = this.feeds.get(stream.locationId) ?? this.openFeed(stream.locationId);
+    feed.streams.add(stream);
+    this.feedOf.set(stream, feed);
+    this.options.metrics.streamsOpen.inc();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('subscription timed out')), this.options.subscribeTimeoutMs);
+    });
+    try {
+      await Promise.race([feed.subscribed, deadline]);
+    } catch (err) {
+      this.options.log.warn({ err, channel: feed.channel }, 'could not subscribe to the location');
+      stream.end('failed');
+      throw new ProblemError(problems.unavailable('Redis did not answer in time'));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Called by the stream when it ends; the last stream of a location drops the subscription. */
+  remove(stream: ClientStream): void {
+    const feed = this.feedOf.get(stream);
+    if (!feed) return;
+    this.feedOf.delete(stream);
+    this.options.metrics.streamsOpen.dec();
+    feed.streams.delete(stream);
+    if (feed.streams.size > 0) return;
+    if (this.feeds.get(feed.locationId) === feed) this.feeds.delete(feed.locationId);
+    const done = this.options.subscriber
+      .unsubscribe(feed.channel, feed.handler)
+      .catch((err: unknown) => this.options.log.warn({ err, channel: feed.channel }, 'could not unsubscribe'))
+      .finally(() => this.unsubscribing.delete(done));
+    this.unsubscribing.add(done);
+  }
+
+  /** Shutdown: refuses new streams, ends the open ones and waits for the unsubscriptions. */
+  async close(): Promise<void> {
+    this.accepting = false;
+    for (const stream of [...this.feedOf.keys()]) stream.end('shutdown');
+    await Promise.all([...this.unsubscribing]);
+    this.options.subscriber.off('resubscribed', this.onResubscribed);
+  }
+
+  private openFeed(locationId: string): LocationFeed {
+    const channel = locationChannel(this.options.prefix, locationId);
+    const feed: LocationFeed = {
+      locationId,
+      channel,
+      streams: new Set(),
+      handler: (message) => this.dispatch(feed, message),
+      subscribed: Promise.resolve(),
+    };
+    feed.subscribed = this.options.subscriber.subscribe(channel, feed.handler);
+    feed.subscribed.catch(() => undefined); // each waiting stream sees the failure itself
+    this.feeds.set(locationId, feed);
+    return feed;
+  }
+
+  private dispatch(feed: LocationFeed, message: string): void {
+    const event = parseLocationEvent(message);
+    if (!event) {
+      this.options.log.warn({ channel: feed.channel }, 'unreadable location event');
+      return;
+    }
+    this.options.metrics.eventsReceived.inc({ type: event.type });
+    if (event.type === 'session-closed') {
+      for (const stream of [...feed.streams]) if (stream.sessionId === event.sessionId) stream.end('session-closed');
+      return;
+    }
+    const work = workEventOf(event);
+    if (!work) return;
+    for (const stream of [...feed.streams]) stream.deliver(work);
+  }
+}

@@ -1,0 +1,38 @@
+import { OrderState, isVisibleToRegisters } from '../../../../shared/src/domain/order-state';
+import type { CommandRecord, OrderRecord } from '../../../../shared/src/domain/records';
+import type { LocationEvent } from '../../../../shared/src/events/location-events';
+
+/** An event as streams send it: the record serialised once, however many streams get it. */
+export interface WorkEvent {
+  type: 'order' | 'command';
+  number: number;
+  /** The order's state; absent on commands. */
+  state?: OrderState;
+  /** The record as JSON (shared serialiser); also what tells two states of an order apart. */
+  data: string;
+}
+
+export function orderEvent(record: OrderRecord): WorkEvent {
+  return { type: 'order', number: record.number, state: record.state, data: JSON.stringify(record) };
+}
+
+export function commandEvent(record: CommandRecord): WorkEvent {
+  return { type: 'command', number: record.number, data: JSON.stringify(record) };
+}
+
+/** A pub/sub message, or undefined when it is unreadable. */
+export function parseLocationEvent(message: string): LocationEvent | undefined {
+  try {
+    const event = JSON.parse(message) as LocationEvent;
+    return event && typeof event === 'object' && typeof event.type === 'string' ? event : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The stream event of a location event; undefined for what registers do not see. */
+export function workEventOf(event: LocationEvent): WorkEvent | undefined {
+  if (event.type === 'order') return isVisibleToRegisters(event.record.state) ? orderEvent(event.record) : undefined;
+  if (event.type === 'command') return commandEvent(event.record);
+  return undefined;
+}

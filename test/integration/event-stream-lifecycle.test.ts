@@ -1,0 +1,211 @@
+/**
+ * What happens around the events: keepalive, timeout, clients that vanish or stall, Redis
+ * reconnects, and shutdown with streams open. In-process nodes, so that their insides
+ * (subscriptions, timers) can be counted.
+ */
+import net from 'node:net';
+import Redis from 'ioredis';
+import type { OrderDoc, OrderRecord } from '../../shared/src/domain/records';
+import { sampleRows } from '../support/http';
+import { eventually, TestStream } from '../support/sse-client';
+import { startStack } from '../support/stack';
+
+type Stack = Awaited<ReturnType<typeof startStack>>;
+
+const streamPath = '/api/v1/notifications/service/stream';
+
+async function register(stack: Stack, name: string) {
+  const location = await stack.admin.createLocation(name);
+  const session = await stack.admin.createServiceSession(location.id, `${name}-register`);
+  return { locationId: location.id, key: session.apiKey };
+}
+
+const activeTimeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+describe('event stream keepalive and timeout', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ SSE_KEEPALIVE: '100ms', SSE_TIMEOUT: '1500ms' }, { worker: false });
+  });
+  afterAll(() => stack.close());
+
+  it('writes a `: keepalive` comment every SSE_KEEPALIVE', async () => {
+    const { key } = await register(stack, 'keepalive');
+    const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
+    try {
+      await stream.waitFor(() => stream.comments.filter((c) => c === 'keepalive').length >= 3, 'three keepalives');
+      expect(stream.raw).toMatch(/^retry: 1000\n\n(: keepalive\n\n)+$/);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('ends the stream after SSE_TIMEOUT', async () => {
+    const { key } = await register(stack, 'timeout');
+    const opened = Date.now();
+    const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
+    await stream.end(10_000);
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(1_400);
+    await eventually(() => stack.api.deps.hub.openStreams === 0, 'no open stream');
+  });
+});
+
+describe('event stream resources', () => {
+  let stack: Stack;
+  let closed = false;
+  let redis: Redis;
+  const prefix = () => stack.env.REDIS_PREFIX!;
+  const locationChannels = async () => (await redis.pubsub('CHANNELS', `${prefix()}:loc:*`)) as string[];
+
+  beforeAll(async () => {
+    stack = await startStack({ SSE_MAX_BUFFER: '1024', SHUTDOWN_GRACE: '30s' }, { worker: false });
+    redis = new Redis(process.env.TEST_REDIS_URL!);
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    if (!closed) await stack.close();
+  });
+
+  it('200 streams opened and dropped leave no subscription, timer or stream behind', async () => {
+    const { deps } = stack.api;
+    const registers = await Promise.all(Array.from({ length: 10 }, (_, i) => register(stack, `many-${i}`)));
+    const baseChannels = deps.subscriber.channelCount;
+    const baseTimeouts = activeTimeouts();
+    const baseListeners = deps.subscriber.listenerCount('resubscribed');
+    expect(await locationChannels()).toEqual([]);
+
+    const streams = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => TestStream.open(`${stack.origin}${streamPath}`, { apiKey: registers[i % 10]!.key })),
+    );
+    try {
+      await Promise.all(streams.map((s) => s.waitFor(() => s.raw.startsWith('retry: 1000'), 'the preamble')));
+      expect(streams.every((s) => s.status === 200)).toBe(true);
+      expect(deps.hub.openStreams).toBe(200);
+      expect(deps.hub.locationCount).toBe(10);
+      expect(deps.subscriber.channelCount).toBe(baseChannels + 10);
+      expect((await locationChannels()).length).toBe(10);
+      expect((await deps.metrics.streamsOpen.get()).values[0]!.value).toBe(200);
+      expect(activeTimeouts()).toBeGreaterThanOrEqual(baseTimeouts + 200);
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+
+    await eventually(() => deps.hub.openStreams === 0, 'every stream gone');
+    await eventually(async () => (await locationChannels()).length === 0, 'no location channel subscribed in Redis');
+    expect(deps.hub.locationCount).toBe(0);
+    expect(deps.subscriber.channelCount).toBe(baseChannels);
+    expect((await deps.metrics.streamsOpen.get()).values[0]!.value).toBe(0);
+    expect(deps.subscriber.listenerCount('resubscribed')).toBe(baseListeners);
+    await eventually(() => activeTimeouts() <= baseTimeouts + 10, 'the streams\u2019 timers cleared');
+  });
+
+  it('drops a client that stops reading, and keeps one that reads', async () => {
+    const { deps } = stack.api;
+    const { locationId, key } = await register(stack, 'stalled');
+    const healthy = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
+    const stalled = net.connect(stack.api.port, '127.0.0.1');
+    let stalledClosed = false;
+    stalled.on('close', () => (stalledClosed = true));
+    stalled.on('error', () => undefined);
+    try {
+      stalled.write(`GET ${streamPath} HTTP/1.1\r\nHost: localhost\r\napi_key: ${key}\r\n\r\n`);
+      stalled.pause();
+      await eventually(() => deps.hub.openStreams === 2, 'both streams open');
+
+      // big order events, published as the workers publish them, until the stalled client is dropped
+      const rows = Array.from({ length: 200 }, (_, i) => ({ rowNumber: i + 1, productId: `p${i}`, name: 'Burger', quantity: 1, unitPrice: 100, notes: 'n'.repeat(500) }));
+      let published = 0;
+      while (deps.hub.openStreams === 2 && published < 600) {
+        for (let i = 0; i < 10; i += 1) {
+          published += 1;
+          const now = new Date();
+          const doc: OrderDoc = { _id: `${locationId}:${published}`, locationId, number: published, state: 'PLACED', version: 0, failureCount: 0, appliedJobs: [], rows, guestCount: 1, orderTime: now, createdAt: now, updatedAt: now };
+          await deps.events.order(doc);
+        }
+        await healthy.eventCount(published, 10_000);
+      }
+      expect(deps.hub.openStreams).toBe(1);
+      // what the kernel holds still reaches the client; then the connection is closed
+      stalled.resume();
+      await eventually(() => stalledClosed, 'the stalled connection closed');
+      expect(healthy.isEnded).toBe(false);
+      expect(healthy.events.map((e) => e.json<OrderRecord>().number)).toEqual(Array.from({ length: published }, (_, i) => i + 1));
+    } finally {
+      healthy.close();
+      stalled.destroy();
+    }
+  });
+
+  it('sends a replay larger than SSE_MAX_BUFFER to a client that reads it', async () => {
+    const { deps } = stack.api;
+    const { locationId, key } = await register(stack, 'big-replay');
+    const rows = Array.from({ length: 100 }, (_, i) => ({ rowNumber: i + 1, productId: `p${i}`, name: 'Burger', quantity: 1, unitPrice: 100, notes: 'n'.repeat(500) }));
+    for (let i = 0; i < 20; i += 1) {
+      const number = (await deps.locations.nextNumber(locationId, 'orderSeq'))!;
+      await deps.orders.insert({ locationId, number, state: 'PLACED', rows }, new Date());
+    }
+    const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
+    try {
+      await stream.eventCount(20);
+      const live = await stack.admin.createOrder(locationId, sampleRows);
+      await stream.eventCount(21);
+      expect(stream.events[20]!.json()).toEqual(live);
+      expect(stream.raw.length).toBeGreaterThan(20 * 1024);
+      expect(stream.isEnded).toBe(false);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('after a Redis reconnect, sends what was published while the subscriber was away', async () => {
+    const { deps } = stack.api;
+    const { locationId, key } = await register(stack, 'reconnect');
+    const o1 = await stack.admin.createOrder(locationId, sampleRows);
+    const o2 = await stack.admin.createOrder(locationId, sampleRows);
+    const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
+    try {
+      await stream.eventCount(2);
+      // Work written without its announcement: exactly what a publish lost to the outage looks like.
+      const now = new Date();
+      const number = (await deps.locations.nextNumber(locationId, 'orderSeq'))!;
+      const o3 = await deps.orders.insert({ locationId, number, state: 'PLACED', rows: sampleRows.map((r, i) => ({ rowNumber: i + 1, ...r })) }, now);
+      const first = (await deps.orders.find({ locationId }, o1.number))!;
+      const o1Done = (await deps.orders.applyChange(first, { state: 'COMPLETED', completeTime: now }, 'lost-job', now))!;
+      const commandNumber = (await deps.locations.nextNumber(locationId, 'commandSeq'))!;
+      const c1 = await deps.commands.insert({ locationId, number: commandNumber, kind: 'REQUEST_BILL' }, now, 60_000);
+
+      // The server drops the node's subscriber connection; ioredis reconnects and resubscribes.
+      const socket = (deps.subscriber as unknown as { redis: Redis }).redis.stream;
+      const killed = await redis.client('KILL', 'ADDR', `${socket.localAddress}:${socket.localPort}`);
+      expect(killed).toBe(1);
+
+      await stream.eventCount(5, 10_000);
+      const marker = await stack.admin.createOrder(locationId, sampleRows);
+      await stream.eventCount(6);
+      expect(stream.events.map((e) => [e.id, e.json()])).toEqual([
+        ['1.0', o1],
+        ['2.0', o2],
+        // o2 is unchanged and not sent again
+        ['2.0', { ...o1, state: 'COMPLETED', completeTime: o1Done.completeTime!.toISOString() }],
+        ['3.0', { number: o3.number, state: 'PLACED', rows: o3.rows, guestCount: 1, orderTime: o3.orderTime!.toISOString() }],
+        ['3.1', { number: c1.number, state: 'PLACED', paymentNumber: 1 }],
+        ['4.1', marker],
+      ]);
+      expect(stream.isEnded).toBe(false);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('ends every open stream at shutdown without waiting for the grace period', async () => {
+    const { key } = await register(stack, 'shutdown');
+    const streams = await Promise.all([1, 2, 3].map(() => TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key })));
+    await Promise.all(streams.map((s) => s.waitFor(() => s.raw.startsWith('retry:'), 'the preamble')));
+    const started = Date.now();
+    closed = true;
+    await stack.close();
+    // SHUTDOWN_GRACE is 30 s: a stream left open would hold close() that long
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(streams.every((s) => s.isEnded)).toBe(true);
+  });
+});

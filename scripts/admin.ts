@@ -3,7 +3,8 @@
  *   POS_URL=http://localhost:8080 ADMIN_TOKEN=... npm run admin -- <command> [args]
  */
 import { parseArgs } from 'node:util';
-import { AdminApiError, AdminClient } from '../shared/src/clients/admin-client';
+import { AdminClient } from '../shared/src/clients/admin-client';
+import { ApiError } from '../shared/src/clients/json-http';
 import { COMMAND_KINDS, CommandKind } from '../shared/src/domain/commands';
 import { isOrderState } from '../shared/src/domain/order-state';
 import type { RowInput } from '../shared/src/schemas';
@@ -95,7 +96,7 @@ main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     if (err instanceof UsageError) process.stderr.write(`${err.message}\n\n${USAGE}\n`);
-    else if (err instanceof AdminApiError) process.stderr.write(`error: ${err.message}\n`);
+    else if (err instanceof ApiError) process.stderr.write(`error: ${err.message}\n`);
     else process.stderr.write(`error: ${(err as Error).message}\n`);
     process.exit(err instanceof UsageError ? 2 : 1);
   },

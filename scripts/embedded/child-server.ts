@@ -26,7 +26,9 @@ export function startChildServer(
   urlFrom: (match: RegExpMatchArray) => string,
   timeoutMs = 20_000,
 ): Promise<ChildServer> {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group: a terminal's Ctrl-C reaches only the launcher, which stops the
+  // child after its own graceful shutdown instead of losing it from under the service.
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
 

@@ -4,24 +4,13 @@
  */
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
-import type { ProblemBody } from '../domain/problem';
 import type { CommandRecord, OrderRecord } from '../domain/records';
 import type { RowInput } from '../schemas';
 import type { LocationView } from '../store/locations';
 import type { SessionView } from '../store/sessions';
+import { requestJson } from './json-http';
 
 export type IssuedSession = SessionView & { apiKey: string };
-
-export class AdminApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly problem: ProblemBody | undefined,
-    text: string,
-  ) {
-    super(problem ? `${status} ${problem.title}: ${problem.detail}` : `${status}: ${text}`);
-    this.name = 'AdminApiError';
-  }
-}
 
 export class AdminClient {
   /** @param origin e.g. `http://localhost:8080` (the admin API lives at the root, not under the base path) */
@@ -78,26 +67,7 @@ export class AdminClient {
     return this.call('POST', `/locations/${encodeURIComponent(locationId)}/orders/${orderNumber}/recover`);
   }
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(`${this.origin}/admin/v1${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${this.token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await response.text();
-    if (!response.ok) {
-      let problem: ProblemBody | undefined;
-      try {
-        problem = JSON.parse(text) as ProblemBody;
-      } catch {
-        problem = undefined;
-      }
-      throw new AdminApiError(response.status, problem, text);
-    }
-    return (text ? JSON.parse(text) : undefined) as T;
+  private call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return requestJson<T>(method, `${this.origin}/admin/v1${path}`, { authorization: `Bearer ${this.token}` }, body);
   }
 }

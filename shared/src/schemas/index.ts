@@ -1,7 +1,7 @@
 /**
  * Request body schemas, compiled once. Every body the service accepts is described here.
  */
-import Ajv, { ErrorObject, JSONSchemaType, ValidateFunction } from 'ajv';
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { COMMAND_KINDS, CUSTOMER_COMMAND_KINDS, CommandKind } from '../domain/commands';
 import { Problem, problems } from '../domain/problem';
@@ -29,7 +29,7 @@ export interface RowInput {
 const text = { type: 'string', minLength: 1, maxLength: LIMITS.textLength } as const;
 const positiveInt = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
 
-const rowSchema: JSONSchemaType<RowInput> = {
+const rowSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['productId', 'name', 'quantity', 'unitPrice'],
@@ -38,7 +38,7 @@ const rowSchema: JSONSchemaType<RowInput> = {
     name: text,
     quantity: { type: 'integer', minimum: 1, maximum: LIMITS.quantity },
     unitPrice: { type: 'integer', minimum: 0, maximum: LIMITS.unitPrice },
-    notes: { type: 'string', maxLength: LIMITS.notesLength, nullable: true },
+    notes: { type: 'string', maxLength: LIMITS.notesLength },
   },
 };
 
@@ -74,64 +74,64 @@ export interface CustomerSessionInput {
   tableNumber?: number;
 }
 
-export const statusUpdateSchema: JSONSchemaType<StatusUpdateInput> = {
+export const statusUpdateSchema = {
   type: 'object',
   required: ['newState'],
   properties: { newState: { type: 'string' } },
 };
 
-export const failureReportSchema: JSONSchemaType<FailureReportInput> = {
+export const failureReportSchema = {
   type: 'object',
-  properties: { reason: { type: 'string', maxLength: LIMITS.reasonLength, nullable: true } },
+  properties: { reason: { type: 'string', maxLength: LIMITS.reasonLength } },
 };
 
-export const orderSchema: JSONSchemaType<OrderInput> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['rows'],
-  properties: { rows: rowsSchema as never, tableNumber: { ...positiveInt, nullable: true } },
-};
-
-export const rowsBodySchema: JSONSchemaType<RowsInput> = {
+export const orderSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['rows'],
-  properties: { rows: rowsSchema as never },
+  properties: { rows: rowsSchema, tableNumber: { ...positiveInt } },
 };
 
-function commandSchema(kinds: readonly CommandKind[]): JSONSchemaType<CommandInput> {
+export const rowsBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['rows'],
+  properties: { rows: rowsSchema },
+};
+
+function commandSchema(kinds: readonly CommandKind[]) {
   return {
     type: 'object',
     additionalProperties: false,
     required: ['kind'],
     properties: {
-      kind: { type: 'string', enum: kinds as CommandKind[] },
-      tableNumber: { ...positiveInt, nullable: true },
+      kind: { type: 'string', enum: kinds },
+      tableNumber: { ...positiveInt },
     },
   };
 }
 export const commandBodySchema = commandSchema(COMMAND_KINDS);
 export const customerCommandBodySchema = commandSchema(CUSTOMER_COMMAND_KINDS);
 
-export const locationSchema: JSONSchemaType<LocationInput> = {
+export const locationSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  properties: { name: text, failureThreshold: { type: 'integer', minimum: 1, maximum: 1000, nullable: true } },
+  properties: { name: text, failureThreshold: { type: 'integer', minimum: 1, maximum: 1000 } },
 };
 
-export const serviceSessionSchema: JSONSchemaType<ServiceSessionInput> = {
+export const serviceSessionSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['deviceId'],
-  properties: { deviceId: text, expiresAt: { type: 'string', format: 'date-time', nullable: true } },
+  properties: { deviceId: text, expiresAt: { type: 'string', format: 'date-time' } },
 };
 
-export const customerSessionSchema: JSONSchemaType<CustomerSessionInput> = {
+export const customerSessionSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['userNumber'],
-  properties: { userNumber: positiveInt, tableNumber: { ...positiveInt, nullable: true } },
+  properties: { userNumber: positiveInt, tableNumber: { ...positiveInt } },
 };
 
 /** Human names of required fields, for the interface's "<Name> is required." detail. */
@@ -165,18 +165,22 @@ export function problemFromSchemaError(error: ErrorObject): Problem {
 
 export type Validator<T> = ValidateFunction<T>;
 
-export function compile<T>(schema: JSONSchemaType<T>): Validator<T> {
-  return ajv.compile(schema);
+/**
+ * Schemas are plain JSON Schema, typed by the input interface they describe. (ajv's
+ * JSONSchemaType would force `nullable` onto optional fields, and a null is never valid input.)
+ */
+export function compile<T>(schema: object): Validator<T> {
+  return ajv.compile<T>(schema);
 }
 
 export const validators = {
-  statusUpdate: compile(statusUpdateSchema),
-  failureReport: compile(failureReportSchema),
-  order: compile(orderSchema),
-  rows: compile(rowsBodySchema),
-  command: compile(commandBodySchema),
-  customerCommand: compile(customerCommandBodySchema),
-  location: compile(locationSchema),
-  serviceSession: compile(serviceSessionSchema),
-  customerSession: compile(customerSessionSchema),
+  statusUpdate: compile<StatusUpdateInput>(statusUpdateSchema),
+  failureReport: compile<FailureReportInput>(failureReportSchema),
+  order: compile<OrderInput>(orderSchema),
+  rows: compile<RowsInput>(rowsBodySchema),
+  command: compile<CommandInput>(commandBodySchema),
+  customerCommand: compile<CommandInput>(customerCommandBodySchema),
+  location: compile<LocationInput>(locationSchema),
+  serviceSession: compile<ServiceSessionInput>(serviceSessionSchema),
+  customerSession: compile<CustomerSessionInput>(customerSessionSchema),
 };

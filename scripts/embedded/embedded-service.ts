@@ -1,0 +1,72 @@
+import type { Config } from '../../shared/src/config';
+import { generateAdminToken } from '../../shared/src/auth/keys';
+import type { Logger } from '../../shared/src/log';
+import { startApi } from '../../services/api/src/server';
+import { startWorker } from '../../services/worker/src/worker';
+import { startJongodb } from './jongodb';
+import { startRedisServer } from './redis-server';
+
+/**
+ * API and worker in one process on the embedded default: redis-server unless REDIS_URL is set,
+ * the in-memory MongoDB stand-in unless MONGO_URL is set, a generated admin token unless
+ * ADMIN_TOKEN is set. `close()` stops whatever has started, in reverse order, and may be
+ * called while `start()` is still under way (a signal during start-up).
+ */
+export class EmbeddedService {
+  private readonly stops: Array<() => Promise<void>> = [];
+  private closing = false;
+  /** Set when this process made up the admin token (so it must be shown once). */
+  generatedToken: string | undefined;
+  port = 0;
+
+  constructor(
+    readonly config: Config,
+    private readonly log: Logger,
+  ) {}
+
+  get origin(): string {
+    return `http://localhost:${this.port}`;
+  }
+
+  get baseUrl(): string {
+    return `${this.origin}${this.config.basePath}`;
+  }
+
+  /** Resolves once the API listens, or early (with `closed` true) when close() came first. */
+  async start(): Promise<void> {
+    const { config, log } = this;
+    if (!config.redisUrl) {
+      const redis = await this.adopt(startRedisServer(), (r) => r.stop());
+      config.redisUrl = redis.url;
+      log.info({ redisUrl: redis.url }, 'started embedded redis-server');
+    }
+    if (!config.mongoUrl && !this.closed) {
+      const mongo = await this.adopt(startJongodb(), (m) => m.stop());
+      config.mongoUrl = mongo.url;
+      log.warn({ mongoUrl: mongo.url }, 'no MONGO_URL: using the in-memory MongoDB stand-in; data is not kept');
+    }
+    if (!config.adminToken) config.adminToken = this.generatedToken = generateAdminToken();
+    if (this.closed) return;
+    await this.adopt(startWorker(config, log.child({ role: 'worker' })), (w) => w.close());
+    if (this.closed) return;
+    const api = await this.adopt(startApi(config, log.child({ role: 'api' })), (a) => a.close());
+    this.port = api.port;
+  }
+
+  get closed(): boolean {
+    return this.closing;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    while (this.stops.length > 0) await this.stops.pop()!();
+  }
+
+  /** Registers what started; if close() has begun meanwhile, stops it at once. */
+  private async adopt<T>(starting: Promise<T>, stop: (started: T) => Promise<void>): Promise<T> {
+    const started = await starting;
+    if (this.closing) await stop(started);
+    else this.stops.push(() => stop(started));
+    return started;
+  }
+}

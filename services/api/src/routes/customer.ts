@@ -1,0 +1,110 @@
+import Router from '@koa/router';
+import { rowsReplacementConflict } from '../../../../shared/src/domain/order-state';
+import { ProblemError, problems } from '../../../../shared/src/domain/problem';
+import { OrderDoc, toCommandRecord, toOrderRecord } from '../../../../shared/src/domain/records';
+import { JOB } from '../../../../shared/src/queue/jobs';
+import { validators } from '../../../../shared/src/schemas';
+import type { OrderScope } from '../../../../shared/src/store/orders';
+import { AppContext, AppState, sessionOf } from '../context';
+import type { ApiDeps } from '../deps';
+import { requireSession } from '../middleware/api-key-auth';
+import { bodyOf, jsonBody } from '../middleware/json-body';
+import { createCommand, createOrder, numberRows } from '../work/create-work';
+import { numberParam, sendOutcome } from './respond';
+
+/** Lost version races on a rows replacement re-read this many times before answering 409. */
+const RACE_RETRIES = 8;
+
+/**
+ * The customer app's side of an order: create it (SELECTING), change its rows, finish and
+ * submit it, ask for the table state or the bill, and close its own session. A customer sees
+ * only its own session's orders; another's number answers like a missing order.
+ */
+export function customerRoutes(deps: ApiDeps): Router<AppState> {
+  const router = new Router<AppState>({ prefix: `${deps.config.basePath}/customer` });
+  const customer = requireSession(deps.sessions, 'CUSTOMER');
+  const json = jsonBody(deps.config.bodyLimitBytes);
+
+  const scopeOf = (ctx: AppContext): Required<OrderScope> => {
+    const session = sessionOf(ctx);
+    return { locationId: session.locationId, sessionId: session._id };
+  };
+
+  const ownOrder = async (ctx: AppContext, orderNumber: number): Promise<OrderDoc> => {
+    const order = await deps.orders.find(scopeOf(ctx), orderNumber);
+    if (!order) throw new ProblemError(problems.orderNotFound());
+    return order;
+  };
+
+  router.post('/orders', customer, json, async (ctx: AppContext) => {
+    const session = sessionOf(ctx);
+    const input = bodyOf(ctx, validators.order);
+    const tableNumber = input.tableNumber ?? session.tableNumber;
+    const order = await createOrder(deps, {
+      locationId: session.locationId,
+      state: 'SELECTING',
+      rows: input.rows,
+      ...(tableNumber !== undefined ? { tableNumber } : {}),
+      ...(session.userNumber !== undefined ? { userNumber: session.userNumber } : {}),
+      sessionId: session._id,
+    });
+    ctx.state.log.info({ orderNumber: order.number }, 'customer order created');
+    ctx.status = 201;
+    ctx.body = toOrderRecord(order);
+  });
+
+  router.get('/orders/:number', customer, async (ctx: AppContext) => {
+    ctx.body = toOrderRecord(await ownOrder(ctx, numberParam(ctx.params.number, 'Order')));
+  });
+
+  router.put('/orders/:number/rows', customer, json, async (ctx: AppContext) => {
+    const orderNumber = numberParam(ctx.params.number, 'Order');
+    const rows = numberRows(bodyOf(ctx, validators.rows).rows);
+    for (let attempt = 1; attempt <= RACE_RETRIES; attempt++) {
+      const order = await ownOrder(ctx, orderNumber);
+      const conflict = rowsReplacementConflict(order);
+      if (conflict) throw new ProblemError(problems.conflict(conflict));
+      const updated = await deps.orders.replaceRows(order, rows, new Date());
+      if (updated) {
+        ctx.state.log.info({ orderNumber, rows: rows.length, version: updated.version }, 'order rows replaced');
+        ctx.body = toOrderRecord(updated);
+        return;
+      }
+      ctx.state.log.debug({ orderNumber, attempt }, 'order changed since read; reading again');
+    }
+    throw new ProblemError(problems.conflict('Order was modified concurrently; read it again and retry'));
+  });
+
+  // Finish and submit are transitions: the worker applies them with the state machine.
+  for (const kind of ['finish', 'submit'] as const) {
+    router.post(`/orders/:number/${kind}`, customer, async (ctx: AppContext) => {
+      const orderNumber = numberParam(ctx.params.number, 'Order');
+      const outcome = await deps.jobs.run(
+        { name: JOB.orderAction, data: { scope: scopeOf(ctx), orderNumber, action: { kind } } },
+        ctx.state.requestId,
+      );
+      sendOutcome(ctx, outcome);
+    });
+  }
+
+  router.post('/commands', customer, json, async (ctx: AppContext) => {
+    const session = sessionOf(ctx);
+    const input = bodyOf(ctx, validators.customerCommand);
+    const tableNumber = input.tableNumber ?? session.tableNumber;
+    const command = await createCommand(deps, {
+      locationId: session.locationId,
+      kind: input.kind,
+      ...(tableNumber !== undefined ? { tableNumber } : {}),
+    });
+    ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'customer command created');
+    ctx.status = 201;
+    ctx.body = toCommandRecord(command);
+  });
+
+  router.delete('/session', customer, async (ctx: AppContext) => {
+    const outcome = await deps.jobs.run({ name: JOB.sessionClose, data: { sessionId: sessionOf(ctx)._id } }, ctx.state.requestId);
+    sendOutcome(ctx, outcome);
+  });
+
+  return router;
+}

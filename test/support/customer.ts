@@ -1,0 +1,61 @@
+/** Helpers of the customer-app tests: sessions, an order walked to PLACED, location events. */
+import Redis from 'ioredis';
+import { LocationEvent, locationChannel } from '../../shared/src/events/location-events';
+import type { OrderRecord } from '../../shared/src/domain/records';
+import { call, sampleRows } from './http';
+import type { Stack } from './stack';
+
+export interface Customer {
+  key: string;
+  sessionId: string;
+  url: string;
+}
+
+export async function customerAt(stack: Pick<Stack, 'admin' | 'baseUrl'>, locationId: string, userNumber: number, tableNumber?: number): Promise<Customer> {
+  const session = await stack.admin.createCustomerSession(locationId, userNumber, tableNumber);
+  return { key: session.apiKey, sessionId: session.sessionId, url: `${stack.baseUrl}/customer` };
+}
+
+/** Creates, finishes and submits an order through the customer API; returns it PLACED. */
+export async function placeOrder(customer: Customer, rows: unknown = sampleRows): Promise<OrderRecord> {
+  const created = await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows } });
+  expect(created.status).toBe(201);
+  const number = created.json<OrderRecord>().number;
+  expect((await call('POST', `${customer.url}/orders/${number}/finish`, { apiKey: customer.key })).status).toBe(200);
+  const submitted = await call('POST', `${customer.url}/orders/${number}/submit`, { apiKey: customer.key });
+  expect(submitted.status).toBe(200);
+  expect(submitted.json().state).toBe('PLACED');
+  return submitted.json<OrderRecord>();
+}
+
+/** Everything published on a location's channel while the listener is open. */
+export async function listenToLocation(prefix: string, locationId: string) {
+  const redis = new Redis(process.env.TEST_REDIS_URL!);
+  const events: LocationEvent[] = [];
+  const waiters: (() => void)[] = [];
+  redis.on('message', (_channel: string, message: string) => {
+    events.push(JSON.parse(message) as LocationEvent);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  await redis.subscribe(locationChannel(prefix, locationId));
+  return {
+    events,
+    /** Waits until `predicate` holds for the events so far (or fails after `timeoutMs`). */
+    async until(predicate: (events: LocationEvent[]) => boolean, timeoutMs = 10_000): Promise<LocationEvent[]> {
+      const deadline = Date.now() + timeoutMs;
+      while (!predicate(events)) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`location events never matched; got ${JSON.stringify(events)}`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left);
+          waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      return events;
+    },
+    close: () => redis.quit().then(() => undefined),
+  };
+}

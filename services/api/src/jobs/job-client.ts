@@ -8,6 +8,13 @@ import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 interface Pending {
   resolve(outcome: JobOutcome): void;
   timer: NodeJS.Timeout;
+  name: string;
+  started: bigint;
+}
+
+/** Where the enqueue-to-outcome time of each job goes (the node's job latency histogram). */
+export interface JobTimer {
+  observe(labels: { job: string; status: string }, seconds: number): void;
 }
 
 /**
@@ -27,6 +34,7 @@ export class JobClient {
     private readonly channel: string,
     private readonly timeoutMs: number,
     private readonly log: Logger,
+    private readonly timer?: JobTimer,
   ) {}
 
   async start(): Promise<void> {
@@ -47,7 +55,7 @@ export class JobClient {
     const jobId = randomUUID();
     const outcome = new Promise<JobOutcome>((resolve) => {
       const timer = setTimeout(() => void this.expire(jobId), this.timeoutMs);
-      this.pending.set(jobId, { resolve, timer });
+      this.pending.set(jobId, { resolve, timer, name: payload.name, started: process.hrtime.bigint() });
     });
     try {
       await this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId }, { jobId });
@@ -74,6 +82,7 @@ export class JobClient {
     if (!entry) return;
     clearTimeout(entry.timer);
     this.pending.delete(jobId);
+    this.timer?.observe({ job: entry.name, status: String(outcome.status) }, Number(process.hrtime.bigint() - entry.started) / 1e9);
     entry.resolve(outcome);
   }
 

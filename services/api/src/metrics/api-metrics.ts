@@ -1,4 +1,17 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Queue } from 'bullmq';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** BullMQ job states reported as queue depth. */
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
+
+/** Seconds; from a fast cache read to the 10 s job deadline and the 1.5 s 401 delay. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** What the scrape-time gauges read; absent ones are not reported. */
+export interface MetricSources {
+  queue?: Pick<Queue, 'getJobCounts'>;
+  subscriber?: { readonly channelCount: number };
+}
 
 /**
  * The API node's Prometheus metrics, one registry per node (several nodes can share a process
@@ -14,11 +27,47 @@ export interface ApiMetrics {
   eventsDelivered: Counter<'type'>;
   /** Location events this node published (orders and commands it created), by type. */
   eventsPublished: Counter<'type'>;
+  /** Requests answered, by method, matched route pattern and status. */
+  httpRequests: Counter<'method' | 'route' | 'status'>;
+  /** Request duration in seconds, same labels (a stream's is its whole life). */
+  httpDuration: Histogram<'method' | 'route' | 'status'>;
+  /** Enqueue-to-reply time of the jobs this node waited for, by job name and outcome status. */
+  jobDuration: Histogram<'job' | 'status'>;
 }
 
-export function createApiMetrics(): ApiMetrics {
+export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+
+  const { queue, subscriber } = sources;
+  if (queue) {
+    new Gauge({
+      name: 'pos_queue_jobs',
+      help: 'Jobs in the work queue by state (the shared queue, read at scrape time)',
+      labelNames: ['state'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        try {
+          const counts = await queue.getJobCounts(...QUEUE_STATES);
+          for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
+        } catch {
+          // Redis is down: no values rather than stale ones (and /readyz says why).
+        }
+      },
+    });
+  }
+  if (subscriber) {
+    new Gauge({
+      name: 'pos_pubsub_channels',
+      help: 'Redis pub/sub channels this node is subscribed to (locations with streams, plus its reply channel)',
+      registers: [registry],
+      collect() {
+        this.set(subscriber.channelCount);
+      },
+    });
+  }
+
   return {
     registry,
     streamsOpen: new Gauge({ name: 'pos_streams_open', help: 'Event streams open on this node', registers: [registry] }),
@@ -38,6 +87,26 @@ export function createApiMetrics(): ApiMetrics {
       name: 'pos_events_published_total',
       help: 'Location events published by this node',
       labelNames: ['type'],
+      registers: [registry],
+    }),
+    httpRequests: new Counter({
+      name: 'pos_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'pos_http_request_duration_seconds',
+      help: 'HTTP request duration, by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
+    jobDuration: new Histogram({
+      name: 'pos_job_duration_seconds',
+      help: 'Time from enqueueing a job to its outcome (worker reply, job look-up or deadline), by job and status',
+      labelNames: ['job', 'status'],
+      buckets: LATENCY_BUCKETS,
       registers: [registry],
     }),
   };

@@ -4,7 +4,7 @@ import type { CommandDoc, OrderDoc, OrderRow } from '../../../../shared/src/doma
 import type { RowInput } from '../../../../shared/src/schemas';
 import type { ApiDeps } from '../deps';
 
-type WorkDeps = Pick<ApiDeps, 'locations' | 'orders' | 'commands' | 'events' | 'config'>;
+type WorkDeps = Pick<ApiDeps, 'locations' | 'orders' | 'commands' | 'events' | 'config' | 'metrics'>;
 
 export interface OrderRequest {
   locationId: string;
@@ -31,7 +31,10 @@ export async function createOrder(deps: WorkDeps, request: OrderRequest): Promis
   const number = await nextNumber(deps, request.locationId, 'orderSeq');
   const { rows, ...rest } = request;
   const order = await deps.orders.insert({ ...rest, number, rows: numberRows(rows) }, new Date());
-  if (order.state === 'PLACED') await deps.events.order(order);
+  if (order.state === 'PLACED') {
+    await deps.events.order(order);
+    deps.metrics.eventsPublished.inc({ type: 'order' });
+  }
   return order;
 }
 
@@ -42,5 +45,6 @@ export async function createCommand(
   const number = await nextNumber(deps, request.locationId, 'commandSeq');
   const command = await deps.commands.insert({ ...request, number }, new Date(), deps.config.commandTtlMs);
   await deps.events.command(command);
+  deps.metrics.eventsPublished.inc({ type: 'command' });
   return command;
 }

@@ -1,0 +1,35 @@
+/**
+ * The BullMQ ceiling's worker: the service's queue, options and reply channel, but a processor
+ * that only answers (no MongoDB), so add-and-wait costs what the queue itself costs.
+ */
+import { Job, Worker } from 'bullmq';
+import type { JobOutcome, JobReply } from '../../shared/src/queue/jobs';
+import { WORK_QUEUE } from '../../shared/src/queue/jobs';
+import { createRedis } from '../../shared/src/redis';
+
+async function main(): Promise<void> {
+  const redisUrl = process.env.REDIS_URL!;
+  const prefix = process.env.REDIS_PREFIX!;
+  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 3 });
+  const connection = createRedis(redisUrl, { maxRetriesPerRequest: null });
+  const worker = new Worker<{ replyTo?: string }, JobOutcome>(
+    WORK_QUEUE,
+    async (job: Job<{ replyTo?: string }>) => {
+      const outcome: JobOutcome = { status: 200, body: {} };
+      const reply: JobReply = { jobId: job.id!, outcome };
+      if (job.data.replyTo) await redis.publish(job.data.replyTo, JSON.stringify(reply));
+      return outcome;
+    },
+    { connection, prefix, concurrency: Number(process.env.WORKER_CONCURRENCY ?? 16), lockDuration: 30_000, stalledInterval: 30_000 },
+  );
+  await worker.waitUntilReady();
+  process.stdout.write(`${JSON.stringify({ msg: 'echo worker ready' })}\n`);
+  process.on('SIGTERM', () => {
+    void worker.close().then(async () => {
+      await Promise.all([redis.quit(), connection.quit()]);
+      process.exit(0);
+    });
+  });
+}
+
+void main();

@@ -1,0 +1,97 @@
+/**
+ * One isolated deployment of the service for a scenario: a worker and one or more API nodes as
+ * separate processes, on a fresh MongoDB database and Redis prefix (the MongoDB stand-in slows
+ * down as collections grow, so no scenario inherits another's documents).
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { AdminClient } from '../shared/src/clients/admin-client';
+import { BenchChild, spawnNode } from './processes';
+
+export interface Backends {
+  mongoUrl: string;
+  redisUrl: string;
+  logDir: string;
+}
+
+export interface ApiNode {
+  origin: string;
+  baseUrl: string;
+  child: BenchChild;
+}
+
+export interface Deployment {
+  name: string;
+  apis: ApiNode[];
+  worker: BenchChild;
+  admin: AdminClient;
+  stop(): Promise<void>;
+}
+
+const API_READY = /"port":(\d+)[^\n]*"msg":"api listening"/;
+const WORKER_READY = /"msg":"worker ready"/;
+
+export interface DeployOptions {
+  apiCount?: number;
+  /** Node options of the API processes (e.g. the memory benchmark's GC hook). */
+  apiNodeArgs?: string[];
+}
+
+export async function deploy(name: string, backends: Backends, options: DeployOptions = {}): Promise<Deployment> {
+  const apiCount = options.apiCount ?? 1;
+  const id = `bench_${name}_${randomBytes(3).toString('hex')}`;
+  const env = {
+    MONGO_URL: backends.mongoUrl,
+    REDIS_URL: backends.redisUrl,
+    MONGO_DB: id,
+    REDIS_PREFIX: id,
+    ADMIN_TOKEN: `bench-${randomBytes(16).toString('hex')}`,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+  };
+  const worker = await spawnNode(`${name}-worker`, 'services/worker/src/main.ts', env, WORKER_READY, backends.logDir);
+  const apis: ApiNode[] = [];
+  try {
+    for (let i = 0; i < apiCount; i += 1) {
+      const child = await spawnNode(`${name}-api${i + 1}`, 'services/api/src/main.ts', env, API_READY, backends.logDir, options.apiNodeArgs);
+      const origin = `http://127.0.0.1:${child.ready[1]}`;
+      apis.push({ origin, baseUrl: `${origin}/api/v1`, child });
+    }
+  } catch (err) {
+    await Promise.all([worker, ...apis.map((a) => a.child)].map((c) => c.stop()));
+    throw err;
+  }
+  return {
+    name,
+    apis,
+    worker,
+    admin: new AdminClient(apis[0]!.origin, env.ADMIN_TOKEN),
+    async stop() {
+      await Promise.all(apis.map((a) => a.child.stop()));
+      await worker.stop();
+    },
+  };
+}
+
+/** Asks the API processes for a full GC (they must run the bench/gc-on-signal.ts preload). */
+export async function collectGarbage(apis: ApiNode[]): Promise<void> {
+  for (const api of apis) api.child.process.kill('SIGUSR2');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+}
+
+/** The Node options that make collectGarbage work. */
+export const GC_HOOK = ['--expose-gc', '--require', path.join(__dirname, 'gc-on-signal.ts')];
+
+/** The samples of a node's /metrics, keyed `name` or `name{labels as sent}`. */
+export async function scrapeMetrics(origin: string): Promise<Map<string, number>> {
+  const response = await fetch(`${origin}/metrics`, { signal: AbortSignal.timeout(30_000) });
+  const text = await response.text();
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const space = line.lastIndexOf(' ');
+    samples.set(line.slice(0, space), Number(line.slice(space + 1)));
+  }
+  return samples;
+}

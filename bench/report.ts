@@ -1,0 +1,118 @@
+/** The benchmark's results: their JSON shape, the ratios to the ceilings, and the printed tables. */
+import type { Ceilings } from './ceilings';
+import type { FanOutLevel, StreamMemory } from './fan-out';
+import type { LoadResult } from './load';
+
+export interface Machine {
+  nproc: number;
+  cpu: string;
+  memoryGiB: number;
+  node: string;
+  os: string;
+  redis: string;
+  mongo: string;
+  ulimitNofile: string;
+}
+
+/** A service figure against its ceiling: throughput share and latency multiple. */
+export interface Ratio {
+  ceiling: string;
+  ceilingRps: number;
+  ceilingP50Ms: number;
+  /** Service throughput / ceiling throughput. */
+  rpsRatio: number;
+  /** Service p50 / ceiling p50. */
+  p50Multiple: number;
+}
+
+export interface BenchResults {
+  startedAt: string;
+  durationSeconds: number;
+  machine: Machine;
+  settings: { secondsPerRun: number; maxOpsPerRun: number; warmupOps: number; fanOutSubmissions: number };
+  statusUpdates: (LoadResult & { serverJobMeanMs: number; vs: Ratio })[];
+  locationPolls: (LoadResult & { records: number; vs: Ratio })[];
+  fanOut: (FanOutLevel & { vs: Omit<Ratio, 'ceilingRps' | 'rpsRatio'> })[];
+  streamMemory: StreamMemory;
+  ceilings: Ceilings;
+  logs: string;
+}
+
+const ratio = (a: number, b: number, digits = 2) => (b > 0 ? Math.round((a / b) * 10 ** digits) / 10 ** digits : 0);
+
+export function versus(service: LoadResult, ceilingName: string, ceiling: LoadResult): Ratio {
+  return {
+    ceiling: ceilingName,
+    ceilingRps: ceiling.rps,
+    ceilingP50Ms: ceiling.p50Ms,
+    rpsRatio: ratio(service.rps, ceiling.rps, 3),
+    p50Multiple: ratio(service.p50Ms, ceiling.p50Ms, 1),
+  };
+}
+
+function table(headers: string[], rows: (string | number)[][]): string {
+  const lines = [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`];
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
+  return lines.join('\n');
+}
+
+/** Markdown tables, readable in a terminal and pasteable into the README. */
+export function renderTables(r: BenchResults): string {
+  const m = r.machine;
+  const out: string[] = [];
+  out.push(
+    `Machine: ${m.nproc} cores (${m.cpu}), ${m.memoryGiB} GiB, Node ${m.node}, ${m.os}; Redis ${m.redis}; MongoDB: ${m.mongo}. ` +
+      `Everything (load generator, 2 API nodes, worker, Redis, MongoDB) on this machine, over loopback. ` +
+      `${r.settings.secondsPerRun} s or ${r.settings.maxOpsPerRun} operations per run after ${r.settings.warmupOps} warm-up operations; run took ${r.durationSeconds} s.`,
+  );
+  out.push('', '**Status updates** (PUT statusupdate over HTTP: API, queue, worker, MongoDB write, reply). Ceiling: bare BullMQ add-and-wait at the same concurrency. API job mean: the enqueue-to-reply time the API itself reports on /metrics.', '');
+  out.push(
+    table(
+      ['clients', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'API job mean ms', 'ceiling req/s', 'ceiling p50 ms', 'share of ceiling', 'p50 multiple'],
+      r.statusUpdates.map((s) => [s.concurrency, s.rps, s.p50Ms, s.p99Ms, s.errors, s.serverJobMeanMs, s.vs.ceilingRps, s.vs.ceilingP50Ms, s.vs.rpsRatio, s.vs.p50Multiple]),
+    ),
+  );
+  out.push('', '**Location polls** (GET /orders/location: authentication, two MongoDB reads, serialisation). Ceiling: bare Koa answering the same number of records.', '');
+  out.push(
+    table(
+      ['PLACED orders', 'clients', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'ceiling req/s', 'ceiling p50 ms', 'share of ceiling', 'p50 multiple'],
+      r.locationPolls.map((s) => [s.records, s.concurrency, s.rps, s.p50Ms, s.p99Ms, s.errors, s.vs.ceilingRps, s.vs.ceilingP50Ms, s.vs.rpsRatio, s.vs.p50Multiple]),
+    ),
+  );
+  out.push(
+    '',
+    '**Stream fan-out** (customer submit to arrival on every open stream, streams split over 2 API nodes). Ceiling: one bare BullMQ add-and-wait (the queue hop, which ends with a pub/sub message).',
+    '',
+  );
+  out.push(
+    table(
+      ['open streams', 'submissions', 'p50 ms', 'p99 ms', 'max ms', 'last stream p50 ms', 'missed', 'ceiling p50 ms', 'p50 multiple'],
+      r.fanOut.map((f) => [f.streams, f.submissions, f.p50Ms, f.p99Ms, f.maxMs, f.lastArrivalP50Ms, f.missed, f.vs.ceilingP50Ms, f.vs.p50Multiple]),
+    ),
+  );
+  const mem = r.streamMemory;
+  out.push(
+    '',
+    `**API memory per open stream** (process metrics from each node's /metrics, after a full GC, with the first level's streams open and with all ${mem.streams})`,
+    '',
+  );
+  out.push(
+    table(
+      ['API node', 'streams', 'RSS MiB', 'heap used MiB'],
+      mem.nodes.map((n, i) => [i + 1, `${n.streamsBefore} → ${n.streams}`, `${n.rssBeforeMiB} → ${n.rssAfterMiB}`, `${n.heapUsedBeforeMiB} → ${n.heapUsedAfterMiB}`]),
+    ),
+  );
+  out.push('', `Per added stream: ${mem.rssPerStreamKiB} KiB RSS, ${mem.heapPerStreamKiB} KiB heap (mean of the nodes).`);
+  const c = r.ceilings;
+  out.push('', '**Ceilings** (same run)', '');
+  out.push(
+    table(['ceiling', 'clients', 'ops/s', 'p50 ms', 'p99 ms'], [
+      ...c.koa.map((k) => ['bare Koa JSON route (empty list)', k.concurrency, k.rps, k.p50Ms, k.p99Ms]),
+      ...c.koaPayload.map((k) => [`bare Koa JSON route (${k.records} records)`, k.concurrency, k.rps, k.p50Ms, k.p99Ms]),
+      ...c.bullmq.map((b) => ['BullMQ add and wait for reply', b.concurrency, b.rps, b.p50Ms, b.p99Ms]),
+      ...c.redis.map((x) => ['Redis SET (one connection)', x.concurrency, x.rps, x.p50Ms, x.p99Ms]),
+      ['Redis pub/sub hop', 1, c.pubsubHop.rps, c.pubsubHop.p50Ms, c.pubsubHop.p99Ms],
+    ]),
+  );
+  return out.join('\n');
+}

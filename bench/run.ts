@@ -1,0 +1,157 @@
+/**
+ * `npm run bench`: starts Redis (embedded redis-server) and MongoDB (MONGO_URL, or the in-memory
+ * stand-in), runs the service's roles as separate processes and measures, in one run, status
+ * updates, location polls, stream fan-out and memory per stream, next to the raw ceilings of
+ * Koa, BullMQ and Redis. Prints tables and writes bench/results/latest.json plus a dated copy.
+ * No pass/fail thresholds.
+ *
+ * Settings (env): BENCH_SECONDS (per run, default 8), BENCH_MAX_OPS (per run, default 50000),
+ * BENCH_FANOUT_SUBMISSIONS (per stream count, default 20), BENCH_QUICK=1 (a short smoke run:
+ * 1 s runs, 1/10/50 streams; results go to bench/results/quick.json only).
+ */
+import { execSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChildServer } from '../scripts/embedded/child-server';
+import { startJongodb } from '../scripts/embedded/jongodb';
+import { startRedisServer } from '../scripts/embedded/redis-server';
+import { createRedis } from '../shared/src/redis';
+import { measureCeilings } from './ceilings';
+import type { Backends } from './deployment';
+import { measureFanOut } from './fan-out';
+import type { LoadBounds, LoadResult } from './load';
+import { BenchResults, Machine, renderTables, versus } from './report';
+import { measureLocationPolls, measureStatusUpdates } from './service-load';
+import { ROOT } from './processes';
+
+const quick = process.env.BENCH_QUICK === '1';
+const number = (name: string, fallback: number) => {
+  const value = process.env[name];
+  return value && /^[0-9]+$/.test(value) ? Number(value) : fallback;
+};
+const SECONDS = quick ? 1 : number('BENCH_SECONDS', 8);
+const MAX_OPS = number('BENCH_MAX_OPS', 50000);
+const WARMUP_OPS = quick ? 50 : 1000;
+const CONCURRENCIES = [1, 16, 64];
+const POLL_CONCURRENCY = 16;
+const POLL_RECORDS = [10, 200];
+const FANOUT_LEVELS = quick ? [1, 10, 50] : [1, 100, 1000];
+const FANOUT_SUBMISSIONS = quick ? 5 : number('BENCH_FANOUT_SUBMISSIONS', 20);
+/** Orders the status updates cycle through: 64 clients get four each. */
+const STATUS_ORDERS = 256;
+
+const say = (line: string) => process.stdout.write(`bench │ ${line}\n`);
+
+async function machine(redisUrl: string, mongo: string): Promise<Machine> {
+  const redis = createRedis(redisUrl);
+  const info = await redis.info('server');
+  await redis.quit();
+  let ulimit = 'unknown';
+  try {
+    ulimit = execSync('ulimit -n', { shell: '/bin/sh' }).toString().trim();
+  } catch {
+    // Not a POSIX shell; the figure is informative only.
+  }
+  return {
+    nproc: os.availableParallelism(),
+    cpu: os.cpus()[0]?.model.trim() ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+    node: process.version,
+    os: `${os.type()} ${os.release()}`,
+    redis: /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown',
+    mongo,
+    ulimitNofile: ulimit,
+  };
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pos-bench-'));
+  const children: ChildServer[] = [];
+  const stopChildren = async () => {
+    for (const child of children.reverse()) await child.stop().catch(() => undefined);
+  };
+  process.once('SIGINT', () => void stopChildren().then(() => process.exit(130)));
+
+  try {
+    let redisUrl = process.env.REDIS_URL;
+    if (!redisUrl) {
+      const redis = await startRedisServer();
+      children.push(redis);
+      redisUrl = redis.url;
+    }
+    let mongoUrl = process.env.MONGO_URL;
+    let mongo = 'MONGO_URL (a real MongoDB)';
+    if (!mongoUrl) {
+      const jongodb = await startJongodb();
+      children.push(jongodb);
+      mongoUrl = jongodb.url;
+      mongo = 'the in-memory stand-in (jongodb), not a real mongod';
+    }
+    const backends: Backends = { mongoUrl, redisUrl, logDir };
+    const host = await machine(redisUrl, mongo);
+    say(`${host.nproc} cores, ${host.memoryGiB} GiB, Node ${host.node}, Redis ${host.redis}, MongoDB: ${mongo}; ulimit -n ${host.ulimitNofile}; logs in ${logDir}`);
+    if (/^[0-9]+$/.test(host.ulimitNofile) && Number(host.ulimitNofile) < 2 * Math.max(...FANOUT_LEVELS) + 500) {
+      say(`warning: ulimit -n ${host.ulimitNofile} may be too low for ${Math.max(...FANOUT_LEVELS)} streams`);
+    }
+
+    const bounds: LoadBounds = { maxOps: MAX_OPS, maxMs: SECONDS * 1000, warmupOps: WARMUP_OPS };
+    const ceilings = await measureCeilings(backends, { concurrencies: CONCURRENCIES, pollConcurrency: POLL_CONCURRENCY, pollRecords: POLL_RECORDS, bounds, say });
+    const statusUpdates = await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, bounds, say });
+    const locationPolls = await measureLocationPolls(backends, { concurrency: POLL_CONCURRENCY, records: POLL_RECORDS, bounds, say });
+    const fanOut = await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, warmup: 2, say });
+
+    const at = <T extends LoadResult>(list: T[], pick: (r: T) => boolean): T => list.find(pick)!;
+    const queueHop = at(ceilings.bullmq, (b) => b.concurrency === 1);
+    const results: BenchResults = {
+      startedAt: new Date(started).toISOString(),
+      durationSeconds: Math.round((Date.now() - started) / 1000),
+      machine: host,
+      settings: { secondsPerRun: SECONDS, maxOpsPerRun: MAX_OPS, warmupOps: WARMUP_OPS, fanOutSubmissions: FANOUT_SUBMISSIONS },
+      statusUpdates: statusUpdates.map((s) => ({
+        ...s,
+        vs: versus(s, 'bullmq add-and-wait', at(ceilings.bullmq, (b) => b.concurrency === s.concurrency)),
+      })),
+      locationPolls: locationPolls.map((p) => ({
+        ...p,
+        vs: versus(p, `bare koa, ${p.records} records`, at(ceilings.koaPayload, (k) => k.records === p.records)),
+      })),
+      fanOut: fanOut.levels.map((f) => ({
+        ...f,
+        vs: {
+          ceiling: 'bullmq add-and-wait, 1 client',
+          ceilingP50Ms: queueHop.p50Ms,
+          p50Multiple: queueHop.p50Ms > 0 ? Math.round((f.p50Ms / queueHop.p50Ms) * 10) / 10 : 0,
+        },
+      })),
+      streamMemory: fanOut.memory,
+      ceilings,
+      logs: logDir,
+    };
+
+    process.stdout.write(`\n${renderTables(results)}\n\n`);
+    const dir = path.join(ROOT, 'bench', 'results');
+    fs.mkdirSync(dir, { recursive: true });
+    const json = `${JSON.stringify(results, null, 2)}\n`;
+    if (quick) {
+      fs.writeFileSync(path.join(dir, 'quick.json'), json);
+      say(`wrote bench/results/quick.json`);
+    } else {
+      const stamp = results.startedAt.replace(/[:.]/g, '-');
+      fs.writeFileSync(path.join(dir, 'latest.json'), json);
+      fs.writeFileSync(path.join(dir, `${stamp}.json`), json);
+      say(`wrote bench/results/latest.json and bench/results/${stamp}.json`);
+    }
+  } finally {
+    await stopChildren();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

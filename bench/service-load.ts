@@ -1,0 +1,120 @@
+/**
+ * The service under request load over HTTP: status updates (the queue and worker path) and
+ * location polls (the read path), each on its own fresh deployment.
+ */
+import type { Backends } from './deployment';
+import { deploy, scrapeMetrics } from './deployment';
+import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad } from './load';
+
+const ROWS = [
+  { productId: 'sku-burger', name: 'Burger', quantity: 2, unitPrice: 1290 },
+  { productId: 'sku-fries', name: 'Fries', quantity: 1, unitPrice: 450, notes: 'no salt' },
+];
+
+/** Runs `count` async jobs at most `width` at a time. */
+export async function inBatches<T>(count: number, width: number, job: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await job(i);
+      }
+    }),
+  );
+  return results;
+}
+
+/**
+ * PUT statusupdate `FAILED` on PLACED orders of a location whose failure threshold is 1000:
+ * each update is a real transition (a queued job, a version-guarded write of the order, an
+ * event published) that puts the order back in PLACED, so a few orders carry the whole run
+ * and the collection stays small. Each virtual client has orders of its own (no races).
+ */
+export async function measureStatusUpdates(
+  backends: Backends,
+  options: { concurrencies: number[]; orders: number; bounds: LoadBounds; say(line: string): void },
+): Promise<(LoadResult & { serverJobMeanMs: number })[]> {
+  const deployment = await deploy('status', backends);
+  try {
+    const { admin } = deployment;
+    const location = await admin.createLocation('Bench status updates', 1000);
+    const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
+    const orders = await inBatches(options.orders, 8, () => admin.createOrder(location.id, ROWS));
+    const numbers = orders.map((o) => o.number);
+    // Each update adds one to an order's failure count, which must stay below the threshold.
+    const bounds = { ...options.bounds, maxOps: Math.min(options.bounds.maxOps, numbers.length * 300) };
+    const results: (LoadResult & { serverJobMeanMs: number })[] = [];
+    for (const c of options.concurrencies) {
+      const jobsBefore = jobTotals(await scrapeMetrics(deployment.apis[0]!.origin));
+      const target = keepAliveTarget(deployment.apis[0]!.origin, c);
+      const perClient = Math.floor(numbers.length / c);
+      const body = JSON.stringify({ newState: 'FAILED' });
+      const result = await runLoad(
+        c,
+        async (client, iteration) => {
+          const number = numbers[client + c * (iteration % perClient)]!;
+          await httpCall(target, 'PUT', `/api/v1/orders/${number}/statusupdate`, { headers: { api_key: apiKey }, body });
+        },
+        bounds,
+      );
+      target.agent.destroy();
+      // The API's own view (GET /metrics): enqueue to worker reply, warm-up included.
+      const jobsAfter = jobTotals(await scrapeMetrics(deployment.apis[0]!.origin));
+      const count = jobsAfter.count - jobsBefore.count;
+      const serverJobMeanMs = count > 0 ? Math.round(((jobsAfter.sum - jobsBefore.sum) / count) * 1e5) / 100 : 0;
+      results.push({ ...result, serverJobMeanMs });
+      options.say(`status updates c=${c}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, job mean ${serverJobMeanMs} ms, errors ${result.errors}`);
+    }
+    return results;
+  } finally {
+    await deployment.stop();
+  }
+}
+
+/** GET /orders/location on locations holding 10 and 200 PLACED orders. */
+export async function measureLocationPolls(
+  backends: Backends,
+  options: { concurrency: number; records: number[]; bounds: LoadBounds; say(line: string): void },
+): Promise<(LoadResult & { records: number })[]> {
+  const deployment = await deploy('polls', backends);
+  try {
+    const { admin } = deployment;
+    const results: (LoadResult & { records: number })[] = [];
+    for (const records of options.records) {
+      const location = await admin.createLocation(`Bench polls ${records}`);
+      const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
+      await inBatches(records, 8, () => admin.createOrder(location.id, ROWS));
+      const c = options.concurrency;
+      const target = keepAliveTarget(deployment.apis[0]!.origin, c);
+      const result = await runLoad(
+        c,
+        async () => {
+          const text = await httpCall(target, 'GET', '/api/v1/orders/location', { headers: { api_key: apiKey } });
+          // A cheap check that the answer is the whole list, not an error body with a 200.
+          if (!text.startsWith('[')) throw new Error('not a list');
+        },
+        options.bounds,
+      );
+      target.agent.destroy();
+      results.push({ ...result, records });
+      options.say(`location polls ${records} orders c=${c}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
+    }
+    return results;
+  } finally {
+    await deployment.stop();
+  }
+}
+
+/** Sum (seconds) and count of the API's successful order-action job round trips. */
+function jobTotals(samples: Map<string, number>): { sum: number; count: number } {
+  let sum = 0;
+  let count = 0;
+  for (const [key, value] of samples) {
+    if (!key.includes('job="order-action"') || !key.includes('status="200"')) continue;
+    if (key.startsWith('pos_job_duration_seconds_sum')) sum += value;
+    if (key.startsWith('pos_job_duration_seconds_count')) count += value;
+  }
+  return { sum, count };
+}

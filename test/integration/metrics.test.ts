@@ -1,0 +1,112 @@
+import { RegisterClient, WorkStream } from '../../shared/src/clients/register-client';
+import { call, sampleRows } from '../support/http';
+import { startStack } from '../support/stack';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Prometheus text exposition, sample lines only. */
+function parseMetrics(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) throw new Error(`not a sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const [, key, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+  return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+}
+
+describe('GET /metrics', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.close());
+
+  async function scrape(): Promise<Sample[]> {
+    const res = await call('GET', `${stack.origin}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    return parseMetrics(res.text);
+  }
+
+  it('answers Prometheus text without credentials, with process metrics', async () => {
+    const samples = await scrape();
+    expect(valueOf(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(valueOf(samples, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+    expect(valueOf(samples, 'pos_streams_open')).toBe(0);
+  });
+
+  it('counts requests by route pattern and status, never by raw URL', async () => {
+    const loc = await stack.admin.createLocation('Metrics');
+    const key = (await stack.admin.createServiceSession(loc.id, 'reg-1')).apiKey;
+    expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
+    expect((await call('PUT', `${stack.baseUrl}/orders/4242/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(400);
+    expect((await call('GET', `${stack.origin}/no/such/path/123`)).status).toBe(404);
+    const samples = await scrape();
+    expect(valueOf(samples, 'pos_http_requests_total', { method: 'GET', route: '/api/v1/orders/location', status: '200' })).toBe(1);
+    expect(
+      valueOf(samples, 'pos_http_requests_total', { method: 'PUT', route: '/api/v1/orders/:number/statusupdate', status: '400' }),
+    ).toBe(1);
+    expect(valueOf(samples, 'pos_http_requests_total', { method: 'GET', route: '(unmatched)', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(
+      valueOf(samples, 'pos_http_request_duration_seconds_count', { method: 'GET', route: '/api/v1/orders/location', status: '200' }),
+    ).toBe(1);
+    expect(samples.some((s) => (s.labels.route ?? '').includes('4242') || (s.labels.route ?? '').includes('/no/such'))).toBe(false);
+  });
+
+  it('reports queue depth, job latency and published events after a status update', async () => {
+    const loc = await stack.admin.createLocation('Metrics jobs');
+    const key = (await stack.admin.createServiceSession(loc.id, 'reg-1')).apiKey;
+    const before = await scrape();
+    const order = await stack.admin.createOrder(loc.id, sampleRows);
+    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    expect(done.status).toBe(200);
+    const after = await scrape();
+    for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed']) {
+      expect(valueOf(after, 'pos_queue_jobs', { state })).toEqual(expect.any(Number));
+    }
+    expect(valueOf(after, 'pos_queue_jobs', { state: 'completed' })).toBeGreaterThanOrEqual(1);
+    const jobs = (samples: typeof after) => valueOf(samples, 'pos_job_duration_seconds_count', { job: 'order-action', status: '200' }) ?? 0;
+    expect(jobs(after) - jobs(before)).toBe(1);
+    expect(valueOf(after, 'pos_job_duration_seconds_bucket', { job: 'order-action', status: '200', le: '+Inf' })).toBe(jobs(after));
+    const published = (samples: typeof after) => valueOf(samples, 'pos_events_published_total', { type: 'order' }) ?? 0;
+    expect(published(after) - published(before)).toBe(1);
+  });
+
+  it('reports open streams and delivered events', async () => {
+    const loc = await stack.admin.createLocation('Metrics streams');
+    const key = (await stack.admin.createServiceSession(loc.id, 'reg-1')).apiKey;
+    const received: number[] = [];
+    let stream: WorkStream | undefined;
+    try {
+      const opened = new Promise<void>((resolve) => {
+        stream = new RegisterClient({ baseUrl: stack.baseUrl, apiKey: key }).openStream({
+          onOrder: (o) => void received.push(o.number),
+          onState: (s) => s.state === 'open' && resolve(),
+        });
+      });
+      await opened;
+      const order = await stack.admin.createOrder(loc.id, sampleRows);
+      const deadline = Date.now() + 10_000;
+      while (!received.includes(order.number) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const samples = await scrape();
+      expect(valueOf(samples, 'pos_streams_open')).toBe(1);
+      expect(valueOf(samples, 'pos_events_delivered_total', { type: 'order' })).toBeGreaterThanOrEqual(1);
+      expect(valueOf(samples, 'pos_events_received_total', { type: 'order' })).toBeGreaterThanOrEqual(1);
+      expect(valueOf(samples, 'pos_pubsub_channels')).toBeGreaterThanOrEqual(2);
+    } finally {
+      await stream?.close();
+    }
+  });
+});

@@ -1,0 +1,342 @@
+/**
+ * The reference register client: its typed errors against the real service, and its stream
+ * consumer (reconnect with the cursor, poll, backoff, watchdog) against a small real SSE server
+ * whose behaviour each test scripts connection by connection.
+ */
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  RegisterApiError,
+  RegisterAuthError,
+  RegisterClient,
+  RegisterProblemError,
+  RegisterTimeoutError,
+  StreamState,
+  WorkStream,
+} from '../../shared/src/clients/register-client';
+import type { CommandRecord, OrderRecord, WorkRecord } from '../../shared/src/domain/records';
+import { sampleRows } from '../support/http';
+import { startStack } from '../support/stack';
+
+const order = (number: number, state = 'PLACED'): OrderRecord =>
+  ({ number, state, rows: [{ rowNumber: 1, productId: 'p', name: 'Burger', quantity: 1, unitPrice: 100 }], guestCount: 1 }) as OrderRecord;
+const command = (number: number): CommandRecord => ({ number, state: 'PLACED', readTableState: true });
+const sse = (type: string, id: string, record: unknown) => `event: ${type}\nid: ${id}\ndata: ${JSON.stringify(record)}\n\n`;
+
+/** What the fake service saw, in arrival order: `stream?<query>` or `poll`. */
+interface FakeService {
+  baseUrl: string;
+  seen: string[];
+  /** Resolves when the n-th stream request (1-based) has arrived. */
+  streamRequest(n: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+type StreamScript = (res: http.ServerResponse, req: http.IncomingMessage) => void;
+
+async function fakeService(scripts: StreamScript[], work: WorkRecord[] = [], hangPolls = false): Promise<FakeService> {
+  const seen: string[] = [];
+  const waiters: { n: number; resolve(): void }[] = [];
+  let streams = 0;
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/api/v1/notifications/service/stream') {
+      streams += 1;
+      seen.push(`stream?${url.searchParams}`);
+      const script = scripts[Math.min(streams, scripts.length) - 1]!;
+      script(res, req);
+      for (const w of waiters.filter((w) => w.n <= streams)) w.resolve();
+      return;
+    }
+    if (url.pathname === '/api/v1/orders/location') {
+      seen.push('poll');
+      if (hangPolls) return;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(work));
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/api/v1`,
+    seen,
+    streamRequest: (n) => (streams >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+const openSse = (res: http.ServerResponse, first = '') => {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.write(first);
+};
+const unavailable: StreamScript = (res) =>
+  res
+    .writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '1' })
+    .end(JSON.stringify({ type: 'about:blank', title: 'Service unavailable', status: 503, detail: 'down', instance: '/x' }));
+/** Open with a keepalive (a healthy connection) and hold. */
+const holdOpen: StreamScript = (res) => openSse(res, ': keepalive\n\n');
+
+/** Records the backoff delays and returns at once, so tests assert the sequence, not wall time. */
+function recordingSleep() {
+  const delays: number[] = [];
+  return { delays, sleep: async (ms: number) => void delays.push(ms) };
+}
+
+describe('register client stream consumer (real HTTP SSE server)', () => {
+  let fake: FakeService | undefined;
+  let stream: WorkStream | undefined;
+  afterEach(async () => {
+    await stream?.close();
+    await fake?.close();
+    stream = undefined;
+    fake = undefined;
+  });
+
+  it('reconnects with the cursor after a dropped or ended stream, then polls', async () => {
+    fake = await fakeService(
+      [
+        (res) => {
+          openSse(res, `retry: 250\n\n${sse('order', '1.0', order(1))}${sse('command', '1.2', command(2))}`);
+          setTimeout(() => res.destroy(), 100);
+        },
+        (res) => {
+          openSse(res, sse('order', '3.2', order(3)));
+          setTimeout(() => res.end(), 100);
+        },
+        holdOpen,
+      ],
+      [order(1), command(2)],
+    );
+    const client = new RegisterClient({ baseUrl: fake.baseUrl, apiKey: 'k' });
+    const orders: number[] = [];
+    const commands: number[] = [];
+    const polls: WorkRecord[][] = [];
+    const states: StreamState[] = [];
+    const { delays, sleep } = recordingSleep();
+    stream = client.openStream(
+      {
+        onOrder: (o) => void orders.push(o.number),
+        onCommand: (c) => void commands.push(c.number),
+        onPoll: (work) => void polls.push(work),
+        onState: (s) => void states.push(s),
+      },
+      { sleep },
+    );
+    await fake.streamRequest(3);
+    await waitFor(() => polls.length === 2);
+
+    expect(fake.seen).toEqual(['stream?', 'stream?orderNumber=1&commandNumber=2', 'poll', 'stream?orderNumber=3&commandNumber=2', 'poll']);
+    expect(orders).toEqual([1, 3]);
+    expect(commands).toEqual([2]);
+    expect(polls[0]).toEqual([order(1), command(2)]);
+    expect(stream.cursor).toEqual({ orderNumber: 3, commandNumber: 2 });
+    const reasons = states.flatMap((s) => (s.state === 'disconnected' ? [s.reason] : []));
+    expect(reasons).toEqual(['network', 'ended']);
+    // Healthy connections reset the backoff; the server's retry: replaces the base delay.
+    expect(delays).toEqual([250, 250]);
+  });
+
+  it('backs off 1, 2, 4 ... times the base up to the cap, and starts over after a healthy connection', async () => {
+    const healthyThenEnd: StreamScript = (res) => {
+      openSse(res, ': keepalive\n\n');
+      setTimeout(() => res.end(), 50);
+    };
+    fake = await fakeService([unavailable, unavailable, unavailable, unavailable, unavailable, healthyThenEnd, unavailable, unavailable, holdOpen]);
+    const client = new RegisterClient({ baseUrl: fake.baseUrl, apiKey: 'k' });
+    const { delays, sleep } = recordingSleep();
+    const errors: Error[] = [];
+    const states: StreamState[] = [];
+    stream = client.openStream(
+      { onError: (e) => void errors.push(e), onState: (s) => void states.push(s) },
+      { backoffBaseMs: 100, backoffCapMs: 500, sleep },
+    );
+    await fake.streamRequest(9);
+    await waitFor(() => fake!.seen.filter((s) => s === 'poll').length === 2);
+    expect(delays).toEqual([100, 200, 400, 500, 500, 100, 200, 400]);
+    const first = states.find((s) => s.state === 'disconnected');
+    expect(first).toMatchObject({ state: 'disconnected', reason: 'http-status' });
+    expect((first as { error?: Error }).error).toBeInstanceOf(RegisterProblemError);
+    expect(((first as { error?: RegisterProblemError }).error as RegisterProblemError).retryAfterMs).toBe(1000);
+    // Only reconnections that opened are followed by a poll.
+    expect(fake.seen.filter((s) => s === 'poll')).toHaveLength(2);
+  });
+
+  it('reconnects when the watchdog sees no bytes for its period, before and after the headers', async () => {
+    fake = await fakeService([
+      () => undefined, // never answers
+      (res) => openSse(res), // headers, then silence
+      holdOpen,
+    ]);
+    const client = new RegisterClient({ baseUrl: fake.baseUrl, apiKey: 'k' });
+    const states: StreamState[] = [];
+    const { sleep } = recordingSleep();
+    stream = client.openStream({ onState: (s) => void states.push(s) }, { watchdogMs: 300, sleep });
+    await fake.streamRequest(3);
+    const reasons = states.flatMap((s) => (s.state === 'disconnected' ? [s.reason] : []));
+    expect(reasons).toEqual(['watchdog', 'watchdog']);
+  });
+
+  it('stops for good on a 401 from the stream, with the typed error', async () => {
+    fake = await fakeService([(res) => res.writeHead(401, { 'content-type': 'text/plain' }).end('{"error":"Session not valid"}')]);
+    const client = new RegisterClient({ baseUrl: fake.baseUrl, apiKey: 'k' });
+    const { delays, sleep } = recordingSleep();
+    stream = client.openStream({}, { sleep });
+    const error = await stream.done.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(RegisterAuthError);
+    expect((error as RegisterAuthError).failure).toBe('session-not-valid');
+    expect(delays).toEqual([]);
+    expect(fake.seen).toEqual(['stream?']);
+  });
+
+  it('gives up on a request after its deadline', async () => {
+    fake = await fakeService([holdOpen], [], true);
+    const client = new RegisterClient({ baseUrl: fake.baseUrl, apiKey: 'k', requestTimeoutMs: 200 });
+    await expect(client.listWork()).rejects.toBeInstanceOf(RegisterTimeoutError);
+  });
+});
+
+describe('register client against the service', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.close());
+
+  async function register() {
+    const loc = await stack.admin.createLocation('Client');
+    const session = await stack.admin.createServiceSession(loc.id, 'reg-1');
+    return { loc, client: new RegisterClient({ baseUrl: stack.baseUrl, apiKey: session.apiKey }) };
+  }
+
+  it('lists work, updates status, reports failures and acknowledges commands', async () => {
+    const { loc, client } = await register();
+    const first = await stack.admin.createOrder(loc.id, sampleRows, 4);
+    const second = await stack.admin.createOrder(loc.id, sampleRows);
+    const cmd = await stack.admin.createCommand(loc.id, 'REQUEST_BILL', 4);
+    expect(await client.listWork()).toEqual([first, second, cmd]);
+    const done = await client.updateStatus(first.number, 'COMPLETED');
+    expect(done).toMatchObject({ number: first.number, state: 'COMPLETED' });
+    expect(done.completeTime).toEqual(expect.any(String));
+    const failed = await client.reportFailure(second.number, 'printer jam');
+    expect(failed).toMatchObject({ number: second.number, state: 'PLACED' });
+    expect(await client.acknowledgeCommand(cmd.number)).toEqual(cmd);
+    expect(await client.listWork()).toEqual([expect.objectContaining({ number: second.number })]);
+  });
+
+  it('raises problem errors with the problem body', async () => {
+    const { client } = await register();
+    const missing = await client.updateStatus(999, 'COMPLETED').catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(RegisterProblemError);
+    expect((missing as RegisterProblemError).problem).toMatchObject({ status: 400, title: 'Illegal argument', detail: 'Order does not exist' });
+    const noCommand = await client.acknowledgeCommand(999).catch((e: unknown) => e);
+    expect(noCommand).toBeInstanceOf(RegisterProblemError);
+    expect((noCommand as RegisterProblemError).status).toBe(404);
+  });
+
+  it('tells the text 401 (unknown key) from the JSON 401 (wrong type, expired)', async () => {
+    const loc = await stack.admin.createLocation('Auth');
+    const customer = await stack.admin.createCustomerSession(loc.id, 7);
+    const expired = await stack.admin.createServiceSession(loc.id, 'reg-old', new Date(Date.now() - 60_000).toISOString());
+    const failureOf = async (apiKey: string) => {
+      const error = await new RegisterClient({ baseUrl: stack.baseUrl, apiKey }).listWork().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RegisterAuthError);
+      expect(error).toBeInstanceOf(RegisterApiError);
+      expect((error as RegisterAuthError).status).toBe(401);
+      return (error as RegisterAuthError).failure;
+    };
+    const [unknown, wrongType, old] = await Promise.all([failureOf('no-such-key'), failureOf(customer.apiKey), failureOf(expired.apiKey)]);
+    expect(unknown).toBe('session-not-valid');
+    expect(wrongType).toBe('unauthorized');
+    expect(old).toBe('unauthorized');
+  });
+});
+
+describe('register client stream consumer against the service', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let stream: WorkStream | undefined;
+  beforeAll(async () => {
+    // The server ends every stream after a second, so the client must reconnect.
+    stack = await startStack({ SSE_TIMEOUT: '1s' });
+  });
+  afterEach(async () => {
+    await stream?.close();
+    stream = undefined;
+  });
+  afterAll(() => stack.close());
+
+  it('reconnects with the cursor after the server ends the stream, polls, and gets new work live', async () => {
+    const loc = await stack.admin.createLocation('Stream');
+    const key = (await stack.admin.createServiceSession(loc.id, 'reg-1')).apiKey;
+    const first = await stack.admin.createOrder(loc.id, sampleRows);
+    const cmd = await stack.admin.createCommand(loc.id, 'READ_TABLE_STATE');
+    const orders: OrderRecord[] = [];
+    const commands: CommandRecord[] = [];
+    const polls: WorkRecord[][] = [];
+    const states: StreamState[] = [];
+    const { delays, sleep } = recordingSleep();
+    stream = new RegisterClient({ baseUrl: stack.baseUrl, apiKey: key }).openStream(
+      {
+        onOrder: (o) => void orders.push(o),
+        onCommand: (c) => void commands.push(c),
+        onPoll: (work) => void polls.push(work),
+        onState: (s) => void states.push(s),
+      },
+      { sleep },
+    );
+    await waitFor(() => polls.length >= 1);
+    // Replayed on the first connection; polled after the reconnection.
+    expect(orders[0]).toEqual(first);
+    expect(commands).toEqual([cmd]);
+    expect(polls[0]).toEqual([first, cmd]);
+    const connects = states.flatMap((s) => (s.state === 'connecting' ? [s.cursor] : []));
+    expect(connects[0]).toBeUndefined();
+    expect(connects[1]).toEqual({ orderNumber: first.number, commandNumber: cmd.number });
+    expect(states).toContainEqual({ state: 'disconnected', reason: 'ended' });
+    // The server's retry: 1000 is the base delay; a healthy stream resets the backoff.
+    expect(delays[0]).toBe(1000);
+
+    const second = await stack.admin.createOrder(loc.id, sampleRows);
+    await waitFor(() => orders.some((o) => o.number === second.number));
+    await waitFor(() => stream!.cursor?.orderNumber === second.number);
+    // The first order was replayed once, not again on the reconnections (the cursor is past it).
+    expect(orders.filter((o) => o.number === first.number)).toHaveLength(1);
+  });
+
+  it('ends with the typed 401 when the key is unknown, or revoked while streaming', async () => {
+    const loc = await stack.admin.createLocation('Stream auth');
+    const unknown = new RegisterClient({ baseUrl: stack.baseUrl, apiKey: 'no-such-key' }).openStream({});
+    const error = await unknown.done.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RegisterAuthError);
+    expect((error as RegisterAuthError).failure).toBe('session-not-valid');
+
+    const session = await stack.admin.createServiceSession(loc.id, 'reg-2');
+    const { sleep } = recordingSleep();
+    let open = false;
+    stream = new RegisterClient({ baseUrl: stack.baseUrl, apiKey: session.apiKey }).openStream(
+      { onState: (s) => void (s.state === 'open' && (open = true)) },
+      { sleep },
+    );
+    await waitFor(() => open);
+    await stack.admin.closeSession(session.sessionId);
+    const revoked = await stream.done.catch((e: unknown) => e);
+    expect(revoked).toBeInstanceOf(RegisterAuthError);
+    expect((revoked as RegisterAuthError).failure).toBe('session-not-valid');
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

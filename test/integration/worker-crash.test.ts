@@ -25,7 +25,8 @@ describe.each(['crash-after-apply', 'crash-before-apply'] as const)('a worker ki
 
     const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: fault });
     const answer = call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, body: { reason: 'paper out' } });
-    await doomed.exited;
+    const code = await doomed.exited;
+    expect({ code, signal: doomed.process.signalCode }).toEqual({ code: null, signal: 'SIGKILL' });
     expect(doomed.output()).toContain('FAULT_INJECT: killing this worker');
 
     const midway = await db.order(location.id, order.number);

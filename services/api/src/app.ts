@@ -2,11 +2,16 @@ import Koa from 'koa';
 import type Router from '@koa/router';
 import type { AppState } from './context';
 import type { ApiDeps } from './deps';
+import { requestMetrics } from './metrics/request-metrics';
 import { problemResponses } from './middleware/problems';
 import { requestContext } from './middleware/request-context';
 import { adminRoutes } from './routes/admin';
+import { bullBoard } from './routes/bull-board';
+import { customerRoutes } from './routes/customer';
 import { healthRoutes } from './routes/health';
+import { metricsRoutes } from './routes/metrics';
 import { serviceRoutes } from './routes/orders';
+import { streamRoutes } from './routes/stream';
 
 /** The Koa app: request context first, then problem rendering, then the routers. */
 export function createApp(deps: ApiDeps, extraRouters: Router<AppState>[] = []): Koa<AppState> {
@@ -16,11 +21,13 @@ export function createApp(deps: ApiDeps, extraRouters: Router<AppState>[] = []):
   app.silent = true;
 
   app.use(requestContext(deps.log));
+  app.use(requestMetrics(deps.metrics));
   app.use(problemResponses());
 
-  for (const router of [healthRoutes(deps), serviceRoutes(deps), adminRoutes(deps), ...extraRouters]) {
+  for (const router of [healthRoutes(deps), metricsRoutes(deps), serviceRoutes(deps), streamRoutes(deps), customerRoutes(deps), adminRoutes(deps), ...extraRouters]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
+  app.use(bullBoard(deps));
   return app;
 }

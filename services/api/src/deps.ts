@@ -11,6 +11,7 @@ import type { SessionsRepo } from '../../../shared/src/store/sessions';
 import type { JobClient } from './jobs/job-client';
 import type { ApiMetrics } from './metrics/api-metrics';
 import type { ChannelSubscriber } from './pubsub/channel-subscriber';
+import type { StreamHub } from './stream/hub';
 
 /** Everything the HTTP layer uses, built once per process by server.ts. */
 export interface ApiDeps {
@@ -21,6 +22,8 @@ export interface ApiDeps {
   redis: Redis;
   queue: Queue;
   subscriber: ChannelSubscriber;
+  /** The event streams open on this node and their location subscriptions. */
+  hub: StreamHub;
   jobs: JobClient;
   events: EventPublisher;
   metrics: ApiMetrics;

@@ -19,9 +19,12 @@ import type { ApiDeps } from './deps';
 import { JobClient } from './jobs/job-client';
 import { createApiMetrics } from './metrics/api-metrics';
 import { ChannelSubscriber } from './pubsub/channel-subscriber';
+import { StreamHub } from './stream/hub';
 
 export interface RunningApi {
   port: number;
+  /** The node's wiring, for in-process tests and tools. */
+  deps: ApiDeps;
   /** Stops accepting, lets in-flight requests finish (up to SHUTDOWN_GRACE), then disconnects. */
   close(): Promise<void>;
 }
@@ -35,11 +38,14 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const store = await connectMongo(mongoUrl, config.mongoDb);
   await ensureIndexes(store.db);
   // Request-path commands give up quickly: a Redis outage answers 503 rather than hanging.
-  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 });
+  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 }, nodeLog);
   const subscriber = new ChannelSubscriber(createRedis(redisUrl, { maxRetriesPerRequest: null }), nodeLog);
   const queue = createWorkQueue(redis, config.redisPrefix);
-  const jobs = new JobClient(queue, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog);
+  const metrics = createApiMetrics({ queue, subscriber });
+  const jobs = new JobClient(queue, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
   await jobs.start();
+
+  const hub = new StreamHub({ subscriber, prefix: config.redisPrefix, metrics, log: nodeLog, subscribeTimeoutMs: config.jobTimeoutMs });
 
   let accepting = true;
   const deps: ApiDeps = {
@@ -50,9 +56,10 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     redis,
     queue,
     subscriber,
+    hub,
     jobs,
     events: new EventPublisher(redis, config.redisPrefix),
-    metrics: createApiMetrics(),
+    metrics,
     orders: new OrdersRepo(store.db),
     commands: new CommandsRepo(store.db),
     sessions: new SessionsRepo(store.db),
@@ -69,8 +76,11 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
 
   return {
     port,
+    deps,
     async close() {
       accepting = false;
+      // Streams are never idle: end them first, or server.close would wait for the grace period.
+      await hub.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const grace = setTimeout(() => {

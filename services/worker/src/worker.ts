@@ -26,7 +26,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const { mongoUrl, redisUrl } = requireUrls(config);
   const store = await connectMongo(mongoUrl, config.mongoDb);
   await ensureIndexes(store.db);
-  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 3 });
+  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 3 }, log);
   const repos = {
     orders: new OrdersRepo(store.db),
     locations: new LocationsRepo(store.db),
@@ -34,11 +34,12 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     events: new EventPublisher(redis, config.redisPrefix),
   };
 
-  const checkpoint = (point: 'before-apply' | 'after-apply') => {
-    if (config.faultInject === `crash-${point}`) {
-      log.warn({ point }, 'FAULT_INJECT: killing this worker');
-      process.kill(process.pid, 'SIGKILL');
-    }
+  const checkpoint = async (point: 'before-apply' | 'after-apply') => {
+    if (config.faultInject !== `crash-${point}`) return;
+    log.warn({ point }, 'FAULT_INJECT: killing this worker');
+    await new Promise<void>((resolve) => log.flush(() => resolve()));
+    process.kill(process.pid, 'SIGKILL');
+    await new Promise(() => undefined); // the signal lands before anything else runs
   };
 
   const reply = async (job: Job<JobData>, outcome: JobOutcome) => {
@@ -70,7 +71,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   };
 
   // BullMQ leaves a connection it was given open on close; we close it ourselves.
-  const workerConnection = createRedis(redisUrl, { maxRetriesPerRequest: null });
+  const workerConnection = createRedis(redisUrl, { maxRetriesPerRequest: null }, log);
   const worker = new Worker<JobData, JobOutcome>(WORK_QUEUE, process_, {
     connection: workerConnection,
     prefix: config.redisPrefix,

@@ -10,6 +10,11 @@ export function isOrderState(value: string): value is OrderState {
   return (ORDER_STATES as readonly string[]).includes(value);
 }
 
+/** Orders a customer is still composing are invisible to registers, in lists and on streams. */
+export function isVisibleToRegisters(state: OrderState): boolean {
+  return state !== 'SELECTING' && state !== 'NEW';
+}
+
 /** What can be asked of an order, and by whom. */
 export type OrderAction =
   /** A service client's status update (PUT statusupdate). */

@@ -2,7 +2,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund --omit=optional
+# The lockfile's versions (see scripts/setup.sh for why not npm ci).
+RUN npm install --no-save --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json ./
 COPY shared shared
 COPY services services

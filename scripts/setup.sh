@@ -20,4 +20,7 @@ if ((${#want[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
 fi
 
-npm ci --no-audit --no-fund --loglevel=error
+# Exactly the lockfile's versions, as `npm ci` would; but `npm ci` refuses a lockfile without
+# the other platforms' optional binaries, which the registry here does not serve, so install
+# from the lockfile without rewriting it.
+npm install --no-save --no-audit --no-fund --loglevel=error

@@ -60,7 +60,7 @@ export async function measureCeilings(
   const echo = await spawnNode('ceiling-echo-worker', 'bench/bare/echo-worker.ts', { REDIS_URL: backends.redisUrl, REDIS_PREFIX: prefix }, /echo worker ready/, backends.logDir);
   const redis = createRedis(backends.redisUrl, { maxRetriesPerRequest: 2 });
   const subscriber = new ChannelSubscriber(createRedis(backends.redisUrl, { maxRetriesPerRequest: null }), createLogger('silent', 'bench'));
-  const queue = createWorkQueue(redis, prefix);
+  const queue = createWorkQueue(redis, prefix, createLogger('warn', 'bench'));
   const jobs = new JobClient(queue, subscriber, replyChannel(prefix, 'bench'), 10_000, createLogger('warn', 'bench'));
   try {
     await jobs.start();

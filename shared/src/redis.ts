@@ -1,5 +1,6 @@
 import Redis, { RedisOptions } from 'ioredis';
 import type { Logger } from './log';
+import { withDeadline } from './util/deadline';
 
 /**
  * A Redis connection. BullMQ's blocking connections need `maxRetriesPerRequest: null`;
@@ -10,4 +11,17 @@ export function createRedis(url: string, options: RedisOptions = {}, log?: Logge
   const redis = new Redis(url, { enableReadyCheck: true, ...options });
   if (log) redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error'));
   return redis;
+}
+
+/** QUIT when the connection is up (bounded), else drop it: QUIT would wait for a reconnect. */
+export async function closeRedis(redis: Redis, ms = 1_000): Promise<void> {
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    return;
+  }
+  try {
+    await withDeadline(redis.quit(), ms, 'Redis QUIT');
+  } catch {
+    redis.disconnect();
+  }
 }

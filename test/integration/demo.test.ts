@@ -34,7 +34,8 @@ function runDemo(args: string[]): DemoRun {
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': it comes after the child's output has all been read.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return {
     child,
     output: () => output,

@@ -154,6 +154,47 @@ describe('problem responses (part 7)', () => {
   });
 });
 
+describe('database errors (part 7.2)', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let db: Awaited<ReturnType<typeof openDb>>;
+  beforeAll(async () => {
+    stack = await startStack();
+    db = await openDb(stack.env);
+  });
+  afterAll(async () => {
+    await db.close();
+    await stack.close();
+  });
+
+  it('a database constraint violation is 400 Constraint violation, with an id and no data', async () => {
+    const location = await stack.admin.createLocation('Clashing');
+    // A record the sequence has not handed out yet: the next insert collides with it.
+    await db.db.collection('orders').insertOne({ _id: `${location.id}:1` as never, locationId: location.id, number: 1, state: 'COMPLETED' });
+    const res = await call('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, {
+      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      body: { rows: sampleRows },
+    });
+    expect(res.status).toBe(400);
+    const body = problemOf(res);
+    expect(body.title).toBe('Constraint violation');
+    expect(body.detail).toMatch(/^[0-9a-f-]{36}: A record with the same key already exists$/);
+    expect(body.detail).not.toContain(location.id);
+  });
+
+  it('another refused database operation is 400 "Something went wrong during database operation."', async () => {
+    const location = await stack.admin.createLocation('Broken sequence');
+    await db.db.collection('locations').updateOne({ _id: location.id as never }, { $set: { orderSeq: 'not a number' } });
+    const res = await call('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, {
+      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      body: { rows: sampleRows },
+    });
+    expect(res.status).toBe(400);
+    const body = problemOf(res);
+    expect(body.title).toBe('Something went wrong during database operation.');
+    expect(body.detail).toMatch(/^[0-9a-f-]{36}: MongoDB refused the operation \(\w+\)$/);
+  });
+});
+
 describe('unavailability and internal errors', () => {
   it('a queued update nobody processes in time answers 503 with Retry-After', async () => {
     const stack = await startStack({ JOB_TIMEOUT: '300ms' }, { worker: false });

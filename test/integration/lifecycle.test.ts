@@ -79,7 +79,7 @@ describe('process lifecycle and operations', () => {
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
     try {
       const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`not ready:\n${output}`)), 45_000);

@@ -26,8 +26,8 @@ describe.each(['crash-after-apply', 'crash-before-apply'] as const)('a worker ki
     const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: fault });
     const answer = call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, body: { reason: 'paper out' } });
     const code = await doomed.exited;
+    // Only the fault kills with SIGKILL (its log line may not make it out before the signal).
     expect({ code, signal: doomed.process.signalCode }).toEqual({ code: null, signal: 'SIGKILL' });
-    expect(doomed.output()).toContain('FAULT_INJECT: killing this worker');
 
     const midway = await db.order(location.id, order.number);
     expect(midway!.failureCount).toBe(fault === 'crash-after-apply' ? 1 : 0);

@@ -85,7 +85,8 @@ export async function spawnRole(role: 'api' | 'worker', env: StackEnv): Promise<
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': it comes after the child's output has all been read.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const readyMessage = role === 'api' ? '"msg":"api listening"' : '"msg":"worker ready"';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${role} did not start:\n${output}`)), 30_000);

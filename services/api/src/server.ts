@@ -8,12 +8,13 @@ import { EventPublisher } from '../../../shared/src/events/location-events';
 import type { Logger } from '../../../shared/src/log';
 import { replyChannel } from '../../../shared/src/queue/jobs';
 import { createWorkQueue } from '../../../shared/src/queue/work-queue';
-import { createRedis } from '../../../shared/src/redis';
+import { closeRedis, createRedis } from '../../../shared/src/redis';
 import { CommandsRepo } from '../../../shared/src/store/commands';
 import { LocationsRepo } from '../../../shared/src/store/locations';
 import { connectMongo, ensureIndexes } from '../../../shared/src/store/mongo';
 import { OrdersRepo } from '../../../shared/src/store/orders';
 import { SessionsRepo } from '../../../shared/src/store/sessions';
+import { settleWithin } from '../../../shared/src/util/deadline';
 import { createApp } from './app';
 import type { ApiDeps } from './deps';
 import { JobClient } from './jobs/job-client';
@@ -40,7 +41,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   // Request-path commands give up quickly: a Redis outage answers 503 rather than hanging.
   const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 }, nodeLog);
   const subscriber = new ChannelSubscriber(createRedis(redisUrl, { maxRetriesPerRequest: null }), nodeLog);
-  const queue = createWorkQueue(redis, config.redisPrefix);
+  const queue = createWorkQueue(redis, config.redisPrefix, nodeLog);
   const metrics = createApiMetrics({ queue, subscriber });
   const jobs = new JobClient(queue, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
   await jobs.start();
@@ -89,9 +90,9 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       }, config.shutdownGraceMs);
       await closed;
       clearTimeout(grace);
-      await jobs.stop();
-      await queue.close();
-      await Promise.all([redis.quit(), subscriber.quit()].map((p) => p.catch(() => undefined)));
+      await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
+      await settleWithin(queue.close(), 2_000, nodeLog, 'closing the work queue');
+      await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();
       nodeLog.info('api stopped');
     },

@@ -6,11 +6,13 @@ import { problems } from '../../../shared/src/domain/problem';
 import { EventPublisher } from '../../../shared/src/events/location-events';
 import type { Logger } from '../../../shared/src/log';
 import { JOB, JobOutcome, JobReply, OrderActionJob, SessionCloseJob, WORK_QUEUE } from '../../../shared/src/queue/jobs';
-import { createRedis } from '../../../shared/src/redis';
+import { closeRedis, createRedis } from '../../../shared/src/redis';
 import { LocationsRepo } from '../../../shared/src/store/locations';
 import { connectMongo, ensureIndexes } from '../../../shared/src/store/mongo';
 import { OrdersRepo } from '../../../shared/src/store/orders';
 import { SessionsRepo } from '../../../shared/src/store/sessions';
+import { storeProblem } from '../../../shared/src/store/store-errors';
+import { settleWithin } from '../../../shared/src/util/deadline';
 import type { JobContext } from './jobs/context';
 import { applyOrderAction } from './jobs/order-action';
 import { closeSession } from './jobs/session-close';
@@ -34,12 +36,11 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     events: new EventPublisher(redis, config.redisPrefix),
   };
 
-  const checkpoint = async (point: 'before-apply' | 'after-apply') => {
+  const checkpoint = (point: 'before-apply' | 'after-apply') => {
     if (config.faultInject !== `crash-${point}`) return;
+    // Best effort: pino writes asynchronously, and SIGKILL may beat this line to the pipe.
     log.warn({ point }, 'FAULT_INJECT: killing this worker');
-    await new Promise<void>((resolve) => log.flush(() => resolve()));
     process.kill(process.pid, 'SIGKILL');
-    await new Promise(() => undefined); // the signal lands before anything else runs
   };
 
   const reply = async (job: Job<JobData>, outcome: JobOutcome) => {
@@ -91,7 +92,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     }
     const errorId = randomUUID();
     jobLog.error({ err, errorId }, 'job failed for good');
-    reply(job, { status: 500, problem: problems.internal(errorId) }).catch((e) => jobLog.error({ err: e }, 'reply failed'));
+    const problem = storeProblem(err, errorId) ?? problems.internal(errorId);
+    reply(job, { status: problem.status, problem }).catch((e) => jobLog.error({ err: e }, 'reply failed'));
   });
   worker.on('error', (err) => log.error({ err }, 'worker error'));
   await worker.waitUntilReady();
@@ -99,8 +101,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
 
   return {
     async close() {
-      await worker.close();
-      await Promise.all([redis.quit(), workerConnection.quit()].map((p) => p.catch(() => undefined)));
+      await settleWithin(worker.close(), config.shutdownGraceMs, log, 'finishing the active jobs');
+      await Promise.all([closeRedis(redis), closeRedis(workerConnection)]);
       await store.close();
       log.info('worker stopped');
     },

@@ -3,7 +3,10 @@ import { Job, Queue } from 'bullmq';
 import { problems } from '../../../../shared/src/domain/problem';
 import type { Logger } from '../../../../shared/src/log';
 import type { JobOutcome, JobPayload, JobReply } from '../../../../shared/src/queue/jobs';
+import { withDeadline } from '../../../../shared/src/util/deadline';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
+
+const LOOKUP_TIMEOUT_MS = 1_000;
 
 interface Pending {
   resolve(outcome: JobOutcome): void;
@@ -51,18 +54,18 @@ export class JobClient {
     return this.pending.size;
   }
 
-  async run(payload: JobPayload, requestId: string): Promise<JobOutcome> {
+  /** Resolves with the outcome, or a 503 outcome by the deadline, whatever Redis does meanwhile. */
+  run(payload: JobPayload, requestId: string): Promise<JobOutcome> {
     const jobId = randomUUID();
     const outcome = new Promise<JobOutcome>((resolve) => {
       const timer = setTimeout(() => void this.expire(jobId), this.timeoutMs);
       this.pending.set(jobId, { resolve, timer, name: payload.name, started: process.hrtime.bigint() });
     });
-    try {
-      await this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId }, { jobId });
-    } catch (err) {
-      this.settle(jobId, { status: 503, problem: problems.unavailable('The work queue is unreachable') });
+    // Not awaited: with Redis down, BullMQ's add waits for the connection, and the deadline must still hold.
+    this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId }, { jobId }).catch((err: unknown) => {
       this.log.error({ err, requestId }, 'could not enqueue job');
-    }
+      this.settle(jobId, { status: 503, problem: problems.unavailable('The work queue is unreachable') });
+    });
     return outcome;
   }
 
@@ -86,9 +89,9 @@ export class JobClient {
     entry.resolve(outcome);
   }
 
-  /** The job's own record answers when its reply went missing. */
+  /** The job's own record answers when its reply went missing; bounded, as Redis may be down. */
   private async lookUp(jobId: string): Promise<JobOutcome | undefined> {
-    const job = await Job.fromId<unknown, JobOutcome>(this.queue, jobId);
+    const job = await withDeadline(Job.fromId<unknown, JobOutcome>(this.queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
     return job?.finishedOn && job.returnvalue ? job.returnvalue : undefined;
   }
 

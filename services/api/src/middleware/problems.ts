@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Next } from 'koa';
 import { Problem, ProblemError, problemBody, problems } from '../../../../shared/src/domain/problem';
+import { storeProblem } from '../../../../shared/src/store/store-errors';
 import type { AppContext } from '../context';
 
 export const PROBLEM_TYPE = 'application/problem+json';
@@ -31,17 +32,7 @@ export function problemResponses() {
       }
       const errorId = randomUUID();
       ctx.state.log.error({ err, errorId }, 'unexpected error');
-      sendProblem(ctx, isUnavailable(err) ? problems.unavailable(`${errorId}: A backing service is unreachable`) : problems.internal(errorId));
+      sendProblem(ctx, storeProblem(err, errorId) ?? problems.internal(errorId));
     }
   };
-}
-
-/** MongoDB and Redis connection failures are temporary: 503, so that clients retry. */
-function isUnavailable(err: unknown): boolean {
-  const name = (err as { name?: string })?.name ?? '';
-  const message = (err as { message?: string })?.message ?? '';
-  return (
-    /MongoServerSelectionError|MongoNetworkError|MongoNotConnectedError|MongoTopologyClosedError/.test(name) ||
-    /Connection is closed|ECONNREFUSED|max retries per request|Stream isn't writeable/i.test(message)
-  );
 }

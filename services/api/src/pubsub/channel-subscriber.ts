@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type Redis from 'ioredis';
 import type { Logger } from '../../../../shared/src/log';
+import { closeRedis } from '../../../../shared/src/redis';
 
 export type MessageHandler = (message: string) => void;
 
@@ -61,7 +62,7 @@ export class ChannelSubscriber extends EventEmitter {
 
   async quit(): Promise<void> {
     this.channels.clear();
-    await this.redis.quit();
+    await closeRedis(this.redis);
   }
 
   private dispatch(channel: string, message: string): void {

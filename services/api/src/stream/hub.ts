@@ -1,6 +1,7 @@
 import { ProblemError, problems } from '../../../../shared/src/domain/problem';
 import { locationChannel } from '../../../../shared/src/events/location-events';
 import type { Logger } from '../../../../shared/src/log';
+import { withDeadline } from '../../../../shared/src/util/deadline';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
 import type { ClientStream } from './client-stream';
@@ -59,18 +60,12 @@ export class StreamHub {
     feed.streams.add(stream);
     this.feedOf.set(stream, feed);
     this.options.metrics.streamsOpen.inc();
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('subscription timed out')), this.options.subscribeTimeoutMs);
-    });
     try {
-      await Promise.race([feed.subscribed, deadline]);
+      await withDeadline(feed.subscribed, this.options.subscribeTimeoutMs, 'Redis SUBSCRIBE');
     } catch (err) {
       this.options.log.warn({ err, channel: feed.channel }, 'could not subscribe to the location');
       stream.end('failed');
       throw new ProblemError(problems.unavailable('Redis did not answer in time'));
-    } finally {
-      clearTimeout(timer);
     }
   }
 

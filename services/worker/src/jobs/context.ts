@@ -13,5 +13,5 @@ export interface JobContext {
   sessions: SessionsRepo;
   events: EventPublisher;
   /** Test-only crash points around the MongoDB write (FAULT_INJECT). */
-  checkpoint(point: 'before-apply' | 'after-apply'): Promise<void>;
+  checkpoint(point: 'before-apply' | 'after-apply'): void;
 }

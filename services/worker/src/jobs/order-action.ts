@@ -31,13 +31,13 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     if (decision.type === 'unchanged') return { status: 200, body: toOrderRecord(order) };
     if (decision.type === 'conflict') return { status: 409, problem: problems.conflict(decision.detail) };
 
-    await ctx.checkpoint('before-apply');
+    ctx.checkpoint('before-apply');
     const updated = await ctx.orders.applyChange(order, decision.change, ctx.jobId, now);
     if (!updated) {
       ctx.log.debug({ orderNumber: order.number, attempt }, 'order changed since read; deciding again');
       continue;
     }
-    await ctx.checkpoint('after-apply');
+    ctx.checkpoint('after-apply');
     ctx.log.info(
       { orderNumber: updated.number, from: order.state, to: updated.state, action: job.action.kind, version: updated.version },
       'order transition applied',

@@ -1,0 +1,23 @@
+import { Problem, TITLES } from '../domain/problem';
+
+const UNREACHABLE_NAMES =
+  /^(MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError)$/;
+const UNREACHABLE_MESSAGES = /Connection is closed|ECONNREFUSED|max retries per request|Stream isn't writeable/i;
+const DUPLICATE_KEY = 11000;
+
+/**
+ * The problem an error of MongoDB or Redis stands for, or undefined when it is none of theirs:
+ * unreachable (503, temporary), a constraint violation (400), another refused operation (400),
+ * as part 7.2 lists them. The detail never carries the driver's message (it may quote data).
+ */
+export function storeProblem(err: unknown, errorId: string): Problem | undefined {
+  const { name = '', message = '', code, codeName } = (err ?? {}) as { name?: string; message?: string; code?: unknown; codeName?: string };
+  if (UNREACHABLE_NAMES.test(name) || UNREACHABLE_MESSAGES.test(message)) {
+    return { status: 503, title: TITLES.unavailable, detail: `${errorId}: A backing service is unreachable` };
+  }
+  if (name !== 'MongoServerError' && name !== 'MongoBulkWriteError') return undefined;
+  if (code === DUPLICATE_KEY) {
+    return { status: 400, title: TITLES.constraint, detail: `${errorId}: A record with the same key already exists` };
+  }
+  return { status: 400, title: TITLES.database, detail: `${errorId}: MongoDB refused the operation (${codeName ?? String(code)})` };
+}

@@ -41,6 +41,10 @@ describe('orders over HTTP: listing and transitions', () => {
     expect(o1.orderTime).toMatch(ISO_MS);
     expect(o2).not.toHaveProperty('tableNumber');
     expect(o2).not.toHaveProperty('userNumber');
+    // Absent stays absent in storage too: no null is ever written.
+    const stored = await db.order(location.id, o2.number);
+    expect(Object.keys(stored!)).not.toEqual(expect.arrayContaining(['tableNumber']));
+    expect(Object.values(stored!)).not.toContain(null);
     expect(c1).toEqual({ number: 1, state: 'PLACED', tableNumber: 2, paymentNumber: 1 });
     expect(o1.rows).toEqual([
       { rowNumber: 1, productId: 'sku-burger', name: 'Burger', quantity: 2, unitPrice: 1290 },

@@ -20,7 +20,7 @@ export class AdminClient {
   ) {}
 
   createLocation(name: string, failureThreshold?: number): Promise<LocationView> {
-    return this.call('POST', '/locations', { name, ...(failureThreshold ? { failureThreshold } : {}) });
+    return this.call('POST', '/locations', { name, failureThreshold });
   }
 
   getLocation(id: string): Promise<LocationView> {
@@ -30,14 +30,14 @@ export class AdminClient {
   createServiceSession(locationId: string, deviceId: string, expiresAt?: string): Promise<IssuedSession> {
     return this.call('POST', `/locations/${encodeURIComponent(locationId)}/service-sessions`, {
       deviceId,
-      ...(expiresAt ? { expiresAt } : {}),
+      expiresAt,
     });
   }
 
   createCustomerSession(locationId: string, userNumber: number, tableNumber?: number): Promise<IssuedSession> {
     return this.call('POST', `/locations/${encodeURIComponent(locationId)}/customer-sessions`, {
       userNumber,
-      ...(tableNumber ? { tableNumber } : {}),
+      tableNumber,
     });
   }
 
@@ -48,14 +48,14 @@ export class AdminClient {
   createOrder(locationId: string, rows: RowInput[], tableNumber?: number): Promise<OrderRecord> {
     return this.call('POST', `/locations/${encodeURIComponent(locationId)}/orders`, {
       rows,
-      ...(tableNumber ? { tableNumber } : {}),
+      tableNumber,
     });
   }
 
   createCommand(locationId: string, kind: CommandKind, tableNumber?: number): Promise<CommandRecord> {
     return this.call('POST', `/locations/${encodeURIComponent(locationId)}/commands`, {
       kind,
-      ...(tableNumber ? { tableNumber } : {}),
+      tableNumber,
     });
   }
 

@@ -16,7 +16,7 @@ export class CustomerClient {
 
   /** A new order in SELECTING; the session's table unless `tableNumber` is given. */
   createOrder(rows: RowInput[], tableNumber?: number): Promise<OrderRecord> {
-    return this.call('POST', '/orders', { rows, ...(tableNumber ? { tableNumber } : {}) });
+    return this.call('POST', '/orders', { rows, tableNumber });
   }
 
   getOrder(orderNumber: number): Promise<OrderRecord> {
@@ -38,7 +38,7 @@ export class CustomerClient {
   }
 
   createCommand(kind: Extract<CommandKind, 'READ_TABLE_STATE' | 'REQUEST_BILL'>, tableNumber?: number): Promise<CommandRecord> {
-    return this.call('POST', '/commands', { kind, ...(tableNumber ? { tableNumber } : {}) });
+    return this.call('POST', '/commands', { kind, tableNumber });
   }
 
   /** Closes this session: its PLACED orders are aborted and its key stops working. */

@@ -24,7 +24,10 @@ function problemOf(text: string): ProblemBody | undefined {
   }
 }
 
-/** Sends `body` as JSON (when given) and answers the parsed JSON reply, or throws ApiError. */
+/**
+ * Sends `body` as JSON (when given; optional fields left undefined are left out, as JSON drops
+ * them) and answers the parsed JSON reply, or throws ApiError.
+ */
 export async function requestJson<T>(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<T> {
   const response = await fetch(url, {
     method,

@@ -15,6 +15,8 @@ export async function connectMongo(url: string, dbName: string): Promise<Store> 
     serverSelectionTimeoutMS: 5_000,
     connectTimeoutMS: 5_000,
     appName: 'pos-ordering-service',
+    // An absent optional field is left out of the document, never stored as null.
+    ignoreUndefined: true,
   });
   await client.connect();
   const db = client.db(dbName);

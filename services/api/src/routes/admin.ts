@@ -55,7 +55,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     const location = await locationOf(ctx);
     const input = bodyOf(ctx, validators.serviceSession);
     const expiresAt = input.expiresAt ? new Date(input.expiresAt) : undefined;
-    await issueKey(ctx, { type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, ...(expiresAt ? { expiresAt } : {}) });
+    await issueKey(ctx, { type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, expiresAt });
   });
 
   router.post('/locations/:id/customer-sessions', admin, json, async (ctx: AppContext) => {
@@ -65,7 +65,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
       type: 'CUSTOMER',
       locationId: location._id,
       userNumber: input.userNumber,
-      ...(input.tableNumber !== undefined ? { tableNumber: input.tableNumber } : {}),
+      tableNumber: input.tableNumber,
       expiresAt: new Date(Date.now() + deps.config.customerSessionTtlMs),
     });
   });

@@ -39,13 +39,12 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/orders', customer, json, async (ctx: AppContext) => {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.order);
-    const tableNumber = input.tableNumber ?? session.tableNumber;
     const order = await createOrder(deps, {
       locationId: session.locationId,
       state: 'SELECTING',
       rows: input.rows,
-      ...(tableNumber !== undefined ? { tableNumber } : {}),
-      ...(session.userNumber !== undefined ? { userNumber: session.userNumber } : {}),
+      tableNumber: input.tableNumber ?? session.tableNumber,
+      userNumber: session.userNumber,
       sessionId: session._id,
     });
     ctx.state.log.info({ orderNumber: order.number }, 'customer order created');
@@ -90,11 +89,10 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/commands', customer, json, async (ctx: AppContext) => {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.customerCommand);
-    const tableNumber = input.tableNumber ?? session.tableNumber;
     const command = await createCommand(deps, {
       locationId: session.locationId,
       kind: input.kind,
-      ...(tableNumber !== undefined ? { tableNumber } : {}),
+      tableNumber: input.tableNumber ?? session.tableNumber,
     });
     ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'customer command created');
     ctx.status = 201;

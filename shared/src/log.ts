@@ -25,7 +25,28 @@ export function createLogger(level: string, name: string): Logger {
   });
 }
 
-/** A URL safe to log: any api_key query value is replaced. */
+/**
+ * A URL safe to log: the value of every `api_key` query parameter is replaced. Names are
+ * decoded as the server decodes them, so an encoded name (`api%5Fkey`) is caught too.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]api_key=)[^&#]*/gi, '$1[REDACTED]');
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const rawName = eq < 0 ? pair : pair.slice(0, eq);
+      return decodeName(rawName).toLowerCase() === 'api_key' ? `${rawName}=[REDACTED]` : pair;
+    });
+  return `${url.slice(0, q)}?${query.join('&')}`;
+}
+
+function decodeName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
 }

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { call, sampleRows } from '../support/http';
 import { AdminClient } from '../../shared/src/clients/admin-client';
+import { loadConfig } from '../../shared/src/config';
+import { createLogger } from '../../shared/src/log';
+import { startWorker } from '../../services/worker/src/worker';
 import { openDb, registerAt } from '../support/fixtures';
 import { spawnRole, stackEnv, startStack } from '../support/stack';
 
@@ -205,6 +208,22 @@ describe('unavailability and internal errors', () => {
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
       expect(problemOf(res).title).toBe('Service unavailable');
+
+      // A worker that comes along later does not apply what the client was told failed.
+      const worker = await startWorker(loadConfig(stack.env), createLogger('silent', 'test'));
+      try {
+        const queue = stack.api.deps.queue;
+        for (let i = 0; i < 100; i++) {
+          const counts = await queue.getJobCounts('waiting', 'active', 'completed');
+          if (counts.completed === 1 && counts.waiting === 0 && counts.active === 0) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        expect(await queue.getJobCounts('completed')).toEqual({ completed: 1 });
+        const list = await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key });
+        expect(list.json()).toEqual([order]);
+      } finally {
+        await worker.close();
+      }
     } finally {
       await stack.close();
     }

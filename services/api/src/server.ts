@@ -81,7 +81,8 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     async close() {
       accepting = false;
       // Streams are never idle: end them first, or server.close would wait for the grace period.
-      await hub.close();
+      // Bounded: with Redis down their UNSUBSCRIBEs would wait for a reconnect.
+      await settleWithin(hub.close(), 1_000, nodeLog, 'ending the event streams');
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const grace = setTimeout(() => {

@@ -31,9 +31,20 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const redis = createRedis(redisUrl, { maxRetriesPerRequest: 3 }, log);
   const repos = {
     orders: new OrdersRepo(store.db),
-    locations: new LocationsRepo(store.db),
     sessions: new SessionsRepo(store.db),
     events: new EventPublisher(redis, config.redisPrefix),
+  };
+
+  // Nothing changes a location's threshold after its creation, so one read per location will do.
+  const locations = new LocationsRepo(store.db);
+  const thresholds = new Map<string, number>();
+  const failureThreshold = async (locationId: string): Promise<number> => {
+    let threshold = thresholds.get(locationId);
+    if (threshold === undefined) {
+      threshold = (await locations.find(locationId))?.failureThreshold ?? config.failureThreshold;
+      thresholds.set(locationId, threshold);
+    }
+    return threshold;
   };
 
   const checkpoint = (point: 'before-apply' | 'after-apply') => {
@@ -52,6 +63,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const process_ = async (job: Job<JobData>): Promise<JobOutcome> => {
     const ctx: JobContext = {
       ...repos,
+      failureThreshold,
       jobId: job.id!,
       log: log.child({ jobId: job.id, job: job.name, requestId: job.data.requestId }),
       checkpoint,

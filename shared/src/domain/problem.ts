@@ -13,7 +13,6 @@ export const TITLES = {
   unauthorized: 'Unauthorized',
   payloadTooLarge: 'Payload too large',
   unavailable: 'Service unavailable',
-  unsupportedMediaType: 'Unsupported media type',
 } as const;
 
 export interface ProblemBody {
@@ -60,6 +59,11 @@ export const problems = {
   illegalArgument: (detail: string): Problem => ({ status: 400, title: TITLES.illegalArgument, detail }),
   validation: (detail: string): Problem => ({ status: 400, title: TITLES.validation, detail }),
   conflict: (detail: string): Problem => ({ status: 409, title: TITLES.conflict, detail }),
+  concurrentModification: (): Problem => ({
+    status: 409,
+    title: TITLES.conflict,
+    detail: 'Order was modified concurrently; read it again and retry',
+  }),
   notFound: (detail: string): Problem => ({ status: 404, title: TITLES.notFound, detail }),
   unavailable: (detail: string): Problem => ({ status: 503, title: TITLES.unavailable, detail }),
   unauthorized: (detail: string): Problem => ({ status: 401, title: TITLES.unauthorized, detail }),

@@ -18,6 +18,11 @@ interface JobBase {
   replyTo?: string;
   /** The request that asked for the job, carried into the worker's log lines. */
   requestId?: string;
+  /**
+   * Epoch ms at which the waiting request gives up with a 503. A worker does not start an
+   * order write after it, so a request told 503 is, as a rule, not applied later behind its back.
+   */
+  deadline?: number;
 }
 
 export interface OrderActionJob extends JobBase {

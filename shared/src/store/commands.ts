@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { CommandKind } from '../domain/commands';
 import type { CommandDoc } from '../domain/records';
-import { collections } from './mongo';
+import { collections, recordId } from './mongo';
 
 export interface NewCommand {
   locationId: string;
@@ -19,7 +19,7 @@ export class CommandsRepo {
 
   async insert(command: NewCommand, now: Date, ttlMs: number): Promise<CommandDoc> {
     const doc: CommandDoc = {
-      _id: `${command.locationId}:${command.number}`,
+      _id: recordId(command.locationId, command.number),
       createdAt: now,
       expiresAt: new Date(now.getTime() + ttlMs),
       ...command,
@@ -41,7 +41,7 @@ export class CommandsRepo {
    * command. Of two concurrent acknowledgements only the one whose delete counts wins.
    */
   async acknowledge(locationId: string, number: number, now: Date): Promise<CommandDoc | null> {
-    const filter = { _id: `${locationId}:${number}`, expiresAt: { $gt: now } };
+    const filter = { _id: recordId(locationId, number), expiresAt: { $gt: now } };
     const command = await this.c.findOne(filter);
     if (!command) return null;
     const { deletedCount } = await this.c.deleteOne(filter);

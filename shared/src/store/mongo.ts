@@ -23,6 +23,9 @@ export async function connectMongo(url: string, dbName: string): Promise<Store> 
   return { client, db, close: () => client.close() };
 }
 
+/** Orders and commands are keyed by location and number: the two per-location sequences. */
+export const recordId = (locationId: string, number: number): string => `${locationId}:${number}`;
+
 export function collections(db: Db) {
   return {
     locations: db.collection<LocationDoc>('locations'),

@@ -1,7 +1,10 @@
 import type { Db } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderDoc, OrderRow } from '../domain/records';
-import { collections } from './mongo';
+import { collections, recordId } from './mongo';
+
+/** A write that lost its version race re-reads and re-decides this many times before a 409. */
+export const VERSION_RACE_RETRIES = 8;
 
 /** How many applied job ids an order remembers; far more than can be in flight for one order. */
 const APPLIED_JOBS_KEPT = 32;
@@ -22,7 +25,6 @@ export interface NewOrder {
   sessionId?: string;
 }
 
-export const orderId = (locationId: string, number: number): string => `${locationId}:${number}`;
 
 export class OrdersRepo {
   private readonly c;
@@ -33,7 +35,7 @@ export class OrdersRepo {
 
   async insert(order: NewOrder, now: Date): Promise<OrderDoc> {
     const doc: OrderDoc = {
-      _id: orderId(order.locationId, order.number),
+      _id: recordId(order.locationId, order.number),
       version: 0,
       failureCount: 0,
       appliedJobs: [],
@@ -48,7 +50,7 @@ export class OrdersRepo {
   }
 
   find(scope: OrderScope, number: number): Promise<OrderDoc | null> {
-    const filter: Record<string, unknown> = { _id: orderId(scope.locationId, number) };
+    const filter: Record<string, unknown> = { _id: recordId(scope.locationId, number) };
     if (scope.sessionId !== undefined) filter.sessionId = scope.sessionId;
     return this.c.findOne(filter);
   }

@@ -50,10 +50,6 @@ export class JobClient {
     await this.subscriber.unsubscribe(this.channel, this.onMessage);
   }
 
-  get inFlight(): number {
-    return this.pending.size;
-  }
-
   /** Resolves with the outcome, or a 503 outcome by the deadline, whatever Redis does meanwhile. */
   run(payload: JobPayload, requestId: string): Promise<JobOutcome> {
     const jobId = randomUUID();
@@ -62,7 +58,8 @@ export class JobClient {
       this.pending.set(jobId, { resolve, timer, name: payload.name, started: process.hrtime.bigint() });
     });
     // Not awaited: with Redis down, BullMQ's add waits for the connection, and the deadline must still hold.
-    this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId }, { jobId }).catch((err: unknown) => {
+    const deadline = Date.now() + this.timeoutMs;
+    this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId, deadline }, { jobId }).catch((err: unknown) => {
       this.log.error({ err, requestId }, 'could not enqueue job');
       this.settle(jobId, { status: 503, problem: problems.unavailable('The work queue is unreachable') });
     });

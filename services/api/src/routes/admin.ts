@@ -81,7 +81,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/locations/:id/orders', admin, json, async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const input = bodyOf(ctx, validators.order);
-    const order = await createOrder(deps, { locationId: location._id, state: 'PLACED', ...input });
+    const order = await createOrder(deps, ctx.state.log, { locationId: location._id, state: 'PLACED', ...input });
     ctx.state.log.info({ orderNumber: order.number }, 'counter order created');
     ctx.status = 201;
     ctx.body = toOrderRecord(order);
@@ -90,7 +90,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/locations/:id/commands', admin, json, async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const input = bodyOf(ctx, validators.command);
-    const command = await createCommand(deps, { locationId: location._id, ...input });
+    const command = await createCommand(deps, ctx.state.log, { locationId: location._id, ...input });
     ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'command created');
     ctx.status = 201;
     ctx.body = toCommandRecord(command);

@@ -4,16 +4,13 @@ import { ProblemError, problems } from '../../../../shared/src/domain/problem';
 import { OrderDoc, toCommandRecord, toOrderRecord } from '../../../../shared/src/domain/records';
 import { JOB } from '../../../../shared/src/queue/jobs';
 import { validators } from '../../../../shared/src/schemas';
-import type { OrderScope } from '../../../../shared/src/store/orders';
+import { OrderScope, VERSION_RACE_RETRIES } from '../../../../shared/src/store/orders';
 import { AppContext, AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder, numberRows } from '../work/create-work';
 import { numberParam, sendOutcome } from './respond';
-
-/** Lost version races on a rows replacement re-read this many times before answering 409. */
-const RACE_RETRIES = 8;
 
 /**
  * The customer app's side of an order: create it (SELECTING), change its rows, finish and
@@ -39,7 +36,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/orders', customer, json, async (ctx: AppContext) => {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.order);
-    const order = await createOrder(deps, {
+    const order = await createOrder(deps, ctx.state.log, {
       locationId: session.locationId,
       state: 'SELECTING',
       rows: input.rows,
@@ -59,7 +56,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   router.put('/orders/:number/rows', customer, json, async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
     const rows = numberRows(bodyOf(ctx, validators.rows).rows);
-    for (let attempt = 1; attempt <= RACE_RETRIES; attempt++) {
+    for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
       const order = await ownOrder(ctx, orderNumber);
       const conflict = rowsReplacementConflict(order);
       if (conflict) throw new ProblemError(problems.conflict(conflict));
@@ -71,7 +68,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
       }
       ctx.state.log.debug({ orderNumber, attempt }, 'order changed since read; reading again');
     }
-    throw new ProblemError(problems.conflict('Order was modified concurrently; read it again and retry'));
+    throw new ProblemError(problems.concurrentModification());
   });
 
   // Finish and submit are transitions: the worker applies them with the state machine.
@@ -89,7 +86,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/commands', customer, json, async (ctx: AppContext) => {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.customerCommand);
-    const command = await createCommand(deps, {
+    const command = await createCommand(deps, ctx.state.log, {
       locationId: session.locationId,
       kind: input.kind,
       tableNumber: input.tableNumber ?? session.tableNumber,

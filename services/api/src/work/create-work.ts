@@ -1,6 +1,7 @@
 import type { CommandKind } from '../../../../shared/src/domain/commands';
 import { ProblemError, problems } from '../../../../shared/src/domain/problem';
 import type { CommandDoc, OrderDoc, OrderRow } from '../../../../shared/src/domain/records';
+import type { Logger } from '../../../../shared/src/log';
 import type { RowInput } from '../../../../shared/src/schemas';
 import type { ApiDeps } from '../deps';
 
@@ -26,25 +27,35 @@ async function nextNumber(deps: WorkDeps, locationId: string, sequence: 'orderSe
   return number;
 }
 
+/**
+ * Announces new work. The record is already stored, so a failed publish must not fail the
+ * request (a retry would create the work twice): polls, stream replays and resyncs find it.
+ */
+async function announce(deps: WorkDeps, log: Logger, type: 'order' | 'command', publish: Promise<void>): Promise<void> {
+  try {
+    await publish;
+    deps.metrics.eventsPublished.inc({ type });
+  } catch (err) {
+    log.warn({ err, type }, 'could not announce new work; registers will find it by polling');
+  }
+}
+
 /** Creates an order; one created PLACED is announced to the location's streams at once. */
-export async function createOrder(deps: WorkDeps, request: OrderRequest): Promise<OrderDoc> {
+export async function createOrder(deps: WorkDeps, log: Logger, request: OrderRequest): Promise<OrderDoc> {
   const number = await nextNumber(deps, request.locationId, 'orderSeq');
   const { rows, ...rest } = request;
   const order = await deps.orders.insert({ ...rest, number, rows: numberRows(rows) }, new Date());
-  if (order.state === 'PLACED') {
-    await deps.events.order(order);
-    deps.metrics.eventsPublished.inc({ type: 'order' });
-  }
+  if (order.state === 'PLACED') await announce(deps, log, 'order', deps.events.order(order));
   return order;
 }
 
 export async function createCommand(
   deps: WorkDeps,
+  log: Logger,
   request: { locationId: string; kind: CommandKind; tableNumber?: number },
 ): Promise<CommandDoc> {
   const number = await nextNumber(deps, request.locationId, 'commandSeq');
   const command = await deps.commands.insert({ ...request, number }, new Date(), deps.config.commandTtlMs);
-  await deps.events.command(command);
-  deps.metrics.eventsPublished.inc({ type: 'command' });
+  await announce(deps, log, 'command', deps.events.command(command));
   return command;
 }

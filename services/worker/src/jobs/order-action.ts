@@ -2,20 +2,15 @@ import { decide } from '../../../../shared/src/domain/order-state';
 import { problems } from '../../../../shared/src/domain/problem';
 import { toOrderRecord } from '../../../../shared/src/domain/records';
 import type { JobOutcome, OrderActionJob } from '../../../../shared/src/queue/jobs';
+import { VERSION_RACE_RETRIES } from '../../../../shared/src/store/orders';
 import type { JobContext } from './context';
-
-/** Lost version races re-read and re-decide this many times before the request sees 409. */
-const RACE_RETRIES = 8;
 
 /**
  * Applies one action to one order: read, decide with the state machine, write conditionally on
  * the version read. A re-run of a job that already wrote (worker crash) finds its id on the order.
  */
 export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Promise<JobOutcome> {
-  const location = await ctx.locations.find(job.scope.locationId);
-  if (!location) return { status: 400, problem: problems.orderNotFound() };
-
-  for (let attempt = 1; attempt <= RACE_RETRIES; attempt++) {
+  for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
     const order = await ctx.orders.find(job.scope, job.orderNumber);
     if (!order) return { status: 400, problem: problems.orderNotFound() };
 
@@ -26,11 +21,16 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
       return { status: 200, body: toOrderRecord(order) };
     }
 
+    const threshold = await ctx.failureThreshold(order.locationId);
     const now = new Date();
-    const decision = decide(order, job.action, location.failureThreshold, now);
+    const decision = decide(order, job.action, threshold, now);
     if (decision.type === 'unchanged') return { status: 200, body: toOrderRecord(order) };
     if (decision.type === 'conflict') return { status: 409, problem: problems.conflict(decision.detail) };
 
+    if (job.deadline !== undefined && Date.now() > job.deadline) {
+      ctx.log.warn({ orderNumber: order.number, lateMs: Date.now() - job.deadline }, 'request gave up waiting; not applied');
+      return { status: 503, problem: problems.unavailable('The request waited too long in the queue and was not applied; retry it') };
+    }
     ctx.checkpoint('before-apply');
     const updated = await ctx.orders.applyChange(order, decision.change, ctx.jobId, now);
     if (!updated) {
@@ -45,5 +45,5 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     await ctx.events.order(updated);
     return { status: 200, body: toOrderRecord(updated) };
   }
-  return { status: 409, problem: problems.conflict('Order was modified concurrently; read it again and retry') };
+  return { status: 409, problem: problems.concurrentModification() };
 }

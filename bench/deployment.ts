@@ -6,6 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { AdminClient } from '../shared/src/clients/admin-client';
+import { REQUEST_TIMEOUT_MS } from '../shared/src/clients/json-http';
+import { ROLE_READY, roleEntry } from '../scripts/embedded/spawn-role';
 import { BenchChild, spawnNode } from './processes';
 
 export interface Backends {
@@ -28,9 +30,6 @@ export interface Deployment {
   stop(): Promise<void>;
 }
 
-const API_READY = /"port":(\d+)[^\n]*"msg":"api listening"/;
-const WORKER_READY = /"msg":"worker ready"/;
-
 export interface DeployOptions {
   apiCount?: number;
   /** Node options of the API processes (e.g. the memory benchmark's GC hook). */
@@ -50,11 +49,11 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     PORT: '0',
     LOG_LEVEL: 'info',
   };
-  const worker = await spawnNode(`${name}-worker`, 'services/worker/src/main.ts', env, WORKER_READY, backends.logDir);
+  const worker = await spawnNode(`${name}-worker`, roleEntry('worker'), env, ROLE_READY.worker, backends.logDir);
   const apis: ApiNode[] = [];
   try {
     for (let i = 0; i < apiCount; i += 1) {
-      const child = await spawnNode(`${name}-api${i + 1}`, 'services/api/src/main.ts', env, API_READY, backends.logDir, options.apiNodeArgs);
+      const child = await spawnNode(`${name}-api${i + 1}`, roleEntry('api'), env, ROLE_READY.api, backends.logDir, options.apiNodeArgs);
       const origin = `http://127.0.0.1:${child.ready[1]}`;
       apis.push({ origin, baseUrl: `${origin}/api/v1`, child });
     }
@@ -85,7 +84,7 @@ export const GC_HOOK = ['--expose-gc', '--require', path.join(__dirname, 'gc-on-
 
 /** The samples of a node's /metrics, keyed `name` or `name{labels as sent}`. */
 export async function scrapeMetrics(origin: string): Promise<Map<string, number>> {
-  const response = await fetch(`${origin}/metrics`, { signal: AbortSignal.timeout(30_000) });
+  const response = await fetch(`${origin}/metrics`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   const text = await response.text();
   const samples = new Map<string, number>();
   for (const line of text.split('\n')) {

@@ -3,11 +3,9 @@
  * each writing its log to a file so that logging costs what it costs in production and the
  * benchmark process never drains pipes.
  */
-import { ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-
-export const ROOT = path.resolve(__dirname, '..');
+import { spawnNode as spawnEntry } from '../scripts/embedded/spawn-role';
 
 export interface BenchChild {
   name: string;
@@ -33,42 +31,29 @@ export async function spawnNode(
   nodeArgs: string[] = [],
 ): Promise<BenchChild> {
   const logFile = path.join(logDir, `${name}.log`);
-  const fd = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', ...nodeArgs, path.join(ROOT, entry)], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', fd, fd],
+  const child = await spawnEntry({
+    name,
+    entry,
+    env,
+    ready,
+    logFile,
+    nodeArgs,
+    timeoutMs: 60_000,
+    onSpawn: (spawned) => {
+      running.add(spawned);
+      spawned.once('exit', () => running.delete(spawned));
+    },
   });
-  fs.closeSync(fd);
-  running.add(child);
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      running.delete(child);
-      resolve();
-    }),
-  );
-
-  const deadline = Date.now() + 60_000;
-  let match: RegExpMatchArray | null = null;
-  while (!match) {
-    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${name} did not start; see ${logFile}:\n${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    match = fs.readFileSync(logFile, 'utf8').match(ready);
-  }
-
   return {
     name,
-    process: child,
+    process: child.process,
     logFile,
-    ready: match,
+    ready: child.ready,
     async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
+      if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+      child.process.kill('SIGTERM');
+      const timer = setTimeout(() => child.process.kill('SIGKILL'), 15_000);
+      await child.exited;
       clearTimeout(timer);
     },
   };

@@ -16,6 +16,7 @@ import path from 'node:path';
 import type { ChildServer } from '../scripts/embedded/child-server';
 import { startJongodb } from '../scripts/embedded/jongodb';
 import { startRedisServer } from '../scripts/embedded/redis-server';
+import { ROOT } from '../scripts/embedded/spawn-role';
 import { createRedis } from '../shared/src/redis';
 import { measureCeilings } from './ceilings';
 import type { Backends } from './deployment';
@@ -23,7 +24,6 @@ import { measureFanOut } from './fan-out';
 import type { LoadBounds, LoadResult } from './load';
 import { BenchResults, Machine, renderTables, versus } from './report';
 import { measureLocationPolls, measureStatusUpdates } from './service-load';
-import { ROOT } from './processes';
 
 const quick = process.env.BENCH_QUICK === '1';
 const number = (name: string, fallback: number) => {

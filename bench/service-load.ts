@@ -2,14 +2,10 @@
  * The service under request load over HTTP: status updates (the queue and worker path) and
  * location polls (the read path), each on its own fresh deployment.
  */
+import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
 import type { Backends } from './deployment';
 import { deploy, scrapeMetrics } from './deployment';
 import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad } from './load';
-
-const ROWS = [
-  { productId: 'sku-burger', name: 'Burger', quantity: 2, unitPrice: 1290 },
-  { productId: 'sku-fries', name: 'Fries', quantity: 1, unitPrice: 450, notes: 'no salt' },
-];
 
 /** Runs `count` async jobs at most `width` at a time. */
 export async function inBatches<T>(count: number, width: number, job: (i: number) => Promise<T>): Promise<T[]> {
@@ -41,7 +37,7 @@ export async function measureStatusUpdates(
     const { admin } = deployment;
     const location = await admin.createLocation('Bench status updates', 1000);
     const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
-    const orders = await inBatches(options.orders, 8, () => admin.createOrder(location.id, ROWS));
+    const orders = await inBatches(options.orders, 8, () => admin.createOrder(location.id, SAMPLE_ROWS));
     const numbers = orders.map((o) => o.number);
     // Each update adds one to an order's failure count, which must stay below the threshold.
     const bounds = { ...options.bounds, maxOps: Math.min(options.bounds.maxOps, numbers.length * 300) };
@@ -85,7 +81,7 @@ export async function measureLocationPolls(
     for (const records of options.records) {
       const location = await admin.createLocation(`Bench polls ${records}`);
       const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
-      await inBatches(records, 8, () => admin.createOrder(location.id, ROWS));
+      await inBatches(records, 8, () => admin.createOrder(location.id, SAMPLE_ROWS));
       const c = options.concurrency;
       const target = keepAliveTarget(deployment.apis[0]!.origin, c);
       const result = await runLoad(

@@ -12,8 +12,8 @@ import { RegisterClient } from '../shared/src/clients/register-client';
 import { loadConfig } from '../shared/src/config';
 import { createLogger } from '../shared/src/log';
 import { onShutdown, runMain } from '../shared/src/process/lifecycle';
+import { pause } from '../shared/src/util/pause';
 import { CustomerApp } from './demo/customer-app';
-import { pause } from './demo/pause';
 import { RegisterDesk } from './demo/register-desk';
 import { EmbeddedService } from './embedded/embedded-service';
 

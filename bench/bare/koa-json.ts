@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa from 'koa';
-import { sampleOrderRecords } from './sample-records';
+import { sampleOrderRecords } from '../../scripts/embedded/sample-rows';
 
 async function main(): Promise<void> {
   const app = new Koa();

@@ -1,7 +1,7 @@
 import type { AdminClient } from '../../shared/src/clients/admin-client';
 import { CustomerClient } from '../../shared/src/clients/customer-client';
+import { pause } from '../../shared/src/util/pause';
 import { Random, describeRows, menuRow, menuRows, totalOf } from './menu';
-import { pause } from './pause';
 
 /**
  * One table's customer app, through the customer API only: it opens an order (SELECTING),

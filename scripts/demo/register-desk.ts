@@ -1,7 +1,7 @@
 import { isOrderRecord, type CommandRecord, type OrderRecord } from '../../shared/src/domain/records';
 import { RegisterClient, RegisterProblemError } from '../../shared/src/clients/register-client';
+import { pause } from '../../shared/src/util/pause';
 import { describeRows, totalOf } from './menu';
-import { pause } from './pause';
 
 /** The kind a command record carries, for the narration. */
 function commandKind(command: CommandRecord): string {

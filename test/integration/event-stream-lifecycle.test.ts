@@ -197,6 +197,71 @@ describe('event stream resources', () => {
     }
   });
 
+  it('after a Redis reconnect, ends a stream whose session was closed meanwhile; the others of the location each get their part', async () => {
+    const { deps } = stack.api;
+    const location = await stack.admin.createLocation('reconnect-close');
+    const locationId = location.id;
+    const revoked = await stack.admin.createServiceSession(locationId, 'revoked-register');
+    const kept = await stack.admin.createServiceSession(locationId, 'kept-register');
+    const newCommand = async () => {
+      const number = (await deps.locations.nextNumber(locationId, 'commandSeq'))!;
+      return deps.commands.insert({ locationId, number, kind: 'REQUEST_BILL' }, new Date(), 60_000);
+    };
+    const commandEvent = (number: number) => ({ number, state: 'PLACED', paymentNumber: 1 });
+
+    const c1 = await newCommand();
+    const early = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: kept.apiKey });
+    await early.eventCount(1);
+    // unannounced: the streams opened from now on replay it, `early` never hears of it
+    const c2 = await newCommand();
+    const late = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: kept.apiKey });
+    const closing = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: revoked.apiKey });
+    try {
+      await late.eventCount(2);
+      await closing.eventCount(2);
+
+      // What the outage loses: a command's announcement and the session's `session-closed`.
+      const c3 = await newCommand();
+      expect(await deps.sessions.close(revoked.sessionId, new Date())).toBe(true);
+
+      const socket = (deps.subscriber as unknown as { redis: Redis }).redis.stream;
+      const killed = await redis.client('KILL', 'ADDR', `${socket.localAddress}:${socket.localPort}`);
+      expect(killed).toBe(1);
+
+      await closing.end(10_000);
+      expect(closing.isEnded).toBe(true);
+      expect(closing.events.map((e) => [e.id, e.json()])).toEqual([
+        ['0.1', commandEvent(c1.number)],
+        ['0.2', commandEvent(c2.number)],
+      ]);
+
+      await early.eventCount(3, 10_000);
+      await late.eventCount(3, 10_000);
+      const marker = await stack.admin.createOrder(locationId, sampleRows);
+      await early.eventCount(4);
+      await late.eventCount(4);
+      // one read for the location, from the lowest cursor (early's), each stream sending what lies above its own
+      expect(early.events.map((e) => [e.id, e.json()])).toEqual([
+        ['0.1', commandEvent(c1.number)],
+        ['0.2', commandEvent(c2.number)],
+        ['0.3', commandEvent(c3.number)],
+        ['1.3', marker],
+      ]);
+      expect(late.events.map((e) => [e.id, e.json()])).toEqual([
+        ['0.1', commandEvent(c1.number)],
+        ['0.2', commandEvent(c2.number)],
+        ['0.3', commandEvent(c3.number)],
+        ['1.3', marker],
+      ]);
+      expect(early.isEnded || late.isEnded).toBe(false);
+      await eventually(() => deps.hub.openStreams === 2, 'the revoked stream gone, the two others open');
+    } finally {
+      early.close();
+      late.close();
+      closing.close();
+    }
+  });
+
   it('ends every open stream at shutdown without waiting for the grace period', async () => {
     const { key } = await register(stack, 'shutdown');
     const streams = await Promise.all([1, 2, 3].map(() => TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key })));

@@ -35,7 +35,5 @@ export async function call(method: string, url: string, options: CallOptions = {
   };
 }
 
-export const sampleRows = [
-  { productId: 'sku-burger', name: 'Burger', quantity: 2, unitPrice: 1290 },
-  { productId: 'sku-fries', name: 'Fries', quantity: 1, unitPrice: 450, notes: 'no salt' },
-];
+/** The rows tests order with: the one definition the benchmark uses too. */
+export { SAMPLE_ROWS as sampleRows } from '../../scripts/embedded/sample-rows';

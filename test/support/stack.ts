@@ -2,16 +2,16 @@
  * Runs the service for a test file: in this process (fast) or as child processes (for
  * several API nodes and killed workers). Each stack gets its own database and Redis prefix.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { AdminClient } from '../../shared/src/clients/admin-client';
 import { loadConfig } from '../../shared/src/config';
 import { createLogger } from '../../shared/src/log';
 import { RunningApi, startApi } from '../../services/api/src/server';
 import { RunningWorker, startWorker } from '../../services/worker/src/worker';
+import { Role, ROLE_READY, roleEntry, spawnNode } from '../../scripts/embedded/spawn-role';
 
-export const ROOT = path.resolve(__dirname, '../..');
+export { ROOT } from '../../scripts/embedded/spawn-role';
 
 export interface StackEnv {
   [name: string]: string;
@@ -47,7 +47,11 @@ export async function startStack(overrides: StackEnv = {}, options: { worker?: b
   const config = loadConfig(env);
   const log = createLogger(env.LOG_LEVEL!, 'test');
   const worker = options.worker === false ? undefined : await startWorker(config, log);
-  const api = await startApi(config, log);
+  // A worker already started must not outlive an API that failed to start.
+  const api = await startApi(config, log).catch(async (err: unknown) => {
+    await worker?.close();
+    throw err;
+  });
   const origin = `http://127.0.0.1:${api.port}`;
   return {
     env,
@@ -73,48 +77,27 @@ export interface ChildRole {
   exited: Promise<number | null>;
 }
 
-/** Starts `npm run start:api` / `start:worker` as a child and waits for its ready log line. */
-export async function spawnRole(role: 'api' | 'worker', env: StackEnv): Promise<ChildRole & { port?: number }> {
-  const entry = path.join(ROOT, 'services', role, 'src', 'main.ts');
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', entry], {
-    cwd: ROOT,
+/** Starts a role (`services/<role>/src/main.ts`) as a child and waits for its ready log line. */
+export async function spawnRole(role: Role, env: StackEnv): Promise<ChildRole & { port?: number }> {
+  const child = await spawnNode({
+    name: role,
+    entry: roleEntry(role),
     // The ready line is an info line, so children always log at info.
-    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...env, LOG_LEVEL: 'info' },
+    ready: ROLE_READY[role],
   });
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  // 'close', not 'exit': it comes after the child's output has all been read.
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  const readyMessage = role === 'api' ? '"msg":"api listening"' : '"msg":"worker ready"';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${role} did not start:\n${output}`)), 30_000);
-    const check = () => {
-      if (output.includes(readyMessage)) {
-        clearTimeout(timer);
-        child.stdout!.off('data', check);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', check);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`${role} exited (${code}) before it was ready:\n${output}`));
-    });
-  });
-  const portMatch = /"msg":"api listening"/.test(output) ? /"port":(\d+)/.exec(output) : null;
+  const { process: proc, exited } = child;
   return {
-    process: child,
-    port: portMatch ? Number(portMatch[1]) : undefined,
-    output: () => output,
+    process: proc,
+    port: role === 'api' ? Number(child.ready[1]) : undefined,
+    output: child.output,
     exited,
     async stop() {
-      child.kill('SIGTERM');
+      proc.kill('SIGTERM');
       return exited;
     },
     async kill() {
-      child.kill('SIGKILL');
+      proc.kill('SIGKILL');
       await exited;
     },
   };

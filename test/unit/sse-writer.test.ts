@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { SseWriter } from '../../services/api/src/stream/sse-writer';
+import { dataLines, SseWriter } from '../../services/api/src/stream/sse-writer';
 
 /** A real Writable that accepts and keeps everything, or (stalled) never finishes a write. */
 function sink(stalled = false) {
@@ -19,12 +19,13 @@ describe('SseWriter', () => {
     const out = sink();
     const writer = new SseWriter(out.stream, { keepaliveMs: 60_000, maxBufferBytes: 1 << 20, onOverflow: () => undefined });
     writer.start(1000);
-    writer.event('order', '3.1', '{"number":3}');
-    writer.event('note', '3.1', 'a\nb');
+    writer.event('order', '3.1', dataLines('{"number":3}'));
+    writer.event('note', '3.1', dataLines('a\nb'));
     writer.comment('hello');
     writer.end();
     expect(out.text()).toBe('retry: 1000\n\nid: 3.1\nevent: order\ndata: {"number":3}\n\nid: 3.1\nevent: note\ndata: a\ndata: b\n\n: hello\n\n');
-    expect(writer.event('order', '4.1', '{}')).toBe(false);
+    expect(writer.event('order', '4.1', dataLines('{}'))).toBe(false);
+    expect(dataLines('a\r\nb\rc')).toBe('data: a\ndata: b\ndata: c\n');
   });
 
   it('writes a keepalive comment every interval until it ends', async () => {
@@ -44,7 +45,7 @@ describe('SseWriter', () => {
     const overflow = jest.fn();
     const writer = new SseWriter(out.stream, { keepaliveMs: 60_000, maxBufferBytes: 2048, onOverflow: overflow });
     writer.start(1000);
-    const data = JSON.stringify({ notes: 'x'.repeat(500) });
+    const data = dataLines(JSON.stringify({ notes: 'x'.repeat(500) }));
     let written = 0;
     while (writer.event('order', '1.0', data)) written += 1;
     expect(written).toBeGreaterThan(0);
@@ -61,7 +62,7 @@ describe('SseWriter', () => {
     const overflow = jest.fn();
     const writer = new SseWriter(out.stream, { keepaliveMs: 60_000, maxBufferBytes: 2048, onOverflow: overflow });
     writer.start(1000);
-    const data = JSON.stringify({ notes: 'x'.repeat(500) });
+    const data = dataLines(JSON.stringify({ notes: 'x'.repeat(500) }));
     writer.burst(() => {
       for (let i = 0; i < 20; i += 1) expect(writer.event('order', `${i}.0`, data)).toBe(true);
     });

@@ -1,6 +1,7 @@
-/** The JSON-over-HTTP call the admin and customer clients share. */
+/** The JSON-over-HTTP pieces the clients share: the request deadline, error bodies, the call itself. */
 import type { ProblemBody } from '../domain/problem';
 
+/** Deadline of an ordinary request, headers and body (the spec's 30 s). */
 export const REQUEST_TIMEOUT_MS = 30_000;
 
 /** A non-2xx answer, with its problem body when it had one. */
@@ -15,13 +16,19 @@ export class ApiError extends Error {
   }
 }
 
-function problemOf(text: string): ProblemBody | undefined {
+/** The parsed JSON of an answer's body, or undefined when it is not JSON (a 401 may be plain text). */
+export function parseJson(text: string): unknown {
   try {
-    const parsed = JSON.parse(text) as Partial<ProblemBody>;
-    return typeof parsed.title === 'string' ? (parsed as ProblemBody) : undefined;
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
+}
+
+/** The problem body in `text`, or undefined when it is not one. */
+export function problemOf(text: string): ProblemBody | undefined {
+  const parsed = parseJson(text) as Partial<ProblemBody> | null | undefined;
+  return parsed && typeof parsed.title === 'string' && typeof parsed.status === 'number' ? (parsed as ProblemBody) : undefined;
 }
 
 /**

@@ -7,9 +7,10 @@
 import type { OrderState } from '../domain/order-state';
 import type { ProblemBody } from '../domain/problem';
 import type { CommandRecord, OrderRecord, WorkRecord } from '../domain/records';
+import { pause } from '../util/pause';
+import { parseJson, problemOf, REQUEST_TIMEOUT_MS } from './json-http';
 import { SseParser } from './sse-parser';
 
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_WATCHDOG_MS = 60_000;
 export const DEFAULT_BACKOFF_BASE_MS = 1_000;
 export const DEFAULT_BACKOFF_CAP_MS = 60_000;
@@ -75,21 +76,13 @@ export function errorFromResponse(status: number, contentType: string, text: str
     if (body && body.error === 'Session not valid') return new RegisterAuthError('session-not-valid', text);
   }
   if (type.startsWith('application/problem+json')) {
-    const problem = parseJson(text) as ProblemBody | undefined;
-    if (problem && typeof problem.status === 'number') {
+    const problem = problemOf(text);
+    if (problem) {
       const seconds = retryAfter !== undefined && /^[0-9]+$/.test(retryAfter) ? Number(retryAfter) * 1000 : undefined;
       return new RegisterProblemError(problem, text, seconds);
     }
   }
   return new RegisterApiError(status, text);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 function isAbort(err: unknown): boolean {
@@ -185,7 +178,7 @@ export class RegisterClient {
   constructor(options: RegisterClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.apiKey = options.apiKey;
-    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   }
 
   /** GET /orders/location: PLACED orders by number, then live commands by number. */
@@ -254,20 +247,6 @@ export class RegisterClient {
   }
 }
 
-const abortableSleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-
 /** Calls `fire` when not re-armed within `ms`. */
 class Watchdog {
   private timer: NodeJS.Timeout | undefined;
@@ -319,7 +298,7 @@ class StreamConsumer implements WorkStream {
     this.watchdogMs = options.watchdogMs ?? DEFAULT_WATCHDOG_MS;
     this.baseMs = options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS;
     this.capMs = options.backoffCapMs ?? DEFAULT_BACKOFF_CAP_MS;
-    this.sleep = options.sleep ?? abortableSleep;
+    this.sleep = options.sleep ?? pause;
     this.done = this.run();
     // close() and onState report the outcome; an unobserved `done` must not crash the process.
     this.done.catch(() => undefined);

@@ -19,8 +19,10 @@ export interface MetricSources {
  */
 export interface ApiMetrics {
   registry: Registry;
-  /** Event streams open on this node. */
+  /** Event streams open on this node (the hub's count, read at scrape time; 0 before `observeHub`). */
   streamsOpen: Gauge;
+  /** Makes `streamsOpen` report this hub's streams (the hub calls it: it is built after the metrics). */
+  observeHub(hub: { readonly openStreams: number }): void;
   /** Location events this node received from Redis pub/sub, by type. */
   eventsReceived: Counter<'type'>;
   /** Events written to streams (one per stream), by type. */
@@ -68,9 +70,21 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
     });
   }
 
+  let hub: { readonly openStreams: number } | undefined;
+
   return {
     registry,
-    streamsOpen: new Gauge({ name: 'pos_streams_open', help: 'Event streams open on this node', registers: [registry] }),
+    streamsOpen: new Gauge({
+      name: 'pos_streams_open',
+      help: 'Event streams open on this node',
+      registers: [registry],
+      collect() {
+        this.set(hub?.openStreams ?? 0);
+      },
+    }),
+    observeHub(observed) {
+      hub = observed;
+    },
     eventsReceived: new Counter({
       name: 'pos_events_received_total',
       help: 'Location events received from Redis pub/sub',

@@ -2,10 +2,10 @@ import type { ServerResponse } from 'node:http';
 import { judgeSession } from '../../../../shared/src/auth/session-rules';
 import type { Config } from '../../../../shared/src/config';
 import type { Logger } from '../../../../shared/src/log';
-import type { SessionDoc, SessionsRepo } from '../../../../shared/src/store/sessions';
+import type { SessionDoc } from '../../../../shared/src/store/sessions';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import { Cursor, formatPosition, startPosition, StreamPosition } from './cursor';
-import { readReplay, Replay, ReplayRepos, unseenBuffered } from './replay';
+import { readReplay, readResync, Replay, ResyncNeeds, ResyncRead, StreamRepos, unseenBuffered } from './replay';
 import { SseWriter } from './sse-writer';
 import type { WorkEvent } from './work-event';
 
@@ -29,7 +29,7 @@ export interface ClientStreamOptions {
   session: SessionDoc;
   cursor: Cursor;
   res: ServerResponse;
-  repos: ReplayRepos & { sessions: Pick<SessionsRepo, 'find'> };
+  repos: StreamRepos;
   config: Pick<Config, 'sseKeepaliveMs' | 'sseTimeoutMs' | 'sseMaxBufferBytes'>;
   metrics: Pick<ApiMetrics, 'eventsDelivered'>;
   log: Logger;
@@ -85,10 +85,9 @@ export class ClientStream {
    * read again too: a close published before the subscription would otherwise be missed.
    */
   async prepare(now = new Date()): Promise<Replay> {
-    const { repos, session, cursor } = this.options;
-    const [replay, current] = await Promise.all([readReplay(repos, this.locationId, cursor, now), repos.sessions.find(session._id)]);
-    const verdict = judgeSession(current, 'SERVICE', new Date());
-    if (!verdict.ok) this.end(current && !current.closedAt ? 'session-expired' : 'session-closed');
+    const { repos, cursor } = this.options;
+    const [replay, current] = await Promise.all([readReplay(repos, this.locationId, cursor, now), repos.sessions.find(this.sessionId)]);
+    this.sessionHolds(current, now);
     return replay;
   }
 
@@ -129,34 +128,25 @@ export class ClientStream {
   }
 
   /**
-   * After a Redis reconnect, whatever was published meanwhile is lost, so the stream is read
-   * again: live commands above its position; the location's PLACED orders, sent unless this
-   * stream already announced them exactly so (new work, re-announcements); and the current
-   * state of every order this stream announced as PLACED that has left PLACED meanwhile.
+   * After a Redis reconnect, whatever was published meanwhile is lost, so streams are read
+   * again, with one read for all the given streams (of one location, on one node: they share
+   * their repos). Each sends its part: live commands above its position; the location's PLACED
+   * orders, unless it already announced them exactly so (new work, re-announcements); and the
+   * current state of every order it announced as PLACED that has left PLACED meanwhile. Its
+   * session is read again too: a close published meanwhile was lost as well.
+   * A stream still reading its first replay re-reads by itself once live.
    */
-  resync(): void {
-    if (this.phase === 'syncing') {
-      this.resyncWanted = true;
-      return;
-    }
-    if (this.phase !== 'live') return;
-    this.phase = 'syncing';
-    this.buffer = [];
-    const { repos, log } = this.options;
-    const from = { orderNumber: 0, commandNumber: this.position.commandNumber };
-    readReplay(repos, this.locationId, from, new Date(), [...this.placedSent.keys()]).then(
-      (replay) => {
-        if (this.phase !== 'syncing') return;
-        const orders = replay.orders.filter((event) => this.placedSent.get(event.number) !== event.data);
-        log.info({ orders: orders.length, commands: replay.commands.length }, 'stream re-read after redis reconnect');
-        this.goLive(replay, orders);
-      },
-      (err: unknown) => {
-        // The client reconnects with its cursor and gets the replay then.
-        log.warn({ err }, 'stream could not be re-read after redis reconnect');
-        this.end('resync-failed');
-      },
-    );
+  static resync(streams: Iterable<ClientStream>, now = new Date()): void {
+    const held = [...streams].filter((stream) => stream.holdForResync());
+    const first = held[0];
+    if (!first) return;
+    const needs: ResyncNeeds = {
+      commandsAbove: held.reduce((lowest, stream) => Math.min(lowest, stream.position.commandNumber), Infinity),
+      recheck: [...new Set(held.flatMap((stream) => [...stream.placedSent.keys()]))],
+      sessionIds: [...new Set(held.map((stream) => stream.sessionId))],
+    };
+    const read = readResync(first.options.repos, first.locationId, needs, now);
+    for (const stream of held) stream.takeResync(read, now);
   }
 
   end(reason: EndReason): void {
@@ -190,8 +180,59 @@ export class ClientStream {
     if (this.phase !== 'live') return;
     if (this.resyncWanted) {
       this.resyncWanted = false;
-      this.resync();
+      ClientStream.resync([this]);
     }
+  }
+
+  /**
+   * Starts a re-read: live events are buffered from now on, and the position and the orders
+   * sent stay as they are until the read is in. False when the stream takes no part (ended,
+   * or still reading, in which case it re-reads once live).
+   */
+  private holdForResync(): boolean {
+    if (this.phase === 'syncing') {
+      this.resyncWanted = true;
+      return false;
+    }
+    if (this.phase !== 'live') return false;
+    this.phase = 'syncing';
+    this.buffer = [];
+    return true;
+  }
+
+  /** Ends the stream or sends its part of the shared re-read (see `resync`). */
+  private takeResync(read: Promise<ResyncRead>, now: Date): void {
+    const { log } = this.options;
+    read.then(
+      (shared) => {
+        if (this.phase !== 'syncing') return;
+        if (!this.sessionHolds(shared.sessions.get(this.sessionId) ?? null, now)) return;
+        // what a read for this stream alone would have returned
+        const replay: Replay = {
+          orders: shared.orders.filter((event) => event.state === 'PLACED' || this.placedSent.has(event.number)),
+          commands: shared.commands.filter((event) => event.number > this.position.commandNumber),
+        };
+        const orders = replay.orders.filter((event) => this.placedSent.get(event.number) !== event.data);
+        log.info({ orders: orders.length, commands: replay.commands.length }, 'stream re-read after redis reconnect');
+        this.goLive(replay, orders);
+      },
+      (err: unknown) => {
+        if (this.phase !== 'syncing') return;
+        // The client reconnects with its cursor and gets the replay then.
+        log.warn({ err }, 'stream could not be re-read after redis reconnect');
+        this.end('resync-failed');
+      },
+    );
+  }
+
+  /**
+   * Judges the session as just read (with the replay, or the re-read after a reconnect) and ends
+   * the stream unless it is still valid: a close or expiry it was not told about still ends it.
+   */
+  private sessionHolds(current: SessionDoc | null, now: Date): boolean {
+    if (judgeSession(current, 'SERVICE', now).ok) return true;
+    this.end(current && !current.closedAt ? 'session-expired' : 'session-closed');
+    return false;
   }
 
   private send(event: WorkEvent): void {
@@ -200,7 +241,7 @@ export class ClientStream {
       if (event.state === 'PLACED') this.placedSent.set(event.number, event.data);
       else this.placedSent.delete(event.number);
     } else this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
-    if (this.writer?.event(event.type, formatPosition(this.position), event.data)) {
+    if (this.writer?.event(event.type, formatPosition(this.position), event.dataLines)) {
       this.delivered += 1;
       this.options.metrics.eventsDelivered.inc({ type: event.type });
     }

@@ -4,13 +4,13 @@ import type { Logger } from '../../../../shared/src/log';
 import { withDeadline } from '../../../../shared/src/util/deadline';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
-import type { ClientStream } from './client-stream';
+import { ClientStream } from './client-stream';
 import { parseLocationEvent, workEventOf } from './work-event';
 
 export interface StreamHubOptions {
   subscriber: ChannelSubscriber;
   prefix: string;
-  metrics: Pick<ApiMetrics, 'streamsOpen' | 'eventsReceived'>;
+  metrics: Pick<ApiMetrics, 'observeHub' | 'eventsReceived'>;
   log: Logger;
   /** How long a new stream waits for its location's subscription before a 503. */
   subscribeTimeoutMs: number;
@@ -34,12 +34,14 @@ export class StreamHub {
   private readonly feedOf = new Map<ClientStream, LocationFeed>();
   private readonly unsubscribing = new Set<Promise<void>>();
   private accepting = true;
+  /** What was published while the subscriber was away is lost: each location is read again, once. */
   private readonly onResubscribed = () => {
-    for (const stream of [...this.feedOf.keys()]) stream.resync();
+    for (const feed of [...this.feeds.values()]) ClientStream.resync(feed.streams);
   };
 
   constructor(private readonly options: StreamHubOptions) {
     options.subscriber.on('resubscribed', this.onResubscribed);
+    options.metrics.observeHub(this);
   }
 
   get openStreams(): number {
@@ -59,7 +61,6 @@ export class StreamHub {
     const feed = this.feeds.get(stream.locationId) ?? this.openFeed(stream.locationId);
     feed.streams.add(stream);
     this.feedOf.set(stream, feed);
-    this.options.metrics.streamsOpen.inc();
     try {
       await withDeadline(feed.subscribed, this.options.subscribeTimeoutMs, 'Redis SUBSCRIBE');
     } catch (err) {
@@ -74,7 +75,6 @@ export class StreamHub {
     const feed = this.feedOf.get(stream);
     if (!feed) return;
     this.feedOf.delete(stream);
-    this.options.metrics.streamsOpen.dec();
     feed.streams.delete(stream);
     if (feed.streams.size > 0) return;
     if (this.feeds.get(feed.locationId) === feed) this.feeds.delete(feed.locationId);

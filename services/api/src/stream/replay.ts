@@ -1,6 +1,7 @@
 import { toCommandRecord, toOrderRecord } from '../../../../shared/src/domain/records';
 import type { CommandsRepo } from '../../../../shared/src/store/commands';
 import type { OrdersRepo } from '../../../../shared/src/store/orders';
+import type { SessionDoc, SessionsRepo } from '../../../../shared/src/store/sessions';
 import type { Cursor } from './cursor';
 import { commandEvent, orderEvent, WorkEvent } from './work-event';
 
@@ -14,6 +15,25 @@ export interface Replay {
 export interface ReplayRepos {
   orders: Pick<OrdersRepo, 'listPlaced' | 'find'>;
   commands: Pick<CommandsRepo, 'listLive'>;
+}
+
+/** What a stream reads: its replay, and its session again (a close may have been missed). */
+export type StreamRepos = ReplayRepos & { sessions: Pick<SessionsRepo, 'find'> };
+
+/** What the streams of one location that re-read after a Redis reconnect need read. */
+export interface ResyncNeeds {
+  /** The lowest command cursor among them: live commands above it are read. */
+  commandsAbove: number;
+  /** Orders any of them announced as PLACED, read whatever their state now. */
+  recheck: number[];
+  /** Their sessions. */
+  sessionIds: string[];
+}
+
+/** One read of a location for all its re-reading streams; each takes its own part. */
+export interface ResyncRead extends Replay {
+  /** The sessions as stored now; null when gone. */
+  sessions: Map<string, SessionDoc | null>;
 }
 
 /**
@@ -33,6 +53,19 @@ export async function readReplay(repos: ReplayRepos, locationId: string, from: C
     orders: orders.map((doc) => orderEvent(toOrderRecord(doc))),
     commands: commands.map((doc) => commandEvent(toCommandRecord(doc))),
   };
+}
+
+/**
+ * After a Redis reconnect: the location's PLACED orders (whatever the streams' order cursors:
+ * they may have missed re-announcements), the orders named in `recheck`, the live commands
+ * above the lowest command cursor, and the sessions.
+ */
+export async function readResync(repos: StreamRepos, locationId: string, needs: ResyncNeeds, now: Date): Promise<ResyncRead> {
+  const [replay, sessions] = await Promise.all([
+    readReplay(repos, locationId, { orderNumber: 0, commandNumber: needs.commandsAbove }, now, needs.recheck),
+    Promise.all(needs.sessionIds.map(async (id) => [id, await repos.sessions.find(id)] as const)),
+  ]);
+  return { ...replay, sessions: new Map(sessions) };
 }
 
 /**

@@ -25,6 +25,14 @@ export interface SseWriterOptions {
   onOverflow(): void;
 }
 
+/** An event's data as SSE `data:` lines, one per line of the data (each ends with a newline). */
+export function dataLines(data: string): string {
+  return data
+    .split(/\r\n|\r|\n/)
+    .map((line) => `data: ${line}\n`)
+    .join('');
+}
+
 export class SseWriter {
   private keepalive: NodeJS.Timeout | undefined;
   private closed = false;
@@ -43,9 +51,11 @@ export class SseWriter {
     this.keepalive = setInterval(() => this.comment('keepalive'), this.options.keepaliveMs);
   }
 
-  /** One event; false when the stream is closed (or was just dropped for being too slow). */
-  event(type: string, id: string, data: string): boolean {
-    const lines = data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`).join('');
+  /**
+   * One event, its data framed beforehand by `dataLines` (once, however many streams send it);
+   * false when the stream is closed (or was just dropped for being too slow).
+   */
+  event(type: string, id: string, lines: string): boolean {
     return this.write(`id: ${id}\nevent: ${type}\n${lines}\n`);
   }
 

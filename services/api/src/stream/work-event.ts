@@ -1,6 +1,7 @@
 import { OrderState, isVisibleToRegisters } from '../../../../shared/src/domain/order-state';
 import type { CommandRecord, OrderRecord } from '../../../../shared/src/domain/records';
 import type { LocationEvent } from '../../../../shared/src/events/location-events';
+import { dataLines } from './sse-writer';
 
 /** An event as streams send it: the record serialised once, however many streams get it. */
 export interface WorkEvent {
@@ -10,14 +11,18 @@ export interface WorkEvent {
   state?: OrderState;
   /** The record as JSON (shared serialiser); also what tells two states of an order apart. */
   data: string;
+  /** `data` framed as SSE `data:` lines, so that each stream only adds its id and the type. */
+  dataLines: string;
 }
 
 export function orderEvent(record: OrderRecord): WorkEvent {
-  return { type: 'order', number: record.number, state: record.state, data: JSON.stringify(record) };
+  const data = JSON.stringify(record);
+  return { type: 'order', number: record.number, state: record.state, data, dataLines: dataLines(data) };
 }
 
 export function commandEvent(record: CommandRecord): WorkEvent {
-  return { type: 'command', number: record.number, data: JSON.stringify(record) };
+  const data = JSON.stringify(record);
+  return { type: 'command', number: record.number, data, dataLines: dataLines(data) };
 }
 
 /** A pub/sub message, or undefined when it is unreadable. */

@@ -1,0 +1,109 @@
+/**
+ * Starts a TypeScript entry of this repository as a child Node process (`node --require tsx/cjs`)
+ * and waits for its ready log line: the service's roles for the tests and the benchmark, and the
+ * benchmark's bare ceiling servers.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** The repository root. */
+export const ROOT = path.resolve(__dirname, '../..');
+
+export type Role = 'api' | 'worker';
+
+/** A role's process entry, relative to ROOT. */
+export function roleEntry(role: Role): string {
+  return path.join('services', role, 'src', 'main.ts');
+}
+
+/** The ready line of each role (pino puts `msg` last); the API's first group is its port. */
+export const ROLE_READY: Record<Role, RegExp> = {
+  api: /"port":(\d+)[^\n]*"msg":"api listening"/,
+  worker: /"msg":"worker ready"/,
+};
+
+export interface SpawnNodeOptions {
+  /** For error messages. */
+  name: string;
+  /** Relative to ROOT. */
+  entry: string;
+  /** Added to this process's environment. */
+  env: Record<string, string>;
+  /** Matched against everything the child has written so far. */
+  ready: RegExp;
+  /**
+   * Where stdout and stderr go: appended to this file (this process never reads a pipe), or,
+   * when absent, piped and kept in memory.
+   */
+  logFile?: string;
+  /** Node options before the entry. */
+  nodeArgs?: string[];
+  /** How long to wait for the ready line; default 30 s. */
+  timeoutMs?: number;
+  /** Called as soon as the child exists, before it is ready. */
+  onSpawn?(child: ChildProcess): void;
+}
+
+export interface NodeChild {
+  process: ChildProcess;
+  /** The first match of the ready pattern. */
+  ready: RegExpMatchArray;
+  /** Everything the child has written (the log file's contents when it writes to one). */
+  output(): string;
+  /** The exit code; on 'close', so the child's output has all been read by then. */
+  exited: Promise<number | null>;
+}
+
+/** Spawns the entry and resolves once its output matches `ready`; kills it if it never does. */
+export async function spawnNode(options: SpawnNodeOptions): Promise<NodeChild> {
+  const { name, logFile, ready, timeoutMs = 30_000 } = options;
+  const fd = logFile === undefined ? undefined : fs.openSync(logFile, 'a');
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', ...(options.nodeArgs ?? []), path.join(ROOT, options.entry)], {
+    cwd: ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
+  });
+  if (fd !== undefined) fs.closeSync(fd);
+  options.onSpawn?.(child);
+
+  let captured = '';
+  if (logFile === undefined) {
+    child.stdout!.on('data', (c: Buffer) => (captured += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (captured += c.toString()));
+  }
+  const output = logFile === undefined ? () => captured : () => fs.readFileSync(logFile, 'utf8');
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  const failure = (why: string) => new Error(`${name} ${why}${logFile ? `; see ${logFile}` : ''}:\n${output().slice(-4000)}`);
+
+  const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
+    let settled = false;
+    const finish = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearInterval(poller);
+      child.stdout?.off('data', check);
+      child.stderr?.off('data', check);
+      outcome();
+    };
+    const check = () => {
+      const found = output().match(ready);
+      if (found) finish(() => resolve(found));
+    };
+    const timer = setTimeout(() => finish(() => reject(failure(`did not start within ${timeoutMs} ms`))), timeoutMs);
+    // A log file has no events to wait on: look at it every 100 ms.
+    const poller = logFile === undefined ? undefined : setInterval(check, 100);
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    void exited.then((code) => finish(() => reject(failure(`exited (${code}) before it was ready`))));
+  }).catch(async (err: Error) => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    throw err;
+  });
+
+  return { process: child, ready: match, output, exited };
+}

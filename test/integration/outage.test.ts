@@ -36,6 +36,9 @@ describe('backing services unreachable', () => {
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
       expect((await call('GET', `${stack.origin}/readyz`)).json().detail).toMatch(/Redis unreachable/);
+      const metrics = await call('GET', `${stack.origin}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(metrics.text).not.toMatch(/^pos_queue_jobs\{/m);
       const list = await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key });
       expect(list.json()).toEqual([order]);
     } finally {

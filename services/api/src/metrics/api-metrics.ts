@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { withDeadline } from '../../../../shared/src/util/deadline';
 
 /** BullMQ job states reported as queue depth. */
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
@@ -51,10 +52,10 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       async collect() {
         this.reset();
         try {
-          const counts = await queue.getJobCounts(...QUEUE_STATES);
+          const counts = await withDeadline(queue.getJobCounts(...QUEUE_STATES), 1_000, 'queue job counts');
           for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
         } catch {
-          // Redis is down: no values rather than stale ones (and /readyz says why).
+          // Redis is down (BullMQ would wait for it): no values rather than stale ones; /readyz says why.
         }
       },
     });

@@ -4,12 +4,12 @@
  * (the API's own JobClient and reply channel, a worker that only answers) and Redis itself.
  */
 import { randomBytes } from 'node:crypto';
-import { createLogger } from '../shared/src/log';
-import { JOB, replyChannel } from '../shared/src/queue/jobs';
-import { createWorkQueue } from '../shared/src/queue/work-queue';
-import { createRedis } from '../shared/src/redis';
-import { JobClient } from '../services/api/src/jobs/job-client';
-import { ChannelSubscriber } from '../services/api/src/pubsub/channel-subscriber';
+import { createLogger } from '@pos/shared/log';
+import { JOB, replyChannel } from '@pos/shared/queue/jobs';
+import { createWorkQueue } from '@pos/shared/queue/work-queue';
+import { createRedis } from '@pos/shared/redis';
+import { JobClient } from '@pos/api/jobs/job-client';
+import { ChannelSubscriber } from '@pos/api/pubsub/channel-subscriber';
 import type { Backends } from './deployment';
 import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad, summarise } from './load';
 import { spawnNode } from './processes';

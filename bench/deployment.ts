@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { AdminClient } from '../shared/src/clients/admin-client';
-import { REQUEST_TIMEOUT_MS } from '../shared/src/clients/json-http';
+import { AdminClient } from '@pos/shared/clients/admin-client';
+import { REQUEST_TIMEOUT_MS } from '@pos/shared/clients/json-http';
 import { ROLE_READY, roleEntry } from '../scripts/embedded/spawn-role';
 import { BenchChild, spawnNode } from './processes';
 

@@ -4,8 +4,8 @@
  * nodes; latency is from the start of the submit request to the event's arrival on each stream.
  * Also the API nodes' memory before and after the streams are opened.
  */
-import { CustomerClient } from '../shared/src/clients/customer-client';
-import { RegisterClient, WorkStream } from '../shared/src/clients/register-client';
+import { CustomerClient } from '@pos/shared/clients/customer-client';
+import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client';
 import type { Backends, Deployment } from './deployment';
 import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
 import { percentile } from './load';

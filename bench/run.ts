@@ -17,7 +17,7 @@ import type { ChildServer } from '../scripts/embedded/child-server';
 import { startJongodb } from '../scripts/embedded/jongodb';
 import { startRedisServer } from '../scripts/embedded/redis-server';
 import { ROOT } from '../scripts/embedded/spawn-role';
-import { createRedis } from '../shared/src/redis';
+import { createRedis } from '@pos/shared/redis';
 import { measureCeilings } from './ceilings';
 import type { Backends } from './deployment';
 import { measureFanOut } from './fan-out';

@@ -3,11 +3,11 @@
  *   POS_URL=http://localhost:8080 ADMIN_TOKEN=... npm run admin -- <command> [args]
  */
 import { parseArgs } from 'node:util';
-import { AdminClient } from '../shared/src/clients/admin-client';
-import { ApiError } from '../shared/src/clients/json-http';
-import { COMMAND_KINDS, CommandKind } from '../shared/src/domain/commands';
-import { isOrderState } from '../shared/src/domain/order-state';
-import type { RowInput } from '../shared/src/schemas';
+import { AdminClient } from '@pos/shared/clients/admin-client';
+import { ApiError } from '@pos/shared/clients/json-http';
+import { COMMAND_KINDS, CommandKind } from '@pos/shared/domain/commands';
+import { isOrderState } from '@pos/shared/domain/order-state';
+import type { RowInput } from '@pos/shared/schemas/requests';
 
 const USAGE = `usage: npm run admin -- <command> [args] [options]
 

@@ -7,12 +7,12 @@
  * Options: --rounds N (0: until Ctrl-C), --tables N (default 3), --pace MS (default 1500).
  */
 import { parseArgs } from 'node:util';
-import { AdminClient } from '../shared/src/clients/admin-client';
-import { RegisterClient } from '../shared/src/clients/register-client';
-import { loadConfig } from '../shared/src/config';
-import { createLogger } from '../shared/src/log';
-import { onShutdown, runMain } from '../shared/src/process/lifecycle';
-import { pause } from '../shared/src/util/pause';
+import { AdminClient } from '@pos/shared/clients/admin-client';
+import { RegisterClient } from '@pos/shared/clients/register-client';
+import { loadConfig } from '@pos/shared/config';
+import { createLogger } from '@pos/shared/log';
+import { onShutdown, runMain } from '@pos/shared/process/lifecycle';
+import { pause } from '@pos/shared/util/pause';
 import { CustomerApp } from './demo/customer-app';
 import { RegisterDesk } from './demo/register-desk';
 import { EmbeddedService } from './embedded/embedded-service';

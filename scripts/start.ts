@@ -1,9 +1,9 @@
 /**
  * `npm start`: API and worker in one process on the embedded default (see EmbeddedService).
  */
-import { loadConfig } from '../shared/src/config';
-import { createLogger } from '../shared/src/log';
-import { onShutdown, runMain } from '../shared/src/process/lifecycle';
+import { loadConfig } from '@pos/shared/config';
+import { createLogger } from '@pos/shared/log';
+import { onShutdown, runMain } from '@pos/shared/process/lifecycle';
 import { EmbeddedService } from './embedded/embedded-service';
 
 const config = loadConfig();

@@ -3,9 +3,9 @@
  * that only answers (no MongoDB), so add-and-wait costs what the queue itself costs.
  */
 import { Job, Worker } from 'bullmq';
-import type { JobOutcome, JobReply } from '../../shared/src/queue/jobs';
-import { WORK_QUEUE } from '../../shared/src/queue/jobs';
-import { createRedis } from '../../shared/src/redis';
+import type { JobOutcome, JobReply } from '@pos/shared/queue/jobs';
+import { WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { createRedis } from '@pos/shared/redis';
 
 async function main(): Promise<void> {
   const redisUrl = process.env.REDIS_URL!;

@@ -1,6 +1,6 @@
-import type { AdminClient } from '../../shared/src/clients/admin-client';
-import { CustomerClient } from '../../shared/src/clients/customer-client';
-import { pause } from '../../shared/src/util/pause';
+import type { AdminClient } from '@pos/shared/clients/admin-client';
+import { CustomerClient } from '@pos/shared/clients/customer-client';
+import { pause } from '@pos/shared/util/pause';
 import { Random, describeRows, menuRow, menuRows, totalOf } from './menu';
 
 /**

@@ -1,4 +1,4 @@
-import type { RowInput } from '../../shared/src/schemas';
+import type { RowInput } from '@pos/shared/schemas/requests';
 
 /** What the demo's customers order from; prices in cents. */
 const MENU: { item: RowInput; notes: string[] }[] = [

@@ -1,6 +1,6 @@
-import { isOrderRecord, type CommandRecord, type OrderRecord } from '../../shared/src/domain/records';
-import { RegisterClient, RegisterProblemError } from '../../shared/src/clients/register-client';
-import { pause } from '../../shared/src/util/pause';
+import { isOrderRecord, type CommandRecord, type OrderRecord } from '@pos/shared/domain/records';
+import { RegisterClient, RegisterProblemError } from '@pos/shared/clients/register-client';
+import { pause } from '@pos/shared/util/pause';
 import { describeRows, totalOf } from './menu';
 
 /** The kind a command record carries, for the narration. */

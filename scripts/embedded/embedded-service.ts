@@ -1,8 +1,8 @@
-import type { Config } from '../../shared/src/config';
-import { generateAdminToken } from '../../shared/src/auth/keys';
-import type { Logger } from '../../shared/src/log';
-import { startApi } from '../../services/api/src/server';
-import { startWorker } from '../../services/worker/src/worker';
+import type { Config } from '@pos/shared/config';
+import { generateAdminToken } from '@pos/shared/auth/keys';
+import type { Logger } from '@pos/shared/log';
+import { startApi } from '@pos/api/server';
+import { startWorker } from '@pos/worker/worker';
 import { startJongodb } from './jongodb';
 import { startRedisServer } from './redis-server';
 

@@ -1,6 +1,6 @@
 /** The order rows the tests and the benchmark order with (type-only imports: the bare ceiling server loads this). */
-import type { OrderRecord } from '../../shared/src/domain/records';
-import type { RowInput } from '../../shared/src/schemas';
+import type { OrderRecord } from '@pos/shared/domain/records';
+import type { RowInput } from '@pos/shared/schemas/requests';
 
 /** Two rows, one with a note; prices in minor units. */
 export const SAMPLE_ROWS: RowInput[] = [

@@ -3,7 +3,7 @@
  * edits, finishes and submits it; a register completes, aborts or fails it; an operator recovers it.
  */
 import { MongoClient } from 'mongodb';
-import type { OrderDoc, OrderRecord } from '../../shared/src/domain/records';
+import type { OrderDoc, OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt, listenToLocation, placeOrder } from '../support/customer';
 import { call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';

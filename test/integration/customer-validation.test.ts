@@ -1,5 +1,5 @@
 /** Bad input on the customer app API: each answers a 400 problem (or 404/409) and changes nothing. */
-import type { OrderRecord } from '../../shared/src/domain/records';
+import type { OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt } from '../support/customer';
 import { call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { call, sampleRows } from '../support/http';
-import { AdminClient } from '../../shared/src/clients/admin-client';
-import { loadConfig } from '../../shared/src/config';
-import { createLogger } from '../../shared/src/log';
-import { startWorker } from '../../services/worker/src/worker';
+import { AdminClient } from '@pos/shared/clients/admin-client';
+import { loadConfig } from '@pos/shared/config';
+import { createLogger } from '@pos/shared/log';
+import { startWorker } from '@pos/worker/worker';
 import { openDb, registerAt } from '../support/fixtures';
 import { spawnRole, stackEnv, startStack } from '../support/stack';
 

@@ -3,8 +3,8 @@
  * MongoDB. Work entering through node B reaches streams held by node A.
  */
 import Redis from 'ioredis';
-import { AdminClient } from '../../shared/src/clients/admin-client';
-import type { OrderRecord } from '../../shared/src/domain/records';
+import { AdminClient } from '@pos/shared/clients/admin-client';
+import type { OrderRecord } from '@pos/shared/domain/records';
 import { call, sampleRows } from '../support/http';
 import { eventually, TestStream } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';

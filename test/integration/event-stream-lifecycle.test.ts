@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import Redis from 'ioredis';
-import type { OrderDoc, OrderRecord } from '../../shared/src/domain/records';
+import type { OrderDoc, OrderRecord } from '@pos/shared/domain/records';
 import { sampleRows } from '../support/http';
 import { eventually, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';

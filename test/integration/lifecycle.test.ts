@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { AdminClient } from '../../shared/src/clients/admin-client';
-import { loadConfig } from '../../shared/src/config';
-import { createLogger } from '../../shared/src/log';
-import { startWorker } from '../../services/worker/src/worker';
+import { AdminClient } from '@pos/shared/clients/admin-client';
+import { loadConfig } from '@pos/shared/config';
+import { createLogger } from '@pos/shared/log';
+import { startWorker } from '@pos/worker/worker';
 import { call, sampleRows } from '../support/http';
 import { ROOT, spawnRole, stackEnv } from '../support/stack';
 

@@ -1,4 +1,4 @@
-import { RegisterClient, WorkStream } from '../../shared/src/clients/register-client';
+import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client';
 import { call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
 

@@ -14,8 +14,8 @@ import {
   RegisterTimeoutError,
   StreamState,
   WorkStream,
-} from '../../shared/src/clients/register-client';
-import type { CommandRecord, OrderRecord, WorkRecord } from '../../shared/src/domain/records';
+} from '@pos/shared/clients/register-client';
+import type { CommandRecord, OrderRecord, WorkRecord } from '@pos/shared/domain/records';
 import { sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
 

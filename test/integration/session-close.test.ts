@@ -2,7 +2,7 @@
  * Closing sessions: a CUSTOMER session (by the customer or by an admin) aborts its PLACED orders
  * through the queue and the worker; a SERVICE session only loses its key.
  */
-import type { OrderRecord } from '../../shared/src/domain/records';
+import type { OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt, listenToLocation, placeOrder } from '../support/customer';
 import { call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';

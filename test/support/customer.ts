@@ -1,7 +1,7 @@
 /** Helpers of the customer-app tests: sessions, an order walked to PLACED, location events. */
 import Redis from 'ioredis';
-import { LocationEvent, locationChannel } from '../../shared/src/events/location-events';
-import type { OrderRecord } from '../../shared/src/domain/records';
+import { LocationEvent, locationChannel } from '@pos/shared/events/location-events';
+import type { OrderRecord } from '@pos/shared/domain/records';
 import { call, sampleRows } from './http';
 import type { Stack } from './stack';
 

@@ -1,5 +1,5 @@
 import { MongoClient } from 'mongodb';
-import type { OrderDoc } from '../../shared/src/domain/records';
+import type { OrderDoc } from '@pos/shared/domain/records';
 import type { Stack, StackEnv } from './stack';
 
 /** A location with one register (SERVICE) key. */

@@ -3,7 +3,7 @@
  * kept for byte assertions, events, comments and `retry:` parsed as they arrive.
  */
 import http from 'node:http';
-import { SseParser } from '../../shared/src/clients/sse-parser';
+import { SseParser } from '@pos/shared/clients/sse-parser';
 
 export interface ReceivedEvent {
   event: string;

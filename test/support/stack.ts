@@ -4,11 +4,11 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { AdminClient } from '../../shared/src/clients/admin-client';
-import { loadConfig } from '../../shared/src/config';
-import { createLogger } from '../../shared/src/log';
-import { RunningApi, startApi } from '../../services/api/src/server';
-import { RunningWorker, startWorker } from '../../services/worker/src/worker';
+import { AdminClient } from '@pos/shared/clients/admin-client';
+import { loadConfig } from '@pos/shared/config';
+import { createLogger } from '@pos/shared/log';
+import { RunningApi, startApi } from '@pos/api/server';
+import { RunningWorker, startWorker } from '@pos/worker/worker';
 import { Role, ROLE_READY, roleEntry, spawnNode } from '../../scripts/embedded/spawn-role';
 
 export { ROOT } from '../../scripts/embedded/spawn-role';

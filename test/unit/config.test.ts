@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, parseDuration } from '../../shared/src/config';
+import { ConfigError, loadConfig, parseDuration } from '@pos/shared/config';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {

@@ -1,4 +1,4 @@
-import { Decision, OrderAction, OrderState, ORDER_STATES, decide } from '../../shared/src/domain/order-state';
+import { Decision, OrderAction, OrderState, ORDER_STATES, decide } from '@pos/shared/domain/order-state';
 
 const now = new Date('2026-11-21T07:11:04.092Z');
 const THRESHOLD = 3;

@@ -1,4 +1,4 @@
-import { CommandDoc, OrderDoc, toCommandRecord, toOrderRecord } from '../../shared/src/domain/records';
+import { CommandDoc, OrderDoc, toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
 
 const base: OrderDoc = {
   _id: 'loc:1',

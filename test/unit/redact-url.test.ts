@@ -1,4 +1,4 @@
-import { redactUrl } from '../../shared/src/log';
+import { redactUrl } from '@pos/shared/log';
 
 describe('redactUrl', () => {
   it.each([

@@ -1,4 +1,4 @@
-import { SseEvent, SseParser } from '../../shared/src/clients/sse-parser';
+import { SseEvent, SseParser } from '@pos/shared/clients/sse-parser';
 
 function parse(chunks: (string | Uint8Array)[]) {
   const events: SseEvent[] = [];

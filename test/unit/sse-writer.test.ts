@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { dataLines, SseWriter } from '../../services/api/src/stream/sse-writer';
+import { dataLines, SseWriter } from '@pos/api/stream/sse-writer';
 
 /** A real Writable that accepts and keeps everything, or (stalled) never finishes a write. */
 function sink(stalled = false) {

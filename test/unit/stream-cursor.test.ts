@@ -1,5 +1,5 @@
-import { ProblemError } from '../../shared/src/domain/problem';
-import { formatPosition, parseCursor, startPosition } from '../../services/api/src/stream/cursor';
+import { ProblemError } from '@pos/shared/domain/problem';
+import { formatPosition, parseCursor, startPosition } from '@pos/api/stream/cursor';
 
 function problemOf(fn: () => unknown): ProblemError {
   try {

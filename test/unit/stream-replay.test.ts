@@ -1,6 +1,6 @@
-import type { OrderRecord } from '../../shared/src/domain/records';
-import { unseenBuffered } from '../../services/api/src/stream/replay';
-import { commandEvent, orderEvent, workEventOf } from '../../services/api/src/stream/work-event';
+import type { OrderRecord } from '@pos/shared/domain/records';
+import { unseenBuffered } from '@pos/api/stream/replay';
+import { commandEvent, orderEvent, workEventOf } from '@pos/api/stream/work-event';
 
 const order = (number: number, state: OrderRecord['state'], extra: Partial<OrderRecord> = {}) =>
   orderEvent({ number, state, rows: [{ rowNumber: 1, productId: 'p', name: 'P', quantity: 1, unitPrice: 100 }], guestCount: 1, ...extra });

@@ -1,6 +1,6 @@
 import type { ParameterizedContext } from 'koa';
-import type { Logger } from '../../../shared/src/log';
-import type { SessionDoc } from '../../../shared/src/store/sessions';
+import type { Logger } from '@pos/shared/log';
+import type { SessionDoc } from '@pos/shared/store/sessions';
 
 /** What middleware puts on `ctx.state` for the handlers after it. */
 export interface AppState {

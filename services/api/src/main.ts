@@ -1,6 +1,6 @@
-import { loadConfig } from '../../../shared/src/config';
-import { createLogger } from '../../../shared/src/log';
-import { onShutdown, runMain } from '../../../shared/src/process/lifecycle';
+import { loadConfig } from '@pos/shared/config';
+import { createLogger } from '@pos/shared/log';
+import { onShutdown, runMain } from '@pos/shared/process/lifecycle';
 import { startApi } from './server';
 
 const config = loadConfig();

@@ -5,7 +5,7 @@
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OrderRecord } from '../domain/records';
-import type { RowInput } from '../schemas';
+import type { RowInput } from '../schemas/requests';
 import type { LocationView } from '../store/locations';
 import type { SessionView } from '../store/sessions';
 import { requestJson } from './json-http';

@@ -4,7 +4,7 @@
  */
 import type { CommandKind } from '../domain/commands';
 import type { CommandRecord, OrderRecord } from '../domain/records';
-import type { RowInput } from '../schemas';
+import type { RowInput } from '../schemas/requests';
 import { requestJson } from './json-http';
 
 export class CustomerClient {

@@ -1,10 +1,20 @@
+import { randomInt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderDoc, OrderRow } from '../domain/records';
 import { collections, recordId } from './mongo';
 
 /** A write that lost its version race re-reads and re-decides this many times before a 409. */
-export const VERSION_RACE_RETRIES = 8;
+export const VERSION_RACE_RETRIES = 12;
+
+/**
+ * The pause before re-reading after a lost race: random, so that writers who lost to the same
+ * winner do not all read and collide again; up to 1, 2, 4 ... 32 ms.
+ */
+export function raceBackoff(attempt: number): Promise<void> {
+  return sleep(randomInt(1 << Math.min(attempt, 5)));
+}
 
 /** How many applied job ids an order remembers; far more than can be in flight for one order. */
 const APPLIED_JOBS_KEPT = 32;
@@ -24,7 +34,6 @@ export interface NewOrder {
   userNumber?: number;
   sessionId?: string;
 }
-
 
 export class OrdersRepo {
   private readonly c;
@@ -71,22 +80,21 @@ export class OrdersRepo {
   /**
    * Writes a decided change only if nobody wrote since `order` was read.
    * Returns the new document, or null when the version moved on (the caller re-reads and re-decides).
+   * The new document is what was read plus what was written, so it is not sent back by MongoDB.
    */
-  applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date): Promise<OrderDoc | null> {
+  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date): Promise<OrderDoc | null> {
     const appliedJobs = [...order.appliedJobs, jobId].slice(-APPLIED_JOBS_KEPT);
-    return this.c.findOneAndUpdate(
-      { _id: order._id, version: order.version },
-      { $set: { ...change, appliedJobs, updatedAt: now }, $inc: { version: 1 } },
-      { returnDocument: 'after' },
-    );
+    const set = { ...change, appliedJobs, updatedAt: now };
+    const { modifiedCount } = await this.c.updateOne({ _id: order._id, version: order.version }, { $set: set, $inc: { version: 1 } });
+    return modifiedCount === 1 ? { ...order, ...set, version: order.version + 1 } : null;
   }
 
   /** Replaces the rows of a SELECTING order, guarded by its version like every order write. */
-  replaceRows(order: OrderDoc, rows: OrderRow[], now: Date): Promise<OrderDoc | null> {
-    return this.c.findOneAndUpdate(
+  async replaceRows(order: OrderDoc, rows: OrderRow[], now: Date): Promise<OrderDoc | null> {
+    const { modifiedCount } = await this.c.updateOne(
       { _id: order._id, version: order.version, state: 'SELECTING' },
       { $set: { rows, updatedAt: now }, $inc: { version: 1 } },
-      { returnDocument: 'after' },
     );
+    return modifiedCount === 1 ? { ...order, rows, updatedAt: now, version: order.version + 1 } : null;
   }
 }

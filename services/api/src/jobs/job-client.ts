@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Job, Queue } from 'bullmq';
-import { problems } from '../../../../shared/src/domain/problem';
-import type { Logger } from '../../../../shared/src/log';
-import type { JobOutcome, JobPayload, JobReply } from '../../../../shared/src/queue/jobs';
-import { withDeadline } from '../../../../shared/src/util/deadline';
+import { problems } from '@pos/shared/domain/problem';
+import type { Logger } from '@pos/shared/log';
+import type { JobOutcome, JobPayload, JobReply } from '@pos/shared/queue/jobs';
+import { withDeadline } from '@pos/shared/util/deadline';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 
 const LOOKUP_TIMEOUT_MS = 1_000;

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { withDeadline } from '../../../../shared/src/util/deadline';
+import { withDeadline } from '@pos/shared/util/deadline';
 
 /** BullMQ job states reported as queue depth. */
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;

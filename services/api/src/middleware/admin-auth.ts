@@ -1,6 +1,6 @@
 import type { Next } from 'koa';
-import { secretsEqual } from '../../../../shared/src/auth/keys';
-import { ProblemError, problems } from '../../../../shared/src/domain/problem';
+import { secretsEqual } from '@pos/shared/auth/keys';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { AppContext } from '../context';
 
 /** The admin token from `Bearer <token>`, or, where allowed, HTTP Basic (any user, token as password). */

@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Next } from 'koa';
-import { hashApiKey } from '../../../../shared/src/auth/keys';
-import { judgeSession } from '../../../../shared/src/auth/session-rules';
-import type { SessionsRepo, SessionType } from '../../../../shared/src/store/sessions';
+import { hashApiKey } from '@pos/shared/auth/keys';
+import { judgeSession } from '@pos/shared/auth/session-rules';
+import type { SessionsRepo, SessionType } from '@pos/shared/store/sessions';
 import type { AppContext } from '../context';
 
 /** The interface's two 401 bodies, byte for byte. */

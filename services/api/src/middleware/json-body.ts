@@ -1,7 +1,7 @@
 import bodyParser from 'koa-bodyparser';
 import type { Next } from 'koa';
-import { Problem, ProblemError, problems } from '../../../../shared/src/domain/problem';
-import { Validator, problemFromSchemaError } from '../../../../shared/src/schemas';
+import { Problem, ProblemError, problems } from '@pos/shared/domain/problem';
+import { Validator, problemFromSchemaError } from '@pos/shared/schemas/requests';
 import type { AppContext } from '../context';
 
 /** What raw-body and co-body throw, told apart by `type` and `status`. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Next } from 'koa';
-import { Problem, ProblemError, problemBody, problems } from '../../../../shared/src/domain/problem';
-import { storeProblem } from '../../../../shared/src/store/store-errors';
+import { Problem, ProblemError, problemBody, problems } from '@pos/shared/domain/problem';
+import { storeProblem } from '@pos/shared/store/store-errors';
 import type { AppContext } from '../context';
 
 export const PROBLEM_TYPE = 'application/problem+json';

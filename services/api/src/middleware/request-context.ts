@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Next } from 'koa';
-import type { Logger } from '../../../../shared/src/log';
-import { redactUrl } from '../../../../shared/src/log';
+import type { Logger } from '@pos/shared/log';
+import { redactUrl } from '@pos/shared/log';
 import type { AppContext } from '../context';
 
 const INCOMING_ID = /^[A-Za-z0-9._-]{1,100}$/;

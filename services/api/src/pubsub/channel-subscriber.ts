@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type Redis from 'ioredis';
-import type { Logger } from '../../../../shared/src/log';
-import { closeRedis } from '../../../../shared/src/redis';
+import type { Logger } from '@pos/shared/log';
+import { closeRedis } from '@pos/shared/redis';
 
 export type MessageHandler = (message: string) => void;
 

@@ -1,10 +1,10 @@
 import Router from '@koa/router';
-import { rowsReplacementConflict } from '../../../../shared/src/domain/order-state';
-import { ProblemError, problems } from '../../../../shared/src/domain/problem';
-import { OrderDoc, toCommandRecord, toOrderRecord } from '../../../../shared/src/domain/records';
-import { JOB } from '../../../../shared/src/queue/jobs';
-import { validators } from '../../../../shared/src/schemas';
-import { OrderScope, VERSION_RACE_RETRIES } from '../../../../shared/src/store/orders';
+import { rowsReplacementConflict } from '@pos/shared/domain/order-state';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
+import { OrderDoc, toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
+import { JOB } from '@pos/shared/queue/jobs';
+import { validators } from '@pos/shared/schemas/requests';
+import { OrderScope, raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
 import { AppContext, AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
@@ -67,6 +67,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
         return;
       }
       ctx.state.log.debug({ orderNumber, attempt }, 'order changed since read; reading again');
+      await raceBackoff(attempt);
     }
     throw new ProblemError(problems.concurrentModification());
   });

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
-import { ProblemError, problems } from '../../../../shared/src/domain/problem';
-import { pingMongo } from '../../../../shared/src/store/mongo';
-import { withDeadline } from '../../../../shared/src/util/deadline';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
+import { pingMongo } from '@pos/shared/store/mongo';
+import { withDeadline } from '@pos/shared/util/deadline';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
 

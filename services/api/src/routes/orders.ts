@@ -1,9 +1,9 @@
 import Router from '@koa/router';
-import { isOrderState } from '../../../../shared/src/domain/order-state';
-import { ProblemError, problems } from '../../../../shared/src/domain/problem';
-import { toCommandRecord, toOrderRecord, WorkRecord } from '../../../../shared/src/domain/records';
-import { JOB } from '../../../../shared/src/queue/jobs';
-import { validators } from '../../../../shared/src/schemas';
+import { isOrderState } from '@pos/shared/domain/order-state';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
+import { toCommandRecord, toOrderRecord, WorkRecord } from '@pos/shared/domain/records';
+import { JOB } from '@pos/shared/queue/jobs';
+import { validators } from '@pos/shared/schemas/requests';
 import { AppContext, AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';

@@ -1,5 +1,5 @@
-import { ProblemError, problems } from '../../../../shared/src/domain/problem';
-import type { JobOutcome } from '../../../../shared/src/queue/jobs';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
+import type { JobOutcome } from '@pos/shared/queue/jobs';
 import type { AppContext } from '../context';
 
 const MAX_NUMBER = 2_147_483_647;

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import { judgeSession } from '../../../../shared/src/auth/session-rules';
-import type { Config } from '../../../../shared/src/config';
-import type { Logger } from '../../../../shared/src/log';
-import type { SessionDoc } from '../../../../shared/src/store/sessions';
+import { judgeSession } from '@pos/shared/auth/session-rules';
+import type { Config } from '@pos/shared/config';
+import type { Logger } from '@pos/shared/log';
+import type { SessionDoc } from '@pos/shared/store/sessions';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import { Cursor, formatPosition, startPosition, StreamPosition } from './cursor';
 import { readReplay, readResync, Replay, ResyncNeeds, ResyncRead, StreamRepos, unseenBuffered } from './replay';

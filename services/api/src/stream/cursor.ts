@@ -1,4 +1,4 @@
-import { ProblemError, problems } from '../../../../shared/src/domain/problem';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
 
 /**
  * Where a client says it is: the highest order and command numbers it has seen.

@@ -1,7 +1,7 @@
-import { ProblemError, problems } from '../../../../shared/src/domain/problem';
-import { locationChannel } from '../../../../shared/src/events/location-events';
-import type { Logger } from '../../../../shared/src/log';
-import { withDeadline } from '../../../../shared/src/util/deadline';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
+import { locationChannel } from '@pos/shared/events/location-events';
+import type { Logger } from '@pos/shared/log';
+import { withDeadline } from '@pos/shared/util/deadline';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
 import { ClientStream } from './client-stream';

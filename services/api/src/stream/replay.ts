@@ -1,7 +1,7 @@
-import { toCommandRecord, toOrderRecord } from '../../../../shared/src/domain/records';
-import type { CommandsRepo } from '../../../../shared/src/store/commands';
-import type { OrdersRepo } from '../../../../shared/src/store/orders';
-import type { SessionDoc, SessionsRepo } from '../../../../shared/src/store/sessions';
+import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
+import type { CommandsRepo } from '@pos/shared/store/commands';
+import type { OrdersRepo } from '@pos/shared/store/orders';
+import type { SessionDoc, SessionsRepo } from '@pos/shared/store/sessions';
 import type { Cursor } from './cursor';
 import { commandEvent, orderEvent, WorkEvent } from './work-event';
 

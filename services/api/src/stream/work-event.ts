@@ -1,6 +1,6 @@
-import { OrderState, isVisibleToRegisters } from '../../../../shared/src/domain/order-state';
-import type { CommandRecord, OrderRecord } from '../../../../shared/src/domain/records';
-import type { LocationEvent } from '../../../../shared/src/events/location-events';
+import { OrderState, isVisibleToRegisters } from '@pos/shared/domain/order-state';
+import type { CommandRecord, OrderRecord } from '@pos/shared/domain/records';
+import type { LocationEvent } from '@pos/shared/events/location-events';
 import { dataLines } from './sse-writer';
 
 /** An event as streams send it: the record serialised once, however many streams get it. */

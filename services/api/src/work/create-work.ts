@@ -1,8 +1,8 @@
-import type { CommandKind } from '../../../../shared/src/domain/commands';
-import { ProblemError, problems } from '../../../../shared/src/domain/problem';
-import type { CommandDoc, OrderDoc, OrderRow } from '../../../../shared/src/domain/records';
-import type { Logger } from '../../../../shared/src/log';
-import type { RowInput } from '../../../../shared/src/schemas';
+import type { CommandKind } from '@pos/shared/domain/commands';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
+import type { CommandDoc, OrderDoc, OrderRow } from '@pos/shared/domain/records';
+import type { Logger } from '@pos/shared/log';
+import type { RowInput } from '@pos/shared/schemas/requests';
 import type { ApiDeps } from '../deps';
 
 type WorkDeps = Pick<ApiDeps, 'locations' | 'orders' | 'commands' | 'events' | 'config' | 'metrics'>;

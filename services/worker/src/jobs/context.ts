@@ -1,7 +1,7 @@
-import type { Logger } from '../../../../shared/src/log';
-import type { EventPublisher } from '../../../../shared/src/events/location-events';
-import type { OrdersRepo } from '../../../../shared/src/store/orders';
-import type { SessionsRepo } from '../../../../shared/src/store/sessions';
+import type { Logger } from '@pos/shared/log';
+import type { EventPublisher } from '@pos/shared/events/location-events';
+import type { OrdersRepo } from '@pos/shared/store/orders';
+import type { SessionsRepo } from '@pos/shared/store/sessions';
 
 /** What a job handler may touch. */
 export interface JobContext {

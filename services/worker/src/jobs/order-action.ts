@@ -1,8 +1,8 @@
-import { decide } from '../../../../shared/src/domain/order-state';
-import { problems } from '../../../../shared/src/domain/problem';
-import { toOrderRecord } from '../../../../shared/src/domain/records';
-import type { JobOutcome, OrderActionJob } from '../../../../shared/src/queue/jobs';
-import { VERSION_RACE_RETRIES } from '../../../../shared/src/store/orders';
+import { decide } from '@pos/shared/domain/order-state';
+import { problems } from '@pos/shared/domain/problem';
+import { toOrderRecord } from '@pos/shared/domain/records';
+import type { JobOutcome, OrderActionJob } from '@pos/shared/queue/jobs';
+import { raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
 import type { JobContext } from './context';
 
 /**
@@ -35,6 +35,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     const updated = await ctx.orders.applyChange(order, decision.change, ctx.jobId, now);
     if (!updated) {
       ctx.log.debug({ orderNumber: order.number, attempt }, 'order changed since read; deciding again');
+      await raceBackoff(attempt);
       continue;
     }
     ctx.checkpoint('after-apply');

@@ -1,5 +1,5 @@
-import { problems } from '../../../../shared/src/domain/problem';
-import type { JobOutcome, SessionCloseJob } from '../../../../shared/src/queue/jobs';
+import { problems } from '@pos/shared/domain/problem';
+import type { JobOutcome, SessionCloseJob } from '@pos/shared/queue/jobs';
 import type { JobContext } from './context';
 import { applyOrderAction } from './order-action';
 

@@ -1,0 +1,55 @@
+/**
+ * The lint rules that keep package boundaries (run on the tree by `npm run lint`), proved on
+ * snippets placed in each package: they must fail what they exist to fail.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+const ESLINT = path.join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js');
+
+/** The rules ESLint (as `npm run lint` runs it) reports on `code` as if it were `file`. */
+function ruleIds(file: string, code: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      [ESLINT, '--format', 'json', '--stdin', '--stdin-filename', file],
+      { cwd: ROOT },
+      (err, stdout) => {
+        // exit code 1 means "problems found"; anything else is a broken run
+        if (err && err.code !== 1) return reject(err);
+        const [result] = JSON.parse(stdout) as { messages: { ruleId: string | null; message: string }[] }[];
+        resolve((result?.messages ?? []).map((m) => m.ruleId ?? m.message));
+      },
+    );
+    child.stdin!.end(code);
+  });
+}
+
+describe('package boundaries', () => {
+  it('a package may not import a library its package.json does not list', async () => {
+    expect(await ruleIds('services/worker/src/probe.ts', "import Koa from 'koa';\nexport const k = Koa;\n")).toEqual([
+      'import-x/no-extraneous-dependencies',
+    ]);
+    expect(await ruleIds('shared/src/probe.ts', "import type Router from '@koa/router';\nexport type R = Router;\n")).toEqual([
+      'import-x/no-extraneous-dependencies',
+    ]);
+  });
+
+  it('nor another of our packages it does not depend on', async () => {
+    expect(await ruleIds('services/worker/src/probe.ts', "import { startApi } from '@pos/api/server';\nexport const s = startApi;\n")).toEqual([
+      'import-x/no-extraneous-dependencies',
+    ]);
+  });
+
+  it('nor reach into another package by relative path', async () => {
+    expect(await ruleIds('services/api/src/probe.ts', "import { loadConfig } from '../../../shared/src/config';\nexport const l = loadConfig;\n")).toEqual([
+      'import-x/no-relative-packages',
+    ]);
+  });
+
+  it('declared imports pass, and the service has no console output', async () => {
+    expect(await ruleIds('services/api/src/probe.ts', "import Koa from 'koa';\nimport { loadConfig } from '@pos/shared/config';\nexport const x = [Koa, loadConfig];\n")).toEqual([]);
+    expect(await ruleIds('services/worker/src/probe.ts', "console.log('hi');\n")).toEqual(['no-console']);
+  });
+});

@@ -42,6 +42,8 @@ export async function ensureIndexes(db: Db): Promise<void> {
     c.sessions.createIndex({ keyHash: 1 }, { unique: true }),
     c.orders.createIndex({ locationId: 1, state: 1, number: 1 }),
     c.orders.createIndex({ sessionId: 1, state: 1 }, { sparse: true }),
+    // streams re-reading what changed while their subscription was down
+    c.orders.createIndex({ locationId: 1, updatedAt: 1 }),
     c.commands.createIndex({ locationId: 1, number: 1 }),
     // MongoDB removes expired commands in the background; reads still filter on expiresAt.
     c.commands.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }),

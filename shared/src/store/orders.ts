@@ -73,6 +73,11 @@ export class OrdersRepo {
     return this.c.find({ locationId, state, number: { $gt: after } }).sort({ number: 1 }).toArray();
   }
 
+  /** Orders written at or after `since`, by number: what a stream re-reads after missing events. */
+  listChangedSince(locationId: string, since: Date): Promise<OrderDoc[]> {
+    return this.c.find({ locationId, updatedAt: { $gte: since } }).sort({ number: 1 }).toArray();
+  }
+
   placedOfSession(sessionId: string): Promise<OrderDoc[]> {
     return this.c.find({ sessionId, state: 'PLACED' }).sort({ number: 1 }).toArray();
   }

@@ -8,6 +8,12 @@ export interface AppState {
   log: Logger;
   /** Set by the api_key authentication of service and customer routes. */
   session?: SessionDoc;
+  /**
+   * Set by the idempotency middleware when the request carries an Idempotency-Key: the identity
+   * of this request, which its queued job and created records carry so that a retry is
+   * recognised even where its first attempt's answer was lost.
+   */
+  idempotencyId?: string;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

@@ -13,6 +13,10 @@ export const TITLES = {
   unauthorized: 'Unauthorized',
   payloadTooLarge: 'Payload too large',
   unavailable: 'Service unavailable',
+  tooManyRequests: 'Too many requests',
+  // The titles of the IETF draft "The Idempotency-Key HTTP Header Field".
+  idempotencyKeyReused: 'Idempotency-Key is already used',
+  idempotencyKeyOutstanding: 'A request is outstanding for this Idempotency-Key',
 } as const;
 
 export interface ProblemBody {
@@ -71,6 +75,17 @@ export const problems = {
     status: 413,
     title: TITLES.payloadTooLarge,
     detail: `Request body is larger than ${limit} bytes`,
+  }),
+  tooManyRequests: (detail: string): Problem => ({ status: 429, title: TITLES.tooManyRequests, detail }),
+  idempotencyKeyReused: (): Problem => ({
+    status: 422,
+    title: TITLES.idempotencyKeyReused,
+    detail: 'This Idempotency-Key was used for a different request (method, path or body); use a new key for a new request',
+  }),
+  idempotencyKeyOutstanding: (): Problem => ({
+    status: 409,
+    title: TITLES.idempotencyKeyOutstanding,
+    detail: 'The first request with this Idempotency-Key is still being processed; retry it shortly for its answer',
   }),
   internal: (errorId: string): Problem => ({
     status: 500,

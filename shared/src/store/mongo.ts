@@ -45,6 +45,10 @@ export async function ensureIndexes(db: Db): Promise<void> {
     // streams re-reading what changed while their subscription was down
     c.orders.createIndex({ locationId: 1, updatedAt: 1 }),
     c.commands.createIndex({ locationId: 1, number: 1 }),
+    // a retried create (same Idempotency-Key) finds what its first attempt created
+    ...[c.orders, c.commands].map((records) =>
+      records.createIndex({ locationId: 1, idempotencyId: 1 }, { unique: true, partialFilterExpression: { idempotencyId: { $exists: true } } }),
+    ),
     // MongoDB removes expired commands in the background; reads still filter on expiresAt.
     c.commands.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }),
   ]);

@@ -43,6 +43,8 @@ export interface CommandDoc {
   number: number;
   kind: CommandKind;
   tableNumber?: number;
+  /** The customer session that asked for it (its commands are capped); never on the wire. */
+  sessionId?: string;
   createdAt: Date;
   /** A command is live until acknowledged (deleted) or until this moment. */
   expiresAt: Date;

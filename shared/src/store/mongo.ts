@@ -1,6 +1,7 @@
 import { Db, MongoClient } from 'mongodb';
 import type { CommandDoc, OrderDoc } from '../domain/records';
 import type { LocationDoc } from './locations';
+import { asInteger, asString } from './query-values';
 import type { SessionDoc } from './sessions';
 
 export interface Store {
@@ -24,7 +25,7 @@ export async function connectMongo(url: string, dbName: string): Promise<Store> 
 }
 
 /** Orders and commands are keyed by location and number: the two per-location sequences. */
-export const recordId = (locationId: string, number: number): string => `${locationId}:${number}`;
+export const recordId = (locationId: string, number: number): string => `${asString(locationId, 'locationId')}:${asInteger(number, 'number')}`;
 
 export function collections(db: Db) {
   return {
@@ -43,6 +44,7 @@ export async function ensureIndexes(db: Db): Promise<void> {
     c.orders.createIndex({ locationId: 1, state: 1, number: 1 }),
     c.orders.createIndex({ sessionId: 1, state: 1 }, { sparse: true }),
     c.commands.createIndex({ locationId: 1, number: 1 }),
+    c.commands.createIndex({ sessionId: 1, expiresAt: 1 }),
     // MongoDB removes expired commands in the background; reads still filter on expiresAt.
     c.commands.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }),
   ]);

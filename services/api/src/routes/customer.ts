@@ -1,4 +1,4 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { rowsReplacementConflict } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { OrderDoc, toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
@@ -10,7 +10,9 @@ import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder, numberRows } from '../work/create-work';
+import { CustomerLimits } from '../work/customer-limits';
 import { numberParam, sendOutcome } from './respond';
+import { createRouter } from './router';
 
 /**
  * The customer app's side of an order: create it (SELECTING), change its rows, finish and
@@ -18,9 +20,15 @@ import { numberParam, sendOutcome } from './respond';
  * only its own session's orders; another's number answers like a missing order.
  */
 export function customerRoutes(deps: ApiDeps): Router<AppState> {
-  const router = new Router<AppState>({ prefix: `${deps.config.basePath}/customer` });
-  const customer = requireSession(deps.sessions, 'CUSTOMER');
+  const router = createRouter(`${deps.config.basePath}/customer`);
+  const customer = requireSession(deps.sessionLookup, 'CUSTOMER');
   const json = jsonBody(deps.config.bodyLimitBytes);
+  const limits = new CustomerLimits({
+    orders: deps.orders,
+    commands: deps.commands,
+    maxOpenOrders: deps.config.customerMaxOpenOrders,
+    maxCommands: deps.config.customerMaxCommands,
+  });
 
   const scopeOf = (ctx: AppContext): Required<OrderScope> => {
     const session = sessionOf(ctx);
@@ -36,14 +44,17 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/orders', customer, json, async (ctx: AppContext) => {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.order);
-    const order = await createOrder(deps, ctx.state.log, {
-      locationId: session.locationId,
-      state: 'SELECTING',
-      rows: input.rows,
-      tableNumber: input.tableNumber ?? session.tableNumber,
-      userNumber: session.userNumber,
-      sessionId: session._id,
-    });
+    const tableNumber = limits.tableOf(session, input.tableNumber);
+    const order = await limits.openOrder(session, () =>
+      createOrder(deps, ctx.state.log, {
+        locationId: session.locationId,
+        state: 'SELECTING',
+        rows: input.rows,
+        tableNumber,
+        userNumber: session.userNumber,
+        sessionId: session._id,
+      }),
+    );
     ctx.state.log.info({ orderNumber: order.number }, 'customer order created');
     ctx.status = 201;
     ctx.body = toOrderRecord(order);
@@ -87,11 +98,10 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/commands', customer, json, async (ctx: AppContext) => {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.customerCommand);
-    const command = await createCommand(deps, ctx.state.log, {
-      locationId: session.locationId,
-      kind: input.kind,
-      tableNumber: input.tableNumber ?? session.tableNumber,
-    });
+    const tableNumber = limits.tableOf(session, input.tableNumber);
+    const command = await limits.command(session, () =>
+      createCommand(deps, ctx.state.log, { locationId: session.locationId, kind: input.kind, tableNumber, sessionId: session._id }),
+    );
     ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'customer command created');
     ctx.status = 201;
     ctx.body = toCommandRecord(command);

@@ -1,4 +1,4 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { isOrderState } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { toCommandRecord, toOrderRecord, WorkRecord } from '@pos/shared/domain/records';
@@ -9,11 +9,12 @@ import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { numberParam, sendOutcome } from './respond';
+import { createRouter } from './router';
 
 /** The register's work: list it, report outcomes, acknowledge commands. */
 export function serviceRoutes(deps: ApiDeps): Router<AppState> {
-  const router = new Router<AppState>({ prefix: deps.config.basePath });
-  const service = requireSession(deps.sessions, 'SERVICE');
+  const router = createRouter(deps.config.basePath);
+  const service = requireSession(deps.sessionLookup, 'SERVICE');
   const json = jsonBody(deps.config.bodyLimitBytes);
 
   router.get('/orders/location', service, async (ctx: AppContext) => {

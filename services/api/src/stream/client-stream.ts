@@ -20,6 +20,7 @@ export type EndReason =
   | 'timeout'
   | 'session-closed'
   | 'session-expired'
+  | 'replaced'
   | 'slow-client'
   | 'shutdown'
   | 'resync-failed'
@@ -102,7 +103,7 @@ export class ClientStream {
     res.shouldKeepAlive = false; // a finished stream closes its connection: nothing waits on it at shutdown
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',
-      'Cache-Control': 'no-cache',
+      'Cache-Control': 'no-store',
       'X-Accel-Buffering': 'no',
     });
     res.socket?.setNoDelay(true);

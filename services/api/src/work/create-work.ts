@@ -52,7 +52,7 @@ export async function createOrder(deps: WorkDeps, log: Logger, request: OrderReq
 export async function createCommand(
   deps: WorkDeps,
   log: Logger,
-  request: { locationId: string; kind: CommandKind; tableNumber?: number },
+  request: { locationId: string; kind: CommandKind; tableNumber?: number; sessionId?: string },
 ): Promise<CommandDoc> {
   const number = await nextNumber(deps, request.locationId, 'commandSeq');
   const command = await deps.commands.insert({ ...request, number }, new Date(), deps.config.commandTtlMs);

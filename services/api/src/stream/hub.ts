@@ -73,18 +73,19 @@ export class StreamHub {
     if (this.feedOf.size >= maxStreams && own.size < maxStreamsPerSession) {
       throw limitReached(`This node holds its limit of ${maxStreams} event streams`, FULL_NODE_RETRY_AFTER_S);
     }
-    // A register that reconnects may not know its old stream is gone (nor may this node yet):
-    // the newest stream of a session wins, so a client is never locked out by its own leftovers.
     this.ofSession.set(stream.sessionId, own);
     own.add(stream);
+    const feed = this.feeds.get(stream.locationId) ?? this.openFeed(stream.locationId);
+    feed.streams.add(stream);
+    this.feedOf.set(stream, feed);
+    // A register that reconnects may not know its old stream is gone (nor may this node yet):
+    // the newest stream of a session wins, so a client is never locked out by its own leftovers.
+    // (Ended after the new one joined the feed, so that the location stays subscribed.)
     for (const oldest of own) {
       if (own.size <= maxStreamsPerSession) break;
       oldest.end('replaced');
       own.delete(oldest);
     }
-    const feed = this.feeds.get(stream.locationId) ?? this.openFeed(stream.locationId);
-    feed.streams.add(stream);
-    this.feedOf.set(stream, feed);
     try {
       await withDeadline(feed.subscribed, this.options.subscribeTimeoutMs, 'Redis SUBSCRIBE');
     } catch (err) {

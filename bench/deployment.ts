@@ -48,6 +48,8 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'info',
+    // The fan-out's 1,000 streams share 10 register keys: far above the per-session default of 4.
+    SSE_MAX_STREAMS_PER_SESSION: '1000',
   };
   const worker = await spawnNode(`${name}-worker`, roleEntry('worker'), env, ROLE_READY.worker, backends.logDir);
   const apis: ApiNode[] = [];

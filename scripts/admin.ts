@@ -21,7 +21,7 @@ commands:
   list-orders <locationId> <state>
   recover-order <locationId> <orderNumber>
 
-environment: POS_URL (default http://localhost:8080), ADMIN_TOKEN (required)`;
+environment: POS_URL (default http://localhost:8080; with ADMIN_PORT set, the operator listener's), ADMIN_TOKEN (required)`;
 
 class UsageError extends Error {}
 

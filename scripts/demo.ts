@@ -57,8 +57,8 @@ runMain(log, async () => {
   await service.start();
   if (stopping.signal.aborted) return; // Ctrl-C during start-up: stop() takes it from here.
 
-  const { origin, baseUrl } = service;
-  const admin = new AdminClient(origin, config.adminToken!);
+  const { operatorOrigin, baseUrl } = service;
+  const admin = new AdminClient(operatorOrigin, config.adminToken!);
   const location = await admin.createLocation('Demo Bistro');
   const register = await admin.createServiceSession(location.id, 'demo-register');
   const random = Math.random;
@@ -72,7 +72,7 @@ runMain(log, async () => {
       `  location "${location.name}" (${location.id}), ${tables} tables, a register polling every ${paceMs} ms`,
       `  event stream:  curl -N -H 'api_key: ${register.apiKey}' ${baseUrl}/notifications/service/stream`,
       `  register work: curl -H 'api_key: ${register.apiKey}' ${baseUrl}/orders/location`,
-      `  Bull Board:    ${origin}/admin/queues  (user name: anything, e.g. admin; password: ${config.adminToken})`,
+      `  Bull Board:    ${operatorOrigin}/admin/queues  (user name: anything, e.g. admin; password: ${config.adminToken})`,
       `  ${rounds ? `${rounds} rounds, then it stops by itself` : 'Ctrl-C stops it'}`,
       '',
     ].join('\n') + '\n',

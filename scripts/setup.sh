@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares a fresh Debian machine: redis-server and jq (for the README's walk-through) and,
-# with --test, Chromium for the browser test, from Debian's packages; then the npm
-# dependencies from the lockfile.
+# with --test, Chromium for the browser test and nginx for the gateway test, from Debian's
+# packages; then the npm dependencies from the lockfile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +10,8 @@ command -v redis-server >/dev/null 2>&1 || want+=(redis-server)
 command -v jq >/dev/null 2>&1 || want+=(jq)
 if [[ "${1:-}" == "--test" ]]; then
   command -v chromium >/dev/null 2>&1 || want+=(chromium)
+  # in /usr/sbin, which a non-root PATH may lack
+  [[ -x /usr/sbin/nginx ]] || command -v nginx >/dev/null 2>&1 || want+=(nginx)
 fi
 
 if ((${#want[@]})); then
@@ -18,6 +20,11 @@ if ((${#want[@]})); then
   echo "setup: installing ${want[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
+  # The gateway test runs nginx itself; the packaged service (started by the install where
+  # systemd runs) is not wanted.
+  if [[ " ${want[*]} " == *" nginx "* ]] && command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nginx 2>/dev/null; then
+    $sudo systemctl disable --now nginx >/dev/null 2>&1 || true
+  fi
 fi
 
 # Exactly the lockfile's versions, as `npm ci` would; but `npm ci` refuses a lockfile without

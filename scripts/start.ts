@@ -15,5 +15,6 @@ runMain(log, async () => {
   await service.start();
   if (service.closed) return;
   const tokenNote = service.generatedToken ? ` (admin token: ${service.generatedToken})` : '';
-  process.stdout.write(`POS ordering service ready at ${service.baseUrl}${tokenNote}\n`);
+  const operatorNote = service.adminPort === undefined ? '' : `; operators at ${service.operatorOrigin}`;
+  process.stdout.write(`POS ordering service ready at ${service.baseUrl}${operatorNote}${tokenNote}\n`);
 });

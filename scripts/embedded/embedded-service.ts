@@ -18,6 +18,8 @@ export class EmbeddedService {
   /** Set when this process made up the admin token (so it must be shown once). */
   generatedToken: string | undefined;
   port = 0;
+  /** The operator listener's port, when ADMIN_PORT is set. */
+  adminPort: number | undefined;
 
   constructor(
     readonly config: Config,
@@ -26,6 +28,11 @@ export class EmbeddedService {
 
   get origin(): string {
     return `http://localhost:${this.port}`;
+  }
+
+  /** Where the admin API, Bull Board and /metrics are: ADMIN_PORT's listener, else the one origin. */
+  get operatorOrigin(): string {
+    return this.adminPort === undefined ? this.origin : `http://localhost:${this.adminPort}`;
   }
 
   get baseUrl(): string {
@@ -51,6 +58,7 @@ export class EmbeddedService {
     if (this.closed) return;
     const api = await this.adopt(startApi(config, log.child({ role: 'api' })), (a) => a.close());
     this.port = api.port;
+    this.adminPort = api.adminPort;
   }
 
   get closed(): boolean {

@@ -2,24 +2,34 @@ import Ajv from 'ajv';
 
 /** Durations are written `500ms`, `15s`, `10m`, `12h`; a bare number is milliseconds. */
 const DURATION = '^[0-9]+(ms|s|m|h)?$';
+/** Switches are written `1` / `0` (or `true` / `false`). */
+const FLAG = { type: 'string', enum: ['0', '1', 'true', 'false'], default: '0' } as const;
 
 const envSchema = {
   type: 'object',
   properties: {
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
+    ADMIN_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
     HOST: { type: 'string', default: '0.0.0.0' },
     BASE_PATH: { type: 'string', pattern: '^(/[A-Za-z0-9._~-]+)+$', default: '/api/v1' },
     MONGO_URL: { type: 'string', minLength: 1 },
     MONGO_DB: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', default: 'pos' },
     REDIS_URL: { type: 'string', minLength: 1 },
     REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', default: 'pos' },
-    ADMIN_TOKEN: { type: 'string', minLength: 16 },
+    ADMIN_TOKEN: { type: 'string', minLength: 32 },
+    TRUST_PROXY: FLAG,
+    BULL_BOARD_WRITABLE: FLAG,
     FAILURE_THRESHOLD: { type: 'integer', minimum: 1, default: 3 },
     COMMAND_TTL: { type: 'string', pattern: DURATION, default: '10m' },
     CUSTOMER_SESSION_TTL: { type: 'string', pattern: DURATION, default: '12h' },
     SSE_KEEPALIVE: { type: 'string', pattern: DURATION, default: '15s' },
     SSE_TIMEOUT: { type: 'string', pattern: DURATION, default: '30m' },
     SSE_MAX_BUFFER: { type: 'integer', minimum: 1024, default: 1048576 },
+    SSE_MAX_STREAMS_PER_SESSION: { type: 'integer', minimum: 1, default: 4 },
+    SSE_MAX_STREAMS: { type: 'integer', minimum: 1, default: 10000 },
+    CUSTOMER_MAX_OPEN_ORDERS: { type: 'integer', minimum: 1, default: 5 },
+    CUSTOMER_MAX_COMMANDS: { type: 'integer', minimum: 1, default: 5 },
+    API_KEY_MAX_REJECTIONS: { type: 'integer', minimum: 1, default: 1000 },
     JOB_TIMEOUT: { type: 'string', pattern: DURATION, default: '10s' },
     JOB_LOCK_DURATION: { type: 'string', pattern: DURATION, default: '30s' },
     WORKER_CONCURRENCY: { type: 'integer', minimum: 1, default: 16 },
@@ -38,6 +48,8 @@ const envSchema = {
 
 export interface Config {
   port: number;
+  /** When set, the operator surfaces (admin API, Bull Board, /metrics) listen here and not on `port`. */
+  adminPort: number | undefined;
   host: string;
   basePath: string;
   mongoUrl: string | undefined;
@@ -45,6 +57,10 @@ export interface Config {
   redisUrl: string | undefined;
   redisPrefix: string;
   adminToken: string | undefined;
+  /** Believe X-Forwarded-For/-Proto/-Host (one proxy in front); off by default. */
+  trustProxy: boolean;
+  /** Bull Board may retry, clean, promote and pause; read-only otherwise. */
+  bullBoardWritable: boolean;
   failureThreshold: number;
   commandTtlMs: number;
   customerSessionTtlMs: number;
@@ -52,6 +68,16 @@ export interface Config {
   sseTimeoutMs: number;
   /** Bytes a slow stream client may leave unread before the server drops it. */
   sseMaxBufferBytes: number;
+  /** Streams one session may hold on a node; a new one ends the session's oldest. */
+  sseMaxStreamsPerSession: number;
+  /** Streams one node holds; beyond, new streams get a 429. */
+  sseMaxStreams: number;
+  /** SELECTING orders one customer session may have at once. */
+  customerMaxOpenOrders: number;
+  /** Live (unacknowledged, unexpired) commands one customer session may have at once. */
+  customerMaxCommands: number;
+  /** api_key rejections a node holds in their 401 delay at once; beyond, a 429 at once. */
+  apiKeyMaxRejections: number;
   jobTimeoutMs: number;
   jobLockDurationMs: number;
   workerConcurrency: number;
@@ -89,6 +115,8 @@ export function parseDuration(text: string): number {
   return Number(match[1]) * UNIT_MS[match[2] ?? 'ms']!;
 }
 
+const isOn = (flag: string): boolean => flag === '1' || flag === 'true';
+
 export class ConfigError extends Error {}
 
 /** Reads the environment once; throws ConfigError naming every bad variable. */
@@ -105,8 +133,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const v = raw as Record<string, string | number | undefined>;
+  if (v.ADMIN_PORT !== undefined && v.ADMIN_PORT !== 0 && v.ADMIN_PORT === v.PORT) {
+    throw new ConfigError('invalid configuration: ADMIN_PORT must differ from PORT');
+  }
   return {
     port: v.PORT as number,
+    adminPort: v.ADMIN_PORT as number | undefined,
     host: v.HOST as string,
     basePath: v.BASE_PATH as string,
     mongoUrl: v.MONGO_URL as string | undefined,
@@ -114,12 +146,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: v.REDIS_URL as string | undefined,
     redisPrefix: v.REDIS_PREFIX as string,
     adminToken: v.ADMIN_TOKEN as string | undefined,
+    trustProxy: isOn(v.TRUST_PROXY as string),
+    bullBoardWritable: isOn(v.BULL_BOARD_WRITABLE as string),
     failureThreshold: v.FAILURE_THRESHOLD as number,
     commandTtlMs: parseDuration(v.COMMAND_TTL as string),
     customerSessionTtlMs: parseDuration(v.CUSTOMER_SESSION_TTL as string),
     sseKeepaliveMs: parseDuration(v.SSE_KEEPALIVE as string),
     sseTimeoutMs: parseDuration(v.SSE_TIMEOUT as string),
     sseMaxBufferBytes: v.SSE_MAX_BUFFER as number,
+    sseMaxStreamsPerSession: v.SSE_MAX_STREAMS_PER_SESSION as number,
+    sseMaxStreams: v.SSE_MAX_STREAMS as number,
+    customerMaxOpenOrders: v.CUSTOMER_MAX_OPEN_ORDERS as number,
+    customerMaxCommands: v.CUSTOMER_MAX_COMMANDS as number,
+    apiKeyMaxRejections: v.API_KEY_MAX_REJECTIONS as number,
     jobTimeoutMs: parseDuration(v.JOB_TIMEOUT as string),
     jobLockDurationMs: parseDuration(v.JOB_LOCK_DURATION as string),
     workerConcurrency: v.WORKER_CONCURRENCY as number,

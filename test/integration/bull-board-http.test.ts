@@ -87,3 +87,125 @@ describe('Bull Board over HTTP', () => {
     expect(neighbour.headers.get('www-authenticate')).toBeNull();
   });
 });
+
+/** A job that would abort order 1 of a location, as a form on another site would post it. */
+const formJob = (locationId: string) =>
+  `name=order-action&data[scope][locationId]=${locationId}&data[orderNumber]=1&data[action][kind]=status&data[action][newState]=ABORTED`;
+const ADD_PATH = '/admin/queues/api/queues/order-work/add';
+
+describe('Bull Board hardening', () => {
+  describe('read-only by default', () => {
+    let stack: Awaited<ReturnType<typeof startStack>>;
+    beforeAll(async () => {
+      stack = await startStack();
+    });
+    afterAll(() => stack.close());
+
+    it('refuses a cross-site form post that would add a job (HTTP Basic, which a browser resends by itself)', async () => {
+      const { id: locationId } = await stack.admin.createLocation('Board CSRF');
+      const order = await stack.admin.createOrder(locationId, [{ productId: 'p', name: 'Soup', quantity: 1, unitPrice: 500 }]);
+      const before = await stack.api.deps.queue.getJobCounts();
+      const res = await call('POST', `${stack.origin}${ADD_PATH}`, {
+        headers: {
+          authorization: basic('admin', stack.env.ADMIN_TOKEN!),
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: 'https://evil.example',
+          'sec-fetch-site': 'cross-site',
+        },
+        body: formJob(locationId),
+      });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+      expect(await stack.api.deps.queue.getJobCounts()).toEqual(before);
+      expect((await stack.admin.listOrders(locationId, 'PLACED')).map((o) => o.number)).toEqual([order.number]);
+    });
+
+    it('refuses every write, even from its own page with the bearer token', async () => {
+      const bearer = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+      for (const [method, path] of [
+        ['PUT', '/admin/queues/api/queues/order-work/retry/failed'],
+        ['PUT', '/admin/queues/api/queues/order-work/clean/completed'],
+        ['PUT', '/admin/queues/api/queues/pause'],
+        ['POST', ADD_PATH],
+        ['DELETE', '/admin/queues/api/queues/order-work/obliterate'],
+      ] as const) {
+        const res = await call(method, `${stack.origin}${path}`, { headers: { ...bearer, origin: stack.origin }, body: {} });
+        expect(`${method} ${path} ${res.status}`).toBe(`${method} ${path} 405`);
+        expect(res.json()).toMatchObject({ title: 'Method not allowed', detail: 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)' });
+      }
+      const queues = await call('GET', `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=1`, { headers: bearer });
+      expect(queues.json().queues[0].readOnlyMode).toBe(true);
+    });
+
+    it('cannot be framed by another site', async () => {
+      const page = await call('GET', `${stack.origin}/admin/queues`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+      expect(page.status).toBe(200);
+      expect(page.headers.get('x-frame-options')).toBe('DENY');
+      expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    });
+  });
+
+  describe('writable (BULL_BOARD_WRITABLE=1)', () => {
+    let stack: Awaited<ReturnType<typeof startStack>>;
+    let auth: Record<string, string>;
+    beforeAll(async () => {
+      stack = await startStack({ BULL_BOARD_WRITABLE: '1' });
+      auth = { authorization: basic('admin', stack.env.ADMIN_TOKEN!) };
+    });
+    afterAll(() => stack.close());
+
+    it('refuses cross-site requests, by Sec-Fetch-Site or by Origin', async () => {
+      const path = `${stack.origin}/admin/queues/api/queues/order-work/retry/failed`;
+      for (const headers of <Record<string, string>[]>[
+        { origin: 'https://evil.example' },
+        { origin: 'null' },
+        { 'sec-fetch-site': 'cross-site' },
+        { 'sec-fetch-site': 'same-site', origin: stack.origin },
+        // a forwarded host is believed only with TRUST_PROXY
+        { origin: 'http://evil.example', 'x-forwarded-host': 'evil.example' },
+      ]) {
+        const res = await call('PUT', path, { headers: { ...auth, ...headers }, body: {} });
+        expect(`${JSON.stringify(headers)} ${res.status}`).toBe(`${JSON.stringify(headers)} 403`);
+        expect(res.json()).toMatchObject({ detail: 'Cross-site requests to Bull Board are refused' });
+      }
+    });
+
+    it('refuses form bodies, even from its own page', async () => {
+      for (const type of ['application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'text/plain']) {
+        const res = await call('PUT', `${stack.origin}/admin/queues/api/queues/order-work/retry/failed`, {
+          headers: { ...auth, origin: stack.origin, 'sec-fetch-site': 'same-origin', 'content-type': type },
+          body: 'a=b',
+        });
+        expect(`${type} ${res.status}`).toBe(`${type} 415`);
+      }
+    });
+
+    it('refuses adding jobs, editing their data, and emptying the queue', async () => {
+      const { id: locationId } = await stack.admin.createLocation('Board writable');
+      const before = await stack.api.deps.queue.getJobCounts();
+      for (const [method, path, body] of [
+        ['POST', ADD_PATH, { name: 'order-action', data: { scope: { locationId }, orderNumber: 1, action: { kind: 'recover' } } }],
+        ['PUT', '/admin/queues/api/queues/order-work/some-job/update-data', { jobData: {} }],
+        ['PUT', '/admin/queues/api/queues/order-work/empty', {}],
+        ['DELETE', '/admin/queues/api/queues/order-work/obliterate', {}],
+      ] as const) {
+        const res = await call(method, `${stack.origin}${path}`, { headers: { ...auth, origin: stack.origin }, body });
+        expect(`${method} ${path} ${res.status}`).toBe(`${method} ${path} 403`);
+      }
+      expect(await stack.api.deps.queue.getJobCounts()).toEqual(before);
+    });
+
+    it('retries and cleans for its own page and for scripts with the token', async () => {
+      const board = `${stack.origin}/admin/queues/api/queues/order-work`;
+      const fromPage = await call('PUT', `${board}/retry/failed`, {
+        headers: { ...auth, origin: stack.origin, 'sec-fetch-site': 'same-origin' },
+        body: {},
+      });
+      expect(fromPage.status).toBe(200);
+      const fromScript = await call('PUT', `${board}/clean/completed`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+      expect(fromScript.status).toBe(200);
+      const queues = await call('GET', `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=1`, { headers: auth });
+      expect(queues.json().queues[0].readOnlyMode).toBe(false);
+    });
+  });
+});

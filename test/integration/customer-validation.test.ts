@@ -37,6 +37,18 @@ const BAD_ORDERS: [string, unknown, string, RegExp][] = [
   ['unknown field', { rows: sampleRows, userNumber: 9 }, 'Validation error', /^body has unknown field userNumber$/],
   ['body an array', [row], 'Validation error', /^body must be object$/],
   ['too many rows', { rows: Array.from({ length: 201 }, () => row) }, 'Validation error', /^rows must NOT have more than 200 items$/],
+  // Text reaches register screens and kitchen printers: no control characters, no bidi controls.
+  ['a NUL in a name', withRow({ name: 'Burger\u0000' }), 'Validation error', /^rows\.0\.name must be one line without control characters or bidirectional controls$/],
+  ['an escape sequence in a name', withRow({ name: '\u001b[2JBurger' }), 'Validation error', /^rows\.0\.name must be one line/],
+  ['a newline in a name', withRow({ name: 'Bur\nger' }), 'Validation error', /^rows\.0\.name must be one line/],
+  ['a C1 control in a product id', withRow({ productId: 'sku\u009b1' }), 'Validation error', /^rows\.0\.productId must be one line/],
+  ['a bidi override in a product id', withRow({ productId: 'sku-\u202e1' }), 'Validation error', /^rows\.0\.productId must be one line/],
+  ['a bidi isolate in a name', withRow({ name: 'Burger \u2067x\u2069' }), 'Validation error', /^rows\.0\.name must be one line/],
+  ['a lone surrogate in a name', withRow({ name: 'Burger \ud800' }), 'Validation error', /^rows\.0\.name must be one line/],
+  ['an escape sequence in notes', withRow({ notes: 'no onions\u001b[5m' }), 'Validation error', /^rows\.0\.notes must not contain control characters \(but tab and newline\) or bidirectional controls$/],
+  ['a carriage return in notes', withRow({ notes: 'no onions\r\nextra cheese' }), 'Validation error', /^rows\.0\.notes must not contain control/],
+  ['a bidi override in notes', withRow({ notes: 'allergy: \u202enuts' }), 'Validation error', /^rows\.0\.notes must not contain control/],
+  ['an unknown field with a huge name', withRow({ ['x'.repeat(1000)]: 1 }), 'Validation error', /^rows\.0 has unknown fields$/],
 ];
 
 describe('customer app input validation', () => {
@@ -46,7 +58,8 @@ describe('customer app input validation', () => {
   let locationId: string;
 
   beforeAll(async () => {
-    stack = await startStack();
+    // One customer makes every bad request below, and each rows replacement needs an open order.
+    stack = await startStack({ CUSTOMER_MAX_OPEN_ORDERS: '100' });
     const location = await stack.admin.createLocation('Validation');
     locationId = location.id;
     registerKey = (await stack.admin.createServiceSession(locationId, 'reg-v')).apiKey;
@@ -77,6 +90,13 @@ describe('customer app input validation', () => {
       expect(after.json()).toEqual(order);
     },
   );
+
+  it('accepts tabs and newlines in notes, and text in any script (marks included)', async () => {
+    const rows = [{ ...row, name: 'Crème brûlée 🍮 حلوى\u200f', notes: 'no nuts\n\tplease, שלום' }];
+    const res = await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows } });
+    expect(res.status).toBe(201);
+    expect(res.json().rows).toEqual([{ rowNumber: 1, ...rows[0] }]);
+  });
 
   it('refuses a table number on a rows replacement (the table is set at creation)', async () => {
     const order = (await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).json<OrderRecord>();

@@ -56,6 +56,35 @@ describe('problem responses (part 7)', () => {
     expect(problemOf(res).detail).toMatch(/^No enum constant/);
   });
 
+  it('a state name that is too long or not plain text: 400 Validation error, the value not echoed', async () => {
+    const long = 'X'.repeat(1500); // under BODY_LIMIT, far over any state name
+    for (const [newState, detail] of [
+      [long, 'newState must NOT have more than 32 characters'],
+      ['COMPLETED\u001b[2J', 'newState must be one line without control characters or bidirectional controls'],
+      ['\u202eDETELPMOC', 'newState must be one line without control characters or bidirectional controls'],
+    ]) {
+      const res = await put(`/orders/${orderNumber}/statusupdate`, { body: { newState } });
+      expect(res.status).toBe(400);
+      expect(problemOf(res)).toMatchObject({ title: 'Validation error', detail });
+      expect(res.text).not.toContain(newState);
+    }
+    // the admin API's state filter is a query parameter: refused without its value either
+    const listed = await call('GET', `${stack.origin}/admin/v1/locations/${locationId}/orders?state=${long}`, {
+      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+    });
+    expect(problemOf(listed)).toMatchObject({ status: 400, detail: 'No enum constant OrderState.(not a state name)' });
+  });
+
+  it('text with control characters in a failure reason or an admin field: 400 Validation error', async () => {
+    const bad = await call('POST', `${stack.baseUrl}/orders/${orderNumber}/failure`, { apiKey: key, body: { reason: 'jam\u0007\u0007' } });
+    expect(problemOf(bad)).toMatchObject({ status: 400, title: 'Validation error', detail: 'reason must not contain control characters (but tab and newline) or bidirectional controls' });
+    const admin = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    const location = await call('POST', `${stack.origin}/admin/v1/locations`, { headers: admin, body: { name: 'Main\u0000Street' } });
+    expect(problemOf(location)).toMatchObject({ status: 400, title: 'Validation error', detail: 'name must be one line without control characters or bidirectional controls' });
+    const device = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/service-sessions`, { headers: admin, body: { deviceId: 'reg\u202e1' } });
+    expect(problemOf(device)).toMatchObject({ status: 400, title: 'Validation error' });
+  });
+
   it('an order that does not exist: 400 Illegal argument, "Order does not exist"', async () => {
     const res = await put('/orders/9999/statusupdate', { body: { newState: 'COMPLETED' } });
     expect(res.status).toBe(400);

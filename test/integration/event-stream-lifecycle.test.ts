@@ -58,7 +58,8 @@ describe('event stream resources', () => {
   const locationChannels = async () => (await redis.pubsub('CHANNELS', `${prefix()}:loc:*`)) as string[];
 
   beforeAll(async () => {
-    stack = await startStack({ SSE_MAX_BUFFER: '1024', SHUTDOWN_GRACE: '30s' }, { worker: false });
+    // 20 streams per register key below: above the default per-session cap of 4
+    stack = await startStack({ SSE_MAX_BUFFER: '1024', SHUTDOWN_GRACE: '30s', SSE_MAX_STREAMS_PER_SESSION: '20' }, { worker: false });
     redis = new Redis(process.env.TEST_REDIS_URL!);
   });
   afterAll(async () => {

@@ -45,7 +45,7 @@ describe('event stream', () => {
     const stream = await connect(key, '', { 'X-Request-Id': 'stream-req-1' });
     expect(stream.status).toBe(200);
     expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
-    expect(stream.headers['cache-control']).toBe('no-cache');
+    expect(stream.headers['cache-control']).toBe('no-store');
     expect(stream.headers['x-accel-buffering']).toBe('no');
     expect(stream.headers['x-request-id']).toBe('stream-req-1');
     await stream.waitFor(() => stream.raw.length > 0, 'the preamble');

@@ -1,3 +1,5 @@
+import http from 'node:http';
+
 /** Plain HTTP over fetch: status, headers and the raw text, so tests assert bytes. */
 export interface HttpResult {
   status: number;
@@ -37,3 +39,36 @@ export async function call(method: string, url: string, options: CallOptions = {
 
 /** The rows tests order with: the one definition the benchmark uses too. */
 export { SAMPLE_ROWS as sampleRows } from '../../scripts/embedded/sample-rows';
+
+/**
+ * A request whose path is sent exactly as written (fetch would resolve `..`, and encode or
+ * decode parts of it): for the spellings of a path that a front door must treat alike.
+ */
+export function rawCall(origin: string, method: string, rawPath: string, options: CallOptions = {}): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.apiKey !== undefined) headers.api_key = options.apiKey;
+  let body: string | undefined;
+  if (typeof options.body === 'string') body = options.body;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const { hostname, port } = new URL(origin);
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: hostname, port, method, path: rawPath, headers, agent: false }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => {
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+        }
+        resolve({ status: response.statusCode ?? 0, headers: responseHeaders, text, json: () => JSON.parse(text), ms: Date.now() - started });
+      });
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}

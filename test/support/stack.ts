@@ -25,7 +25,7 @@ export function stackEnv(overrides: StackEnv = {}): StackEnv {
     REDIS_URL: process.env.TEST_REDIS_URL!,
     MONGO_DB: id,
     REDIS_PREFIX: id,
-    ADMIN_TOKEN: `admin-${randomBytes(12).toString('hex')}`,
+    ADMIN_TOKEN: `admin-${randomBytes(16).toString('hex')}`,
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -35,7 +35,10 @@ export function stackEnv(overrides: StackEnv = {}): StackEnv {
 
 export interface Stack {
   env: StackEnv;
+  /** The register-facing listener (PORT). */
   origin: string;
+  /** The operator listener: ADMIN_PORT when the stack sets it, else the same as `origin`. */
+  operatorOrigin: string;
   baseUrl: string;
   admin: AdminClient;
   close(): Promise<void>;
@@ -53,13 +56,15 @@ export async function startStack(overrides: StackEnv = {}, options: { worker?: b
     throw err;
   });
   const origin = `http://127.0.0.1:${api.port}`;
+  const operatorOrigin = api.adminPort === undefined ? origin : `http://127.0.0.1:${api.adminPort}`;
   return {
     env,
     api,
     worker,
     origin,
+    operatorOrigin,
     baseUrl: `${origin}${config.basePath}`,
-    admin: new AdminClient(origin, env.ADMIN_TOKEN!),
+    admin: new AdminClient(operatorOrigin, env.ADMIN_TOKEN!),
     async close() {
       await api.close();
       await worker?.close();

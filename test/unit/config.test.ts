@@ -24,6 +24,33 @@ describe('configuration', () => {
     expect(parseDuration('250')).toBe(250);
   });
 
+  it('has the documented security defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      adminPort: undefined,
+      trustProxy: false,
+      bullBoardWritable: false,
+      sseMaxStreamsPerSession: 4,
+      sseMaxStreams: 10_000,
+      customerMaxOpenOrders: 5,
+      customerMaxCommands: 5,
+      apiKeyMaxRejections: 1000,
+    });
+    expect(loadConfig({ TRUST_PROXY: '1', BULL_BOARD_WRITABLE: 'true', ADMIN_PORT: '9090' })).toMatchObject({ trustProxy: true, bullBoardWritable: true, adminPort: 9090 });
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(() => loadConfig({ TRUST_PROXY: 'yes' })).toThrow(/TRUST_PROXY/);
+  });
+
+  it('wants an admin token of at least 32 characters', () => {
+    expect(() => loadConfig({ ADMIN_TOKEN: 'x'.repeat(31) })).toThrow(/ADMIN_TOKEN must NOT have fewer than 32 characters/);
+    expect(loadConfig({ ADMIN_TOKEN: 'x'.repeat(32) }).adminToken).toBe('x'.repeat(32));
+  });
+
+  it('refuses an ADMIN_PORT that is PORT', () => {
+    expect(() => loadConfig({ PORT: '8080', ADMIN_PORT: '8080' })).toThrow(/ADMIN_PORT must differ from PORT/);
+    expect(() => loadConfig({ ADMIN_PORT: '8080' })).toThrow(/ADMIN_PORT must differ from PORT/);
+    expect(loadConfig({ PORT: '0', ADMIN_PORT: '0' }).adminPort).toBe(0);
+  });
+
   it('names every bad variable', () => {
     expect(() => loadConfig({ PORT: 'eighty', COMMAND_TTL: 'soon' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: 'eighty', COMMAND_TTL: 'soon' })).toThrow(/PORT.*COMMAND_TTL|COMMAND_TTL.*PORT/);

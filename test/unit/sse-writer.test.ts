@@ -1,6 +1,31 @@
 import { Writable } from 'node:stream';
 import { dataLines, SseWriter } from '@pos/api/stream/sse-writer';
 
+/**
+ * A Writable with a small buffer, like a socket: it takes `chunk` at a time when told to
+ * (`read`), so that the writer must wait for its 'drain'.
+ */
+function slowSink(highWaterMark = 1024) {
+  const chunks: string[] = [];
+  const pending: (() => void)[] = [];
+  const stream = new Writable({
+    highWaterMark,
+    decodeStrings: false,
+    write(chunk: string, _encoding, callback) {
+      chunks.push(chunk);
+      pending.push(callback);
+    },
+  });
+  return {
+    stream,
+    text: () => chunks.join(''),
+    /** The client reads: every write so far completes. */
+    read: () => {
+      for (const done of pending.splice(0)) done();
+    },
+  };
+}
+
 /** A real Writable that accepts and keeps everything, or (stalled) never finishes a write. */
 function sink(stalled = false) {
   const chunks: string[] = [];
@@ -74,5 +99,67 @@ describe('SseWriter', () => {
     expect(written).toBeGreaterThan(0);
     expect(written).toBeLessThan(10);
     expect(overflow).toHaveBeenCalledTimes(1);
+  });
+
+  it('writes a burst page by page as the client reads it, and live events behind it in order', async () => {
+    const out = slowSink();
+    const overflow = jest.fn();
+    const writer = new SseWriter(out.stream, { keepaliveMs: 60_000, maxBufferBytes: 1024, onOverflow: overflow });
+    writer.start(1000);
+    const data = dataLines(JSON.stringify({ notes: 'x'.repeat(500) }));
+    writer.burst(() => {
+      for (let i = 1; i <= 50; i += 1) writer.event('order', `${i}.0`, data);
+    });
+    writer.event('command', '50.1', dataLines('{"number":1}'));
+    // what the sink holds is a page, not the burst
+    expect(out.stream.writableLength).toBeLessThan(4096);
+    for (let i = 0; i < 100 && !out.text().includes('id: 50.1'); i += 1) {
+      out.read();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const ids = [...out.text().matchAll(/^id: (.*)$/gm)].map((m) => m[1]);
+    expect(ids).toEqual([...Array.from({ length: 50 }, (_, i) => `${i + 1}.0`), '50.1']);
+    expect(overflow).not.toHaveBeenCalled();
+    writer.end();
+  });
+
+  describe('on a clock of its own', () => {
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] }));
+    afterEach(() => jest.useRealTimers());
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    const data = dataLines(JSON.stringify({ notes: 'x'.repeat(500) }));
+
+    it('drops a client that takes nothing for a keepalive interval while frames wait for it', async () => {
+      const out = slowSink();
+      const overflow = jest.fn();
+      const writer = new SseWriter(out.stream, { keepaliveMs: 40, maxBufferBytes: 1024, onOverflow: overflow });
+      writer.start(1000);
+      writer.burst(() => {
+        for (let i = 1; i <= 20; i += 1) writer.event('order', `${i}.0`, data);
+      });
+      jest.advanceTimersByTime(39);
+      expect(overflow).not.toHaveBeenCalled();
+      jest.advanceTimersByTime(1); // a keepalive interval without progress
+      expect(overflow).toHaveBeenCalledTimes(1);
+      expect(out.stream.destroyed).toBe(true);
+    });
+
+    it('keeps a client that reads slowly, some of it in every keepalive interval', async () => {
+      const out = slowSink();
+      const overflow = jest.fn();
+      const writer = new SseWriter(out.stream, { keepaliveMs: 40, maxBufferBytes: 1024, onOverflow: overflow });
+      writer.start(1000);
+      writer.burst(() => {
+        for (let i = 1; i <= 6; i += 1) writer.event('order', `${i}.0`, data);
+      });
+      for (let i = 0; i < 12; i += 1) {
+        jest.advanceTimersByTime(30);
+        out.read();
+        await settle();
+      }
+      expect(overflow).not.toHaveBeenCalled();
+      expect([...out.text().matchAll(/^id: (.*)$/gm)].length).toBe(6);
+      writer.end();
+    });
   });
 });

@@ -1,10 +1,11 @@
-import Koa from 'koa';
-import type Router from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+import Router from '@koa/router';
 import type { AppState } from './context';
 import type { ApiDeps } from './deps';
 import { requestMetrics } from './metrics/request-metrics';
 import { problemResponses } from './middleware/problems';
 import { requestContext } from './middleware/request-context';
+import { securityHeaders } from './middleware/security-headers';
 import { adminRoutes } from './routes/admin';
 import { bullBoard } from './routes/bull-board';
 import { customerRoutes } from './routes/customer';
@@ -13,21 +14,55 @@ import { metricsRoutes } from './routes/metrics';
 import { serviceRoutes } from './routes/orders';
 import { streamRoutes } from './routes/stream';
 
-/** The Koa app: request context first, then problem rendering, then the routers. */
-export function createApp(deps: ApiDeps, extraRouters: Router<AppState>[] = []): Koa<AppState> {
+/** What a listener serves: routers (made by `createRouter`) and whole mounted apps (Bull Board). */
+export type Mount = Router<AppState> | Middleware<AppState>;
+
+/** The register-facing door (`PORT`): what registers and customer apps call. */
+function publicSurface(deps: ApiDeps): Mount[] {
+  return [serviceRoutes(deps), streamRoutes(deps), customerRoutes(deps)];
+}
+
+/** The operator surfaces: on `ADMIN_PORT` when it is set, never then on `PORT`. */
+function operatorSurface(deps: ApiDeps): Mount[] {
+  return [adminRoutes(deps), metricsRoutes(deps), bullBoard(deps)];
+}
+
+/** The Koa app of each listener: `public` on PORT, and `operator` on ADMIN_PORT when it is set. */
+export interface ApiApps {
+  public: Koa<AppState>;
+  operator?: Koa<AppState>;
+}
+
+/**
+ * With `ADMIN_PORT` the two surfaces are two apps on two listeners: the public one has no
+ * operator route at all, however a path is spelled. Without it (the embedded default) one
+ * app serves both. Health probes answer on every listener.
+ */
+export function createApps(deps: ApiDeps): ApiApps {
+  if (deps.config.adminPort === undefined) return { public: createApp(deps, [...publicSurface(deps), ...operatorSurface(deps)]) };
+  return { public: createApp(deps, publicSurface(deps)), operator: createApp(deps, operatorSurface(deps)) };
+}
+
+/** One listener's app: request context, metrics, headers, problem rendering, then the mounts. */
+export function createApp(deps: ApiDeps, mounts: Mount[]): Koa<AppState> {
   const app = new Koa<AppState>();
-  app.proxy = true;
+  // X-Forwarded-* only from a proxy the operator vouches for; then only its own (last) hop.
+  app.proxy = deps.config.trustProxy;
+  app.maxIpsCount = 1;
   // Errors are rendered and logged by problemResponses; Koa's default printer would repeat them.
   app.silent = true;
 
   app.use(requestContext(deps.log));
   app.use(requestMetrics(deps.metrics));
+  app.use(securityHeaders());
   app.use(problemResponses());
 
-  for (const router of [healthRoutes(deps), metricsRoutes(deps), serviceRoutes(deps), streamRoutes(deps), customerRoutes(deps), adminRoutes(deps), ...extraRouters]) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
+  for (const mount of [healthRoutes(deps), ...mounts]) {
+    if (mount instanceof Router) {
+      if (!mount.opts.sensitive) throw new Error(`router ${mount.opts.prefix ?? '/'} must be case-sensitive (use createRouter)`);
+      app.use(mount.routes());
+      app.use(mount.allowedMethods());
+    } else app.use(mount);
   }
-  app.use(bullBoard(deps));
   return app;
 }

@@ -11,6 +11,7 @@ import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { AppState } from './context';
 import type { IdempotencyStore } from './idempotency/idempotency-store';
+import type { SessionLookup } from './auth/session-lookup';
 import type { JobClient } from './jobs/job-client';
 import type { ApiMetrics } from './metrics/api-metrics';
 import type { ChannelSubscriber } from './pubsub/channel-subscriber';
@@ -37,6 +38,8 @@ export interface ApiDeps {
   orders: OrdersRepo;
   commands: CommandsRepo;
   sessions: SessionsRepo;
+  /** api_key to session, with the node's bounds on bad keys (the api_key authentication's). */
+  sessionLookup: SessionLookup;
   locations: LocationsRepo;
   /** False once shutdown begins, so that load balancers stop sending work. */
   isAccepting(): boolean;

@@ -15,7 +15,8 @@ import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { OrdersRepo } from '@pos/shared/store/orders';
 import { SessionsRepo } from '@pos/shared/store/sessions';
 import { settleWithin } from '@pos/shared/util/deadline';
-import { createApp } from './app';
+import { createApps } from './app';
+import { SessionLookup } from './auth/session-lookup';
 import type { ApiDeps } from './deps';
 import { IdempotencyStore } from './idempotency/idempotency-store';
 import { JobClient } from './jobs/job-client';
@@ -25,7 +26,10 @@ import { ChannelSubscriber } from './pubsub/channel-subscriber';
 import { StreamHub } from './stream/hub';
 
 export interface RunningApi {
+  /** The register-facing listener (PORT). */
   port: number;
+  /** The operator listener (ADMIN_PORT), when it is set. */
+  adminPort?: number;
   /** The node's wiring, for in-process tests and tools. */
   deps: ApiDeps;
   /** Stops accepting, lets in-flight requests finish (up to SHUTDOWN_GRACE), then disconnects. */
@@ -48,9 +52,18 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const jobs = new JobClient(queue, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
   await jobs.start();
 
-  const hub = new StreamHub({ subscriber, prefix: config.redisPrefix, metrics, log: nodeLog, subscribeTimeoutMs: config.jobTimeoutMs });
+  const hub = new StreamHub({
+    subscriber,
+    prefix: config.redisPrefix,
+    metrics,
+    log: nodeLog,
+    subscribeTimeoutMs: config.jobTimeoutMs,
+    maxStreams: config.sseMaxStreams,
+    maxStreamsPerSession: config.sseMaxStreamsPerSession,
+  });
 
   let accepting = true;
+  const sessions = new SessionsRepo(store.db);
   const deps: ApiDeps = {
     config,
     adminToken: config.adminToken,
@@ -68,31 +81,38 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     metrics,
     orders: new OrdersRepo(store.db),
     commands: new CommandsRepo(store.db),
-    sessions: new SessionsRepo(store.db),
+    sessions,
+    sessionLookup: new SessionLookup(sessions, config.apiKeyMaxRejections),
     locations: new LocationsRepo(store.db),
     isAccepting: () => accepting,
   };
 
-  const app = createApp(deps);
-  const server = http.createServer(app.callback());
-  server.listen(config.port, config.host);
-  await once(server, 'listening');
-  const port = (server.address() as AddressInfo).port;
-  nodeLog.info({ port, basePath: config.basePath }, 'api listening');
+  const apps = createApps(deps);
+  const servers = [http.createServer(apps.public.callback())];
+  if (apps.operator) servers.push(http.createServer(apps.operator.callback()));
+  const [port, adminPort] = await Promise.all(
+    servers.map(async (server, index) => {
+      server.listen(index === 0 ? config.port : config.adminPort, config.host);
+      await once(server, 'listening');
+      return (server.address() as AddressInfo).port;
+    }),
+  );
+  nodeLog.info({ port, adminPort, basePath: config.basePath }, 'api listening');
 
   return {
-    port,
+    port: port!,
+    adminPort,
     deps,
     async close() {
       accepting = false;
       // Streams are never idle: end them first, or server.close would wait for the grace period.
       // Bounded: with Redis down their UNSUBSCRIBEs would wait for a reconnect.
       await settleWithin(hub.close(), 1_000, nodeLog, 'ending the event streams');
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      const closed = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+      for (const server of servers) server.closeIdleConnections();
       const grace = setTimeout(() => {
         nodeLog.warn('grace period over; closing remaining connections');
-        server.closeAllConnections();
+        for (const server of servers) server.closeAllConnections();
       }, config.shutdownGraceMs);
       await closed;
       clearTimeout(grace);

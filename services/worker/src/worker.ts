@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Job, Worker } from 'bullmq';
+import { Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
 import { requireUrls } from '@pos/shared/config';
 import { problems } from '@pos/shared/domain/problem';
 import { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
-import { JOB, JobOutcome, JobReply, OrderActionJob, SessionCloseJob, WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { jobDataFault } from '@pos/shared/queue/job-schemas';
+import { isReplyChannel, JOB, JobOutcome, JobReply, OrderActionJob, SessionCloseJob, WORK_QUEUE } from '@pos/shared/queue/jobs';
 import { closeRedis, createRedis } from '@pos/shared/redis';
 import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
@@ -23,6 +24,12 @@ export interface RunningWorker {
 }
 
 type JobData = (OrderActionJob | SessionCloseJob) & { replyTo?: string; requestId?: string };
+
+/** The log fields of a job; its request id only when it is one (the data may be anything). */
+function jobFields(job: Job<JobData>) {
+  const requestId = job.data?.requestId;
+  return { jobId: job.id, job: job.name, requestId: typeof requestId === 'string' && requestId.length <= 100 ? requestId : undefined };
+}
 
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
   const { mongoUrl, redisUrl } = requireUrls(config);
@@ -55,17 +62,21 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   };
 
   const reply = async (job: Job<JobData>, outcome: JobOutcome) => {
-    if (!job.data.replyTo) return;
+    const replyTo = job.data?.replyTo;
+    if (!isReplyChannel(config.redisPrefix, replyTo)) return;
     const message: JobReply = { jobId: job.id!, outcome };
-    await redis.publish(job.data.replyTo, JSON.stringify(message));
+    await redis.publish(replyTo, JSON.stringify(message));
   };
 
   const process_ = async (job: Job<JobData>): Promise<JobOutcome> => {
+    // Nothing acts on data that breaks the queue contract; no retry would mend it.
+    const fault = jobDataFault(job.name, job.data);
+    if (fault) throw new UnrecoverableError(`malformed job data: ${fault}`);
     const ctx: JobContext = {
       ...repos,
       failureThreshold,
       jobId: job.id!,
-      log: log.child({ jobId: job.id, job: job.name, requestId: job.data.requestId }),
+      log: log.child(jobFields(job)),
       checkpoint,
     };
     let outcome: JobOutcome;
@@ -96,8 +107,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
 
   worker.on('failed', (job, err) => {
     if (!job) return;
-    const jobLog = log.child({ jobId: job.id, job: job.name, requestId: job.data.requestId });
-    const final = job.attemptsMade >= (job.opts.attempts ?? 1);
+    const jobLog = log.child(jobFields(job));
+    const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
     if (!final) {
       jobLog.warn({ err, attempt: job.attemptsMade }, 'job attempt failed; it will be retried');
       return;

@@ -12,8 +12,8 @@ export const TITLES = {
   conflict: 'Conflict',
   unauthorized: 'Unauthorized',
   payloadTooLarge: 'Payload too large',
-  unavailable: 'Service unavailable',
   tooManyRequests: 'Too many requests',
+  unavailable: 'Service unavailable',
   // The titles of the IETF draft "The Idempotency-Key HTTP Header Field".
   idempotencyKeyReused: 'Idempotency-Key is already used',
   idempotencyKeyOutstanding: 'A request is outstanding for this Idempotency-Key',
@@ -57,7 +57,8 @@ export const problems = {
   noEnumConstant: (value: string): Problem => ({
     status: 400,
     title: TITLES.illegalArgument,
-    detail: `No enum constant OrderState.${value}`,
+    // The value is the caller's: echoed only when it is a plain, short word.
+    detail: `No enum constant OrderState.${/^[A-Za-z0-9_-]{0,32}$/.test(value) ? value : '(not a state name)'}`,
   }),
   required: (label: string): Problem => ({ status: 400, title: TITLES.illegalArgument, detail: `${label} is required.` }),
   illegalArgument: (detail: string): Problem => ({ status: 400, title: TITLES.illegalArgument, detail }),
@@ -70,13 +71,14 @@ export const problems = {
   }),
   notFound: (detail: string): Problem => ({ status: 404, title: TITLES.notFound, detail }),
   unavailable: (detail: string): Problem => ({ status: 503, title: TITLES.unavailable, detail }),
+  /** A bound was reached; thrown by `limitReached` with its Retry-After. */
+  tooManyRequests: (detail: string): Problem => ({ status: 429, title: TITLES.tooManyRequests, detail }),
   unauthorized: (detail: string): Problem => ({ status: 401, title: TITLES.unauthorized, detail }),
   payloadTooLarge: (limit: number): Problem => ({
     status: 413,
     title: TITLES.payloadTooLarge,
     detail: `Request body is larger than ${limit} bytes`,
   }),
-  tooManyRequests: (detail: string): Problem => ({ status: 429, title: TITLES.tooManyRequests, detail }),
   idempotencyKeyReused: (): Problem => ({
     status: 422,
     title: TITLES.idempotencyKeyReused,
@@ -93,3 +95,8 @@ export const problems = {
     detail: `${errorId}: An unexpected error occurred`,
   }),
 };
+
+/** The 429 of a bound that was reached, with the seconds (at least 1) after which to try again. */
+export function limitReached(detail: string, retryAfterSeconds: number): ProblemError {
+  return new ProblemError(problems.tooManyRequests(detail), { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+}

@@ -45,6 +45,8 @@ export interface CommandDoc {
   number: number;
   kind: CommandKind;
   tableNumber?: number;
+  /** The customer session that asked for it (its commands are capped); never on the wire. */
+  sessionId?: string;
   /** The creating request's identity under an Idempotency-Key, so that its retry finds this command. */
   idempotencyId?: string;
   createdAt: Date;

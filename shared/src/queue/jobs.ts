@@ -54,3 +54,7 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
 };
 
 export const replyChannel = (prefix: string, nodeId: string): string => `${prefix}:reply:${nodeId}`;
+
+/** A job's replyTo names a reply channel of this deployment: a worker publishes its outcome nowhere else. */
+export const isReplyChannel = (prefix: string, channel: unknown): channel is string =>
+  typeof channel === 'string' && channel.startsWith(`${prefix}:reply:`);

@@ -9,13 +9,28 @@ import { Problem, problems } from '../domain/problem';
 const ajv = new Ajv({ allErrors: false, strict: true });
 addFormats(ajv, ['date-time']);
 
+/**
+ * Text that reaches register screens and kitchen printers carries no control characters
+ * (escape sequences, NUL), no bidirectional embeddings, overrides or isolates (which reorder
+ * what a screen shows), and no lone surrogates (which no printer can encode).
+ * A line has no control character at all; a text block (notes, reasons) may hold tabs and newlines.
+ */
+const UNSAFE_IN_LINE = /[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/u;
+const UNSAFE_IN_BLOCK = /[\p{Cs}\u202A-\u202E\u2066-\u2069]|(?![\t\n])\p{Cc}/u;
+export const TEXT_FORMATS = { line: 'single-line-text', block: 'multi-line-text' } as const;
+ajv.addFormat(TEXT_FORMATS.line, { type: 'string', validate: (value: string) => !UNSAFE_IN_LINE.test(value) });
+ajv.addFormat(TEXT_FORMATS.block, { type: 'string', validate: (value: string) => !UNSAFE_IN_BLOCK.test(value) });
+
 export const LIMITS = {
   rowsPerOrder: 200,
   quantity: 999,
   unitPrice: 100_000_000,
   notesLength: 500,
   textLength: 200,
+  productIdLength: 64,
   reasonLength: 1000,
+  stateLength: 32,
+  timestampLength: 40,
 } as const;
 
 export interface RowInput {
@@ -26,7 +41,11 @@ export interface RowInput {
   notes?: string;
 }
 
-const text = { type: 'string', minLength: 1, maxLength: LIMITS.textLength } as const;
+/** One line of text, 1 to `maxLength` characters. */
+const line = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, format: TEXT_FORMATS.line }) as const;
+/** Free text over lines, up to `maxLength` characters. */
+const block = (maxLength: number) => ({ type: 'string', maxLength, format: TEXT_FORMATS.block }) as const;
+const text = line(LIMITS.textLength);
 const positiveInt = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
 
 const rowSchema = {
@@ -34,11 +53,11 @@ const rowSchema = {
   additionalProperties: false,
   required: ['productId', 'name', 'quantity', 'unitPrice'],
   properties: {
-    productId: { type: 'string', minLength: 1, maxLength: 64 },
+    productId: line(LIMITS.productIdLength),
     name: text,
     quantity: { type: 'integer', minimum: 1, maximum: LIMITS.quantity },
     unitPrice: { type: 'integer', minimum: 0, maximum: LIMITS.unitPrice },
-    notes: { type: 'string', maxLength: LIMITS.notesLength },
+    notes: block(LIMITS.notesLength),
   },
 };
 
@@ -77,12 +96,13 @@ export interface CustomerSessionInput {
 export const statusUpdateSchema = {
   type: 'object',
   required: ['newState'],
-  properties: { newState: { type: 'string' } },
+  // Bounded and plain, as its value is named in the "No enum constant" problem.
+  properties: { newState: { type: 'string', maxLength: LIMITS.stateLength, format: TEXT_FORMATS.line } },
 };
 
 export const failureReportSchema = {
   type: 'object',
-  properties: { reason: { type: 'string', maxLength: LIMITS.reasonLength } },
+  properties: { reason: block(LIMITS.reasonLength) },
 };
 
 export const orderSchema = {
@@ -124,7 +144,7 @@ export const serviceSessionSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['deviceId'],
-  properties: { deviceId: text, expiresAt: { type: 'string', format: 'date-time' } },
+  properties: { deviceId: text, expiresAt: { type: 'string', maxLength: LIMITS.timestampLength, format: 'date-time' } },
 };
 
 export const customerSessionSchema = {
@@ -155,7 +175,15 @@ export function problemFromSchemaError(error: ErrorObject): Problem {
   }
   const where = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : 'body';
   if (error.keyword === 'additionalProperties') {
-    return problems.validation(`${where} has unknown field ${String(error.params.additionalProperty)}`);
+    // The name is the caller's: named only when it is a plain, short one.
+    const field = String(error.params.additionalProperty);
+    return problems.validation(`${where} has unknown field${/^[A-Za-z0-9_]{1,64}$/.test(field) ? ` ${field}` : 's'}`);
+  }
+  if (error.keyword === 'format' && error.params.format === TEXT_FORMATS.line) {
+    return problems.validation(`${where} must be one line without control characters or bidirectional controls`);
+  }
+  if (error.keyword === 'format' && error.params.format === TEXT_FORMATS.block) {
+    return problems.validation(`${where} must not contain control characters (but tab and newline) or bidirectional controls`);
   }
   if (error.keyword === 'enum') {
     return problems.validation(`${where} must be one of ${(error.params.allowedValues as string[]).join(', ')}`);

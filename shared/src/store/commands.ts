@@ -2,12 +2,15 @@ import type { Db } from 'mongodb';
 import type { CommandKind } from '../domain/commands';
 import type { CommandDoc } from '../domain/records';
 import { collections, recordId } from './mongo';
+import { asInteger, asString } from './query-values';
 
 export interface NewCommand {
   locationId: string;
   number: number;
   kind: CommandKind;
   tableNumber?: number;
+  /** The customer session that asked for it; absent for the operator's. */
+  sessionId?: string;
   idempotencyId?: string;
 }
 
@@ -37,8 +40,17 @@ export class CommandsRepo {
   /** Live commands numbered above `after`, ascending. */
   listLive(locationId: string, now: Date, after = 0): Promise<CommandDoc[]> {
     return this.c
-      .find({ locationId, number: { $gt: after }, expiresAt: { $gt: now } })
+      .find({ locationId: asString(locationId, 'locationId'), number: { $gt: asInteger(after, 'after') }, expiresAt: { $gt: now } })
       .sort({ number: 1 })
+      .toArray();
+  }
+
+  /** Up to `limit` of the session's live commands, soonest to expire first. */
+  liveOfSession(sessionId: string, now: Date, limit: number): Promise<CommandDoc[]> {
+    return this.c
+      .find({ sessionId: asString(sessionId, 'sessionId'), expiresAt: { $gt: now } })
+      .sort({ expiresAt: 1 })
+      .limit(limit)
       .toArray();
   }
 

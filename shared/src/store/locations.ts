@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { collections } from './mongo';
+import { asString } from './query-values';
 
 export interface LocationDoc {
   _id: string;
@@ -36,12 +37,12 @@ export class LocationsRepo {
   }
 
   find(id: string): Promise<LocationDoc | null> {
-    return this.c.findOne({ _id: id });
+    return this.c.findOne({ _id: asString(id, 'locationId') });
   }
 
   /** Hands out the next number of a sequence; a number is never reused, even if its insert fails. */
   async nextNumber(id: string, sequence: 'orderSeq' | 'commandSeq'): Promise<number | null> {
-    const doc = await this.c.findOneAndUpdate({ _id: id }, { $inc: { [sequence]: 1 } }, { returnDocument: 'after' });
+    const doc = await this.c.findOneAndUpdate({ _id: asString(id, 'locationId') }, { $inc: { [sequence]: 1 } }, { returnDocument: 'after' });
     return doc ? doc[sequence] : null;
   }
 }

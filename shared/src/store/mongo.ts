@@ -1,6 +1,7 @@
 import { Db, MongoClient } from 'mongodb';
 import type { CommandDoc, OrderDoc } from '../domain/records';
 import type { LocationDoc } from './locations';
+import { asInteger, asString } from './query-values';
 import type { SessionDoc } from './sessions';
 
 export interface Store {
@@ -24,7 +25,7 @@ export async function connectMongo(url: string, dbName: string): Promise<Store> 
 }
 
 /** Orders and commands are keyed by location and number: the two per-location sequences. */
-export const recordId = (locationId: string, number: number): string => `${locationId}:${number}`;
+export const recordId = (locationId: string, number: number): string => `${asString(locationId, 'locationId')}:${asInteger(number, 'number')}`;
 
 export function collections(db: Db) {
   return {
@@ -45,6 +46,7 @@ export async function ensureIndexes(db: Db): Promise<void> {
     // streams re-reading what changed while their subscription was down
     c.orders.createIndex({ locationId: 1, updatedAt: 1 }),
     c.commands.createIndex({ locationId: 1, number: 1 }),
+    c.commands.createIndex({ sessionId: 1, expiresAt: 1 }),
     // a retried create (same Idempotency-Key) finds what its first attempt created
     ...[c.orders, c.commands].map((records) =>
       records.createIndex({ locationId: 1, idempotencyId: 1 }, { unique: true, partialFilterExpression: { idempotencyId: { $exists: true } } }),

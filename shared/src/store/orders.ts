@@ -4,6 +4,7 @@ import type { Db } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderDoc, OrderRow } from '../domain/records';
 import { collections, recordId } from './mongo';
+import { asInteger, asString } from './query-values';
 
 /** A write that lost its version race re-reads and re-decides this many times before a 409. */
 export const VERSION_RACE_RETRIES = 12;
@@ -70,7 +71,7 @@ export class OrdersRepo {
 
   find(scope: OrderScope, number: number): Promise<OrderDoc | null> {
     const filter: Record<string, unknown> = { _id: recordId(scope.locationId, number) };
-    if (scope.sessionId !== undefined) filter.sessionId = scope.sessionId;
+    if (scope.sessionId !== undefined) filter.sessionId = asString(scope.sessionId, 'sessionId');
     return this.c.findOne(filter);
   }
 
@@ -80,7 +81,13 @@ export class OrdersRepo {
   }
 
   listByState(locationId: string, state: OrderState, after = 0): Promise<OrderDoc[]> {
-    return this.c.find({ locationId, state, number: { $gt: after } }).sort({ number: 1 }).toArray();
+    const filter = { locationId: asString(locationId, 'locationId'), state: asString(state, 'state') as OrderState, number: { $gt: asInteger(after, 'after') } };
+    return this.c.find(filter).sort({ number: 1 }).toArray();
+  }
+
+  /** The session's orders still in SELECTING (a customer's open orders, capped per session). */
+  countSelecting(sessionId: string): Promise<number> {
+    return this.c.countDocuments({ sessionId: asString(sessionId, 'sessionId'), state: 'SELECTING' });
   }
 
   /** Orders written at or after `since`, by number: what a stream re-reads after missing events. */
@@ -89,7 +96,7 @@ export class OrdersRepo {
   }
 
   placedOfSession(sessionId: string): Promise<OrderDoc[]> {
-    return this.c.find({ sessionId, state: 'PLACED' }).sort({ number: 1 }).toArray();
+    return this.c.find({ sessionId: asString(sessionId, 'sessionId'), state: 'PLACED' }).sort({ number: 1 }).toArray();
   }
 
   /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { collections } from './mongo';
+import { asString } from './query-values';
 
 export type SessionType = 'SERVICE' | 'CUSTOMER';
 
@@ -59,16 +60,16 @@ export class SessionsRepo {
   }
 
   findByKeyHash(keyHash: string): Promise<SessionDoc | null> {
-    return this.c.findOne({ keyHash });
+    return this.c.findOne({ keyHash: asString(keyHash, 'keyHash') });
   }
 
   find(id: string): Promise<SessionDoc | null> {
-    return this.c.findOne({ _id: id });
+    return this.c.findOne({ _id: asString(id, 'sessionId') });
   }
 
   /** Marks the session closed; true only for the call that closed it. */
   async close(id: string, now: Date): Promise<boolean> {
-    const result = await this.c.updateOne({ _id: id, closedAt: { $exists: false } }, { $set: { closedAt: now } });
+    const result = await this.c.updateOne({ _id: asString(id, 'sessionId'), closedAt: { $exists: false } }, { $set: { closedAt: now } });
     return result.modifiedCount === 1;
   }
 }

@@ -1,9 +1,11 @@
 import { randomInt } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Next } from 'koa';
-import { hashApiKey } from '@pos/shared/auth/keys';
 import { judgeSession } from '@pos/shared/auth/session-rules';
-import type { SessionsRepo, SessionType } from '@pos/shared/store/sessions';
+import { limitReached } from '@pos/shared/domain/problem';
+import type { SessionType } from '@pos/shared/store/sessions';
+import type { SessionLookup } from '../auth/session-lookup';
 import type { AppContext } from '../context';
 
 /** The interface's two 401 bodies, byte for byte. */
@@ -18,23 +20,46 @@ export function apiKeyOf(ctx: AppContext): string {
   return (Array.isArray(query) ? query[0] : query) ?? '';
 }
 
-/** 500 to 1499 ms; awaited, so only this request waits. */
-function rejectionDelay(): Promise<void> {
-  return sleep(500 + randomInt(1000));
+/**
+ * 500 to 1499 ms; awaited, so only this request waits. It ends early when the client hangs
+ * up: nothing would read the answer, and the timer would hold the request's memory meanwhile.
+ */
+async function rejectionDelay(res: ServerResponse): Promise<void> {
+  if (res.destroyed || res.socket?.destroyed) return;
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  res.once('close', onClose);
+  try {
+    await sleep(500 + randomInt(1000), undefined, { signal: gone.signal });
+  } catch {
+    // the client is gone
+  } finally {
+    res.off('close', onClose);
+  }
 }
 
 /**
  * Authenticates every request of a route group with an api_key of the given session type,
- * and puts the session on ctx.state.
+ * and puts the session on ctx.state. A rejection is one of the interface's two 401s after the
+ * delay; while the node already delays API_KEY_MAX_REJECTIONS of them, a 429 at once instead.
  */
-export function requireSession(sessions: SessionsRepo, type: SessionType) {
+export function requireSession(lookup: SessionLookup, type: SessionType) {
   return async function apiKeyAuth(ctx: AppContext, next: Next): Promise<void> {
-    const key = apiKeyOf(ctx);
-    const session = key ? await sessions.findByKeyHash(hashApiKey(key)) : null;
+    const session = await lookup.find(apiKeyOf(ctx));
     const verdict = judgeSession(session, type, new Date());
     if (!verdict.ok) {
-      ctx.state.log.info({ reason: verdict.reason, sessionId: session?._id }, 'api key rejected');
-      await rejectionDelay();
+      const release = lookup.holdRejection();
+      if (!release) {
+        ctx.state.log.warn({ reason: verdict.reason, ip: ctx.ip }, 'api key rejected at once: too many rejections in their delay');
+        throw limitReached('Too many requests with invalid keys are being answered; retry later', 1);
+      }
+      ctx.state.log.info({ reason: verdict.reason, sessionId: session?._id, ip: ctx.ip }, 'api key rejected');
+      try {
+        await rejectionDelay(ctx.res);
+      } finally {
+        release();
+      }
+      // Set even for a client that is gone (Koa writes nothing then): the access line shows the 401.
       ctx.status = 401;
       if (verdict.reason === 'invalid') {
         ctx.type = 'text/plain';

@@ -1,4 +1,4 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { generateApiKey, hashApiKey } from '@pos/shared/auth/keys';
 import { isOrderState } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
@@ -7,6 +7,7 @@ import { JOB } from '@pos/shared/queue/jobs';
 import { validators } from '@pos/shared/schemas/requests';
 import type { LocationDoc } from '@pos/shared/store/locations';
 import { toLocationView } from '@pos/shared/store/locations';
+import { isId } from '@pos/shared/store/query-values';
 import type { NewSession } from '@pos/shared/store/sessions';
 import { toSessionView } from '@pos/shared/store/sessions';
 import type { AppContext, AppState } from '../context';
@@ -16,19 +17,21 @@ import { idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder } from '../work/create-work';
 import { numberParam, sendOutcome } from './respond';
+import { createRouter } from './router';
 
 export const ADMIN_PREFIX = '/admin/v1';
 
 /** The restaurant administrator's API: locations, keys, counter orders, commands, recovery. */
 export function adminRoutes(deps: ApiDeps): Router<AppState> {
-  const router = new Router<AppState>({ prefix: ADMIN_PREFIX });
+  const router = createRouter(ADMIN_PREFIX);
   const admin = requireAdmin(deps.adminToken);
   const json = jsonBody(deps.config.bodyLimitBytes);
   // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key.
   const write = [admin, json, idempotency(deps.idempotency, () => 'admin')];
 
   const locationOf = async (ctx: AppContext): Promise<LocationDoc> => {
-    const location = await deps.locations.find(String(ctx.params.id));
+    // A malformed id names no location: no read for it.
+    const location = isId(ctx.params.id) ? await deps.locations.find(ctx.params.id) : null;
     if (!location) throw new ProblemError(problems.notFound('Location does not exist'));
     return location;
   };
@@ -74,10 +77,9 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   });
 
   router.delete('/sessions/:sessionId', ...write, async (ctx: AppContext) => {
-    const outcome = await deps.jobs.run(
-      { name: JOB.sessionClose, data: { sessionId: String(ctx.params.sessionId) } },
-      ctx.state,
-    );
+    const { sessionId } = ctx.params;
+    if (!isId(sessionId)) throw new ProblemError(problems.notFound('Session does not exist'));
+    const outcome = await deps.jobs.run({ name: JOB.sessionClose, data: { sessionId } }, ctx.state);
     sendOutcome(ctx, outcome);
   });
 

@@ -2,21 +2,66 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
 import type { Middleware, Next } from 'koa';
+import { Problem, ProblemError } from '@pos/shared/domain/problem';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireAdmin } from '../middleware/admin-auth';
 
 export const BULL_BOARD_PATH = '/admin/queues';
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The board's API calls a writable board still allows (under BULL_BOARD_PATH): retrying,
+ * cleaning (removing) and promoting jobs, pausing and resuming queues. Adding jobs, editing
+ * their data, emptying or obliterating a queue stay refused: they bypass the API's checks.
+ */
+const WRITABLE_ACTIONS =
+  /^\/api\/queues\/(?:[^/]+\/){0,2}(?:retry|clean|promote|pause|resume)(?:\/(?:completed|failed|delayed|wait|waiting|active|paused|prioritized|waiting-children))?$/;
+
+const refused = (status: number, title: string, detail: string): ProblemError => new ProblemError({ status, title, detail } satisfies Problem);
+
+/** The host an Origin header names; undefined for `null` or anything unparsable. */
+function originHost(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A write to a writable board must come from the board's own page: a browser resends HTTP Basic
+ * credentials by itself, so a form or script on another site could otherwise act with them.
+ * Refused: cross-site requests (Sec-Fetch-Site, else Origin against Host), bodies that are
+ * not JSON (what an HTML form can send), and actions outside WRITABLE_ACTIONS.
+ */
+function checkWrite(ctx: AppContext): void {
+  const site = ctx.get('sec-fetch-site');
+  const origin = ctx.get('origin');
+  if ((site && site !== 'same-origin' && site !== 'none') || (origin && originHost(origin) !== ctx.host)) {
+    throw refused(403, 'Forbidden', 'Cross-site requests to Bull Board are refused');
+  }
+  if (ctx.request.type && ctx.request.type !== 'application/json') {
+    throw refused(415, 'Unsupported media type', 'Bull Board accepts JSON bodies only');
+  }
+  if (!WRITABLE_ACTIONS.test(ctx.path.slice(BULL_BOARD_PATH.length))) {
+    throw refused(403, 'Forbidden', 'Bull Board allows retrying, cleaning, promoting and pausing only');
+  }
+}
+
 /**
  * Bull Board (the work queue's dashboard) at /admin/queues, behind the admin token.
  * Its Koa adapter mounts a Koa app of its own (views, static assets, JSON API) with koa-mount,
  * so everything under the path, page and assets alike, passes the admin check first.
+ * Read-only unless BULL_BOARD_WRITABLE: then only GET, HEAD and OPTIONS pass (405 otherwise),
+ * and the board hides its buttons.
  */
-export function bullBoard(deps: Pick<ApiDeps, 'queue' | 'adminToken'>): Middleware<AppState> {
+export function bullBoard(deps: Pick<ApiDeps, 'queue' | 'adminToken' | 'config'>): Middleware<AppState> {
+  const writable = deps.config.bullBoardWritable;
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: [new BullMQAdapter(deps.queue)],
+    queues: [new BullMQAdapter(deps.queue, { readOnlyMode: !writable })],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'POS order work' } },
   });
@@ -25,7 +70,18 @@ export function bullBoard(deps: Pick<ApiDeps, 'queue' | 'adminToken'>): Middlewa
 
   return async function bullBoardMiddleware(ctx: AppContext, next: Next): Promise<void> {
     if (ctx.path !== BULL_BOARD_PATH && !ctx.path.startsWith(`${BULL_BOARD_PATH}/`)) return next();
-    // Unknown sub-paths fall through the board to `next`, and so end as the usual 404 problem.
-    await admin(ctx, () => board(ctx, next));
+    await admin(ctx, async () => {
+      if (!SAFE_METHODS.has(ctx.method)) {
+        if (!writable) {
+          throw new ProblemError(
+            { status: 405, title: 'Method not allowed', detail: 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)' },
+            { Allow: 'GET, HEAD, OPTIONS' },
+          );
+        }
+        checkWrite(ctx);
+      }
+      // Unknown sub-paths fall through the board to `next`, and so end as the usual 404 problem.
+      await board(ctx, next);
+    });
   };
 }

@@ -1,4 +1,4 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { rowsReplacementConflict } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { OrderDoc, toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
@@ -11,7 +11,9 @@ import { requireSession } from '../middleware/api-key-auth';
 import { idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder, numberRows } from '../work/create-work';
+import { CustomerLimits } from '../work/customer-limits';
 import { numberParam, sendOutcome } from './respond';
+import { createRouter } from './router';
 
 /**
  * The customer app's side of an order: create it (SELECTING), change its rows, finish and
@@ -19,12 +21,18 @@ import { numberParam, sendOutcome } from './respond';
  * only its own session's orders; another's number answers like a missing order.
  */
 export function customerRoutes(deps: ApiDeps): Router<AppState> {
-  const router = new Router<AppState>({ prefix: `${deps.config.basePath}/customer` });
+  const router = createRouter(`${deps.config.basePath}/customer`);
   // authenticated, then counted against the key's rate limit (when RATE_LIMIT is set)
-  const customer = [requireSession(deps.sessions, 'CUSTOMER'), deps.rateLimit];
+  const customer = [requireSession(deps.sessionLookup, 'CUSTOMER'), deps.rateLimit];
   const json = jsonBody(deps.config.bodyLimitBytes);
   // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key.
   const write = [...customer, json, idempotency(deps.idempotency, (ctx) => sessionOf(ctx)._id)];
+  const limits = new CustomerLimits({
+    orders: deps.orders,
+    commands: deps.commands,
+    maxOpenOrders: deps.config.customerMaxOpenOrders,
+    maxCommands: deps.config.customerMaxCommands,
+  });
 
   const scopeOf = (ctx: AppContext): Required<OrderScope> => {
     const session = sessionOf(ctx);
@@ -40,14 +48,22 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/orders', ...write, async (ctx: AppContext) => {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.order);
-    const order = await createOrder(deps, ctx.state.log, {
-      locationId: session.locationId,
-      state: 'SELECTING',
-      rows: input.rows,
-      tableNumber: input.tableNumber ?? session.tableNumber,
-      userNumber: session.userNumber,
-      sessionId: session._id,
-    }, ctx.state.idempotencyId);
+    const tableNumber = limits.tableOf(session, input.tableNumber);
+    const order = await limits.openOrder(session, () =>
+      createOrder(
+        deps,
+        ctx.state.log,
+        {
+          locationId: session.locationId,
+          state: 'SELECTING',
+          rows: input.rows,
+          tableNumber,
+          userNumber: session.userNumber,
+          sessionId: session._id,
+        },
+        ctx.state.idempotencyId,
+      ),
+    );
     ctx.state.log.info({ orderNumber: order.number }, 'customer order created');
     ctx.status = 201;
     ctx.body = toOrderRecord(order);
@@ -91,11 +107,15 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/commands', ...write, async (ctx: AppContext) => {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.customerCommand);
-    const command = await createCommand(deps, ctx.state.log, {
-      locationId: session.locationId,
-      kind: input.kind,
-      tableNumber: input.tableNumber ?? session.tableNumber,
-    }, ctx.state.idempotencyId);
+    const tableNumber = limits.tableOf(session, input.tableNumber);
+    const command = await limits.command(session, () =>
+      createCommand(
+        deps,
+        ctx.state.log,
+        { locationId: session.locationId, kind: input.kind, tableNumber, sessionId: session._id },
+        ctx.state.idempotencyId,
+      ),
+    );
     ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'customer command created');
     ctx.status = 201;
     ctx.body = toCommandRecord(command);

@@ -1,15 +1,16 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { pingMongo } from '@pos/shared/store/mongo';
 import { withDeadline } from '@pos/shared/util/deadline';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
+import { createRouter } from './router';
 
 const PROBE_TIMEOUT_MS = 2_000;
 
 /** Liveness (the process answers) and readiness (MongoDB and Redis answer, not shutting down). */
 export function healthRoutes(deps: ApiDeps): Router<AppState> {
-  const router = new Router<AppState>();
+  const router = createRouter();
 
   router.get('/healthz', (ctx: AppContext) => {
     ctx.body = { status: 'ok' };

@@ -1,4 +1,4 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { isOrderState } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { toCommandRecord, toOrderRecord, WorkRecord } from '@pos/shared/domain/records';
@@ -10,12 +10,13 @@ import { requireSession } from '../middleware/api-key-auth';
 import { idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { numberParam, sendOutcome } from './respond';
+import { createRouter } from './router';
 
 /** The register's work: list it, report outcomes, acknowledge commands. */
 export function serviceRoutes(deps: ApiDeps): Router<AppState> {
-  const router = new Router<AppState>({ prefix: deps.config.basePath });
+  const router = createRouter(deps.config.basePath);
   // authenticated, then counted against the key's rate limit (when RATE_LIMIT is set)
-  const service = [requireSession(deps.sessions, 'SERVICE'), deps.rateLimit];
+  const service = [requireSession(deps.sessionLookup, 'SERVICE'), deps.rateLimit];
   const json = jsonBody(deps.config.bodyLimitBytes);
   // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key.
   const write = [...service, json, idempotency(deps.idempotency, (ctx) => sessionOf(ctx)._id)];

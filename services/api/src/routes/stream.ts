@@ -1,10 +1,11 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { AppContext, AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
 import { ClientStream } from '../stream/client-stream';
 import { parseCursor } from '../stream/cursor';
 import type { Replay } from '../stream/replay';
+import { createRouter } from './router';
 
 /**
  * The register's event stream (part 6; decisions.md "Event stream"). Authentication, the
@@ -13,9 +14,9 @@ import type { Replay } from '../stream/replay';
  * the access line reports the whole stream.
  */
 export function streamRoutes(deps: ApiDeps): Router<AppState> {
-  const router = new Router<AppState>({ prefix: deps.config.basePath });
+  const router = createRouter(deps.config.basePath);
 
-  router.get('/notifications/service/stream', requireSession(deps.sessions, 'SERVICE'), deps.rateLimit, async (ctx: AppContext) => {
+  router.get('/notifications/service/stream', requireSession(deps.sessionLookup, 'SERVICE'), deps.rateLimit, async (ctx: AppContext) => {
     const cursor = parseCursor(ctx.query, ctx.get('last-event-id'));
     if (ctx.method === 'HEAD') {
       // no body follows a HEAD: holding a stream open for it would only cost

@@ -32,6 +32,7 @@ export type EndReason =
   | 'timeout'
   | 'session-closed'
   | 'session-expired'
+  | 'replaced'
   | 'slow-client'
   | 'shutdown'
   | 'resync-failed'
@@ -121,7 +122,7 @@ export class ClientStream {
     res.shouldKeepAlive = false; // a finished stream closes its connection: nothing waits on it at shutdown
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',
-      'Cache-Control': 'no-cache',
+      'Cache-Control': 'no-store',
       'X-Accel-Buffering': 'no',
     });
     res.socket?.setNoDelay(true);

@@ -1,4 +1,4 @@
-import { ProblemError, problems } from '@pos/shared/domain/problem';
+import { limitReached, ProblemError, problems } from '@pos/shared/domain/problem';
 import { locationChannel } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { withDeadline } from '@pos/shared/util/deadline';
@@ -14,7 +14,14 @@ export interface StreamHubOptions {
   log: Logger;
   /** How long a new stream waits for its location's subscription before a 503. */
   subscribeTimeoutMs: number;
+  /** SSE_MAX_STREAMS: streams this node holds; a new one beyond is refused with a 429. */
+  maxStreams: number;
+  /** SSE_MAX_STREAMS_PER_SESSION: streams one session holds on this node; a new one ends its oldest. */
+  maxStreamsPerSession: number;
 }
+
+/** A node at SSE_MAX_STREAMS suggests this wait; a load balancer may send the retry elsewhere. */
+const FULL_NODE_RETRY_AFTER_S = 5;
 
 /** One location's channel on this node, and the streams that listen to it. */
 interface LocationFeed {
@@ -32,6 +39,8 @@ interface LocationFeed {
 export class StreamHub {
   private readonly feeds = new Map<string, LocationFeed>();
   private readonly feedOf = new Map<ClientStream, LocationFeed>();
+  /** Each session's streams on this node, oldest first. */
+  private readonly ofSession = new Map<string, Set<ClientStream>>();
   private readonly unsubscribing = new Set<Promise<void>>();
   private accepting = true;
   /** What was published while the subscriber was away is lost: each location is read again, once. */
@@ -58,9 +67,25 @@ export class StreamHub {
    */
   async add(stream: ClientStream): Promise<void> {
     if (!this.accepting) throw new ProblemError(problems.unavailable('The node is shutting down'));
+    const { maxStreams, maxStreamsPerSession } = this.options;
+    const own = this.ofSession.get(stream.sessionId) ?? new Set<ClientStream>();
+    // (one that replaces a stream of its session adds none to the node)
+    if (this.feedOf.size >= maxStreams && own.size < maxStreamsPerSession) {
+      throw limitReached(`This node holds its limit of ${maxStreams} event streams`, FULL_NODE_RETRY_AFTER_S);
+    }
+    this.ofSession.set(stream.sessionId, own);
+    own.add(stream);
     const feed = this.feeds.get(stream.locationId) ?? this.openFeed(stream.locationId);
     feed.streams.add(stream);
     this.feedOf.set(stream, feed);
+    // A register that reconnects may not know its old stream is gone (nor may this node yet):
+    // the newest stream of a session wins, so a client is never locked out by its own leftovers.
+    // (Ended after the new one joined the feed, so that the location stays subscribed.)
+    for (const oldest of own) {
+      if (own.size <= maxStreamsPerSession) break;
+      oldest.end('replaced');
+      own.delete(oldest);
+    }
     try {
       await withDeadline(feed.subscribed, this.options.subscribeTimeoutMs, 'Redis SUBSCRIBE');
     } catch (err) {
@@ -72,6 +97,8 @@ export class StreamHub {
 
   /** Called by the stream when it ends; the last stream of a location drops the subscription. */
   remove(stream: ClientStream): void {
+    const own = this.ofSession.get(stream.sessionId);
+    if (own?.delete(stream) && own.size === 0) this.ofSession.delete(stream.sessionId);
     const feed = this.feedOf.get(stream);
     if (!feed) return;
     this.feedOf.delete(stream);

@@ -1,20 +1,28 @@
 /**
  * Server-sent events framing on one response: the `retry:` preamble, events, `: keepalive`
- * comments, and the bound on what a slow client may leave unread.
+ * comments, and the bounds on what the server holds for a slow client.
  *
- * The bound is checked before each write, on the bytes earlier writes left unwritten (a write
- * counts as unwritten until the event loop turns, even when the kernel took it at once). A
- * burst (the replay a stream starts with) is exempt: its size is the location's work, not the
- * client's slowness; its bytes are allowed on top of the bound until the backlog drains.
+ * Frames go to the connection while it takes them; once it refuses one (its buffer is full),
+ * the next wait here, in order, until it drains. A burst (the replay a stream starts with) is
+ * thus written page by page as the client reads it, never all at once into the connection.
+ * Two bounds end a stream as too slow:
+ * - live frames: the connection's backlog plus the live frames waiting may not exceed
+ *   `maxBufferBytes` (a burst's bytes are exempt: their size is the location's work, not the
+ *   client's slowness; those handed to the connection are forgiven until it drains);
+ * - a client that takes nothing for a whole keepalive interval while frames wait for it.
+ * A write counts as unwritten until the event loop turns, even when the kernel took it at once.
  */
 
 /** What the writer needs of its output: an http.ServerResponse, or any Writable. */
 export interface SseSink {
+  /** False when the sink's buffer is full; it emits 'drain' once it has emptied. */
   write(chunk: string): boolean;
   end(): void;
   destroy(): void;
   /** Bytes accepted but not yet handed to the kernel (for a response: its own and its socket's). */
   readonly writableLength: number;
+  on(event: 'drain', listener: () => void): unknown;
+  off(event: 'drain', listener: () => void): unknown;
 }
 
 export interface SseWriterOptions {
@@ -33,22 +41,44 @@ export function dataLines(data: string): string {
     .join('');
 }
 
+interface WaitingFrame {
+  frame: string;
+  bytes: number;
+  burst: boolean;
+}
+
 export class SseWriter {
   private keepalive: NodeJS.Timeout | undefined;
   private closed = false;
   private inBurst = false;
-  /** Bytes of the last burst, allowed on top of the bound until the backlog is back under it. */
-  private burstBytes = 0;
+  /** Frames the sink has not taken yet, in order. */
+  private waiting: WaitingFrame[] = [];
+  private waitingLiveBytes = 0;
+  /** From a write the sink refused until its 'drain'. */
+  private blocked = false;
+  /** Burst bytes handed to the sink since its backlog was last within the bound (exempt from it). */
+  private burstInSink = 0;
+  /** When the client last took something: a drain, or a smaller backlog than last seen. */
+  private progressAt = Date.now();
+  private backlogSeen = 0;
+  private readonly onDrain = () => {
+    this.blocked = false;
+    this.burstInSink = 0;
+    this.progressAt = Date.now();
+    this.flush();
+  };
 
   constructor(
     private readonly sink: SseSink,
     private readonly options: SseWriterOptions,
-  ) {}
+  ) {
+    sink.on('drain', this.onDrain);
+  }
 
   /** The reconnection delay for the client, then keepalive comments until the end. */
   start(retryMs: number): void {
     this.write(`retry: ${retryMs}\n\n`);
-    this.keepalive = setInterval(() => this.comment('keepalive'), this.options.keepaliveMs);
+    this.keepalive = setInterval(() => this.tick(), this.options.keepaliveMs);
   }
 
   /**
@@ -63,7 +93,7 @@ export class SseWriter {
     return this.write(`: ${text}\n\n`);
   }
 
-  /** Writes what `write` writes without counting it against the bound (see above). */
+  /** Writes what `write` writes as a burst: paced by the client, and exempt from the live bound. */
   burst(write: () => void): void {
     this.inBurst = true;
     try {
@@ -77,15 +107,20 @@ export class SseWriter {
     return this.closed;
   }
 
-  /** Ends the response normally: the client sees the end of the stream and reconnects. */
+  /**
+   * Ends the response normally: the client sees the end and reconnects. Frames still waiting
+   * are dropped; the client's cursor is before them, so its reconnection replays them.
+   */
   end(): void {
     if (!this.stop()) return;
+    this.waiting = [];
     this.sink.end();
   }
 
   /** Cuts the connection (the client is gone or too slow). */
   destroy(): void {
     if (!this.stop()) return;
+    this.waiting = [];
     this.sink.destroy();
   }
 
@@ -94,23 +129,61 @@ export class SseWriter {
     this.closed = true;
     clearInterval(this.keepalive);
     this.keepalive = undefined;
+    this.sink.off('drain', this.onDrain);
     return true;
   }
 
   private write(frame: string): boolean {
     if (this.closed) return false;
-    if (this.inBurst) {
-      this.burstBytes += Buffer.byteLength(frame);
-    } else {
+    const bytes = Buffer.byteLength(frame);
+    if (!this.inBurst) {
       const backlog = this.sink.writableLength;
-      if (backlog <= this.options.maxBufferBytes) this.burstBytes = 0;
-      else if (backlog > this.options.maxBufferBytes + this.burstBytes) {
-        this.destroy();
-        this.options.onOverflow();
+      if (backlog <= this.options.maxBufferBytes) this.burstInSink = 0;
+      if (backlog + this.waitingLiveBytes > this.options.maxBufferBytes + this.burstInSink) {
+        this.overflow();
         return false;
       }
     }
-    this.sink.write(frame);
+    const entry = { frame, bytes, burst: this.inBurst };
+    if (this.blocked || this.waiting.length > 0) {
+      this.waiting.push(entry);
+      if (!entry.burst) this.waitingLiveBytes += bytes;
+    } else this.handOver(entry);
     return true;
+  }
+
+  /** Hands waiting frames to the sink until it refuses one. */
+  private flush(): void {
+    while (!this.closed && !this.blocked && this.waiting.length > 0) {
+      const entry = this.waiting.shift()!;
+      if (!entry.burst) this.waitingLiveBytes -= entry.bytes;
+      this.handOver(entry);
+    }
+  }
+
+  private handOver(entry: WaitingFrame): void {
+    if (entry.burst) this.burstInSink += entry.bytes;
+    if (!this.sink.write(entry.frame) && !this.blocked) {
+      this.blocked = true;
+      this.progressAt = Date.now();
+      this.backlogSeen = this.sink.writableLength;
+    }
+  }
+
+  /** Every keepalive interval: a comment when nothing waits; else the client must have taken something. */
+  private tick(): void {
+    const backlog = this.sink.writableLength;
+    if (backlog < this.backlogSeen) this.progressAt = Date.now();
+    this.backlogSeen = backlog;
+    if (!this.blocked && this.waiting.length === 0) {
+      this.comment('keepalive');
+    } else if (Date.now() - this.progressAt >= this.options.keepaliveMs) {
+      this.overflow();
+    }
+  }
+
+  private overflow(): void {
+    this.destroy();
+    this.options.onOverflow();
   }
 }

@@ -76,7 +76,7 @@ export async function createOrder(deps: WorkDeps, log: Logger, request: OrderReq
 export async function createCommand(
   deps: WorkDeps,
   log: Logger,
-  request: { locationId: string; kind: CommandKind; tableNumber?: number },
+  request: { locationId: string; kind: CommandKind; tableNumber?: number; sessionId?: string },
   idempotencyId?: string,
 ): Promise<CommandDoc> {
   const number = await nextNumber(deps, request.locationId, 'commandSeq');

@@ -1,0 +1,91 @@
+/**
+ * What rejected keys cost a node: a short memory of refused key hashes (no MongoDB read for a
+ * repeated bad key), a bound on rejections held in their 401 delay at once (a 429 beyond), and
+ * a delay that ends when the client hangs up. The 401s themselves are as the interface says.
+ */
+import { randomBytes } from 'node:crypto';
+import { hashApiKey } from '@pos/shared/auth/keys';
+import { openDb } from '../support/fixtures';
+import { call } from '../support/http';
+import { eventually } from '../support/sse-client';
+import { startStack } from '../support/stack';
+
+/** A key of the shape the service issues, that it never issued. */
+const unknownKey = () => `pos_${randomBytes(32).toString('base64url')}`;
+
+describe('rejected keys', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let url: string;
+
+  beforeAll(async () => {
+    stack = await startStack({ API_KEY_MAX_REJECTIONS: '1' });
+    url = `${stack.baseUrl}/orders/location`;
+  });
+  afterAll(() => stack?.close());
+
+  /** The sum of rejected requests' durations recorded at or under `le` seconds. */
+  const rejectedWithin = async (le: number) => {
+    const { values } = await stack.api.deps.metrics.httpDuration.get();
+    const bucket = values.find(
+      (v) => {
+        const labels = v.labels as Record<string, string | number>;
+        return v.metricName === 'pos_http_request_duration_seconds_bucket' && labels.le === le && labels.status === '401' && labels.route === '/api/v1/orders/location';
+      },
+    );
+    return bucket?.value ?? 0;
+  };
+
+  it('answers one rejection at a time with the 401 after its delay, the others in the meantime with a 429', async () => {
+    const answers = await Promise.all(Array.from({ length: 5 }, () => call('GET', url, { apiKey: unknownKey() })));
+    const statuses = answers.map((res) => res.status);
+    expect(statuses).toContain(401);
+    expect(statuses).toContain(429);
+    for (const res of answers) {
+      if (res.status === 401) {
+        expect(res.text).toBe('{"error":"Session not valid"}');
+        expect(res.ms).toBeGreaterThanOrEqual(500);
+      } else {
+        expect(res.status).toBe(429);
+        expect(res.headers.get('retry-after')).toBe('1');
+        expect(res.json()).toMatchObject({ title: 'Too many requests', status: 429 });
+      }
+    }
+  });
+
+  it('ends the delay when the client hangs up, and gives its place to the next', async () => {
+    const lookup = stack.api.deps.sessionLookup;
+    const before = await rejectedWithin(0.5);
+    const hangUp = new AbortController();
+    const abandoned = fetch(url, { headers: { api_key: unknownKey() }, signal: hangUp.signal }).catch(() => 'hung up');
+    await eventually(() => lookup.rejectionsInFlight === 1, 'the rejection in its delay');
+    hangUp.abort();
+    expect(await abandoned).toBe('hung up');
+    await eventually(() => lookup.rejectionsInFlight === 0, 'its place given back');
+    // its request ended well before the shortest delay (500 ms) would have
+    await eventually(async () => (await rejectedWithin(0.5)) === before + 1, 'the hung-up request recorded');
+
+    const next = await call('GET', url, { apiKey: unknownKey() });
+    expect(next.status).toBe(401);
+  });
+
+  it('does not read MongoDB again for a key hash it refused a moment ago', async () => {
+    const key = unknownKey();
+    expect((await call('GET', url, { apiKey: key })).status).toBe(401);
+    // The same hash stored now (as no issued key could be): the node still answers from memory.
+    const db = await openDb(stack.env);
+    try {
+      const locationId = (await stack.admin.createLocation('Refused')).id;
+      await db.db.collection('sessions').insertOne({ _id: 'planted', type: 'SERVICE', locationId, keyHash: hashApiKey(key), createdAt: new Date() } as never);
+    } finally {
+      await db.close();
+    }
+    const again = await call('GET', url, { apiKey: key });
+    expect(again.status).toBe(401);
+    expect(again.text).toBe('{"error":"Session not valid"}');
+
+    // issued keys are unaffected
+    const { id } = await stack.admin.createLocation('Issued');
+    const { apiKey } = await stack.admin.createServiceSession(id, 'register');
+    expect((await call('GET', url, { apiKey })).status).toBe(200);
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * What one customer key may create: orders and commands for its own table only, at most
+ * CUSTOMER_MAX_OPEN_ORDERS orders in SELECTING and CUSTOMER_MAX_COMMANDS live commands at
+ * once (a 429 with Retry-After beyond), whatever the requests' concurrency.
+ */
+import type { OrderRecord } from '@pos/shared/domain/records';
+import { Customer, customerAt } from '../support/customer';
+import { call, sampleRows } from '../support/http';
+import { startStack } from '../support/stack';
+
+describe('customer limits', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let locationId: string;
+  let registerKey: string;
+
+  beforeAll(async () => {
+    stack = await startStack({ CUSTOMER_MAX_OPEN_ORDERS: '2', CUSTOMER_MAX_COMMANDS: '2', COMMAND_TTL: '10m' });
+    locationId = (await stack.admin.createLocation('Limits')).id;
+    registerKey = (await stack.admin.createServiceSession(locationId, 'reg-limits')).apiKey;
+  });
+  afterAll(() => stack?.close());
+
+  const order = (customer: Customer, body: unknown = { rows: sampleRows }) => call('POST', `${customer.url}/orders`, { apiKey: customer.key, body });
+  const command = (customer: Customer, body: unknown) => call('POST', `${customer.url}/commands`, { apiKey: customer.key, body });
+  const expectProblem = (res: Awaited<ReturnType<typeof call>>, status: number, title: string, detail: RegExp) => {
+    expect(res.status).toBe(status);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ status, title });
+    expect(res.json().detail).toMatch(detail);
+  };
+
+  describe('the table', () => {
+    it('a customer seated at table 3 orders and asks for the bill for table 3 only', async () => {
+      const seated = await customerAt(stack, locationId, 301, 3);
+      expectProblem(await order(seated, { rows: sampleRows, tableNumber: 99 }), 400, 'Illegal argument', /^tableNumber must be this session's table \(3\)$/);
+      expectProblem(await command(seated, { kind: 'REQUEST_BILL', tableNumber: 99 }), 400, 'Illegal argument', /^tableNumber must be this session's table \(3\)$/);
+      expectProblem(await command(seated, { kind: 'READ_TABLE_STATE', tableNumber: 4 }), 400, 'Illegal argument', /this session's table/);
+
+      const own = await order(seated, { rows: sampleRows, tableNumber: 3 });
+      expect(own.status).toBe(201);
+      expect(own.json().tableNumber).toBe(3);
+      const bill = await command(seated, { kind: 'REQUEST_BILL' });
+      expect(bill.status).toBe(201);
+      expect(bill.json()).toMatchObject({ tableNumber: 3, paymentNumber: 1 });
+      const work = (await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: registerKey })).json<{ tableNumber?: number }[]>();
+      expect(work.some((record) => record.tableNumber === 99 || record.tableNumber === 4)).toBe(false);
+      await call('DELETE', `${stack.baseUrl}/commands/${bill.json().number}`, { apiKey: registerKey });
+    });
+
+    it('a customer without a table names none', async () => {
+      const takeout = await customerAt(stack, locationId, 302);
+      expectProblem(await order(takeout, { rows: sampleRows, tableNumber: 5 }), 400, 'Illegal argument', /^tableNumber cannot be given: this session has no table$/);
+      expectProblem(await command(takeout, { kind: 'REQUEST_BILL', tableNumber: 5 }), 400, 'Illegal argument', /this session has no table/);
+      const created = await order(takeout);
+      expect(created.status).toBe(201);
+      expect(created.json()).not.toHaveProperty('tableNumber');
+    });
+  });
+
+  describe('open orders', () => {
+    it('refuses a SELECTING order beyond CUSTOMER_MAX_OPEN_ORDERS with a 429, until one is finished', async () => {
+      const customer = await customerAt(stack, locationId, 303, 6);
+      const first = (await order(customer)).json<OrderRecord>();
+      expect((await order(customer)).status).toBe(201);
+      const refused = await order(customer);
+      expectProblem(refused, 429, 'Too many requests', /^This session already has 2 orders in SELECTING; finish one first$/);
+      expect(refused.headers.get('retry-after')).toBe('60');
+
+      expect((await call('POST', `${customer.url}/orders/${first.number}/finish`, { apiKey: customer.key })).status).toBe(200);
+      expect((await order(customer)).status).toBe(201);
+      expect((await order(customer)).status).toBe(429);
+      // the cap is per session: another customer orders
+      expect((await order(await customerAt(stack, locationId, 304, 6))).status).toBe(201);
+    });
+
+    it('holds under a burst of concurrent requests', async () => {
+      const customer = await customerAt(stack, locationId, 305, 7);
+      const answers = await Promise.all(Array.from({ length: 12 }, () => order(customer)));
+      expect(answers.map((res) => res.status).sort()).toEqual([...Array(2).fill(201), ...Array(10).fill(429)]);
+      expect(await stack.admin.listOrders(locationId, 'SELECTING').then((orders) => orders.filter((o) => o.userNumber === 305).length)).toBe(2);
+    });
+  });
+
+  describe('commands', () => {
+    it('refuses a command beyond CUSTOMER_MAX_COMMANDS live ones with a 429, until the register acknowledges one', async () => {
+      const customer = await customerAt(stack, locationId, 306, 8);
+      const first = (await command(customer, { kind: 'READ_TABLE_STATE' })).json<{ number: number }>();
+      expect((await command(customer, { kind: 'REQUEST_BILL' })).status).toBe(201);
+      const refused = await command(customer, { kind: 'REQUEST_BILL' });
+      expectProblem(refused, 429, 'Too many requests', /^This session already has 2 commands waiting for the register$/);
+      // until the oldest expires (COMMAND_TTL, 10 minutes), at the latest
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(600);
+
+      expect((await call('DELETE', `${stack.baseUrl}/commands/${first.number}`, { apiKey: registerKey })).status).toBe(200);
+      expect((await command(customer, { kind: 'REQUEST_BILL' })).status).toBe(201);
+      expect((await command(customer, { kind: 'REQUEST_BILL' })).status).toBe(429);
+    });
+
+    it('holds under a burst of concurrent requests, and leaves the operator\u2019s commands alone', async () => {
+      const customer = await customerAt(stack, locationId, 307, 9);
+      const answers = await Promise.all(Array.from({ length: 12 }, () => command(customer, { kind: 'REQUEST_BILL' })));
+      expect(answers.map((res) => res.status).sort()).toEqual([...Array(2).fill(201), ...Array(10).fill(429)]);
+      for (let i = 0; i < 3; i += 1) await stack.admin.createCommand(locationId, 'EXPORT_DATA');
+    });
+  });
+});

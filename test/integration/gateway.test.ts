@@ -1,0 +1,78 @@
+/**
+ * deploy/nginx.conf under Debian's real nginx, in front of an API node on one listener (no
+ * ADMIN_PORT, so the node itself would serve the operator paths): the gateway alone must turn
+ * away every spelling of them, and pass the register interface (api_key header, event stream).
+ */
+import { expectNoOperatorContent, keyIssuingPaths, OPERATOR_GETS } from '../support/front-door';
+import { Gateway, startGateway } from '../support/gateway';
+import { call, rawCall, sampleRows } from '../support/http';
+import { eventually, TestStream } from '../support/sse-client';
+import { startStack } from '../support/stack';
+
+describe('the nginx gateway (deploy/nginx.conf)', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let gateway: Gateway;
+  let token: Record<string, string>;
+  let locationId: string;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    gateway = await startGateway(stack.api.port);
+    token = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    locationId = (await stack.admin.createLocation('Gateway')).id;
+    apiKey = (await stack.admin.createServiceSession(locationId, 'register-gw')).apiKey;
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await stack?.close();
+  });
+
+  /** nginx's own 404 (text/html), not the API's problem: the request never reached the node. */
+  const expectBlockedAtTheDoor = (res: Awaited<ReturnType<typeof rawCall>>, path: string) => {
+    expect(`${path} ${res.status} ${res.headers.get('content-type')}`).toBe(`${path} 404 text/html`);
+    expectNoOperatorContent(res.text, path);
+  };
+
+  it('blocks every spelling of /metrics and Bull Board, whatever the case, encoding or dot segments', async () => {
+    for (const path of OPERATOR_GETS) expectBlockedAtTheDoor(await rawCall(gateway.origin, 'GET', path, { headers: token }), path);
+  });
+
+  it('issues no key through the door, whatever the spelling of the admin route', async () => {
+    for (const path of keyIssuingPaths(locationId)) {
+      expectBlockedAtTheDoor(await rawCall(gateway.origin, 'POST', path, { headers: token, body: { deviceId: 'intruder' } }), path);
+    }
+    // the node behind it would have: only the door stood in the way
+    expect((await rawCall(stack.origin, 'POST', keyIssuingPaths(locationId)[0]!, { headers: token, body: { deviceId: 'x' } })).status).toBe(201);
+  });
+
+  it('passes the register interface: the api_key header, the problems, the health probe', async () => {
+    const work = await call('GET', `${gateway.origin}/api/v1/orders/location`, { apiKey });
+    expect(work.status).toBe(200);
+    expect(work.json()).toEqual([]);
+    const problem = await call('PUT', `${gateway.origin}/api/v1/orders/abc/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
+    expect(problem.status).toBe(400);
+    expect(problem.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect((await call('GET', `${gateway.origin}/healthz`)).status).toBe(200);
+  });
+
+  it('passes each stream event on at once', async () => {
+    const stream = await TestStream.open(`${gateway.origin}/api/v1/notifications/service/stream`, { apiKey });
+    try {
+      expect(stream.status).toBe(200);
+      await stream.waitFor(() => stream.retries.length > 0, 'the retry preamble');
+      const order = await stack.admin.createOrder(locationId, sampleRows);
+      const [event] = await stream.eventCount(1);
+      expect(event!.json()).toEqual(order);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('logs no query string (a key may travel in it)', async () => {
+    await call('GET', `${gateway.origin}/api/v1/orders/location?api_key=${encodeURIComponent(apiKey)}`);
+    // nginx writes the access line after answering
+    await eventually(() => gateway.output().includes('/api/v1/orders/location?[query redacted]'), 'the access line');
+    expect(gateway.output()).not.toContain(apiKey);
+  });
+});

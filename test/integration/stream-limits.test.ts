@@ -1,0 +1,116 @@
+/**
+ * What one key, or many, can hold of a node through event streams: SSE_MAX_STREAMS_PER_SESSION
+ * (the newest stream of a session ends its oldest), SSE_MAX_STREAMS (a 429 beyond it), and a
+ * replay written only as fast as the client reads it (one that reads nothing is dropped).
+ */
+import net from 'node:net';
+import { registerAt } from '../support/fixtures';
+import { call, sampleRows } from '../support/http';
+import { eventually, TestStream } from '../support/sse-client';
+import { startStack } from '../support/stack';
+
+const streamPath = '/api/v1/notifications/service/stream';
+
+describe('event stream limits', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  const open: TestStream[] = [];
+
+  /** Opens a stream and waits for its preamble. */
+  const openStream = async (apiKey: string) => {
+    const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey });
+    open.push(stream);
+    if (stream.status === 200) await stream.waitFor(() => stream.retries.length > 0, 'the preamble');
+    return stream;
+  };
+  const closeAll = async () => {
+    for (const stream of open.splice(0)) stream.close();
+    await eventually(() => stack.api.deps.hub.openStreams === 0, 'every stream closed');
+  };
+
+  beforeAll(async () => {
+    stack = await startStack(
+      { SSE_MAX_STREAMS_PER_SESSION: '2', SSE_MAX_STREAMS: '4', SSE_MAX_BUFFER: '1024', SSE_KEEPALIVE: '1s' },
+      { worker: false },
+    );
+  });
+  afterEach(closeAll);
+  afterAll(() => stack?.close());
+
+  it('ends the oldest stream of a session that opens one more than SSE_MAX_STREAMS_PER_SESSION', async () => {
+    const { key, location } = await registerAt(stack, 'Per session');
+    const first = await openStream(key);
+    const second = await openStream(key);
+    const third = await openStream(key);
+    await first.end();
+    expect(first.isEnded).toBe(true);
+    expect(stack.api.deps.hub.openStreams).toBe(2);
+
+    const order = await stack.admin.createOrder(location.id, sampleRows);
+    for (const stream of [second, third]) expect((await stream.eventCount(1))[0]!.json()).toEqual(order);
+    expect(second.isEnded || third.isEnded).toBe(false);
+  });
+
+  it('refuses a new stream on a node at SSE_MAX_STREAMS with a 429, unless it replaces one of its session', async () => {
+    const a = await registerAt(stack, 'Node A');
+    const b = await registerAt(stack, 'Node B');
+    const c = await registerAt(stack, 'Node C');
+    for (const key of [a.key, a.key, b.key, b.key]) expect((await openStream(key)).status).toBe(200);
+
+    const refused = await call('GET', `${stack.origin}${streamPath}`, { apiKey: c.key });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(refused.json()).toMatchObject({ title: 'Too many requests', status: 429, instance: streamPath });
+
+    // A's newest replaces A's oldest: the node holds no more than before.
+    const replacing = await openStream(a.key);
+    expect(replacing.status).toBe(200);
+    await open[0]!.end();
+    expect(stack.api.deps.hub.openStreams).toBe(4);
+  });
+
+  describe('a replay larger than what the kernel buffers (about 4 MB on loopback)', () => {
+    let locationId: string;
+    let key: string;
+    const ORDERS = 200;
+
+    beforeAll(async () => {
+      ({ key, location: { id: locationId } } = await registerAt(stack, 'Big replay'));
+      // 200 orders of 100 rows with long notes: about 11 MB of events
+      const rows = Array.from({ length: 100 }, (_, i) => ({ rowNumber: i + 1, productId: `p${i}`, name: 'Burger', quantity: 1, unitPrice: 100, notes: 'n'.repeat(500) }));
+      const { orders, locations } = stack.api.deps;
+      for (let i = 0; i < ORDERS; i += 1) {
+        const number = (await locations.nextNumber(locationId, 'orderSeq'))!;
+        await orders.insert({ locationId, number, state: 'PLACED', rows }, new Date());
+      }
+    });
+
+    it('drops a client that reads none of it', async () => {
+      const stalled = net.connect(stack.api.port, '127.0.0.1');
+      let closed = false;
+      stalled.on('close', () => (closed = true));
+      stalled.on('error', () => undefined);
+      try {
+        stalled.write(`GET ${streamPath} HTTP/1.1\r\nHost: localhost\r\napi_key: ${key}\r\n\r\n`);
+        stalled.pause();
+        await eventually(() => stack.api.deps.hub.openStreams === 1, 'the stream open');
+        // no progress for a keepalive interval while the replay waits: dropped as too slow
+        await eventually(() => stack.api.deps.hub.openStreams === 0, 'the stalled stream dropped', 15_000);
+        stalled.resume();
+        await eventually(() => closed, 'the connection closed');
+      } finally {
+        stalled.destroy();
+      }
+    });
+
+    it('sends all of it, page by page, to a client that reads, then goes live', async () => {
+      const stream = await openStream(key);
+      await stream.eventCount(ORDERS, 30_000);
+      expect(stream.events.map((e) => e.json().number)).toEqual(Array.from({ length: ORDERS }, (_, i) => i + 1));
+      const live = await stack.admin.createOrder(locationId, sampleRows);
+      await stream.eventCount(ORDERS + 1);
+      expect(stream.events[ORDERS]!.json()).toEqual(live);
+      expect(stream.isEnded).toBe(false);
+    });
+  });
+});

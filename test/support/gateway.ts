@@ -1,0 +1,106 @@
+/**
+ * The gateway of docker-compose.yml, for real: Debian's nginx (installed by
+ * `scripts/setup.sh --test`) running the project's own deploy/nginx.conf, with only its
+ * upstream pointed at a test's API node and its listen port made free. A missing nginx fails
+ * the test; it does not skip.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from '../../scripts/embedded/spawn-role';
+
+const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((candidate) => fs.existsSync(candidate)) ?? 'nginx';
+
+export interface Gateway {
+  origin: string;
+  /** nginx's access and error log lines so far. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** A port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** deploy/nginx.conf with `upstream` at the API node and `listen` on the given port; the rest as written. */
+export function gatewayConfig(upstreamPort: number, listenPort: number): string {
+  const original = fs.readFileSync(path.join(ROOT, 'deploy/nginx.conf'), 'utf8');
+  const replace = (text: string, pattern: RegExp, by: string) => {
+    if ((text.match(new RegExp(pattern.source, 'g')) ?? []).length !== 1) throw new Error(`deploy/nginx.conf: expected one ${pattern}`);
+    return text.replace(pattern, by);
+  };
+  const upstream = replace(original, /server\s+api:8080;/, `server 127.0.0.1:${upstreamPort};`);
+  return replace(upstream, /listen\s+8080;/, `listen 127.0.0.1:${listenPort};`);
+}
+
+export async function startGateway(upstreamPort: number): Promise<Gateway> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pos-gateway-'));
+  const port = await freePort();
+  fs.writeFileSync(path.join(dir, 'gateway.conf'), gatewayConfig(upstreamPort, port));
+  // What nginx.conf of the image gives the included file: the main and events contexts, and
+  // temp paths of our own (the packaged ones belong to root).
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `${name}_temp_path ${path.join(dir, name)};`).join('\n  ');
+  fs.writeFileSync(
+    path.join(dir, 'nginx.conf'),
+    [
+      // as root, nginx would run its workers as nobody, who cannot write the temp paths
+      process.getuid?.() === 0 ? 'user root;' : '',
+      'daemon off;',
+      'worker_processes 1;',
+      `pid ${path.join(dir, 'nginx.pid')};`,
+      'error_log stderr warn;',
+      'events { worker_connections 512; }',
+      `http {\n  ${temp}\n  include ${path.join(dir, 'gateway.conf')};\n}`,
+      '',
+    ].join('\n'),
+  );
+
+  // A file, not a pipe: the configuration's `access_log /dev/stdout` cannot open a socket.
+  const logFile = path.join(dir, 'output.log');
+  const fd = fs.openSync(logFile, 'a');
+  const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { stdio: ['ignore', fd, fd] });
+  fs.closeSync(fd);
+  const output = () => fs.readFileSync(logFile, 'utf8');
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const spawnError = new Promise<never>((_resolve, reject) =>
+    child.once('error', (err) => reject(new Error(`nginx (${NGINX}) could not be started; run scripts/setup.sh --test: ${err.message}`))),
+  );
+
+  // Ready once it accepts connections; failed if it exits first (a bad configuration).
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}):\n${output()}`);
+    const accepted = await Promise.race([
+      spawnError,
+      new Promise<boolean>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1');
+        socket.once('connect', () => (socket.destroy(), resolve(true)));
+        socket.once('error', () => resolve(false));
+      }),
+    ]);
+    if (accepted) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`nginx did not listen within 10 s:\n${output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    output,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

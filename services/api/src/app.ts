@@ -8,10 +8,13 @@ import { requestContext } from './middleware/request-context';
 import { adminRoutes } from './routes/admin';
 import { bullBoard } from './routes/bull-board';
 import { customerRoutes } from './routes/customer';
+import { docsRoutes } from './routes/docs';
 import { healthRoutes } from './routes/health';
+import { landingRoutes } from './routes/landing';
 import { metricsRoutes } from './routes/metrics';
 import { serviceRoutes } from './routes/orders';
 import { streamRoutes } from './routes/stream';
+import { readServiceInfo } from './service-info';
 
 /** The Koa app: request context first, then problem rendering, then the routers. */
 export function createApp(deps: ApiDeps, extraRouters: Router<AppState>[] = []): Koa<AppState> {
@@ -24,7 +27,8 @@ export function createApp(deps: ApiDeps, extraRouters: Router<AppState>[] = []):
   app.use(requestMetrics(deps.metrics));
   app.use(problemResponses());
 
-  for (const router of [healthRoutes(deps), metricsRoutes(deps), serviceRoutes(deps), streamRoutes(deps), customerRoutes(deps), adminRoutes(deps), ...extraRouters]) {
+  const info = readServiceInfo();
+  for (const router of [landingRoutes(deps, info), docsRoutes(deps, info), healthRoutes(deps), metricsRoutes(deps), serviceRoutes(deps), streamRoutes(deps), customerRoutes(deps), adminRoutes(deps), ...extraRouters]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

@@ -8,6 +8,8 @@ export interface AppState {
   log: Logger;
   /** Set by the api_key authentication of service and customer routes. */
   session?: SessionDoc;
+  /** The hash of the key that opened it (a rotated-out key works only until its grace ends). */
+  keyHash?: string;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

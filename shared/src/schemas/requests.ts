@@ -1,13 +1,19 @@
 /**
- * Request body schemas, compiled once. Every body the service accepts is described here.
+ * Request body and query schemas, compiled once. Every body and list query the service accepts
+ * is described here; the input types are derived from the schemas (json-schema-to-ts), and the
+ * OpenAPI document publishes the same objects.
  */
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import type { FromSchema } from 'json-schema-to-ts';
 import { COMMAND_KINDS, CUSTOMER_COMMAND_KINDS, CommandKind } from '../domain/commands';
+import { ORDER_STATES } from '../domain/order-state';
 import { Problem, problems } from '../domain/problem';
 
 const ajv = new Ajv({ allErrors: false, strict: true });
 addFormats(ajv, ['date-time']);
+/** Query strings are text: their numbers are read as numbers, and absent values take their defaults. */
+const queryAjv = new Ajv({ allErrors: false, strict: true, coerceTypes: true, useDefaults: true });
 
 export const LIMITS = {
   rowsPerOrder: 200,
@@ -16,20 +22,16 @@ export const LIMITS = {
   notesLength: 500,
   textLength: 200,
   reasonLength: 1000,
+  failureThreshold: 1000,
+  /** Items on one page of an admin list: when `limit` is absent, and at most. */
+  pageDefault: 100,
+  pageMax: 1000,
 } as const;
-
-export interface RowInput {
-  productId: string;
-  name: string;
-  quantity: number;
-  unitPrice: number;
-  notes?: string;
-}
 
 const text = { type: 'string', minLength: 1, maxLength: LIMITS.textLength } as const;
 const positiveInt = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
 
-const rowSchema = {
+export const rowSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['productId', 'name', 'quantity', 'unitPrice'],
@@ -40,64 +42,34 @@ const rowSchema = {
     unitPrice: { type: 'integer', minimum: 0, maximum: LIMITS.unitPrice },
     notes: { type: 'string', maxLength: LIMITS.notesLength },
   },
-};
+} as const;
 
 const rowsSchema = { type: 'array', minItems: 1, maxItems: LIMITS.rowsPerOrder, items: rowSchema } as const;
-
-export interface StatusUpdateInput {
-  newState: string;
-}
-export interface FailureReportInput {
-  reason?: string;
-}
-export interface OrderInput {
-  rows: RowInput[];
-  tableNumber?: number;
-}
-export interface RowsInput {
-  rows: RowInput[];
-}
-export interface CommandInput {
-  kind: CommandKind;
-  tableNumber?: number;
-}
-export interface LocationInput {
-  name: string;
-  failureThreshold?: number;
-}
-export interface ServiceSessionInput {
-  deviceId: string;
-  expiresAt?: string;
-}
-export interface CustomerSessionInput {
-  userNumber: number;
-  tableNumber?: number;
-}
 
 export const statusUpdateSchema = {
   type: 'object',
   required: ['newState'],
-  properties: { newState: { type: 'string' } },
-};
+  properties: { newState: { type: 'string', description: 'The name of an order state; another name is a 400 "No enum constant ..."' } },
+} as const;
 
 export const failureReportSchema = {
   type: 'object',
   properties: { reason: { type: 'string', maxLength: LIMITS.reasonLength } },
-};
+} as const;
 
 export const orderSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['rows'],
   properties: { rows: rowsSchema, tableNumber: { ...positiveInt } },
-};
+} as const;
 
 export const rowsBodySchema = {
   type: 'object',
   additionalProperties: false,
   required: ['rows'],
   properties: { rows: rowsSchema },
-};
+} as const;
 
 function commandSchema(kinds: readonly CommandKind[]) {
   return {
@@ -108,31 +80,90 @@ function commandSchema(kinds: readonly CommandKind[]) {
       kind: { type: 'string', enum: kinds },
       tableNumber: { ...positiveInt },
     },
-  };
+  } as const;
 }
 export const commandBodySchema = commandSchema(COMMAND_KINDS);
 export const customerCommandBodySchema = commandSchema(CUSTOMER_COMMAND_KINDS);
+
+const failureThreshold = { type: 'integer', minimum: 1, maximum: LIMITS.failureThreshold } as const;
 
 export const locationSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  properties: { name: text, failureThreshold: { type: 'integer', minimum: 1, maximum: 1000 } },
-};
+  properties: { name: text, failureThreshold },
+} as const;
+
+/** A change of a location: either field or both; the threshold applies from the next failure report on. */
+export const locationUpdateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { name: text, failureThreshold },
+} as const;
 
 export const serviceSessionSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['deviceId'],
   properties: { deviceId: text, expiresAt: { type: 'string', format: 'date-time' } },
-};
+} as const;
 
 export const customerSessionSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['userNumber'],
   properties: { userNumber: positiveInt, tableNumber: { ...positiveInt } },
-};
+} as const;
+
+const limit = {
+  type: 'integer',
+  minimum: 1,
+  maximum: LIMITS.pageMax,
+  default: LIMITS.pageDefault,
+  description: 'The most items on this page; a shorter page is the last',
+} as const;
+
+/** A page of a list ordered by id (locations, sessions): `after` is the last id of the previous page. */
+export const idPageQuerySchema = {
+  type: 'object',
+  properties: {
+    limit,
+    after: { type: 'string', minLength: 1, maxLength: 64, description: 'The id of the last item of the previous page; absent for the first page' },
+  },
+} as const;
+
+/** A page of a list ordered by number (orders, commands): `after` is the last number of the previous page. */
+export const numberPageQuerySchema = {
+  type: 'object',
+  properties: {
+    limit,
+    after: { type: 'integer', minimum: 0, maximum: 2_147_483_647, description: 'The number of the last item of the previous page; absent for the first page' },
+  },
+} as const;
+
+export const orderListQuerySchema = {
+  type: 'object',
+  required: ['state'],
+  properties: {
+    state: { type: 'string', enum: ORDER_STATES, description: 'The state of the orders listed; another name is a 400 "No enum constant ..."' },
+    ...numberPageQuerySchema.properties,
+  },
+} as const;
+
+export type RowInput = FromSchema<typeof rowSchema>;
+export type StatusUpdateInput = FromSchema<typeof statusUpdateSchema>;
+export type FailureReportInput = FromSchema<typeof failureReportSchema>;
+export type OrderInput = FromSchema<typeof orderSchema>;
+export type RowsInput = FromSchema<typeof rowsBodySchema>;
+export type CommandInput = FromSchema<typeof commandBodySchema>;
+export type LocationInput = FromSchema<typeof locationSchema>;
+export type LocationUpdateInput = FromSchema<typeof locationUpdateSchema>;
+export type ServiceSessionInput = FromSchema<typeof serviceSessionSchema>;
+export type CustomerSessionInput = FromSchema<typeof customerSessionSchema>;
+export type IdPageQuery = FromSchema<typeof idPageQuerySchema>;
+export type NumberPageQuery = FromSchema<typeof numberPageQuerySchema>;
+export type OrderListQuery = FromSchema<typeof orderListQuerySchema>;
 
 /** Human names of required fields, for the interface's "<Name> is required." detail. */
 const FIELD_LABELS: Record<string, string> = {
@@ -157,6 +188,9 @@ export function problemFromSchemaError(error: ErrorObject): Problem {
   if (error.keyword === 'additionalProperties') {
     return problems.validation(`${where} has unknown field ${String(error.params.additionalProperty)}`);
   }
+  if (error.keyword === 'minProperties') {
+    return problems.validation(`${where} must have at least ${String(error.params.limit)} field(s)`);
+  }
   if (error.keyword === 'enum') {
     return problems.validation(`${where} must be one of ${(error.params.allowedValues as string[]).join(', ')}`);
   }
@@ -173,6 +207,11 @@ export function compile<T>(schema: object): Validator<T> {
   return ajv.compile<T>(schema);
 }
 
+/** A query validator: numbers coerced, defaults filled in (on a copy of the query it is given). */
+function compileQuery<T>(schema: object): Validator<T> {
+  return queryAjv.compile<T>(schema);
+}
+
 export const validators = {
   statusUpdate: compile<StatusUpdateInput>(statusUpdateSchema),
   failureReport: compile<FailureReportInput>(failureReportSchema),
@@ -183,4 +222,11 @@ export const validators = {
   location: compile<LocationInput>(locationSchema),
   serviceSession: compile<ServiceSessionInput>(serviceSessionSchema),
   customerSession: compile<CustomerSessionInput>(customerSessionSchema),
+  locationUpdate: compile<LocationUpdateInput>(locationUpdateSchema),
+};
+
+export const queryValidators = {
+  idPage: compileQuery<IdPageQuery>(idPageQuerySchema),
+  numberPage: compileQuery<NumberPageQuery>(numberPageQuerySchema),
+  orderList: compileQuery<OrderListQuery>(orderListQuerySchema),
 };

@@ -28,12 +28,10 @@ export class CommandsRepo {
     return doc;
   }
 
-  /** Live commands numbered above `after`, ascending. */
-  listLive(locationId: string, now: Date, after = 0): Promise<CommandDoc[]> {
-    return this.c
-      .find({ locationId, number: { $gt: after }, expiresAt: { $gt: now } })
-      .sort({ number: 1 })
-      .toArray();
+  /** Live commands numbered above `after`, ascending, at most `limit`: a range of the `{locationId, number}` index. */
+  listLive(locationId: string, now: Date, after = 0, limit?: number): Promise<CommandDoc[]> {
+    const cursor = this.c.find({ locationId, number: { $gt: after }, expiresAt: { $gt: now } }).sort({ number: 1 });
+    return (limit ? cursor.limit(limit) : cursor).toArray();
   }
 
   /**

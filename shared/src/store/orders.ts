@@ -69,8 +69,10 @@ export class OrdersRepo {
     return this.listByState(locationId, 'PLACED', after);
   }
 
-  listByState(locationId: string, state: OrderState, after = 0): Promise<OrderDoc[]> {
-    return this.c.find({ locationId, state, number: { $gt: after } }).sort({ number: 1 }).toArray();
+  /** Orders in a state numbered above `after`, ascending, at most `limit`: one range of the `{locationId, state, number}` index. */
+  listByState(locationId: string, state: OrderState, after = 0, limit?: number): Promise<OrderDoc[]> {
+    const cursor = this.c.find({ locationId, state, number: { $gt: after } }).sort({ number: 1 });
+    return (limit ? cursor.limit(limit) : cursor).toArray();
   }
 
   placedOfSession(sessionId: string): Promise<OrderDoc[]> {

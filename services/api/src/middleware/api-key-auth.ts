@@ -2,13 +2,9 @@ import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Next } from 'koa';
 import { hashApiKey } from '@pos/shared/auth/keys';
-import { judgeSession } from '@pos/shared/auth/session-rules';
+import { judgeSession, SESSION_NOT_VALID_BODY, UNAUTHORIZED_BODY } from '@pos/shared/auth/session-rules';
 import type { SessionsRepo, SessionType } from '@pos/shared/store/sessions';
 import type { AppContext } from '../context';
-
-/** The interface's two 401 bodies, byte for byte. */
-export const SESSION_NOT_VALID_BODY = '{"error":"Session not valid"}';
-export const UNAUTHORIZED_BODY = '{"message":"Unauthorized","uid":null}';
 
 /** The header when present (even empty), else the query parameter. */
 export function apiKeyOf(ctx: AppContext): string {
@@ -30,8 +26,9 @@ function rejectionDelay(): Promise<void> {
 export function requireSession(sessions: SessionsRepo, type: SessionType) {
   return async function apiKeyAuth(ctx: AppContext, next: Next): Promise<void> {
     const key = apiKeyOf(ctx);
-    const session = key ? await sessions.findByKeyHash(hashApiKey(key)) : null;
-    const verdict = judgeSession(session, type, new Date());
+    const keyHash = key ? hashApiKey(key) : '';
+    const session = key ? await sessions.findByKeyHash(keyHash) : null;
+    const verdict = judgeSession(session, keyHash, type, new Date());
     if (!verdict.ok) {
       ctx.state.log.info({ reason: verdict.reason, sessionId: session?._id }, 'api key rejected');
       await rejectionDelay();
@@ -46,6 +43,7 @@ export function requireSession(sessions: SessionsRepo, type: SessionType) {
       return;
     }
     ctx.state.session = verdict.session;
+    ctx.state.keyHash = keyHash;
     ctx.state.log = ctx.state.log.child({ sessionId: verdict.session._id, locationId: verdict.session.locationId });
     await next();
   };

@@ -39,8 +39,8 @@ interface Contribution {
 }
 
 /** The problem the code makes of a schema fault, as a body validator would report it. */
-const schemaProblem = (keyword: string, params: Record<string, unknown>): Problem =>
-  problemFromSchemaError({ keyword, params, instancePath: '', schemaPath: '', message: '' } as ErrorObject);
+const schemaProblem = (keyword: string, params: Record<string, unknown>, instancePath = '', message = ''): Problem =>
+  problemFromSchemaError({ keyword, params, instancePath, schemaPath: '', message } as ErrorObject);
 
 /** What each trait adds to an operation's answers (and, later, parameters). */
 const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => Contribution> = {
@@ -48,6 +48,8 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
   store: () => ({ problems: [ex.storeUnreachable, ex.constraint, ex.database] }),
   /** It waits for a worker: past JOB_TIMEOUT, a 503. */
   queued: () => ({ problems: [ex.jobTimeout] }),
+  /** A paged list: `limit` and `after` out of their range. */
+  paged: () => ({ problems: [schemaProblem('maximum', {}, '/limit', 'must be <= 1000'), schemaProblem('type', {}, '/after', 'must be integer')] }),
   /** It reads a JSON body: malformed, too large, or not what its schema says. */
   jsonBody: (options, spec) => {
     const schema = (spec.body?.schema ?? {}) as { required?: readonly string[]; additionalProperties?: boolean };

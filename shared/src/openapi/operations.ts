@@ -38,7 +38,7 @@ export type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
 export type Access = 'public' | 'register' | 'customer' | 'admin' | 'board';
 
 /** What an operation does on the way; each brings the responses it can cause (TRAITS in document.ts). */
-export type Trait = 'store' | 'queued' | 'jsonBody';
+export type Trait = 'store' | 'queued' | 'jsonBody' | 'paged';
 
 export type Tag = 'Register' | 'Event stream' | 'Customer app' | 'Admin' | 'Operations' | 'Documentation';
 
@@ -313,9 +313,9 @@ export const OPERATIONS: OperationSpec[] = [
     summary: 'List locations',
     description: `${paged} In creation order (by id).`,
     access: 'admin',
+    traits: ['paged'],
     query: idPageQuerySchema,
     ok: { status: 200, description: 'A page of locations', content: json(arrayOf(locationViewSchema), [examples.location]), headers: ['Link'] },
-    problems: [problems.validation('limit must be <= 1000')],
   },
   {
     id: 'createLocation',
@@ -362,9 +362,10 @@ export const OPERATIONS: OperationSpec[] = [
     description: `${paged} In creation order (by id), open and closed. Never a key, never a key's hash.`,
     access: 'admin',
     params: [P.locationId],
+    traits: ['paged'],
     query: idPageQuerySchema,
     ok: { status: 200, description: 'A page of sessions', content: json(arrayOf(sessionViewSchema), [examples.session]), headers: ['Link'] },
-    problems: [ex.locationNotFound, problems.validation('limit must be integer')],
+    problems: [ex.locationNotFound],
   },
   {
     id: 'createServiceSession',
@@ -452,6 +453,7 @@ export const OPERATIONS: OperationSpec[] = [
     description: `${paged} By ascending number.`,
     access: 'admin',
     params: [P.locationId],
+    traits: ['paged'],
     query: orderListQuerySchema,
     ok: { status: 200, description: 'A page of orders', content: json(arrayOf(orderRecordSchema), [examples.placedOrder]), headers: ['Link'] },
     problems: [ex.locationNotFound, problems.required('state'), problems.noEnumConstant('EATEN')],
@@ -490,9 +492,10 @@ export const OPERATIONS: OperationSpec[] = [
     description: `${paged} By ascending number; acknowledged and expired commands are gone.`,
     access: 'admin',
     params: [P.locationId],
+    traits: ['paged'],
     query: numberPageQuerySchema,
     ok: { status: 200, description: 'A page of commands', content: json(arrayOf(commandRecordSchema), [examples.command]), headers: ['Link'] },
-    problems: [ex.locationNotFound, problems.validation('after must be integer')],
+    problems: [ex.locationNotFound],
   },
 
   // ---- Operations ----
@@ -587,7 +590,7 @@ export const OPERATIONS: OperationSpec[] = [
       description: 'The file',
       content: {
         'text/css': { schema: { type: 'string' } },
-        'application/javascript': { schema: { type: 'string' } },
+        'text/javascript': { schema: { type: 'string' } },
         'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } },
       },
     },

@@ -34,7 +34,7 @@ export function docsRoutes(deps: Pick<ApiDeps, 'config'>, info: ServiceInfo): Ro
   router.get('/docs/:file', async (ctx: AppContext, next) => {
     const file = String(ctx.params.file);
     if (file === DOCS_SCRIPT.name) {
-      ctx.type = 'application/javascript';
+      ctx.type = 'text/javascript';
       ctx.body = DOCS_SCRIPT.source;
       return;
     }

@@ -28,7 +28,18 @@ export function createApp(deps: ApiDeps, extraRouters: Router<AppState>[] = []):
   app.use(problemResponses());
 
   const info = readServiceInfo();
-  for (const router of [landingRoutes(deps, info), docsRoutes(deps, info), healthRoutes(deps), metricsRoutes(deps), serviceRoutes(deps), streamRoutes(deps), customerRoutes(deps), adminRoutes(deps), ...extraRouters]) {
+  const routers = [
+    landingRoutes(deps, info),
+    docsRoutes(deps, info),
+    healthRoutes(deps),
+    metricsRoutes(deps),
+    serviceRoutes(deps),
+    streamRoutes(deps),
+    customerRoutes(deps),
+    adminRoutes(deps),
+    ...extraRouters,
+  ];
+  for (const router of routers) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

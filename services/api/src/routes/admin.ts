@@ -48,6 +48,16 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = { ...toSessionView(doc), apiKey };
   };
 
+  /** Streams opened with the old key end when its grace does; a failure here must not lose the new key. */
+  const tellStreams = async (ctx: AppContext, session: SessionDoc) => {
+    try {
+      await withDeadline(deps.events.keyRotated(session.locationId, session._id), ROTATION_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
+    } catch (err) {
+      // Streams re-read their session after a Redis reconnect, and judge their key then.
+      ctx.state.log.warn({ err, sessionId: session._id }, 'could not tell the streams of a key rotation');
+    }
+  };
+
   router.post('/locations', admin, json, async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.location);
     const location = await deps.locations.create(input.name, input.failureThreshold ?? deps.config.failureThreshold, new Date());
@@ -112,16 +122,6 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     // The new key is shown this once; only its hash is stored.
     ctx.body = { ...toSessionView(rotated), apiKey } as RotatedSession;
   });
-
-  /** Streams opened with the old key end when its grace does; a failure here must not lose the new key. */
-  const tellStreams = async (ctx: AppContext, session: SessionDoc) => {
-    try {
-      await withDeadline(deps.events.keyRotated(session.locationId, session._id), ROTATION_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
-    } catch (err) {
-      // Streams re-read their session after a Redis reconnect, and judge their key then.
-      ctx.state.log.warn({ err, sessionId: session._id }, 'could not tell the streams of a key rotation');
-    }
-  };
 
   router.delete('/sessions/:sessionId', admin, async (ctx: AppContext) => {
     const outcome = await deps.jobs.run(

@@ -8,7 +8,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { ErrorObject } from 'ajv';
 import { Problem, problemBody, problems } from '../domain/problem';
-import { problemFromSchemaError } from '../schemas/requests';
+import { LIMITS, problemFromSchemaError } from '../schemas/requests';
 import {
   componentHeaders,
   componentSchemas,
@@ -49,7 +49,7 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
   /** It waits for a worker: past JOB_TIMEOUT, a 503. */
   queued: () => ({ problems: [ex.jobTimeout] }),
   /** A paged list: `limit` and `after` out of their range. */
-  paged: () => ({ problems: [schemaProblem('maximum', {}, '/limit', 'must be <= 1000'), schemaProblem('type', {}, '/after', 'must be integer')] }),
+  paged: () => ({ problems: [schemaProblem('maximum', {}, '/limit', `must be <= ${LIMITS.pageMax}`), schemaProblem('type', {}, '/after', 'must be integer')] }),
   /** It reads a JSON body: malformed, too large, or not what its schema says. */
   jsonBody: (options, spec) => {
     const schema = (spec.body?.schema ?? {}) as { required?: readonly string[]; additionalProperties?: boolean };

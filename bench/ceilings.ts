@@ -70,7 +70,7 @@ export async function measureCeilings(
         async (client, iteration) => {
           const outcome = await jobs.run(
             { name: JOB.orderAction, data: { scope: { locationId: 'bench' }, orderNumber: client + 1, action: { kind: 'failure', reason: `i${iteration}` } } },
-            'bench',
+            { requestId: 'bench' },
           );
           if (outcome.status !== 200) throw new Error(`job answered ${outcome.status}`);
         },

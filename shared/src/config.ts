@@ -26,6 +26,8 @@ const envSchema = {
     WORKER_CONCURRENCY: { type: 'integer', minimum: 1, default: 16 },
     SHUTDOWN_GRACE: { type: 'string', pattern: DURATION, default: '10s' },
     BODY_LIMIT: { type: 'integer', minimum: 1024, default: 65536 },
+    IDEMPOTENCY_TTL: { type: 'string', pattern: DURATION, default: '24h' },
+    RATE_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,8}/[0-9]+(s|m|h)$' },
     LOG_LEVEL: {
       type: 'string',
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
@@ -58,9 +60,28 @@ export interface Config {
   workerConcurrency: number;
   shutdownGraceMs: number;
   bodyLimitBytes: number;
+  /** How long the answer to a request with an Idempotency-Key is kept for its retries. */
+  idempotencyTtlMs: number;
+  /** Requests per API key per window, counted across all nodes; absent: no limit. */
+  rateLimit: RateLimit | undefined;
   logLevel: string;
   /** Test-only: makes a worker die around its MongoDB write, to prove jobs survive crashes. */
   faultInject: '' | 'crash-before-apply' | 'crash-after-apply';
+}
+
+export interface RateLimit {
+  points: number;
+  /** Whole seconds (the window of a Redis-backed counter). */
+  windowSeconds: number;
+}
+
+/** `20/1s`: 20 requests per second; windows are whole seconds, minutes or hours. */
+export function parseRateLimit(text: string | undefined): RateLimit | undefined {
+  if (text === undefined) return undefined;
+  const [points, window] = text.split('/') as [string, string];
+  const windowSeconds = parseDuration(window) / 1000;
+  if (windowSeconds < 1) throw new ConfigError(`invalid configuration: RATE_LIMIT window must be at least 1s`);
+  return { points: Number(points), windowSeconds };
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -108,6 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: v.WORKER_CONCURRENCY as number,
     shutdownGraceMs: parseDuration(v.SHUTDOWN_GRACE as string),
     bodyLimitBytes: v.BODY_LIMIT as number,
+    idempotencyTtlMs: parseDuration(v.IDEMPOTENCY_TTL as string),
+    rateLimit: parseRateLimit(v.RATE_LIMIT as string | undefined),
     logLevel: v.LOG_LEVEL as string,
     faultInject: v.FAULT_INJECT as Config['faultInject'],
   };

@@ -10,6 +10,12 @@ export interface AppState {
   session?: SessionDoc;
   /** The hash of the key that opened it (a rotated-out key works only until its grace ends). */
   keyHash?: string;
+  /**
+   * Set by the idempotency middleware when the request carries an Idempotency-Key: the identity
+   * of this request, which its queued job and created records carry so that a retry is
+   * recognised even where its first attempt's answer was lost.
+   */
+  idempotencyId?: string;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import type { Middleware } from 'koa';
 import type { Db } from 'mongodb';
 import type Redis from 'ioredis';
 import type { Config } from '@pos/shared/config';
@@ -8,6 +9,8 @@ import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { LocationsRepo } from '@pos/shared/store/locations';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
+import type { AppState } from './context';
+import type { IdempotencyStore } from './idempotency/idempotency-store';
 import type { JobClient } from './jobs/job-client';
 import type { ApiMetrics } from './metrics/api-metrics';
 import type { ChannelSubscriber } from './pubsub/channel-subscriber';
@@ -25,6 +28,10 @@ export interface ApiDeps {
   /** The event streams open on this node and their location subscriptions. */
   hub: StreamHub;
   jobs: JobClient;
+  /** RATE_LIMIT per API key, after authentication (a pass-through when unset). */
+  rateLimit: Middleware<AppState>;
+  /** Idempotency-Key records, shared by every node through Redis. */
+  idempotency: IdempotencyStore;
   events: EventPublisher;
   metrics: ApiMetrics;
   orders: OrdersRepo;

@@ -17,7 +17,9 @@ import { SessionsRepo } from '@pos/shared/store/sessions';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { createApp } from './app';
 import type { ApiDeps } from './deps';
+import { IdempotencyStore } from './idempotency/idempotency-store';
 import { JobClient } from './jobs/job-client';
+import { rateLimitPerKey } from './middleware/rate-limit';
 import { createApiMetrics } from './metrics/api-metrics';
 import { ChannelSubscriber } from './pubsub/channel-subscriber';
 import { StreamHub } from './stream/hub';
@@ -59,6 +61,9 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     subscriber,
     hub,
     jobs,
+    rateLimit: rateLimitPerKey(config.rateLimit, redis, config.redisPrefix, nodeLog),
+    // A first attempt still holding its key past the longest wait (JOB_TIMEOUT) is taken for dead.
+    idempotency: new IdempotencyStore(redis, config.redisPrefix, config.idempotencyTtlMs, config.jobTimeoutMs + 5_000),
     events: new EventPublisher(redis, config.redisPrefix),
     metrics,
     orders: new OrdersRepo(store.db),

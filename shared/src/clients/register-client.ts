@@ -4,8 +4,9 @@
  * the spec suggests (30 s request deadline, 60 s stream watchdog, 1-2-4-8 s backoff capped at
  * 60 s, reconnect with the cursor, then poll). Used by the demo, the benchmark and the tests.
  */
+import { randomUUID } from 'node:crypto';
 import type { OrderState } from '../domain/order-state';
-import type { ProblemBody } from '../domain/problem';
+import { TITLES, type ProblemBody } from '../domain/problem';
 import type { CommandRecord, OrderRecord, WorkRecord } from '../domain/records';
 import { pause } from '../util/pause';
 import { parseJson, problemOf, REQUEST_TIMEOUT_MS } from './json-http';
@@ -14,6 +15,10 @@ import { SseParser } from './sse-parser';
 export const DEFAULT_WATCHDOG_MS = 60_000;
 export const DEFAULT_BACKOFF_BASE_MS = 1_000;
 export const DEFAULT_BACKOFF_CAP_MS = 60_000;
+/** Retries of a request whose outcome is unknown or that was turned away for now. */
+export const DEFAULT_REQUEST_RETRIES = 4;
+export const DEFAULT_RETRY_BASE_MS = 500;
+export const DEFAULT_RETRY_CAP_MS = 8_000;
 
 /** Any answer other than the expected success. */
 export class RegisterApiError extends Error {
@@ -96,6 +101,29 @@ export interface RegisterClientOptions {
   apiKey: string;
   /** Deadline of an ordinary request, headers and body; default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * How often a request is tried again after a 503, a 429, a timeout or a network error (a
+   * write with the same Idempotency-Key, so that it is applied once); default 4.
+   */
+  retries?: number;
+  /** First wait before a retry, doubling up to `retryCapMs`; `Retry-After` wins when sent. */
+  retryBaseMs?: number;
+  retryCapMs?: number;
+  /** How to wait before a retry; injectable so tests can assert the delays, not wall time. */
+  sleep?(ms: number): Promise<void>;
+}
+
+/** Whether an error leaves the request worth trying again, and after how long at least. */
+function retryableWait(err: unknown): { afterMs?: number } | undefined {
+  if (err instanceof RegisterProblemError) {
+    const { status, title } = err.problem;
+    // 409 here means "your first attempt is still being processed", not a state conflict.
+    if (status === 503 || status === 429 || (status === 409 && title === TITLES.idempotencyKeyOutstanding)) return { afterMs: err.retryAfterMs };
+    return undefined;
+  }
+  if (err instanceof RegisterApiError) return err.status >= 500 ? {} : undefined;
+  if (isAbort(err)) return undefined; // the caller cancelled
+  return {}; // a timeout or a network error: the outcome is unknown
 }
 
 /** The stream position: the last order and command numbers processed. */
@@ -174,31 +202,39 @@ export class RegisterClient {
   readonly baseUrl: string;
   private readonly apiKey: string;
   readonly requestTimeoutMs: number;
+  private readonly retries: number;
+  private readonly retryBaseMs: number;
+  private readonly retryCapMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(options: RegisterClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.apiKey = options.apiKey;
     this.requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+    this.retries = options.retries ?? DEFAULT_REQUEST_RETRIES;
+    this.retryBaseMs = options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS;
+    this.retryCapMs = options.retryCapMs ?? DEFAULT_RETRY_CAP_MS;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
   /** GET /orders/location: PLACED orders by number, then live commands by number. */
   listWork(signal?: AbortSignal): Promise<WorkRecord[]> {
-    return this.request('GET', '/orders/location', undefined, signal);
+    return this.withRetries(() => this.request('GET', '/orders/location', undefined, signal));
   }
 
   /** PUT /orders/{n}/statusupdate: the updated order. */
   updateStatus(orderNumber: number, newState: OrderState): Promise<OrderRecord> {
-    return this.request('PUT', `/orders/${orderNumber}/statusupdate`, { newState });
+    return this.write('PUT', `/orders/${orderNumber}/statusupdate`, { newState });
   }
 
   /** POST /orders/{n}/failure: the order, back in PLACED below the threshold, FAILED at it. */
   reportFailure(orderNumber: number, reason?: string): Promise<OrderRecord> {
-    return this.request('POST', `/orders/${orderNumber}/failure`, reason === undefined ? {} : { reason });
+    return this.write('POST', `/orders/${orderNumber}/failure`, reason === undefined ? {} : { reason });
   }
 
   /** DELETE /commands/{n}: the acknowledged command. */
   acknowledgeCommand(commandNumber: number): Promise<CommandRecord> {
-    return this.request('DELETE', `/commands/${commandNumber}`);
+    return this.write('DELETE', `/commands/${commandNumber}`);
   }
 
   /** Consumes the event stream until closed, reconnecting as the spec suggests. */
@@ -219,7 +255,26 @@ export class RegisterClient {
     });
   }
 
-  private async request<T>(method: string, path: string, body?: unknown, cancel?: AbortSignal): Promise<T> {
+  /** A write, with a fresh Idempotency-Key that its retries reuse: applied once, however often sent. */
+  private write<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const key = randomUUID();
+    return this.withRetries(() => this.request<T>(method, path, body, undefined, key));
+  }
+
+  /** Tries `attempt` again while its failure is retryable (see retryableWait), up to `retries` times. */
+  private async withRetries<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let tried = 0; ; tried++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        const wait = retryableWait(err);
+        if (!wait || tried >= this.retries) throw err;
+        await this.sleep(wait.afterMs ?? Math.min(this.retryCapMs, this.retryBaseMs * 2 ** tried));
+      }
+    }
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown, cancel?: AbortSignal, idempotencyKey?: string): Promise<T> {
     const deadline = AbortSignal.timeout(this.requestTimeoutMs);
     const signal = cancel ? AbortSignal.any([deadline, cancel]) : deadline;
     let status: number;
@@ -229,7 +284,11 @@ export class RegisterClient {
     try {
       const response = await fetch(`${this.baseUrl}${path}`, {
         method,
-        headers: { api_key: this.apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          api_key: this.apiKey,
+          ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
       });

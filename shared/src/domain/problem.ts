@@ -17,6 +17,10 @@ export const PROBLEM_KINDS = {
   methodNotAllowed: { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
   payloadTooLarge: { status: 413, title: 'Payload too large' },
+  // The titles of the IETF draft "The Idempotency-Key HTTP Header Field".
+  idempotencyKeyReused: { status: 422, title: 'Idempotency-Key is already used' },
+  idempotencyKeyOutstanding: { status: 409, title: 'A request is outstanding for this Idempotency-Key' },
+  tooManyRequests: { status: 429, title: 'Too many requests' },
   internal: { status: 500, title: 'Internal server error' },
   unavailable: { status: 503, title: 'Service unavailable' },
 } as const;
@@ -73,5 +77,10 @@ export const problems = {
   unavailable: (detail: string): Problem => problemOf('unavailable', detail),
   unauthorized: (detail: string): Problem => problemOf('unauthorized', detail),
   payloadTooLarge: (limit: number): Problem => problemOf('payloadTooLarge', `Request body is larger than ${limit} bytes`),
+  tooManyRequests: (detail: string): Problem => problemOf('tooManyRequests', detail),
+  idempotencyKeyReused: (): Problem =>
+    problemOf('idempotencyKeyReused', 'This Idempotency-Key was used for a different request (method, path or body); use a new key for a new request'),
+  idempotencyKeyOutstanding: (): Problem =>
+    problemOf('idempotencyKeyOutstanding', 'The first request with this Idempotency-Key is still being processed; retry it shortly for its answer'),
   internal: (errorId: string): Problem => problemOf('internal', `${errorId}: An unexpected error occurred`),
 };

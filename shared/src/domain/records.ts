@@ -25,6 +25,8 @@ export interface OrderDoc {
   userNumber?: number;
   /** The customer session that created the order; absent for counter orders. */
   sessionId?: string;
+  /** The creating request's identity under an Idempotency-Key, so that its retry finds this order. */
+  idempotencyId?: string;
   orderTime?: Date;
   completeTime?: Date;
   failedTime?: Date;
@@ -38,6 +40,8 @@ export interface CommandDoc {
   number: number;
   kind: CommandKind;
   tableNumber?: number;
+  /** The creating request's identity under an Idempotency-Key, so that its retry finds this command. */
+  idempotencyId?: string;
   createdAt: Date;
   /** A command is live until acknowledged (deleted) or until this moment. */
   expiresAt: Date;

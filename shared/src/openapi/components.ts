@@ -148,6 +148,10 @@ export const HEADERS = {
     const: 'Basic realm="pos-admin"',
   }),
   Allow: header('Allow', 'The methods the path has', { type: 'string' }),
+  RetryAfterOutstanding: header('Retry-After', 'On the 409 of an outstanding Idempotency-Key: seconds before asking again', { type: 'string', pattern: '^[0-9]+$' }, false),
+  IdempotentReplayed: header('Idempotent-Replayed', '`true` on the kept answer to an earlier request with the same Idempotency-Key', { type: 'string', const: 'true' }, false),
+  RateLimitPolicy: header('RateLimit-Policy', 'With `RATE_LIMIT` set: the per-key policy, `"per-key";q=<requests>;w=<seconds>`', { type: 'string' }, false),
+  RateLimit: header('RateLimit', 'With `RATE_LIMIT` set: what is left, `"per-key";r=<remaining>;t=<seconds to reset>`', { type: 'string' }, false),
   Link: header('Link', 'On a full page, the next one: `<path?…&after=…>; rel="next"`. A shorter page is the last.', { type: 'string' }, false),
 };
 

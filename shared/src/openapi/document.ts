@@ -36,6 +36,8 @@ export interface DocumentOptions {
 interface Contribution {
   problems: Problem[];
   parameters?: JsonObject[];
+  /** Headers the answers of a status may carry (the success answer's under its status). */
+  headers?: Partial<Record<number | 'ok', HeaderName[]>>;
 }
 
 /** The problem the code makes of a schema fault, as a body validator would report it. */
@@ -50,6 +52,33 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
   queued: () => ({ problems: [ex.jobTimeout] }),
   /** A paged list: `limit` and `after` out of their range. */
   paged: () => ({ problems: [schemaProblem('maximum', {}, '/limit', `must be <= ${LIMITS.pageMax}`), schemaProblem('type', {}, '/after', 'must be integer')] }),
+  /** A write: safe to retry under an `Idempotency-Key` (the API's middleware/idempotency.ts). */
+  idempotent: () => ({
+    parameters: [
+      {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Makes the write safe to retry (IETF draft "The Idempotency-Key HTTP Header Field"): the first request with a key is processed and ' +
+          'its final answer kept for `IDEMPOTENCY_TTL` (24 h); the same request again gets that answer with `Idempotent-Replayed: true`. ' +
+          '1 to 255 printable ASCII characters; a fresh one (a UUID) per write.',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+        example: '8e0b6a55-6c2f-4f8e-9a51-3c4f7e2d1b90',
+      },
+    ],
+    problems: [
+      problems.idempotencyKeyOutstanding(),
+      problems.idempotencyKeyReused(),
+      problems.validation('Idempotency-Key must be 1 to 255 printable ASCII characters'),
+    ],
+    headers: { ok: ['IdempotentReplayed'], 409: ['RetryAfterOutstanding'] },
+  }),
+  /** Counted against `RATE_LIMIT` per API key, when it is set. */
+  rateLimited: () => ({
+    problems: [problems.tooManyRequests('More than 20 requests in 1 s with this API key; retry after 1 s')],
+    headers: { ok: ['RateLimitPolicy', 'RateLimit'], 429: ['RateLimitPolicy', 'RateLimit'] },
+  }),
   /** It reads a JSON body: malformed, too large, or not what its schema says. */
   jsonBody: (options, spec) => {
     const schema = (spec.body?.schema ?? {}) as { required?: readonly string[]; additionalProperties?: boolean };
@@ -65,16 +94,17 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
 };
 
 /** Headers that every answer of a status carries. */
-const STATUS_HEADERS: Partial<Record<number, HeaderName[]>> = { 503: ['RetryAfter'] };
+const STATUS_HEADERS: Partial<Record<number, HeaderName[]>> = { 429: ['RetryAfter'], 503: ['RetryAfter'] };
 
 const responseRef = (name: string): JsonObject => ({ $ref: `#/components/responses/${name}` });
 
-const ACCESS: Record<Access, { security: JsonObject[]; unauthorized?: string; traits: Trait[] }> = {
-  public: { security: [], traits: [] },
-  register: { security: [{ registerKey: [] }, { registerKeyQuery: [] }], unauthorized: 'SessionRejected', traits: ['store'] },
-  customer: { security: [{ customerKey: [] }, { customerKeyQuery: [] }], unauthorized: 'SessionRejected', traits: ['store'] },
-  admin: { security: [{ adminToken: [] }], unauthorized: 'AdminUnauthorized', traits: ['store'] },
-  board: { security: [{ adminToken: [] }, { adminBasic: [] }], unauthorized: 'BoardUnauthorized', traits: [] },
+/** What the caller's access brings: to every operation (`traits`), and to its writes, every method but GET (`writes`). */
+const ACCESS: Record<Access, { security: JsonObject[]; unauthorized?: string; traits: Trait[]; writes: Trait[] }> = {
+  public: { security: [], traits: [], writes: [] },
+  register: { security: [{ registerKey: [] }, { registerKeyQuery: [] }], unauthorized: 'SessionRejected', traits: ['store', 'rateLimited'], writes: ['idempotent'] },
+  customer: { security: [{ customerKey: [] }, { customerKeyQuery: [] }], unauthorized: 'SessionRejected', traits: ['store', 'rateLimited'], writes: ['idempotent'] },
+  admin: { security: [{ adminToken: [] }], unauthorized: 'AdminUnauthorized', traits: ['store'], writes: ['idempotent'] },
+  board: { security: [{ adminToken: [] }, { adminBasic: [] }], unauthorized: 'BoardUnauthorized', traits: [], writes: [] },
 };
 
 const TAGS: Record<Tag, string> = {
@@ -91,6 +121,7 @@ const DESCRIPTION = `The back end that restaurant registers poll and stream from
 - **Records** are JSON (\`application/json; charset=utf-8\`). No field is ever \`null\` (the JSON 401's \`uid\` aside): an absent value is an absent key. Timestamps are ISO-8601 UTC with milliseconds.
 - **Keys.** The register and customer interfaces take a session's key in the \`api_key\` header, or \`?api_key=\` when the header is absent. Both 401s of the interface come after a random 500 to 1499 ms delay: \`text/plain\` \`{"error":"Session not valid"}\` for a missing, empty, unknown, revoked or retired key, \`application/json\` \`{"message":"Unauthorized","uid":null}\` for an expired session or a key of the wrong type. Branch on the status before parsing the body.
 - **Errors** are problem details (\`application/problem+json\`, RFC 7807); \`instance\` is the path without the query string. A path this document does not list answers 404, a method a path does not list 405 with an \`Allow\` header (both problems: \`#/components/responses/UnknownRoute\`, \`#/components/responses/MethodNotAllowed\`). A body over \`BODY_LIMIT\` is a 413; MongoDB, Redis or a worker not answering in time a 503 with \`Retry-After\`; anything unexpected a 500 whose detail starts with an id that is also in the log.
+- **Retries.** Every write takes an \`Idempotency-Key\`: a retry with the same key gets the first answer back instead of doing the work twice (409 while the first is still processed, 422 for the same key on another request). With \`RATE_LIMIT\` set, each API key may make that many requests per window; above, a 429 with \`Retry-After\`.
 - **Lists** of the admin API are paged with \`limit\` (1 to 1000, default 100) and \`after\` (the id or number of the last item of the previous page); a full page names the next in a \`Link\` header, a shorter page is the last.
 - **X-Request-Id**: every answer carries one (the caller's, when sane); every log line of the request carries it too.`;
 
@@ -171,7 +202,9 @@ function byStatus(list: Problem[]): Map<number, Problem[]> {
 
 function operation(spec: OperationSpec, path: string, options: DocumentOptions): JsonObject {
   const access = ACCESS[spec.access];
-  const contributions = [...new Set([...access.traits, ...(spec.traits ?? [])])].map((trait) => TRAITS[trait](options, spec));
+  const writes = spec.method === 'get' ? [] : access.writes;
+  const contributions = [...new Set([...access.traits, ...writes, ...(spec.traits ?? [])])].map((trait) => TRAITS[trait](options, spec));
+  const extraHeaders = (status: number | 'ok') => [...new Set(contributions.flatMap((c) => c.headers?.[status] ?? []))];
   const own = byStatus(spec.problems ?? []);
   const generic = byStatus([...contributions.flatMap((c) => c.problems), ex.internal]);
   const common = commonProblems(options);
@@ -179,7 +212,7 @@ function operation(spec: OperationSpec, path: string, options: DocumentOptions):
   const responses: JsonObject = {
     [spec.ok.status]: {
       description: spec.ok.description,
-      headers: responseHeaders(spec.ok.headers ?? []),
+      headers: responseHeaders([...(spec.ok.headers ?? []), ...extraHeaders('ok')]),
       ...(spec.ok.content && {
         content: Object.fromEntries(
           Object.entries(spec.ok.content).map(([type, media]) => [type, { schema: withRefs(media.schema), ...(media.example !== undefined && { example: media.example }) }]),
@@ -193,8 +226,8 @@ function operation(spec: OperationSpec, path: string, options: DocumentOptions):
     const mine = own.get(status) ?? [];
     const theirs = generic.get(status) ?? [];
     const shared = common[status];
-    if (mine.length === 0 && shared && sameTitles(theirs, shared.problems)) responses[status] = responseRef(shared.name);
-    else responses[status] = problemResponse(status, [...mine, ...theirs], instance, [], mine.length > 0 ? mine : theirs);
+    if (mine.length === 0 && shared && sameTitles(theirs, shared.problems) && extraHeaders(status).length === 0) responses[status] = responseRef(shared.name);
+    else responses[status] = problemResponse(status, [...mine, ...theirs], instance, extraHeaders(status), mine.length > 0 ? mine : theirs);
   }
 
   const parameters = [

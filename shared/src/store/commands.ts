@@ -8,6 +8,7 @@ export interface NewCommand {
   number: number;
   kind: CommandKind;
   tableNumber?: number;
+  idempotencyId?: string;
 }
 
 export class CommandsRepo {
@@ -26,6 +27,11 @@ export class CommandsRepo {
     };
     await this.c.insertOne(doc);
     return doc;
+  }
+
+  /** The command a request with an Idempotency-Key created, if it did. */
+  findCreatedBy(locationId: string, idempotencyId: string): Promise<CommandDoc | null> {
+    return this.c.findOne({ locationId, idempotencyId });
   }
 
   /** Live commands numbered above `after`, ascending, at most `limit`: a range of the `{locationId, number}` index. */

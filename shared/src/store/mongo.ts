@@ -47,7 +47,13 @@ export async function ensureIndexes(db: Db): Promise<void> {
     // the register's work, the replay, and the admin's pages of orders by state
     c.orders.createIndex({ locationId: 1, state: 1, number: 1 }),
     c.orders.createIndex({ sessionId: 1, state: 1 }, { sparse: true }),
+    // streams re-reading what changed while their subscription was down
+    c.orders.createIndex({ locationId: 1, updatedAt: 1 }),
     c.commands.createIndex({ locationId: 1, number: 1 }),
+    // a retried create (same Idempotency-Key) finds what its first attempt created
+    ...[c.orders, c.commands].map((records) =>
+      records.createIndex({ locationId: 1, idempotencyId: 1 }, { unique: true, partialFilterExpression: { idempotencyId: { $exists: true } } }),
+    ),
     // MongoDB removes expired commands in the background; reads still filter on expiresAt.
     c.commands.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }),
   ]);

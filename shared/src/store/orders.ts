@@ -16,8 +16,12 @@ export function raceBackoff(attempt: number): Promise<void> {
   return sleep(randomInt(1 << Math.min(attempt, 5)));
 }
 
-/** How many applied job ids an order remembers; far more than can be in flight for one order. */
-const APPLIED_JOBS_KEPT = 32;
+/**
+ * How many applied job ids an order remembers: far more than can be in flight for one order,
+ * and enough that a retried request (its job id derived from its Idempotency-Key) is recognised
+ * after dozens of other writes to the same order.
+ */
+const APPLIED_JOBS_KEPT = 64;
 
 export interface OrderScope {
   locationId: string;
@@ -33,6 +37,7 @@ export interface NewOrder {
   tableNumber?: number;
   userNumber?: number;
   sessionId?: string;
+  idempotencyId?: string;
 }
 
 export class OrdersRepo {
@@ -58,6 +63,11 @@ export class OrdersRepo {
     return doc;
   }
 
+  /** The order a request with an Idempotency-Key created, if it did. */
+  findCreatedBy(locationId: string, idempotencyId: string): Promise<OrderDoc | null> {
+    return this.c.findOne({ locationId, idempotencyId });
+  }
+
   find(scope: OrderScope, number: number): Promise<OrderDoc | null> {
     const filter: Record<string, unknown> = { _id: recordId(scope.locationId, number) };
     if (scope.sessionId !== undefined) filter.sessionId = scope.sessionId;
@@ -73,6 +83,11 @@ export class OrdersRepo {
   listByState(locationId: string, state: OrderState, after = 0, limit?: number): Promise<OrderDoc[]> {
     const cursor = this.c.find({ locationId, state, number: { $gt: after } }).sort({ number: 1 });
     return (limit ? cursor.limit(limit) : cursor).toArray();
+  }
+
+  /** Orders written at or after `since`, by number: what a stream re-reads after missing events. */
+  listChangedSince(locationId: string, since: Date): Promise<OrderDoc[]> {
+    return this.c.find({ locationId, updatedAt: { $gte: since } }).sort({ number: 1 }).toArray();
   }
 
   placedOfSession(sessionId: string): Promise<OrderDoc[]> {

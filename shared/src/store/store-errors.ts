@@ -3,7 +3,8 @@ import { Problem, problemOf } from '../domain/problem';
 const UNREACHABLE_NAMES =
   /^(MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError)$/;
 const UNREACHABLE_MESSAGES = /Connection is closed|ECONNREFUSED|max retries per request|Stream isn't writeable/i;
-const DUPLICATE_KEY = 11000;
+/** MongoDB's error code for a unique index violation. */
+export const DUPLICATE_KEY = 11000;
 
 /**
  * The problem an error of MongoDB or Redis stands for, or undefined when it is none of theirs:

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
 import { problems } from '@pos/shared/domain/problem';
 import type { Logger } from '@pos/shared/log';
@@ -7,8 +8,21 @@ import { withDeadline } from '@pos/shared/util/deadline';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 
 const LOOKUP_TIMEOUT_MS = 1_000;
+/** How often a retry looks at the job its first attempt queued; doubling up to the last. */
+const FOLLOW_INTERVALS_MS = [50, 100, 200, 400, 800];
+
+/** What the wait needs of the request that asks for a job. */
+export interface JobRequest {
+  requestId: string;
+  /** The request's identity under an Idempotency-Key (see AppState). */
+  idempotencyId?: string;
+}
+
+/** The job id of a request with an Idempotency-Key: the same for every retry of it. */
+export const keyedJobId = (idempotencyId: string): string => `idem-${idempotencyId}`;
 
 interface Pending {
+  outcome: Promise<JobOutcome>;
   resolve(outcome: JobOutcome): void;
   timer: NodeJS.Timeout;
   name: string;
@@ -25,6 +39,11 @@ export interface JobTimer {
  * channel, so a node reads only the replies meant for it, however many nodes there are.
  * The wait always ends: by the reply, by a look at the job itself (when a reply may have been
  * lost to a Redis reconnect), or by the deadline with a 503.
+ *
+ * A request with an Idempotency-Key queues its job under an id derived from it. Such a job has
+ * no deadline: a 503 then means "not known yet", and the retry (same key, same id) finds the job
+ * still queued, running or done, and follows it instead of queuing a second; if Redis lost it, the
+ * job is queued again and the worker finds its id among the order's applied jobs.
  */
 export class JobClient {
   private readonly pending = new Map<string, Pending>();
@@ -51,19 +70,51 @@ export class JobClient {
   }
 
   /** Resolves with the outcome, or a 503 outcome by the deadline, whatever Redis does meanwhile. */
-  run(payload: JobPayload, requestId: string): Promise<JobOutcome> {
-    const jobId = randomUUID();
-    const outcome = new Promise<JobOutcome>((resolve) => {
-      const timer = setTimeout(() => void this.expire(jobId), this.timeoutMs);
-      this.pending.set(jobId, { resolve, timer, name: payload.name, started: process.hrtime.bigint() });
-    });
+  run(payload: JobPayload, request: JobRequest): Promise<JobOutcome> {
+    const { requestId, idempotencyId } = request;
+    const jobId = idempotencyId === undefined ? randomUUID() : keyedJobId(idempotencyId);
+    // A retry arriving here while this node still waits for the same keyed job shares that wait.
+    const waiting = this.pending.get(jobId);
+    if (waiting) return waiting.outcome;
+    let resolve!: (outcome: JobOutcome) => void;
+    const outcome = new Promise<JobOutcome>((r) => (resolve = r));
+    const timer = setTimeout(() => void this.expire(jobId), this.timeoutMs);
+    this.pending.set(jobId, { outcome, resolve, timer, name: payload.name, started: process.hrtime.bigint() });
     // Not awaited: with Redis down, BullMQ's add waits for the connection, and the deadline must still hold.
-    const deadline = Date.now() + this.timeoutMs;
-    this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId, deadline }, { jobId }).catch((err: unknown) => {
+    const queued =
+      idempotencyId === undefined
+        ? this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId, deadline: Date.now() + this.timeoutMs }, { jobId })
+        : this.queueOrFollow(jobId, payload, requestId);
+    queued.catch((err: unknown) => {
       this.log.error({ err, requestId }, 'could not enqueue job');
       this.settle(jobId, { status: 503, problem: problems.unavailable('The work queue is unreachable') });
     });
     return outcome;
+  }
+
+  /**
+   * A keyed job: queued unless an earlier attempt's job is still known to the queue, in which
+   * case its outcome is awaited by looking at it (its reply goes to the node that queued it). A
+   * job that failed for good is queued again: whatever it wrote, its id on the order tells.
+   */
+  private async queueOrFollow(jobId: string, payload: JobPayload, requestId: string): Promise<void> {
+    const existing = await withDeadline(Job.fromId(this.queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
+    if (existing && !(existing.finishedOn && existing.failedReason)) {
+      this.log.info({ requestId, jobId }, 'retry of a queued request: following its job');
+      await this.follow(jobId);
+      return;
+    }
+    if (existing) await existing.remove();
+    await this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId }, { jobId });
+  }
+
+  /** Looks at the job until it has an outcome or the wait is over. */
+  private async follow(jobId: string): Promise<void> {
+    for (let attempt = 0; this.pending.has(jobId); attempt++) {
+      await sleep(FOLLOW_INTERVALS_MS[Math.min(attempt, FOLLOW_INTERVALS_MS.length - 1)]!);
+      const outcome = await this.lookUp(jobId).catch(() => undefined);
+      if (outcome) this.settle(jobId, outcome);
+    }
   }
 
   private onReply(message: string): void {

@@ -8,13 +8,18 @@ export type MessageHandler = (message: string) => void;
 /**
  * One Redis subscriber connection per API node, shared by every consumer on the node.
  * A channel is subscribed while it has a handler and dropped with its last one.
- * Emits `resubscribed` after Redis comes back: what was published meanwhile is lost, and each
- * consumer recovers it its own way (streams replay from their cursor, job waits re-check jobs).
+ *
+ * Emits `resubscribed` (with the epoch ms at which the connection was seen lost) once Redis is
+ * back and has confirmed the channels again: what was published meanwhile is lost, and each
+ * consumer recovers it its own way (streams re-read what changed since then, job waits re-check
+ * their jobs).
  */
 export class ChannelSubscriber extends EventEmitter {
   /** Per channel: its handlers, and the SUBSCRIBE every handler waits for. */
   private readonly channels = new Map<string, { handlers: Set<MessageHandler>; subscribed: Promise<unknown> }>();
   private readyOnce = false;
+  /** When the connection was seen lost; undefined while it is up. */
+  private lostAt: number | undefined;
 
   constructor(
     private readonly redis: Redis,
@@ -22,12 +27,22 @@ export class ChannelSubscriber extends EventEmitter {
   ) {
     super();
     redis.on('message', (channel: string, message: string) => this.dispatch(channel, message));
+    redis.on('close', () => {
+      if (this.readyOnce) this.lostAt ??= Date.now();
+    });
     redis.on('ready', () => {
-      if (this.readyOnce) {
-        log.warn({ channels: this.channels.size }, 'redis subscriber reconnected');
-        this.emit('resubscribed');
+      if (!this.readyOnce) {
+        this.readyOnce = true;
+        return;
       }
-      this.readyOnce = true;
+      // ioredis re-sends the SUBSCRIBEs right after 'ready'; a PING queued behind them answers
+      // once Redis has processed them, so a re-read started then misses nothing published later.
+      queueMicrotask(() => {
+        this.redis.ping().then(
+          () => this.resubscribed(),
+          (err: Error) => log.warn({ err: err.message }, 'redis subscriber: no answer after reconnecting'),
+        );
+      });
     });
     redis.on('error', (err) => log.warn({ err: err.message }, 'redis subscriber error'));
   }
@@ -63,6 +78,15 @@ export class ChannelSubscriber extends EventEmitter {
   async quit(): Promise<void> {
     this.channels.clear();
     await closeRedis(this.redis);
+  }
+
+  /** Tells the consumers, once per outage, from when they may have missed messages. */
+  private resubscribed(): void {
+    const lostAt = this.lostAt;
+    if (lostAt === undefined) return;
+    this.lostAt = undefined;
+    this.log.warn({ channels: this.channels.size, downMs: Date.now() - lostAt }, 'redis subscriber reconnected');
+    this.emit('resubscribed', lostAt);
   }
 
   private dispatch(channel: string, message: string): void {

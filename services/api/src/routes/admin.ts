@@ -14,6 +14,7 @@ import { withDeadline } from '@pos/shared/util/deadline';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireAdmin } from '../middleware/admin-auth';
+import { idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder } from '../work/create-work';
 import { queryOf, sendPage } from './pages';
@@ -32,6 +33,8 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: ADMIN_PREFIX });
   const admin = requireAdmin(deps.adminToken);
   const json = jsonBody(deps.config.bodyLimitBytes);
+  // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key.
+  const write = [admin, json, idempotency(deps.idempotency, () => 'admin')];
 
   const locationOf = async (ctx: AppContext): Promise<LocationDoc> => {
     const location = await deps.locations.find(String(ctx.params.id));
@@ -58,7 +61,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     }
   };
 
-  router.post('/locations', admin, json, async (ctx: AppContext) => {
+  router.post('/locations', ...write, async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.location);
     const location = await deps.locations.create(input.name, input.failureThreshold ?? deps.config.failureThreshold, new Date());
     ctx.state.log.info({ locationId: location._id }, 'location created');
@@ -75,7 +78,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toLocationView(await locationOf(ctx));
   });
 
-  router.patch('/locations/:id', admin, json, async (ctx: AppContext) => {
+  router.patch('/locations/:id', ...write, async (ctx: AppContext) => {
     const changes = bodyOf(ctx, validators.locationUpdate);
     const location = await deps.locations.update(String(ctx.params.id), changes);
     if (!location) throw new ProblemError(problems.notFound('Location does not exist'));
@@ -90,14 +93,14 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     sendPage(ctx, (await deps.sessions.listByLocation(location._id, page)).map(toSessionView), page.limit, (last) => last.sessionId);
   });
 
-  router.post('/locations/:id/service-sessions', admin, json, async (ctx: AppContext) => {
+  router.post('/locations/:id/service-sessions', ...write, async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const input = bodyOf(ctx, validators.serviceSession);
     const expiresAt = input.expiresAt ? new Date(input.expiresAt) : undefined;
     await issueKey(ctx, { type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, expiresAt });
   });
 
-  router.post('/locations/:id/customer-sessions', admin, json, async (ctx: AppContext) => {
+  router.post('/locations/:id/customer-sessions', ...write, async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const input = bodyOf(ctx, validators.customerSession);
     await issueKey(ctx, {
@@ -109,7 +112,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     });
   });
 
-  router.post('/sessions/:sessionId/rotate-key', admin, async (ctx: AppContext) => {
+  router.post('/sessions/:sessionId/rotate-key', ...write, async (ctx: AppContext) => {
     const sessionId = String(ctx.params.sessionId);
     const session = await deps.sessions.find(sessionId);
     if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
@@ -123,27 +126,27 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = { ...toSessionView(rotated), apiKey } as RotatedSession;
   });
 
-  router.delete('/sessions/:sessionId', admin, async (ctx: AppContext) => {
+  router.delete('/sessions/:sessionId', ...write, async (ctx: AppContext) => {
     const outcome = await deps.jobs.run(
       { name: JOB.sessionClose, data: { sessionId: String(ctx.params.sessionId) } },
-      ctx.state.requestId,
+      ctx.state,
     );
     sendOutcome(ctx, outcome);
   });
 
-  router.post('/locations/:id/orders', admin, json, async (ctx: AppContext) => {
+  router.post('/locations/:id/orders', ...write, async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const input = bodyOf(ctx, validators.order);
-    const order = await createOrder(deps, ctx.state.log, { locationId: location._id, state: 'PLACED', ...input });
+    const order = await createOrder(deps, ctx.state.log, { locationId: location._id, state: 'PLACED', ...input }, ctx.state.idempotencyId);
     ctx.state.log.info({ orderNumber: order.number }, 'counter order created');
     ctx.status = 201;
     ctx.body = toOrderRecord(order);
   });
 
-  router.post('/locations/:id/commands', admin, json, async (ctx: AppContext) => {
+  router.post('/locations/:id/commands', ...write, async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const input = bodyOf(ctx, validators.command);
-    const command = await createCommand(deps, ctx.state.log, { locationId: location._id, ...input });
+    const command = await createCommand(deps, ctx.state.log, { locationId: location._id, ...input }, ctx.state.idempotencyId);
     ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'command created');
     ctx.status = 201;
     ctx.body = toCommandRecord(command);
@@ -167,12 +170,12 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     sendPage(ctx, orders.map(toOrderRecord), page.limit, (last) => last.number);
   });
 
-  router.post('/locations/:id/orders/:number/recover', admin, async (ctx: AppContext) => {
+  router.post('/locations/:id/orders/:number/recover', ...write, async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const orderNumber = numberParam(ctx.params.number, 'Order');
     const outcome = await deps.jobs.run(
       { name: JOB.orderAction, data: { scope: { locationId: location._id }, orderNumber, action: { kind: 'recover' } } },
-      ctx.state.requestId,
+      ctx.state,
     );
     sendOutcome(ctx, outcome);
   });

@@ -8,6 +8,7 @@ import { OrderScope, raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store
 import { AppContext, AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
+import { idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder, numberRows } from '../work/create-work';
 import { numberParam, sendOutcome } from './respond';
@@ -19,8 +20,11 @@ import { numberParam, sendOutcome } from './respond';
  */
 export function customerRoutes(deps: ApiDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: `${deps.config.basePath}/customer` });
-  const customer = requireSession(deps.sessions, 'CUSTOMER');
+  // authenticated, then counted against the key's rate limit (when RATE_LIMIT is set)
+  const customer = [requireSession(deps.sessions, 'CUSTOMER'), deps.rateLimit];
   const json = jsonBody(deps.config.bodyLimitBytes);
+  // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key.
+  const write = [...customer, json, idempotency(deps.idempotency, (ctx) => sessionOf(ctx)._id)];
 
   const scopeOf = (ctx: AppContext): Required<OrderScope> => {
     const session = sessionOf(ctx);
@@ -33,7 +37,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
     return order;
   };
 
-  router.post('/orders', customer, json, async (ctx: AppContext) => {
+  router.post('/orders', ...write, async (ctx: AppContext) => {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.order);
     const order = await createOrder(deps, ctx.state.log, {
@@ -43,17 +47,17 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
       tableNumber: input.tableNumber ?? session.tableNumber,
       userNumber: session.userNumber,
       sessionId: session._id,
-    });
+    }, ctx.state.idempotencyId);
     ctx.state.log.info({ orderNumber: order.number }, 'customer order created');
     ctx.status = 201;
     ctx.body = toOrderRecord(order);
   });
 
-  router.get('/orders/:number', customer, async (ctx: AppContext) => {
+  router.get('/orders/:number', ...customer, async (ctx: AppContext) => {
     ctx.body = toOrderRecord(await ownOrder(ctx, numberParam(ctx.params.number, 'Order')));
   });
 
-  router.put('/orders/:number/rows', customer, json, async (ctx: AppContext) => {
+  router.put('/orders/:number/rows', ...write, async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
     const rows = numberRows(bodyOf(ctx, validators.rows).rows);
     for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
@@ -74,31 +78,31 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
 
   // Finish and submit are transitions: the worker applies them with the state machine.
   for (const kind of ['finish', 'submit'] as const) {
-    router.post(`/orders/:number/${kind}`, customer, async (ctx: AppContext) => {
+    router.post(`/orders/:number/${kind}`, ...write, async (ctx: AppContext) => {
       const orderNumber = numberParam(ctx.params.number, 'Order');
       const outcome = await deps.jobs.run(
         { name: JOB.orderAction, data: { scope: scopeOf(ctx), orderNumber, action: { kind } } },
-        ctx.state.requestId,
+        ctx.state,
       );
       sendOutcome(ctx, outcome);
     });
   }
 
-  router.post('/commands', customer, json, async (ctx: AppContext) => {
+  router.post('/commands', ...write, async (ctx: AppContext) => {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.customerCommand);
     const command = await createCommand(deps, ctx.state.log, {
       locationId: session.locationId,
       kind: input.kind,
       tableNumber: input.tableNumber ?? session.tableNumber,
-    });
+    }, ctx.state.idempotencyId);
     ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'customer command created');
     ctx.status = 201;
     ctx.body = toCommandRecord(command);
   });
 
-  router.delete('/session', customer, async (ctx: AppContext) => {
-    const outcome = await deps.jobs.run({ name: JOB.sessionClose, data: { sessionId: sessionOf(ctx)._id } }, ctx.state.requestId);
+  router.delete('/session', ...write, async (ctx: AppContext) => {
+    const outcome = await deps.jobs.run({ name: JOB.sessionClose, data: { sessionId: sessionOf(ctx)._id } }, ctx.state);
     sendOutcome(ctx, outcome);
   });
 

@@ -7,16 +7,20 @@ import { validators } from '@pos/shared/schemas/requests';
 import { AppContext, AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
+import { idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { numberParam, sendOutcome } from './respond';
 
 /** The register's work: list it, report outcomes, acknowledge commands. */
 export function serviceRoutes(deps: ApiDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: deps.config.basePath });
-  const service = requireSession(deps.sessions, 'SERVICE');
+  // authenticated, then counted against the key's rate limit (when RATE_LIMIT is set)
+  const service = [requireSession(deps.sessions, 'SERVICE'), deps.rateLimit];
   const json = jsonBody(deps.config.bodyLimitBytes);
+  // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key.
+  const write = [...service, json, idempotency(deps.idempotency, (ctx) => sessionOf(ctx)._id)];
 
-  router.get('/orders/location', service, async (ctx: AppContext) => {
+  router.get('/orders/location', ...service, async (ctx: AppContext) => {
     const { locationId } = sessionOf(ctx);
     const now = new Date();
     const [orders, commands] = await Promise.all([deps.orders.listPlaced(locationId), deps.commands.listLive(locationId, now)]);
@@ -24,29 +28,29 @@ export function serviceRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = work;
   });
 
-  router.put('/orders/:number/statusupdate', service, json, async (ctx: AppContext) => {
+  router.put('/orders/:number/statusupdate', ...write, async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
     const { newState } = bodyOf(ctx, validators.statusUpdate);
     if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
     const outcome = await deps.jobs.run(
       { name: JOB.orderAction, data: { scope: { locationId: sessionOf(ctx).locationId }, orderNumber, action: { kind: 'status', newState } } },
-      ctx.state.requestId,
+      ctx.state,
     );
     sendOutcome(ctx, outcome);
   });
 
-  router.post('/orders/:number/failure', service, json, async (ctx: AppContext) => {
+  router.post('/orders/:number/failure', ...write, async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
     const { reason } = bodyOf(ctx, validators.failureReport);
     if (reason) ctx.state.log.info({ orderNumber, reason }, 'failure reported');
     const outcome = await deps.jobs.run(
       { name: JOB.orderAction, data: { scope: { locationId: sessionOf(ctx).locationId }, orderNumber, action: { kind: 'failure', reason } } },
-      ctx.state.requestId,
+      ctx.state,
     );
     sendOutcome(ctx, outcome);
   });
 
-  router.delete('/commands/:number', service, async (ctx: AppContext) => {
+  router.delete('/commands/:number', ...write, async (ctx: AppContext) => {
     const number = numberParam(ctx.params.number, 'Command');
     const command = await deps.commands.acknowledge(sessionOf(ctx).locationId, number, new Date());
     if (!command) throw new ProblemError(problems.commandNotFound());

@@ -15,7 +15,7 @@ import type { Replay } from '../stream/replay';
 export function streamRoutes(deps: ApiDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: deps.config.basePath });
 
-  router.get('/notifications/service/stream', requireSession(deps.sessions, 'SERVICE'), async (ctx: AppContext) => {
+  router.get('/notifications/service/stream', requireSession(deps.sessions, 'SERVICE'), deps.rateLimit, async (ctx: AppContext) => {
     const cursor = parseCursor(ctx.query, ctx.get('last-event-id'));
     if (ctx.method === 'HEAD') {
       // no body follows a HEAD: holding a stream open for it would only cost

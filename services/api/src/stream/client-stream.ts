@@ -15,6 +15,18 @@ export const RETRY_MS = 1000;
 /** setTimeout's largest delay; longer ones would fire at once. */
 const MAX_DELAY_MS = 2_147_483_647;
 
+/**
+ * After a Redis outage, orders written from this long before the node saw the connection lost
+ * are re-read: a worker stamps `updatedAt` before its write and publishes after it, and a dying
+ * connection may be noticed late.
+ */
+export const RESYNC_MARGIN_MS = 5_000;
+/**
+ * How long a stream remembers what it sent of an order, to tell a lost event from a repeat: the
+ * margin, and room for the hosts' clocks to differ (NTP keeps them within milliseconds).
+ */
+const RECENT_WINDOW_MS = RESYNC_MARGIN_MS + 2_000;
+
 export type EndReason =
   | 'client-gone'
   | 'timeout'
@@ -56,9 +68,14 @@ export class ClientStream {
   private readonly position: StreamPosition;
   private writer: SseWriter | undefined;
   private readonly timers: NodeJS.Timeout[] = [];
-  private resyncWanted = false;
-  /** Orders whose last event on this stream said PLACED, with that event's data. */
-  private readonly placedSent = new Map<number, string>();
+  /** Set when a Redis outage asks for a re-read while the first replay is read: when it was lost. */
+  private resyncLostAt: number | undefined;
+  /** Orders sent in the last RECENT_WINDOW_MS, oldest first: their data and when it was sent. */
+  private readonly recent = new Map<number, { data: string; at: number }>();
+  /** The order number the client said it had seen; what lies at or below it came before this stream. */
+  private readonly knownUpTo: number;
+  /** When the location's subscription was in place (epoch ms): events from then on reach this stream. */
+  private subscribedAt = Date.now();
   private delivered = 0;
   private readonly openedAt = Date.now();
   private resolveDone!: (reason: EndReason) => void;
@@ -68,6 +85,7 @@ export class ClientStream {
     this.sessionId = options.session._id;
     this.locationId = options.session.locationId;
     this.position = startPosition(options.cursor);
+    this.knownUpTo = this.position.orderNumber;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
 
     options.res.once('close', this.onClose);
@@ -86,6 +104,7 @@ export class ClientStream {
    * read again too: a close or key rotation published before the subscription would otherwise be missed.
    */
   async prepare(now = new Date()): Promise<Replay> {
+    this.subscribedAt = now.getTime();
     const { repos, cursor } = this.options;
     const [replay, current] = await Promise.all([readReplay(repos, this.locationId, cursor, now), repos.sessions.find(this.sessionId)]);
     this.endAt(this.sessionHolds(current, now)?.limit);
@@ -151,19 +170,22 @@ export class ClientStream {
   /**
    * After a Redis reconnect, whatever was published meanwhile is lost, so streams are read
    * again, with one read for all the given streams (of one location, on one node: they share
-   * their repos). Each sends its part: live commands above its position; the location's PLACED
-   * orders, unless it already announced them exactly so (new work, re-announcements); and the
-   * current state of every order it announced as PLACED that has left PLACED meanwhile. Its
-   * session is read again too: a close published meanwhile was lost as well.
-   * A stream still reading its first replay re-reads by itself once live.
+   * their repos). `lostAt` is when the node saw its subscription lost. Each stream sends what it
+   * may have missed and nothing else: live commands and PLACED orders above its position (new
+   * work), and the orders at or below it written since shortly before `lostAt` (state changes,
+   * re-announcements) unless it sent them in that very form. Its session is read again too: a
+   * close published meanwhile was lost as well. A stream still reading its first replay
+   * re-reads by itself once live.
    */
-  static resync(streams: Iterable<ClientStream>, now = new Date()): void {
-    const held = [...streams].filter((stream) => stream.holdForResync());
+  static resync(streams: Iterable<ClientStream>, lostAt: number, now = new Date()): void {
+    const since = new Date(lostAt - RESYNC_MARGIN_MS);
+    const held = [...streams].filter((stream) => stream.holdForResync(lostAt));
     const first = held[0];
     if (!first) return;
     const needs: ResyncNeeds = {
-      commandsAbove: held.reduce((lowest, stream) => Math.min(lowest, stream.position.commandNumber), Infinity),
-      recheck: [...new Set(held.flatMap((stream) => [...stream.placedSent.keys()]))],
+      ordersAbove: Math.min(...held.map((stream) => stream.position.orderNumber)),
+      commandsAbove: Math.min(...held.map((stream) => stream.position.commandNumber)),
+      changedSince: since,
       sessionIds: [...new Set(held.map((stream) => stream.sessionId))],
     };
     const read = readResync(first.options.repos, first.locationId, needs, now);
@@ -174,7 +196,7 @@ export class ClientStream {
     if (this.phase === 'ended') return;
     this.phase = 'ended';
     this.buffer = [];
-    this.placedSent.clear();
+    this.recent.clear();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.length = 0;
     this.options.res.off('close', this.onClose);
@@ -187,32 +209,31 @@ export class ClientStream {
     this.resolveDone(reason);
   }
 
-  /** Sends the replay (or the part of its orders given) and the buffered events it does not cover. */
-  private goLive(replay: Replay, orders = replay.orders): void {
+  /** Sends the replay and the buffered events it does not cover. */
+  private goLive(replay: Replay): void {
     const pending = unseenBuffered(this.buffer, replay);
     this.buffer = [];
     this.phase = 'live';
     this.writer?.burst(() => {
-      for (const event of [...orders, ...replay.commands, ...pending]) {
+      for (const event of [...replay.orders, ...replay.commands, ...pending]) {
         if (this.phase !== 'live') return;
         this.send(event);
       }
     });
-    if (this.phase !== 'live') return;
-    if (this.resyncWanted) {
-      this.resyncWanted = false;
-      ClientStream.resync([this]);
-    }
+    if (this.phase !== 'live' || this.resyncLostAt === undefined) return;
+    const lostAt = this.resyncLostAt;
+    this.resyncLostAt = undefined;
+    ClientStream.resync([this], lostAt);
   }
 
   /**
-   * Starts a re-read: live events are buffered from now on, and the position and the orders
+   * Starts a re-read: live events are buffered from now on, and the position and what was
    * sent stay as they are until the read is in. False when the stream takes no part (ended,
    * or still reading, in which case it re-reads once live).
    */
-  private holdForResync(): boolean {
+  private holdForResync(lostAt: number): boolean {
     if (this.phase === 'syncing') {
-      this.resyncWanted = true;
+      this.resyncLostAt = Math.min(lostAt, this.resyncLostAt ?? lostAt);
       return false;
     }
     if (this.phase !== 'live') return false;
@@ -230,14 +251,12 @@ export class ClientStream {
         const held = this.sessionHolds(shared.sessions.get(this.sessionId) ?? null, now);
         if (!held) return;
         this.endAt(held.limit);
-        // what a read for this stream alone would have returned
         const replay: Replay = {
-          orders: shared.orders.filter((event) => event.state === 'PLACED' || this.placedSent.has(event.number)),
+          orders: this.missedOrders(shared),
           commands: shared.commands.filter((event) => event.number > this.position.commandNumber),
         };
-        const orders = replay.orders.filter((event) => this.placedSent.get(event.number) !== event.data);
-        log.info({ orders: orders.length, commands: replay.commands.length }, 'stream re-read after redis reconnect');
-        this.goLive(replay, orders);
+        log.info({ orders: replay.orders.length, commands: replay.commands.length }, 'stream re-read after redis reconnect');
+        this.goLive(replay);
       },
       (err: unknown) => {
         if (this.phase !== 'syncing') return;
@@ -246,6 +265,24 @@ export class ClientStream {
         this.end('resync-failed');
       },
     );
+  }
+
+  /**
+   * This stream's part of the orders re-read after an outage, by number: new work above its
+   * position, and the orders at or below it written since the outage began in a form it has not
+   * sent. Of the orders the client knew before this stream opened, only writes after the
+   * stream's subscription count: older ones came before it (the client had them, or polls).
+   */
+  private missedOrders(shared: ResyncRead): WorkEvent[] {
+    const fresh = shared.placed.filter((event) => event.number > this.position.orderNumber);
+    const changed = shared.changed
+      .filter(({ event, updatedAt }) => {
+        if (event.number > this.position.orderNumber) return false; // new work is in `fresh`, PLACED or not at all
+        if (this.recent.get(event.number)?.data === event.data) return false;
+        return event.number > this.knownUpTo || updatedAt >= this.subscribedAt;
+      })
+      .map(({ event }) => event);
+    return [...changed, ...fresh];
   }
 
   /**
@@ -270,12 +307,22 @@ export class ClientStream {
   private send(event: WorkEvent): void {
     if (event.type === 'order') {
       this.position.orderNumber = Math.max(this.position.orderNumber, event.number);
-      if (event.state === 'PLACED') this.placedSent.set(event.number, event.data);
-      else this.placedSent.delete(event.number);
+      this.remember(event);
     } else this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
     if (this.writer?.event(event.type, formatPosition(this.position), event.dataLines)) {
       this.delivered += 1;
       this.options.metrics.eventsDelivered.inc({ type: event.type });
+    }
+  }
+
+  /** Records an order event as sent, and forgets those older than the window (oldest first). */
+  private remember(event: WorkEvent): void {
+    const now = Date.now();
+    this.recent.delete(event.number);
+    this.recent.set(event.number, { data: event.data, at: now });
+    for (const [number, sent] of this.recent) {
+      if (sent.at >= now - RECENT_WINDOW_MS) break;
+      this.recent.delete(number);
     }
   }
 

@@ -35,8 +35,8 @@ export class StreamHub {
   private readonly unsubscribing = new Set<Promise<void>>();
   private accepting = true;
   /** What was published while the subscriber was away is lost: each location is read again, once. */
-  private readonly onResubscribed = () => {
-    for (const feed of [...this.feeds.values()]) ClientStream.resync(feed.streams);
+  private readonly onResubscribed = (lostAt: number) => {
+    for (const feed of [...this.feeds.values()]) ClientStream.resync(feed.streams, lostAt);
   };
 
   constructor(private readonly options: StreamHubOptions) {

@@ -1,3 +1,4 @@
+import { isVisibleToRegisters } from '@pos/shared/domain/order-state';
 import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
 import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { OrdersRepo } from '@pos/shared/store/orders';
@@ -6,14 +7,14 @@ import type { Cursor } from './cursor';
 import { commandEvent, orderEvent, WorkEvent } from './work-event';
 
 export interface Replay {
-  /** Orders as read (PLACED above the cursor, and any re-checked), by number. */
+  /** Orders to send, by number (the first replay: PLACED above the cursor). */
   orders: WorkEvent[];
   /** Live commands above the cursor, by number. */
   commands: WorkEvent[];
 }
 
 export interface ReplayRepos {
-  orders: Pick<OrdersRepo, 'listPlaced' | 'find'>;
+  orders: Pick<OrdersRepo, 'listPlaced' | 'listChangedSince'>;
   commands: Pick<CommandsRepo, 'listLive'>;
 }
 
@@ -22,33 +23,41 @@ export type StreamRepos = ReplayRepos & { sessions: Pick<SessionsRepo, 'find'> }
 
 /** What the streams of one location that re-read after a Redis reconnect need read. */
 export interface ResyncNeeds {
-  /** The lowest command cursor among them: live commands above it are read. */
+  /** The lowest order position among them: PLACED orders above it are read. */
+  ordersAbove: number;
+  /** The lowest command position among them: live commands above it are read. */
   commandsAbove: number;
-  /** Orders any of them announced as PLACED, read whatever their state now. */
-  recheck: number[];
+  /** Orders written from this moment on are read whatever their number: their events may be lost. */
+  changedSince: Date;
   /** Their sessions. */
   sessionIds: string[];
 }
 
+/** An order written during (or just before) the outage, with the moment of that write. */
+export interface ChangedOrder {
+  event: WorkEvent;
+  /** Epoch ms of the write (the worker's clock). */
+  updatedAt: number;
+}
+
 /** One read of a location for all its re-reading streams; each takes its own part. */
-export interface ResyncRead extends Replay {
+export interface ResyncRead {
+  /** PLACED orders above `ordersAbove`, by number. */
+  placed: WorkEvent[];
+  /** Orders registers may see, written since `changedSince`, by number. */
+  changed: ChangedOrder[];
+  /** Live commands above `commandsAbove`, by number. */
+  commands: WorkEvent[];
   /** The sessions as stored now; null when gone. */
   sessions: Map<string, SessionDoc | null>;
 }
 
-/**
- * What a client at `from` has not seen: the work GET /orders/location would list above it.
- * `recheck` names orders to read whatever their state (those a stream announced as PLACED, so
- * that a state change it missed is found).
- */
-export async function readReplay(repos: ReplayRepos, locationId: string, from: Cursor, now: Date, recheck: number[] = []): Promise<Replay> {
-  const [placed, commands] = await Promise.all([
+/** What a client at `from` has not seen: the work GET /orders/location would list above it. */
+export async function readReplay(repos: ReplayRepos, locationId: string, from: Cursor, now: Date): Promise<Replay> {
+  const [orders, commands] = await Promise.all([
     repos.orders.listPlaced(locationId, from.orderNumber ?? 0),
     repos.commands.listLive(locationId, now, from.commandNumber ?? 0),
   ]);
-  const placedNumbers = new Set(placed.map((doc) => doc.number));
-  const others = await Promise.all(recheck.filter((n) => !placedNumbers.has(n)).map((n) => repos.orders.find({ locationId }, n)));
-  const orders = [...placed, ...others.filter((doc) => doc !== null)].sort((a, b) => a.number - b.number);
   return {
     orders: orders.map((doc) => orderEvent(toOrderRecord(doc))),
     commands: commands.map((doc) => commandEvent(toCommandRecord(doc))),
@@ -56,16 +65,24 @@ export async function readReplay(repos: ReplayRepos, locationId: string, from: C
 }
 
 /**
- * After a Redis reconnect: the location's PLACED orders (whatever the streams' order cursors:
- * they may have missed re-announcements), the orders named in `recheck`, the live commands
- * above the lowest command cursor, and the sessions.
+ * After a Redis reconnect: new work above the lowest positions (PLACED orders, live commands),
+ * the orders written since the subscription may have been lost (state changes and
+ * re-announcements of orders below the positions), and the sessions.
  */
 export async function readResync(repos: StreamRepos, locationId: string, needs: ResyncNeeds, now: Date): Promise<ResyncRead> {
-  const [replay, sessions] = await Promise.all([
-    readReplay(repos, locationId, { orderNumber: 0, commandNumber: needs.commandsAbove }, now, needs.recheck),
+  const [replay, changed, sessions] = await Promise.all([
+    readReplay(repos, locationId, { orderNumber: needs.ordersAbove, commandNumber: needs.commandsAbove }, now),
+    repos.orders.listChangedSince(locationId, needs.changedSince),
     Promise.all(needs.sessionIds.map(async (id) => [id, await repos.sessions.find(id)] as const)),
   ]);
-  return { ...replay, sessions: new Map(sessions) };
+  return {
+    placed: replay.orders,
+    changed: changed
+      .filter((doc) => isVisibleToRegisters(doc.state))
+      .map((doc) => ({ event: orderEvent(toOrderRecord(doc)), updatedAt: doc.updatedAt.getTime() })),
+    commands: replay.commands,
+    sessions: new Map(sessions),
+  };
 }
 
 /**

@@ -3,6 +3,7 @@ import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { CommandDoc, OrderDoc, OrderRow } from '@pos/shared/domain/records';
 import type { Logger } from '@pos/shared/log';
 import type { RowInput } from '@pos/shared/schemas/requests';
+import { DUPLICATE_KEY } from '@pos/shared/store/store-errors';
 import type { ApiDeps } from '../deps';
 
 type WorkDeps = Pick<ApiDeps, 'locations' | 'orders' | 'commands' | 'events' | 'config' | 'metrics'>;
@@ -40,11 +41,34 @@ async function announce(deps: WorkDeps, log: Logger, type: 'order' | 'command', 
   }
 }
 
-/** Creates an order; one created PLACED is announced to the location's streams at once. */
-export async function createOrder(deps: WorkDeps, log: Logger, request: OrderRequest): Promise<OrderDoc> {
+/**
+ * Inserts a new record; for a request with an Idempotency-Key whose earlier attempt already
+ * inserted (its answer lost, say, to a node that died), the record that attempt created. The
+ * number the retry drew is then left unused: numbers are never reused, so it stays a gap.
+ */
+async function insertOnce<T>(idempotencyId: string | undefined, insert: () => Promise<T>, createdBy: (id: string) => Promise<T | null>): Promise<T> {
+  try {
+    return await insert();
+  } catch (err) {
+    if (idempotencyId === undefined || (err as { code?: unknown }).code !== DUPLICATE_KEY) throw err;
+    const created = await createdBy(idempotencyId);
+    if (!created) throw err;
+    return created;
+  }
+}
+
+/**
+ * Creates an order; one created PLACED is announced to the location's streams at once (again,
+ * for a retry that found its first attempt's order: that announcement may be the one lost).
+ */
+export async function createOrder(deps: WorkDeps, log: Logger, request: OrderRequest, idempotencyId?: string): Promise<OrderDoc> {
   const number = await nextNumber(deps, request.locationId, 'orderSeq');
   const { rows, ...rest } = request;
-  const order = await deps.orders.insert({ ...rest, number, rows: numberRows(rows) }, new Date());
+  const order = await insertOnce(
+    idempotencyId,
+    () => deps.orders.insert({ ...rest, number, rows: numberRows(rows), idempotencyId }, new Date()),
+    (id) => deps.orders.findCreatedBy(request.locationId, id),
+  );
   if (order.state === 'PLACED') await announce(deps, log, 'order', deps.events.order(order));
   return order;
 }
@@ -53,9 +77,14 @@ export async function createCommand(
   deps: WorkDeps,
   log: Logger,
   request: { locationId: string; kind: CommandKind; tableNumber?: number },
+  idempotencyId?: string,
 ): Promise<CommandDoc> {
   const number = await nextNumber(deps, request.locationId, 'commandSeq');
-  const command = await deps.commands.insert({ ...request, number }, new Date(), deps.config.commandTtlMs);
+  const command = await insertOnce(
+    idempotencyId,
+    () => deps.commands.insert({ ...request, number, idempotencyId }, new Date(), deps.config.commandTtlMs),
+    (id) => deps.commands.findCreatedBy(request.locationId, id),
+  );
   await announce(deps, log, 'command', deps.events.command(command));
   return command;
 }

@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import type { Next } from 'koa';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
+import type { AppContext } from '../context';
+import type { IdempotencyKeyRef, IdempotencyStore, KeptResponse } from '../idempotency/idempotency-store';
+import { sendProblem } from './problems';
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+
+/** Answers that say nothing was done (or that nobody knows yet): not kept, so a retry does the work. */
+const notFinal = (status: number) => status >= 500 || status === 429;
+
+function fingerprintOf(ctx: AppContext): string {
+  const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
+  return createHash('sha256').update(`${ctx.method}\n${ctx.path}\n`).update(raw).digest('hex');
+}
+
+/** The identity of this very request: what its queued job and created records carry. */
+function requestIdentity(ref: IdempotencyKeyRef, fingerprint: string): string {
+  return createHash('sha256').update(`${ref.scope}\n${ref.key}\n${fingerprint}`).digest('hex');
+}
+
+/**
+ * `Idempotency-Key` on a write (IETF draft "The Idempotency-Key HTTP Header Field"): the first
+ * request with a key is processed and its final answer kept; a repeat of the same request
+ * (method, path, body) gets that answer back with `Idempotent-Replayed: true`, on any node; the
+ * same key on another request is a 422, and while the first is still processed a 409. Runs
+ * after authentication (keys are scoped to the caller) and body parsing (the body is part of the
+ * request). Without the header, nothing changes.
+ */
+export function idempotency(store: IdempotencyStore, scopeOf: (ctx: AppContext) => string) {
+  return async function idempotencyMiddleware(ctx: AppContext, next: Next): Promise<void> {
+    const key = ctx.get(IDEMPOTENCY_KEY_HEADER);
+    if (key === '' && ctx.headers['idempotency-key'] === undefined) return next();
+    if (!VALID_KEY.test(key)) {
+      throw new ProblemError(problems.validation('Idempotency-Key must be 1 to 255 printable ASCII characters'));
+    }
+    const ref: IdempotencyKeyRef = { scope: scopeOf(ctx), key };
+    const fingerprint = fingerprintOf(ctx);
+    const begun = await store.begin(ref, fingerprint);
+    if (begun.kind === 'mismatch') throw new ProblemError(problems.idempotencyKeyReused());
+    if (begun.kind === 'outstanding') throw new ProblemError(problems.idempotencyKeyOutstanding(), { 'Retry-After': '1' });
+    if (begun.kind === 'replay') {
+      replay(ctx, begun.response);
+      ctx.state.log.info({ status: begun.response.status }, 'idempotent replay');
+      return;
+    }
+
+    ctx.state.idempotencyId = requestIdentity(ref, fingerprint);
+    try {
+      await next();
+    } catch (err) {
+      // Rendered here, not by the outer problem renderer, so that the answer can be kept.
+      if (!(err instanceof ProblemError)) {
+        await settle(store.release(ref, begun.token), ctx);
+        throw err;
+      }
+      sendProblem(ctx, err.problem, err.headers);
+    }
+    if (notFinal(ctx.status)) {
+      await settle(store.release(ref, begun.token), ctx);
+      return;
+    }
+    await settle(store.complete(ref, fingerprint, keep(ctx)), ctx);
+  };
+}
+
+/** The answer as it will be sent; an object body is serialised here so that replays are byte-identical. */
+function keep(ctx: AppContext): KeptResponse {
+  if (ctx.body !== undefined && ctx.body !== null && typeof ctx.body !== 'string') ctx.body = JSON.stringify(ctx.body);
+  return { status: ctx.status, contentType: ctx.response.get('Content-Type') || undefined, body: (ctx.body as string | undefined) ?? '' };
+}
+
+function replay(ctx: AppContext, response: KeptResponse): void {
+  ctx.status = response.status;
+  ctx.set('Idempotent-Replayed', 'true');
+  if (response.contentType) ctx.set('Content-Type', response.contentType);
+  if (response.body !== '') ctx.body = response.body;
+}
+
+/** The answer goes out whatever Redis does now; a key left claimed frees itself after its lock time. */
+async function settle(step: Promise<unknown>, ctx: AppContext): Promise<void> {
+  try {
+    await step;
+  } catch (err) {
+    ctx.state.log.warn({ err: (err as Error).message }, 'could not record the idempotent answer');
+  }
+}

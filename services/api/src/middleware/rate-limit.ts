@@ -1,0 +1,57 @@
+import type Redis from 'ioredis';
+import type { Next } from 'koa';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimit } from '@pos/shared/config';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
+import type { Logger } from '@pos/shared/log';
+import { sessionOf, type AppContext } from '../context';
+
+/** The policy's name in the RateLimit headers (draft-ietf-httpapi-ratelimit-headers). */
+const POLICY = '"per-key"';
+/** A Redis outage is logged at most this often, not once per request. */
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * `RATE_LIMIT` (e.g. `20/1s`): each API key may make that many requests per window, counted
+ * in Redis across every node (one atomic script per request, rate-limiter-flexible's fixed
+ * window). Runs after authentication, so the 401 path (slowed by its own delay) is not counted.
+ * Every answer carries `RateLimit-Policy` and `RateLimit`; over the limit, a 429 problem with
+ * `Retry-After`. With Redis unreachable it lets requests through and logs: an outage must not
+ * turn into 429s. Without `RATE_LIMIT`, nothing is limited and no header is added.
+ */
+export function rateLimitPerKey(limit: RateLimit | undefined, redis: Redis, prefix: string, log: Logger) {
+  if (!limit) return (_ctx: AppContext, next: Next) => next();
+  const limiter = new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: `${prefix}:ratelimit`,
+    points: limit.points,
+    duration: limit.windowSeconds,
+    rejectIfRedisNotReady: true,
+  });
+  const policy = `${POLICY};q=${limit.points};w=${limit.windowSeconds}`;
+  let lastOutageLog = 0;
+
+  return async function rateLimitMiddleware(ctx: AppContext, next: Next): Promise<void> {
+    let state: RateLimiterRes | undefined;
+    try {
+      state = await limiter.consume(sessionOf(ctx)._id);
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) {
+        if (Date.now() - lastOutageLog > OUTAGE_LOG_INTERVAL_MS) {
+          lastOutageLog = Date.now();
+          log.warn({ err: (err as Error).message }, 'rate limiter unavailable; letting requests through');
+        }
+        return next();
+      }
+      const seconds = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
+      throw new ProblemError(problems.tooManyRequests(`More than ${limit.points} requests in ${limit.windowSeconds} s with this API key; retry after ${seconds} s`), {
+        'Retry-After': String(seconds),
+        'RateLimit-Policy': policy,
+        RateLimit: `${POLICY};r=0;t=${seconds}`,
+      });
+    }
+    ctx.set('RateLimit-Policy', policy);
+    ctx.set('RateLimit', `${POLICY};r=${state.remainingPoints};t=${Math.ceil(state.msBeforeNext / 1000)}`);
+    await next();
+  };
+}

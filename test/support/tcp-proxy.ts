@@ -1,0 +1,69 @@
+/**
+ * A TCP proxy a test can cut and restore: what sits between one node and Redis, so that the
+ * node alone loses Redis while the rest of the deployment goes on.
+ */
+import net from 'node:net';
+
+export class TcpProxy {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+
+  private constructor(
+    private readonly target: { host: string; port: number },
+    readonly port: number,
+  ) {}
+
+  /** Listens on a free loopback port and forwards every connection to `targetUrl` (host:port of a URL). */
+  static async start(targetUrl: string): Promise<TcpProxy> {
+    const url = new URL(targetUrl);
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as net.AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const proxy = new TcpProxy({ host: url.hostname, port: Number(url.port) }, port);
+    await proxy.restore();
+    return proxy;
+  }
+
+  /** The target URL with the proxy's port, e.g. `redis://127.0.0.1:<port>`. */
+  url(scheme = 'redis'): string {
+    return `${scheme}://127.0.0.1:${this.port}`;
+  }
+
+  /** Drops every connection and refuses new ones until `restore`. */
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Accepts connections again, on the same port. */
+  async restore(): Promise<void> {
+    if (this.server) return;
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.target.port, this.target.host);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('error', () => undefined);
+        socket.on('close', () => {
+          this.sockets.delete(socket);
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.server = server;
+  }
+
+  close(): Promise<void> {
+    return this.cut();
+  }
+}

@@ -13,13 +13,21 @@ const USAGE = `usage: npm run admin -- <command> [args] [options]
 
 commands:
   create-location <name> [--failure-threshold N]
+  list-locations [--limit N] [--after ID]
+  get-location <locationId>
+  update-location <locationId> [--name NAME] [--failure-threshold N]
   create-service-session <locationId> <deviceId> [--expires-at ISO-8601]
   create-customer-session <locationId> <userNumber> [--table N]
+  list-sessions <locationId> [--limit N] [--after ID]       never a key
+  rotate-key <sessionId>                                   the new key, shown once; the old one works for KEY_ROTATION_GRACE
   close-session <sessionId>
   create-order <locationId> <rows as JSON> [--table N]     a counter order, created PLACED
   create-command <locationId> <${COMMAND_KINDS.join('|')}> [--table N]
-  list-orders <locationId> <state>
+  list-commands <locationId> [--limit N] [--after N]       live commands
+  list-orders <locationId> <state> [--limit N] [--after N]
   recover-order <locationId> <orderNumber>
+
+Lists print one page (default 100 items); a full page names the next one on stderr (--after ...).
 
 environment: POS_URL (default http://localhost:8080; with ADMIN_PORT set, the operator listener's), ADMIN_TOKEN (required)`;
 
@@ -30,16 +38,45 @@ function int(value: string | undefined, what: string): number {
   return Number(value);
 }
 
+/** A page as printed: the items on stdout, and on stderr where the next page starts when this one is full. */
+function page<T>(items: T[], limit: number | undefined, cursorOf: (item: T) => string | number): T[] {
+  const last = items.at(-1);
+  if (last !== undefined && items.length >= (limit ?? 100)) process.stderr.write(`next page: --after ${cursorOf(last)}\n`);
+  return items;
+}
+
 async function run(admin: AdminClient, command: string | undefined, args: string[], opts: Record<string, string | undefined>) {
   const [a, b] = args;
   const need = (n: number) => {
     if (args.length < n) throw new UsageError(`${command} needs ${n} argument(s)`);
   };
   const table = opts.table === undefined ? undefined : int(opts.table, '--table');
+  const threshold = opts['failure-threshold'] === undefined ? undefined : int(opts['failure-threshold'], '--failure-threshold');
+  const limit = opts.limit === undefined ? undefined : int(opts.limit, '--limit');
+  const afterId = opts.after;
+  const afterNumber = () => (opts.after === undefined ? undefined : int(opts.after, '--after'));
   switch (command) {
     case 'create-location':
       need(1);
-      return admin.createLocation(a!, opts['failure-threshold'] ? int(opts['failure-threshold'], '--failure-threshold') : undefined);
+      return admin.createLocation(a!, threshold);
+    case 'list-locations':
+      return page(await admin.listLocations({ limit, after: afterId }), limit, (l) => l.id);
+    case 'get-location':
+      need(1);
+      return admin.getLocation(a!);
+    case 'update-location':
+      need(1);
+      if (opts.name === undefined && threshold === undefined) throw new UsageError('update-location needs --name or --failure-threshold');
+      return admin.updateLocation(a!, { name: opts.name, failureThreshold: threshold });
+    case 'list-sessions':
+      need(1);
+      return page(await admin.listSessions(a!, { limit, after: afterId }), limit, (s) => s.sessionId);
+    case 'rotate-key':
+      need(1);
+      return admin.rotateKey(a!);
+    case 'list-commands':
+      need(1);
+      return page(await admin.listCommands(a!, { limit, after: afterNumber() }), limit, (c) => c.number);
     case 'create-service-session':
       need(2);
       return admin.createServiceSession(a!, b!, opts['expires-at']);
@@ -60,7 +97,7 @@ async function run(admin: AdminClient, command: string | undefined, args: string
     case 'list-orders':
       need(2);
       if (!isOrderState(b!)) throw new UsageError(`unknown state ${b}`);
-      return admin.listOrders(a!, b);
+      return page(await admin.listOrders(a!, b, { limit, after: afterNumber() }), limit, (o) => o.number);
     case 'recover-order':
       need(2);
       return admin.recoverOrder(a!, int(b, 'orderNumber'));
@@ -74,6 +111,9 @@ async function main(): Promise<number> {
     allowPositionals: true,
     options: {
       'failure-threshold': { type: 'string' },
+      name: { type: 'string' },
+      limit: { type: 'string' },
+      after: { type: 'string' },
       'expires-at': { type: 'string' },
       table: { type: 'string' },
       help: { type: 'boolean', short: 'h' },

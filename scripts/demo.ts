@@ -100,7 +100,7 @@ runMain(log, async () => {
     while (!desk.idleAfter(after) && !stopping.signal.aborted) await pause(100, stopping.signal);
     for (const app of apps) await app.leave();
     const [completed, aborted, failed] = await Promise.all(
-      (['COMPLETED', 'ABORTED', 'FAILED'] as const).map(async (state) => (await admin.listOrders(location.id, state)).length),
+      (['COMPLETED', 'ABORTED', 'FAILED'] as const).map(async (state) => (await admin.allOrders(location.id, state)).length),
     );
     say(
       `done after ${rounds} rounds: ${completed} orders completed, ${aborted} aborted, ${failed} failed; ` +

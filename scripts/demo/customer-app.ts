@@ -66,8 +66,8 @@ export class CustomerApp {
 
     if (walkOut) {
       await this.leave();
-      const aborted = await this.admin.listOrders(this.locationId, 'ABORTED');
-      const outcome = aborted.some((o) => o.number === order.number) ? 'ABORTED by the worker' : 'already served';
+      const [aborted] = await this.admin.listOrders(this.locationId, 'ABORTED', { after: order.number - 1, limit: 1 });
+      const outcome = aborted?.number === order.number ? 'ABORTED by the worker' : 'already served';
       this.say(`customer ${this.who}: walked out before order #${order.number} came: session closed, order ${outcome}`);
       await this.sitDown();
     }

@@ -22,6 +22,7 @@ const envSchema = {
     FAILURE_THRESHOLD: { type: 'integer', minimum: 1, default: 3 },
     COMMAND_TTL: { type: 'string', pattern: DURATION, default: '10m' },
     CUSTOMER_SESSION_TTL: { type: 'string', pattern: DURATION, default: '12h' },
+    KEY_ROTATION_GRACE: { type: 'string', pattern: DURATION, default: '10m' },
     SSE_KEEPALIVE: { type: 'string', pattern: DURATION, default: '15s' },
     SSE_TIMEOUT: { type: 'string', pattern: DURATION, default: '30m' },
     SSE_MAX_BUFFER: { type: 'integer', minimum: 1024, default: 1048576 },
@@ -64,6 +65,8 @@ export interface Config {
   failureThreshold: number;
   commandTtlMs: number;
   customerSessionTtlMs: number;
+  /** How long the key a rotation replaced keeps working. */
+  keyRotationGraceMs: number;
   sseKeepaliveMs: number;
   sseTimeoutMs: number;
   /** Bytes a slow stream client may leave unread before the server drops it. */
@@ -151,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     failureThreshold: v.FAILURE_THRESHOLD as number,
     commandTtlMs: parseDuration(v.COMMAND_TTL as string),
     customerSessionTtlMs: parseDuration(v.CUSTOMER_SESSION_TTL as string),
+    keyRotationGraceMs: parseDuration(v.KEY_ROTATION_GRACE as string),
     sseKeepaliveMs: parseDuration(v.SSE_KEEPALIVE as string),
     sseTimeoutMs: parseDuration(v.SSE_TIMEOUT as string),
     sseMaxBufferBytes: v.SSE_MAX_BUFFER as number,

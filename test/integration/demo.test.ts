@@ -5,6 +5,7 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { serviceAt } from '../support/contract';
 import { ROOT } from '../support/stack';
 
 interface DemoRun {
@@ -110,6 +111,7 @@ describe('npm run demo', () => {
     // What the banner tells a newcomer to do works while the demo runs.
     const [, curlKey, streamUrl] = await run.waitFor(/curl -N -H 'api_key: ([^']+)' (\S+\/notifications\/service\/stream)/);
     const [, boardUrl, password] = await run.waitFor(/Bull Board: +(\S+\/admin\/queues) +\(user name: anything, e\.g\. admin; password: (\S+)\)/);
+    serviceAt(streamUrl!);
     const event = await firstOrderEvent(streamUrl!, curlKey!);
     expect(event.state).toMatch(/^(PLACED|COMPLETED|ABORTED)$/);
     const board = await fetch(boardUrl!, { headers: { authorization: `Basic ${Buffer.from(`admin:${password}`).toString('base64')}` } });

@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import { SseParser } from '@pos/shared/clients/sse-parser';
+import { isServiceUrl, observe } from './contract';
 
 export interface ReceivedEvent {
   event: string;
@@ -58,8 +59,24 @@ export class TestStream {
         stream.response = response;
         stream.status = response.statusCode ?? 0;
         stream.headers = response.headers;
+        // the service's answer is held against the OpenAPI document as it arrives
+        const contract = isServiceUrl(new URL(url))
+          ? observe({
+              method: 'GET',
+              url: new URL(url),
+              status: stream.status,
+              header: (name) => {
+                const value = response.headers[name.toLowerCase()];
+                return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+              },
+            })
+          : undefined;
         response.setEncoding('utf8');
-        response.on('data', (chunk: string) => stream.receive(chunk));
+        response.on('data', (chunk: string) => {
+          contract?.chunk(chunk);
+          stream.receive(chunk);
+        });
+        response.on('end', () => contract?.end());
         response.on('end', () => stream.finish());
         response.on('close', () => stream.finish());
         response.on('error', () => stream.finish());

@@ -10,6 +10,7 @@ import { createLogger } from '@pos/shared/log';
 import { RunningApi, startApi } from '@pos/api/server';
 import { RunningWorker, startWorker } from '@pos/worker/worker';
 import { Role, ROLE_READY, roleEntry, spawnNode } from '../../scripts/embedded/spawn-role';
+import { serviceAt } from './contract';
 
 export { ROOT } from '../../scripts/embedded/spawn-role';
 
@@ -57,6 +58,8 @@ export async function startStack(overrides: StackEnv = {}, options: { worker?: b
   });
   const origin = `http://127.0.0.1:${api.port}`;
   const operatorOrigin = api.adminPort === undefined ? origin : `http://127.0.0.1:${api.adminPort}`;
+  serviceAt(origin);
+  if (operatorOrigin !== origin) serviceAt(operatorOrigin);
   return {
     env,
     api,
@@ -92,6 +95,7 @@ export async function spawnRole(role: Role, env: StackEnv): Promise<ChildRole & 
     ready: ROLE_READY[role],
   });
   const { process: proc, exited } = child;
+  if (role === 'api') serviceAt(`http://127.0.0.1:${child.ready[1]}`);
   return {
     process: proc,
     port: role === 'api' ? Number(child.ready[1]) : undefined,

@@ -9,6 +9,7 @@ describe('configuration', () => {
       failureThreshold: 3,
       commandTtlMs: 600_000,
       customerSessionTtlMs: 12 * 3_600_000,
+      keyRotationGraceMs: 10 * 60_000,
       sseKeepaliveMs: 15_000,
       sseTimeoutMs: 30 * 60_000,
       bodyLimitBytes: 65_536,

@@ -9,13 +9,22 @@ import { securityHeaders } from './middleware/security-headers';
 import { adminRoutes } from './routes/admin';
 import { bullBoard } from './routes/bull-board';
 import { customerRoutes } from './routes/customer';
+import { docsRoutes } from './routes/docs';
 import { healthRoutes } from './routes/health';
+import { landingRoutes } from './routes/landing';
 import { metricsRoutes } from './routes/metrics';
 import { serviceRoutes } from './routes/orders';
 import { streamRoutes } from './routes/stream';
+import { readServiceInfo } from './service-info';
 
 /** What a listener serves: routers (made by `createRouter`) and whole mounted apps (Bull Board). */
 export type Mount = Router<AppState> | Middleware<AppState>;
+
+/** What every listener serves: health probes, the landing page and the API's documents. */
+function everywhere(deps: ApiDeps): Mount[] {
+  const info = readServiceInfo();
+  return [healthRoutes(deps), landingRoutes(deps, info), docsRoutes(deps, info)];
+}
 
 /** The register-facing door (`PORT`): what registers and customer apps call. */
 function publicSurface(deps: ApiDeps): Mount[] {
@@ -57,7 +66,7 @@ export function createApp(deps: ApiDeps, mounts: Mount[]): Koa<AppState> {
   app.use(securityHeaders());
   app.use(problemResponses());
 
-  for (const mount of [healthRoutes(deps), ...mounts]) {
+  for (const mount of [...everywhere(deps), ...mounts]) {
     if (mount instanceof Router) {
       if (!mount.opts.sensitive) throw new Error(`router ${mount.opts.prefix ?? '/'} must be case-sensitive (use createRouter)`);
       app.use(mount.routes());

@@ -8,6 +8,8 @@ export interface AppState {
   log: Logger;
   /** Set by the api_key authentication of service and customer routes. */
   session?: SessionDoc;
+  /** The hash of the key that opened it (a rotated-out key works only until its grace ends). */
+  keyHash?: string;
   /**
    * Set by the idempotency middleware when the request carries an Idempotency-Key: the identity
    * of this request, which its queued job and created records carry so that a retry is

@@ -42,17 +42,10 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     events: new EventPublisher(redis, config.redisPrefix),
   };
 
-  // Nothing changes a location's threshold after its creation, so one read per location will do.
+  // Read for each failure report, not cached: an admin may change it (PATCH /admin/v1/locations/{id}).
   const locations = new LocationsRepo(store.db);
-  const thresholds = new Map<string, number>();
-  const failureThreshold = async (locationId: string): Promise<number> => {
-    let threshold = thresholds.get(locationId);
-    if (threshold === undefined) {
-      threshold = (await locations.find(locationId))?.failureThreshold ?? config.failureThreshold;
-      thresholds.set(locationId, threshold);
-    }
-    return threshold;
-  };
+  const failureThreshold = async (locationId: string): Promise<number> =>
+    (await locations.failureThreshold(locationId)) ?? config.failureThreshold;
 
   const checkpoint = (point: 'before-apply' | 'after-apply') => {
     if (config.faultInject !== `crash-${point}`) return;

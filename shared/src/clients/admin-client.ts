@@ -5,12 +5,27 @@
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OrderRecord } from '../domain/records';
-import type { RowInput } from '../schemas/requests';
-import type { LocationView } from '../store/locations';
-import type { SessionView } from '../store/sessions';
+import type { LocationUpdateInput, RowInput } from '../schemas/requests';
+import type { IssuedSession, LocationView, RotatedSession, SessionView } from '../schemas/responses';
 import { requestJson } from './json-http';
 
-export type IssuedSession = SessionView & { apiKey: string };
+export type { IssuedSession, RotatedSession };
+
+/** Which page of a list: at most `limit` (default 100, at most 1000) items after `after`, the last cursor of the previous page. */
+export interface PageOptions<Cursor> {
+  limit?: number;
+  after?: Cursor;
+}
+
+/** The page size of the walks through a whole list (the most a page may hold). */
+const ALL_PAGE = 1000;
+
+function pageQuery(page: PageOptions<string | number>, query = new URLSearchParams()): string {
+  if (page.limit !== undefined) query.set('limit', String(page.limit));
+  if (page.after !== undefined) query.set('after', String(page.after));
+  const text = query.toString();
+  return text ? `?${text}` : '';
+}
 
 export class AdminClient {
   /** @param origin e.g. `http://localhost:8080` (the admin API lives at the root, not under the base path) */
@@ -25,6 +40,26 @@ export class AdminClient {
 
   getLocation(id: string): Promise<LocationView> {
     return this.call('GET', `/locations/${encodeURIComponent(id)}`);
+  }
+
+  /** Locations in creation order; `after` is the last id of the previous page. */
+  listLocations(page: PageOptions<string> = {}): Promise<LocationView[]> {
+    return this.call('GET', `/locations${pageQuery(page)}`);
+  }
+
+  /** Changes a location's name or failure threshold (the threshold holds from the next failure report on). */
+  updateLocation(id: string, changes: LocationUpdateInput): Promise<LocationView> {
+    return this.call('PATCH', `/locations/${encodeURIComponent(id)}`, changes);
+  }
+
+  /** A location's sessions in creation order, open and closed; never a key. */
+  listSessions(locationId: string, page: PageOptions<string> = {}): Promise<SessionView[]> {
+    return this.call('GET', `/locations/${encodeURIComponent(locationId)}/sessions${pageQuery(page)}`);
+  }
+
+  /** A new key for the session, shown this once; the old one works for KEY_ROTATION_GRACE more. */
+  rotateKey(sessionId: string): Promise<RotatedSession> {
+    return this.call('POST', `/sessions/${encodeURIComponent(sessionId)}/rotate-key`);
   }
 
   createServiceSession(locationId: string, deviceId: string, expiresAt?: string): Promise<IssuedSession> {
@@ -59,8 +94,24 @@ export class AdminClient {
     });
   }
 
-  listOrders(locationId: string, state: OrderState): Promise<OrderRecord[]> {
-    return this.call('GET', `/locations/${encodeURIComponent(locationId)}/orders?state=${state}`);
+  /** One page of a location's orders in a state, by number; `after` is the last number of the previous page. */
+  listOrders(locationId: string, state: OrderState, page: PageOptions<number> = {}): Promise<OrderRecord[]> {
+    return this.call('GET', `/locations/${encodeURIComponent(locationId)}/orders${pageQuery(page, new URLSearchParams({ state }))}`);
+  }
+
+  /** Every order of a location in a state, page after page. */
+  async allOrders(locationId: string, state: OrderState): Promise<OrderRecord[]> {
+    const all: OrderRecord[] = [];
+    for (;;) {
+      const page = await this.listOrders(locationId, state, { limit: ALL_PAGE, after: all.at(-1)?.number });
+      all.push(...page);
+      if (page.length < ALL_PAGE) return all;
+    }
+  }
+
+  /** One page of a location's live commands, by number. */
+  listCommands(locationId: string, page: PageOptions<number> = {}): Promise<CommandRecord[]> {
+    return this.call('GET', `/locations/${encodeURIComponent(locationId)}/commands${pageQuery(page)}`);
   }
 
   recoverOrder(locationId: string, orderNumber: number): Promise<OrderRecord> {

@@ -57,10 +57,19 @@ function conflict(current: OrderState, action: string): Decision {
 }
 
 /**
- * Decides one action against one order.
- * `threshold` is the location's failure threshold: the failure count at which an order stays FAILED.
+ * Whether deciding the action needs the location's failure threshold: only failure reports do,
+ * so only they pay for reading it (and read it fresh, so that a changed threshold holds at once).
  */
-export function decide(order: OrderFacts, action: OrderAction, threshold: number, now: Date): Decision {
+export function needsFailureThreshold(action: OrderAction): boolean {
+  return action.kind === 'failure' || (action.kind === 'status' && action.newState === 'FAILED');
+}
+
+/**
+ * Decides one action against one order.
+ * `threshold` is the location's failure threshold: the failure count at which an order stays FAILED;
+ * it must be given when `needsFailureThreshold(action)`.
+ */
+export function decide(order: OrderFacts, action: OrderAction, threshold: number | undefined, now: Date): Decision {
   const { state } = order;
   switch (action.kind) {
     case 'status':
@@ -87,7 +96,7 @@ export function decide(order: OrderFacts, action: OrderAction, threshold: number
   }
 }
 
-function decideStatus(order: OrderFacts, target: OrderState, threshold: number, now: Date): Decision {
+function decideStatus(order: OrderFacts, target: OrderState, threshold: number | undefined, now: Date): Decision {
   const { state } = order;
   if (target === state) return unchanged;
   switch (target) {
@@ -105,7 +114,8 @@ function decideStatus(order: OrderFacts, target: OrderState, threshold: number, 
 }
 
 /** Below the threshold the order passes through FAILED straight back to PLACED. */
-function fail(order: OrderFacts, threshold: number, now: Date): Decision {
+function fail(order: OrderFacts, threshold: number | undefined, now: Date): Decision {
+  if (threshold === undefined) throw new Error('a failure report is decided with the location\'s failure threshold');
   const failureCount = order.failureCount + 1;
   const state: OrderState = failureCount < threshold ? 'PLACED' : 'FAILED';
   return { type: 'apply', change: { state, failedTime: now, failureCount } };

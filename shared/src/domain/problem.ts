@@ -1,31 +1,37 @@
 /**
  * Problem details (RFC 7807), the one error body of the service. Titles are the interface's.
  */
+import type { ProblemBody } from '../schemas/responses';
 
-export const TITLES = {
-  illegalArgument: 'Illegal argument',
-  validation: 'Validation error',
-  constraint: 'Constraint violation',
-  database: 'Something went wrong during database operation.',
-  internal: 'Internal server error',
-  notFound: 'Not found',
-  conflict: 'Conflict',
-  unauthorized: 'Unauthorized',
-  payloadTooLarge: 'Payload too large',
-  tooManyRequests: 'Too many requests',
-  unavailable: 'Service unavailable',
+/**
+ * Every kind of problem the service answers, with its status: the one table that routes, the
+ * worker and the OpenAPI document (which lists the titles each status can carry) read.
+ */
+export const PROBLEM_KINDS = {
+  illegalArgument: { status: 400, title: 'Illegal argument' },
+  validation: { status: 400, title: 'Validation error' },
+  constraint: { status: 400, title: 'Constraint violation' },
+  database: { status: 400, title: 'Something went wrong during database operation.' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  notFound: { status: 404, title: 'Not found' },
+  methodNotAllowed: { status: 405, title: 'Method not allowed' },
+  conflict: { status: 409, title: 'Conflict' },
+  payloadTooLarge: { status: 413, title: 'Payload too large' },
   // The titles of the IETF draft "The Idempotency-Key HTTP Header Field".
-  idempotencyKeyReused: 'Idempotency-Key is already used',
-  idempotencyKeyOutstanding: 'A request is outstanding for this Idempotency-Key',
+  idempotencyKeyReused: { status: 422, title: 'Idempotency-Key is already used' },
+  idempotencyKeyOutstanding: { status: 409, title: 'A request is outstanding for this Idempotency-Key' },
+  tooManyRequests: { status: 429, title: 'Too many requests' },
+  internal: { status: 500, title: 'Internal server error' },
+  unavailable: { status: 503, title: 'Service unavailable' },
 } as const;
 
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance: string;
-}
+export type ProblemKind = keyof typeof PROBLEM_KINDS;
+
+export const TITLES = Object.fromEntries(Object.entries(PROBLEM_KINDS).map(([kind, { title }]) => [kind, title])) as {
+  readonly [K in ProblemKind]: (typeof PROBLEM_KINDS)[K]['title'];
+};
+
+export type { ProblemBody };
 
 /** A problem without its request: what domain code and workers produce. */
 export interface Problem {
@@ -51,49 +57,35 @@ export class ProblemError extends Error {
   }
 }
 
+/** A problem of a kind from the table, with its detail. */
+export function problemOf(kind: ProblemKind, detail: string): Problem {
+  const { status, title } = PROBLEM_KINDS[kind];
+  return { status, title, detail };
+}
+
 export const problems = {
-  orderNotFound: (): Problem => ({ status: 400, title: TITLES.illegalArgument, detail: 'Order does not exist' }),
-  commandNotFound: (): Problem => ({ status: 404, title: TITLES.notFound, detail: 'Command does not exist' }),
-  noEnumConstant: (value: string): Problem => ({
-    status: 400,
-    title: TITLES.illegalArgument,
-    // The value is the caller's: echoed only when it is a plain, short word.
-    detail: `No enum constant OrderState.${/^[A-Za-z0-9_-]{0,32}$/.test(value) ? value : '(not a state name)'}`,
-  }),
-  required: (label: string): Problem => ({ status: 400, title: TITLES.illegalArgument, detail: `${label} is required.` }),
-  illegalArgument: (detail: string): Problem => ({ status: 400, title: TITLES.illegalArgument, detail }),
-  validation: (detail: string): Problem => ({ status: 400, title: TITLES.validation, detail }),
-  conflict: (detail: string): Problem => ({ status: 409, title: TITLES.conflict, detail }),
-  concurrentModification: (): Problem => ({
-    status: 409,
-    title: TITLES.conflict,
-    detail: 'Order was modified concurrently; read it again and retry',
-  }),
-  notFound: (detail: string): Problem => ({ status: 404, title: TITLES.notFound, detail }),
-  unavailable: (detail: string): Problem => ({ status: 503, title: TITLES.unavailable, detail }),
+  orderNotFound: (): Problem => problemOf('illegalArgument', 'Order does not exist'),
+  commandNotFound: (): Problem => problemOf('notFound', 'Command does not exist'),
+  // The value is the caller's: echoed only when it is a plain, short word.
+  noEnumConstant: (value: string): Problem =>
+    problemOf('illegalArgument', `No enum constant OrderState.${/^[A-Za-z0-9_-]{0,32}$/.test(value) ? value : '(not a state name)'}`),
+  required: (label: string): Problem => problemOf('illegalArgument', `${label} is required.`),
+  illegalArgument: (detail: string): Problem => problemOf('illegalArgument', detail),
+  validation: (detail: string): Problem => problemOf('validation', detail),
+  conflict: (detail: string): Problem => problemOf('conflict', detail),
+  concurrentModification: (): Problem => problemOf('conflict', 'Order was modified concurrently; read it again and retry'),
+  notFound: (detail: string): Problem => problemOf('notFound', detail),
+  methodNotAllowed: (method: string, path: string): Problem => problemOf('methodNotAllowed', `${method} is not allowed on ${path}`),
+  unavailable: (detail: string): Problem => problemOf('unavailable', detail),
+  unauthorized: (detail: string): Problem => problemOf('unauthorized', detail),
+  payloadTooLarge: (limit: number): Problem => problemOf('payloadTooLarge', `Request body is larger than ${limit} bytes`),
   /** A bound was reached; thrown by `limitReached` with its Retry-After. */
-  tooManyRequests: (detail: string): Problem => ({ status: 429, title: TITLES.tooManyRequests, detail }),
-  unauthorized: (detail: string): Problem => ({ status: 401, title: TITLES.unauthorized, detail }),
-  payloadTooLarge: (limit: number): Problem => ({
-    status: 413,
-    title: TITLES.payloadTooLarge,
-    detail: `Request body is larger than ${limit} bytes`,
-  }),
-  idempotencyKeyReused: (): Problem => ({
-    status: 422,
-    title: TITLES.idempotencyKeyReused,
-    detail: 'This Idempotency-Key was used for a different request (method, path or body); use a new key for a new request',
-  }),
-  idempotencyKeyOutstanding: (): Problem => ({
-    status: 409,
-    title: TITLES.idempotencyKeyOutstanding,
-    detail: 'The first request with this Idempotency-Key is still being processed; retry it shortly for its answer',
-  }),
-  internal: (errorId: string): Problem => ({
-    status: 500,
-    title: TITLES.internal,
-    detail: `${errorId}: An unexpected error occurred`,
-  }),
+  tooManyRequests: (detail: string): Problem => problemOf('tooManyRequests', detail),
+  idempotencyKeyReused: (): Problem =>
+    problemOf('idempotencyKeyReused', 'This Idempotency-Key was used for a different request (method, path or body); use a new key for a new request'),
+  idempotencyKeyOutstanding: (): Problem =>
+    problemOf('idempotencyKeyOutstanding', 'The first request with this Idempotency-Key is still being processed; retry it shortly for its answer'),
+  internal: (errorId: string): Problem => problemOf('internal', `${errorId}: An unexpected error occurred`),
 };
 
 /** The 429 of a bound that was reached, with the seconds (at least 1) after which to try again. */

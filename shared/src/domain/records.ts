@@ -1,18 +1,13 @@
 /**
  * Stored documents and their wire records. The one serialiser of orders and commands:
  * absent values are absent keys (never null), timestamps are ISO-8601 UTC with milliseconds.
+ * The record types are derived from their JSON schemas (schemas/responses.ts).
  */
+import type { CommandRecord, OrderRecord, OrderRow } from '../schemas/responses';
 import type { OrderState } from './order-state';
 import type { CommandKind } from './commands';
 
-export interface OrderRow {
-  rowNumber: number;
-  productId: string;
-  name: string;
-  quantity: number;
-  unitPrice: number;
-  notes?: string;
-}
+export type { CommandRecord, OrderRecord, OrderRow };
 
 export interface OrderDoc {
   _id: string;
@@ -54,34 +49,13 @@ export interface CommandDoc {
   expiresAt: Date;
 }
 
-export interface OrderRecord {
-  number: number;
-  state: OrderState;
-  tableNumber?: number;
-  userNumber?: number;
-  rows: OrderRow[];
-  guestCount: number;
-  orderTime?: string;
-  completeTime?: string;
-  failedTime?: string;
-}
-
-export interface CommandRecord {
-  number: number;
-  state: 'PLACED';
-  tableNumber?: number;
-  readTableState?: true;
-  paymentNumber?: 1;
-  exportMainData?: true;
-}
-
 export type WorkRecord = OrderRecord | CommandRecord;
 
 export function isOrderRecord(record: WorkRecord): record is OrderRecord {
   return 'rows' in record;
 }
 
-/** Copies only the keys whose values are present. */
+/** Copies only the keys whose values are present; called with the record type, so a key the schema lacks does not compile. */
 function present<T extends object>(record: T): T {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(record)) {
@@ -93,7 +67,7 @@ function present<T extends object>(record: T): T {
 const iso = (date: Date | undefined): string | undefined => date?.toISOString();
 
 export function toRowRecord(row: OrderRow): OrderRow {
-  return present({
+  return present<OrderRow>({
     rowNumber: row.rowNumber,
     productId: row.productId,
     name: row.name,
@@ -104,7 +78,7 @@ export function toRowRecord(row: OrderRow): OrderRow {
 }
 
 export function toOrderRecord(doc: OrderDoc): OrderRecord {
-  return present({
+  return present<OrderRecord>({
     number: doc.number,
     state: doc.state,
     tableNumber: doc.tableNumber,
@@ -118,7 +92,7 @@ export function toOrderRecord(doc: OrderDoc): OrderRecord {
 }
 
 export function toCommandRecord(doc: CommandDoc): CommandRecord {
-  return present({
+  return present<CommandRecord>({
     number: doc.number,
     state: 'PLACED' as const,
     tableNumber: doc.tableNumber,

@@ -9,7 +9,8 @@ import { toCommandRecord, toOrderRecord } from '../domain/records';
 export type LocationEvent =
   | { type: 'order'; record: OrderRecord }
   | { type: 'command'; record: CommandRecord }
-  | { type: 'session-closed'; sessionId: string };
+  | { type: 'session-closed'; sessionId: string }
+  | { type: 'key-rotated'; sessionId: string };
 
 export const locationChannel = (prefix: string, locationId: string): string => `${prefix}:loc:${locationId}`;
 
@@ -29,6 +30,11 @@ export class EventPublisher {
 
   sessionClosed(locationId: string, sessionId: string): Promise<void> {
     return this.publish(locationId, { type: 'session-closed', sessionId });
+  }
+
+  /** A session's key was rotated: streams opened with the old key end when its grace does. */
+  keyRotated(locationId: string, sessionId: string): Promise<void> {
+    return this.publish(locationId, { type: 'key-rotated', sessionId });
   }
 
   private async publish(locationId: string, event: LocationEvent): Promise<void> {

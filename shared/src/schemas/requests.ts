@@ -1,13 +1,19 @@
 /**
- * Request body schemas, compiled once. Every body the service accepts is described here.
+ * Request body and query schemas, compiled once. Every body and list query the service accepts
+ * is described here; the input types are derived from the schemas (json-schema-to-ts), and the
+ * OpenAPI document publishes the same objects.
  */
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import type { FromSchema } from 'json-schema-to-ts';
 import { COMMAND_KINDS, CUSTOMER_COMMAND_KINDS, CommandKind } from '../domain/commands';
+import { ORDER_STATES } from '../domain/order-state';
 import { Problem, problems } from '../domain/problem';
 
 const ajv = new Ajv({ allErrors: false, strict: true });
 addFormats(ajv, ['date-time']);
+/** Query strings are text: their numbers are read as numbers, and absent values take their defaults. */
+const queryAjv = new Ajv({ allErrors: false, strict: true, coerceTypes: true, useDefaults: true });
 
 /**
  * Text that reaches register screens and kitchen printers carries no control characters
@@ -31,15 +37,11 @@ export const LIMITS = {
   reasonLength: 1000,
   stateLength: 32,
   timestampLength: 40,
+  failureThreshold: 1000,
+  /** Items on one page of an admin list: when `limit` is absent, and at most. */
+  pageDefault: 100,
+  pageMax: 1000,
 } as const;
-
-export interface RowInput {
-  productId: string;
-  name: string;
-  quantity: number;
-  unitPrice: number;
-  notes?: string;
-}
 
 /** One line of text, 1 to `maxLength` characters. */
 const line = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, format: TEXT_FORMATS.line }) as const;
@@ -48,7 +50,7 @@ const block = (maxLength: number) => ({ type: 'string', maxLength, format: TEXT_
 const text = line(LIMITS.textLength);
 const positiveInt = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
 
-const rowSchema = {
+export const rowSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['productId', 'name', 'quantity', 'unitPrice'],
@@ -59,65 +61,42 @@ const rowSchema = {
     unitPrice: { type: 'integer', minimum: 0, maximum: LIMITS.unitPrice },
     notes: block(LIMITS.notesLength),
   },
-};
+} as const;
 
 const rowsSchema = { type: 'array', minItems: 1, maxItems: LIMITS.rowsPerOrder, items: rowSchema } as const;
-
-export interface StatusUpdateInput {
-  newState: string;
-}
-export interface FailureReportInput {
-  reason?: string;
-}
-export interface OrderInput {
-  rows: RowInput[];
-  tableNumber?: number;
-}
-export interface RowsInput {
-  rows: RowInput[];
-}
-export interface CommandInput {
-  kind: CommandKind;
-  tableNumber?: number;
-}
-export interface LocationInput {
-  name: string;
-  failureThreshold?: number;
-}
-export interface ServiceSessionInput {
-  deviceId: string;
-  expiresAt?: string;
-}
-export interface CustomerSessionInput {
-  userNumber: number;
-  tableNumber?: number;
-}
 
 export const statusUpdateSchema = {
   type: 'object',
   required: ['newState'],
   // Bounded and plain, as its value is named in the "No enum constant" problem.
-  properties: { newState: { type: 'string', maxLength: LIMITS.stateLength, format: TEXT_FORMATS.line } },
-};
+  properties: {
+    newState: {
+      type: 'string',
+      maxLength: LIMITS.stateLength,
+      format: TEXT_FORMATS.line,
+      description: 'The name of an order state; another name is a 400 "No enum constant ..."',
+    },
+  },
+} as const;
 
 export const failureReportSchema = {
   type: 'object',
   properties: { reason: block(LIMITS.reasonLength) },
-};
+} as const;
 
 export const orderSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['rows'],
   properties: { rows: rowsSchema, tableNumber: { ...positiveInt } },
-};
+} as const;
 
 export const rowsBodySchema = {
   type: 'object',
   additionalProperties: false,
   required: ['rows'],
   properties: { rows: rowsSchema },
-};
+} as const;
 
 function commandSchema(kinds: readonly CommandKind[]) {
   return {
@@ -128,31 +107,90 @@ function commandSchema(kinds: readonly CommandKind[]) {
       kind: { type: 'string', enum: kinds },
       tableNumber: { ...positiveInt },
     },
-  };
+  } as const;
 }
 export const commandBodySchema = commandSchema(COMMAND_KINDS);
 export const customerCommandBodySchema = commandSchema(CUSTOMER_COMMAND_KINDS);
+
+const failureThreshold = { type: 'integer', minimum: 1, maximum: LIMITS.failureThreshold } as const;
 
 export const locationSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  properties: { name: text, failureThreshold: { type: 'integer', minimum: 1, maximum: 1000 } },
-};
+  properties: { name: text, failureThreshold },
+} as const;
+
+/** A change of a location: either field or both; the threshold applies from the next failure report on. */
+export const locationUpdateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { name: text, failureThreshold },
+} as const;
 
 export const serviceSessionSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['deviceId'],
   properties: { deviceId: text, expiresAt: { type: 'string', maxLength: LIMITS.timestampLength, format: 'date-time' } },
-};
+} as const;
 
 export const customerSessionSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['userNumber'],
   properties: { userNumber: positiveInt, tableNumber: { ...positiveInt } },
-};
+} as const;
+
+const limit = {
+  type: 'integer',
+  minimum: 1,
+  maximum: LIMITS.pageMax,
+  default: LIMITS.pageDefault,
+  description: 'The most items on this page; a shorter page is the last',
+} as const;
+
+/** A page of a list ordered by id (locations, sessions): `after` is the last id of the previous page. */
+export const idPageQuerySchema = {
+  type: 'object',
+  properties: {
+    limit,
+    after: { type: 'string', minLength: 1, maxLength: 64, description: 'The id of the last item of the previous page; absent for the first page' },
+  },
+} as const;
+
+/** A page of a list ordered by number (orders, commands): `after` is the last number of the previous page. */
+export const numberPageQuerySchema = {
+  type: 'object',
+  properties: {
+    limit,
+    after: { type: 'integer', minimum: 0, maximum: 2_147_483_647, description: 'The number of the last item of the previous page; absent for the first page' },
+  },
+} as const;
+
+export const orderListQuerySchema = {
+  type: 'object',
+  required: ['state'],
+  properties: {
+    state: { type: 'string', enum: ORDER_STATES, description: 'The state of the orders listed; another name is a 400 "No enum constant ..."' },
+    ...numberPageQuerySchema.properties,
+  },
+} as const;
+
+export type RowInput = FromSchema<typeof rowSchema>;
+export type StatusUpdateInput = FromSchema<typeof statusUpdateSchema>;
+export type FailureReportInput = FromSchema<typeof failureReportSchema>;
+export type OrderInput = FromSchema<typeof orderSchema>;
+export type RowsInput = FromSchema<typeof rowsBodySchema>;
+export type CommandInput = FromSchema<typeof commandBodySchema>;
+export type LocationInput = FromSchema<typeof locationSchema>;
+export type LocationUpdateInput = FromSchema<typeof locationUpdateSchema>;
+export type ServiceSessionInput = FromSchema<typeof serviceSessionSchema>;
+export type CustomerSessionInput = FromSchema<typeof customerSessionSchema>;
+export type IdPageQuery = FromSchema<typeof idPageQuerySchema>;
+export type NumberPageQuery = FromSchema<typeof numberPageQuerySchema>;
+export type OrderListQuery = FromSchema<typeof orderListQuerySchema>;
 
 /** Human names of required fields, for the interface's "<Name> is required." detail. */
 const FIELD_LABELS: Record<string, string> = {
@@ -185,6 +223,9 @@ export function problemFromSchemaError(error: ErrorObject): Problem {
   if (error.keyword === 'format' && error.params.format === TEXT_FORMATS.block) {
     return problems.validation(`${where} must not contain control characters (but tab and newline) or bidirectional controls`);
   }
+  if (error.keyword === 'minProperties') {
+    return problems.validation(`${where} must have at least ${String(error.params.limit)} field(s)`);
+  }
   if (error.keyword === 'enum') {
     return problems.validation(`${where} must be one of ${(error.params.allowedValues as string[]).join(', ')}`);
   }
@@ -201,6 +242,11 @@ export function compile<T>(schema: object): Validator<T> {
   return ajv.compile<T>(schema);
 }
 
+/** A query validator: numbers coerced, defaults filled in (on a copy of the query it is given). */
+function compileQuery<T>(schema: object): Validator<T> {
+  return queryAjv.compile<T>(schema);
+}
+
 export const validators = {
   statusUpdate: compile<StatusUpdateInput>(statusUpdateSchema),
   failureReport: compile<FailureReportInput>(failureReportSchema),
@@ -211,4 +257,11 @@ export const validators = {
   location: compile<LocationInput>(locationSchema),
   serviceSession: compile<ServiceSessionInput>(serviceSessionSchema),
   customerSession: compile<CustomerSessionInput>(customerSessionSchema),
+  locationUpdate: compile<LocationUpdateInput>(locationUpdateSchema),
+};
+
+export const queryValidators = {
+  idPage: compileQuery<IdPageQuery>(idPageQuerySchema),
+  numberPage: compileQuery<NumberPageQuery>(numberPageQuerySchema),
+  orderList: compileQuery<OrderListQuery>(orderListQuerySchema),
 };

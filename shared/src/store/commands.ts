@@ -37,12 +37,12 @@ export class CommandsRepo {
     return this.c.findOne({ locationId, idempotencyId });
   }
 
-  /** Live commands numbered above `after`, ascending. */
-  listLive(locationId: string, now: Date, after = 0): Promise<CommandDoc[]> {
-    return this.c
+  /** Live commands numbered above `after`, ascending, at most `limit`: a range of the `{locationId, number}` index. */
+  listLive(locationId: string, now: Date, after = 0, limit?: number): Promise<CommandDoc[]> {
+    const cursor = this.c
       .find({ locationId: asString(locationId, 'locationId'), number: { $gt: asInteger(after, 'after') }, expiresAt: { $gt: now } })
-      .sort({ number: 1 })
-      .toArray();
+      .sort({ number: 1 });
+    return (limit ? cursor.limit(limit) : cursor).toArray();
   }
 
   /** Up to `limit` of the session's live commands, soonest to expire first. */

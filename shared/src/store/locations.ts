@@ -1,6 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
+import type { LocationView } from '../schemas/responses';
+import { newId } from './ids';
 import { collections } from './mongo';
+import type { Page } from './page';
 import { asString } from './query-values';
 
 export interface LocationDoc {
@@ -13,10 +15,12 @@ export interface LocationDoc {
   createdAt: Date;
 }
 
-export interface LocationView {
-  id: string;
-  name: string;
-  failureThreshold: number;
+export type { LocationView };
+
+/** What an admin may change of a location. */
+export interface LocationChanges {
+  name?: string;
+  failureThreshold?: number;
 }
 
 export function toLocationView(doc: LocationDoc): LocationView {
@@ -31,13 +35,30 @@ export class LocationsRepo {
   }
 
   async create(name: string, failureThreshold: number, now: Date): Promise<LocationDoc> {
-    const doc: LocationDoc = { _id: randomUUID(), name, failureThreshold, orderSeq: 0, commandSeq: 0, createdAt: now };
+    const doc: LocationDoc = { _id: newId(), name, failureThreshold, orderSeq: 0, commandSeq: 0, createdAt: now };
     await this.c.insertOne(doc);
     return doc;
   }
 
   find(id: string): Promise<LocationDoc | null> {
     return this.c.findOne({ _id: asString(id, 'locationId') });
+  }
+
+  /** Locations by id (creation order), one page; served by the `_id` index. */
+  list(page: Page<string>): Promise<LocationDoc[]> {
+    const filter: Filter<LocationDoc> = page.after === undefined ? {} : { _id: { $gt: asString(page.after, 'after') } };
+    return this.c.find(filter).sort({ _id: 1 }).limit(page.limit).toArray();
+  }
+
+  /** Applies the changes; the location as it is after them, or null when there is none. */
+  update(id: string, changes: LocationChanges): Promise<LocationDoc | null> {
+    return this.c.findOneAndUpdate({ _id: asString(id, 'locationId') }, { $set: changes }, { returnDocument: 'after' });
+  }
+
+  /** A location's failure threshold alone (the worker's read for each failure report). */
+  async failureThreshold(id: string): Promise<number | undefined> {
+    const doc = await this.c.findOne({ _id: asString(id, 'locationId') }, { projection: { failureThreshold: 1 } });
+    return doc?.failureThreshold;
   }
 
   /** Hands out the next number of a sequence; a number is never reused, even if its insert fails. */

@@ -41,6 +41,11 @@ export async function ensureIndexes(db: Db): Promise<void> {
   const c = collections(db);
   await Promise.all([
     c.sessions.createIndex({ keyHash: 1 }, { unique: true }),
+    // the key a rotation replaced, looked up beside keyHash while it is in its grace period
+    c.sessions.createIndex({ previousKeyHash: 1 }, { sparse: true }),
+    // a location's sessions, page by page (the admin list)
+    c.sessions.createIndex({ locationId: 1, _id: 1 }),
+    // the register's work, the replay, and the admin's pages of orders by state
     c.orders.createIndex({ locationId: 1, state: 1, number: 1 }),
     c.orders.createIndex({ sessionId: 1, state: 1 }, { sparse: true }),
     // streams re-reading what changed while their subscription was down

@@ -80,9 +80,11 @@ export class OrdersRepo {
     return this.listByState(locationId, 'PLACED', after);
   }
 
-  listByState(locationId: string, state: OrderState, after = 0): Promise<OrderDoc[]> {
+  /** Orders in a state numbered above `after`, ascending, at most `limit`: one range of the `{locationId, state, number}` index. */
+  listByState(locationId: string, state: OrderState, after = 0, limit?: number): Promise<OrderDoc[]> {
     const filter = { locationId: asString(locationId, 'locationId'), state: asString(state, 'state') as OrderState, number: { $gt: asInteger(after, 'after') } };
-    return this.c.find(filter).sort({ number: 1 }).toArray();
+    const cursor = this.c.find(filter).sort({ number: 1 });
+    return (limit ? cursor.limit(limit) : cursor).toArray();
   }
 
   /** The session's orders still in SELECTING (a customer's open orders, capped per session). */

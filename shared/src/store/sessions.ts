@@ -1,6 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
+import type { SessionView } from '../schemas/responses';
+import { newId } from './ids';
 import { collections } from './mongo';
+import type { Page } from './page';
 import { asString } from './query-values';
 
 export type SessionType = 'SERVICE' | 'CUSTOMER';
@@ -11,6 +13,10 @@ export interface SessionDoc {
   locationId: string;
   /** SHA-256 of the API key; the key itself is never stored. */
   keyHash: string;
+  /** The hash of the key the last rotation replaced; it keeps working until previousKeyExpiresAt (auth/session-rules). */
+  previousKeyHash?: string;
+  previousKeyExpiresAt?: Date;
+  keyRotatedAt?: Date;
   deviceId?: string;
   userNumber?: number;
   tableNumber?: number;
@@ -19,19 +25,11 @@ export interface SessionDoc {
   closedAt?: Date;
 }
 
-export type NewSession = Omit<SessionDoc, '_id' | 'createdAt' | 'closedAt'>;
+export type NewSession = Omit<SessionDoc, '_id' | 'createdAt' | 'closedAt' | 'previousKeyHash' | 'previousKeyExpiresAt' | 'keyRotatedAt'>;
 
-export interface SessionView {
-  sessionId: string;
-  type: SessionType;
-  locationId: string;
-  deviceId?: string;
-  userNumber?: number;
-  tableNumber?: number;
-  createdAt: string;
-  expiresAt?: string;
-}
+export type { SessionView };
 
+/** The admin's view of a session: never its key, never a key's hash. */
 export function toSessionView(doc: SessionDoc): SessionView {
   const view: SessionView = {
     sessionId: doc._id,
@@ -43,6 +41,9 @@ export function toSessionView(doc: SessionDoc): SessionView {
   if (doc.userNumber !== undefined) view.userNumber = doc.userNumber;
   if (doc.tableNumber !== undefined) view.tableNumber = doc.tableNumber;
   if (doc.expiresAt) view.expiresAt = doc.expiresAt.toISOString();
+  if (doc.closedAt) view.closedAt = doc.closedAt.toISOString();
+  if (doc.keyRotatedAt) view.keyRotatedAt = doc.keyRotatedAt.toISOString();
+  if (doc.previousKeyExpiresAt) view.previousKeyExpiresAt = doc.previousKeyExpiresAt.toISOString();
   return view;
 }
 
@@ -54,13 +55,37 @@ export class SessionsRepo {
   }
 
   async create(session: NewSession, now: Date): Promise<SessionDoc> {
-    const doc: SessionDoc = { _id: randomUUID(), createdAt: now, ...session };
+    const doc: SessionDoc = { _id: newId(), createdAt: now, ...session };
     await this.c.insertOne(doc);
     return doc;
   }
 
+  /**
+   * The session a key opens, by the key's hash: its current key, or the one its last rotation
+   * replaced (whether that one still works is for auth/session-rules to judge). One query, each
+   * branch served by its own index.
+   */
   findByKeyHash(keyHash: string): Promise<SessionDoc | null> {
-    return this.c.findOne({ keyHash: asString(keyHash, 'keyHash') });
+    const hash = asString(keyHash, 'keyHash');
+    return this.c.findOne({ $or: [{ keyHash: hash }, { previousKeyHash: hash }] });
+  }
+
+  /** A location's sessions by id (creation order), one page; index `{locationId, _id}`. */
+  listByLocation(locationId: string, page: Page<string>): Promise<SessionDoc[]> {
+    const filter: Filter<SessionDoc> = { locationId: asString(locationId, 'locationId') };
+    if (page.after !== undefined) filter._id = { $gt: page.after };
+    return this.c.find(filter).sort({ _id: 1 }).limit(page.limit).toArray();
+  }
+
+  /**
+   * Replaces the key of an open session: the new hash becomes current, the one it replaces keeps
+   * working until `previousKeyExpiresAt`. Conditional on the key read, so of two concurrent
+   * rotations one wins; null when the session was closed or rotated since `session` was read.
+   */
+  async rotateKey(session: SessionDoc, keyHash: string, now: Date, graceMs: number): Promise<SessionDoc | null> {
+    const set = { keyHash, previousKeyHash: session.keyHash, previousKeyExpiresAt: new Date(now.getTime() + graceMs), keyRotatedAt: now };
+    const { modifiedCount } = await this.c.updateOne({ _id: session._id, keyHash: session.keyHash, closedAt: { $exists: false } }, { $set: set });
+    return modifiedCount === 1 ? { ...session, ...set } : null;
   }
 
   find(id: string): Promise<SessionDoc | null> {

@@ -1,4 +1,4 @@
-import { Problem, TITLES } from '../domain/problem';
+import { Problem, problemOf } from '../domain/problem';
 
 const UNREACHABLE_NAMES =
   /^(MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError)$/;
@@ -14,11 +14,11 @@ export const DUPLICATE_KEY = 11000;
 export function storeProblem(err: unknown, errorId: string): Problem | undefined {
   const { name = '', message = '', code, codeName } = (err ?? {}) as { name?: string; message?: string; code?: unknown; codeName?: string };
   if (UNREACHABLE_NAMES.test(name) || UNREACHABLE_MESSAGES.test(message)) {
-    return { status: 503, title: TITLES.unavailable, detail: `${errorId}: A backing service is unreachable` };
+    return problemOf('unavailable', `${errorId}: A backing service is unreachable`);
   }
   if (name !== 'MongoServerError' && name !== 'MongoBulkWriteError') return undefined;
   if (code === DUPLICATE_KEY) {
-    return { status: 400, title: TITLES.constraint, detail: `${errorId}: A record with the same key already exists` };
+    return problemOf('constraint', `${errorId}: A record with the same key already exists`);
   }
-  return { status: 400, title: TITLES.database, detail: `${errorId}: MongoDB refused the operation (${codeName ?? String(code)})` };
+  return problemOf('database', `${errorId}: MongoDB refused the operation (${codeName ?? String(code)})`);
 }

@@ -27,14 +27,17 @@ export class SessionLookup {
     private readonly maxRejections: number,
   ) {}
 
-  /** The key's session as stored, or null when the key names none (or a closed one). */
-  async find(key: string): Promise<SessionDoc | null> {
-    if (!KEY_SHAPE.test(key)) return null;
+  /**
+   * The key's hash, and its session as stored, or null when the key names none (or a closed
+   * one). Whether the key still opens it (a rotated key's grace) is for the session rules.
+   */
+  async find(key: string): Promise<{ keyHash: string; session: SessionDoc | null }> {
+    if (!KEY_SHAPE.test(key)) return { keyHash: '', session: null };
     const keyHash = hashApiKey(key);
-    if (this.refused.has(keyHash)) return null;
+    if (this.refused.has(keyHash)) return { keyHash, session: null };
     const session = await this.sessions.findByKeyHash(keyHash);
     if (!session || session.closedAt) this.refused.set(keyHash, true);
-    return session;
+    return { keyHash, session };
   }
 
   /**

@@ -2,15 +2,11 @@ import { randomInt } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Next } from 'koa';
-import { judgeSession } from '@pos/shared/auth/session-rules';
+import { judgeSession, SESSION_NOT_VALID_BODY, UNAUTHORIZED_BODY } from '@pos/shared/auth/session-rules';
 import { limitReached } from '@pos/shared/domain/problem';
 import type { SessionType } from '@pos/shared/store/sessions';
 import type { SessionLookup } from '../auth/session-lookup';
 import type { AppContext } from '../context';
-
-/** The interface's two 401 bodies, byte for byte. */
-export const SESSION_NOT_VALID_BODY = '{"error":"Session not valid"}';
-export const UNAUTHORIZED_BODY = '{"message":"Unauthorized","uid":null}';
 
 /** The header when present (even empty), else the query parameter. */
 export function apiKeyOf(ctx: AppContext): string {
@@ -45,8 +41,8 @@ async function rejectionDelay(res: ServerResponse): Promise<void> {
  */
 export function requireSession(lookup: SessionLookup, type: SessionType) {
   return async function apiKeyAuth(ctx: AppContext, next: Next): Promise<void> {
-    const session = await lookup.find(apiKeyOf(ctx));
-    const verdict = judgeSession(session, type, new Date());
+    const { keyHash, session } = await lookup.find(apiKeyOf(ctx));
+    const verdict = judgeSession(session, keyHash, type, new Date());
     if (!verdict.ok) {
       const release = lookup.holdRejection();
       if (!release) {
@@ -71,6 +67,7 @@ export function requireSession(lookup: SessionLookup, type: SessionType) {
       return;
     }
     ctx.state.session = verdict.session;
+    ctx.state.keyHash = keyHash;
     ctx.state.log = ctx.state.log.child({ sessionId: verdict.session._id, locationId: verdict.session.locationId });
     await next();
   };

@@ -23,7 +23,7 @@ export function problemResponses() {
       if (ctx.status === 404 && ctx.body === undefined) {
         sendProblem(ctx, problems.notFound(`No route for ${ctx.method} ${ctx.path}`));
       } else if (ctx.status === 405 && ctx.body === undefined) {
-        sendProblem(ctx, { status: 405, title: 'Method not allowed', detail: `${ctx.method} is not allowed on ${ctx.path}` });
+        sendProblem(ctx, problems.methodNotAllowed(ctx.method, ctx.path));
       }
     } catch (err) {
       if (err instanceof ProblemError) {

@@ -4,24 +4,33 @@ import { isOrderState } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
 import { JOB } from '@pos/shared/queue/jobs';
-import { validators } from '@pos/shared/schemas/requests';
+import { queryValidators, validators } from '@pos/shared/schemas/requests';
+import type { RotatedSession } from '@pos/shared/schemas/responses';
 import type { LocationDoc } from '@pos/shared/store/locations';
 import { toLocationView } from '@pos/shared/store/locations';
 import { isId } from '@pos/shared/store/query-values';
-import type { NewSession } from '@pos/shared/store/sessions';
+import type { NewSession, SessionDoc } from '@pos/shared/store/sessions';
 import { toSessionView } from '@pos/shared/store/sessions';
+import { withDeadline } from '@pos/shared/util/deadline';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireAdmin } from '../middleware/admin-auth';
 import { idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder } from '../work/create-work';
+import { queryOf, sendPage } from './pages';
 import { numberParam, sendOutcome } from './respond';
 import { createRouter } from './router';
 
+/** How long a key rotation waits to tell the nodes' streams; the rotation itself is written by then. */
+const ROTATION_NOTICE_TIMEOUT_MS = 2_000;
+
 export const ADMIN_PREFIX = '/admin/v1';
 
-/** The restaurant administrator's API: locations, keys, counter orders, commands, recovery. */
+/**
+ * The restaurant administrator's API: locations, sessions and their keys, counter orders,
+ * commands, recovery, and paged lists of each.
+ */
 export function adminRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(ADMIN_PREFIX);
   const admin = requireAdmin(deps.adminToken);
@@ -45,6 +54,16 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = { ...toSessionView(doc), apiKey };
   };
 
+  /** Streams opened with the old key end when its grace does; a failure here must not lose the new key. */
+  const tellStreams = async (ctx: AppContext, session: SessionDoc) => {
+    try {
+      await withDeadline(deps.events.keyRotated(session.locationId, session._id), ROTATION_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
+    } catch (err) {
+      // Streams re-read their session after a Redis reconnect, and judge their key then.
+      ctx.state.log.warn({ err, sessionId: session._id }, 'could not tell the streams of a key rotation');
+    }
+  };
+
   router.post('/locations', ...write, async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.location);
     const location = await deps.locations.create(input.name, input.failureThreshold ?? deps.config.failureThreshold, new Date());
@@ -53,8 +72,28 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toLocationView(location);
   });
 
+  router.get('/locations', admin, async (ctx: AppContext) => {
+    const page = queryOf(ctx, queryValidators.idPage);
+    sendPage(ctx, (await deps.locations.list(page)).map(toLocationView), page.limit, (last) => last.id);
+  });
+
   router.get('/locations/:id', admin, async (ctx: AppContext) => {
     ctx.body = toLocationView(await locationOf(ctx));
+  });
+
+  router.patch('/locations/:id', ...write, async (ctx: AppContext) => {
+    const changes = bodyOf(ctx, validators.locationUpdate);
+    const location = await deps.locations.update(String(ctx.params.id), changes);
+    if (!location) throw new ProblemError(problems.notFound('Location does not exist'));
+    // The worker reads the threshold for each failure report: the change holds from the next one.
+    ctx.state.log.info({ locationId: location._id, changes }, 'location updated');
+    ctx.body = toLocationView(location);
+  });
+
+  router.get('/locations/:id/sessions', admin, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    const page = queryOf(ctx, queryValidators.idPage);
+    sendPage(ctx, (await deps.sessions.listByLocation(location._id, page)).map(toSessionView), page.limit, (last) => last.sessionId);
   });
 
   router.post('/locations/:id/service-sessions', ...write, async (ctx: AppContext) => {
@@ -74,6 +113,20 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
       tableNumber: input.tableNumber,
       expiresAt: new Date(Date.now() + deps.config.customerSessionTtlMs),
     });
+  });
+
+  router.post('/sessions/:sessionId/rotate-key', ...write, async (ctx: AppContext) => {
+    const { sessionId } = ctx.params;
+    const session = isId(sessionId) ? await deps.sessions.find(sessionId) : null;
+    if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
+    if (session.closedAt) throw new ProblemError(problems.conflict('Session is closed; its key cannot be rotated'));
+    const apiKey = generateApiKey();
+    const rotated = await deps.sessions.rotateKey(session, hashApiKey(apiKey), new Date(), deps.config.keyRotationGraceMs);
+    if (!rotated) throw new ProblemError(problems.conflict('Session was closed or its key rotated meanwhile; read it again'));
+    ctx.state.log.info({ sessionId, previousKeyExpiresAt: rotated.previousKeyExpiresAt }, 'session key rotated');
+    await tellStreams(ctx, rotated);
+    // The new key is shown this once; only its hash is stored.
+    ctx.body = { ...toSessionView(rotated), apiKey } as RotatedSession;
   });
 
   router.delete('/sessions/:sessionId', ...write, async (ctx: AppContext) => {
@@ -101,12 +154,22 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toCommandRecord(command);
   });
 
+  router.get('/locations/:id/commands', admin, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    const page = queryOf(ctx, queryValidators.numberPage);
+    const commands = await deps.commands.listLive(location._id, new Date(), page.after, page.limit);
+    sendPage(ctx, commands.map(toCommandRecord), page.limit, (last) => last.number);
+  });
+
   router.get('/locations/:id/orders', admin, async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const state = ctx.query.state;
+    // the register interface's wording for a missing or unknown state name
     if (typeof state !== 'string' || state === '') throw new ProblemError(problems.required('state'));
     if (!isOrderState(state)) throw new ProblemError(problems.noEnumConstant(state));
-    ctx.body = (await deps.orders.listByState(location._id, state)).map(toOrderRecord);
+    const page = queryOf(ctx, queryValidators.orderList);
+    const orders = await deps.orders.listByState(location._id, page.state, page.after, page.limit);
+    sendPage(ctx, orders.map(toOrderRecord), page.limit, (last) => last.number);
   });
 
   router.post('/locations/:id/orders/:number/recover', ...write, async (ctx: AppContext) => {

@@ -26,6 +26,7 @@ export function streamRoutes(deps: ApiDeps): Router<AppState> {
     }
     const stream = new ClientStream({
       session: sessionOf(ctx),
+      keyHash: ctx.state.keyHash ?? '',
       cursor,
       res: ctx.res,
       repos: { orders: deps.orders, commands: deps.commands, sessions: deps.sessions },

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { judgeSession } from '@pos/shared/auth/session-rules';
+import { judgeSession, KeyLimit } from '@pos/shared/auth/session-rules';
 import type { Config } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
 import type { SessionDoc } from '@pos/shared/store/sessions';
@@ -33,6 +33,7 @@ export type EndReason =
   | 'session-closed'
   | 'session-expired'
   | 'replaced'
+  | 'key-retired'
   | 'slow-client'
   | 'shutdown'
   | 'resync-failed'
@@ -40,6 +41,8 @@ export type EndReason =
 
 export interface ClientStreamOptions {
   session: SessionDoc;
+  /** The hash of the key the stream was opened with: a rotation ends the stream when the key's grace ends. */
+  keyHash: string;
   cursor: Cursor;
   res: ServerResponse;
   repos: StreamRepos;
@@ -88,10 +91,8 @@ export class ClientStream {
 
     options.res.once('close', this.onClose);
     this.after(options.config.sseTimeoutMs, 'timeout');
-    const expiresAt = options.session.expiresAt;
-    if (expiresAt && expiresAt.getTime() - Date.now() < options.config.sseTimeoutMs) {
-      this.after(expiresAt.getTime() - Date.now(), 'session-expired');
-    }
+    const verdict = judgeSession(options.session, options.keyHash, 'SERVICE', new Date());
+    if (verdict.ok) this.endAt(verdict.limit);
   }
 
   get isEnded(): boolean {
@@ -101,13 +102,13 @@ export class ClientStream {
   /**
    * Reads what the client has not seen; call it once the location's channel is subscribed, so
    * that whatever happens from then on is either in the replay or buffered. The session is
-   * read again too: a close published before the subscription would otherwise be missed.
+   * read again too: a close or key rotation published before the subscription would otherwise be missed.
    */
   async prepare(now = new Date()): Promise<Replay> {
     this.subscribedAt = now.getTime();
     const { repos, cursor } = this.options;
     const [replay, current] = await Promise.all([readReplay(repos, this.locationId, cursor, now), repos.sessions.find(this.sessionId)]);
-    this.sessionHolds(current, now);
+    this.endAt(this.sessionHolds(current, now)?.limit);
     return replay;
   }
 
@@ -139,6 +140,26 @@ export class ClientStream {
     }
     this.options.log.info({ cursor: formatPosition(this.position), replay: replay.orders.length + replay.commands.length }, 'stream opened');
     this.goLive(replay);
+  }
+
+  /**
+   * The session's key was rotated (a location event): reads the session again and, if this
+   * stream's key is the one replaced, ends it when the key's grace ends, like the key's requests.
+   */
+  keyRotated(): void {
+    if (this.phase === 'ended') return;
+    this.options.repos.sessions.find(this.sessionId).then(
+      (current) => {
+        if (this.phase === 'ended') return;
+        const verdict = this.sessionHolds(current, new Date());
+        if (verdict) this.endAt(verdict.limit);
+      },
+      (err: unknown) => {
+        // Cannot tell whether this stream's key is the old one: end it; the reconnection is judged afresh.
+        this.options.log.warn({ err }, 'session could not be read after a key rotation');
+        this.end('resync-failed');
+      },
+    );
   }
 
   /** A live event of the location (the hub calls this for every stream of the location). */
@@ -228,7 +249,9 @@ export class ClientStream {
     read.then(
       (shared) => {
         if (this.phase !== 'syncing') return;
-        if (!this.sessionHolds(shared.sessions.get(this.sessionId) ?? null, now)) return;
+        const held = this.sessionHolds(shared.sessions.get(this.sessionId) ?? null, now);
+        if (!held) return;
+        this.endAt(held.limit);
         const replay: Replay = {
           orders: this.missedOrders(shared),
           commands: shared.commands.filter((event) => event.number > this.position.commandNumber),
@@ -267,10 +290,19 @@ export class ClientStream {
    * Judges the session as just read (with the replay, or the re-read after a reconnect) and ends
    * the stream unless it is still valid: a close or expiry it was not told about still ends it.
    */
-  private sessionHolds(current: SessionDoc | null, now: Date): boolean {
-    if (judgeSession(current, 'SERVICE', now).ok) return true;
-    this.end(current && !current.closedAt ? 'session-expired' : 'session-closed');
-    return false;
+  private sessionHolds(current: SessionDoc | null, now: Date): { limit?: KeyLimit } | undefined {
+    const verdict = judgeSession(current, this.options.keyHash, 'SERVICE', now);
+    if (verdict.ok) return verdict;
+    if (!current || current.closedAt) this.end('session-closed');
+    else this.end(verdict.reason === 'invalid' ? 'key-retired' : 'session-expired');
+    return undefined;
+  }
+
+  /** Ends the stream when its key stops opening the session, if that is before the stream's timeout. */
+  private endAt(limit: KeyLimit | undefined): void {
+    if (!limit || this.phase === 'ended') return;
+    const ms = limit.at.getTime() - Date.now();
+    if (ms < this.options.config.sseTimeoutMs) this.after(ms, limit.cause);
   }
 
   private send(event: WorkEvent): void {

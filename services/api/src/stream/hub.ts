@@ -146,6 +146,10 @@ export class StreamHub {
       for (const stream of [...feed.streams]) if (stream.sessionId === event.sessionId) stream.end('session-closed');
       return;
     }
+    if (event.type === 'key-rotated') {
+      for (const stream of feed.streams) if (stream.sessionId === event.sessionId) stream.keyRotated();
+      return;
+    }
     const work = workEventOf(event);
     if (!work) return;
     for (const stream of [...feed.streams]) stream.deliver(work);

@@ -9,7 +9,7 @@ export interface JobContext {
   log: Logger;
   orders: OrdersRepo;
   sessions: SessionsRepo;
-  /** The location's failure threshold (fixed at the location's creation, so cached). */
+  /** The location's failure threshold, as it is now (an admin may change it). */
   failureThreshold(locationId: string): Promise<number>;
   events: EventPublisher;
   /** Test-only crash points around the MongoDB write (FAULT_INJECT). */

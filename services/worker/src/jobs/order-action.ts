@@ -1,4 +1,4 @@
-import { decide } from '@pos/shared/domain/order-state';
+import { decide, needsFailureThreshold } from '@pos/shared/domain/order-state';
 import { problems } from '@pos/shared/domain/problem';
 import { toOrderRecord } from '@pos/shared/domain/records';
 import type { JobOutcome, OrderActionJob } from '@pos/shared/queue/jobs';
@@ -10,6 +10,10 @@ import type { JobContext } from './context';
  * the version read. A re-run of a job that already wrote (worker crash) finds its id on the order.
  */
 export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Promise<JobOutcome> {
+  // Only a failure report reads the threshold (one read, beside the order's), never cached: an
+  // admin's change holds from the next report on, and other jobs pay nothing for it.
+  const thresholdRead = needsFailureThreshold(job.action) ? ctx.failureThreshold(job.scope.locationId) : undefined;
+  thresholdRead?.catch(() => undefined); // awaited below, unless the order is missing
   for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
     const order = await ctx.orders.find(job.scope, job.orderNumber);
     if (!order) return { status: 400, problem: problems.orderNotFound() };
@@ -21,7 +25,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
       return { status: 200, body: toOrderRecord(order) };
     }
 
-    const threshold = await ctx.failureThreshold(order.locationId);
+    const threshold = await thresholdRead;
     const now = new Date();
     const decision = decide(order, job.action, threshold, now);
     if (decision.type === 'unchanged') return { status: 200, body: toOrderRecord(order) };

@@ -1,0 +1,599 @@
+/**
+ * Every operation of the HTTP surface, one entry each: what it takes and what it answers beyond
+ * what its access and traits bring (see document.ts). The route tests prove this table and the
+ * routers agree, path for path and method for method.
+ */
+import { problems, Problem } from '../domain/problem';
+import {
+  commandBodySchema,
+  customerCommandBodySchema,
+  customerSessionSchema,
+  failureReportSchema,
+  idPageQuerySchema,
+  locationSchema,
+  locationUpdateSchema,
+  numberPageQuerySchema,
+  orderListQuerySchema,
+  orderSchema,
+  rowsBodySchema,
+  serviceSessionSchema,
+  statusUpdateSchema,
+} from '../schemas/requests';
+import {
+  commandRecordSchema,
+  healthSchema,
+  issuedSessionSchema,
+  locationViewSchema,
+  orderRecordSchema,
+  readinessSchema,
+  rotatedSessionSchema,
+  sessionViewSchema,
+} from '../schemas/responses';
+import { commandEventSchema, HeaderName, JsonObject, orderEventSchema } from './components';
+import { EXAMPLE_IDS, exampleProblems as ex, examples } from './examples';
+
+export type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
+
+/** Who may call: each brings its 401 (and the session look-up brings the store's answers). */
+export type Access = 'public' | 'register' | 'customer' | 'admin' | 'board';
+
+/** What an operation does on the way; each brings the responses it can cause (TRAITS in document.ts). */
+export type Trait = 'store' | 'queued' | 'jsonBody' | 'paged' | 'idempotent' | 'rateLimited';
+
+export type Tag = 'Register' | 'Event stream' | 'Customer app' | 'Admin' | 'Operations' | 'Documentation';
+
+export interface MediaSpec {
+  schema: unknown;
+  example?: unknown;
+}
+
+export interface Success {
+  status: 200 | 201 | 204;
+  description: string;
+  /** By media type; absent for an empty body. */
+  content?: Record<string, MediaSpec>;
+  headers?: HeaderName[];
+}
+
+export interface ParamSpec {
+  name: string;
+  in: 'path' | 'header';
+  description: string;
+  schema: JsonObject;
+  required?: boolean;
+  example?: unknown;
+}
+
+export interface OperationSpec {
+  id: string;
+  method: Method;
+  /** `{base}` stands for BASE_PATH. */
+  path: string;
+  tag: Tag;
+  summary: string;
+  description?: string;
+  access: Access;
+  traits?: Trait[];
+  params?: ParamSpec[];
+  /** An object schema whose properties are the query parameters (the one the route validates with). */
+  query?: { properties: object; required?: readonly string[] };
+  body?: { schema: object; example?: unknown; required?: boolean };
+  ok: Success;
+  /** Problems it answers beyond those of its access and traits; each is also an example. */
+  problems?: Problem[];
+}
+
+export const json = (schema: unknown, example?: unknown): Record<string, MediaSpec> => ({
+  'application/json': example === undefined ? { schema } : { schema, example },
+});
+
+const arrayOf = (items: unknown) => ({ type: 'array', items });
+
+const P = {
+  orderNumber: {
+    name: 'number',
+    in: 'path',
+    description: "The order's number (a positive integer; anything else is a 400)",
+    schema: { type: 'integer', minimum: 1 },
+    example: 7,
+  },
+  commandNumber: {
+    name: 'number',
+    in: 'path',
+    description: "The command's number (a positive integer; anything else is a 400)",
+    schema: { type: 'integer', minimum: 1 },
+    example: 3,
+  },
+  locationId: { name: 'id', in: 'path', description: "The location's id", schema: { type: 'string' }, example: EXAMPLE_IDS.location },
+  sessionId: { name: 'sessionId', in: 'path', description: "The session's id", schema: { type: 'string' }, example: EXAMPLE_IDS.session },
+  lastEventId: {
+    name: 'Last-Event-ID',
+    in: 'header',
+    description: 'The last event id received (`<orderNumber>.<commandNumber>`), as a browser EventSource sends it; wins over the query parameters. Empty counts as absent.',
+    schema: { type: 'string', pattern: '^[0-9]+\\.[0-9]+$' },
+    required: false,
+    example: '12.3',
+  },
+} satisfies Record<string, ParamSpec>;
+
+/** The stream's reconnection cursor, in the query (part 4.3). */
+const streamCursorQuery = {
+  properties: {
+    orderNumber: { type: 'integer', minimum: 0, description: 'The last processed order number; the replay starts above it' },
+    commandNumber: { type: 'integer', minimum: 0, description: 'The last processed command number; the replay starts above it' },
+  },
+};
+
+const html = { 'text/html': { schema: { type: 'string' } } };
+const paged = 'One page of the list: at most `limit` items after `after`.';
+
+/** The files the docs page names: Swagger UI's (from the swagger-ui-dist package) and its start script. */
+export const DOCS_FILES = ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png', 'docs.js'] as const;
+
+export const OPERATIONS: OperationSpec[] = [
+  // ---- Register (part 4) ----
+  {
+    id: 'listWork',
+    method: 'get',
+    path: '{base}/orders/location',
+    tag: 'Register',
+    summary: "List the location's work",
+    description: 'A bare array: the PLACED orders by ascending number, then the live commands by ascending number (a record with `rows` is an order).',
+    access: 'register',
+    ok: {
+      status: 200,
+      description: 'The work',
+      content: json(arrayOf({ oneOf: [orderRecordSchema, commandRecordSchema] }), [examples.placedOrder, examples.command]),
+    },
+  },
+  {
+    id: 'updateOrderStatus',
+    method: 'put',
+    path: '{base}/orders/{number}/statusupdate',
+    tag: 'Register',
+    summary: 'Update the status of an order',
+    description:
+      'COMPLETED and ABORTED from PLACED (`completeTime` set); FAILED is a failure report; PLACED from FAILED is operator recovery. ' +
+      'Repeating the current state answers 200 and changes nothing; any other move is a 409 naming the current state.',
+    access: 'register',
+    traits: ['jsonBody', 'queued'],
+    params: [P.orderNumber],
+    body: { schema: statusUpdateSchema, example: { newState: 'COMPLETED' } },
+    ok: { status: 200, description: 'The updated order', content: json(orderRecordSchema, examples.completedOrder) },
+    problems: [problems.noEnumConstant('EATEN'), problems.orderNotFound(), ex.orderNumber, problems.conflict('Order is COMPLETED; cannot move to ABORTED')],
+  },
+  {
+    id: 'reportOrderFailure',
+    method: 'post',
+    path: '{base}/orders/{number}/failure',
+    tag: 'Register',
+    summary: 'Report a processing failure',
+    description:
+      "Adds one to the order's failure count and sets `failedTime`. Below the location's failure threshold the order goes back to PLACED " +
+      '(and is announced again); at the threshold it stays FAILED until an operator recovers it. A report on a FAILED order changes nothing.',
+    access: 'register',
+    traits: ['jsonBody', 'queued'],
+    params: [P.orderNumber],
+    body: { schema: failureReportSchema, example: { reason: 'printer jam' }, required: false },
+    ok: { status: 200, description: 'The order after the report', content: json(orderRecordSchema, examples.placedOrder) },
+    problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict('Order is COMPLETED; cannot report a failure')],
+  },
+  {
+    id: 'acknowledgeCommand',
+    method: 'delete',
+    path: '{base}/commands/{number}',
+    tag: 'Register',
+    summary: 'Acknowledge a command',
+    description: 'Removes a live command; it no longer appears in the work or the replay.',
+    access: 'register',
+    params: [P.commandNumber],
+    ok: { status: 200, description: 'The acknowledged command', content: json(commandRecordSchema, examples.command) },
+    problems: [problems.commandNotFound(), problems.illegalArgument('Command number must be a positive integer')],
+  },
+  {
+    id: 'streamWork',
+    method: 'get',
+    path: '{base}/notifications/service/stream',
+    tag: 'Event stream',
+    summary: "Follow the location's work as server-sent events",
+    description:
+      'Starts with `retry: 1000`, replays the PLACED orders above `orderNumber` and the live commands above `commandNumber` (all when absent), ' +
+      'then streams live events with no gap and no repeat. Events: `order` (the order record, whenever an order becomes PLACED or leaves it) and ' +
+      '`command` (the command record, when created); each id is the cursor `<orderNumber>.<commandNumber>`. A `: keepalive` comment comes every ' +
+      '`SSE_KEEPALIVE` (15 s). The server ends the stream after `SSE_TIMEOUT` (30 min), when the session is closed or expires, when the key ' +
+      "it was opened with is retired by a rotation, and at shutdown: reconnect with the cursor, then poll the work (part 6.2).\n\n" +
+      'The body is described as the sequence of its events (as OpenAPI 3.2 describes sequential media types): each item is one event, ' +
+      'its `data` the record as JSON.',
+    access: 'register',
+    params: [P.lastEventId],
+    query: streamCursorQuery,
+    ok: {
+      status: 200,
+      description: 'The event stream (`Cache-Control: no-cache`, `X-Accel-Buffering: no`)',
+      content: {
+        'text/event-stream': {
+          schema: arrayOf({ oneOf: [orderEventSchema, commandEventSchema] }),
+          example: [
+            { event: 'order', id: '7.0', data: JSON.stringify(examples.placedOrder) },
+            { event: 'command', id: '7.3', data: JSON.stringify(examples.command) },
+          ],
+        },
+      },
+    },
+    problems: [
+      problems.illegalArgument('orderNumber must be a non-negative integer'),
+      problems.illegalArgument('Last-Event-ID must be <orderNumber>.<commandNumber>, two non-negative integers'),
+      problems.unavailable('Redis did not answer in time'),
+    ],
+  },
+
+  // ---- Customer app ----
+  {
+    id: 'createCustomerOrder',
+    method: 'post',
+    path: '{base}/customer/orders',
+    tag: 'Customer app',
+    summary: 'Open an order (SELECTING)',
+    description: 'Registers do not see it until it is submitted. `userNumber` comes from the session, `tableNumber` from the body or else the session.',
+    access: 'customer',
+    traits: ['jsonBody'],
+    body: { schema: orderSchema, example: { rows: [{ productId: 'sku-1', name: 'Burger', quantity: 2, unitPrice: 1290 }] } },
+    ok: { status: 201, description: 'The order, SELECTING', content: json(orderRecordSchema, examples.selectingOrder) },
+    problems: [ex.locationNotFound],
+  },
+  {
+    id: 'getCustomerOrder',
+    method: 'get',
+    path: '{base}/customer/orders/{number}',
+    tag: 'Customer app',
+    summary: 'Read one of the session’s orders',
+    access: 'customer',
+    params: [P.orderNumber],
+    ok: { status: 200, description: 'The order', content: json(orderRecordSchema, examples.placedOrder) },
+    problems: [problems.orderNotFound(), ex.orderNumber],
+  },
+  {
+    id: 'replaceOrderRows',
+    method: 'put',
+    path: '{base}/customer/orders/{number}/rows',
+    tag: 'Customer app',
+    summary: 'Replace the rows of a SELECTING order',
+    access: 'customer',
+    traits: ['jsonBody'],
+    params: [P.orderNumber],
+    body: { schema: rowsBodySchema, example: { rows: [{ productId: 'sku-1', name: 'Burger', quantity: 1, unitPrice: 1290, notes: 'no onions' }] } },
+    ok: { status: 200, description: 'The order with its new rows', content: json(orderRecordSchema) },
+    problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict('Order is NEW; cannot replace rows'), problems.concurrentModification()],
+  },
+  ...(['finish', 'submit'] as const).map(
+    (kind): OperationSpec => ({
+      id: `${kind}Order`,
+      method: 'post',
+      path: `{base}/customer/orders/{number}/${kind}`,
+      tag: 'Customer app',
+      summary: kind === 'finish' ? 'Finish adding items (SELECTING to NEW)' : 'Submit the order (NEW to PLACED, announced to the registers)',
+      description: 'A transition, applied by a worker. Repeating it answers 200 and changes nothing; any other move is a 409.',
+      access: 'customer',
+      traits: ['queued'],
+      params: [P.orderNumber],
+      ok: { status: 200, description: 'The order after the transition', content: json(orderRecordSchema) },
+      problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict(`Order is SELECTING; cannot ${kind}`)],
+    }),
+  ),
+  {
+    id: 'createCustomerCommand',
+    method: 'post',
+    path: '{base}/customer/commands',
+    tag: 'Customer app',
+    summary: 'Ask for the table state or the bill',
+    access: 'customer',
+    traits: ['jsonBody'],
+    body: { schema: customerCommandBodySchema, example: { kind: 'REQUEST_BILL' } },
+    ok: { status: 201, description: 'The command', content: json(commandRecordSchema, examples.command) },
+    problems: [problems.validation('kind must be one of READ_TABLE_STATE, REQUEST_BILL'), ex.locationNotFound],
+  },
+  {
+    id: 'closeOwnSession',
+    method: 'delete',
+    path: '{base}/customer/session',
+    tag: 'Customer app',
+    summary: "Close the caller's own session",
+    description: 'Its PLACED orders are aborted; its key then answers the text/plain 401.',
+    access: 'customer',
+    traits: ['queued'],
+    ok: { status: 204, description: 'Closed' },
+  },
+
+  // ---- Admin ----
+  {
+    id: 'listLocations',
+    method: 'get',
+    path: '/admin/v1/locations',
+    tag: 'Admin',
+    summary: 'List locations',
+    description: `${paged} In creation order (by id).`,
+    access: 'admin',
+    traits: ['paged'],
+    query: idPageQuerySchema,
+    ok: { status: 200, description: 'A page of locations', content: json(arrayOf(locationViewSchema), [examples.location]), headers: ['Link'] },
+  },
+  {
+    id: 'createLocation',
+    method: 'post',
+    path: '/admin/v1/locations',
+    tag: 'Admin',
+    summary: 'Create a location',
+    access: 'admin',
+    traits: ['jsonBody'],
+    body: { schema: locationSchema, example: { name: 'Main Street', failureThreshold: 3 } },
+    ok: { status: 201, description: 'The location', content: json(locationViewSchema, examples.location) },
+  },
+  {
+    id: 'getLocation',
+    method: 'get',
+    path: '/admin/v1/locations/{id}',
+    tag: 'Admin',
+    summary: 'Read a location',
+    access: 'admin',
+    params: [P.locationId],
+    ok: { status: 200, description: 'The location', content: json(locationViewSchema, examples.location) },
+    problems: [ex.locationNotFound],
+  },
+  {
+    id: 'updateLocation',
+    method: 'patch',
+    path: '/admin/v1/locations/{id}',
+    tag: 'Admin',
+    summary: 'Change a location’s name or failure threshold',
+    description: 'A new threshold holds from the next failure report on, on every worker, without a restart; orders already FAILED stay FAILED until recovered.',
+    access: 'admin',
+    traits: ['jsonBody'],
+    params: [P.locationId],
+    body: { schema: locationUpdateSchema, example: { failureThreshold: 5 } },
+    ok: { status: 200, description: 'The location as changed', content: json(locationViewSchema, { ...examples.location, failureThreshold: 5 }) },
+    problems: [ex.locationNotFound, problems.validation('body must have at least 1 field(s)')],
+  },
+  {
+    id: 'listSessions',
+    method: 'get',
+    path: '/admin/v1/locations/{id}/sessions',
+    tag: 'Admin',
+    summary: "List a location's sessions",
+    description: `${paged} In creation order (by id), open and closed. Never a key, never a key's hash.`,
+    access: 'admin',
+    params: [P.locationId],
+    traits: ['paged'],
+    query: idPageQuerySchema,
+    ok: { status: 200, description: 'A page of sessions', content: json(arrayOf(sessionViewSchema), [examples.session]), headers: ['Link'] },
+    problems: [ex.locationNotFound],
+  },
+  {
+    id: 'createServiceSession',
+    method: 'post',
+    path: '/admin/v1/locations/{id}/service-sessions',
+    tag: 'Admin',
+    summary: 'Issue a register key (SERVICE session)',
+    description: 'The key is shown this once. The session does not expire unless `expiresAt` is given.',
+    access: 'admin',
+    traits: ['jsonBody'],
+    params: [P.locationId],
+    body: { schema: serviceSessionSchema, example: { deviceId: 'register-1' } },
+    ok: { status: 201, description: 'The session and its key', content: json(issuedSessionSchema, { ...examples.session, apiKey: examples.apiKey }) },
+    problems: [ex.locationNotFound],
+  },
+  {
+    id: 'createCustomerSession',
+    method: 'post',
+    path: '/admin/v1/locations/{id}/customer-sessions',
+    tag: 'Admin',
+    summary: 'Issue a customer app key (CUSTOMER session)',
+    description: 'The key is shown this once; the session expires after `CUSTOMER_SESSION_TTL` (12 h).',
+    access: 'admin',
+    traits: ['jsonBody'],
+    params: [P.locationId],
+    body: { schema: customerSessionSchema, example: { userNumber: 1001, tableNumber: 4 } },
+    ok: { status: 201, description: 'The session and its key', content: json(issuedSessionSchema) },
+    problems: [ex.locationNotFound],
+  },
+  {
+    id: 'rotateSessionKey',
+    method: 'post',
+    path: '/admin/v1/sessions/{sessionId}/rotate-key',
+    tag: 'Admin',
+    summary: "Rotate a session's key",
+    description:
+      'A new key, shown this once, opens the session from now on. The key it replaces keeps working for `KEY_ROTATION_GRACE` (10 min), ' +
+      'then answers exactly as a revoked key (the text/plain 401), and streams opened with it end. Rotating again ends an earlier key at once.',
+    access: 'admin',
+    params: [P.sessionId],
+    ok: {
+      status: 200,
+      description: 'The session with its new key',
+      content: json(rotatedSessionSchema, {
+        ...examples.session,
+        keyRotatedAt: '2026-11-21T08:00:00.000Z',
+        previousKeyExpiresAt: '2026-11-21T08:10:00.000Z',
+        apiKey: examples.apiKey,
+      }),
+    },
+    problems: [ex.sessionNotFound, problems.conflict('Session is closed; its key cannot be rotated')],
+  },
+  {
+    id: 'closeSession',
+    method: 'delete',
+    path: '/admin/v1/sessions/{sessionId}',
+    tag: 'Admin',
+    summary: 'Close (revoke) a session',
+    description: "Its keys then answer the text/plain 401 and its streams end; a customer session's PLACED orders are aborted.",
+    access: 'admin',
+    traits: ['queued'],
+    params: [P.sessionId],
+    ok: { status: 204, description: 'Closed' },
+    problems: [ex.sessionNotFound],
+  },
+  {
+    id: 'createCounterOrder',
+    method: 'post',
+    path: '/admin/v1/locations/{id}/orders',
+    tag: 'Admin',
+    summary: 'Create a counter order (PLACED, no user)',
+    access: 'admin',
+    traits: ['jsonBody'],
+    params: [P.locationId],
+    body: { schema: orderSchema, example: { tableNumber: 4, rows: [{ productId: 'sku-1', name: 'Burger', quantity: 2, unitPrice: 1290 }] } },
+    ok: { status: 201, description: 'The order, PLACED and announced', content: json(orderRecordSchema) },
+    problems: [ex.locationNotFound],
+  },
+  {
+    id: 'listOrders',
+    method: 'get',
+    path: '/admin/v1/locations/{id}/orders',
+    tag: 'Admin',
+    summary: "List a location's orders in a state",
+    description: `${paged} By ascending number.`,
+    access: 'admin',
+    params: [P.locationId],
+    traits: ['paged'],
+    query: orderListQuerySchema,
+    ok: { status: 200, description: 'A page of orders', content: json(arrayOf(orderRecordSchema), [examples.placedOrder]), headers: ['Link'] },
+    problems: [ex.locationNotFound, problems.required('state'), problems.noEnumConstant('EATEN')],
+  },
+  {
+    id: 'recoverOrder',
+    method: 'post',
+    path: '/admin/v1/locations/{id}/orders/{number}/recover',
+    tag: 'Admin',
+    summary: 'Recover a FAILED order (back to PLACED, failure count reset)',
+    access: 'admin',
+    traits: ['queued'],
+    params: [P.locationId, P.orderNumber],
+    ok: { status: 200, description: 'The order, PLACED again and announced', content: json(orderRecordSchema) },
+    problems: [ex.locationNotFound, problems.orderNotFound(), ex.orderNumber, problems.conflict('Order is COMPLETED; cannot recover')],
+  },
+  {
+    id: 'createCommand',
+    method: 'post',
+    path: '/admin/v1/locations/{id}/commands',
+    tag: 'Admin',
+    summary: 'Create a command',
+    access: 'admin',
+    traits: ['jsonBody'],
+    params: [P.locationId],
+    body: { schema: commandBodySchema, example: { kind: 'FETCH_REMOTE_MENU' } },
+    ok: { status: 201, description: 'The command, announced', content: json(commandRecordSchema) },
+    problems: [ex.locationNotFound],
+  },
+  {
+    id: 'listCommands',
+    method: 'get',
+    path: '/admin/v1/locations/{id}/commands',
+    tag: 'Admin',
+    summary: "List a location's live commands",
+    description: `${paged} By ascending number; acknowledged and expired commands are gone.`,
+    access: 'admin',
+    params: [P.locationId],
+    traits: ['paged'],
+    query: numberPageQuerySchema,
+    ok: { status: 200, description: 'A page of commands', content: json(arrayOf(commandRecordSchema), [examples.command]), headers: ['Link'] },
+    problems: [ex.locationNotFound],
+  },
+
+  // ---- Operations ----
+  {
+    id: 'liveness',
+    method: 'get',
+    path: '/healthz',
+    tag: 'Operations',
+    summary: 'Liveness: the process answers',
+    access: 'public',
+    ok: { status: 200, description: 'Alive', content: json(healthSchema, { status: 'ok' }) },
+  },
+  {
+    id: 'readiness',
+    method: 'get',
+    path: '/readyz',
+    tag: 'Operations',
+    summary: 'Readiness: MongoDB and Redis answer, and the node is not shutting down',
+    access: 'public',
+    ok: { status: 200, description: 'Ready', content: json(readinessSchema, { status: 'ready', mongo: 'ok', redis: 'ok' }) },
+    problems: [problems.unavailable('MongoDB ok, Redis unreachable'), problems.unavailable('Shutting down')],
+  },
+  {
+    id: 'metrics',
+    method: 'get',
+    path: '/metrics',
+    tag: 'Operations',
+    summary: "The node's Prometheus metrics",
+    description: 'Prometheus text format 0.0.4 (`text/plain; version=0.0.4`). No keys, ids or order data.',
+    access: 'public',
+    ok: { status: 200, description: 'The metrics', content: { 'text/plain': { schema: { type: 'string' } } } },
+  },
+  {
+    id: 'bullBoard',
+    method: 'get',
+    path: '/admin/queues',
+    tag: 'Operations',
+    summary: 'Bull Board: the work queue',
+    description:
+      'The dashboard of the `order-work` queue. Its pages, assets and JSON API live under `/admin/queues/`, all behind the admin token; ' +
+      'they are Bull Board’s own, not part of this contract.',
+    access: 'board',
+    ok: { status: 200, description: 'The page', content: html },
+  },
+
+  // ---- Documentation ----
+  {
+    id: 'landingPage',
+    method: 'get',
+    path: '/',
+    tag: 'Documentation',
+    summary: "The service's name, version and links",
+    access: 'public',
+    ok: { status: 200, description: 'The page', content: html },
+  },
+  {
+    id: 'getOpenApiDocument',
+    method: 'get',
+    path: '{base}/openapi.json',
+    tag: 'Documentation',
+    summary: 'This document',
+    access: 'public',
+    ok: {
+      status: 200,
+      description: 'OpenAPI 3.1',
+      content: json({
+        type: 'object',
+        required: ['openapi', 'info', 'paths'],
+        properties: { openapi: { type: 'string', const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } },
+      }),
+    },
+  },
+  {
+    id: 'docsPage',
+    method: 'get',
+    path: '/docs',
+    tag: 'Documentation',
+    summary: 'This document, rendered (Swagger UI, served from this node)',
+    access: 'public',
+    ok: { status: 200, description: 'The page', content: html },
+  },
+  {
+    id: 'docsFile',
+    method: 'get',
+    path: '/docs/{file}',
+    tag: 'Documentation',
+    summary: 'The files of the docs page',
+    access: 'public',
+    params: [{ name: 'file', in: 'path', description: 'A file the page names', schema: { type: 'string', enum: [...DOCS_FILES] }, example: 'swagger-ui.css' }],
+    ok: {
+      status: 200,
+      description: 'The file',
+      content: {
+        'text/css': { schema: { type: 'string' } },
+        'text/javascript': { schema: { type: 'string' } },
+        'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } },
+      },
+    },
+    problems: [problems.notFound('No route for GET /docs/index.html')],
+  },
+];

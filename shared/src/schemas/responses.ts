@@ -1,0 +1,162 @@
+/**
+ * Response body schemas: what the serialisers produce, as JSON Schema. The TypeScript types of
+ * the records (domain/records.ts), the views (store/locations.ts, store/sessions.ts) and problem
+ * bodies are derived from these (json-schema-to-ts), so a type and its schema cannot drift; the
+ * OpenAPI document publishes them, and the contract tests check every response against them.
+ */
+import type { FromSchema } from 'json-schema-to-ts';
+import { ORDER_STATES } from '../domain/order-state';
+import { PROBLEM_KINDS } from '../domain/problem';
+
+const timestamp = {
+  type: 'string',
+  format: 'date-time',
+  description: 'ISO-8601 UTC with milliseconds',
+  examples: ['2026-11-21T07:11:04.092Z'],
+} as const;
+
+const positiveInt = { type: 'integer', minimum: 1 } as const;
+
+export const orderRowSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['rowNumber', 'productId', 'name', 'quantity', 'unitPrice'],
+  properties: {
+    rowNumber: { ...positiveInt, description: 'Position of the row in the order, from 1' },
+    productId: { type: 'string' },
+    name: { type: 'string' },
+    quantity: positiveInt,
+    unitPrice: { type: 'integer', minimum: 0, description: 'Price in minor currency units' },
+    notes: { type: 'string' },
+  },
+} as const;
+
+export const orderRecordSchema = {
+  type: 'object',
+  description: 'An order (part 2.1). Absent values are absent keys, never null. A record with `rows` is an order.',
+  additionalProperties: false,
+  required: ['number', 'state', 'rows', 'guestCount'],
+  properties: {
+    number: { ...positiveInt, description: "Order number; the location's own sequence" },
+    state: { type: 'string', enum: ORDER_STATES },
+    tableNumber: { ...positiveInt, description: 'Absent for takeout orders' },
+    userNumber: { ...positiveInt, description: 'Absent when the order was created without a user session' },
+    rows: { type: 'array', items: orderRowSchema },
+    guestCount: { ...positiveInt, description: 'Number of guests; currently always 1' },
+    orderTime: { ...timestamp, description: 'Set when the order moves to PLACED' },
+    completeTime: { ...timestamp, description: 'Set when the order moves to COMPLETED or ABORTED' },
+    failedTime: { ...timestamp, description: 'Set when the order moves to FAILED' },
+  },
+} as const;
+
+export const commandRecordSchema = {
+  type: 'object',
+  description:
+    'A command (part 2.2): the record shape of orders without `rows`, always PLACED. Its kind is carried by one field: ' +
+    '`readTableState` (READ_TABLE_STATE), `paymentNumber` (REQUEST_BILL), `exportMainData` (EXPORT_DATA, FETCH_REMOTE_MENU).',
+  additionalProperties: false,
+  required: ['number', 'state'],
+  properties: {
+    number: { ...positiveInt, description: "Command number; the location's own sequence, separate from orders'" },
+    state: { type: 'string', const: 'PLACED' },
+    tableNumber: positiveInt,
+    readTableState: { type: 'boolean', const: true },
+    paymentNumber: { type: 'integer', const: 1 },
+    exportMainData: { type: 'boolean', const: true },
+  },
+} as const;
+
+export const locationViewSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'name', 'failureThreshold'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    failureThreshold: { ...positiveInt, description: 'Failure count at which an order stays FAILED until recovered' },
+  },
+} as const;
+
+const sessionViewProperties = {
+  sessionId: { type: 'string' },
+  type: { type: 'string', enum: ['SERVICE', 'CUSTOMER'] },
+  locationId: { type: 'string' },
+  deviceId: { type: 'string', description: 'SERVICE sessions: the register device' },
+  userNumber: { ...positiveInt, description: "CUSTOMER sessions: the customer's user number" },
+  tableNumber: { ...positiveInt, description: 'CUSTOMER sessions: the table, when given' },
+  createdAt: timestamp,
+  expiresAt: { ...timestamp, description: 'Absent when the session does not expire' },
+  closedAt: { ...timestamp, description: 'Set when the session was closed; its keys then answer as unknown keys' },
+  keyRotatedAt: { ...timestamp, description: 'When the key was last rotated' },
+  previousKeyExpiresAt: { ...timestamp, description: 'Until when the key replaced by the last rotation kept working' },
+} as const;
+
+/** A session as the admin API shows it: never its key, never the key's hash. */
+export const sessionViewSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['sessionId', 'type', 'locationId', 'createdAt'],
+  properties: sessionViewProperties,
+} as const;
+
+const apiKey = { type: 'string', description: 'The API key, shown this once; only its hash is stored' } as const;
+
+/** A session just created, with its key. */
+export const issuedSessionSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['sessionId', 'type', 'locationId', 'createdAt', 'apiKey'],
+  properties: { ...sessionViewProperties, apiKey },
+} as const;
+
+/** A session whose key was just rotated: the new key, and until when the old one still works. */
+export const rotatedSessionSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['sessionId', 'type', 'locationId', 'createdAt', 'apiKey', 'keyRotatedAt', 'previousKeyExpiresAt'],
+  properties: { ...sessionViewProperties, apiKey },
+} as const;
+
+export const problemBodySchema = {
+  type: 'object',
+  description: 'Problem details (RFC 7807, part 7.2)',
+  additionalProperties: false,
+  required: ['type', 'title', 'status', 'detail', 'instance'],
+  properties: {
+    type: { type: 'string', const: 'about:blank' },
+    title: { type: 'string', enum: [...new Set(Object.values(PROBLEM_KINDS).map((kind) => kind.title))] },
+    status: { type: 'integer' },
+    detail: { type: 'string', description: 'Human-readable explanation; for 500, and store errors, it begins with an id that is also in the log' },
+    instance: { type: 'string', description: 'The request path, without the query string' },
+  },
+} as const;
+
+export const healthSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status'],
+  properties: { status: { type: 'string', const: 'ok' } },
+} as const;
+
+export const readinessSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status', 'mongo', 'redis'],
+  properties: {
+    status: { type: 'string', const: 'ready' },
+    mongo: { type: 'string', const: 'ok' },
+    redis: { type: 'string', const: 'ok' },
+  },
+} as const;
+
+export type OrderRow = FromSchema<typeof orderRowSchema>;
+export type OrderRecord = FromSchema<typeof orderRecordSchema>;
+export type CommandRecord = FromSchema<typeof commandRecordSchema>;
+export type LocationView = FromSchema<typeof locationViewSchema>;
+export type SessionView = FromSchema<typeof sessionViewSchema>;
+export type IssuedSession = FromSchema<typeof issuedSessionSchema>;
+export type RotatedSession = FromSchema<typeof rotatedSessionSchema>;
+export type HealthBody = FromSchema<typeof healthSchema>;
+export type ReadinessBody = FromSchema<typeof readinessSchema>;
+/** `title` is any of the table's titles; which status carries which is PROBLEM_KINDS'. */
+export type ProblemBody = Omit<FromSchema<typeof problemBodySchema>, 'title'> & { title: string };

@@ -1,0 +1,61 @@
+/**
+ * `npm run admin` for the admin surface: lists page by page (the next page named on stderr),
+ * a location changed, a session's key rotated; JSON on stdout.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { call } from '../support/http';
+import { registerAt } from '../support/fixtures';
+import { ROOT, startStack } from '../support/stack';
+
+describe('npm run admin', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.close());
+
+  /** Runs the tool as `npm run admin -- ...` does; its exit code, stdout and stderr. */
+  function admin(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), ...args],
+        { cwd: ROOT, env: { ...process.env, POS_URL: stack.origin, ADMIN_TOKEN: stack.env.ADMIN_TOKEN! } },
+        (err, out, errOut) => resolve({ code: err ? Number(err.code ?? 1) : 0, out, err: errOut }),
+      );
+    });
+  }
+
+  it('lists locations a page at a time, and changes one', async () => {
+    const first = await stack.admin.createLocation('Cli one');
+    const second = await stack.admin.createLocation('Cli two');
+    const page = await admin('list-locations', '--limit', '1');
+    expect(page.code).toBe(0);
+    expect(JSON.parse(page.out)).toEqual([first]);
+    expect(page.err).toBe(`next page: --after ${first.id}\n`);
+    expect(JSON.parse((await admin('list-locations', '--after', first.id)).out)).toEqual([second]);
+
+    const changed = await admin('update-location', second.id, '--name', 'Cli renamed', '--failure-threshold', '5');
+    expect(JSON.parse(changed.out)).toEqual({ id: second.id, name: 'Cli renamed', failureThreshold: 5 });
+    expect((await admin('update-location', second.id)).code).toBe(2);
+  });
+
+  it("rotates a session's key and lists the sessions without keys", async () => {
+    const { location, key, sessionId } = await registerAt(stack, 'Cli keys');
+    const rotated = await admin('rotate-key', sessionId);
+    expect(rotated.code).toBe(0);
+    const { apiKey, previousKeyExpiresAt } = JSON.parse(rotated.out);
+    expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey })).status).toBe(200);
+    expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
+
+    const sessions = await admin('list-sessions', location.id);
+    expect(JSON.parse(sessions.out)).toEqual([expect.objectContaining({ sessionId, previousKeyExpiresAt })]);
+    expect(sessions.out).not.toContain(apiKey.slice(4));
+    expect(sessions.err).toBe('');
+
+    const unknown = await admin('rotate-key', 'no-such-session');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/404 Not found: Session does not exist/);
+  });
+});

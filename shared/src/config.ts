@@ -11,8 +11,12 @@ const envSchema = {
     BASE_PATH: { type: 'string', pattern: '^(/[A-Za-z0-9._~-]+)+$', default: '/api/v1' },
     MONGO_URL: { type: 'string', minLength: 1 },
     MONGO_DB: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', default: 'pos' },
+    MONGO_WRITE_CONCERN: { type: 'string', pattern: '^(majority|[1-9][0-9]*)$', default: 'majority' },
     REDIS_URL: { type: 'string', minLength: 1 },
+    REDIS_CLUSTER: { type: 'string', enum: ['0', '1', 'false', 'true'], default: '0' },
     REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', default: 'pos' },
+    QUEUE_PARTITIONS: { type: 'integer', minimum: 1, maximum: 1024 },
+    QUEUE_DRAIN_PARTITIONS: { type: 'integer', minimum: 1, maximum: 1024 },
     ADMIN_TOKEN: { type: 'string', minLength: 16 },
     FAILURE_THRESHOLD: { type: 'integer', minimum: 1, default: 3 },
     COMMAND_TTL: { type: 'string', pattern: DURATION, default: '10m' },
@@ -40,8 +44,16 @@ export interface Config {
   basePath: string;
   mongoUrl: string | undefined;
   mongoDb: string;
+  /** `w` of every write: `majority`, or a number of members. */
+  mongoWriteConcern: 'majority' | number;
+  /** One Redis URL, or (with `redisCluster`) comma-separated seed nodes of a Redis Cluster. */
   redisUrl: string | undefined;
+  redisCluster: boolean;
   redisPrefix: string;
+  /** Work queue partitions this deployment adds to and consumes. */
+  queuePartitions: number;
+  /** The partition count of an earlier layout whose queues are still drained (consumed, never added to). */
+  queueDrainPartitions: number | undefined;
   adminToken: string | undefined;
   failureThreshold: number;
   commandTtlMs: number;
@@ -59,6 +71,12 @@ export interface Config {
   /** Test-only: makes a worker die around its MongoDB write, to prove jobs survive crashes. */
   faultInject: '' | 'crash-before-apply' | 'crash-after-apply';
 }
+
+/**
+ * Partitions on a cluster unless QUEUE_PARTITIONS says otherwise: evenly spread over 2, 3 or 6
+ * masters (each partition's slot lies in its own sixth of the slot space). One Redis gets one.
+ */
+export const CLUSTER_QUEUE_PARTITIONS = 6;
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -84,14 +102,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const v = raw as Record<string, string | number | undefined>;
+  const redisCluster = v.REDIS_CLUSTER === '1' || v.REDIS_CLUSTER === 'true';
+  const writeConcern = v.MONGO_WRITE_CONCERN as string;
   return {
     port: v.PORT as number,
     host: v.HOST as string,
     basePath: v.BASE_PATH as string,
     mongoUrl: v.MONGO_URL as string | undefined,
     mongoDb: v.MONGO_DB as string,
+    mongoWriteConcern: writeConcern === 'majority' ? 'majority' : Number(writeConcern),
     redisUrl: v.REDIS_URL as string | undefined,
+    redisCluster,
     redisPrefix: v.REDIS_PREFIX as string,
+    queuePartitions: (v.QUEUE_PARTITIONS as number | undefined) ?? (redisCluster ? CLUSTER_QUEUE_PARTITIONS : 1),
+    queueDrainPartitions: v.QUEUE_DRAIN_PARTITIONS as number | undefined,
     adminToken: v.ADMIN_TOKEN as string | undefined,
     failureThreshold: v.FAILURE_THRESHOLD as number,
     commandTtlMs: parseDuration(v.COMMAND_TTL as string),

@@ -41,7 +41,7 @@ export class CommandsRepo {
    * command. Of two concurrent acknowledgements only the one whose delete counts wins.
    */
   async acknowledge(locationId: string, number: number, now: Date): Promise<CommandDoc | null> {
-    const filter = { _id: recordId(locationId, number), expiresAt: { $gt: now } };
+    const filter = { _id: recordId(locationId, number), locationId, number, expiresAt: { $gt: now } };
     const command = await this.c.findOne(filter);
     if (!command) return null;
     const { deletedCount } = await this.c.deleteOne(filter);

@@ -59,7 +59,7 @@ export class OrdersRepo {
   }
 
   find(scope: OrderScope, number: number): Promise<OrderDoc | null> {
-    const filter: Record<string, unknown> = { _id: recordId(scope.locationId, number) };
+    const filter: Record<string, unknown> = { _id: recordId(scope.locationId, number), locationId: scope.locationId, number };
     if (scope.sessionId !== undefined) filter.sessionId = scope.sessionId;
     return this.c.findOne(filter);
   }
@@ -73,8 +73,8 @@ export class OrdersRepo {
     return this.c.find({ locationId, state, number: { $gt: after } }).sort({ number: 1 }).toArray();
   }
 
-  placedOfSession(sessionId: string): Promise<OrderDoc[]> {
-    return this.c.find({ sessionId, state: 'PLACED' }).sort({ number: 1 }).toArray();
+  placedOfSession(locationId: string, sessionId: string): Promise<OrderDoc[]> {
+    return this.c.find({ locationId, sessionId, state: 'PLACED' }).sort({ number: 1 }).toArray();
   }
 
   /**
@@ -85,14 +85,17 @@ export class OrdersRepo {
   async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date): Promise<OrderDoc | null> {
     const appliedJobs = [...order.appliedJobs, jobId].slice(-APPLIED_JOBS_KEPT);
     const set = { ...change, appliedJobs, updatedAt: now };
-    const { modifiedCount } = await this.c.updateOne({ _id: order._id, version: order.version }, { $set: set, $inc: { version: 1 } });
+    const { modifiedCount } = await this.c.updateOne(
+      { _id: order._id, locationId: order.locationId, number: order.number, version: order.version },
+      { $set: set, $inc: { version: 1 } },
+    );
     return modifiedCount === 1 ? { ...order, ...set, version: order.version + 1 } : null;
   }
 
   /** Replaces the rows of a SELECTING order, guarded by its version like every order write. */
   async replaceRows(order: OrderDoc, rows: OrderRow[], now: Date): Promise<OrderDoc | null> {
     const { modifiedCount } = await this.c.updateOne(
-      { _id: order._id, version: order.version, state: 'SELECTING' },
+      { _id: order._id, locationId: order.locationId, number: order.number, version: order.version, state: 'SELECTING' },
       { $set: { rows, updatedAt: now }, $inc: { version: 1 } },
     );
     return modifiedCount === 1 ? { ...order, rows, updatedAt: now, version: order.version + 1 } : null;

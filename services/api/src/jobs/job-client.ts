@@ -3,6 +3,7 @@ import { Job, Queue } from 'bullmq';
 import { problems } from '@pos/shared/domain/problem';
 import type { Logger } from '@pos/shared/log';
 import type { JobOutcome, JobPayload, JobReply } from '@pos/shared/queue/jobs';
+import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import { withDeadline } from '@pos/shared/util/deadline';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 
@@ -11,6 +12,8 @@ const LOOKUP_TIMEOUT_MS = 1_000;
 interface Pending {
   resolve(outcome: JobOutcome): void;
   timer: NodeJS.Timeout;
+  /** The partition's queue it went to, where its record is looked up. */
+  queue: Queue;
   name: string;
   started: bigint;
 }
@@ -32,7 +35,7 @@ export class JobClient {
   private readonly onResubscribed = () => void this.recheckAll();
 
   constructor(
-    private readonly queue: Queue,
+    private readonly queues: Pick<WorkQueues, 'queueFor'>,
     private readonly subscriber: ChannelSubscriber,
     private readonly channel: string,
     private readonly timeoutMs: number,
@@ -53,13 +56,14 @@ export class JobClient {
   /** Resolves with the outcome, or a 503 outcome by the deadline, whatever Redis does meanwhile. */
   run(payload: JobPayload, requestId: string): Promise<JobOutcome> {
     const jobId = randomUUID();
+    const queue = this.queues.queueFor(payload);
     const outcome = new Promise<JobOutcome>((resolve) => {
       const timer = setTimeout(() => void this.expire(jobId), this.timeoutMs);
-      this.pending.set(jobId, { resolve, timer, name: payload.name, started: process.hrtime.bigint() });
+      this.pending.set(jobId, { resolve, timer, queue, name: payload.name, started: process.hrtime.bigint() });
     });
     // Not awaited: with Redis down, BullMQ's add waits for the connection, and the deadline must still hold.
     const deadline = Date.now() + this.timeoutMs;
-    this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId, deadline }, { jobId }).catch((err: unknown) => {
+    queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId, deadline }, { jobId }).catch((err: unknown) => {
       this.log.error({ err, requestId }, 'could not enqueue job');
       this.settle(jobId, { status: 503, problem: problems.unavailable('The work queue is unreachable') });
     });
@@ -88,7 +92,9 @@ export class JobClient {
 
   /** The job's own record answers when its reply went missing; bounded, as Redis may be down. */
   private async lookUp(jobId: string): Promise<JobOutcome | undefined> {
-    const job = await withDeadline(Job.fromId<unknown, JobOutcome>(this.queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
+    const queue = this.pending.get(jobId)?.queue;
+    if (!queue) return undefined;
+    const job = await withDeadline(Job.fromId<unknown, JobOutcome>(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
     return job?.finishedOn && job.returnvalue ? job.returnvalue : undefined;
   }
 

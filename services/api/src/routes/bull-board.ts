@@ -9,14 +9,15 @@ import { requireAdmin } from '../middleware/admin-auth';
 export const BULL_BOARD_PATH = '/admin/queues';
 
 /**
- * Bull Board (the work queue's dashboard) at /admin/queues, behind the admin token.
+ * Bull Board (the work queue's dashboard) at /admin/queues, behind the admin token: every
+ * partition, `p1of3:order-work` and so on (the single queue of one Redis is plain `order-work`).
  * Its Koa adapter mounts a Koa app of its own (views, static assets, JSON API) with koa-mount,
  * so everything under the path, page and assets alike, passes the admin check first.
  */
-export function bullBoard(deps: Pick<ApiDeps, 'queue' | 'adminToken'>): Middleware<AppState> {
+export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'adminToken'>): Middleware<AppState> {
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: [new BullMQAdapter(deps.queue)],
+    queues: deps.queues.all.map(({ partition, queue }) => new BullMQAdapter(queue, { prefix: partition.label && `${partition.label}:` })),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'POS order work' } },
   });

@@ -68,7 +68,7 @@ export async function measureFanOut(
   backends: Backends,
   options: { levels: number[]; submissions: number; warmup: number; say(line: string): void; label?: string },
 ): Promise<{ levels: FanOutLevel[]; memory: StreamMemory | undefined }> {
-  const deployment = await deploy('fanout', backends, { apiCount: 2, apiNodeArgs: GC_HOOK });
+  const deployment = await deploy(`${options.label ? `${options.label.trim()}-` : ''}fanout`, backends, { apiCount: 2, apiNodeArgs: GC_HOOK });
   const streams: WorkStream[] = [];
   try {
     const { admin, apis } = deployment;

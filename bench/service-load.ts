@@ -42,7 +42,8 @@ export async function measureStatusUpdates(
   backends: Backends,
   options: { concurrencies: number[]; orders: number; locations?: number; bounds: LoadBounds; say(line: string): void; label?: string },
 ): Promise<StatusUpdateResult[]> {
-  const deployment = await deploy('status', backends);
+  // Each deployment its own log files (the ready line is looked for in them).
+  const deployment = await deploy(`${options.label ? `${options.label.trim()}-` : ''}status`, backends);
   const locationCount = options.locations ?? 1;
   try {
     const { admin } = deployment;

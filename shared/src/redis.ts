@@ -67,9 +67,14 @@ export function createRedis(target: RedisTarget, options: RedisOptions = {}, log
   return redis;
 }
 
-/** PUBLISH on one Redis; SPUBLISH on a cluster, so that only the channel's shard carries it. */
+const PUBLISH_TIMEOUT_MS = 2_000;
+
+/**
+ * PUBLISH on one Redis; SPUBLISH on a cluster, so that only the channel's shard carries it.
+ * Bounded: a cluster client that lost every node queues commands until it is back.
+ */
 export async function publish(redis: RedisClient, channel: string, message: string): Promise<void> {
-  await (isCluster(redis) ? redis.spublish(channel, message) : redis.publish(channel, message));
+  await withDeadline(isCluster(redis) ? redis.spublish(channel, message) : redis.publish(channel, message), PUBLISH_TIMEOUT_MS, 'Redis PUBLISH');
 }
 
 /**

@@ -127,7 +127,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   // partition carries them) and are watched until empty.
   const queues = new WorkQueues(redis, queueLayout(config), log);
   const workers = [...queues.current, ...queues.draining].map(({ partition }) => consume(partition));
-  const drain = queues.draining.length > 0 ? await watchDrain(queues.draining, log.child({ role: 'drain' })) : undefined;
+  const drain = queues.draining.length > 0 ? await watchDrain(queues.draining, log) : undefined;
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   log.info(
     {

@@ -1,5 +1,5 @@
 import { JOB } from '@pos/shared/queue/jobs';
-import { partitionLayout, partitionOf } from '@pos/shared/queue/partitions';
+import { partitionLayout, partitionOf, partitionSlots } from '@pos/shared/queue/partitions';
 import { layoutPartitions, routingKey } from '@pos/shared/queue/work-queue';
 import { slotOf } from '@pos/shared/redis';
 
@@ -9,6 +9,14 @@ describe('work queue partitions', () => {
   });
 
   it('tags every partition, each in its own share of the slots, so that n partitions spread over n/k evenly split masters', () => {
+    // The shares line up with the masters' ranges of `redis-cli --cluster create` (3 masters:
+    // 0-5460, 5461-10922, 10923-16383), two partitions of six in each.
+    const six = Array.from({ length: 6 }, (_, i) => partitionSlots(i, 6));
+    expect([0, 1, 2].map((m) => [six[2 * m]![0], six[2 * m + 1]![1] - 1])).toEqual([
+      [0, 5460],
+      [5461, 10922],
+      [10923, 16383],
+    ]);
     for (const count of [1, 2, 3, 4, 6, 12]) {
       const layout = partitionLayout('pos', count, true);
       expect(layout.map((p) => p.label)).toEqual(Array.from({ length: count }, (_, i) => `p${i}of${count}`));
@@ -16,7 +24,9 @@ describe('work queue partitions', () => {
         expect(partition.prefix).toMatch(new RegExp(`^pos:\\{${partition.label}(-[0-9]+)?\\}$`));
         const slot = slotOf(`${partition.prefix}:order-work:wait`);
         expect(slot).toBe(slotOf(partition.prefix));
-        expect(Math.floor((slot * count) / 16384)).toBe(partition.index);
+        const [low, high] = partitionSlots(partition.index, count);
+        expect(slot).toBeGreaterThanOrEqual(low);
+        expect(slot).toBeLessThan(high);
       }
     }
     // The layout is a function of its inputs alone: every node and every restart computes the same.

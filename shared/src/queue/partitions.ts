@@ -29,14 +29,21 @@ export function partitionLayout(redisPrefix: string, count: number, cluster: boo
   if (count === 1 && !cluster) return [{ index: 0, count, prefix: redisPrefix, label: '' }];
   return Array.from({ length: count }, (_, index) => {
     const label = `p${index}of${count}`;
-    const low = Math.floor((index * SLOTS) / count);
-    const high = Math.floor(((index + 1) * SLOTS) / count);
+    const [low, high] = partitionSlots(index, count);
     for (let k = 0; ; k++) {
       const prefix = `${redisPrefix}:{${label}${k === 0 ? '' : `-${k}`}}`;
       const slot = slotOf(prefix);
       if (slot >= low && slot < high) return { index, count, prefix, label };
     }
   });
+}
+
+/**
+ * The slots `[low, high)` partition `index` of `count` must hash into: its share of the slot
+ * space, rounded as `redis-cli --cluster create` rounds its masters' ranges, so that they line up.
+ */
+export function partitionSlots(index: number, count: number): [number, number] {
+  return [Math.round((index * SLOTS) / count), Math.round(((index + 1) * SLOTS) / count)];
 }
 
 /**

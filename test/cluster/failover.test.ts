@@ -137,12 +137,6 @@ describe('a Redis Cluster master killed under load', () => {
       await eventually(() => registers.every((_, i) => answered(i, recoveredAt) >= 3), 'every register answered after the recovery', 30_000);
       stopping = true;
       await Promise.all([...load, watching]);
-      if (process.env.DEBUG_FAILOVER) {
-        const by = new Map<number, number>();
-        for (const o of outcomes) by.set(o.status, (by.get(o.status) ?? 0) + 1);
-        process.stderr.write(`kill→recovered ${recoveredAt - killedAt} ms; statuses ${JSON.stringify([...by])}; max ms ${Math.max(...outcomes.map((o) => o.ms))}; total ${Date.now() - killedAt} ms\n`);
-        process.stderr.write(`${JSON.stringify(readiness.filter((r) => r.at > killedAt).map((r) => [r.node, r.status, r.at - killedAt]))}\n`);
-      }
 
       // What the failover cost: requests in flight, answered 503 (with Retry-After) or dropped, each in time.
       for (const outcome of outcomes) {

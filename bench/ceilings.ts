@@ -6,10 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger } from '@pos/shared/log';
 import { JOB, replyChannel } from '@pos/shared/queue/jobs';
-import { createWorkQueue } from '@pos/shared/queue/work-queue';
-import { createRedis } from '@pos/shared/redis';
+import { WorkQueues } from '@pos/shared/queue/work-queue';
+import { createRedis, publish, RedisClient, RedisTarget } from '@pos/shared/redis';
 import { JobClient } from '@pos/api/jobs/job-client';
 import { ChannelSubscriber } from '@pos/api/pubsub/channel-subscriber';
+import { singleRedisNodes } from '@pos/api/pubsub/subscriber-nodes';
 import type { Backends } from './deployment';
 import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad, summarise } from './load';
 import { spawnNode } from './processes';
@@ -58,10 +59,12 @@ export async function measureCeilings(
   const prefix = `bench_ceiling_${randomBytes(3).toString('hex')}`;
   const bullmq: LoadResult[] = [];
   const echo = await spawnNode('ceiling-echo-worker', 'bench/bare/echo-worker.ts', { REDIS_URL: backends.redisUrl, REDIS_PREFIX: prefix }, /echo worker ready/, backends.logDir);
-  const redis = createRedis(backends.redisUrl, { maxRetriesPerRequest: 2 });
-  const subscriber = new ChannelSubscriber(createRedis(backends.redisUrl, { maxRetriesPerRequest: null }), createLogger('silent', 'bench'));
-  const queue = createWorkQueue(redis, prefix, createLogger('warn', 'bench'));
-  const jobs = new JobClient(queue, subscriber, replyChannel(prefix, 'bench'), 10_000, createLogger('warn', 'bench'));
+  const target: RedisTarget = { url: backends.redisUrl, cluster: false };
+  const redis = createRedis(target, { maxRetriesPerRequest: 2 });
+  const subscriber = new ChannelSubscriber(singleRedisNodes(target), createLogger('silent', 'bench'));
+  const queues = new WorkQueues(redis, { redisPrefix: prefix, cluster: false, partitions: 1 }, createLogger('warn', 'bench'));
+  const queue = queues.current[0]!.queue;
+  const jobs = new JobClient(queues, subscriber, replyChannel(prefix, 'bench'), 10_000, createLogger('warn', 'bench'));
   try {
     await jobs.start();
     for (const c of concurrencies) {
@@ -104,7 +107,7 @@ export async function measureCeilings(
 }
 
 /** Publishes `count` messages one after another and times each from PUBLISH to receipt. */
-async function measurePubsubHop(redis: ReturnType<typeof createRedis>, subscriber: ChannelSubscriber, channel: string, count: number): Promise<LoadResult> {
+async function measurePubsubHop(redis: RedisClient, subscriber: ChannelSubscriber, channel: string, count: number): Promise<LoadResult> {
   const latencies: number[] = [];
   let sentAt = 0;
   let received: (() => void) | undefined;
@@ -117,7 +120,7 @@ async function measurePubsubHop(redis: ReturnType<typeof createRedis>, subscribe
   for (let i = 0; i < count; i += 1) {
     const arrived = new Promise<void>((resolve) => (received = resolve));
     sentAt = performance.now();
-    await redis.publish(channel, `{"i":${i}}`);
+    await publish(redis, channel, `{"i":${i}}`);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([arrived, new Promise<void>((resolve) => (timer = setTimeout(resolve, 5_000)))]);
     clearTimeout(timer);

@@ -9,10 +9,15 @@ import { AdminClient } from '@pos/shared/clients/admin-client';
 import { REQUEST_TIMEOUT_MS } from '@pos/shared/clients/json-http';
 import { ROLE_READY, roleEntry } from '../scripts/embedded/spawn-role';
 import { BenchChild, spawnNode } from './processes';
+import type { RedisProcess } from './redis-cpu';
 
 export interface Backends {
   mongoUrl: string;
+  /** One Redis, or the seed list of a Redis Cluster when `redisCluster` is set. */
   redisUrl: string;
+  redisCluster?: boolean;
+  /** The Redis processes whose CPU the runs report (none for a Redis the bench did not start). */
+  redisProcesses: RedisProcess[];
   logDir: string;
 }
 
@@ -50,6 +55,7 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     LOG_LEVEL: 'info',
     // The fan-out's 1,000 streams share 10 register keys: far above the per-session default of 4.
     SSE_MAX_STREAMS_PER_SESSION: '1000',
+    ...(backends.redisCluster ? { REDIS_CLUSTER: '1' } : {}),
   };
   const worker = await spawnNode(`${name}-worker`, roleEntry('worker'), env, ROLE_READY.worker, backends.logDir);
   const apis: ApiNode[] = [];

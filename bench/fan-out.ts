@@ -9,6 +9,7 @@ import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client'
 import type { Backends, Deployment } from './deployment';
 import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
 import { percentile } from './load';
+import { CpuShare, measureCpu } from './redis-cpu';
 import { inBatches } from './service-load';
 
 const ROWS = [{ productId: 'sku-burger', name: 'Burger', quantity: 1, unitPrice: 1290 }];
@@ -27,6 +28,8 @@ export interface FanOutLevel {
   maxMs: number;
   /** Submission to arrival at the last stream, median over submissions. */
   lastArrivalP50Ms: number;
+  /** Each Redis process's CPU during the measured submissions. */
+  redisCpu: CpuShare[];
 }
 
 export interface NodeMemory {
@@ -63,9 +66,9 @@ const ms = (value: number) => Math.round(value * 100) / 100;
 
 export async function measureFanOut(
   backends: Backends,
-  options: { levels: number[]; submissions: number; warmup: number; say(line: string): void },
-): Promise<{ levels: FanOutLevel[]; memory: StreamMemory }> {
-  const deployment = await deploy('fanout', backends, { apiCount: 2, apiNodeArgs: GC_HOOK });
+  options: { levels: number[]; submissions: number; warmup: number; say(line: string): void; label?: string },
+): Promise<{ levels: FanOutLevel[]; memory: StreamMemory | undefined }> {
+  const deployment = await deploy(`${options.label ? `${options.label.trim()}-` : ''}fanout`, backends, { apiCount: 2, apiNodeArgs: GC_HOOK });
   const streams: WorkStream[] = [];
   try {
     const { admin, apis } = deployment;
@@ -135,13 +138,16 @@ export async function measureFanOut(
       const latencies: number[] = [];
       const lastArrivals: number[] = [];
       let missed = 0;
+      let cpu: ReturnType<typeof measureCpu> | undefined;
       for (const [i, number] of orders.entries()) {
+        if (i === options.warmup) cpu = measureCpu(backends.redisProcesses);
         const arrived = await submit(number, level);
         if (i < options.warmup) continue;
         latencies.push(...arrived);
         missed += level - arrived.length;
         if (arrived.length === level) lastArrivals.push(Math.max(...arrived));
       }
+      const redisCpu = cpu?.stop() ?? [];
       // Completed orders are not replayed to the next level's new streams.
       await inBatches(orders.length, 8, (i) => register.updateStatus(orders[i]!, 'COMPLETED'));
       latencies.sort((a, b) => a - b);
@@ -156,6 +162,7 @@ export async function measureFanOut(
         p99Ms: ms(percentile(latencies, 99)),
         maxMs: ms(latencies.at(-1) ?? 0),
         lastArrivalP50Ms: ms(percentile(lastArrivals, 50)),
+        redisCpu,
       };
       levels.push(result);
       if (!before) {
@@ -164,9 +171,9 @@ export async function measureFanOut(
         await collectGarbage(apis);
         before = await Promise.all(apis.map((a) => scrapeMetrics(a.origin)));
       }
-      options.say(`fan-out ${level} streams: p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, last arrival p50 ${result.lastArrivalP50Ms} ms, missed ${missed}`);
+      options.say(`${options.label ?? ''}fan-out ${level} streams: p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, last arrival p50 ${result.lastArrivalP50Ms} ms, missed ${missed}`);
     }
-    return { levels, memory: memory! };
+    return { levels, memory };
   } finally {
     await Promise.all(streams.map((s) => s.close()));
     await stopQuietly(deployment);

@@ -78,9 +78,10 @@ async function loop(concurrency: number, op: Operation, maxOps: number, maxMs: n
   return { latencies, errors, errorSamples, seconds: (performance.now() - start) / 1000 };
 }
 
-/** Warms up, then measures. */
-export async function runLoad(concurrency: number, op: Operation, bounds: LoadBounds): Promise<LoadResult> {
+/** Warms up, then measures; `onMeasure` is called as the measured part starts. */
+export async function runLoad(concurrency: number, op: Operation, bounds: LoadBounds, onMeasure?: () => void): Promise<LoadResult> {
   if (bounds.warmupOps) await loop(concurrency, op, bounds.warmupOps, bounds.maxMs, false);
+  onMeasure?.();
   const { latencies, errors, errorSamples, seconds } = await loop(concurrency, op, bounds.maxOps, bounds.maxMs, true);
   return summarise(concurrency, latencies, errors, seconds, errorSamples);
 }

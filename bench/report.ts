@@ -2,6 +2,8 @@
 import type { Ceilings } from './ceilings';
 import type { FanOutLevel, StreamMemory } from './fan-out';
 import type { LoadResult } from './load';
+import { formatCpu } from './redis-cpu';
+import type { StatusUpdateResult } from './service-load';
 
 export interface Machine {
   nproc: number;
@@ -30,12 +32,21 @@ export interface BenchResults {
   durationSeconds: number;
   machine: Machine;
   settings: { secondsPerRun: number; maxOpsPerRun: number; warmupOps: number; fanOutSubmissions: number };
-  statusUpdates: (LoadResult & { serverJobMeanMs: number; vs: Ratio })[];
+  statusUpdates: (StatusUpdateResult & { vs: Ratio })[];
   locationPolls: (LoadResult & { records: number; vs: Ratio })[];
   fanOut: (FanOutLevel & { vs: Omit<Ratio, 'ceilingRps' | 'rpsRatio'> })[];
   streamMemory: StreamMemory;
   ceilings: Ceilings;
+  cluster: ClusterResults;
   logs: string;
+}
+
+/** The same scenarios on a Redis Cluster. */
+export interface ClusterResults {
+  shape: string;
+  partitions: number;
+  statusUpdates: StatusUpdateResult[];
+  fanOut: FanOutLevel[];
 }
 
 const ratio = (a: number, b: number, digits = 2) => (b > 0 ? Math.round((a / b) * 10 ** digits) / 10 ** digits : 0);
@@ -114,5 +125,27 @@ export function renderTables(r: BenchResults): string {
       ['Redis pub/sub hop', 1, c.pubsubHop.rps, c.pubsubHop.p50Ms, c.pubsubHop.p99Ms],
     ]),
   );
+  out.push('', renderClusterTable(r.cluster, r));
   return out.join('\n');
+}
+
+/** The cluster rows, next to the same scenarios on one Redis when those ran. */
+export function renderClusterTable(cluster: ClusterResults, single: Pick<BenchResults, 'statusUpdates' | 'fanOut'> | undefined): string {
+  const concurrencies = new Set(cluster.statusUpdates.map((s) => s.concurrency));
+  const streams = new Set(cluster.fanOut.map((f) => f.streams));
+  const status = (where: string, rows: StatusUpdateResult[]) =>
+    rows
+      .filter((s) => concurrencies.has(s.concurrency))
+      .map((s) => [where, `status updates, ${s.locations} locations`, s.concurrency, s.rps, s.p50Ms, s.p99Ms, s.errors, formatCpu(s.redisCpu)]);
+  const fanOut = (where: string, rows: FanOutLevel[]) =>
+    rows.filter((f) => streams.has(f.streams)).map((f) => [where, 'stream fan-out (submit to arrival)', f.streams, '', f.p50Ms, f.p99Ms, f.missed, formatCpu(f.redisCpu)]);
+  const on = `cluster (${cluster.shape}, ${cluster.partitions} partitions)`;
+  return [
+    `**On a Redis Cluster** (${cluster.shape}, started from redis-server on this machine; the work queue in ${cluster.partitions} partitions, two on each master) next to one Redis. Redis CPU: each process's user + system time over the measured run, in % of one core (from /proc). The fan-out's errors column is streams missed.`,
+    '',
+    table(
+      ['Redis', 'scenario', 'clients / streams', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'Redis CPU'],
+      [...(single ? status('one Redis', single.statusUpdates) : []), ...status(on, cluster.statusUpdates), ...(single ? fanOut('one Redis', single.fanOut) : []), ...fanOut(on, cluster.fanOut)],
+    ),
+  ].join('\n');
 }

@@ -5,9 +5,13 @@
  * Koa, BullMQ and Redis. Prints tables and writes bench/results/latest.json plus a dated copy.
  * No pass/fail thresholds.
  *
+ * Then the same status updates (16 and 64 clients) and the 1,000-stream fan-out on a Redis Cluster
+ * of 3 masters and 3 replicas started from redis-server, with each Redis process's CPU share.
+ *
  * Settings (env): BENCH_SECONDS (per run, default 8), BENCH_MAX_OPS (per run, default 50000),
  * BENCH_FANOUT_SUBMISSIONS (per stream count, default 20), BENCH_QUICK=1 (a short smoke run:
- * 1 s runs, 1/10/50 streams; results go to bench/results/quick.json only).
+ * 1 s runs, 1/10/50 streams; results go to bench/results/quick.json only), BENCH_ONLY=cluster
+ * (the cluster scenarios alone, to bench/results/cluster-only.json).
  */
 import { execSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,14 +19,17 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ChildServer } from '../scripts/embedded/child-server';
 import { startJongodb } from '../scripts/embedded/jongodb';
+import { startRedisCluster } from '../scripts/embedded/redis-cluster';
 import { startRedisServer } from '../scripts/embedded/redis-server';
 import { ROOT } from '../scripts/embedded/spawn-role';
+import { CLUSTER_QUEUE_PARTITIONS } from '@pos/shared/config';
 import { createRedis } from '@pos/shared/redis';
 import { measureCeilings } from './ceilings';
 import type { Backends } from './deployment';
 import { measureFanOut } from './fan-out';
 import type { LoadBounds, LoadResult } from './load';
-import { BenchResults, Machine, renderTables, versus } from './report';
+import type { RedisProcess } from './redis-cpu';
+import { BenchResults, ClusterResults, Machine, renderClusterTable, renderTables, versus } from './report';
 import { measureLocationPolls, measureStatusUpdates } from './service-load';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -40,11 +47,16 @@ const FANOUT_LEVELS = quick ? [1, 10, 50] : [1, 100, 1000];
 const FANOUT_SUBMISSIONS = quick ? 5 : number('BENCH_FANOUT_SUBMISSIONS', 20);
 /** Orders the status updates cycle through: 64 clients get four each. */
 const STATUS_ORDERS = 256;
+/** The locations (a chain's restaurants) those orders belong to; the queue partitions follow locations. */
+const STATUS_LOCATIONS = 16;
+const CLUSTER_CONCURRENCIES = [16, 64];
+const CLUSTER_FANOUT = quick ? 50 : 1000;
+const only = process.env.BENCH_ONLY;
 
 const say = (line: string) => process.stdout.write(`bench │ ${line}\n`);
 
 async function machine(redisUrl: string, mongo: string): Promise<Machine> {
-  const redis = createRedis(redisUrl);
+  const redis = createRedis({ url: redisUrl, cluster: false });
   const info = await redis.info('server');
   await redis.quit();
   let ulimit = 'unknown';
@@ -76,10 +88,12 @@ async function main(): Promise<void> {
 
   try {
     let redisUrl = process.env.REDIS_URL;
+    const redisProcesses: RedisProcess[] = [];
     if (!redisUrl) {
       const redis = await startRedisServer();
       children.push(redis);
       redisUrl = redis.url;
+      redisProcesses.push({ name: 'redis', pid: redis.process.pid! });
     }
     let mongoUrl = process.env.MONGO_URL;
     let mongo = 'MONGO_URL (a real MongoDB)';
@@ -89,7 +103,7 @@ async function main(): Promise<void> {
       mongoUrl = jongodb.url;
       mongo = 'the in-memory stand-in (jongodb), not a real mongod';
     }
-    const backends: Backends = { mongoUrl, redisUrl, logDir };
+    const backends: Backends = { mongoUrl, redisUrl, redisProcesses, logDir };
     const host = await machine(redisUrl, mongo);
     say(`${host.nproc} cores, ${host.memoryGiB} GiB, Node ${host.node}, Redis ${host.redis}, MongoDB: ${mongo}; ulimit -n ${host.ulimitNofile}; logs in ${logDir}`);
     if (/^[0-9]+$/.test(host.ulimitNofile) && Number(host.ulimitNofile) < 2 * Math.max(...FANOUT_LEVELS) + 500) {
@@ -97,10 +111,20 @@ async function main(): Promise<void> {
     }
 
     const bounds: LoadBounds = { maxOps: MAX_OPS, maxMs: SECONDS * 1000, warmupOps: WARMUP_OPS };
+    const dir = path.join(ROOT, 'bench', 'results');
+    fs.mkdirSync(dir, { recursive: true });
+    if (only === 'cluster') {
+      const cluster = await measureOnCluster({ mongoUrl, logDir, bounds });
+      process.stdout.write(`\n${renderClusterTable(cluster, undefined)}\n\n`);
+      fs.writeFileSync(path.join(dir, 'cluster-only.json'), `${JSON.stringify({ machine: host, cluster }, null, 2)}\n`);
+      say('wrote bench/results/cluster-only.json');
+      return;
+    }
     const ceilings = await measureCeilings(backends, { concurrencies: CONCURRENCIES, pollConcurrency: POLL_CONCURRENCY, pollRecords: POLL_RECORDS, bounds, say });
-    const statusUpdates = await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, bounds, say });
+    const statusUpdates = await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say });
     const locationPolls = await measureLocationPolls(backends, { concurrency: POLL_CONCURRENCY, records: POLL_RECORDS, bounds, say });
     const fanOut = await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, warmup: 2, say });
+    const cluster = await measureOnCluster({ mongoUrl, logDir, bounds });
 
     const at = <T extends LoadResult>(list: T[], pick: (r: T) => boolean): T => list.find(pick)!;
     const queueHop = at(ceilings.bullmq, (b) => b.concurrency === 1);
@@ -125,14 +149,13 @@ async function main(): Promise<void> {
           p50Multiple: queueHop.p50Ms > 0 ? Math.round((f.p50Ms / queueHop.p50Ms) * 10) / 10 : 0,
         },
       })),
-      streamMemory: fanOut.memory,
+      streamMemory: fanOut.memory!,
       ceilings,
+      cluster,
       logs: logDir,
     };
 
     process.stdout.write(`\n${renderTables(results)}\n\n`);
-    const dir = path.join(ROOT, 'bench', 'results');
-    fs.mkdirSync(dir, { recursive: true });
     const json = `${JSON.stringify(results, null, 2)}\n`;
     if (quick) {
       fs.writeFileSync(path.join(dir, 'quick.json'), json);
@@ -145,6 +168,67 @@ async function main(): Promise<void> {
     }
   } finally {
     await stopChildren();
+  }
+}
+
+/**
+ * The cluster scenarios: a Redis Cluster of 3 masters and 3 replicas (its node timeout long
+ * enough that a loaded machine never fails a master over by mistake), the status updates at 16
+ * and 64 clients over 16 locations and the 1,000-stream fan-out, each with every Redis process's
+ * CPU share.
+ */
+async function measureOnCluster(options: { mongoUrl: string; logDir: string; bounds: LoadBounds }): Promise<ClusterResults> {
+  const cluster = await startRedisCluster({ masters: 3, replicas: 1, nodeTimeoutMs: 5_000 });
+  try {
+    const masterPorts = await clusterMasters(cluster.nodes[0]!.port);
+    const redisProcesses: RedisProcess[] = [];
+    for (const node of cluster.nodes) {
+      const master = masterPorts.get(node.port);
+      if (master === undefined) continue;
+      redisProcesses.push({ name: `master ${master.index}`, pid: node.pid! });
+    }
+    for (const node of cluster.nodes) {
+      if (masterPorts.has(node.port)) continue;
+      const of = (await replicaOf(node.port)) ?? 0;
+      redisProcesses.push({ name: `replica of ${masterPorts.get(of)?.index ?? '?'}`, pid: node.pid! });
+    }
+    say(`cluster: 3 masters, 3 replicas at ${cluster.url}`);
+    const backends: Backends = { mongoUrl: options.mongoUrl, redisUrl: cluster.url, redisCluster: true, redisProcesses, logDir: options.logDir };
+    const statusUpdates = await measureStatusUpdates(backends, {
+      concurrencies: CLUSTER_CONCURRENCIES,
+      orders: STATUS_ORDERS,
+      locations: STATUS_LOCATIONS,
+      bounds: options.bounds,
+      say,
+      label: 'cluster ',
+    });
+    const fanOut = await measureFanOut(backends, { levels: [CLUSTER_FANOUT], submissions: FANOUT_SUBMISSIONS, warmup: 2, say, label: 'cluster ' });
+    return { shape: '3 masters, 3 replicas', partitions: CLUSTER_QUEUE_PARTITIONS, statusUpdates, fanOut: fanOut.levels };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+/** Master ports, numbered 1, 2, 3 in the order of their slots. */
+async function clusterMasters(port: number): Promise<Map<number, { index: number }>> {
+  const redis = createRedis({ url: `redis://127.0.0.1:${port}`, cluster: false });
+  try {
+    const ranges = (await redis.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number]]>;
+    ranges.sort((a, b) => a[0] - b[0]);
+    return new Map(ranges.map(([, , [, masterPort]], i) => [masterPort, { index: i + 1 }]));
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function replicaOf(port: number): Promise<number | undefined> {
+  const redis = createRedis({ url: `redis://127.0.0.1:${port}`, cluster: false });
+  try {
+    const info = await redis.info('replication');
+    const match = /master_port:(\d+)/.exec(info);
+    return match ? Number(match[1]) : undefined;
+  } finally {
+    redis.disconnect();
   }
 }
 

@@ -6,6 +6,7 @@ import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
 import type { Backends } from './deployment';
 import { deploy, scrapeMetrics } from './deployment';
 import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad } from './load';
+import { CpuShare, measureCpu } from './redis-cpu';
 
 /** Runs `count` async jobs at most `width` at a time. */
 export async function inBatches<T>(count: number, width: number, job: (i: number) => Promise<T>): Promise<T[]> {
@@ -22,46 +23,67 @@ export async function inBatches<T>(count: number, width: number, job: (i: number
   return results;
 }
 
+export interface StatusUpdateResult extends LoadResult {
+  serverJobMeanMs: number;
+  /** Locations the orders belong to (the partitions follow locations). */
+  locations: number;
+  /** Each Redis process's CPU during the run. */
+  redisCpu: CpuShare[];
+}
+
 /**
- * PUT statusupdate `FAILED` on PLACED orders of a location whose failure threshold is 1000:
+ * PUT statusupdate `FAILED` on PLACED orders of locations whose failure threshold is 1000:
  * each update is a real transition (a queued job, a version-guarded write of the order, an
  * event published) that puts the order back in PLACED, so a few orders carry the whole run
- * and the collection stays small. Each virtual client has orders of its own (no races).
+ * and the collection stays small. Each virtual client has orders of its own (no races), all in
+ * one location (client k's in location k modulo `locations`).
  */
 export async function measureStatusUpdates(
   backends: Backends,
-  options: { concurrencies: number[]; orders: number; bounds: LoadBounds; say(line: string): void },
-): Promise<(LoadResult & { serverJobMeanMs: number })[]> {
-  const deployment = await deploy('status', backends);
+  options: { concurrencies: number[]; orders: number; locations?: number; bounds: LoadBounds; say(line: string): void; label?: string },
+): Promise<StatusUpdateResult[]> {
+  // Each deployment its own log files (the ready line is looked for in them).
+  const deployment = await deploy(`${options.label ? `${options.label.trim()}-` : ''}status`, backends);
+  const locationCount = options.locations ?? 1;
   try {
     const { admin } = deployment;
-    const location = await admin.createLocation('Bench status updates', 1000);
-    const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
-    const orders = await inBatches(options.orders, 8, () => admin.createOrder(location.id, SAMPLE_ROWS));
-    const numbers = orders.map((o) => o.number);
+    const locations = await inBatches(locationCount, 4, async (i) => {
+      const location = await admin.createLocation(`Bench status updates ${i + 1}`, 1000);
+      const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
+      return { id: location.id, apiKey };
+    });
+    const targets = await inBatches(options.orders, 8, async (i) => {
+      const location = locations[i % locationCount]!;
+      return { apiKey: location.apiKey, number: (await admin.createOrder(location.id, SAMPLE_ROWS)).number };
+    });
     // Each update adds one to an order's failure count, which must stay below the threshold.
-    const bounds = { ...options.bounds, maxOps: Math.min(options.bounds.maxOps, numbers.length * 300) };
-    const results: (LoadResult & { serverJobMeanMs: number })[] = [];
+    const bounds = { ...options.bounds, maxOps: Math.min(options.bounds.maxOps, targets.length * 300) };
+    const results: StatusUpdateResult[] = [];
     for (const c of options.concurrencies) {
       const jobsBefore = jobTotals(await scrapeMetrics(deployment.apis[0]!.origin));
       const target = keepAliveTarget(deployment.apis[0]!.origin, c);
-      const perClient = Math.floor(numbers.length / c);
+      const perClient = Math.floor(targets.length / c);
       const body = JSON.stringify({ newState: 'FAILED' });
+      let cpu: ReturnType<typeof measureCpu> | undefined;
       const result = await runLoad(
         c,
         async (client, iteration) => {
-          const number = numbers[client + c * (iteration % perClient)]!;
+          const { apiKey, number } = targets[client + c * (iteration % perClient)]!;
           await httpCall(target, 'PUT', `/api/v1/orders/${number}/statusupdate`, { headers: { api_key: apiKey }, body });
         },
         bounds,
+        () => (cpu = measureCpu(backends.redisProcesses)),
       );
+      const redisCpu = cpu?.stop() ?? [];
       target.agent.destroy();
       // The API's own view (GET /metrics): enqueue to worker reply, warm-up included.
       const jobsAfter = jobTotals(await scrapeMetrics(deployment.apis[0]!.origin));
       const count = jobsAfter.count - jobsBefore.count;
       const serverJobMeanMs = count > 0 ? Math.round(((jobsAfter.sum - jobsBefore.sum) / count) * 1e5) / 100 : 0;
-      results.push({ ...result, serverJobMeanMs });
-      options.say(`status updates c=${c}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, job mean ${serverJobMeanMs} ms, errors ${result.errors}`);
+      results.push({ ...result, serverJobMeanMs, locations: locationCount, redisCpu });
+      options.say(
+        `${options.label ?? ''}status updates c=${c}, ${locationCount} location(s): ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, job mean ${serverJobMeanMs} ms, errors ${result.errors}`,
+      );
     }
     return results;
   } finally {

@@ -5,19 +5,19 @@
 import { Job, Worker } from 'bullmq';
 import type { JobOutcome, JobReply } from '@pos/shared/queue/jobs';
 import { WORK_QUEUE } from '@pos/shared/queue/jobs';
-import { createRedis } from '@pos/shared/redis';
+import { createRedis, publish, RedisTarget } from '@pos/shared/redis';
 
 async function main(): Promise<void> {
-  const redisUrl = process.env.REDIS_URL!;
+  const target: RedisTarget = { url: process.env.REDIS_URL!, cluster: process.env.REDIS_CLUSTER === '1' };
   const prefix = process.env.REDIS_PREFIX!;
-  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 3 });
-  const connection = createRedis(redisUrl, { maxRetriesPerRequest: null });
+  const redis = createRedis(target, { maxRetriesPerRequest: 3 });
+  const connection = createRedis(target, { maxRetriesPerRequest: null });
   const worker = new Worker<{ replyTo?: string }, JobOutcome>(
     WORK_QUEUE,
     async (job: Job<{ replyTo?: string }>) => {
       const outcome: JobOutcome = { status: 200, body: {} };
       const reply: JobReply = { jobId: job.id!, outcome };
-      if (job.data.replyTo) await redis.publish(job.data.replyTo, JSON.stringify(reply));
+      if (job.data.replyTo) await publish(redis, job.data.replyTo, JSON.stringify(reply));
       return outcome;
     },
     { connection, prefix, concurrency: Number(process.env.WORKER_CONCURRENCY ?? 16), lockDuration: 30_000, stalledInterval: 30_000 },

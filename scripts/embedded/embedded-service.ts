@@ -4,10 +4,12 @@ import type { Logger } from '@pos/shared/log';
 import { startApi } from '@pos/api/server';
 import { startWorker } from '@pos/worker/worker';
 import { startJongodb } from './jongodb';
+import { startRedisCluster } from './redis-cluster';
 import { startRedisServer } from './redis-server';
 
 /**
- * API and worker in one process on the embedded default: redis-server unless REDIS_URL is set,
+ * API and worker in one process on the embedded default: redis-server unless REDIS_URL is set
+ * (with REDIS_CLUSTER=1, a Redis Cluster of three masters from redis-server),
  * the in-memory MongoDB stand-in unless MONGO_URL is set, a generated admin token unless
  * ADMIN_TOKEN is set. `close()` stops whatever has started, in reverse order, and may be
  * called while `start()` is still under way (a signal during start-up).
@@ -42,7 +44,11 @@ export class EmbeddedService {
   /** Resolves once the API listens, or early (with `closed` true) when close() came first. */
   async start(): Promise<void> {
     const { config, log } = this;
-    if (!config.redisUrl) {
+    if (!config.redisUrl && config.redisCluster) {
+      const cluster = await this.adopt(startRedisCluster({ replicas: 0 }), (c) => c.stop());
+      config.redisUrl = cluster.url;
+      log.info({ redisUrl: cluster.url }, 'started an embedded Redis Cluster of three masters');
+    } else if (!config.redisUrl) {
       const redis = await this.adopt(startRedisServer(), (r) => r.stop());
       config.redisUrl = redis.url;
       log.info({ redisUrl: redis.url }, 'started embedded redis-server');

@@ -14,8 +14,12 @@ const envSchema = {
     BASE_PATH: { type: 'string', pattern: '^(/[A-Za-z0-9._~-]+)+$', default: '/api/v1' },
     MONGO_URL: { type: 'string', minLength: 1 },
     MONGO_DB: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', default: 'pos' },
+    MONGO_WRITE_CONCERN: { type: 'string', pattern: '^(majority|[1-9][0-9]*)$', default: 'majority' },
     REDIS_URL: { type: 'string', minLength: 1 },
+    REDIS_CLUSTER: { type: 'string', enum: ['0', '1', 'false', 'true'], default: '0' },
     REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', default: 'pos' },
+    QUEUE_PARTITIONS: { type: 'integer', minimum: 1, maximum: 1024 },
+    QUEUE_DRAIN_PARTITIONS: { type: 'integer', minimum: 1, maximum: 1024 },
     ADMIN_TOKEN: { type: 'string', minLength: 32 },
     TRUST_PROXY: FLAG,
     BULL_BOARD_WRITABLE: FLAG,
@@ -55,8 +59,16 @@ export interface Config {
   basePath: string;
   mongoUrl: string | undefined;
   mongoDb: string;
+  /** `w` of every write: `majority`, or a number of members. */
+  mongoWriteConcern: 'majority' | number;
+  /** One Redis URL, or (with `redisCluster`) comma-separated seed nodes of a Redis Cluster. */
   redisUrl: string | undefined;
+  redisCluster: boolean;
   redisPrefix: string;
+  /** Work queue partitions this deployment adds to and consumes. */
+  queuePartitions: number;
+  /** The partition count of an earlier layout whose queues are still drained (consumed, never added to). */
+  queueDrainPartitions: number | undefined;
   adminToken: string | undefined;
   /** Believe X-Forwarded-For/-Proto/-Host (one proxy in front); off by default. */
   trustProxy: boolean;
@@ -110,6 +122,12 @@ export function parseRateLimit(text: string | undefined): RateLimit | undefined 
   return { points: Number(points), windowSeconds };
 }
 
+/**
+ * Partitions on a cluster unless QUEUE_PARTITIONS says otherwise: evenly spread over 2, 3 or 6
+ * masters (each partition's slot lies in its own sixth of the slot space). One Redis gets one.
+ */
+export const CLUSTER_QUEUE_PARTITIONS = 6;
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 export function parseDuration(text: string): number {
@@ -139,6 +157,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (v.ADMIN_PORT !== undefined && v.ADMIN_PORT !== 0 && v.ADMIN_PORT === v.PORT) {
     throw new ConfigError('invalid configuration: ADMIN_PORT must differ from PORT');
   }
+  const redisCluster = v.REDIS_CLUSTER === '1' || v.REDIS_CLUSTER === 'true';
+  const writeConcern = v.MONGO_WRITE_CONCERN as string;
   return {
     port: v.PORT as number,
     adminPort: v.ADMIN_PORT as number | undefined,
@@ -146,8 +166,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     basePath: v.BASE_PATH as string,
     mongoUrl: v.MONGO_URL as string | undefined,
     mongoDb: v.MONGO_DB as string,
+    mongoWriteConcern: writeConcern === 'majority' ? 'majority' : Number(writeConcern),
     redisUrl: v.REDIS_URL as string | undefined,
+    redisCluster,
     redisPrefix: v.REDIS_PREFIX as string,
+    queuePartitions: (v.QUEUE_PARTITIONS as number | undefined) ?? (redisCluster ? CLUSTER_QUEUE_PARTITIONS : 1),
+    queueDrainPartitions: v.QUEUE_DRAIN_PARTITIONS as number | undefined,
     adminToken: v.ADMIN_TOKEN as string | undefined,
     trustProxy: isOn(v.TRUST_PROXY as string),
     bullBoardWritable: isOn(v.BULL_BOARD_WRITABLE as string),

@@ -104,7 +104,7 @@ describe('Bull Board hardening', () => {
     it('refuses a cross-site form post that would add a job (HTTP Basic, which a browser resends by itself)', async () => {
       const { id: locationId } = await stack.admin.createLocation('Board CSRF');
       const order = await stack.admin.createOrder(locationId, [{ productId: 'p', name: 'Soup', quantity: 1, unitPrice: 500 }]);
-      const before = await stack.api.deps.queue.getJobCounts();
+      const before = await stack.api.deps.queues.jobCounts();
       const res = await call('POST', `${stack.origin}${ADD_PATH}`, {
         headers: {
           authorization: basic('admin', stack.env.ADMIN_TOKEN!),
@@ -116,7 +116,7 @@ describe('Bull Board hardening', () => {
       });
       expect(res.status).toBe(405);
       expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
-      expect(await stack.api.deps.queue.getJobCounts()).toEqual(before);
+      expect(await stack.api.deps.queues.jobCounts()).toEqual(before);
       expect((await stack.admin.listOrders(locationId, 'PLACED')).map((o) => o.number)).toEqual([order.number]);
     });
 
@@ -182,7 +182,7 @@ describe('Bull Board hardening', () => {
 
     it('refuses adding jobs, editing their data, and emptying the queue', async () => {
       const { id: locationId } = await stack.admin.createLocation('Board writable');
-      const before = await stack.api.deps.queue.getJobCounts();
+      const before = await stack.api.deps.queues.jobCounts();
       for (const [method, path, body] of [
         ['POST', ADD_PATH, { name: 'order-action', data: { scope: { locationId }, orderNumber: 1, action: { kind: 'recover' } } }],
         ['PUT', '/admin/queues/api/queues/order-work/some-job/update-data', { jobData: {} }],
@@ -192,7 +192,7 @@ describe('Bull Board hardening', () => {
         const res = await call(method, `${stack.origin}${path}`, { headers: { ...auth, origin: stack.origin }, body });
         expect(`${method} ${path} ${res.status}`).toBe(`${method} ${path} 403`);
       }
-      expect(await stack.api.deps.queue.getJobCounts()).toEqual(before);
+      expect(await stack.api.deps.queues.jobCounts()).toEqual(before);
     });
 
     it('retries and cleans for its own page and for scripts with the token', async () => {

@@ -241,13 +241,13 @@ describe('unavailability and internal errors', () => {
       // A worker that comes along later does not apply what the client was told failed.
       const worker = await startWorker(loadConfig(stack.env), createLogger('silent', 'test'));
       try {
-        const queue = stack.api.deps.queue;
+        const queue = stack.api.deps.queues;
         for (let i = 0; i < 100; i++) {
-          const counts = await queue.getJobCounts('waiting', 'active', 'completed');
+          const counts = await queue.jobCounts('waiting', 'active', 'completed');
           if (counts.completed === 1 && counts.waiting === 0 && counts.active === 0) break;
           await new Promise((r) => setTimeout(r, 50));
         }
-        expect(await queue.getJobCounts('completed')).toEqual({ completed: 1 });
+        expect(await queue.jobCounts('completed')).toEqual({ completed: 1 });
         const list = await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key });
         expect(list.json()).toEqual([order]);
       } finally {

@@ -7,7 +7,8 @@ import { Job, Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { createLogger } from '@pos/shared/log';
 import { JOB } from '@pos/shared/queue/jobs';
-import { createWorkQueue } from '@pos/shared/queue/work-queue';
+import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
+import { loadConfig } from '@pos/shared/config';
 import { customerAt } from '../support/customer';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
@@ -24,7 +25,8 @@ describe('a worker given malformed jobs', () => {
     stack = await startStack({}, { worker: false });
     worker = await spawnRole('worker', stack.env);
     redis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: null });
-    queue = createWorkQueue(redis, stack.env.REDIS_PREFIX!, createLogger('silent', 'test'));
+    // the one queue of a one-Redis deployment, as an intruder would open it
+    queue = new WorkQueues(redis, queueLayout(loadConfig(stack.env)), createLogger('silent', 'test')).unrouted;
   });
   afterAll(async () => {
     await queue?.close();

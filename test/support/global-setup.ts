@@ -21,5 +21,7 @@ export default async function globalSetup(): Promise<void> {
       process.env.TEST_MONGO_URL = mongo.url;
     }
   }
-  (globalThis as { __POS_SERVERS__?: ChildServer[] }).__POS_SERVERS__ = started;
+  // Appended: the cluster tests' setup runs this too, in the same process.
+  const servers = ((globalThis as { __POS_SERVERS__?: ChildServer[] }).__POS_SERVERS__ ??= []);
+  servers.push(...started);
 }

@@ -56,4 +56,17 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'eighty', COMMAND_TTL: 'soon' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: 'eighty', COMMAND_TTL: 'soon' })).toThrow(/PORT.*COMMAND_TTL|COMMAND_TTL.*PORT/);
   });
+
+  it('reads the cluster and scale settings: one Redis and one partition by default, six partitions on a cluster', () => {
+    expect(loadConfig({})).toMatchObject({ redisCluster: false, queuePartitions: 1, queueDrainPartitions: undefined, mongoWriteConcern: 'majority' });
+    expect(loadConfig({ REDIS_CLUSTER: '1', REDIS_URL: 'redis://a:7000,redis://b:7001' })).toMatchObject({
+      redisCluster: true,
+      redisUrl: 'redis://a:7000,redis://b:7001',
+      queuePartitions: 6,
+    });
+    expect(loadConfig({ REDIS_CLUSTER: 'true', QUEUE_PARTITIONS: '3', QUEUE_DRAIN_PARTITIONS: '2' })).toMatchObject({ queuePartitions: 3, queueDrainPartitions: 2 });
+    expect(loadConfig({ QUEUE_PARTITIONS: '4' })).toMatchObject({ redisCluster: false, queuePartitions: 4 });
+    expect(loadConfig({ MONGO_WRITE_CONCERN: '2' }).mongoWriteConcern).toBe(2);
+    expect(() => loadConfig({ REDIS_CLUSTER: 'yes', QUEUE_PARTITIONS: '0', MONGO_WRITE_CONCERN: '0' })).toThrow(/REDIS_CLUSTER.*QUEUE_PARTITIONS.*MONGO_WRITE_CONCERN|MONGO_WRITE_CONCERN.*REDIS_CLUSTER/);
+  });
 });

@@ -1,10 +1,10 @@
-import type { Queue } from 'bullmq';
 import type { Middleware } from 'koa';
 import type { Db } from 'mongodb';
-import type Redis from 'ioredis';
 import type { Config } from '@pos/shared/config';
 import type { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
+import type { WorkQueues } from '@pos/shared/queue/work-queue';
+import type { RedisClient } from '@pos/shared/redis';
 import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { LocationsRepo } from '@pos/shared/store/locations';
 import type { OrdersRepo } from '@pos/shared/store/orders';
@@ -23,8 +23,10 @@ export interface ApiDeps {
   adminToken: string;
   log: Logger;
   db: Db;
-  redis: Redis;
-  queue: Queue;
+  /** The request-path connection (a Cluster client on REDIS_CLUSTER=1). */
+  redis: RedisClient;
+  /** The work queue's partitions. */
+  queues: WorkQueues;
   subscriber: ChannelSubscriber;
   /** The event streams open on this node and their location subscriptions. */
   hub: StreamHub;

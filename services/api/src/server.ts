@@ -7,8 +7,8 @@ import { ConfigError, requireUrls } from '@pos/shared/config';
 import { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { replyChannel } from '@pos/shared/queue/jobs';
-import { createWorkQueue } from '@pos/shared/queue/work-queue';
-import { closeRedis, createRedis } from '@pos/shared/redis';
+import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
+import { closeRedis, createRedis, isCluster, redisTarget } from '@pos/shared/redis';
 import { CommandsRepo } from '@pos/shared/store/commands';
 import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
@@ -23,6 +23,7 @@ import { JobClient } from './jobs/job-client';
 import { rateLimitPerKey } from './middleware/rate-limit';
 import { createApiMetrics } from './metrics/api-metrics';
 import { ChannelSubscriber } from './pubsub/channel-subscriber';
+import { clusterNodes, singleRedisNodes } from './pubsub/subscriber-nodes';
 import { StreamHub } from './stream/hub';
 
 export interface RunningApi {
@@ -37,19 +38,22 @@ export interface RunningApi {
 }
 
 export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
-  const { mongoUrl, redisUrl } = requireUrls(config);
+  const { mongoUrl } = requireUrls(config);
+  const target = redisTarget(config);
   if (!config.adminToken) throw new ConfigError('ADMIN_TOKEN must be set for the API');
   const nodeId = randomUUID();
   const nodeLog = log.child({ nodeId });
 
-  const store = await connectMongo(mongoUrl, config.mongoDb);
+  const store = await connectMongo(mongoUrl, config.mongoDb, { writeConcern: config.mongoWriteConcern });
   await ensureIndexes(store.db);
   // Request-path commands give up quickly: a Redis outage answers 503 rather than hanging.
-  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 }, nodeLog);
-  const subscriber = new ChannelSubscriber(createRedis(redisUrl, { maxRetriesPerRequest: null }), nodeLog);
-  const queue = createWorkQueue(redis, config.redisPrefix, nodeLog);
-  const metrics = createApiMetrics({ queue, subscriber });
-  const jobs = new JobClient(queue, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
+  // On a cluster its slot map is read every few seconds too: the subscriptions and /readyz follow
+  // slots that moved while no command of the node ran into them.
+  const redis = createRedis(target, { maxRetriesPerRequest: 2 }, nodeLog, { slotsRefreshInterval: 5_000 });
+  const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
+  const queues = new WorkQueues(redis, queueLayout(config), nodeLog);
+  const metrics = createApiMetrics({ queues, subscriber });
+  const jobs = new JobClient(queues, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
   await jobs.start();
 
   const hub = new StreamHub({
@@ -70,7 +74,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     log: nodeLog,
     db: store.db,
     redis,
-    queue,
+    queues,
     subscriber,
     hub,
     jobs,
@@ -117,7 +121,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       await closed;
       clearTimeout(grace);
       await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
-      await settleWithin(queue.close(), 2_000, nodeLog, 'closing the work queue');
+      await settleWithin(queues.close(), 2_000, nodeLog, 'closing the work queues');
       await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();
       nodeLog.info('api stopped');

@@ -7,7 +7,9 @@ import { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { jobDataFault } from '@pos/shared/queue/job-schemas';
 import { isReplyChannel, JOB, JobOutcome, JobReply, OrderActionJob, SessionCloseJob, WORK_QUEUE } from '@pos/shared/queue/jobs';
-import { closeRedis, createRedis } from '@pos/shared/redis';
+import type { Partition } from '@pos/shared/queue/partitions';
+import { PartitionQueue, queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
+import { closeRedis, createRedis, publish, redisTarget } from '@pos/shared/redis';
 import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { OrdersRepo } from '@pos/shared/store/orders';
@@ -15,6 +17,7 @@ import { SessionsRepo } from '@pos/shared/store/sessions';
 import { storeProblem } from '@pos/shared/store/store-errors';
 import { settleWithin } from '@pos/shared/util/deadline';
 import type { JobContext } from './jobs/context';
+import { watchDrain } from './drain';
 import { applyOrderAction } from './jobs/order-action';
 import { closeSession } from './jobs/session-close';
 
@@ -31,11 +34,16 @@ function jobFields(job: Job<JobData>) {
   return { jobId: job.id, job: job.name, requestId: typeof requestId === 'string' && requestId.length <= 100 ? requestId : undefined };
 }
 
+const RUN_RETRY_DELAY_MS = 1_000;
+
+const labelOf = ({ partition }: PartitionQueue): string => partition.label;
+
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
-  const { mongoUrl, redisUrl } = requireUrls(config);
-  const store = await connectMongo(mongoUrl, config.mongoDb);
+  const { mongoUrl } = requireUrls(config);
+  const target = redisTarget(config);
+  const store = await connectMongo(mongoUrl, config.mongoDb, { writeConcern: config.mongoWriteConcern });
   await ensureIndexes(store.db);
-  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 3 }, log);
+  const redis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
   const repos = {
     orders: new OrdersRepo(store.db),
     sessions: new SessionsRepo(store.db),
@@ -58,7 +66,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     const replyTo = job.data?.replyTo;
     if (!isReplyChannel(config.redisPrefix, replyTo)) return;
     const message: JobReply = { jobId: job.id!, outcome };
-    await redis.publish(replyTo, JSON.stringify(message));
+    await publish(redis, replyTo, JSON.stringify(message));
   };
 
   const process_ = async (job: Job<JobData>): Promise<JobOutcome> => {
@@ -88,36 +96,58 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   };
 
   // BullMQ leaves a connection it was given open on close; we close it ourselves.
-  const workerConnection = createRedis(redisUrl, { maxRetriesPerRequest: null }, log);
-  const worker = new Worker<JobData, JobOutcome>(WORK_QUEUE, process_, {
-    connection: workerConnection,
-    prefix: config.redisPrefix,
-    concurrency: config.workerConcurrency,
-    lockDuration: config.jobLockDurationMs,
-    stalledInterval: config.jobLockDurationMs,
-    maxStalledCount: 3,
-  });
+  const workerConnection = createRedis(target, { maxRetriesPerRequest: null }, log);
+  const consume = (partition: Partition): Worker<JobData, JobOutcome> => {
+    const worker = new Worker<JobData, JobOutcome>(WORK_QUEUE, process_, {
+      connection: workerConnection,
+      prefix: partition.prefix,
+      concurrency: config.workerConcurrency,
+      lockDuration: config.jobLockDurationMs,
+      stalledInterval: config.jobLockDurationMs,
+      maxStalledCount: 3,
+      // After a lost connection (a failed-over master) fetch again soon: BullMQ's 15 s default
+      // would leave the partition idle well past JOB_TIMEOUT once Redis is back.
+      runRetryDelay: RUN_RETRY_DELAY_MS,
+    });
+    const partitionLog = partition.label ? log.child({ partition: partition.label }) : log;
+    worker.on('failed', (job, err) => {
+      if (!job) return;
+      const jobLog = partitionLog.child(jobFields(job));
+      const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
+      if (!final) {
+        jobLog.warn({ err, attempt: job.attemptsMade }, 'job attempt failed; it will be retried');
+        return;
+      }
+      const errorId = randomUUID();
+      jobLog.error({ err, errorId }, 'job failed for good');
+      const problem = storeProblem(err, errorId) ?? problems.internal(errorId);
+      reply(job, { status: problem.status, problem }).catch((e) => jobLog.error({ err: e }, 'reply failed'));
+    });
+    worker.on('error', (err) => partitionLog.error({ err }, 'worker error'));
+    return worker;
+  };
 
-  worker.on('failed', (job, err) => {
-    if (!job) return;
-    const jobLog = log.child(jobFields(job));
-    const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
-    if (!final) {
-      jobLog.warn({ err, attempt: job.attemptsMade }, 'job attempt failed; it will be retried');
-      return;
-    }
-    const errorId = randomUUID();
-    jobLog.error({ err, errorId }, 'job failed for good');
-    const problem = storeProblem(err, errorId) ?? problems.internal(errorId);
-    reply(job, { status: problem.status, problem }).catch((e) => jobLog.error({ err: e }, 'reply failed'));
-  });
-  worker.on('error', (err) => log.error({ err }, 'worker error'));
-  await worker.waitUntilReady();
-  log.info({ queue: WORK_QUEUE, concurrency: config.workerConcurrency }, 'worker ready');
+  // The queues themselves: draining ones lose their job schedulers (the current layout's first
+  // partition carries them) and are watched until empty.
+  const queues = new WorkQueues(redis, queueLayout(config), log);
+  const workers = [...queues.current, ...queues.draining].map(({ partition }) => consume(partition));
+  const drain = queues.draining.length > 0 ? await watchDrain(queues.draining, log) : undefined;
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  log.info(
+    {
+      queue: WORK_QUEUE,
+      partitions: queues.current.length,
+      ...(queues.draining.length > 0 ? { draining: queues.draining.map(labelOf) } : {}),
+      concurrency: config.workerConcurrency,
+    },
+    'worker ready',
+  );
 
   return {
     async close() {
-      await settleWithin(worker.close(), config.shutdownGraceMs, log, 'finishing the active jobs');
+      drain?.stop();
+      await settleWithin(Promise.all(workers.map((worker) => worker.close())), config.shutdownGraceMs, log, 'finishing the active jobs');
+      await settleWithin(queues.close(), 2_000, log, 'closing the work queues');
       await Promise.all([closeRedis(redis), closeRedis(workerConnection)]);
       await store.close();
       log.info('worker stopped');

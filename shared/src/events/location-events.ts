@@ -1,10 +1,11 @@
 /**
  * New-work notifications, published per location on Redis pub/sub so that an API node
- * subscribes only to the locations whose streams it holds.
+ * subscribes only to the locations whose streams it holds (on a cluster, sharded pub/sub: the
+ * channel lives on one shard, chosen by its hash slot, instead of being copied to every node).
  */
-import type Redis from 'ioredis';
 import type { CommandDoc, CommandRecord, OrderDoc, OrderRecord } from '../domain/records';
 import { toCommandRecord, toOrderRecord } from '../domain/records';
+import { publish, RedisClient } from '../redis';
 
 export type LocationEvent =
   | { type: 'order'; record: OrderRecord }
@@ -16,7 +17,7 @@ export const locationChannel = (prefix: string, locationId: string): string => `
 
 export class EventPublisher {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
@@ -38,6 +39,6 @@ export class EventPublisher {
   }
 
   private async publish(locationId: string, event: LocationEvent): Promise<void> {
-    await this.redis.publish(locationChannel(this.prefix, locationId), JSON.stringify(event));
+    await publish(this.redis, locationChannel(this.prefix, locationId), JSON.stringify(event));
   }
 }

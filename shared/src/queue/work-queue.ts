@@ -1,14 +1,105 @@
-import { Queue } from 'bullmq';
-import type Redis from 'ioredis';
+import { JobType, Queue } from 'bullmq';
 import type { Logger } from '../log';
-import { DEFAULT_JOB_OPTIONS, WORK_QUEUE } from './jobs';
+import type { RedisClient } from '../redis';
+import { DEFAULT_JOB_OPTIONS, JOB, JobPayload, WORK_QUEUE } from './jobs';
+import { Partition, partitionLayout, partitionOf } from './partitions';
+
+/** Where a deployment's work queues are: the layout it adds to, and an earlier one still drained. */
+export interface QueueLayout {
+  redisPrefix: string;
+  cluster: boolean;
+  partitions: number;
+  /** QUEUE_DRAIN_PARTITIONS: an earlier partition count whose queues are consumed until empty. */
+  drainPartitions?: number;
+}
+
+export function queueLayout(config: {
+  redisPrefix: string;
+  redisCluster: boolean;
+  queuePartitions: number;
+  queueDrainPartitions?: number;
+}): QueueLayout {
+  return { redisPrefix: config.redisPrefix, cluster: config.redisCluster, partitions: config.queuePartitions, drainPartitions: config.queueDrainPartitions };
+}
+
+/** The partitions jobs are added to, and those only drained (an earlier layout, none shared). */
+export function layoutPartitions(layout: QueueLayout): { current: Partition[]; draining: Partition[] } {
+  const current = partitionLayout(layout.redisPrefix, layout.partitions, layout.cluster);
+  const prefixes = new Set(current.map((p) => p.prefix));
+  const draining =
+    layout.drainPartitions === undefined
+      ? []
+      : partitionLayout(layout.redisPrefix, layout.drainPartitions, layout.cluster).filter((p) => !prefixes.has(p.prefix));
+  return { current, draining };
+}
 
 /**
- * The one queue API nodes add to and workers take from. Connection errors are logged (the
- * connection retries by itself); without a listener BullMQ prints them to the console.
+ * Which queue a job goes to, decided here and only here: an order's transitions by its location
+ * (so they start in the order they came), a session closing by its session id (the admin closes
+ * a session by id alone; the orders it aborts are version-guarded like any other write).
  */
-export function createWorkQueue(connection: Redis, prefix: string, log: Logger): Queue {
-  const queue = new Queue(WORK_QUEUE, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
-  queue.on('error', (err: Error) => log.warn({ err: err.message }, 'work queue connection error'));
-  return queue;
+export function routingKey(payload: JobPayload): string {
+  switch (payload.name) {
+    case JOB.orderAction:
+      return payload.data.scope.locationId;
+    case JOB.sessionClose:
+      return payload.data.sessionId;
+  }
+}
+
+export interface PartitionQueue {
+  partition: Partition;
+  queue: Queue;
+}
+
+/**
+ * The work queues of a deployment, one BullMQ queue per partition on one connection: those jobs
+ * are added to, and those of an earlier layout still being drained (read only: counts, Bull Board,
+ * look-ups). Connection errors are logged (the connection retries by itself); without a listener
+ * BullMQ prints them to the console.
+ */
+export class WorkQueues {
+  readonly current: PartitionQueue[];
+  readonly draining: PartitionQueue[];
+
+  constructor(connection: RedisClient, layout: QueueLayout, log: Logger) {
+    const open = (partition: Partition): PartitionQueue => {
+      const queue = new Queue(WORK_QUEUE, { connection, prefix: partition.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+      queue.on('error', (err: Error) => log.warn({ err: err.message, partition: partition.label }, 'work queue connection error'));
+      return { partition, queue };
+    };
+    const { current, draining } = layoutPartitions(layout);
+    this.current = current.map(open);
+    this.draining = draining.map(open);
+  }
+
+  /** Every queue: the current layout's, then the drained ones. */
+  get all(): PartitionQueue[] {
+    return [...this.current, ...this.draining];
+  }
+
+  /** The queue a job is added to. */
+  queueFor(payload: JobPayload): Queue {
+    return this.current[partitionOf(routingKey(payload), this.current.length)]!.queue;
+  }
+
+  /**
+   * The queue of work tied to no location (job schedulers): the first partition, so that a
+   * schedule exists once however many partitions there are. Draining a layout removes its schedulers.
+   */
+  get unrouted(): Queue {
+    return this.current[0]!.queue;
+  }
+
+  /** Job counts by state, summed over every queue. */
+  async jobCounts(...states: JobType[]): Promise<Record<string, number>> {
+    const counts = await Promise.all(this.all.map(({ queue }) => queue.getJobCounts(...states)));
+    const sum: Record<string, number> = {};
+    for (const state of states) sum[state] = counts.reduce((total, c) => total + (c[state] ?? 0), 0);
+    return sum;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.all.map(({ queue }) => queue.close()));
+  }
 }

@@ -46,9 +46,9 @@ export class CommandsRepo {
   }
 
   /** Up to `limit` of the session's live commands, soonest to expire first. */
-  liveOfSession(sessionId: string, now: Date, limit: number): Promise<CommandDoc[]> {
+  liveOfSession(locationId: string, sessionId: string, now: Date, limit: number): Promise<CommandDoc[]> {
     return this.c
-      .find({ sessionId: asString(sessionId, 'sessionId'), expiresAt: { $gt: now } })
+      .find({ locationId: asString(locationId, 'locationId'), sessionId: asString(sessionId, 'sessionId'), expiresAt: { $gt: now } })
       .sort({ expiresAt: 1 })
       .limit(limit)
       .toArray();
@@ -59,7 +59,7 @@ export class CommandsRepo {
    * command. Of two concurrent acknowledgements only the one whose delete counts wins.
    */
   async acknowledge(locationId: string, number: number, now: Date): Promise<CommandDoc | null> {
-    const filter = { _id: recordId(locationId, number), expiresAt: { $gt: now } };
+    const filter = { _id: recordId(locationId, number), locationId, number, expiresAt: { $gt: now } };
     const command = await this.c.findOne(filter);
     if (!command) return null;
     const { deletedCount } = await this.c.deleteOne(filter);

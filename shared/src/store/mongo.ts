@@ -10,7 +10,12 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export async function connectMongo(url: string, dbName: string): Promise<Store> {
+export interface MongoSettings {
+  /** `w` of every write (MONGO_WRITE_CONCERN): acknowledged by a majority of the replica set by default. */
+  writeConcern: 'majority' | number;
+}
+
+export async function connectMongo(url: string, dbName: string, settings: MongoSettings = { writeConcern: 'majority' }): Promise<Store> {
   const client = new MongoClient(url, {
     // Fail fast so that a request answers 503 instead of waiting out the driver's 30 s default.
     serverSelectionTimeoutMS: 5_000,
@@ -18,6 +23,13 @@ export async function connectMongo(url: string, dbName: string): Promise<Store> 
     appName: 'pos-ordering-service',
     // An absent optional field is left out of the document, never stored as null.
     ignoreUndefined: true,
+    // A write or read cut by a primary election is retried once on the new primary; the server
+    // knows a retried write by its transaction number and applies it at most once. (The drivers'
+    // default, spelled out because the service relies on it.)
+    retryWrites: true,
+    retryReads: true,
+    // A write acknowledged before it reached a majority could be rolled back by an election.
+    writeConcern: { w: settings.writeConcern },
   });
   await client.connect();
   const db = client.db(dbName);
@@ -36,7 +48,11 @@ export function collections(db: Db) {
   };
 }
 
-/** Idempotent; run by every process at start so that any role can come up first. */
+/**
+ * Idempotent; run by every process at start so that any role can come up first. Orders and
+ * commands are sharded on `{ locationId: 1, number: 1 }` (README, "MongoDB at scale"): every
+ * query of theirs names `locationId`, and each index here starts with it.
+ */
 export async function ensureIndexes(db: Db): Promise<void> {
   const c = collections(db);
   await Promise.all([
@@ -45,13 +61,16 @@ export async function ensureIndexes(db: Db): Promise<void> {
     c.sessions.createIndex({ previousKeyHash: 1 }, { sparse: true }),
     // a location's sessions, page by page (the admin list)
     c.sessions.createIndex({ locationId: 1, _id: 1 }),
+    // The shard key's index.
+    c.orders.createIndex({ locationId: 1, number: 1 }),
     // the register's work, the replay, and the admin's pages of orders by state
     c.orders.createIndex({ locationId: 1, state: 1, number: 1 }),
-    c.orders.createIndex({ sessionId: 1, state: 1 }, { sparse: true }),
+    c.orders.createIndex({ locationId: 1, sessionId: 1, state: 1, number: 1 }, { partialFilterExpression: { sessionId: { $exists: true } } }),
     // streams re-reading what changed while their subscription was down
     c.orders.createIndex({ locationId: 1, updatedAt: 1 }),
     c.commands.createIndex({ locationId: 1, number: 1 }),
-    c.commands.createIndex({ sessionId: 1, expiresAt: 1 }),
+    // a customer session's live commands (capped per session)
+    c.commands.createIndex({ locationId: 1, sessionId: 1, expiresAt: 1 }, { partialFilterExpression: { sessionId: { $exists: true } } }),
     // a retried create (same Idempotency-Key) finds what its first attempt created
     ...[c.orders, c.commands].map((records) =>
       records.createIndex({ locationId: 1, idempotencyId: 1 }, { unique: true, partialFilterExpression: { idempotencyId: { $exists: true } } }),

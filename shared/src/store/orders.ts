@@ -70,7 +70,7 @@ export class OrdersRepo {
   }
 
   find(scope: OrderScope, number: number): Promise<OrderDoc | null> {
-    const filter: Record<string, unknown> = { _id: recordId(scope.locationId, number) };
+    const filter: Record<string, unknown> = { _id: recordId(scope.locationId, number), locationId: asString(scope.locationId, 'locationId'), number };
     if (scope.sessionId !== undefined) filter.sessionId = asString(scope.sessionId, 'sessionId');
     return this.c.findOne(filter);
   }
@@ -88,8 +88,8 @@ export class OrdersRepo {
   }
 
   /** The session's orders still in SELECTING (a customer's open orders, capped per session). */
-  countSelecting(sessionId: string): Promise<number> {
-    return this.c.countDocuments({ sessionId: asString(sessionId, 'sessionId'), state: 'SELECTING' });
+  countSelecting(locationId: string, sessionId: string): Promise<number> {
+    return this.c.countDocuments({ locationId: asString(locationId, 'locationId'), sessionId: asString(sessionId, 'sessionId'), state: 'SELECTING' });
   }
 
   /** Orders written at or after `since`, by number: what a stream re-reads after missing events. */
@@ -97,8 +97,11 @@ export class OrdersRepo {
     return this.c.find({ locationId, updatedAt: { $gte: since } }).sort({ number: 1 }).toArray();
   }
 
-  placedOfSession(sessionId: string): Promise<OrderDoc[]> {
-    return this.c.find({ sessionId: asString(sessionId, 'sessionId'), state: 'PLACED' }).sort({ number: 1 }).toArray();
+  placedOfSession(locationId: string, sessionId: string): Promise<OrderDoc[]> {
+    return this.c
+      .find({ locationId: asString(locationId, 'locationId'), sessionId: asString(sessionId, 'sessionId'), state: 'PLACED' })
+      .sort({ number: 1 })
+      .toArray();
   }
 
   /**
@@ -109,14 +112,17 @@ export class OrdersRepo {
   async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date): Promise<OrderDoc | null> {
     const appliedJobs = [...order.appliedJobs, jobId].slice(-APPLIED_JOBS_KEPT);
     const set = { ...change, appliedJobs, updatedAt: now };
-    const { modifiedCount } = await this.c.updateOne({ _id: order._id, version: order.version }, { $set: set, $inc: { version: 1 } });
+    const { modifiedCount } = await this.c.updateOne(
+      { _id: order._id, locationId: order.locationId, number: order.number, version: order.version },
+      { $set: set, $inc: { version: 1 } },
+    );
     return modifiedCount === 1 ? { ...order, ...set, version: order.version + 1 } : null;
   }
 
   /** Replaces the rows of a SELECTING order, guarded by its version like every order write. */
   async replaceRows(order: OrderDoc, rows: OrderRow[], now: Date): Promise<OrderDoc | null> {
     const { modifiedCount } = await this.c.updateOne(
-      { _id: order._id, version: order.version, state: 'SELECTING' },
+      { _id: order._id, locationId: order.locationId, number: order.number, version: order.version, state: 'SELECTING' },
       { $set: { rows, updatedAt: now }, $inc: { version: 1 } },
     );
     return modifiedCount === 1 ? { ...order, rows, updatedAt: now, version: order.version + 1 } : null;

@@ -2,7 +2,9 @@ import { Problem, problemOf } from '../domain/problem';
 
 const UNREACHABLE_NAMES =
   /^(MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError)$/;
-const UNREACHABLE_MESSAGES = /Connection is closed|ECONNREFUSED|max retries per request|Stream isn't writeable/i;
+// The last ones are a Redis Cluster's: a master lost and not yet replaced, a slot map being re-read.
+const UNREACHABLE_MESSAGES =
+  /Connection is closed|ECONNREFUSED|max retries per request|Stream isn't writeable|Too many Cluster redirections|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available|Cluster is (disconnected|disconnecting|ended)/i;
 /** MongoDB's error code for a unique index violation. */
 export const DUPLICATE_KEY = 11000;
 

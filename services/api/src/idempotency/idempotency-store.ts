@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@pos/shared/redis';
 
 /** A kept answer: what a repeat of the request gets back. */
 export interface KeptResponse {
@@ -51,7 +51,7 @@ export interface IdempotencyKeyRef {
  */
 export class IdempotencyStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     /** How long the answer is kept. */
     private readonly ttlMs: number,

@@ -4,6 +4,7 @@ import { Job, Queue } from 'bullmq';
 import { problems } from '@pos/shared/domain/problem';
 import type { Logger } from '@pos/shared/log';
 import type { JobOutcome, JobPayload, JobReply } from '@pos/shared/queue/jobs';
+import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import { withDeadline } from '@pos/shared/util/deadline';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 
@@ -25,6 +26,8 @@ interface Pending {
   outcome: Promise<JobOutcome>;
   resolve(outcome: JobOutcome): void;
   timer: NodeJS.Timeout;
+  /** The partition's queue it went to, where its record is looked up. */
+  queue: Queue;
   name: string;
   started: bigint;
 }
@@ -51,7 +54,7 @@ export class JobClient {
   private readonly onResubscribed = () => void this.recheckAll();
 
   constructor(
-    private readonly queue: Queue,
+    private readonly queues: Pick<WorkQueues, 'queueFor'>,
     private readonly subscriber: ChannelSubscriber,
     private readonly channel: string,
     private readonly timeoutMs: number,
@@ -76,15 +79,16 @@ export class JobClient {
     // A retry arriving here while this node still waits for the same keyed job shares that wait.
     const waiting = this.pending.get(jobId);
     if (waiting) return waiting.outcome;
+    const queue = this.queues.queueFor(payload);
     let resolve!: (outcome: JobOutcome) => void;
     const outcome = new Promise<JobOutcome>((r) => (resolve = r));
     const timer = setTimeout(() => void this.expire(jobId), this.timeoutMs);
-    this.pending.set(jobId, { outcome, resolve, timer, name: payload.name, started: process.hrtime.bigint() });
+    this.pending.set(jobId, { outcome, resolve, timer, queue, name: payload.name, started: process.hrtime.bigint() });
     // Not awaited: with Redis down, BullMQ's add waits for the connection, and the deadline must still hold.
     const queued =
       idempotencyId === undefined
-        ? this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId, deadline: Date.now() + this.timeoutMs }, { jobId })
-        : this.queueOrFollow(jobId, payload, requestId);
+        ? queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId, deadline: Date.now() + this.timeoutMs }, { jobId })
+        : this.queueOrFollow(queue, jobId, payload, requestId);
     queued.catch((err: unknown) => {
       this.log.error({ err, requestId }, 'could not enqueue job');
       this.settle(jobId, { status: 503, problem: problems.unavailable('The work queue is unreachable') });
@@ -97,15 +101,15 @@ export class JobClient {
    * case its outcome is awaited by looking at it (its reply goes to the node that queued it). A
    * job that failed for good is queued again: whatever it wrote, its id on the order tells.
    */
-  private async queueOrFollow(jobId: string, payload: JobPayload, requestId: string): Promise<void> {
-    const existing = await withDeadline(Job.fromId(this.queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
+  private async queueOrFollow(queue: Queue, jobId: string, payload: JobPayload, requestId: string): Promise<void> {
+    const existing = await withDeadline(Job.fromId(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
     if (existing && !(existing.finishedOn && existing.failedReason)) {
       this.log.info({ requestId, jobId }, 'retry of a queued request: following its job');
       await this.follow(jobId);
       return;
     }
     if (existing) await existing.remove();
-    await this.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId }, { jobId });
+    await queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId }, { jobId });
   }
 
   /** Looks at the job until it has an outcome or the wait is over. */
@@ -139,7 +143,9 @@ export class JobClient {
 
   /** The job's own record answers when its reply went missing; bounded, as Redis may be down. */
   private async lookUp(jobId: string): Promise<JobOutcome | undefined> {
-    const job = await withDeadline(Job.fromId<unknown, JobOutcome>(this.queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
+    const queue = this.pending.get(jobId)?.queue;
+    if (!queue) return undefined;
+    const job = await withDeadline(Job.fromId<unknown, JobOutcome>(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
     return job?.finishedOn && job.returnvalue ? job.returnvalue : undefined;
   }
 

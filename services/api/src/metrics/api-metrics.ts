@@ -1,5 +1,5 @@
-import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import { withDeadline } from '@pos/shared/util/deadline';
 
 /** BullMQ job states reported as queue depth. */
@@ -10,7 +10,7 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 /** What the scrape-time gauges read; absent ones are not reported. */
 export interface MetricSources {
-  queue?: Pick<Queue, 'getJobCounts'>;
+  queues?: Pick<WorkQueues, 'jobCounts'>;
   subscriber?: { readonly channelCount: number };
 }
 
@@ -42,17 +42,17 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const { queue, subscriber } = sources;
-  if (queue) {
+  const { queues, subscriber } = sources;
+  if (queues) {
     new Gauge({
       name: 'pos_queue_jobs',
-      help: 'Jobs in the work queue by state (the shared queue, read at scrape time)',
+      help: 'Jobs in the work queue by state, over all its partitions (shared by every node, read at scrape time)',
       labelNames: ['state'],
       registers: [registry],
       async collect() {
         this.reset();
         try {
-          const counts = await withDeadline(queue.getJobCounts(...QUEUE_STATES), 1_000, 'queue job counts');
+          const counts = await withDeadline(queues.jobCounts(...QUEUE_STATES), 1_000, 'queue job counts');
           for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
         } catch {
           // Redis is down (BullMQ would wait for it): no values rather than stale ones; /readyz says why.

@@ -1,9 +1,9 @@
-import type Redis from 'ioredis';
 import type { Next } from 'koa';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '@pos/shared/config';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { Logger } from '@pos/shared/log';
+import type { RedisClient } from '@pos/shared/redis';
 import { sessionOf, type AppContext } from '../context';
 
 /** The policy's name in the RateLimit headers (draft-ietf-httpapi-ratelimit-headers). */
@@ -19,7 +19,7 @@ const OUTAGE_LOG_INTERVAL_MS = 10_000;
  * `Retry-After`. With Redis unreachable it lets requests through and logs: an outage must not
  * turn into 429s. Without `RATE_LIMIT`, nothing is limited and no header is added.
  */
-export function rateLimitPerKey(limit: RateLimit | undefined, redis: Redis, prefix: string, log: Logger) {
+export function rateLimitPerKey(limit: RateLimit | undefined, redis: RedisClient, prefix: string, log: Logger) {
   if (!limit) return (_ctx: AppContext, next: Next) => next();
   const limiter = new RateLimiterRedis({
     storeClient: redis,

@@ -2,57 +2,72 @@ import { EventEmitter } from 'node:events';
 import type Redis from 'ioredis';
 import type { Logger } from '@pos/shared/log';
 import { closeRedis } from '@pos/shared/redis';
+import { withDeadline } from '@pos/shared/util/deadline';
+import { pause } from '@pos/shared/util/pause';
+import { SINGLE_REDIS_NODE, SubscriberNodes } from './subscriber-nodes';
 
 export type MessageHandler = (message: string) => void;
 
+/** How long restoring waits for a node to connect and confirm, per attempt. */
+const CONFIRM_TIMEOUT_MS = 1_000;
+/** Restoring tries again after 100 ms, doubling up to this. */
+const RESTORE_BACKOFF_CAP_MS = 1_000;
+
+interface Channel {
+  handlers: Set<MessageHandler>;
+  /** The first (S)SUBSCRIBE; every handler waits for it. */
+  subscribed: Promise<void>;
+  /** The node holding the subscription, once placed. */
+  node?: string;
+}
+
+/** An SSUBSCRIBE answered MOVED: the slot map used to place it is out of date. */
+class MovedError extends Error {}
+
 /**
- * One Redis subscriber connection per API node, shared by every consumer on the node.
- * A channel is subscribed while it has a handler and dropped with its last one.
+ * The API node's subscriptions, shared by every consumer on the node: a channel is subscribed
+ * while it has a handler and dropped with its last one. One design for both modes: a
+ * subscriber connection per node holding channels (on one Redis, the one connection with
+ * SUBSCRIBE; on a cluster, one per master with SSUBSCRIBE, each channel on its slot's master).
  *
- * Emits `resubscribed` (with the epoch ms at which the connection was seen lost) once Redis is
- * back and has confirmed the channels again: what was published meanwhile is lost, and each
- * consumer recovers it its own way (streams re-read what changed since then, job waits re-check
- * their jobs).
+ * A connection that drops has lost its subscriptions and whatever was published meanwhile. The
+ * subscriber then restores every subscription (on a cluster, after re-reading the slot map, so
+ * channels of a failed master move to the replica that took over), waits for Redis to confirm
+ * them all, and only then emits `resubscribed`, with the epoch ms at which the loss was seen: each
+ * consumer recovers what it missed its own way (streams re-read what changed since shortly before
+ * then, job waits look at their jobs). A slot that moved while the
+ * connections stayed up (resharding) is noticed by the periodic slot map check and handled alike.
  */
 export class ChannelSubscriber extends EventEmitter {
-  /** Per channel: its handlers, and the SUBSCRIBE every handler waits for. */
-  private readonly channels = new Map<string, { handlers: Set<MessageHandler>; subscribed: Promise<unknown> }>();
-  private readyOnce = false;
-  /** When the connection was seen lost; undefined while it is up. */
+  private readonly channels = new Map<string, Channel>();
+  private readonly connections = new Map<string, Redis>();
+  private restoring: Promise<void> | undefined;
+  private lostAgain = false;
+  /** When the subscriptions were seen lost; undefined while they hold. */
   private lostAt: number | undefined;
+  private readonly closing = new AbortController();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly nodes: SubscriberNodes,
     private readonly log: Logger,
   ) {
     super();
-    redis.on('message', (channel: string, message: string) => this.dispatch(channel, message));
-    redis.on('close', () => {
-      if (this.readyOnce) this.lostAt ??= Date.now();
+    nodes.watch(() => {
+      // A restore places every channel by the map it read itself.
+      if (this.restoring) return;
+      const moved = [...this.channels].some(([channel, entry]) => entry.node !== undefined && nodes.nodeOf(channel) !== entry.node);
+      if (moved) this.recover('the slot of a subscribed channel moved');
     });
-    redis.on('ready', () => {
-      if (!this.readyOnce) {
-        this.readyOnce = true;
-        return;
-      }
-      // ioredis re-sends the SUBSCRIBEs right after 'ready'; a PING queued behind them answers
-      // once Redis has processed them, so a re-read started then misses nothing published later.
-      queueMicrotask(() => {
-        this.redis.ping().then(
-          () => this.resubscribed(),
-          (err: Error) => log.warn({ err: err.message }, 'redis subscriber: no answer after reconnecting'),
-        );
-      });
-    });
-    redis.on('error', (err) => log.warn({ err: err.message }, 'redis subscriber error'));
   }
 
   /** Resolves once Redis has confirmed the channel, for the first handler and every later one. */
   async subscribe(channel: string, handler: MessageHandler): Promise<void> {
     let entry = this.channels.get(channel);
     if (!entry) {
-      entry = { handlers: new Set(), subscribed: this.redis.subscribe(channel) };
-      this.channels.set(channel, entry);
+      const created: Channel = { handlers: new Set(), subscribed: Promise.resolve() };
+      created.subscribed = this.place(channel, created);
+      this.channels.set(channel, created);
+      entry = created;
     }
     entry.handlers.add(handler);
     try {
@@ -67,7 +82,10 @@ export class ChannelSubscriber extends EventEmitter {
     const entry = this.channels.get(channel);
     if (!entry || !entry.handlers.delete(handler) || entry.handlers.size > 0) return;
     this.channels.delete(channel);
-    await this.redis.unsubscribe(channel);
+    const connection = entry.node === undefined ? undefined : this.connections.get(entry.node);
+    // A connection that is down has forgotten its subscriptions already (it never resubscribes by itself).
+    if (connection?.status === 'ready') await this.command(connection, 'unsubscribe', channel);
+    this.dropIdleConnections();
   }
 
   /** Channels this node listens to; what the leak tests and /metrics read. */
@@ -75,18 +93,146 @@ export class ChannelSubscriber extends EventEmitter {
     return this.channels.size;
   }
 
-  async quit(): Promise<void> {
-    this.channels.clear();
-    await closeRedis(this.redis);
+  /** The subscriber connection of a single Redis (the reconnect tests cut it); undefined on a cluster. */
+  get redis(): Redis | undefined {
+    return this.connections.get(SINGLE_REDIS_NODE);
   }
 
-  /** Tells the consumers, once per outage, from when they may have missed messages. */
-  private resubscribed(): void {
-    const lostAt = this.lostAt;
-    if (lostAt === undefined) return;
-    this.lostAt = undefined;
-    this.log.warn({ channels: this.channels.size, downMs: Date.now() - lostAt }, 'redis subscriber reconnected');
-    this.emit('resubscribed', lostAt);
+  /** False from a lost connection until every subscription is confirmed again. */
+  get settled(): boolean {
+    return this.restoring === undefined;
+  }
+
+  async quit(): Promise<void> {
+    this.closing.abort();
+    this.nodes.close();
+    this.channels.clear();
+    const connections = [...this.connections.values()];
+    this.connections.clear();
+    await Promise.all(connections.map((connection) => closeRedis(connection)));
+  }
+
+  /** Subscribes a new channel where it lives, once its node's connection is up. */
+  private async place(channel: string, entry: Channel): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.nodes.nodeOf(channel) === undefined) await this.nodes.refresh();
+      const node = this.nodes.nodeOf(channel);
+      if (node === undefined) throw new Error(`no Redis node serves ${channel}`);
+      entry.node = node;
+      const connection = this.connection(node);
+      await ready(connection);
+      // Given up meanwhile (a stream's deadline): subscribing now would leak the subscription.
+      if (this.channels.get(channel) !== entry) return;
+      try {
+        await this.confirm(connection, [channel]);
+        return;
+      } catch (err) {
+        if (!(err instanceof MovedError) || attempt === 3) throw err;
+        await this.nodes.refresh();
+      }
+    }
+  }
+
+  private connection(node: string): Redis {
+    const existing = this.connections.get(node);
+    if (existing) return existing;
+    const connection = this.nodes.connect(node);
+    connection.on(this.nodes.commands.message, (channel: string, message: string) => this.dispatch(channel, message));
+    connection.on('error', (err: Error) => this.log.warn({ err: err.message, node }, 'redis subscriber error'));
+    connection.on('close', () => {
+      if (this.connections.get(node) !== connection) return; // dropped on purpose
+      if ([...this.channels.values()].some((entry) => entry.node === node)) this.recover(`the connection to ${node} closed`);
+    });
+    this.connections.set(node, connection);
+    return connection;
+  }
+
+  /** (S)SUBSCRIBE, one command per channel (a cluster refuses channels of several slots in one). */
+  private async confirm(connection: Redis, channels: string[]): Promise<void> {
+    // ioredis does not reject an SSUBSCRIBE answered MOVED: it emits `moved` and leaves it pending.
+    let onMoved: () => void = () => undefined;
+    const moved = new Promise<never>((_, reject) => {
+      onMoved = () => reject(new MovedError('SSUBSCRIBE answered MOVED'));
+      connection.once('moved', onMoved);
+    });
+    try {
+      await Promise.race([Promise.all(channels.map((channel) => this.command(connection, 'subscribe', channel))), moved]);
+    } finally {
+      connection.off('moved', onMoved);
+    }
+  }
+
+  private command(connection: Redis, kind: 'subscribe' | 'unsubscribe', channel: string): Promise<unknown> {
+    switch (this.nodes.commands[kind]) {
+      case 'subscribe':
+        return connection.subscribe(channel);
+      case 'ssubscribe':
+        return connection.ssubscribe(channel);
+      case 'unsubscribe':
+        return connection.unsubscribe(channel);
+      case 'sunsubscribe':
+        return connection.sunsubscribe(channel);
+    }
+  }
+
+  /** Starts restoring, or makes the running restore go round once more. */
+  private recover(reason: string): void {
+    if (this.closing.signal.aborted || this.channels.size === 0) return;
+    this.lostAt ??= Date.now();
+    this.lostAgain = true;
+    if (this.restoring) return;
+    this.log.warn({ reason, channels: this.channels.size }, 'redis subscriptions lost; restoring them');
+    this.restoring = this.restore().finally(() => (this.restoring = undefined));
+  }
+
+  private async restore(): Promise<void> {
+    for (let attempt = 0; this.lostAgain && !this.closing.signal.aborted; attempt++) {
+      if (attempt > 0) await pause(Math.min(100 * 2 ** (attempt - 1), RESTORE_BACKOFF_CAP_MS), this.closing.signal);
+      this.lostAgain = false;
+      try {
+        await this.resubscribeAll();
+      } catch (err) {
+        this.lostAgain = true;
+        if (attempt % 10 === 0) this.log.warn({ err: (err as Error).message, attempt }, 'redis subscriptions not restored yet');
+        continue;
+      }
+      if (!this.lostAgain && !this.closing.signal.aborted) {
+        const lostAt = this.lostAt ?? Date.now();
+        this.lostAt = undefined;
+        this.log.warn({ channels: this.channels.size, downMs: Date.now() - lostAt }, 'redis subscriptions restored');
+        this.emit('resubscribed', lostAt);
+      }
+    }
+  }
+
+  /** Every channel on the node that serves it now, confirmed; connections left unused are closed. */
+  private async resubscribeAll(): Promise<void> {
+    await this.nodes.refresh();
+    const byNode = new Map<string, string[]>();
+    for (const [channel, entry] of this.channels) {
+      const node = this.nodes.nodeOf(channel);
+      if (node === undefined) throw new Error(`no Redis node serves ${channel}`);
+      entry.node = node;
+      byNode.set(node, [...(byNode.get(node) ?? []), channel]);
+    }
+    this.dropIdleConnections();
+    await Promise.all(
+      [...byNode].map(async ([node, channels]) => {
+        const connection = this.connection(node);
+        await ready(connection, CONFIRM_TIMEOUT_MS);
+        await withDeadline(this.confirm(connection, channels), CONFIRM_TIMEOUT_MS, `SUBSCRIBE on ${node}`);
+      }),
+    );
+  }
+
+  /** Closes connections to nodes that hold none of the channels (a failed master, an emptied node). */
+  private dropIdleConnections(): void {
+    const used = new Set([...this.channels.values()].map((entry) => entry.node));
+    for (const [node, connection] of this.connections) {
+      if (used.has(node)) continue;
+      this.connections.delete(node);
+      connection.disconnect();
+    }
   }
 
   private dispatch(channel: string, message: string): void {
@@ -100,4 +246,23 @@ export class ChannelSubscriber extends EventEmitter {
       }
     }
   }
+}
+
+/** Resolves when the connection is up (at once if it is); rejects if it ends, or after `ms`. */
+function ready(connection: Redis, ms?: number): Promise<void> {
+  if (connection.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const settle = (error?: Error) => {
+      clearTimeout(timer);
+      connection.off('ready', onReady);
+      connection.off('end', onEnd);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onReady = () => settle();
+    const onEnd = () => settle(new Error('the Redis subscriber connection was closed'));
+    const timer = ms === undefined ? undefined : setTimeout(() => settle(new Error(`Redis did not connect in ${ms} ms`)), ms);
+    connection.on('ready', onReady);
+    connection.on('end', onEnd);
+  });
 }

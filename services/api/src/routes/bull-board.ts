@@ -51,17 +51,20 @@ function checkWrite(ctx: AppContext): void {
 }
 
 /**
- * Bull Board (the work queue's dashboard) at /admin/queues, behind the admin token.
+ * Bull Board (the work queue's dashboard) at /admin/queues, behind the admin token: every
+ * partition, `p1of3:order-work` and so on (the single queue of one Redis is plain `order-work`).
  * Its Koa adapter mounts a Koa app of its own (views, static assets, JSON API) with koa-mount,
  * so everything under the path, page and assets alike, passes the admin check first.
  * Read-only unless BULL_BOARD_WRITABLE: then only GET, HEAD and OPTIONS pass (405 otherwise),
  * and the board hides its buttons.
  */
-export function bullBoard(deps: Pick<ApiDeps, 'queue' | 'adminToken' | 'config'>): Middleware<AppState> {
+export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'adminToken' | 'config'>): Middleware<AppState> {
   const writable = deps.config.bullBoardWritable;
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: [new BullMQAdapter(deps.queue, { readOnlyMode: !writable })],
+    queues: deps.queues.all.map(
+      ({ partition, queue }) => new BullMQAdapter(queue, { readOnlyMode: !writable, prefix: partition.label && `${partition.label}:` }),
+    ),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'POS order work' } },
   });

@@ -49,7 +49,7 @@ export class CustomerLimits {
   openOrder<T>(session: SessionDoc, create: () => Promise<T>): Promise<T> {
     const { orders, maxOpenOrders } = this.options;
     return this.serially(session._id, async () => {
-      if ((await orders.countSelecting(session._id)) >= maxOpenOrders) {
+      if ((await orders.countSelecting(session.locationId, session._id)) >= maxOpenOrders) {
         throw limitReached(`This session already has ${maxOpenOrders} orders in SELECTING; finish one first`, OPEN_ORDERS_RETRY_AFTER_S);
       }
       return create();
@@ -61,7 +61,7 @@ export class CustomerLimits {
     const { commands, maxCommands } = this.options;
     return this.serially(session._id, async () => {
       const now = new Date();
-      const live = await commands.liveOfSession(session._id, now, maxCommands);
+      const live = await commands.liveOfSession(session.locationId, session._id, now, maxCommands);
       if (live.length >= maxCommands) {
         // A place frees when the oldest is acknowledged, at the latest when it expires.
         const wait = (Math.min(...live.map((command) => command.expiresAt.getTime())) - now.getTime()) / 1000;

@@ -15,7 +15,7 @@ export async function closeSession(ctx: JobContext, job: SessionCloseJob): Promi
     ctx.log.info({ sessionId: session._id, type: session.type }, 'session closed');
   }
   if (session.type === 'CUSTOMER') {
-    for (const order of await ctx.orders.placedOfSession(session._id)) {
+    for (const order of await ctx.orders.placedOfSession(session.locationId, session._id)) {
       const outcome = await applyOrderAction(ctx, {
         scope: { locationId: session.locationId, sessionId: session._id },
         orderNumber: order.number,

@@ -1,0 +1,130 @@
+/**
+ * The service on a Redis Cluster (3 masters, 3 replicas): the register's work as on one Redis,
+ * the work queue's partitions spread over the masters with each location on one partition,
+ * sharded pub/sub (a location's channel on its slot's master only), Bull Board showing every
+ * partition.
+ */
+import { Cluster } from 'ioredis';
+import { Queue } from 'bullmq';
+import { locationChannel } from '@pos/shared/events/location-events';
+import type { OrderActionJob } from '@pos/shared/queue/jobs';
+import { WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { partitionLayout, partitionOf } from '@pos/shared/queue/partitions';
+import { slotOf } from '@pos/shared/redis';
+import { masterOf, masters, onCluster, onNode, portsOf } from '../support/cluster';
+import { registerAt } from '../support/fixtures';
+import { call, sampleRows } from '../support/http';
+import { TestStream } from '../support/sse-client';
+import { startStack } from '../support/stack';
+
+const streamPath = '/api/v1/notifications/service/stream';
+const clusterUrl = () => process.env.TEST_REDIS_CLUSTER_URL!;
+
+describe('on a Redis Cluster', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  beforeAll(async () => {
+    stack = await startStack(onCluster());
+  });
+  afterAll(() => stack.close());
+
+  it('runs the register flow, with the location’s events on its shard only and nothing on classic pub/sub', async () => {
+    const { key, location } = await registerAt(stack, 'Cluster Street');
+    const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
+    try {
+      await stream.waitFor(() => stream.raw.startsWith('retry: 1000\n\n'), 'the preamble');
+      const order = await stack.admin.createOrder(location.id, sampleRows, 4);
+      expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json()).toEqual([order]);
+
+      const failed = await call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, body: { reason: 'printer jam' } });
+      expect(failed.status).toBe(200);
+      expect(failed.json()).toMatchObject({ number: order.number, state: 'PLACED', failedTime: expect.any(String) });
+      const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+      expect(done.status).toBe(200);
+      expect(done.json()).toMatchObject({ state: 'COMPLETED' });
+      const command = await stack.admin.createCommand(location.id, 'REQUEST_BILL', 4);
+      const acknowledged = await call('DELETE', `${stack.baseUrl}/commands/${command.number}`, { apiKey: key });
+      expect(acknowledged.json()).toEqual(command);
+
+      await stream.eventCount(4);
+      expect(stream.events.map((e) => [e.event, e.id, e.json().state])).toEqual([
+        ['order', '1.0', 'PLACED'],
+        ['order', '1.0', 'PLACED'],
+        ['order', '1.0', 'COMPLETED'],
+        ['command', '1.1', 'PLACED'],
+      ]);
+      expect(stream.events[2]!.json()).toEqual(done.json());
+
+      // Sharded pub/sub: each of the deployment's channels (the location's, the node's reply
+      // channel) is known to the master of its slot alone; classic pub/sub carries none of them.
+      const prefix = stack.env.REDIS_PREFIX!;
+      const sharded = new Map<number, string[]>();
+      for (const port of (await masters(clusterUrl())).keys()) {
+        sharded.set(port, (await onNode<string[]>(port, 'PUBSUB', 'SHARDCHANNELS', `${prefix}:*`)).sort());
+      }
+      const channel = locationChannel(prefix, location.id);
+      const reply = [...sharded.values()].flat().find((name) => name.startsWith(`${prefix}:reply:`))!;
+      expect(reply).toBeDefined();
+      const expected = new Map<number, string[]>([...sharded.keys()].map((port) => [port, []]));
+      for (const name of [channel, reply]) expected.get(await masterOf(clusterUrl(), slotOf(name)))!.push(name);
+      expect(sharded).toEqual(new Map([...expected].map(([port, names]) => [port, names.sort()])));
+      for (const port of portsOf(clusterUrl())) expect(await onNode(port, 'PUBSUB', 'CHANNELS', `${prefix}:*`)).toEqual([]);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('spreads the partitions over the masters and keeps each location’s jobs on its partition', async () => {
+    const prefix = stack.env.REDIS_PREFIX!;
+    const layout = partitionLayout(prefix, 6, true);
+    // Six partitions (the cluster default), two on each of the three masters.
+    const owners = await Promise.all(layout.map((p) => masterOf(clusterUrl(), slotOf(p.prefix))));
+    expect([...(await masters(clusterUrl())).keys()].map((port) => owners.filter((o) => o === port).length)).toEqual([2, 2, 2]);
+
+    const locations = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const { key, location } = await registerAt(stack, `Branch ${i}`, 10);
+        const order = await stack.admin.createOrder(location.id, sampleRows);
+        for (let report = 0; report < 2; report++) {
+          const res = await call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, body: {} });
+          expect(res.status).toBe(200);
+        }
+        return location.id;
+      }),
+    );
+
+    const connection = new Cluster(portsOf(clusterUrl()).map((port) => ({ host: '127.0.0.1', port })));
+    try {
+      const byPartition = await Promise.all(
+        layout.map(async (partition) => {
+          const queue = new Queue(WORK_QUEUE, { connection, prefix: partition.prefix });
+          const jobs = await queue.getJobs(['completed']);
+          await queue.close();
+          return jobs.map((job) => (job.data as OrderActionJob).scope.locationId);
+        }),
+      );
+      // Each location's 2 reports went to its partition, and only there.
+      for (const locationId of locations) {
+        const found = byPartition.map((ids) => ids.filter((id) => id === locationId).length);
+        expect(found).toEqual(layout.map((p) => (p.index === partitionOf(locationId, 6) ? 2 : 0)));
+      }
+      // Twelve locations do not all hash to one master's partitions (a chance of 3^-11).
+      const busy = new Set(byPartition.flatMap((ids, index) => (ids.some((id) => locations.includes(id)) ? [owners[index]] : [])));
+      expect(busy.size).toBeGreaterThan(1);
+    } finally {
+      connection.disconnect();
+    }
+
+    const board = await call('GET', `${stack.origin}/admin/queues/api/queues?status=latest&page=1&jobsPerPage=10`, {
+      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+    });
+    expect(board.status).toBe(200);
+    const names = (board.json().queues as Array<{ name: string }>).map((q) => q.name).sort();
+    expect(names).toEqual(layout.map((p) => `${p.label}:order-work`).sort());
+  });
+
+  it('answers /readyz with every master answering', async () => {
+    const ready = await call('GET', `${stack.origin}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready', mongo: 'ok', redis: 'ok' });
+  });
+});

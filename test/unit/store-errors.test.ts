@@ -1,0 +1,16 @@
+import { storeProblem } from '@pos/shared/store/store-errors';
+
+describe('store errors as problems', () => {
+  it('answers 503 for a Redis Cluster caught between a lost master and its replica', () => {
+    for (const message of [
+      'Too many Cluster redirections. Last error: ReplyError: MOVED 5949 127.0.0.1:7001',
+      'CLUSTERDOWN The cluster is down',
+      'TRYAGAIN Multiple keys request during rehashing of slot',
+      'Failed to refresh slots cache.',
+      'None of startup nodes is available',
+    ]) {
+      expect(storeProblem(new Error(message), 'id')).toMatchObject({ status: 503, title: 'Service unavailable' });
+    }
+    expect(storeProblem(new Error('something else'), 'id')).toBeUndefined();
+  });
+});

@@ -4,7 +4,7 @@
  */
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
-import type { CommandRecord, OrderRecord } from '../domain/records';
+import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/records';
 import type { RowInput } from '../schemas/requests';
 import type { LocationView } from '../store/locations';
 import type { SessionView } from '../store/sessions';
@@ -59,8 +59,23 @@ export class AdminClient {
     });
   }
 
-  listOrders(locationId: string, state: OrderState): Promise<OrderRecord[]> {
+  /** The location's orders in `state`, each with its failure count. */
+  listOrders(locationId: string, state: OrderState): Promise<OperatorOrderRecord[]> {
     return this.call('GET', `/locations/${encodeURIComponent(locationId)}/orders?state=${state}`);
+  }
+
+  /** The live commands, as the register's work list shows them. */
+  listCommands(locationId: string): Promise<CommandRecord[]> {
+    return this.call('GET', `/locations/${encodeURIComponent(locationId)}/commands`);
+  }
+
+  /** A status update on the location's behalf (the register's, through the same queue). */
+  updateStatus(locationId: string, orderNumber: number, newState: OrderState): Promise<OrderRecord> {
+    return this.call('PUT', `/locations/${encodeURIComponent(locationId)}/orders/${orderNumber}/statusupdate`, { newState });
+  }
+
+  acknowledgeCommand(locationId: string, commandNumber: number): Promise<CommandRecord> {
+    return this.call('DELETE', `/locations/${encodeURIComponent(locationId)}/commands/${commandNumber}`);
   }
 
   recoverOrder(locationId: string, orderNumber: number): Promise<OrderRecord> {

@@ -75,6 +75,12 @@ export interface CommandRecord {
 
 export type WorkRecord = OrderRecord | CommandRecord;
 
+/**
+ * An order as the operator's reads show it (the admin order list and the admin event stream):
+ * the order record and its failure count, which the register interface does not carry.
+ */
+export type OperatorOrderRecord = OrderRecord & { failureCount: number };
+
 export function isOrderRecord(record: WorkRecord): record is OrderRecord {
   return 'rows' in record;
 }
@@ -113,6 +119,15 @@ export function toOrderRecord(doc: OrderDoc): OrderRecord {
     completeTime: iso(doc.completeTime),
     failedTime: iso(doc.failedTime),
   });
+}
+
+/** The operator's form of an order record: the record's fields, then `failureCount`. */
+export function withFailureCount(record: OrderRecord, failureCount: number): OperatorOrderRecord {
+  return { ...record, failureCount };
+}
+
+export function toOperatorOrderRecord(doc: OrderDoc): OperatorOrderRecord {
+  return withFailureCount(toOrderRecord(doc), doc.failureCount);
 }
 
 export function toCommandRecord(doc: CommandDoc): CommandRecord {

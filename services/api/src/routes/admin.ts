@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { generateApiKey, hashApiKey } from '@pos/shared/auth/keys';
 import { isOrderState } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
+import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '@pos/shared/domain/records';
 import { JOB } from '@pos/shared/queue/jobs';
 import { validators } from '@pos/shared/schemas/requests';
 import type { LocationDoc } from '@pos/shared/store/locations';
@@ -16,10 +16,15 @@ import { idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder } from '../work/create-work';
 import { numberParam, sendOutcome } from './respond';
+import { serveStream } from './stream';
 
 export const ADMIN_PREFIX = '/admin/v1';
 
-/** The restaurant administrator's API: locations, keys, counter orders, commands, recovery. */
+/**
+ * The restaurant administrator's API: locations, keys, counter orders, commands, recovery, and
+ * what the operator's board needs: a location's event stream, its live commands, status updates
+ * and acknowledgements on the location's behalf.
+ */
 export function adminRoutes(deps: ApiDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: ADMIN_PREFIX });
   const admin = requireAdmin(deps.adminToken);
@@ -104,7 +109,46 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     const state = ctx.query.state;
     if (typeof state !== 'string' || state === '') throw new ProblemError(problems.required('state'));
     if (!isOrderState(state)) throw new ProblemError(problems.noEnumConstant(state));
-    ctx.body = (await deps.orders.listByState(location._id, state)).map(toOrderRecord);
+    // the operator's form: each order with its failure count
+    ctx.body = (await deps.orders.listByState(location._id, state)).map(toOperatorOrderRecord);
+  });
+
+  // The live commands, as the register's work list shows them.
+  router.get('/locations/:id/commands', admin, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    ctx.body = (await deps.commands.listLive(location._id, new Date())).map(toCommandRecord);
+  });
+
+  // A status update on the location's behalf: the register's transition, through the same queue.
+  router.put('/locations/:id/orders/:number/statusupdate', ...write, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    const orderNumber = numberParam(ctx.params.number, 'Order');
+    const { newState } = bodyOf(ctx, validators.statusUpdate);
+    if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
+    const outcome = await deps.jobs.run(
+      { name: JOB.orderAction, data: { scope: { locationId: location._id }, orderNumber, action: { kind: 'status', newState } } },
+      ctx.state,
+    );
+    sendOutcome(ctx, outcome);
+  });
+
+  // Acknowledging a command on the location's behalf, as a register would.
+  router.delete('/locations/:id/commands/:number', ...write, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    const number = numberParam(ctx.params.number, 'Command');
+    const command = await deps.commands.acknowledge(location._id, number, new Date());
+    if (!command) throw new ProblemError(problems.commandNotFound());
+    ctx.state.log.info({ commandNumber: number }, 'command acknowledged');
+    ctx.body = toCommandRecord(command);
+  });
+
+  /**
+   * The location's event stream for the operator: the register stream's events, cursor, replay
+   * and end (it shares their machinery), with each order's failure count.
+   */
+  router.get('/locations/:id/stream', admin, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    await serveStream(ctx, deps, { kind: 'operator', locationId: location._id });
   });
 
   router.post('/locations/:id/orders/:number/recover', ...write, async (ctx: AppContext) => {

@@ -7,7 +7,7 @@ import type { ApiMetrics } from '../metrics/api-metrics';
 import { Cursor, formatPosition, startPosition, StreamPosition } from './cursor';
 import { readReplay, readResync, Replay, ResyncNeeds, ResyncRead, StreamRepos, unseenBuffered } from './replay';
 import { SseWriter } from './sse-writer';
-import type { WorkEvent } from './work-event';
+import { Audience, dataFor, WorkEvent } from './work-event';
 
 /** The reconnection delay the stream suggests to clients (`retry:`), in milliseconds. */
 export const RETRY_MS = 1000;
@@ -37,8 +37,15 @@ export type EndReason =
   | 'resync-failed'
   | 'failed';
 
+/**
+ * Who holds the stream. A register, by its SERVICE session: the session is read again with every
+ * replay and must stay valid, and the stream ends when it is closed or expires. An operator, by
+ * the admin token (checked when the stream opened; it has no session), for any location.
+ */
+export type StreamReader = { kind: 'register'; session: SessionDoc } | { kind: 'operator'; locationId: string };
+
 export interface ClientStreamOptions {
-  session: SessionDoc;
+  reader: StreamReader;
   cursor: Cursor;
   res: ServerResponse;
   repos: StreamRepos;
@@ -50,13 +57,16 @@ export interface ClientStreamOptions {
 }
 
 /**
- * One register's open stream. It is `syncing` while a replay is read (live events are buffered
+ * One open stream of a location: a register's, or an operator's (whose orders carry their
+ * failure count; see work-event.ts). It is `syncing` while a replay is read (live events are buffered
  * meanwhile), `live` once the replay and the buffered events it does not cover are sent.
  * The position (highest order and command numbers announced) is every event's id.
  */
 export class ClientStream {
-  readonly sessionId: string;
+  /** The register's session; absent on an operator's stream. */
+  readonly sessionId: string | undefined;
   readonly locationId: string;
+  readonly audience: Audience;
   /** Resolves with the reason when the stream has ended. */
   readonly done: Promise<EndReason>;
 
@@ -79,15 +89,17 @@ export class ClientStream {
   private readonly onClose = () => this.end('client-gone');
 
   constructor(private readonly options: ClientStreamOptions) {
-    this.sessionId = options.session._id;
-    this.locationId = options.session.locationId;
+    const { reader } = options;
+    this.sessionId = reader.kind === 'register' ? reader.session._id : undefined;
+    this.locationId = reader.kind === 'register' ? reader.session.locationId : reader.locationId;
+    this.audience = reader.kind;
     this.position = startPosition(options.cursor);
     this.knownUpTo = this.position.orderNumber;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
 
     options.res.once('close', this.onClose);
     this.after(options.config.sseTimeoutMs, 'timeout');
-    const expiresAt = options.session.expiresAt;
+    const expiresAt = reader.kind === 'register' ? reader.session.expiresAt : undefined;
     if (expiresAt && expiresAt.getTime() - Date.now() < options.config.sseTimeoutMs) {
       this.after(expiresAt.getTime() - Date.now(), 'session-expired');
     }
@@ -99,14 +111,18 @@ export class ClientStream {
 
   /**
    * Reads what the client has not seen; call it once the location's channel is subscribed, so
-   * that whatever happens from then on is either in the replay or buffered. The session is
-   * read again too: a close published before the subscription would otherwise be missed.
+   * that whatever happens from then on is either in the replay or buffered. A register's session
+   * is read again too: a close published before the subscription would otherwise be missed.
    */
   async prepare(now = new Date()): Promise<Replay> {
     this.subscribedAt = now.getTime();
     const { repos, cursor } = this.options;
-    const [replay, current] = await Promise.all([readReplay(repos, this.locationId, cursor, now), repos.sessions.find(this.sessionId)]);
-    this.sessionHolds(current, now);
+    const sessionId = this.sessionId;
+    const [replay, current] = await Promise.all([
+      readReplay(repos, this.locationId, cursor, now),
+      sessionId === undefined ? undefined : repos.sessions.find(sessionId),
+    ]);
+    if (current !== undefined) this.sessionHolds(current, now);
     return replay;
   }
 
@@ -136,7 +152,10 @@ export class ClientStream {
       this.writer.end();
       return;
     }
-    this.options.log.info({ cursor: formatPosition(this.position), replay: replay.orders.length + replay.commands.length }, 'stream opened');
+    this.options.log.info(
+      { reader: this.audience, cursor: formatPosition(this.position), replay: replay.orders.length + replay.commands.length },
+      'stream opened',
+    );
     this.goLive(replay);
   }
 
@@ -165,7 +184,7 @@ export class ClientStream {
       ordersAbove: Math.min(...held.map((stream) => stream.position.orderNumber)),
       commandsAbove: Math.min(...held.map((stream) => stream.position.commandNumber)),
       changedSince: since,
-      sessionIds: [...new Set(held.map((stream) => stream.sessionId))],
+      sessionIds: [...new Set(held.flatMap((stream) => (stream.sessionId === undefined ? [] : [stream.sessionId])))],
     };
     const read = readResync(first.options.repos, first.locationId, needs, now);
     for (const stream of held) stream.takeResync(read, now);
@@ -227,7 +246,7 @@ export class ClientStream {
     read.then(
       (shared) => {
         if (this.phase !== 'syncing') return;
-        if (!this.sessionHolds(shared.sessions.get(this.sessionId) ?? null, now)) return;
+        if (this.sessionId !== undefined && !this.sessionHolds(shared.sessions.get(this.sessionId) ?? null, now)) return;
         const replay: Replay = {
           orders: this.missedOrders(shared),
           commands: shared.commands.filter((event) => event.number > this.position.commandNumber),
@@ -277,7 +296,7 @@ export class ClientStream {
       this.position.orderNumber = Math.max(this.position.orderNumber, event.number);
       this.remember(event);
     } else this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
-    if (this.writer?.event(event.type, formatPosition(this.position), event.dataLines)) {
+    if (this.writer?.event(event.type, formatPosition(this.position), dataFor(event, this.audience).dataLines)) {
       this.delivered += 1;
       this.options.metrics.eventsDelivered.inc({ type: event.type });
     }

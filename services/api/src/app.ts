@@ -6,6 +6,7 @@ import { requestMetrics } from './metrics/request-metrics';
 import { problemResponses } from './middleware/problems';
 import { requestContext } from './middleware/request-context';
 import { adminRoutes } from './routes/admin';
+import { boardRoutes } from './routes/board';
 import { bullBoard } from './routes/bull-board';
 import { customerRoutes } from './routes/customer';
 import { healthRoutes } from './routes/health';
@@ -24,7 +25,7 @@ export function createApp(deps: ApiDeps, extraRouters: Router<AppState>[] = []):
   app.use(requestMetrics(deps.metrics));
   app.use(problemResponses());
 
-  for (const router of [healthRoutes(deps), metricsRoutes(deps), serviceRoutes(deps), streamRoutes(deps), customerRoutes(deps), adminRoutes(deps), ...extraRouters]) {
+  for (const router of [healthRoutes(deps), metricsRoutes(deps), serviceRoutes(deps), streamRoutes(deps), customerRoutes(deps), adminRoutes(deps), boardRoutes(deps), ...extraRouters]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

@@ -1,5 +1,5 @@
 import { OrderState, isVisibleToRegisters } from '@pos/shared/domain/order-state';
-import { CommandRecord, OrderRecord, withFailureCount } from '@pos/shared/domain/records';
+import { type CommandRecord, type OrderRecord, withFailureCount } from '@pos/shared/domain/records';
 import type { LocationEvent } from '@pos/shared/events/location-events';
 import { dataLines } from './sse-writer';
 
@@ -20,7 +20,10 @@ export interface WorkEvent extends EventData {
   number: number;
   /** The order's state; absent on commands. */
   state?: OrderState;
-  /** The operator's form: an order with its `failureCount`, a command as it is. */
+  /**
+   * The operator's form: an order with its `failureCount`, a command as it is. Streams still tell
+   * two states of an order apart by `data`: the count never changes without a timestamp changing.
+   */
   operator: EventData;
 }
 

@@ -7,10 +7,14 @@ COPY package.json package-lock.json tsconfig.json ./
 COPY shared/package.json shared/
 COPY services/api/package.json services/api/
 COPY services/worker/package.json services/worker/
-# The lockfile's versions (see scripts/setup.sh for why not npm ci).
-RUN npm install --no-save --no-audit --no-fund --omit=optional
+COPY web/board/package.json web/board/
+# The lockfile's versions (see scripts/setup.sh for why not npm ci). Optional packages included:
+# the board's bundler (Vite) runs on a native binding that npm installs as one.
+RUN npm install --no-save --no-audit --no-fund
 COPY shared shared
 COPY services services
+COPY web web
+# the packages' dist/, and the board's static files in web/board/dist
 RUN npm run build
 
 # The workspace manifests and the lockfile, from which each role installs its own dependencies.
@@ -22,6 +26,7 @@ COPY package.json package-lock.json ./
 COPY shared/package.json shared/
 COPY services/api/package.json services/api/
 COPY services/worker/package.json services/worker/
+COPY web/board/package.json web/board/
 
 FROM runtime AS worker
 RUN npm install --no-save --no-audit --no-fund --omit=dev --omit=optional --workspace=@pos/worker && npm cache clean --force
@@ -35,6 +40,8 @@ FROM runtime AS api
 RUN npm install --no-save --no-audit --no-fund --omit=dev --omit=optional --workspace=@pos/api && npm cache clean --force
 COPY --from=build /app/shared/dist shared/dist
 COPY --from=build /app/services/api/dist services/api/dist
+# the board, served at /board (its JavaScript is bundled: no dependency to install)
+COPY --from=build /app/web/board/dist web/board/dist
 USER node
 EXPOSE 8080
 CMD ["node", "services/api/dist/main.js"]

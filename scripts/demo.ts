@@ -1,8 +1,8 @@
 /**
  * `npm run demo`: the service on its embedded default (as `npm start`), a location with a register
  * and a few tables, customer apps ordering through the customer API and a register serving them
- * through the register interface, all over real HTTP. Orders show in the log, on the event stream
- * and in Bull Board. Runs until Ctrl-C, or for `--rounds N` rounds (env DEMO_ROUNDS).
+ * through the register interface, all over real HTTP. Orders show in the log, on the event stream,
+ * on the live board (/board) and in Bull Board. Runs until Ctrl-C, or for `--rounds N` rounds (env DEMO_ROUNDS).
  *
  * Options: --rounds N (0: until Ctrl-C), --tables N (default 3), --pace MS (default 1500).
  */
@@ -73,6 +73,7 @@ runMain(log, async () => {
       `  event stream:  curl -N -H 'api_key: ${register.apiKey}' ${baseUrl}/notifications/service/stream`,
       `  register work: curl -H 'api_key: ${register.apiKey}' ${baseUrl}/orders/location`,
       `  Bull Board:    ${operatorOrigin}/admin/queues  (user name: anything, e.g. admin; password: ${config.adminToken})`,
+      `  live board:    ${operatorOrigin}/board  (kitchen: the register key above; operator: the admin token and location id ${location.id})`,
       `  ${rounds ? `${rounds} rounds, then it stops by itself` : 'Ctrl-C stops it'}`,
       '',
     ].join('\n') + '\n',

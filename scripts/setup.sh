@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares a fresh Debian machine: redis-server and jq (for the README's walk-through) and,
-# with --test, Chromium for the browser test and nginx for the gateway test, from Debian's
-# packages; then the npm dependencies from the lockfile.
+# with --test, Chromium for the browser tests and nginx for the gateway test, from Debian's
+# packages; then the npm dependencies from the lockfile, and the location board's static files
+# (web/board/dist).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,3 +32,6 @@ fi
 # the other platforms' optional binaries, which the registry here does not serve, so install
 # from the lockfile without rewriting it.
 npm install --no-save --no-audit --no-fund --loglevel=error
+
+# The board the API serves at /board (Vite; a few seconds).
+npm run --silent build:board

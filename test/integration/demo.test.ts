@@ -118,6 +118,11 @@ describe('npm run demo', () => {
     expect(board.status).toBe(200);
     expect(await board.text()).toContain('<base href="/admin/queues/"');
     expect((await fetch(boardUrl!)).status).toBe(401);
+    // ... and so does the live board's address
+    const [, liveBoard, locationId] = await run.waitFor(/live board: +(\S+\/board) +\(kitchen: the register key above; operator: the admin token and location id (\S+)\)/);
+    expect((await fetch(liveBoard!)).status).toBe(200);
+    const location = await fetch(liveBoard!.replace(/\/board$/, `/admin/v1/locations/${locationId}`), { headers: { authorization: `Bearer ${password}` } });
+    expect(location.status).toBe(200);
 
     expect(await run.exited).toBe(0);
     const output = run.output();

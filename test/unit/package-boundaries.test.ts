@@ -48,6 +48,16 @@ describe('package boundaries', () => {
     ]);
   });
 
+  it('the board (browser code) takes only the pure modules of @pos/shared, and nothing of Node', async () => {
+    const board = 'web/board/src/probe.tsx';
+    expect(await ruleIds(board, "import { SseParser } from '@pos/shared/clients/sse-parser';\nimport { render } from 'preact';\nexport const x = [SseParser, render];\n")).toEqual([]);
+    expect(await ruleIds(board, "import { OrdersRepo } from '@pos/shared/store/orders';\nexport const x = OrdersRepo;\n")).toEqual(['no-restricted-imports']);
+    expect(await ruleIds(board, "import { RegisterClient } from '@pos/shared/clients/register-client';\nexport const x = RegisterClient;\n")).toEqual(['no-restricted-imports']);
+    expect(await ruleIds(board, "import { readFile } from 'fs';\nexport const x = readFile;\n")).toEqual(['import-x/no-nodejs-modules']);
+    expect(await ruleIds(board, "import Koa from 'koa';\nexport const k = Koa;\n")).toEqual(['import-x/no-extraneous-dependencies']);
+    expect(await ruleIds(board, "console.log('hi');\n")).toEqual(['no-console']);
+  });
+
   it('declared imports pass, and the service has no console output', async () => {
     expect(await ruleIds('services/api/src/probe.ts', "import Koa from 'koa';\nimport { loadConfig } from '@pos/shared/config';\nexport const x = [Koa, loadConfig];\n")).toEqual([]);
     expect(await ruleIds('services/worker/src/probe.ts', "console.log('hi');\n")).toEqual(['no-console']);

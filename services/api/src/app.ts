@@ -7,6 +7,7 @@ import { problemResponses } from './middleware/problems';
 import { requestContext } from './middleware/request-context';
 import { securityHeaders } from './middleware/security-headers';
 import { adminRoutes } from './routes/admin';
+import { boardRoutes } from './routes/board';
 import { bullBoard } from './routes/bull-board';
 import { customerRoutes } from './routes/customer';
 import { docsRoutes } from './routes/docs';
@@ -20,10 +21,13 @@ import { readServiceInfo } from './service-info';
 /** What a listener serves: routers (made by `createRouter`) and whole mounted apps (Bull Board). */
 export type Mount = Router<AppState> | Middleware<AppState>;
 
-/** What every listener serves: health probes, the landing page and the API's documents. */
+/**
+ * What every listener serves: health probes, the landing page, the API's documents and the
+ * location board (whose operator mode calls the admin API, so operators open it on ADMIN_PORT).
+ */
 function everywhere(deps: ApiDeps): Mount[] {
   const info = readServiceInfo();
-  return [healthRoutes(deps), landingRoutes(deps, info), docsRoutes(deps, info)];
+  return [healthRoutes(deps), landingRoutes(deps, info), docsRoutes(deps, info), boardRoutes(deps)];
 }
 
 /** The register-facing door (`PORT`): what registers and customer apps call. */

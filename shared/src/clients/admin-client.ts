@@ -4,7 +4,7 @@
  */
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
-import type { CommandRecord, OrderRecord } from '../domain/records';
+import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/records';
 import type { LocationUpdateInput, RowInput } from '../schemas/requests';
 import type { IssuedSession, LocationView, RotatedSession, SessionView } from '../schemas/responses';
 import { requestJson } from './json-http';
@@ -94,14 +94,14 @@ export class AdminClient {
     });
   }
 
-  /** One page of a location's orders in a state, by number; `after` is the last number of the previous page. */
-  listOrders(locationId: string, state: OrderState, page: PageOptions<number> = {}): Promise<OrderRecord[]> {
+  /** One page of a location's orders in a state (each with its failure count), by number; `after` is the last number of the previous page. */
+  listOrders(locationId: string, state: OrderState, page: PageOptions<number> = {}): Promise<OperatorOrderRecord[]> {
     return this.call('GET', `/locations/${encodeURIComponent(locationId)}/orders${pageQuery(page, new URLSearchParams({ state }))}`);
   }
 
   /** Every order of a location in a state, page after page. */
-  async allOrders(locationId: string, state: OrderState): Promise<OrderRecord[]> {
-    const all: OrderRecord[] = [];
+  async allOrders(locationId: string, state: OrderState): Promise<OperatorOrderRecord[]> {
+    const all: OperatorOrderRecord[] = [];
     for (;;) {
       const page = await this.listOrders(locationId, state, { limit: ALL_PAGE, after: all.at(-1)?.number });
       all.push(...page);
@@ -112,6 +112,15 @@ export class AdminClient {
   /** One page of a location's live commands, by number. */
   listCommands(locationId: string, page: PageOptions<number> = {}): Promise<CommandRecord[]> {
     return this.call('GET', `/locations/${encodeURIComponent(locationId)}/commands${pageQuery(page)}`);
+  }
+
+  /** A status update on the location's behalf (the register's, through the same queue). */
+  updateStatus(locationId: string, orderNumber: number, newState: OrderState): Promise<OrderRecord> {
+    return this.call('PUT', `/locations/${encodeURIComponent(locationId)}/orders/${orderNumber}/statusupdate`, { newState });
+  }
+
+  acknowledgeCommand(locationId: string, commandNumber: number): Promise<CommandRecord> {
+    return this.call('DELETE', `/locations/${encodeURIComponent(locationId)}/commands/${commandNumber}`);
   }
 
   recoverOrder(locationId: string, orderNumber: number): Promise<OrderRecord> {

@@ -3,11 +3,11 @@
  * absent values are absent keys (never null), timestamps are ISO-8601 UTC with milliseconds.
  * The record types are derived from their JSON schemas (schemas/responses.ts).
  */
-import type { CommandRecord, OrderRecord, OrderRow } from '../schemas/responses';
+import type { CommandRecord, OperatorOrderRecord, OrderRecord, OrderRow } from '../schemas/responses';
 import type { OrderState } from './order-state';
 import type { CommandKind } from './commands';
 
-export type { CommandRecord, OrderRecord, OrderRow };
+export type { CommandRecord, OperatorOrderRecord, OrderRecord, OrderRow };
 
 export interface OrderDoc {
   _id: string;
@@ -89,6 +89,15 @@ export function toOrderRecord(doc: OrderDoc): OrderRecord {
     completeTime: iso(doc.completeTime),
     failedTime: iso(doc.failedTime),
   });
+}
+
+/** The operator's form of an order record: the record's fields, then `failureCount`. */
+export function withFailureCount(record: OrderRecord, failureCount: number): OperatorOrderRecord {
+  return { ...record, failureCount };
+}
+
+export function toOperatorOrderRecord(doc: OrderDoc): OperatorOrderRecord {
+  return withFailureCount(toOrderRecord(doc), doc.failureCount);
 }
 
 export function toCommandRecord(doc: CommandDoc): CommandRecord {

@@ -8,7 +8,8 @@ import { toCommandRecord, toOrderRecord } from '../domain/records';
 import { publish, RedisClient } from '../redis';
 
 export type LocationEvent =
-  | { type: 'order'; record: OrderRecord }
+  /** `failureCount` is for operators' streams (registers get the record alone); nodes older than it leave it out. */
+  | { type: 'order'; record: OrderRecord; failureCount?: number }
   | { type: 'command'; record: CommandRecord }
   | { type: 'session-closed'; sessionId: string }
   | { type: 'key-rotated'; sessionId: string };
@@ -22,7 +23,7 @@ export class EventPublisher {
   ) {}
 
   order(doc: OrderDoc): Promise<void> {
-    return this.publish(doc.locationId, { type: 'order', record: toOrderRecord(doc) });
+    return this.publish(doc.locationId, { type: 'order', record: toOrderRecord(doc), failureCount: doc.failureCount });
   }
 
   command(doc: CommandDoc): Promise<void> {

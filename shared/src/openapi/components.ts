@@ -21,6 +21,7 @@ import {
   healthSchema,
   issuedSessionSchema,
   locationViewSchema,
+  operatorOrderRecordSchema,
   orderRecordSchema,
   orderRowSchema,
   problemBodySchema,
@@ -53,6 +54,8 @@ const sseEvent = (name: string, record: string, description: string) => ({
 
 export const orderEventSchema = sseEvent('order', 'OrderRecord', 'Sent whenever one of the location\'s orders changes state (it becomes PLACED, or leaves PLACED): react to `state`.');
 export const commandEventSchema = sseEvent('command', 'CommandRecord', 'Sent once, when a command is created.');
+/** The operator's stream: the same events, each order with its failure count. */
+export const operatorOrderEventSchema = sseEvent('order', 'OperatorOrderRecord', "Sent whenever one of the location's orders changes state; the order with its failure count.");
 
 /** The JSON 401: a recognised key whose session expired or is of the wrong type. */
 export const unauthorizedBodySchema = {
@@ -68,9 +71,11 @@ export const sessionNotValidBodySchema = { type: 'string', const: SESSION_NOT_VA
 /** Component schemas by name. Wherever one of these objects appears in the document, it is a $ref. */
 export const NAMED_SCHEMAS: [string, object][] = [
   ['OrderRecord', orderRecordSchema],
+  ['OperatorOrderRecord', operatorOrderRecordSchema],
   ['OrderRow', orderRowSchema],
   ['CommandRecord', commandRecordSchema],
   ['OrderEvent', orderEventSchema],
+  ['OperatorOrderEvent', operatorOrderEventSchema],
   ['CommandEvent', commandEventSchema],
   ['Location', locationViewSchema],
   ['Session', sessionViewSchema],

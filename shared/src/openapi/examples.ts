@@ -4,7 +4,7 @@
  */
 import { SESSION_NOT_VALID_BODY } from '../auth/session-rules';
 import { Problem, problems } from '../domain/problem';
-import { toCommandRecord, toOrderRecord } from '../domain/records';
+import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '../domain/records';
 import type { CommandDoc, OrderDoc } from '../domain/records';
 import { storeProblem } from '../store/store-errors';
 import { toLocationView } from '../store/locations';
@@ -50,6 +50,7 @@ const commandDoc: CommandDoc = {
 
 export const examples = {
   placedOrder: toOrderRecord(orderDoc),
+  operatorOrder: toOperatorOrderRecord({ ...orderDoc, failureCount: 1, failedTime: at('07:12:00.000') }),
   completedOrder: toOrderRecord({ ...orderDoc, state: 'COMPLETED', completeTime: at('07:14:40.310') }),
   selectingOrder: toOrderRecord({ ...orderDoc, state: 'SELECTING', orderTime: undefined }),
   command: toCommandRecord(commandDoc),

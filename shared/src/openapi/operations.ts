@@ -24,12 +24,13 @@ import {
   healthSchema,
   issuedSessionSchema,
   locationViewSchema,
+  operatorOrderRecordSchema,
   orderRecordSchema,
   readinessSchema,
   rotatedSessionSchema,
   sessionViewSchema,
 } from '../schemas/responses';
-import { commandEventSchema, HeaderName, JsonObject, orderEventSchema } from './components';
+import { commandEventSchema, HeaderName, JsonObject, operatorOrderEventSchema, orderEventSchema } from './components';
 import { EXAMPLE_IDS, exampleProblems as ex, examples } from './examples';
 
 export type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
@@ -450,12 +451,12 @@ export const OPERATIONS: OperationSpec[] = [
     path: '/admin/v1/locations/{id}/orders',
     tag: 'Admin',
     summary: "List a location's orders in a state",
-    description: `${paged} By ascending number.`,
+    description: `${paged} By ascending number, each order with its failure count (the operator's view).`,
     access: 'admin',
     params: [P.locationId],
     traits: ['paged'],
     query: orderListQuerySchema,
-    ok: { status: 200, description: 'A page of orders', content: json(arrayOf(orderRecordSchema), [examples.placedOrder]), headers: ['Link'] },
+    ok: { status: 200, description: 'A page of orders', content: json(arrayOf(operatorOrderRecordSchema), [examples.operatorOrder]), headers: ['Link'] },
     problems: [ex.locationNotFound, problems.required('state'), problems.noEnumConstant('EATEN')],
   },
   {
@@ -496,6 +497,105 @@ export const OPERATIONS: OperationSpec[] = [
     query: numberPageQuerySchema,
     ok: { status: 200, description: 'A page of commands', content: json(arrayOf(commandRecordSchema), [examples.command]), headers: ['Link'] },
     problems: [ex.locationNotFound],
+  },
+
+  {
+    id: 'updateOrderStatusForLocation',
+    method: 'put',
+    path: '/admin/v1/locations/{id}/orders/{number}/statusupdate',
+    tag: 'Admin',
+    summary: "Update the status of an order on the location's behalf",
+    description: "The register's status update (same queue, same state machine, same answers), for the operator's board.",
+    access: 'admin',
+    traits: ['jsonBody', 'queued'],
+    params: [P.locationId, P.orderNumber],
+    body: { schema: statusUpdateSchema, example: { newState: 'COMPLETED' } },
+    ok: { status: 200, description: 'The updated order', content: json(orderRecordSchema, examples.completedOrder) },
+    problems: [
+      ex.locationNotFound,
+      problems.noEnumConstant('EATEN'),
+      problems.orderNotFound(),
+      ex.orderNumber,
+      problems.conflict('Order is COMPLETED; cannot move to ABORTED'),
+    ],
+  },
+  {
+    id: 'acknowledgeCommandForLocation',
+    method: 'delete',
+    path: '/admin/v1/locations/{id}/commands/{number}',
+    tag: 'Admin',
+    summary: "Acknowledge a command on the location's behalf",
+    description: "As a register's acknowledgement: the command is no longer live.",
+    access: 'admin',
+    params: [P.locationId, P.commandNumber],
+    ok: { status: 200, description: 'The acknowledged command', content: json(commandRecordSchema, examples.command) },
+    problems: [ex.locationNotFound, problems.commandNotFound(), problems.illegalArgument('Command number must be a positive integer')],
+  },
+  {
+    id: 'streamLocationWork',
+    method: 'get',
+    path: '/admin/v1/locations/{id}/stream',
+    tag: 'Event stream',
+    summary: "Follow a location's work as server-sent events, as an operator",
+    description:
+      "The register stream's events, cursor, replay, keepalives, timeout and end at shutdown, for the admin token; each order carries " +
+      'its `failureCount`. It has no session to close or expire: the token is checked when it opens.',
+    access: 'admin',
+    params: [P.locationId, P.lastEventId],
+    query: streamCursorQuery,
+    ok: {
+      status: 200,
+      description: 'The event stream (`Cache-Control: no-cache`, `X-Accel-Buffering: no`)',
+      content: {
+        'text/event-stream': {
+          schema: arrayOf({ oneOf: [operatorOrderEventSchema, commandEventSchema] }),
+          example: [
+            { event: 'order', id: '7.0', data: JSON.stringify(examples.operatorOrder) },
+            { event: 'command', id: '7.3', data: JSON.stringify(examples.command) },
+          ],
+        },
+      },
+    },
+    problems: [
+      ex.locationNotFound,
+      problems.illegalArgument('orderNumber must be a non-negative integer'),
+      problems.illegalArgument('Last-Event-ID must be <orderNumber>.<commandNumber>, two non-negative integers'),
+      problems.unavailable('Redis did not answer in time'),
+    ],
+  },
+
+  // ---- The location board ----
+  {
+    id: 'boardPage',
+    method: 'get',
+    path: '/board',
+    tag: 'Documentation',
+    summary: 'The live location board (a page for kitchens and operators)',
+    description:
+      'Needs no token to load: it signs in with a register key or the admin token, which it sends in headers. 503 with a page saying how ' +
+      'to build it when its files are missing.',
+    access: 'public',
+    ok: { status: 200, description: 'The page', content: html },
+    problems: [problems.unavailable('The board is not built')],
+  },
+  {
+    id: 'boardAsset',
+    method: 'get',
+    path: '/board/assets/{file}',
+    tag: 'Documentation',
+    summary: "The board's script, style sheet and icon (hashed names, cached for good)",
+    access: 'public',
+    params: [{ name: 'file', in: 'path', description: 'A file the page names', schema: { type: 'string' }, example: 'index-B1x2y3.js' }],
+    ok: {
+      status: 200,
+      description: 'The file',
+      content: {
+        'text/javascript': { schema: { type: 'string' } },
+        'text/css': { schema: { type: 'string' } },
+        'image/svg+xml': { schema: { type: 'string' } },
+      },
+    },
+    problems: [problems.notFound('No route for GET /board/assets/missing.js')],
   },
 
   // ---- Operations ----

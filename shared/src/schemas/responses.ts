@@ -49,6 +49,20 @@ export const orderRecordSchema = {
   },
 } as const;
 
+/**
+ * An order as the operator's reads show it (the admin order list and the admin event stream):
+ * the order record and its failure count, which the register interface does not carry.
+ */
+export const operatorOrderRecordSchema = {
+  ...orderRecordSchema,
+  description: "An order as the operator's reads show it: the order record (part 2.1) and its failure count.",
+  required: [...orderRecordSchema.required, 'failureCount'],
+  properties: {
+    ...orderRecordSchema.properties,
+    failureCount: { type: 'integer', minimum: 0, description: 'Failures reported since the order was placed or last recovered' },
+  },
+} as const;
+
 export const commandRecordSchema = {
   type: 'object',
   description:
@@ -151,6 +165,7 @@ export const readinessSchema = {
 
 export type OrderRow = FromSchema<typeof orderRowSchema>;
 export type OrderRecord = FromSchema<typeof orderRecordSchema>;
+export type OperatorOrderRecord = FromSchema<typeof operatorOrderRecordSchema>;
 export type CommandRecord = FromSchema<typeof commandRecordSchema>;
 export type LocationView = FromSchema<typeof locationViewSchema>;
 export type SessionView = FromSchema<typeof sessionViewSchema>;

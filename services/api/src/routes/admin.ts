@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import { generateApiKey, hashApiKey } from '@pos/shared/auth/keys';
 import { isOrderState } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
+import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '@pos/shared/domain/records';
 import { JOB } from '@pos/shared/queue/jobs';
 import { queryValidators, validators } from '@pos/shared/schemas/requests';
 import type { RotatedSession } from '@pos/shared/schemas/responses';
@@ -21,6 +21,7 @@ import { createCommand, createOrder } from '../work/create-work';
 import { queryOf, sendPage } from './pages';
 import { numberParam, sendOutcome } from './respond';
 import { createRouter } from './router';
+import { serveStream } from './stream';
 
 /** How long a key rotation waits to tell the nodes' streams; the rotation itself is written by then. */
 const ROTATION_NOTICE_TIMEOUT_MS = 2_000;
@@ -29,7 +30,8 @@ export const ADMIN_PREFIX = '/admin/v1';
 
 /**
  * The restaurant administrator's API: locations, sessions and their keys, counter orders,
- * commands, recovery, and paged lists of each.
+ * commands, recovery, paged lists of each, and what the operator's board needs: a location's
+ * event stream, status updates and acknowledgements on the location's behalf.
  */
 export function adminRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(ADMIN_PREFIX);
@@ -169,7 +171,40 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     if (!isOrderState(state)) throw new ProblemError(problems.noEnumConstant(state));
     const page = queryOf(ctx, queryValidators.orderList);
     const orders = await deps.orders.listByState(location._id, page.state, page.after, page.limit);
-    sendPage(ctx, orders.map(toOrderRecord), page.limit, (last) => last.number);
+    // the operator's form: each order with its failure count
+    sendPage(ctx, orders.map(toOperatorOrderRecord), page.limit, (last) => last.number);
+  });
+
+  // A status update on the location's behalf: the register's transition, through the same queue.
+  router.put('/locations/:id/orders/:number/statusupdate', ...write, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    const orderNumber = numberParam(ctx.params.number, 'Order');
+    const { newState } = bodyOf(ctx, validators.statusUpdate);
+    if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
+    const outcome = await deps.jobs.run(
+      { name: JOB.orderAction, data: { scope: { locationId: location._id }, orderNumber, action: { kind: 'status', newState } } },
+      ctx.state,
+    );
+    sendOutcome(ctx, outcome);
+  });
+
+  // Acknowledging a command on the location's behalf, as a register would.
+  router.delete('/locations/:id/commands/:number', ...write, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    const number = numberParam(ctx.params.number, 'Command');
+    const command = await deps.commands.acknowledge(location._id, number, new Date());
+    if (!command) throw new ProblemError(problems.commandNotFound());
+    ctx.state.log.info({ commandNumber: number }, 'command acknowledged');
+    ctx.body = toCommandRecord(command);
+  });
+
+  /**
+   * The location's event stream for the operator: the register stream's events, cursor, replay
+   * and end (it shares their machinery), with each order's failure count.
+   */
+  router.get('/locations/:id/stream', admin, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    await serveStream(ctx, deps, { kind: 'operator', locationId: location._id });
   });
 
   router.post('/locations/:id/orders/:number/recover', ...write, async (ctx: AppContext) => {

@@ -2,51 +2,55 @@ import type Router from '@koa/router';
 import { AppContext, AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
-import { ClientStream } from '../stream/client-stream';
+import { ClientStream, StreamReader } from '../stream/client-stream';
 import { parseCursor } from '../stream/cursor';
 import type { Replay } from '../stream/replay';
 import { createRouter } from './router';
 
 /**
- * The register's event stream (part 6; decisions.md "Event stream"). Authentication, the
- * cursor and the replay come first, so that their failures are ordinary 401s and problems;
- * then the response is written directly (ctx.respond = false) until the stream ends, so that
- * the access line reports the whole stream.
+ * Serves one event stream of a location, for a register or an operator (the admin API's stream).
+ * Authentication (by the routes), the cursor and the replay come first, so that their failures
+ * are ordinary 401s and problems; then the response is written directly (ctx.respond = false)
+ * until the stream ends, so that the access line reports the whole stream.
  */
+export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: StreamReader): Promise<void> {
+  const cursor = parseCursor(ctx.query, ctx.get('last-event-id'));
+  if (ctx.method === 'HEAD') {
+    // no body follows a HEAD: holding a stream open for it would only cost
+    ctx.status = 200;
+    ctx.type = 'text/event-stream';
+    return;
+  }
+  const stream = new ClientStream({
+    reader,
+    cursor,
+    res: ctx.res,
+    repos: { orders: deps.orders, commands: deps.commands, sessions: deps.sessions },
+    config: deps.config,
+    metrics: deps.metrics,
+    log: ctx.state.log,
+    onEnd: (ended) => deps.hub.remove(ended),
+  });
+  let replay: Replay;
+  try {
+    await deps.hub.add(stream);
+    replay = await stream.prepare();
+  } catch (err) {
+    stream.end('failed');
+    throw err;
+  }
+  ctx.status = 200;
+  ctx.respond = false;
+  stream.attach(replay);
+  await stream.done;
+}
+
+/** The register's event stream (part 6; decisions.md "Event stream"). */
 export function streamRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(deps.config.basePath);
 
   router.get('/notifications/service/stream', requireSession(deps.sessionLookup, 'SERVICE'), deps.rateLimit, async (ctx: AppContext) => {
-    const cursor = parseCursor(ctx.query, ctx.get('last-event-id'));
-    if (ctx.method === 'HEAD') {
-      // no body follows a HEAD: holding a stream open for it would only cost
-      ctx.status = 200;
-      ctx.type = 'text/event-stream';
-      return;
-    }
-    const stream = new ClientStream({
-      session: sessionOf(ctx),
-      keyHash: ctx.state.keyHash ?? '',
-      cursor,
-      res: ctx.res,
-      repos: { orders: deps.orders, commands: deps.commands, sessions: deps.sessions },
-      config: deps.config,
-      metrics: deps.metrics,
-      log: ctx.state.log,
-      onEnd: (ended) => deps.hub.remove(ended),
-    });
-    let replay: Replay;
-    try {
-      await deps.hub.add(stream);
-      replay = await stream.prepare();
-    } catch (err) {
-      stream.end('failed');
-      throw err;
-    }
-    ctx.status = 200;
-    ctx.respond = false;
-    stream.attach(replay);
-    await stream.done;
+    await serveStream(ctx, deps, { kind: 'register', session: sessionOf(ctx), keyHash: ctx.state.keyHash ?? '' });
   });
 
   return router;

@@ -7,7 +7,7 @@ import type { ApiMetrics } from '../metrics/api-metrics';
 import { Cursor, formatPosition, startPosition, StreamPosition } from './cursor';
 import { readReplay, readResync, Replay, ResyncNeeds, ResyncRead, StreamRepos, unseenBuffered } from './replay';
 import { SseWriter } from './sse-writer';
-import type { WorkEvent } from './work-event';
+import { Audience, dataFor, WorkEvent } from './work-event';
 
 /** The reconnection delay the stream suggests to clients (`retry:`), in milliseconds. */
 export const RETRY_MS = 1000;
@@ -39,10 +39,18 @@ export type EndReason =
   | 'resync-failed'
   | 'failed';
 
+/**
+ * Who holds the stream. A register, by its SERVICE session: the session is read again with every
+ * replay and must stay valid, and the stream ends when it is closed or expires. An operator, by
+ * the admin token (checked when the stream opened; it has no session), for any location.
+ */
+export type StreamReader =
+  /** `keyHash`: the key the stream was opened with; a rotation ends the stream when that key's grace ends. */
+  | { kind: 'register'; session: SessionDoc; keyHash: string }
+  | { kind: 'operator'; locationId: string };
+
 export interface ClientStreamOptions {
-  session: SessionDoc;
-  /** The hash of the key the stream was opened with: a rotation ends the stream when the key's grace ends. */
-  keyHash: string;
+  reader: StreamReader;
   cursor: Cursor;
   res: ServerResponse;
   repos: StreamRepos;
@@ -54,13 +62,16 @@ export interface ClientStreamOptions {
 }
 
 /**
- * One register's open stream. It is `syncing` while a replay is read (live events are buffered
+ * One open stream of a location: a register's, or an operator's (whose orders carry their
+ * failure count; see work-event.ts). It is `syncing` while a replay is read (live events are buffered
  * meanwhile), `live` once the replay and the buffered events it does not cover are sent.
  * The position (highest order and command numbers announced) is every event's id.
  */
 export class ClientStream {
-  readonly sessionId: string;
+  /** The register's session; absent on an operator's stream. */
+  readonly sessionId: string | undefined;
   readonly locationId: string;
+  readonly audience: Audience;
   /** Resolves with the reason when the stream has ended. */
   readonly done: Promise<EndReason>;
 
@@ -83,16 +94,20 @@ export class ClientStream {
   private readonly onClose = () => this.end('client-gone');
 
   constructor(private readonly options: ClientStreamOptions) {
-    this.sessionId = options.session._id;
-    this.locationId = options.session.locationId;
+    const { reader } = options;
+    this.sessionId = reader.kind === 'register' ? reader.session._id : undefined;
+    this.locationId = reader.kind === 'register' ? reader.session.locationId : reader.locationId;
+    this.audience = reader.kind;
     this.position = startPosition(options.cursor);
     this.knownUpTo = this.position.orderNumber;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
 
     options.res.once('close', this.onClose);
     this.after(options.config.sseTimeoutMs, 'timeout');
-    const verdict = judgeSession(options.session, options.keyHash, 'SERVICE', new Date());
-    if (verdict.ok) this.endAt(verdict.limit);
+    if (reader.kind === 'register') {
+      const verdict = judgeSession(reader.session, reader.keyHash, 'SERVICE', new Date());
+      if (verdict.ok) this.endAt(verdict.limit);
+    }
   }
 
   get isEnded(): boolean {
@@ -101,14 +116,18 @@ export class ClientStream {
 
   /**
    * Reads what the client has not seen; call it once the location's channel is subscribed, so
-   * that whatever happens from then on is either in the replay or buffered. The session is
-   * read again too: a close or key rotation published before the subscription would otherwise be missed.
+   * that whatever happens from then on is either in the replay or buffered. A register's session
+   * is read again too: a close or key rotation published before the subscription would otherwise be missed.
    */
   async prepare(now = new Date()): Promise<Replay> {
     this.subscribedAt = now.getTime();
     const { repos, cursor } = this.options;
-    const [replay, current] = await Promise.all([readReplay(repos, this.locationId, cursor, now), repos.sessions.find(this.sessionId)]);
-    this.endAt(this.sessionHolds(current, now)?.limit);
+    const sessionId = this.sessionId;
+    const [replay, current] = await Promise.all([
+      readReplay(repos, this.locationId, cursor, now),
+      sessionId === undefined ? undefined : repos.sessions.find(sessionId),
+    ]);
+    if (current !== undefined) this.endAt(this.sessionHolds(current, now)?.limit);
     return replay;
   }
 
@@ -138,7 +157,10 @@ export class ClientStream {
       this.writer.end();
       return;
     }
-    this.options.log.info({ cursor: formatPosition(this.position), replay: replay.orders.length + replay.commands.length }, 'stream opened');
+    this.options.log.info(
+      { reader: this.audience, cursor: formatPosition(this.position), replay: replay.orders.length + replay.commands.length },
+      'stream opened',
+    );
     this.goLive(replay);
   }
 
@@ -147,7 +169,7 @@ export class ClientStream {
    * stream's key is the one replaced, ends it when the key's grace ends, like the key's requests.
    */
   keyRotated(): void {
-    if (this.phase === 'ended') return;
+    if (this.phase === 'ended' || this.sessionId === undefined) return;
     this.options.repos.sessions.find(this.sessionId).then(
       (current) => {
         if (this.phase === 'ended') return;
@@ -187,7 +209,7 @@ export class ClientStream {
       ordersAbove: Math.min(...held.map((stream) => stream.position.orderNumber)),
       commandsAbove: Math.min(...held.map((stream) => stream.position.commandNumber)),
       changedSince: since,
-      sessionIds: [...new Set(held.map((stream) => stream.sessionId))],
+      sessionIds: [...new Set(held.flatMap((stream) => (stream.sessionId === undefined ? [] : [stream.sessionId])))],
     };
     const read = readResync(first.options.repos, first.locationId, needs, now);
     for (const stream of held) stream.takeResync(read, now);
@@ -249,9 +271,11 @@ export class ClientStream {
     read.then(
       (shared) => {
         if (this.phase !== 'syncing') return;
-        const held = this.sessionHolds(shared.sessions.get(this.sessionId) ?? null, now);
-        if (!held) return;
-        this.endAt(held.limit);
+        if (this.sessionId !== undefined) {
+          const held = this.sessionHolds(shared.sessions.get(this.sessionId) ?? null, now);
+          if (!held) return;
+          this.endAt(held.limit);
+        }
         const replay: Replay = {
           orders: this.missedOrders(shared),
           commands: shared.commands.filter((event) => event.number > this.position.commandNumber),
@@ -291,7 +315,8 @@ export class ClientStream {
    * the stream unless it is still valid: a close or expiry it was not told about still ends it.
    */
   private sessionHolds(current: SessionDoc | null, now: Date): { limit?: KeyLimit } | undefined {
-    const verdict = judgeSession(current, this.options.keyHash, 'SERVICE', now);
+    const { reader } = this.options;
+    const verdict = judgeSession(current, reader.kind === 'register' ? reader.keyHash : '', 'SERVICE', now);
     if (verdict.ok) return verdict;
     if (!current || current.closedAt) this.end('session-closed');
     else this.end(verdict.reason === 'invalid' ? 'key-retired' : 'session-expired');
@@ -310,7 +335,7 @@ export class ClientStream {
       this.position.orderNumber = Math.max(this.position.orderNumber, event.number);
       this.remember(event);
     } else this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
-    if (this.writer?.event(event.type, formatPosition(this.position), event.dataLines)) {
+    if (this.writer?.event(event.type, formatPosition(this.position), dataFor(event, this.audience).dataLines)) {
       this.delivered += 1;
       this.options.metrics.eventsDelivered.inc({ type: event.type });
     }

@@ -68,23 +68,29 @@ export class StreamHub {
   async add(stream: ClientStream): Promise<void> {
     if (!this.accepting) throw new ProblemError(problems.unavailable('The node is shutting down'));
     const { maxStreams, maxStreamsPerSession } = this.options;
-    const own = this.ofSession.get(stream.sessionId) ?? new Set<ClientStream>();
+    // An operator's stream has no session: only the node's cap holds it.
+    const { sessionId } = stream;
+    const own = sessionId === undefined ? undefined : (this.ofSession.get(sessionId) ?? new Set<ClientStream>());
     // (one that replaces a stream of its session adds none to the node)
-    if (this.feedOf.size >= maxStreams && own.size < maxStreamsPerSession) {
+    if (this.feedOf.size >= maxStreams && (own === undefined || own.size < maxStreamsPerSession)) {
       throw limitReached(`This node holds its limit of ${maxStreams} event streams`, FULL_NODE_RETRY_AFTER_S);
     }
-    this.ofSession.set(stream.sessionId, own);
-    own.add(stream);
+    if (own && sessionId !== undefined) {
+      this.ofSession.set(sessionId, own);
+      own.add(stream);
+    }
     const feed = this.feeds.get(stream.locationId) ?? this.openFeed(stream.locationId);
     feed.streams.add(stream);
     this.feedOf.set(stream, feed);
     // A register that reconnects may not know its old stream is gone (nor may this node yet):
     // the newest stream of a session wins, so a client is never locked out by its own leftovers.
     // (Ended after the new one joined the feed, so that the location stays subscribed.)
-    for (const oldest of own) {
-      if (own.size <= maxStreamsPerSession) break;
-      oldest.end('replaced');
-      own.delete(oldest);
+    if (own) {
+      for (const oldest of own) {
+        if (own.size <= maxStreamsPerSession) break;
+        oldest.end('replaced');
+        own.delete(oldest);
+      }
     }
     try {
       await withDeadline(feed.subscribed, this.options.subscribeTimeoutMs, 'Redis SUBSCRIBE');
@@ -97,8 +103,10 @@ export class StreamHub {
 
   /** Called by the stream when it ends; the last stream of a location drops the subscription. */
   remove(stream: ClientStream): void {
-    const own = this.ofSession.get(stream.sessionId);
-    if (own?.delete(stream) && own.size === 0) this.ofSession.delete(stream.sessionId);
+    if (stream.sessionId !== undefined) {
+      const own = this.ofSession.get(stream.sessionId);
+      if (own?.delete(stream) && own.size === 0) this.ofSession.delete(stream.sessionId);
+    }
     const feed = this.feedOf.get(stream);
     if (!feed) return;
     this.feedOf.delete(stream);

@@ -1,28 +1,54 @@
 import { OrderState, isVisibleToRegisters } from '@pos/shared/domain/order-state';
-import type { CommandRecord, OrderRecord } from '@pos/shared/domain/records';
+import { type CommandRecord, type OrderRecord, withFailureCount } from '@pos/shared/domain/records';
 import type { LocationEvent } from '@pos/shared/events/location-events';
 import { dataLines } from './sse-writer';
 
-/** An event as streams send it: the record serialised once, however many streams get it. */
-export interface WorkEvent {
-  type: 'order' | 'command';
-  number: number;
-  /** The order's state; absent on commands. */
-  state?: OrderState;
+/** What a stream writes of an event: the record as JSON, and that JSON framed as `data:` lines. */
+export interface EventData {
   /** The record as JSON (shared serialiser); also what tells two states of an order apart. */
   data: string;
   /** `data` framed as SSE `data:` lines, so that each stream only adds its id and the type. */
   dataLines: string;
 }
 
-export function orderEvent(record: OrderRecord): WorkEvent {
-  const data = JSON.stringify(record);
-  return { type: 'order', number: record.number, state: record.state, data, dataLines: dataLines(data) };
+/** Who reads a stream: a register (the interface's records) or an operator (orders with their failure count). */
+export type Audience = 'register' | 'operator';
+
+/** An event as streams send it: the record serialised once, however many streams get it. */
+export interface WorkEvent extends EventData {
+  type: 'order' | 'command';
+  number: number;
+  /** The order's state; absent on commands. */
+  state?: OrderState;
+  /**
+   * The operator's form: an order with its `failureCount`, a command as it is. Streams still tell
+   * two states of an order apart by `data`: the count never changes without a timestamp changing.
+   */
+  operator: EventData;
+}
+
+function framed(data: string): EventData {
+  return { data, dataLines: dataLines(data) };
+}
+
+/** The data an audience gets of an event. */
+export function dataFor(event: WorkEvent, audience: Audience): EventData {
+  return audience === 'operator' ? event.operator : event;
+}
+
+/**
+ * An order's event. Without a failure count (a message from an older node) the operator form is
+ * the register's.
+ */
+export function orderEvent(record: OrderRecord, failureCount?: number): WorkEvent {
+  const register = framed(JSON.stringify(record));
+  const operator = failureCount === undefined ? register : framed(JSON.stringify(withFailureCount(record, failureCount)));
+  return { type: 'order', number: record.number, state: record.state, ...register, operator };
 }
 
 export function commandEvent(record: CommandRecord): WorkEvent {
-  const data = JSON.stringify(record);
-  return { type: 'command', number: record.number, data, dataLines: dataLines(data) };
+  const register = framed(JSON.stringify(record));
+  return { type: 'command', number: record.number, ...register, operator: register };
 }
 
 /** A pub/sub message, or undefined when it is unreadable. */
@@ -35,9 +61,12 @@ export function parseLocationEvent(message: string): LocationEvent | undefined {
   }
 }
 
-/** The stream event of a location event; undefined for what registers do not see. */
+/** The stream event of a location event; undefined for what streams do not carry. */
 export function workEventOf(event: LocationEvent): WorkEvent | undefined {
-  if (event.type === 'order') return isVisibleToRegisters(event.record.state) ? orderEvent(event.record) : undefined;
+  if (event.type === 'order') {
+    if (!isVisibleToRegisters(event.record.state)) return undefined;
+    return orderEvent(event.record, typeof event.failureCount === 'number' ? event.failureCount : undefined);
+  }
   if (event.type === 'command') return commandEvent(event.record);
   return undefined;
 }

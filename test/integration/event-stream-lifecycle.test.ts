@@ -198,6 +198,33 @@ describe('event stream resources', () => {
     }
   });
 
+  it('sends an order event delivered twice (a publish resent after a reconnect) once, and never a state it has sent a later one of', async () => {
+    const { locationId, key } = await register(stack, 'repeats');
+    const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
+    try {
+      await stream.waitFor(() => stream.raw.startsWith('retry:'), 'the preamble');
+      const placed = await stack.admin.createOrder(locationId, sampleRows);
+      await stream.eventCount(1);
+      const message = (record: OrderRecord, version: number) => JSON.stringify({ type: 'order', record, failureCount: 0, version });
+      const channel = `${prefix()}:loc:${locationId}`;
+      // the creation's announcement again, as a publish that Redis ran twice
+      await redis.publish(channel, message(placed, 0));
+      const completed: OrderRecord = { ...placed, state: 'COMPLETED', completeTime: new Date().toISOString() };
+      await redis.publish(channel, message(completed, 1));
+      // the PLACED state overtaken by the COMPLETED one sent before it arrives
+      await redis.publish(channel, message(placed, 0));
+      const marker = await stack.admin.createOrder(locationId, sampleRows);
+      await stream.eventCount(3);
+      expect(stream.events.map((e) => [e.id, e.json()])).toEqual([
+        ['1.0', placed],
+        ['1.0', completed],
+        ['2.0', marker],
+      ]);
+    } finally {
+      stream.close();
+    }
+  });
+
   it('after a Redis reconnect, ends a stream whose session was closed meanwhile; the others of the location each get their part', async () => {
     const { deps } = stack.api;
     const location = await stack.admin.createLocation('reconnect-close');

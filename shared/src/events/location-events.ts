@@ -8,8 +8,12 @@ import { toCommandRecord, toOrderRecord } from '../domain/records';
 import { publish, RedisClient } from '../redis';
 
 export type LocationEvent =
-  /** `failureCount` is for operators' streams (registers get the record alone); nodes older than it leave it out. */
-  | { type: 'order'; record: OrderRecord; failureCount?: number }
+  /**
+   * `failureCount` is for operators' streams (registers get the record alone); `version` (the
+   * order's write count) lets a stream drop a repeat or an overtaken state. Nodes older than
+   * either leave it out.
+   */
+  | { type: 'order'; record: OrderRecord; failureCount?: number; version?: number }
   | { type: 'command'; record: CommandRecord }
   | { type: 'session-closed'; sessionId: string }
   | { type: 'key-rotated'; sessionId: string };
@@ -23,7 +27,7 @@ export class EventPublisher {
   ) {}
 
   order(doc: OrderDoc): Promise<void> {
-    return this.publish(doc.locationId, { type: 'order', record: toOrderRecord(doc), failureCount: doc.failureCount });
+    return this.publish(doc.locationId, { type: 'order', record: toOrderRecord(doc), failureCount: doc.failureCount, version: doc.version });
   }
 
   command(doc: CommandDoc): Promise<void> {

@@ -82,8 +82,8 @@ export class ClientStream {
   private readonly timers: NodeJS.Timeout[] = [];
   /** Set when a Redis outage asks for a re-read while the first replay is read: when it was lost. */
   private resyncLostAt: number | undefined;
-  /** Orders sent in the last RECENT_WINDOW_MS, oldest first: their data and when it was sent. */
-  private readonly recent = new Map<number, { data: string; at: number }>();
+  /** Orders sent in the last RECENT_WINDOW_MS, oldest first: their data, version and when it was sent. */
+  private readonly recent = new Map<number, { data: string; version?: number; at: number }>();
   /** The order number the client said it had seen; what lies at or below it came before this stream. */
   private readonly knownUpTo: number;
   /** When the location's subscription was in place (epoch ms): events from then on reach this stream. */
@@ -303,7 +303,7 @@ export class ClientStream {
     const changed = shared.changed
       .filter(({ event, updatedAt }) => {
         if (event.number > this.position.orderNumber) return false; // new work is in `fresh`, PLACED or not at all
-        if (this.recent.get(event.number)?.data === event.data) return false;
+        if (this.alreadySent(event)) return false;
         return event.number > this.knownUpTo || updatedAt >= this.subscribedAt;
       })
       .map(({ event }) => event);
@@ -331,6 +331,9 @@ export class ClientStream {
   }
 
   private send(event: WorkEvent): void {
+    // Pub/sub may deliver a message twice (a publish resent after a reconnect), and a worker that
+    // re-runs a job announces its order again: what the stream just sent is not sent again.
+    if (event.type === 'order' && this.alreadySent(event)) return;
     if (event.type === 'order') {
       this.position.orderNumber = Math.max(this.position.orderNumber, event.number);
       this.remember(event);
@@ -341,11 +344,22 @@ export class ClientStream {
     }
   }
 
+  /**
+   * Whether the stream sent this order's state, or a later one, within the window: by version
+   * when both are known, else by the record itself.
+   */
+  private alreadySent(event: WorkEvent): boolean {
+    const last = this.recent.get(event.number);
+    if (!last) return false;
+    if (event.version !== undefined && last.version !== undefined) return event.version <= last.version;
+    return last.data === event.data;
+  }
+
   /** Records an order event as sent, and forgets those older than the window (oldest first). */
   private remember(event: WorkEvent): void {
     const now = Date.now();
     this.recent.delete(event.number);
-    this.recent.set(event.number, { data: event.data, at: now });
+    this.recent.set(event.number, { data: event.data, version: event.version, at: now });
     for (const [number, sent] of this.recent) {
       if (sent.at >= now - RECENT_WINDOW_MS) break;
       this.recent.delete(number);

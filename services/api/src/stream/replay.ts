@@ -59,7 +59,7 @@ export async function readReplay(repos: ReplayRepos, locationId: string, from: C
     repos.commands.listLive(locationId, now, from.commandNumber ?? 0),
   ]);
   return {
-    orders: orders.map((doc) => orderEvent(toOrderRecord(doc), doc.failureCount)),
+    orders: orders.map((doc) => orderEvent(toOrderRecord(doc), doc)),
     commands: commands.map((doc) => commandEvent(toCommandRecord(doc))),
   };
 }
@@ -79,7 +79,7 @@ export async function readResync(repos: StreamRepos, locationId: string, needs: 
     placed: replay.orders,
     changed: changed
       .filter((doc) => isVisibleToRegisters(doc.state))
-      .map((doc) => ({ event: orderEvent(toOrderRecord(doc), doc.failureCount), updatedAt: doc.updatedAt.getTime() })),
+      .map((doc) => ({ event: orderEvent(toOrderRecord(doc), doc), updatedAt: doc.updatedAt.getTime() })),
     commands: replay.commands,
     sessions: new Map(sessions),
   };

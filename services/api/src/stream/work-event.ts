@@ -20,6 +20,8 @@ export interface WorkEvent extends EventData {
   number: number;
   /** The order's state; absent on commands. */
   state?: OrderState;
+  /** The order's version (its write count) when known: a later state has a higher one. */
+  version?: number;
   /**
    * The operator's form: an order with its `failureCount`, a command as it is. Streams still tell
    * two states of an order apart by `data`: the count never changes without a timestamp changing.
@@ -36,14 +38,22 @@ export function dataFor(event: WorkEvent, audience: Audience): EventData {
   return audience === 'operator' ? event.operator : event;
 }
 
+/** What a stream knows of an order beyond its record: from the stored order, or the pub/sub message. */
+export interface OrderFacts {
+  failureCount?: number;
+  version?: number;
+}
+
 /**
  * An order's event. Without a failure count (a message from an older node) the operator form is
  * the register's.
  */
-export function orderEvent(record: OrderRecord, failureCount?: number): WorkEvent {
+export function orderEvent(record: OrderRecord, { failureCount, version }: OrderFacts = {}): WorkEvent {
   const register = framed(JSON.stringify(record));
   const operator = failureCount === undefined ? register : framed(JSON.stringify(withFailureCount(record, failureCount)));
-  return { type: 'order', number: record.number, state: record.state, ...register, operator };
+  const event: WorkEvent = { type: 'order', number: record.number, state: record.state, ...register, operator };
+  if (version !== undefined) event.version = version;
+  return event;
 }
 
 export function commandEvent(record: CommandRecord): WorkEvent {
@@ -65,7 +75,10 @@ export function parseLocationEvent(message: string): LocationEvent | undefined {
 export function workEventOf(event: LocationEvent): WorkEvent | undefined {
   if (event.type === 'order') {
     if (!isVisibleToRegisters(event.record.state)) return undefined;
-    return orderEvent(event.record, typeof event.failureCount === 'number' ? event.failureCount : undefined);
+    return orderEvent(event.record, {
+      failureCount: typeof event.failureCount === 'number' ? event.failureCount : undefined,
+      version: typeof event.version === 'number' ? event.version : undefined,
+    });
   }
   if (event.type === 'command') return commandEvent(event.record);
   return undefined;

@@ -20,6 +20,10 @@ commands:
   create-command <locationId> <${COMMAND_KINDS.join('|')}> [--table N]
   list-orders <locationId> <state>
   recover-order <locationId> <orderNumber>
+  history <locationId> [--from ISO-8601] [--to ISO-8601] [--limit N] [--after CURSOR] [--all]
+                                                           archived finished orders by completion time;
+                                                           a page with its next cursor, or with --all
+                                                           every page's orders in one list
 
 environment: POS_URL (default http://localhost:8080), ADMIN_TOKEN (required)`;
 
@@ -30,7 +34,7 @@ function int(value: string | undefined, what: string): number {
   return Number(value);
 }
 
-async function run(admin: AdminClient, command: string | undefined, args: string[], opts: Record<string, string | undefined>) {
+async function run(admin: AdminClient, command: string | undefined, args: string[], opts: Record<string, string | undefined> & { all?: boolean }) {
   const [a, b] = args;
   const need = (n: number) => {
     if (args.length < n) throw new UsageError(`${command} needs ${n} argument(s)`);
@@ -64,6 +68,16 @@ async function run(admin: AdminClient, command: string | undefined, args: string
     case 'recover-order':
       need(2);
       return admin.recoverOrder(a!, int(b, 'orderNumber'));
+    case 'history': {
+      need(1);
+      const query = { from: opts.from, to: opts.to, limit: opts.limit === undefined ? undefined : int(opts.limit, '--limit'), after: opts.after };
+      if (!opts.all) return admin.orderHistory(a!, query);
+      const orders = [];
+      for (let page = await admin.orderHistory(a!, query); ; page = await admin.orderHistory(a!, { ...query, after: page.next })) {
+        orders.push(...page.orders);
+        if (!page.next) return orders;
+      }
+    }
     default:
       throw new UsageError(command ? `unknown command ${command}` : 'no command given');
   }
@@ -76,6 +90,11 @@ async function main(): Promise<number> {
       'failure-threshold': { type: 'string' },
       'expires-at': { type: 'string' },
       table: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      limit: { type: 'string' },
+      after: { type: 'string' },
+      all: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -87,7 +106,7 @@ async function main(): Promise<number> {
   if (!token) throw new UsageError('ADMIN_TOKEN is not set');
   const admin = new AdminClient(process.env.POS_URL ?? 'http://localhost:8080', token);
   const [command, ...args] = positionals;
-  const result = await run(admin, command, args, values as Record<string, string | undefined>);
+  const result = await run(admin, command, args, values as Record<string, string | undefined> & { all?: boolean });
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   return 0;
 }

@@ -1,7 +1,7 @@
 import Ajv from 'ajv';
 
-/** Durations are written `500ms`, `15s`, `10m`, `12h`; a bare number is milliseconds. */
-const DURATION = '^[0-9]+(ms|s|m|h)?$';
+/** Durations are written `500ms`, `15s`, `10m`, `12h`, `90d`; a bare number is milliseconds. */
+const DURATION = '^[0-9]+(ms|s|m|h|d)?$';
 
 const envSchema = {
   type: 'object',
@@ -25,12 +25,16 @@ const envSchema = {
     WORKER_CONCURRENCY: { type: 'integer', minimum: 1, default: 16 },
     SHUTDOWN_GRACE: { type: 'string', pattern: DURATION, default: '10s' },
     BODY_LIMIT: { type: 'integer', minimum: 1024, default: 65536 },
+    ORDER_ARCHIVE_AFTER: { type: 'string', pattern: DURATION, default: '15m' },
+    ORDER_RETENTION: { type: 'string', pattern: DURATION, default: '90d' },
+    SELECTING_TTL: { type: 'string', pattern: DURATION, default: '2h' },
+    LIFECYCLE_INTERVAL: { type: 'string', pattern: DURATION, default: '1m' },
     LOG_LEVEL: {
       type: 'string',
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
       default: 'info',
     },
-    FAULT_INJECT: { type: 'string', enum: ['', 'crash-before-apply', 'crash-after-apply'], default: '' },
+    FAULT_INJECT: { type: 'string', enum: ['', 'crash-before-apply', 'crash-after-apply', 'crash-mid-archive'], default: '' },
   },
 } as const;
 
@@ -55,15 +59,23 @@ export interface Config {
   workerConcurrency: number;
   shutdownGraceMs: number;
   bodyLimitBytes: number;
+  /** A COMPLETED or ABORTED order leaves the hot collection for the archive this long after it finished. */
+  orderArchiveAfterMs: number;
+  /** How long the archive keeps an order. */
+  orderRetentionMs: number;
+  /** A SELECTING order (a cart) untouched this long expires: it leaves the hot collection. */
+  selectingTtlMs: number;
+  /** How often the lifecycle job (archive, expiry, purges) runs. */
+  lifecycleIntervalMs: number;
   logLevel: string;
-  /** Test-only: makes a worker die around its MongoDB write, to prove jobs survive crashes. */
-  faultInject: '' | 'crash-before-apply' | 'crash-after-apply';
+  /** Test-only: makes a worker die around its MongoDB write (or mid-archive), to prove jobs survive crashes. */
+  faultInject: '' | 'crash-before-apply' | 'crash-after-apply' | 'crash-mid-archive';
 }
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 export function parseDuration(text: string): number {
-  const match = /^([0-9]+)(ms|s|m|h)?$/.exec(text);
+  const match = /^([0-9]+)(ms|s|m|h|d)?$/.exec(text);
   if (!match) throw new Error(`not a duration: ${text}`);
   return Number(match[1]) * UNIT_MS[match[2] ?? 'ms']!;
 }
@@ -84,6 +96,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const v = raw as Record<string, string | number | undefined>;
+  // A scheduler firing every few milliseconds would only spin; a second is the finest useful pace.
+  if (parseDuration(v.LIFECYCLE_INTERVAL as string) < 1000) throw new ConfigError('invalid configuration: LIFECYCLE_INTERVAL must be at least 1s');
   return {
     port: v.PORT as number,
     host: v.HOST as string,
@@ -104,6 +118,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: v.WORKER_CONCURRENCY as number,
     shutdownGraceMs: parseDuration(v.SHUTDOWN_GRACE as string),
     bodyLimitBytes: v.BODY_LIMIT as number,
+    orderArchiveAfterMs: parseDuration(v.ORDER_ARCHIVE_AFTER as string),
+    orderRetentionMs: parseDuration(v.ORDER_RETENTION as string),
+    selectingTtlMs: parseDuration(v.SELECTING_TTL as string),
+    lifecycleIntervalMs: parseDuration(v.LIFECYCLE_INTERVAL as string),
     logLevel: v.LOG_LEVEL as string,
     faultInject: v.FAULT_INJECT as Config['faultInject'],
   };

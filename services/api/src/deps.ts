@@ -4,6 +4,7 @@ import type Redis from 'ioredis';
 import type { Config } from '@pos/shared/config';
 import type { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
+import type { OrderArchiveRepo } from '@pos/shared/store/archive';
 import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { LocationsRepo } from '@pos/shared/store/locations';
 import type { OrdersRepo } from '@pos/shared/store/orders';
@@ -21,6 +22,8 @@ export interface ApiDeps {
   db: Db;
   redis: Redis;
   queue: Queue;
+  /** The order lifecycle job's queue (archive, expiry, purges), for Bull Board. */
+  lifecycleQueue: Queue;
   subscriber: ChannelSubscriber;
   /** The event streams open on this node and their location subscriptions. */
   hub: StreamHub;
@@ -28,6 +31,7 @@ export interface ApiDeps {
   events: EventPublisher;
   metrics: ApiMetrics;
   orders: OrdersRepo;
+  archive: OrderArchiveRepo;
   commands: CommandsRepo;
   sessions: SessionsRepo;
   locations: LocationsRepo;

@@ -7,8 +7,10 @@ import { ConfigError, requireUrls } from '@pos/shared/config';
 import { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { replyChannel } from '@pos/shared/queue/jobs';
+import { createLifecycleQueue } from '@pos/shared/queue/lifecycle';
 import { createWorkQueue } from '@pos/shared/queue/work-queue';
 import { closeRedis, createRedis } from '@pos/shared/redis';
+import { OrderArchiveRepo } from '@pos/shared/store/archive';
 import { CommandsRepo } from '@pos/shared/store/commands';
 import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
@@ -19,6 +21,7 @@ import { createApp } from './app';
 import type { ApiDeps } from './deps';
 import { JobClient } from './jobs/job-client';
 import { createApiMetrics } from './metrics/api-metrics';
+import { registerLifecycleMetrics } from './metrics/lifecycle-metrics';
 import { ChannelSubscriber } from './pubsub/channel-subscriber';
 import { StreamHub } from './stream/hub';
 
@@ -42,7 +45,11 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 }, nodeLog);
   const subscriber = new ChannelSubscriber(createRedis(redisUrl, { maxRetriesPerRequest: null }), nodeLog);
   const queue = createWorkQueue(redis, config.redisPrefix, nodeLog);
+  const lifecycleQueue = createLifecycleQueue(redis, config.redisPrefix, nodeLog);
   const metrics = createApiMetrics({ queue, subscriber });
+  const orders = new OrdersRepo(store.db);
+  const archive = new OrderArchiveRepo(store.db);
+  registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redisPrefix, orders, archive });
   const jobs = new JobClient(queue, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
   await jobs.start();
 
@@ -56,12 +63,14 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     db: store.db,
     redis,
     queue,
+    lifecycleQueue,
     subscriber,
     hub,
     jobs,
     events: new EventPublisher(redis, config.redisPrefix),
     metrics,
-    orders: new OrdersRepo(store.db),
+    orders,
+    archive,
     commands: new CommandsRepo(store.db),
     sessions: new SessionsRepo(store.db),
     locations: new LocationsRepo(store.db),
@@ -92,7 +101,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       await closed;
       clearTimeout(grace);
       await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
-      await settleWithin(queue.close(), 2_000, nodeLog, 'closing the work queue');
+      await settleWithin(Promise.all([queue.close(), lifecycleQueue.close()]), 2_000, nodeLog, 'closing the queues');
       await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();
       nodeLog.info('api stopped');

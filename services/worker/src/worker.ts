@@ -7,6 +7,8 @@ import { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { JOB, JobOutcome, JobReply, OrderActionJob, SessionCloseJob, WORK_QUEUE } from '@pos/shared/queue/jobs';
 import { closeRedis, createRedis } from '@pos/shared/redis';
+import { OrderArchiveRepo } from '@pos/shared/store/archive';
+import { CommandsRepo } from '@pos/shared/store/commands';
 import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { OrdersRepo } from '@pos/shared/store/orders';
@@ -14,6 +16,7 @@ import { SessionsRepo } from '@pos/shared/store/sessions';
 import { storeProblem } from '@pos/shared/store/store-errors';
 import { settleWithin } from '@pos/shared/util/deadline';
 import type { JobContext } from './jobs/context';
+import { startLifecycle } from './jobs/lifecycle';
 import { applyOrderAction } from './jobs/order-action';
 import { closeSession } from './jobs/session-close';
 
@@ -31,6 +34,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const redis = createRedis(redisUrl, { maxRetriesPerRequest: 3 }, log);
   const repos = {
     orders: new OrdersRepo(store.db),
+    archive: new OrderArchiveRepo(store.db),
     sessions: new SessionsRepo(store.db),
     events: new EventPublisher(redis, config.redisPrefix),
   };
@@ -47,7 +51,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     return threshold;
   };
 
-  const checkpoint = (point: 'before-apply' | 'after-apply') => {
+  const checkpoint = (point: 'before-apply' | 'after-apply' | 'mid-archive') => {
     if (config.faultInject !== `crash-${point}`) return;
     // Best effort: pino writes asynchronously, and SIGKILL may beat this line to the pipe.
     log.warn({ point }, 'FAULT_INJECT: killing this worker');
@@ -109,11 +113,18 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   });
   worker.on('error', (err) => log.error({ err }, 'worker error'));
   await worker.waitUntilReady();
+  const lifecycle = await startLifecycle({
+    config,
+    log,
+    redisUrl,
+    redis,
+    deps: { orders: repos.orders, archive: repos.archive, commands: new CommandsRepo(store.db), checkpoint },
+  });
   log.info({ queue: WORK_QUEUE, concurrency: config.workerConcurrency }, 'worker ready');
 
   return {
     async close() {
-      await settleWithin(worker.close(), config.shutdownGraceMs, log, 'finishing the active jobs');
+      await Promise.all([settleWithin(worker.close(), config.shutdownGraceMs, log, 'finishing the active jobs'), lifecycle.close()]);
       await Promise.all([closeRedis(redis), closeRedis(workerConnection)]);
       await store.close();
       log.info('worker stopped');

@@ -5,6 +5,7 @@
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OrderRecord } from '../domain/records';
+import type { OrderHistoryPage } from '../schemas/history';
 import type { RowInput } from '../schemas/requests';
 import type { LocationView } from '../store/locations';
 import type { SessionView } from '../store/sessions';
@@ -61,6 +62,14 @@ export class AdminClient {
 
   listOrders(locationId: string, state: OrderState): Promise<OrderRecord[]> {
     return this.call('GET', `/locations/${encodeURIComponent(locationId)}/orders?state=${state}`);
+  }
+
+  /** One page of a location's archived finished orders; pass `next` back as `after` for the next. */
+  orderHistory(locationId: string, query: { from?: string; to?: string; limit?: number; after?: string } = {}): Promise<OrderHistoryPage> {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
+    const search = params.size > 0 ? `?${params}` : '';
+    return this.call('GET', `/locations/${encodeURIComponent(locationId)}/history${search}`);
   }
 
   recoverOrder(locationId: string, orderNumber: number): Promise<OrderRecord> {

@@ -1,5 +1,6 @@
 import { Db, MongoClient } from 'mongodb';
 import type { CommandDoc, OrderDoc } from '../domain/records';
+import type { ArchivedOrderDoc } from './archive';
 import type { LocationDoc } from './locations';
 import type { SessionDoc } from './sessions';
 
@@ -32,6 +33,8 @@ export function collections(db: Db) {
     sessions: db.collection<SessionDoc>('sessions'),
     orders: db.collection<OrderDoc>('orders'),
     commands: db.collection<CommandDoc>('commands'),
+    /** Orders that left `orders`: finished ones and expired carts (store/archive.ts). */
+    orderArchive: db.collection<ArchivedOrderDoc>('orderArchive'),
   };
 }
 
@@ -42,9 +45,16 @@ export async function ensureIndexes(db: Db): Promise<void> {
     c.sessions.createIndex({ keyHash: 1 }, { unique: true }),
     c.orders.createIndex({ locationId: 1, state: 1, number: 1 }),
     c.orders.createIndex({ sessionId: 1, state: 1 }, { sparse: true }),
+    // The lifecycle job's scan: finished orders and carts untouched since a cut-off.
+    c.orders.createIndex({ state: 1, updatedAt: 1 }),
     c.commands.createIndex({ locationId: 1, number: 1 }),
     // MongoDB removes expired commands in the background; reads still filter on expiresAt.
     c.commands.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }),
+    // History pages: a location's finished orders by completion time (number breaks ties).
+    c.orderArchive.createIndex({ locationId: 1, completeTime: 1, number: 1 }),
+    // MongoDB removes archived orders past their retention; the lifecycle job's purge does the
+    // same where no TTL monitor runs, and both are harmless to each other.
+    c.orderArchive.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
   ]);
 }
 

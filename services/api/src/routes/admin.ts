@@ -4,6 +4,7 @@ import { isOrderState } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
 import { JOB } from '@pos/shared/queue/jobs';
+import { parseHistoryQuery, toHistoryPageRecord } from '@pos/shared/schemas/history';
 import { validators } from '@pos/shared/schemas/requests';
 import type { LocationDoc } from '@pos/shared/store/locations';
 import { toLocationView } from '@pos/shared/store/locations';
@@ -102,6 +103,13 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     if (typeof state !== 'string' || state === '') throw new ProblemError(problems.required('state'));
     if (!isOrderState(state)) throw new ProblemError(problems.noEnumConstant(state));
     ctx.body = (await deps.orders.listByState(location._id, state)).map(toOrderRecord);
+  });
+
+  // Finished orders once archived (ORDER_ARCHIVE_AFTER after they finished), by completion time.
+  router.get('/locations/:id/history', admin, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    const query = parseHistoryQuery(ctx.query);
+    ctx.body = toHistoryPageRecord(await deps.archive.history({ locationId: location._id, ...query }));
   });
 
   router.post('/locations/:id/orders/:number/recover', admin, async (ctx: AppContext) => {

@@ -13,10 +13,11 @@ export const BULL_BOARD_PATH = '/admin/queues';
  * Its Koa adapter mounts a Koa app of its own (views, static assets, JSON API) with koa-mount,
  * so everything under the path, page and assets alike, passes the admin check first.
  */
-export function bullBoard(deps: Pick<ApiDeps, 'queue' | 'adminToken'>): Middleware<AppState> {
+export function bullBoard(deps: Pick<ApiDeps, 'queue' | 'lifecycleQueue' | 'adminToken'>): Middleware<AppState> {
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: [new BullMQAdapter(deps.queue)],
+    // The lifecycle queue is shown read-only: its runs come from the schedule, not from retries.
+    queues: [new BullMQAdapter(deps.queue), new BullMQAdapter(deps.lifecycleQueue, { readOnlyMode: true })],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'POS order work' } },
   });

@@ -1,4 +1,6 @@
 import Router from '@koa/router';
+import { findOrder } from '@pos/shared/store/archive';
+import type { OrderScope } from '@pos/shared/store/orders';
 import { AppContext, AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
@@ -14,6 +16,12 @@ import type { Replay } from '../stream/replay';
  */
 export function streamRoutes(deps: ApiDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: deps.config.basePath });
+  // A resync re-reads orders it announced as PLACED whatever their state: one that finished and
+  // was archived meanwhile is read from the archive.
+  const ordersAnywhere = {
+    listPlaced: (locationId: string, after?: number) => deps.orders.listPlaced(locationId, after),
+    find: async (scope: OrderScope, number: number) => (await findOrder(deps, scope, number))?.order ?? null,
+  };
 
   router.get('/notifications/service/stream', requireSession(deps.sessions, 'SERVICE'), async (ctx: AppContext) => {
     const cursor = parseCursor(ctx.query, ctx.get('last-event-id'));
@@ -27,7 +35,7 @@ export function streamRoutes(deps: ApiDeps): Router<AppState> {
       session: sessionOf(ctx),
       cursor,
       res: ctx.res,
-      repos: { orders: deps.orders, commands: deps.commands, sessions: deps.sessions },
+      repos: { orders: ordersAnywhere, commands: deps.commands, sessions: deps.sessions },
       config: deps.config,
       metrics: deps.metrics,
       log: ctx.state.log,

@@ -34,6 +34,8 @@ export interface DeployOptions {
   apiCount?: number;
   /** Node options of the API processes (e.g. the memory benchmark's GC hook). */
   apiNodeArgs?: string[];
+  /** Configuration of the roles beyond the deployment's own (e.g. the lifecycle job's pace). */
+  env?: Record<string, string>;
 }
 
 export async function deploy(name: string, backends: Backends, options: DeployOptions = {}): Promise<Deployment> {
@@ -48,6 +50,7 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'info',
+    ...options.env,
   };
   const worker = await spawnNode(`${name}-worker`, roleEntry('worker'), env, ROLE_READY.worker, backends.logDir);
   const apis: ApiNode[] = [];

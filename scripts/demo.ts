@@ -14,6 +14,7 @@ import { createLogger } from '@pos/shared/log';
 import { onShutdown, runMain } from '@pos/shared/process/lifecycle';
 import { pause } from '@pos/shared/util/pause';
 import { CustomerApp } from './demo/customer-app';
+import { PaceReport } from './demo/pace-report';
 import { RegisterDesk } from './demo/register-desk';
 import { EmbeddedService } from './embedded/embedded-service';
 
@@ -33,6 +34,22 @@ function options() {
 }
 
 const say = (line: string) => process.stdout.write(`demo │ ${line}\n`);
+
+/**
+ * Orders by final state: those still in the hot collection, then the archived ones (history). The
+ * lifecycle job copies before it deletes, so reading in this order misses none; sets count twice none.
+ */
+async function finishedCounts(admin: AdminClient, locationId: string): Promise<Record<'COMPLETED' | 'ABORTED' | 'FAILED', number>> {
+  const numbers = { COMPLETED: new Set<number>(), ABORTED: new Set<number>(), FAILED: new Set<number>() };
+  for (const state of ['COMPLETED', 'ABORTED', 'FAILED'] as const) {
+    for (const order of await admin.listOrders(locationId, state)) numbers[state].add(order.number);
+  }
+  for (let page = await admin.orderHistory(locationId, { limit: 1000 }); ; page = await admin.orderHistory(locationId, { limit: 1000, after: page.next })) {
+    for (const order of page.orders) if (order.state === 'COMPLETED' || order.state === 'ABORTED') numbers[order.state].add(order.number);
+    if (!page.next) break;
+  }
+  return { COMPLETED: numbers.COMPLETED.size, ABORTED: numbers.ABORTED.size, FAILED: numbers.FAILED.size };
+}
 
 const config = loadConfig();
 const log = createLogger(config.logLevel, 'pos');
@@ -80,6 +97,9 @@ runMain(log, async () => {
 
   const desk = new RegisterDesk(new RegisterClient({ baseUrl, apiKey: register.apiKey }), paceMs, say);
   const deskDone = desk.run(stopping.signal);
+  const pace = new PaceReport(origin, { latencies: () => desk.takeLatencies(), orders: () => apps.reduce((n, app) => n + app.ordersSubmitted, 0) }, say);
+  pace.start();
+  stopping.signal.addEventListener('abort', () => pace.stop());
 
   const play = async () => {
     for (let round = 1; !stopping.signal.aborted && (rounds === 0 || round <= rounds); round++) {
@@ -99,13 +119,16 @@ runMain(log, async () => {
     const after = desk.polls;
     while (!desk.idleAfter(after) && !stopping.signal.aborted) await pause(100, stopping.signal);
     for (const app of apps) await app.leave();
-    const [completed, aborted, failed] = await Promise.all(
-      (['COMPLETED', 'ABORTED', 'FAILED'] as const).map(async (state) => (await admin.listOrders(location.id, state)).length),
-    );
+    pace.stop();
+    const { COMPLETED: completed, ABORTED: aborted, FAILED: failed } = await finishedCounts(admin, location.id);
     say(
       `done after ${rounds} rounds: ${completed} orders completed, ${aborted} aborted, ${failed} failed; ` +
         `${desk.failuresReported} failures reported, ${desk.commandsAcknowledged} commands acknowledged`,
     );
+    const [first, last] = [pace.minutes[0], pace.minutes[pace.minutes.length - 1]];
+    if (first && last && last !== first) {
+      say(`register status-update p50: ${first.p50Ms} ms in minute 1, ${last.p50Ms} ms in minute ${last.minute} (${last.orders} orders)`);
+    }
   };
 
   const playing = play();

@@ -69,7 +69,8 @@ export class PaceReport {
       ...(await documents(this.origin)),
     };
     this.minutes.push(figures);
-    const held = figures.hot === undefined ? '' : `; orders held: ${figures.hot} hot, ${figures.archived ?? 0} archived`;
+    const count = (n: number | undefined) => (n === undefined ? '?' : String(n));
+    const held = figures.hot === undefined && figures.archived === undefined ? '' : `; orders held: ${count(figures.hot)} hot, ${count(figures.archived)} archived`;
     const job = figures.lastRunMs === undefined ? '' : ` (last lifecycle run ${figures.lastRunMs} ms)`;
     this.say(
       `minute ${figures.minute}: ${figures.orders} orders so far; register status updates this minute: ${figures.updates}, ` +

@@ -97,8 +97,17 @@ interface Snapshot {
   archivedTotal: number;
 }
 
+/**
+ * The deployment's figures from /metrics. A collection count that MongoDB did not give within a
+ * second is left out of a scrape (on the stand-in, a count waits behind an insert into the
+ * archive): scrape again.
+ */
 async function snapshot(deployment: Deployment): Promise<Snapshot> {
-  const samples = await scrapeMetrics(deployment.apis[0]!.origin);
+  let samples = await scrapeMetrics(deployment.apis[0]!.origin);
+  for (let attempt = 1; attempt < 10 && !samples.has('pos_order_documents{collection="orderArchive"}'); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    samples = await scrapeMetrics(deployment.apis[0]!.origin);
+  }
   return {
     hot: metric(samples, 'pos_order_documents{collection="orders"}'),
     archived: metric(samples, 'pos_order_documents{collection="orderArchive"}'),

@@ -119,7 +119,7 @@ runMain(log, async () => {
     const after = desk.polls;
     while (!desk.idleAfter(after) && !stopping.signal.aborted) await pause(100, stopping.signal);
     for (const app of apps) await app.leave();
-    pace.stop();
+    await pace.finish();
     const { COMPLETED: completed, ABORTED: aborted, FAILED: failed } = await finishedCounts(admin, location.id);
     say(
       `done after ${rounds} rounds: ${completed} orders completed, ${aborted} aborted, ${failed} failed; ` +
@@ -127,7 +127,7 @@ runMain(log, async () => {
     );
     const [first, last] = [pace.minutes[0], pace.minutes[pace.minutes.length - 1]];
     if (first && last && last !== first) {
-      say(`register status-update p50: ${first.p50Ms} ms in minute 1, ${last.p50Ms} ms in minute ${last.minute} (${last.orders} orders)`);
+      say(`register status-update p50: ${first.p50Ms} ms in minute 1, ${last.p50Ms} ms at the end (minute ${last.minute}, ${last.orders} orders)`);
     }
   };
 

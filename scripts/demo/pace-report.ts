@@ -57,7 +57,13 @@ export class PaceReport {
     clearInterval(this.timer);
   }
 
-  private async report(): Promise<void> {
+  /** Stops, and reports the part of a minute since the last line (the figures at the very end). */
+  async finish(): Promise<void> {
+    this.stop();
+    await this.report(true);
+  }
+
+  private async report(final = false): Promise<void> {
     const sorted = this.sources.latencies().sort((a, b) => a - b);
     const figures: MinuteFigures = {
       minute: this.minutes.length + 1,
@@ -73,7 +79,7 @@ export class PaceReport {
     const held = figures.hot === undefined && figures.archived === undefined ? '' : `; orders held: ${count(figures.hot)} hot, ${count(figures.archived)} archived`;
     const job = figures.lastRunMs === undefined ? '' : ` (last lifecycle run ${figures.lastRunMs} ms)`;
     this.say(
-      `minute ${figures.minute}: ${figures.orders} orders so far; register status updates this minute: ${figures.updates}, ` +
+      `${final ? `end (minute ${figures.minute}, part)` : `minute ${figures.minute}`}: ${figures.orders} orders so far; register status updates this minute: ${figures.updates}, ` +
         `p50 ${figures.p50Ms} ms, p90 ${figures.p90Ms} ms, p99 ${figures.p99Ms} ms${held}${job}`,
     );
   }

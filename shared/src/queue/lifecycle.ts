@@ -85,7 +85,7 @@ export async function recordLifecycleRun(redis: Redis, prefix: string, run: Life
 }
 
 /** The figures of every run so far; undefined before the first. */
-export async function readLifecycleStats(redis: Redis, prefix: string): Promise<LifecycleStats | undefined> {
+export async function readLifecycleStats(redis: Pick<Redis, 'hgetall'>, prefix: string): Promise<LifecycleStats | undefined> {
   const hash = await redis.hgetall(statsKey(prefix));
   if (!hash.runs) return undefined;
   const num = (field: string) => Number(hash[field] ?? 0);

@@ -30,7 +30,7 @@ export function registerLifecycleMetrics(registry: Registry, sources: LifecycleM
   // One read per scrape, shared by the metrics below (prom-client collects them in turn).
   let pending: Promise<LifecycleStats | undefined> | undefined;
   const stats = () => {
-    pending ??= withDeadline(readLifecycleStats(sources.redis as Redis, sources.prefix), 1_000, 'lifecycle stats')
+    pending ??= withDeadline(readLifecycleStats(sources.redis, sources.prefix), 1_000, 'lifecycle stats')
       .catch(() => undefined)
       .finally(() => setImmediate(() => (pending = undefined)));
     return pending;

@@ -1,3 +1,5 @@
+import os from 'node:os';
+
 /**
  * Once a minute, a line on how the demo is going: orders so far, the register's status-update
  * latency over the minute, and how many orders the hot collection and the archive hold (from the
@@ -15,6 +17,8 @@ export interface MinuteFigures {
   archived?: number;
   /** The lifecycle job's last run. */
   lastRunMs?: number;
+  /** The machine's 1-minute load average: latency on a busy machine says little about the service. */
+  load: number;
 }
 
 const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : 0);
@@ -72,6 +76,7 @@ export class PaceReport {
       p50Ms: ms(percentile(sorted, 50)),
       p90Ms: ms(percentile(sorted, 90)),
       p99Ms: ms(percentile(sorted, 99)),
+      load: Math.round(os.loadavg()[0]! * 10) / 10,
       ...(await documents(this.origin)),
     };
     this.minutes.push(figures);
@@ -80,7 +85,7 @@ export class PaceReport {
     const job = figures.lastRunMs === undefined ? '' : ` (last lifecycle run ${figures.lastRunMs} ms)`;
     this.say(
       `${final ? `end (minute ${figures.minute}, part)` : `minute ${figures.minute}`}: ${figures.orders} orders so far; register status updates this minute: ${figures.updates}, ` +
-        `p50 ${figures.p50Ms} ms, p90 ${figures.p90Ms} ms, p99 ${figures.p99Ms} ms${held}${job}`,
+        `p50 ${figures.p50Ms} ms, p90 ${figures.p90Ms} ms, p99 ${figures.p99Ms} ms${held}${job}; load average ${figures.load}`,
     );
   }
 }

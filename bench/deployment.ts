@@ -39,6 +39,8 @@ export interface DeployOptions {
   apiCount?: number;
   /** Node options of the API processes (e.g. the memory benchmark's GC hook). */
   apiNodeArgs?: string[];
+  /** Configuration of the roles beyond the deployment's own (e.g. the lifecycle job's pace). */
+  env?: Record<string, string>;
 }
 
 export async function deploy(name: string, backends: Backends, options: DeployOptions = {}): Promise<Deployment> {
@@ -56,6 +58,7 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     // The fan-out's 1,000 streams share 10 register keys: far above the per-session default of 4.
     SSE_MAX_STREAMS_PER_SESSION: '1000',
     ...(backends.redisCluster ? { REDIS_CLUSTER: '1' } : {}),
+    ...options.env,
   };
   const worker = await spawnNode(`${name}-worker`, roleEntry('worker'), env, ROLE_READY.worker, backends.logDir);
   const apis: ApiNode[] = [];

@@ -1,4 +1,5 @@
 /** The benchmark's results: their JSON shape, the ratios to the ceilings, and the printed tables. */
+import type { ArchiveScenario } from './archive-load';
 import type { Ceilings } from './ceilings';
 import type { FanOutLevel, StreamMemory } from './fan-out';
 import type { LoadResult } from './load';
@@ -36,6 +37,8 @@ export interface BenchResults {
   locationPolls: (LoadResult & { records: number; vs: Ratio })[];
   fanOut: (FanOutLevel & { vs: Omit<Ratio, 'ceilingRps' | 'rpsRatio'> })[];
   streamMemory: StreamMemory;
+  /** Absent from runs made before the scenario existed. */
+  archive?: ArchiveScenario;
   ceilings: Ceilings;
   cluster: ClusterResults;
   logs: string;
@@ -114,6 +117,7 @@ export function renderTables(r: BenchResults): string {
     ),
   );
   out.push('', `Per added stream: ${mem.rssPerStreamKiB} KiB RSS, ${mem.heapPerStreamKiB} KiB heap (mean of the nodes).`);
+  if (r.archive) out.push('', renderArchive(r.archive));
   const c = r.ceilings;
   out.push('', '**Ceilings** (same run)', '');
   out.push(
@@ -148,4 +152,38 @@ export function renderClusterTable(cluster: ClusterResults, single: Pick<BenchRe
       [...(single ? status('one Redis', single.statusUpdates) : []), ...status(on, cluster.statusUpdates), ...(single ? fanOut('one Redis', single.fanOut) : []), ...fanOut(on, cluster.fanOut)],
     ),
   ].join('\n');
+}
+
+/** The orders-piling-up scenario: fresh against 10,000 finished orders, and the ratio. */
+export function renderArchive(a: ArchiveScenario): string {
+  const env = Object.entries(a.settings.lifecycle)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
+  const out = [
+    `**Orders piling up** (status updates and polls at ${a.settings.concurrency} clients, on a fresh database and after ${a.variants[1]?.finishedBefore ?? 0} orders were created and completed through the service; ` +
+      `the lifecycle job running in both (${env}) while a register finishes ${a.settings.churnPerSecond} new orders a second; ` +
+      `${a.settings.rounds} alternating rounds of ${a.settings.secondsPerRun} s per measure and variant, the median round shown)`,
+    '',
+    table(
+      ['database', 'status req/s', 'status p50 ms', 'status p99 ms', 'poll req/s', 'poll p50 ms', 'poll p99 ms', 'errors', 'hot docs', 'archived docs', 'job runs (mean ms)', 'archived in runs'],
+      a.variants.map((v) => [
+        v.name === 'fresh' ? 'fresh' : `${v.finishedBefore} finished before`,
+        v.statusUpdates.rps,
+        v.statusUpdates.p50Ms,
+        v.statusUpdates.p99Ms,
+        v.polls.rps,
+        v.polls.p50Ms,
+        v.polls.p99Ms,
+        v.statusUpdates.errors + v.polls.errors,
+        `${v.hotAtStart} → ${v.hotAtEnd}`,
+        `${v.archivedAtStart} → ${v.archivedAtEnd}`,
+        `${v.runs} (${v.runMeanMs})`,
+        v.archivedDuringRuns,
+      ]),
+    ),
+    '',
+    `Backlog over fresh: status update p50 ${a.ratio.statusP50} x, throughput ${a.ratio.statusRps} x; poll p50 ${a.ratio.pollP50} x, throughput ${a.ratio.pollRps} x. ` +
+      `Seeding took ${a.variants[1]?.seedSeconds ?? 0} s; the job had archived everything ${a.variants[1]?.catchUpSeconds ?? 0} s after the last order finished.`,
+  ];
+  return out.join('\n');
 }

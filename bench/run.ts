@@ -10,8 +10,9 @@
  *
  * Settings (env): BENCH_SECONDS (per run, default 8), BENCH_MAX_OPS (per run, default 50000),
  * BENCH_FANOUT_SUBMISSIONS (per stream count, default 20), BENCH_QUICK=1 (a short smoke run:
- * 1 s runs, 1/10/50 streams; results go to bench/results/quick.json only), BENCH_ONLY=cluster
- * (the cluster scenarios alone, to bench/results/cluster-only.json).
+ * 1 s runs, 1/10/50 streams, 1,000 finished orders; results go to bench/results/quick.json only),
+ * BENCH_ONLY=cluster (the cluster scenarios alone, to bench/results/cluster-only.json),
+ * BENCH_ONLY=archive (only the orders-piling-up scenario; to bench/results/archive-only.json).
  */
 import { execSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -24,12 +25,13 @@ import { startRedisServer } from '../scripts/embedded/redis-server';
 import { ROOT } from '../scripts/embedded/spawn-role';
 import { CLUSTER_QUEUE_PARTITIONS } from '@pos/shared/config';
 import { createRedis } from '@pos/shared/redis';
+import { measureArchiveLoad } from './archive-load';
 import { measureCeilings } from './ceilings';
 import type { Backends } from './deployment';
 import { measureFanOut } from './fan-out';
 import type { LoadBounds, LoadResult } from './load';
 import type { RedisProcess } from './redis-cpu';
-import { BenchResults, ClusterResults, Machine, renderClusterTable, renderTables, versus } from './report';
+import { BenchResults, ClusterResults, Machine, renderArchive, renderClusterTable, renderTables, versus } from './report';
 import { measureLocationPolls, measureStatusUpdates } from './service-load';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -51,6 +53,10 @@ const STATUS_ORDERS = 256;
 const STATUS_LOCATIONS = 16;
 const CLUSTER_CONCURRENCIES = [16, 64];
 const CLUSTER_FANOUT = quick ? 50 : 1000;
+/** Finished orders created before the orders-piling-up scenario's second variant. */
+const ARCHIVE_FINISHED = quick ? 1000 : number('BENCH_ARCHIVE_ORDERS', 10_000);
+/** Alternating rounds of the two variants (each: status updates, then polls). */
+const ARCHIVE_ROUNDS = quick ? 2 : 4;
 const only = process.env.BENCH_ONLY;
 
 const say = (line: string) => process.stdout.write(`bench │ ${line}\n`);
@@ -120,11 +126,21 @@ async function main(): Promise<void> {
       say('wrote bench/results/cluster-only.json');
       return;
     }
+    const measureArchive = () => measureArchiveLoad(backends, { finishedOrders: ARCHIVE_FINISHED, concurrency: POLL_CONCURRENCY, rounds: ARCHIVE_ROUNDS, bounds, say });
+    if (only === 'archive') {
+      const archive = await measureArchive();
+      process.stdout.write(`\n${renderArchive(archive)}\n\n`);
+      fs.writeFileSync(path.join(dir, 'archive-only.json'), `${JSON.stringify({ startedAt: new Date(started).toISOString(), machine: host, archive, logs: logDir }, null, 2)}\n`);
+      say('wrote bench/results/archive-only.json');
+      return;
+    }
+    if (only) throw new Error(`BENCH_ONLY=${only}: only "cluster" or "archive" can be run alone`);
     const ceilings = await measureCeilings(backends, { concurrencies: CONCURRENCIES, pollConcurrency: POLL_CONCURRENCY, pollRecords: POLL_RECORDS, bounds, say });
     const statusUpdates = await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say });
     const locationPolls = await measureLocationPolls(backends, { concurrency: POLL_CONCURRENCY, records: POLL_RECORDS, bounds, say });
     const fanOut = await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, warmup: 2, say });
     const cluster = await measureOnCluster({ mongoUrl, logDir, bounds });
+    const archive = await measureArchive();
 
     const at = <T extends LoadResult>(list: T[], pick: (r: T) => boolean): T => list.find(pick)!;
     const queueHop = at(ceilings.bullmq, (b) => b.concurrency === 1);
@@ -150,6 +166,7 @@ async function main(): Promise<void> {
         },
       })),
       streamMemory: fanOut.memory!,
+      archive,
       ceilings,
       cluster,
       logs: logDir,

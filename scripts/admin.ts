@@ -7,6 +7,7 @@ import { AdminClient } from '@pos/shared/clients/admin-client';
 import { ApiError } from '@pos/shared/clients/json-http';
 import { COMMAND_KINDS, CommandKind } from '@pos/shared/domain/commands';
 import { isOrderState } from '@pos/shared/domain/order-state';
+import { historyCursorOf } from '@pos/shared/schemas/history';
 import type { RowInput } from '@pos/shared/schemas/requests';
 
 const USAGE = `usage: npm run admin -- <command> [args] [options]
@@ -26,6 +27,10 @@ commands:
   list-commands <locationId> [--limit N] [--after N]       live commands
   list-orders <locationId> <state> [--limit N] [--after N]
   recover-order <locationId> <orderNumber>
+  history <locationId> [--from ISO-8601] [--to ISO-8601] [--limit N] [--after CURSOR] [--all]
+                                                           archived finished orders by completion time;
+                                                           a page with its next cursor, or with --all
+                                                           every page's orders in one list
 
 Lists print one page (default 100 items); a full page names the next one on stderr (--after ...).
 
@@ -45,7 +50,7 @@ function page<T>(items: T[], limit: number | undefined, cursorOf: (item: T) => s
   return items;
 }
 
-async function run(admin: AdminClient, command: string | undefined, args: string[], opts: Record<string, string | undefined>) {
+async function run(admin: AdminClient, command: string | undefined, args: string[], opts: Record<string, string | undefined> & { all?: boolean }) {
   const [a, b] = args;
   const need = (n: number) => {
     if (args.length < n) throw new UsageError(`${command} needs ${n} argument(s)`);
@@ -101,6 +106,12 @@ async function run(admin: AdminClient, command: string | undefined, args: string
     case 'recover-order':
       need(2);
       return admin.recoverOrder(a!, int(b, 'orderNumber'));
+    case 'history': {
+      need(1);
+      const query = { from: opts.from, to: opts.to };
+      if (opts.all) return admin.allHistory(a!, query);
+      return page(await admin.orderHistory(a!, { ...query, limit, after: opts.after }), limit, historyCursorOf);
+    }
     default:
       throw new UsageError(command ? `unknown command ${command}` : 'no command given');
   }
@@ -116,6 +127,9 @@ async function main(): Promise<number> {
       after: { type: 'string' },
       'expires-at': { type: 'string' },
       table: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      all: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -127,7 +141,7 @@ async function main(): Promise<number> {
   if (!token) throw new UsageError('ADMIN_TOKEN is not set');
   const admin = new AdminClient(process.env.POS_URL ?? 'http://localhost:8080', token);
   const [command, ...args] = positionals;
-  const result = await run(admin, command, args, values as Record<string, string | undefined>);
+  const result = await run(admin, command, args, values as Record<string, string | undefined> & { all?: boolean });
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   return 0;
 }

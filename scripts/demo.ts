@@ -14,6 +14,7 @@ import { createLogger } from '@pos/shared/log';
 import { onShutdown, runMain } from '@pos/shared/process/lifecycle';
 import { pause } from '@pos/shared/util/pause';
 import { CustomerApp } from './demo/customer-app';
+import { PaceReport } from './demo/pace-report';
 import { RegisterDesk } from './demo/register-desk';
 import { EmbeddedService } from './embedded/embedded-service';
 
@@ -33,6 +34,21 @@ function options() {
 }
 
 const say = (line: string) => process.stdout.write(`demo │ ${line}\n`);
+
+/**
+ * Orders by final state: those still in the hot collection, then the archived ones (history). The
+ * lifecycle job copies before it deletes, so reading in this order misses none; sets count twice none.
+ */
+async function finishedCounts(admin: AdminClient, locationId: string): Promise<Record<'COMPLETED' | 'ABORTED' | 'FAILED', number>> {
+  const numbers = { COMPLETED: new Set<number>(), ABORTED: new Set<number>(), FAILED: new Set<number>() };
+  for (const state of ['COMPLETED', 'ABORTED', 'FAILED'] as const) {
+    for (const order of await admin.allOrders(locationId, state)) numbers[state].add(order.number);
+  }
+  for (const order of await admin.allHistory(locationId)) {
+    if (order.state === 'COMPLETED' || order.state === 'ABORTED') numbers[order.state].add(order.number);
+  }
+  return { COMPLETED: numbers.COMPLETED.size, ABORTED: numbers.ABORTED.size, FAILED: numbers.FAILED.size };
+}
 
 const config = loadConfig();
 const log = createLogger(config.logLevel, 'pos');
@@ -81,6 +97,9 @@ runMain(log, async () => {
 
   const desk = new RegisterDesk(new RegisterClient({ baseUrl, apiKey: register.apiKey }), paceMs, say);
   const deskDone = desk.run(stopping.signal);
+  const pace = new PaceReport(operatorOrigin, { latencies: () => desk.takeLatencies(), orders: () => apps.reduce((n, app) => n + app.ordersSubmitted, 0) }, say);
+  pace.start();
+  stopping.signal.addEventListener('abort', () => pace.stop());
 
   const play = async () => {
     for (let round = 1; !stopping.signal.aborted && (rounds === 0 || round <= rounds); round++) {
@@ -100,13 +119,16 @@ runMain(log, async () => {
     const after = desk.polls;
     while (!desk.idleAfter(after) && !stopping.signal.aborted) await pause(100, stopping.signal);
     for (const app of apps) await app.leave();
-    const [completed, aborted, failed] = await Promise.all(
-      (['COMPLETED', 'ABORTED', 'FAILED'] as const).map(async (state) => (await admin.allOrders(location.id, state)).length),
-    );
+    await pace.finish();
+    const { COMPLETED: completed, ABORTED: aborted, FAILED: failed } = await finishedCounts(admin, location.id);
     say(
       `done after ${rounds} rounds: ${completed} orders completed, ${aborted} aborted, ${failed} failed; ` +
         `${desk.failuresReported} failures reported, ${desk.commandsAcknowledged} commands acknowledged`,
     );
+    const [first, last] = [pace.minutes[0], pace.minutes[pace.minutes.length - 1]];
+    if (first && last && last !== first) {
+      say(`register status-update p50: ${first.p50Ms} ms in minute 1, ${last.p50Ms} ms at the end (minute ${last.minute}, ${last.orders} orders)`);
+    }
   };
 
   const playing = play();

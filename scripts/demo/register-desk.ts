@@ -21,6 +21,8 @@ export class RegisterDesk {
   aborted = 0;
   failuresReported = 0;
   commandsAcknowledged = 0;
+  /** Milliseconds of each status update and failure report since the last `takeLatencies()`. */
+  private latencies: number[] = [];
   /** Polls so far, and what the last one held. */
   polls = 0;
   private lastPoll = { orders: 0, commands: 0 };
@@ -41,6 +43,19 @@ export class RegisterDesk {
       }
       await pause(this.paceMs, signal);
     }
+  }
+
+  /** The latencies recorded since the last call. */
+  takeLatencies(): number[] {
+    return this.latencies.splice(0);
+  }
+
+  /** A transition of the register (a queued job, the worker's write, the reply), timed. */
+  private async timed<T>(request: Promise<T>): Promise<T> {
+    const started = performance.now();
+    const result = await request;
+    this.latencies.push(performance.now() - started);
+    return result;
   }
 
   /** True once a poll numbered above `afterPoll` found no work left. */
@@ -73,15 +88,15 @@ export class RegisterDesk {
     }
     try {
       if (order.number % 5 === 0 && !order.failedTime) {
-        const after = await this.client.reportFailure(order.number, 'printer jam');
+        const after = await this.timed(this.client.reportFailure(order.number, 'printer jam'));
         this.failuresReported += 1;
         this.say(`register: printer jam on order #${order.number}; failure reported, the order is ${after.state} again`);
       } else if (order.number % 7 === 0) {
-        await this.client.updateStatus(order.number, 'ABORTED');
+        await this.timed(this.client.updateStatus(order.number, 'ABORTED'));
         this.aborted += 1;
         this.say(`register: order #${order.number} cancelled at the counter: ABORTED`);
       } else {
-        const done = await this.client.updateStatus(order.number, 'COMPLETED');
+        const done = await this.timed(this.client.updateStatus(order.number, 'COMPLETED'));
         this.completed += 1;
         this.say(`register: served order #${order.number} to ${table}: ${done.state}`);
       }

@@ -1,7 +1,7 @@
 import Ajv from 'ajv';
 
-/** Durations are written `500ms`, `15s`, `10m`, `12h`; a bare number is milliseconds. */
-const DURATION = '^[0-9]+(ms|s|m|h)?$';
+/** Durations are written `500ms`, `15s`, `10m`, `12h`, `90d`; a bare number is milliseconds. */
+const DURATION = '^[0-9]+(ms|s|m|h|d)?$';
 /** Switches are written `1` / `0` (or `true` / `false`). */
 const FLAG = { type: 'string', enum: ['0', '1', 'true', 'false'], default: '0' } as const;
 
@@ -42,12 +42,16 @@ const envSchema = {
     BODY_LIMIT: { type: 'integer', minimum: 1024, default: 65536 },
     IDEMPOTENCY_TTL: { type: 'string', pattern: DURATION, default: '24h' },
     RATE_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,8}/[0-9]+(s|m|h)$' },
+    ORDER_ARCHIVE_AFTER: { type: 'string', pattern: DURATION, default: '15m' },
+    ORDER_RETENTION: { type: 'string', pattern: DURATION, default: '90d' },
+    SELECTING_TTL: { type: 'string', pattern: DURATION, default: '2h' },
+    LIFECYCLE_INTERVAL: { type: 'string', pattern: DURATION, default: '1m' },
     LOG_LEVEL: {
       type: 'string',
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
       default: 'info',
     },
-    FAULT_INJECT: { type: 'string', enum: ['', 'crash-before-apply', 'crash-after-apply'], default: '' },
+    FAULT_INJECT: { type: 'string', enum: ['', 'crash-before-apply', 'crash-after-apply', 'crash-mid-archive'], default: '' },
   },
 } as const;
 
@@ -102,9 +106,17 @@ export interface Config {
   idempotencyTtlMs: number;
   /** Requests per API key per window, counted across all nodes; absent: no limit. */
   rateLimit: RateLimit | undefined;
+  /** A COMPLETED or ABORTED order leaves the hot collection for the archive this long after it finished. */
+  orderArchiveAfterMs: number;
+  /** How long the archive keeps an order. */
+  orderRetentionMs: number;
+  /** A SELECTING order (a cart) untouched this long expires: it leaves the hot collection. */
+  selectingTtlMs: number;
+  /** How often the lifecycle job (archive, expiry, purges) runs. */
+  lifecycleIntervalMs: number;
   logLevel: string;
-  /** Test-only: makes a worker die around its MongoDB write, to prove jobs survive crashes. */
-  faultInject: '' | 'crash-before-apply' | 'crash-after-apply';
+  /** Test-only: makes a worker die around its MongoDB write (or mid-archive), to prove jobs survive crashes. */
+  faultInject: '' | 'crash-before-apply' | 'crash-after-apply' | 'crash-mid-archive';
 }
 
 export interface RateLimit {
@@ -128,10 +140,10 @@ export function parseRateLimit(text: string | undefined): RateLimit | undefined 
  */
 export const CLUSTER_QUEUE_PARTITIONS = 6;
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 export function parseDuration(text: string): number {
-  const match = /^([0-9]+)(ms|s|m|h)?$/.exec(text);
+  const match = /^([0-9]+)(ms|s|m|h|d)?$/.exec(text);
   if (!match) throw new Error(`not a duration: ${text}`);
   return Number(match[1]) * UNIT_MS[match[2] ?? 'ms']!;
 }
@@ -159,6 +171,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const redisCluster = v.REDIS_CLUSTER === '1' || v.REDIS_CLUSTER === 'true';
   const writeConcern = v.MONGO_WRITE_CONCERN as string;
+  // A scheduler firing every few milliseconds would only spin; a second is the finest useful pace.
+  if (parseDuration(v.LIFECYCLE_INTERVAL as string) < 1000) throw new ConfigError('invalid configuration: LIFECYCLE_INTERVAL must be at least 1s');
   return {
     port: v.PORT as number,
     adminPort: v.ADMIN_PORT as number | undefined,
@@ -194,6 +208,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: v.BODY_LIMIT as number,
     idempotencyTtlMs: parseDuration(v.IDEMPOTENCY_TTL as string),
     rateLimit: parseRateLimit(v.RATE_LIMIT as string | undefined),
+    orderArchiveAfterMs: parseDuration(v.ORDER_ARCHIVE_AFTER as string),
+    orderRetentionMs: parseDuration(v.ORDER_RETENTION as string),
+    selectingTtlMs: parseDuration(v.SELECTING_TTL as string),
+    lifecycleIntervalMs: parseDuration(v.LIFECYCLE_INTERVAL as string),
     logLevel: v.LOG_LEVEL as string,
     faultInject: v.FAULT_INJECT as Config['faultInject'],
   };

@@ -119,7 +119,8 @@ describe('on a Redis Cluster', () => {
     });
     expect(board.status).toBe(200);
     const names = (board.json().queues as Array<{ name: string }>).map((q) => q.name).sort();
-    expect(names).toEqual(layout.map((p) => `${p.label}:order-work`).sort());
+    // every partition, and the lifecycle job's own queue
+    expect(names).toEqual([...layout.map((p) => `${p.label}:order-work`), 'order-lifecycle'].sort());
   });
 
   it('answers /readyz with every master answering', async () => {

@@ -13,6 +13,10 @@ describe('configuration', () => {
       sseKeepaliveMs: 15_000,
       sseTimeoutMs: 30 * 60_000,
       bodyLimitBytes: 65_536,
+      orderArchiveAfterMs: 15 * 60_000,
+      orderRetentionMs: 90 * 86_400_000,
+      selectingTtlMs: 2 * 3_600_000,
+      lifecycleIntervalMs: 60_000,
     });
     expect(config.mongoUrl).toBeUndefined();
   });
@@ -23,6 +27,12 @@ describe('configuration', () => {
     expect(parseDuration('10m')).toBe(600_000);
     expect(parseDuration('2h')).toBe(7_200_000);
     expect(parseDuration('250')).toBe(250);
+    expect(parseDuration('90d')).toBe(90 * 86_400_000);
+  });
+
+  it('refuses a lifecycle interval under a second', () => {
+    expect(() => loadConfig({ LIFECYCLE_INTERVAL: '500ms' })).toThrow(/LIFECYCLE_INTERVAL must be at least 1s/);
+    expect(loadConfig({ LIFECYCLE_INTERVAL: '1s' }).lifecycleIntervalMs).toBe(1000);
   });
 
   it('has the documented security defaults', () => {

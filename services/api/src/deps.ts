@@ -1,3 +1,4 @@
+import type { Queue } from 'bullmq';
 import type { Middleware } from 'koa';
 import type { Db } from 'mongodb';
 import type { Config } from '@pos/shared/config';
@@ -5,6 +6,7 @@ import type { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import type { RedisClient } from '@pos/shared/redis';
+import type { OrderArchiveRepo } from '@pos/shared/store/archive';
 import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { LocationsRepo } from '@pos/shared/store/locations';
 import type { OrdersRepo } from '@pos/shared/store/orders';
@@ -27,6 +29,8 @@ export interface ApiDeps {
   redis: RedisClient;
   /** The work queue's partitions. */
   queues: WorkQueues;
+  /** The order lifecycle job's queue (archive, expiry, purges), for Bull Board. */
+  lifecycleQueue: Queue;
   subscriber: ChannelSubscriber;
   /** The event streams open on this node and their location subscriptions. */
   hub: StreamHub;
@@ -38,6 +42,7 @@ export interface ApiDeps {
   events: EventPublisher;
   metrics: ApiMetrics;
   orders: OrdersRepo;
+  archive: OrderArchiveRepo;
   commands: CommandsRepo;
   sessions: SessionsRepo;
   /** api_key to session, with the node's bounds on bad keys (the api_key authentication's). */

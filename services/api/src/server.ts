@@ -9,6 +9,8 @@ import type { Logger } from '@pos/shared/log';
 import { replyChannel } from '@pos/shared/queue/jobs';
 import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
 import { closeRedis, createRedis, isCluster, redisTarget } from '@pos/shared/redis';
+import { createLifecycleQueue } from '@pos/shared/queue/lifecycle';
+import { OrderArchiveRepo } from '@pos/shared/store/archive';
 import { CommandsRepo } from '@pos/shared/store/commands';
 import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
@@ -22,6 +24,7 @@ import { IdempotencyStore } from './idempotency/idempotency-store';
 import { JobClient } from './jobs/job-client';
 import { rateLimitPerKey } from './middleware/rate-limit';
 import { createApiMetrics } from './metrics/api-metrics';
+import { registerLifecycleMetrics } from './metrics/lifecycle-metrics';
 import { ChannelSubscriber } from './pubsub/channel-subscriber';
 import { clusterNodes, singleRedisNodes } from './pubsub/subscriber-nodes';
 import { StreamHub } from './stream/hub';
@@ -52,7 +55,11 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const redis = createRedis(target, { maxRetriesPerRequest: 2 }, nodeLog, { slotsRefreshInterval: 5_000 });
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
   const queues = new WorkQueues(redis, queueLayout(config), nodeLog);
+  const lifecycleQueue = createLifecycleQueue(redis, config, nodeLog);
   const metrics = createApiMetrics({ queues, subscriber });
+  const orders = new OrdersRepo(store.db);
+  const archive = new OrderArchiveRepo(store.db);
+  registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redisPrefix, orders, archive });
   const jobs = new JobClient(queues, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
   await jobs.start();
 
@@ -75,6 +82,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     db: store.db,
     redis,
     queues,
+    lifecycleQueue,
     subscriber,
     hub,
     jobs,
@@ -83,7 +91,8 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     idempotency: new IdempotencyStore(redis, config.redisPrefix, config.idempotencyTtlMs, config.jobTimeoutMs + 5_000),
     events: new EventPublisher(redis, config.redisPrefix),
     metrics,
-    orders: new OrdersRepo(store.db),
+    orders,
+    archive,
     commands: new CommandsRepo(store.db),
     sessions,
     sessionLookup: new SessionLookup(sessions, config.apiKeyMaxRejections),
@@ -121,7 +130,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       await closed;
       clearTimeout(grace);
       await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
-      await settleWithin(queues.close(), 2_000, nodeLog, 'closing the work queues');
+      await settleWithin(Promise.all([queues.close(), lifecycleQueue.close()]), 2_000, nodeLog, 'closing the queues');
       await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();
       nodeLog.info('api stopped');

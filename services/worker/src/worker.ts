@@ -10,6 +10,8 @@ import { isReplyChannel, JOB, JobOutcome, JobReply, OrderActionJob, SessionClose
 import type { Partition } from '@pos/shared/queue/partitions';
 import { PartitionQueue, queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
 import { closeRedis, createRedis, publish, redisTarget } from '@pos/shared/redis';
+import { OrderArchiveRepo } from '@pos/shared/store/archive';
+import { CommandsRepo } from '@pos/shared/store/commands';
 import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { OrdersRepo } from '@pos/shared/store/orders';
@@ -18,6 +20,7 @@ import { storeProblem } from '@pos/shared/store/store-errors';
 import { settleWithin } from '@pos/shared/util/deadline';
 import type { JobContext } from './jobs/context';
 import { watchDrain } from './drain';
+import { startLifecycle } from './jobs/lifecycle';
 import { applyOrderAction } from './jobs/order-action';
 import { closeSession } from './jobs/session-close';
 
@@ -46,6 +49,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const redis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
   const repos = {
     orders: new OrdersRepo(store.db),
+    archive: new OrderArchiveRepo(store.db),
     sessions: new SessionsRepo(store.db),
     events: new EventPublisher(redis, config.redisPrefix),
   };
@@ -55,7 +59,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const failureThreshold = async (locationId: string): Promise<number> =>
     (await locations.failureThreshold(locationId)) ?? config.failureThreshold;
 
-  const checkpoint = (point: 'before-apply' | 'after-apply') => {
+  const checkpoint = (point: 'before-apply' | 'after-apply' | 'mid-archive') => {
     if (config.faultInject !== `crash-${point}`) return;
     // Best effort: pino writes asynchronously, and SIGKILL may beat this line to the pipe.
     log.warn({ point }, 'FAULT_INJECT: killing this worker');
@@ -133,6 +137,13 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const workers = [...queues.current, ...queues.draining].map(({ partition }) => consume(partition));
   const drain = queues.draining.length > 0 ? await watchDrain(queues.draining, log) : undefined;
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  const lifecycle = await startLifecycle({
+    config,
+    log,
+    target,
+    redis,
+    deps: { orders: repos.orders, archive: repos.archive, commands: new CommandsRepo(store.db), checkpoint },
+  });
   log.info(
     {
       queue: WORK_QUEUE,
@@ -146,7 +157,10 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   return {
     async close() {
       drain?.stop();
-      await settleWithin(Promise.all(workers.map((worker) => worker.close())), config.shutdownGraceMs, log, 'finishing the active jobs');
+      await Promise.all([
+        settleWithin(Promise.all(workers.map((worker) => worker.close())), config.shutdownGraceMs, log, 'finishing the active jobs'),
+        lifecycle.close(),
+      ]);
       await settleWithin(queues.close(), 2_000, log, 'closing the work queues');
       await Promise.all([closeRedis(redis), closeRedis(workerConnection)]);
       await store.close();

@@ -7,7 +7,14 @@ import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/records';
 import type { LocationUpdateInput, RowInput } from '../schemas/requests';
 import type { IssuedSession, LocationView, RotatedSession, SessionView } from '../schemas/responses';
+import { historyCursorOf } from '../schemas/history';
 import { requestJson } from './json-http';
+
+/** Completion times of the history: from (inclusive) to (exclusive), ISO-8601. */
+export interface HistoryRange {
+  from?: string;
+  to?: string;
+}
 
 export type { IssuedSession, RotatedSession };
 
@@ -121,6 +128,28 @@ export class AdminClient {
 
   acknowledgeCommand(locationId: string, commandNumber: number): Promise<CommandRecord> {
     return this.call('DELETE', `/locations/${encodeURIComponent(locationId)}/commands/${commandNumber}`);
+  }
+
+  /**
+   * One page of a location's archived finished orders, by completion time then number, completed
+   * in [`from`, `to`); `after` is `historyCursorOf` the last order of the previous page.
+   */
+  orderHistory(locationId: string, query: HistoryRange & PageOptions<string> = {}): Promise<OrderRecord[]> {
+    const range = new URLSearchParams();
+    if (query.from !== undefined) range.set('from', query.from);
+    if (query.to !== undefined) range.set('to', query.to);
+    return this.call('GET', `/locations/${encodeURIComponent(locationId)}/history${pageQuery(query, range)}`);
+  }
+
+  /** Every archived order of a location in the range, page after page. */
+  async allHistory(locationId: string, range: HistoryRange = {}): Promise<OrderRecord[]> {
+    const all: OrderRecord[] = [];
+    for (;;) {
+      const last = all.at(-1);
+      const page = await this.orderHistory(locationId, { ...range, limit: ALL_PAGE, after: last && historyCursorOf(last) });
+      all.push(...page);
+      if (page.length < ALL_PAGE) return all;
+    }
   }
 
   recoverOrder(locationId: string, orderNumber: number): Promise<OrderRecord> {

@@ -4,6 +4,7 @@
  * routers agree, path for path and method for method.
  */
 import { problems, Problem } from '../domain/problem';
+import { historyQuerySchema } from '../schemas/history';
 import {
   commandBodySchema,
   customerCommandBodySchema,
@@ -499,6 +500,27 @@ export const OPERATIONS: OperationSpec[] = [
     problems: [ex.locationNotFound],
   },
 
+  {
+    id: 'orderHistory',
+    method: 'get',
+    path: '/admin/v1/locations/{id}/history',
+    tag: 'Admin',
+    summary: "A location's finished orders, from the archive",
+    description:
+      'COMPLETED and ABORTED orders once archived (`ORDER_ARCHIVE_AFTER`, 15 min, after they finished), by completion time, then number; ' +
+      'completed in [`from`, `to`). A bare array like the other lists: a page that has a next one names it in `Link: <…>; rel="next"`, whose ' +
+      '`after` is an opaque cursor.',
+    access: 'admin',
+    params: [P.locationId],
+    query: historyQuerySchema,
+    ok: { status: 200, description: 'A page of finished orders', content: json(arrayOf(orderRecordSchema), [examples.completedOrder]), headers: ['Link'] },
+    problems: [
+      ex.locationNotFound,
+      problems.illegalArgument('limit must be an integer from 1 to 1000'),
+      problems.illegalArgument('from must be an ISO-8601 date-time'),
+      problems.illegalArgument('after must be the cursor after an order of a previous page'),
+    ],
+  },
   {
     id: 'updateOrderStatusForLocation',
     method: 'put',

@@ -55,6 +55,17 @@ export class CommandsRepo {
   }
 
   /**
+   * Removes up to `limit` expired commands (reads already leave them out). MongoDB's TTL index
+   * does the same in the background; this is for where no TTL monitor runs.
+   */
+  async purgeExpired(now: Date, limit: number): Promise<number> {
+    const due = await this.c.find({ expiresAt: { $lte: now } }, { projection: { _id: 1 } }).limit(limit).toArray();
+    if (due.length === 0) return 0;
+    const { deletedCount } = await this.c.deleteMany({ _id: { $in: due.map((d) => d._id) }, expiresAt: { $lte: now } });
+    return deletedCount;
+  }
+
+  /**
    * Acknowledges (removes) a live command and returns it; null when there is no such live
    * command. Of two concurrent acknowledgements only the one whose delete counts wins.
    */

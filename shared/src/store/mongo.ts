@@ -1,5 +1,6 @@
 import { Db, MongoClient } from 'mongodb';
 import type { CommandDoc, OrderDoc } from '../domain/records';
+import type { ArchivedOrderDoc } from './archive';
 import type { LocationDoc } from './locations';
 import { asInteger, asString } from './query-values';
 import type { SessionDoc } from './sessions';
@@ -45,6 +46,8 @@ export function collections(db: Db) {
     sessions: db.collection<SessionDoc>('sessions'),
     orders: db.collection<OrderDoc>('orders'),
     commands: db.collection<CommandDoc>('commands'),
+    /** Orders that left `orders`: finished ones and expired carts (store/archive.ts). */
+    orderArchive: db.collection<ArchivedOrderDoc>('orderArchive'),
   };
 }
 
@@ -68,6 +71,8 @@ export async function ensureIndexes(db: Db): Promise<void> {
     c.orders.createIndex({ locationId: 1, sessionId: 1, state: 1, number: 1 }, { partialFilterExpression: { sessionId: { $exists: true } } }),
     // streams re-reading what changed while their subscription was down
     c.orders.createIndex({ locationId: 1, updatedAt: 1 }),
+    // The lifecycle job's scan: finished orders and carts untouched since a cut-off.
+    c.orders.createIndex({ state: 1, updatedAt: 1 }),
     c.commands.createIndex({ locationId: 1, number: 1 }),
     // a customer session's live commands (capped per session)
     c.commands.createIndex({ locationId: 1, sessionId: 1, expiresAt: 1 }, { partialFilterExpression: { sessionId: { $exists: true } } }),
@@ -77,6 +82,11 @@ export async function ensureIndexes(db: Db): Promise<void> {
     ),
     // MongoDB removes expired commands in the background; reads still filter on expiresAt.
     c.commands.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }),
+    // History pages: a location's finished orders by completion time (number breaks ties).
+    c.orderArchive.createIndex({ locationId: 1, completeTime: 1, number: 1 }),
+    // MongoDB removes archived orders past their retention; the lifecycle job's purge does the
+    // same where no TTL monitor runs, and both are harmless to each other.
+    c.orderArchive.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
   ]);
 }
 

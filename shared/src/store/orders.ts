@@ -119,6 +119,43 @@ export class OrdersRepo {
     return modifiedCount === 1 ? { ...order, ...set, version: order.version + 1 } : null;
   }
 
+  /**
+   * Up to `limit` orders in one of `states` that nothing has written since `before`: what the
+   * lifecycle job moves to the archive. Served by the `{state, updatedAt}` index; no sort, since
+   * every batch moved leaves the collection and the next read finds the rest.
+   */
+  untouchedSince(states: OrderState[], before: Date, limit: number): Promise<OrderDoc[]> {
+    return this.c
+      .find({ state: { $in: states }, updatedAt: { $lte: before } })
+      .limit(limit)
+      .toArray();
+  }
+
+  /**
+   * Deletes each order only if it is still at the version given (the archive copy is of that
+   * version). One command: the orders are grouped by version, so the filter is a few `_id $in`
+   * clauses rather than one clause per order. Returns how many were deleted.
+   */
+  async removeIfUnchanged(orders: Pick<OrderDoc, '_id' | 'version'>[]): Promise<number> {
+    if (orders.length === 0) return 0;
+    const byVersion = new Map<number, string[]>();
+    for (const { _id, version } of orders) byVersion.set(version, [...(byVersion.get(version) ?? []), _id]);
+    const clauses = [...byVersion].map(([version, ids]) => ({ _id: { $in: ids }, version }));
+    const { deletedCount } = await this.c.deleteMany(clauses.length === 1 ? clauses[0]! : { $or: clauses });
+    return deletedCount;
+  }
+
+  /** The stored versions of those of `ids` that are still here. */
+  async versionsOf(ids: string[]): Promise<Map<string, number>> {
+    const docs = await this.c.find({ _id: { $in: ids } }, { projection: { version: 1 } }).toArray();
+    return new Map(docs.map((doc) => [doc._id, doc.version]));
+  }
+
+  /** Documents in the collection (from its metadata on MongoDB: no scan). */
+  count(): Promise<number> {
+    return this.c.estimatedDocumentCount();
+  }
+
   /** Replaces the rows of a SELECTING order, guarded by its version like every order write. */
   async replaceRows(order: OrderDoc, rows: OrderRow[], now: Date): Promise<OrderDoc | null> {
     const { modifiedCount } = await this.c.updateOne(

@@ -24,3 +24,11 @@ export function storeProblem(err: unknown, errorId: string): Problem | undefined
   }
   return problemOf('database', `${errorId}: MongoDB refused the operation (${codeName ?? String(code)})`);
 }
+
+/** A write refused because a document with the same unique key (usually `_id`) exists. */
+export function isDuplicateKey(err: unknown): boolean {
+  const { code, writeErrors } = (err ?? {}) as { code?: unknown; writeErrors?: unknown };
+  if (code === DUPLICATE_KEY) return true;
+  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
+  return list.some((e) => (e as { code?: unknown }).code === DUPLICATE_KEY);
+}

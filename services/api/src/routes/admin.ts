@@ -6,6 +6,7 @@ import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '@pos/shar
 import { JOB } from '@pos/shared/queue/jobs';
 import { queryValidators, validators } from '@pos/shared/schemas/requests';
 import type { RotatedSession } from '@pos/shared/schemas/responses';
+import { encodeHistoryCursor, parseHistoryQuery } from '@pos/shared/schemas/history';
 import type { LocationDoc } from '@pos/shared/store/locations';
 import { toLocationView } from '@pos/shared/store/locations';
 import { isId } from '@pos/shared/store/query-values';
@@ -18,7 +19,7 @@ import { requireAdmin } from '../middleware/admin-auth';
 import { idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder } from '../work/create-work';
-import { queryOf, sendPage } from './pages';
+import { linkNext, queryOf, sendPage } from './pages';
 import { numberParam, sendOutcome } from './respond';
 import { createRouter } from './router';
 import { serveStream } from './stream';
@@ -205,6 +206,15 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   router.get('/locations/:id/stream', admin, async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     await serveStream(ctx, deps, { kind: 'operator', locationId: location._id });
+  });
+
+  // Finished orders once archived (ORDER_ARCHIVE_AFTER after they finished), by completion time.
+  router.get('/locations/:id/history', admin, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    const page = await deps.archive.history({ locationId: location._id, ...parseHistoryQuery(ctx.query) });
+    // a bare array, paged like the other lists (its cursor is opaque: completion time and number)
+    linkNext(ctx, page.next && encodeHistoryCursor(page.next));
+    ctx.body = page.orders.map(toOrderRecord);
   });
 
   router.post('/locations/:id/orders/:number/recover', ...write, async (ctx: AppContext) => {

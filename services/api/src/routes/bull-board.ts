@@ -58,13 +58,17 @@ function checkWrite(ctx: AppContext): void {
  * Read-only unless BULL_BOARD_WRITABLE: then only GET, HEAD and OPTIONS pass (405 otherwise),
  * and the board hides its buttons.
  */
-export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'adminToken' | 'config'>): Middleware<AppState> {
+export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'adminToken' | 'config'>): Middleware<AppState> {
   const writable = deps.config.bullBoardWritable;
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: deps.queues.all.map(
-      ({ partition, queue }) => new BullMQAdapter(queue, { readOnlyMode: !writable, prefix: partition.label && `${partition.label}:` }),
-    ),
+    queues: [
+      ...deps.queues.all.map(
+        ({ partition, queue }) => new BullMQAdapter(queue, { readOnlyMode: !writable, prefix: partition.label && `${partition.label}:` }),
+      ),
+      // The lifecycle queue is shown read-only: its runs come from the schedule, not from retries.
+      new BullMQAdapter(deps.lifecycleQueue, { readOnlyMode: true }),
+    ],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'POS order work' } },
   });

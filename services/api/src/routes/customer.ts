@@ -4,6 +4,7 @@ import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { OrderDoc, toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
 import { JOB } from '@pos/shared/queue/jobs';
 import { validators } from '@pos/shared/schemas/requests';
+import { findOrder } from '@pos/shared/store/archive';
 import { OrderScope, raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
 import { AppContext, AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
@@ -39,10 +40,11 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
     return { locationId: session.locationId, sessionId: session._id };
   };
 
+  // A finished order may have moved to the archive: read as before (its rows cannot change).
   const ownOrder = async (ctx: AppContext, orderNumber: number): Promise<OrderDoc> => {
-    const order = await deps.orders.find(scopeOf(ctx), orderNumber);
-    if (!order) throw new ProblemError(problems.orderNotFound());
-    return order;
+    const found = await findOrder(deps, scopeOf(ctx), orderNumber);
+    if (!found) throw new ProblemError(problems.orderNotFound());
+    return found.order;
   };
 
   router.post('/orders', ...write, async (ctx: AppContext) => {

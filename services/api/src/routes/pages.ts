@@ -16,10 +16,14 @@ export function queryOf<T>(ctx: AppContext, validator: Validator<T>): T {
  */
 export function sendPage<T>(ctx: AppContext, items: T[], limit: number, cursorOf: (last: T) => string | number): void {
   const last = items.at(-1);
-  if (last !== undefined && items.length >= limit) {
-    const query = new URLSearchParams(ctx.querystring);
-    query.set('after', String(cursorOf(last)));
-    ctx.set('Link', `<${ctx.path}?${query}>; rel="next"`);
-  }
+  linkNext(ctx, last !== undefined && items.length >= limit ? cursorOf(last) : undefined);
   ctx.body = items;
+}
+
+/** `Link: <this query, after the cursor>; rel="next"`, when there is a next page. */
+export function linkNext(ctx: AppContext, after: string | number | undefined): void {
+  if (after === undefined) return;
+  const query = new URLSearchParams(ctx.querystring);
+  query.set('after', String(after));
+  ctx.set('Link', `<${ctx.path}?${query}>; rel="next"`);
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '@pos/shared/log';
 import type { EventPublisher } from '@pos/shared/events/location-events';
+import type { OrderArchiveRepo } from '@pos/shared/store/archive';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
 
@@ -8,10 +9,12 @@ export interface JobContext {
   jobId: string;
   log: Logger;
   orders: OrdersRepo;
+  /** Where finished orders go; read only when the hot collection misses. */
+  archive: OrderArchiveRepo;
   sessions: SessionsRepo;
   /** The location's failure threshold, as it is now (an admin may change it). */
   failureThreshold(locationId: string): Promise<number>;
   events: EventPublisher;
   /** Test-only crash points around the MongoDB write (FAULT_INJECT). */
-  checkpoint(point: 'before-apply' | 'after-apply'): void;
+  checkpoint(point: 'before-apply' | 'after-apply' | 'mid-archive'): void;
 }

@@ -2,12 +2,15 @@ import { decide, needsFailureThreshold } from '@pos/shared/domain/order-state';
 import { problems } from '@pos/shared/domain/problem';
 import { toOrderRecord } from '@pos/shared/domain/records';
 import type { JobOutcome, OrderActionJob } from '@pos/shared/queue/jobs';
+import { findOrder } from '@pos/shared/store/archive';
 import { raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
 import type { JobContext } from './context';
 
 /**
  * Applies one action to one order: read, decide with the state machine, write conditionally on
  * the version read. A re-run of a job that already wrote (worker crash) finds its id on the order.
+ * An order no longer in the hot collection is read from the archive and answered as before it
+ * moved (200 unchanged, 409 naming its state); an archived order is never written.
  */
 export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Promise<JobOutcome> {
   // Only a failure report reads the threshold (one read, beside the order's), never cached: an
@@ -15,8 +18,9 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
   const thresholdRead = needsFailureThreshold(job.action) ? ctx.failureThreshold(job.scope.locationId) : undefined;
   thresholdRead?.catch(() => undefined); // awaited below, unless the order is missing
   for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
-    const order = await ctx.orders.find(job.scope, job.orderNumber);
-    if (!order) return { status: 400, problem: problems.orderNotFound() };
+    const found = await findOrder(ctx, job.scope, job.orderNumber);
+    if (!found) return { status: 400, problem: problems.orderNotFound() };
+    const { order, archived } = found;
 
     if (order.appliedJobs.includes(ctx.jobId)) {
       // The write landed before a crash; the announcement may not have.
@@ -30,6 +34,8 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     const decision = decide(order, job.action, threshold, now);
     if (decision.type === 'unchanged') return { status: 200, body: toOrderRecord(order) };
     if (decision.type === 'conflict') return { status: 409, problem: problems.conflict(decision.detail) };
+    // Only finished orders are archived, and the state machine changes nothing about them.
+    if (archived) return { status: 409, problem: problems.conflict(`Order is ${order.state} and archived; it cannot change`) };
 
     if (job.deadline !== undefined && Date.now() > job.deadline) {
       ctx.log.warn({ orderNumber: order.number, lateMs: Date.now() - job.deadline }, 'request gave up waiting; not applied');

@@ -1,0 +1,124 @@
+import { Counter, Gauge, Registry } from 'prom-client';
+import { LIFECYCLE_COUNTS, LifecycleCounts, LifecycleStats, readLifecycleStats } from '@pos/shared/queue/lifecycle';
+import type { RedisClient } from '@pos/shared/redis';
+import { withDeadline } from '@pos/shared/util/deadline';
+
+/** The `action` label of each count. */
+const ACTION: Record<keyof LifecycleCounts, string> = {
+  archived: 'archived',
+  expired: 'expired',
+  purged: 'purged',
+  commandsPurged: 'commands_purged',
+};
+
+export interface LifecycleMetricSources {
+  redis: Pick<RedisClient, 'hgetall'>;
+  prefix: string;
+  orders: { count(): Promise<number> };
+  archive: { count(): Promise<number> };
+}
+
+/**
+ * The order lifecycle's figures, read at scrape time like the queue depth. The lifecycle job runs
+ * once across all workers, on whichever worker takes it, so its figures belong to the deployment
+ * rather than to a worker process: the run records them in Redis and every API node reports them
+ * (aggregate with `max`, not `sum`). The collection sizes come from MongoDB's metadata.
+ */
+export function registerLifecycleMetrics(registry: Registry, sources: LifecycleMetricSources): void {
+  const registers = [registry];
+
+  // One read per scrape, shared by the metrics below (prom-client collects them in turn).
+  let pending: Promise<LifecycleStats | undefined> | undefined;
+  const stats = () => {
+    pending ??= withDeadline(readLifecycleStats(sources.redis, sources.prefix), 1_000, 'lifecycle stats')
+      .catch(() => undefined)
+      .finally(() => setImmediate(() => (pending = undefined)));
+    return pending;
+  };
+
+  new Gauge({
+    name: 'pos_order_documents',
+    help: 'Documents in the hot orders collection and in the order archive (MongoDB metadata, read at scrape time)',
+    labelNames: ['collection'],
+    registers,
+    async collect() {
+      this.reset();
+      const count = (what: { count(): Promise<number> }) => withDeadline(what.count(), 1_000, 'collection count').catch(() => undefined);
+      const [orders, archive] = await Promise.all([count(sources.orders), count(sources.archive)]);
+      if (orders !== undefined) this.set({ collection: 'orders' }, orders);
+      if (archive !== undefined) this.set({ collection: 'orderArchive' }, archive);
+    },
+  });
+  new Counter({
+    name: 'pos_lifecycle_runs_total',
+    help: 'Runs of the order lifecycle job (archive, cart expiry, purges), across all workers',
+    registers,
+    async collect() {
+      this.reset();
+      const s = await stats();
+      if (s) this.inc(s.runs);
+    },
+  });
+  new Counter({
+    name: 'pos_lifecycle_run_seconds_total',
+    help: 'Time spent in lifecycle runs; divided by pos_lifecycle_runs_total, the mean run duration',
+    registers,
+    async collect() {
+      this.reset();
+      const s = await stats();
+      if (s) this.inc(s.runSeconds);
+    },
+  });
+  new Counter({
+    name: 'pos_lifecycle_documents_total',
+    help: 'Documents the lifecycle job handled: orders archived, carts expired, archived orders purged, expired commands purged',
+    labelNames: ['action'],
+    registers,
+    async collect() {
+      this.reset();
+      const s = await stats();
+      if (s) for (const name of LIFECYCLE_COUNTS) this.inc({ action: ACTION[name] }, s.totals[name]);
+    },
+  });
+  new Gauge({
+    name: 'pos_lifecycle_last_run_documents',
+    help: 'Documents the last lifecycle run handled, by action',
+    labelNames: ['action'],
+    registers,
+    async collect() {
+      this.reset();
+      const last = (await stats())?.last;
+      if (last) for (const name of LIFECYCLE_COUNTS) this.set({ action: ACTION[name] }, last[name]);
+    },
+  });
+  new Gauge({
+    name: 'pos_lifecycle_last_run_duration_seconds',
+    help: 'Duration of the last lifecycle run',
+    registers,
+    async collect() {
+      this.reset();
+      const last = (await stats())?.last;
+      if (last) this.set(last.durationMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'pos_lifecycle_last_run_timestamp_seconds',
+    help: 'When the last lifecycle run finished (Unix time); alert when it falls far behind',
+    registers,
+    async collect() {
+      this.reset();
+      const last = (await stats())?.last;
+      if (last) this.set(last.finishedAt / 1000);
+    },
+  });
+  new Gauge({
+    name: 'pos_lifecycle_last_run_complete',
+    help: '1 when the last lifecycle run finished everything due, 0 when it stopped at its time budget with a backlog',
+    registers,
+    async collect() {
+      this.reset();
+      const last = (await stats())?.last;
+      if (last) this.set(last.complete ? 1 : 0);
+    },
+  });
+}

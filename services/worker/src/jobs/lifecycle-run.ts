@@ -1,0 +1,93 @@
+import type { Logger } from '@pos/shared/log';
+import type { OrderState } from '@pos/shared/domain/order-state';
+import type { LifecycleRun } from '@pos/shared/queue/lifecycle';
+import type { ArchivedOrderDoc, OrderArchiveRepo } from '@pos/shared/store/archive';
+import type { CommandsRepo } from '@pos/shared/store/commands';
+import type { OrdersRepo } from '@pos/shared/store/orders';
+
+export interface LifecycleDeps {
+  orders: Pick<OrdersRepo, 'untouchedSince' | 'removeIfUnchanged' | 'versionsOf'>;
+  archive: Pick<OrderArchiveRepo, 'keep' | 'dropCopies' | 'purge'>;
+  commands: Pick<CommandsRepo, 'purgeExpired'>;
+  log: Logger;
+  /** Test-only: the point between the archive copy and the hot delete (FAULT_INJECT crashes there). */
+  checkpoint?(point: 'mid-archive'): void | Promise<void>;
+}
+
+export interface LifecycleSettings {
+  archiveAfterMs: number;
+  retentionMs: number;
+  selectingTtlMs: number;
+}
+
+export interface RunLimits {
+  /** Documents per MongoDB command. */
+  batchSize: number;
+  /** No batch starts after this long (each step still gets its first batch). */
+  budgetMs: number;
+  /** Aborted at shutdown: the run stops after the batch in hand. */
+  signal?: AbortSignal;
+}
+
+const FINISHED: OrderState[] = ['COMPLETED', 'ABORTED'];
+const CARTS: OrderState[] = ['SELECTING'];
+
+/**
+ * One run of the lifecycle job: expired commands removed, expired carts and finished orders
+ * moved to the archive, archived orders past retention removed. Batched and bounded in time;
+ * every step is idempotent, so a run that crashed anywhere is finished by the next one (and two
+ * runs that overlap, which the queue's global concurrency prevents, would not harm each other).
+ *
+ * An order moves by copy-then-delete: the copy is written to the archive by `_id` (replacing a
+ * copy a crashed run left), then the hot document is deleted only if it is still the version
+ * copied. An order is therefore never in neither collection; one that changed in between (a cart
+ * edited at the last moment) stays hot and its stale copy is dropped.
+ */
+export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSettings, limits: RunLimits, now = new Date()): Promise<LifecycleRun> {
+  const started = Date.now();
+  const deadline = started + limits.budgetMs;
+  const { batchSize } = limits;
+  let complete = true;
+
+  /** Runs batches of a step until one comes back short, or the budget is spent. */
+  const drain = async (batch: () => Promise<{ read: number; done: number }>): Promise<number> => {
+    let done = 0;
+    for (let first = true; ; first = false) {
+      if (!first && (Date.now() >= deadline || limits.signal?.aborted)) {
+        complete = false;
+        return done;
+      }
+      const result = await batch();
+      done += result.done;
+      if (result.read < batchSize) return done;
+    }
+  };
+
+  const move = (states: OrderState[], idleFor: number, mark: Partial<ArchivedOrderDoc>) => async () => {
+    const batch = await deps.orders.untouchedSince(states, new Date(now.getTime() - idleFor), batchSize);
+    if (batch.length === 0) return { read: 0, done: 0 };
+    const purgeAt = new Date(now.getTime() + settings.retentionMs);
+    await deps.archive.keep(batch.map((order) => ({ ...order, ...mark, archivedAt: now, purgeAt })));
+    await deps.checkpoint?.('mid-archive');
+    const removed = await deps.orders.removeIfUnchanged(batch);
+    if (removed < batch.length) {
+      const stored = await deps.orders.versionsOf(batch.map((order) => order._id));
+      const changed = batch.filter((order) => stored.has(order._id) && stored.get(order._id) !== order.version);
+      const dropped = await deps.archive.dropCopies(changed);
+      deps.log.info({ changed: changed.length, dropped }, 'orders changed while being archived; they stay in the hot collection');
+    }
+    return { read: batch.length, done: removed };
+  };
+
+  const commandsPurged = await drain(async () => {
+    const removed = await deps.commands.purgeExpired(now, batchSize);
+    return { read: removed, done: removed };
+  });
+  const expired = await drain(move(CARTS, settings.selectingTtlMs, { expiredAt: now }));
+  const archived = await drain(move(FINISHED, settings.archiveAfterMs, {}));
+  const purged = await drain(async () => {
+    const removed = await deps.archive.purge(now, batchSize);
+    return { read: removed, done: removed };
+  });
+  return { archived, expired, purged, commandsPurged, durationMs: Date.now() - started, complete };
+}

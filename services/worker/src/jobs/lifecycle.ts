@@ -1,0 +1,76 @@
+import { Job, Worker } from 'bullmq';
+import type { Config } from '@pos/shared/config';
+import type { Logger } from '@pos/shared/log';
+import { createLifecycleQueue, LIFECYCLE_JOB, LIFECYCLE_QUEUE, LifecycleRun, lifecyclePrefix, recordLifecycleRun, scheduleLifecycle } from '@pos/shared/queue/lifecycle';
+import { closeRedis, createRedis, RedisClient, RedisTarget } from '@pos/shared/redis';
+import { settleWithin } from '@pos/shared/util/deadline';
+import { LifecycleDeps, runLifecycle } from './lifecycle-run';
+
+/** Orders per MongoDB command: large enough that a backlog drains in few round trips. */
+const BATCH_SIZE = 500;
+/** A run stops starting batches after this long (or after the interval, when shorter). */
+const MAX_RUN_MS = 30_000;
+
+export interface RunningLifecycle {
+  /** Ends the run in hand after its current batch and stops taking runs. */
+  close(): Promise<void>;
+}
+
+/**
+ * The order lifecycle job on this worker: upserts the schedule (every worker does; the ids are
+ * fixed) and takes runs, one at a time here and, by the queue's global concurrency, everywhere.
+ * Each run's figures go to Redis, where the API nodes' /metrics read them.
+ */
+export async function startLifecycle(options: {
+  config: Config;
+  log: Logger;
+  target: RedisTarget;
+  /** A request-path connection of the worker (stats writes, the queue's commands). */
+  redis: RedisClient;
+  deps: Omit<LifecycleDeps, 'log'>;
+}): Promise<RunningLifecycle> {
+  const { config, redis } = options;
+  const log = options.log.child({ job: LIFECYCLE_JOB });
+  const queue = createLifecycleQueue(redis, config, log);
+  await scheduleLifecycle(queue, config.lifecycleIntervalMs);
+
+  const stopping = new AbortController();
+  const settings = { archiveAfterMs: config.orderArchiveAfterMs, retentionMs: config.orderRetentionMs, selectingTtlMs: config.selectingTtlMs };
+  const limits = { batchSize: BATCH_SIZE, budgetMs: Math.min(config.lifecycleIntervalMs, MAX_RUN_MS), signal: stopping.signal };
+
+  const process_ = async (job: Job): Promise<LifecycleRun> => {
+    if (job.name !== LIFECYCLE_JOB) throw new Error(`unknown job ${job.name}`);
+    const runLog = log.child({ jobId: job.id });
+    const run = await runLifecycle({ ...options.deps, log: runLog }, settings, limits);
+    await recordLifecycleRun(redis, config.redisPrefix, run, Date.now());
+    const moved = run.archived + run.expired + run.purged + run.commandsPurged;
+    if (moved > 0 || !run.complete) runLog.info(run, 'lifecycle run');
+    else runLog.debug(run, 'lifecycle run');
+    return run;
+  };
+
+  // BullMQ leaves a connection it was given open on close; we close it ourselves.
+  const connection = createRedis(options.target, { maxRetriesPerRequest: null }, log);
+  const worker = new Worker<unknown, LifecycleRun>(LIFECYCLE_QUEUE, process_, {
+    connection,
+    prefix: lifecyclePrefix(config),
+    concurrency: 1,
+    lockDuration: config.jobLockDurationMs,
+    stalledInterval: config.jobLockDurationMs,
+    // A run whose worker died is run once more (finishing what it began); then the schedule goes on.
+    maxStalledCount: 1,
+  });
+  worker.on('failed', (job, err) => log.error({ err, jobId: job?.id }, 'lifecycle run failed; the next run takes over'));
+  worker.on('error', (err) => log.error({ err }, 'lifecycle worker error'));
+  await worker.waitUntilReady();
+  log.info({ everyMs: config.lifecycleIntervalMs, archiveAfterMs: settings.archiveAfterMs, selectingTtlMs: settings.selectingTtlMs }, 'lifecycle job scheduled');
+
+  return {
+    async close() {
+      stopping.abort();
+      await settleWithin(worker.close(), config.shutdownGraceMs, log, 'finishing the lifecycle run');
+      await settleWithin(queue.close(), 2_000, log, 'closing the lifecycle queue');
+      await closeRedis(connection);
+    },
+  };
+}

@@ -11,23 +11,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Browser, BrowserContext, chromium, Locator, Page } from 'playwright-core';
+import { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { BOARD_DIST } from '@pos/api/routes/board';
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { registerAt } from '../support/fixtures';
+import { launchChromium } from '../support/chromium';
 import { call, sampleRows } from '../support/http';
 import { ChildRole, ROOT, spawnRole, startStack } from '../support/stack';
 
-const CHROMIUM = '/usr/bin/chromium';
-const LAUNCH_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /**
  * The README shows docs/board.png: `UPDATE_SCREENSHOTS=1` writes it there; otherwise the test
  * saves the screenshot in the temporary folder, so that a run leaves the tree as it was.
@@ -53,7 +44,7 @@ describe('the location board in Chromium', () => {
     nodeOrigin = `http://127.0.0.1:${node.port}`;
     // one failure makes an order FAILED here, for the Recover test
     kitchen = await registerAt(stack, 'Corner Kitchen', 1);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -2,20 +2,11 @@
  * Bull Board in a real browser: Debian's Chromium (installed by `scripts/setup.sh --test`),
  * driven by playwright-core. A missing Chromium fails this test; it does not skip.
  */
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
 
-const CHROMIUM = '/usr/bin/chromium';
-const LAUNCH_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 describe('Bull Board in Chromium', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
@@ -25,7 +16,7 @@ describe('Bull Board in Chromium', () => {
   beforeAll(async () => {
     stack = await startStack();
     boardUrl = `${stack.origin}/admin/queues`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    browser = await launchChromium();
     // Some work on the queue, so the board has jobs to show.
     const location = await stack.admin.createLocation('Board');
     const { apiKey } = await stack.admin.createServiceSession(location.id, 'reg-board');

@@ -2,12 +2,11 @@
  * `/docs` in a real browser (Debian's Chromium, as the Bull Board test): Swagger UI renders the
  * service's OpenAPI document from files this node serves, asking no other host for anything.
  */
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
 import { OPERATIONS } from '@pos/shared/openapi/operations';
+import { launchChromium } from '../support/chromium';
 import { startStack } from '../support/stack';
 
-const CHROMIUM = '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 describe('/docs in Chromium', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
@@ -15,7 +14,7 @@ describe('/docs in Chromium', () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

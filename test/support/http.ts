@@ -16,7 +16,8 @@ export interface CallOptions {
   body?: unknown;
 }
 
-export async function call(method: string, url: string, options: CallOptions = {}): Promise<HttpResult> {
+/** The headers and body a call sends: the key in `api_key`, an object body as JSON. */
+function requestParts(options: CallOptions): { headers: Record<string, string>; body: string | undefined } {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.apiKey !== undefined) headers.api_key = options.apiKey;
   let body: string | undefined;
@@ -25,6 +26,11 @@ export async function call(method: string, url: string, options: CallOptions = {
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
+  return { headers, body };
+}
+
+export async function call(method: string, url: string, options: CallOptions = {}): Promise<HttpResult> {
+  const { headers, body } = requestParts(options);
   const started = Date.now();
   const response = await fetch(url, { method, headers, body });
   const text = await response.text();
@@ -45,14 +51,7 @@ export { SAMPLE_ROWS as sampleRows } from '../../scripts/embedded/sample-rows';
  * decode parts of it): for the spellings of a path that a front door must treat alike.
  */
 export function rawCall(origin: string, method: string, rawPath: string, options: CallOptions = {}): Promise<HttpResult> {
-  const headers: Record<string, string> = { ...(options.headers ?? {}) };
-  if (options.apiKey !== undefined) headers.api_key = options.apiKey;
-  let body: string | undefined;
-  if (typeof options.body === 'string') body = options.body;
-  else if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers['content-type'] ??= 'application/json';
-  }
+  const { headers, body } = requestParts(options);
   const { hostname, port } = new URL(origin);
   const started = Date.now();
   return new Promise((resolve, reject) => {

@@ -127,6 +127,28 @@ const streamCursorQuery = {
 };
 
 const html = { 'text/html': { schema: { type: 'string' } } };
+
+/** A stream's answer: the sequence of its events, orders in the given form (the register's or the operator's). */
+const eventStream = (orderEvent: object, order: object): Success => ({
+  status: 200,
+  description: 'The event stream (`Cache-Control: no-cache`, `X-Accel-Buffering: no`)',
+  content: {
+    'text/event-stream': {
+      schema: arrayOf({ oneOf: [orderEvent, commandEventSchema] }),
+      example: [
+        { event: 'order', id: '7.0', data: JSON.stringify(order) },
+        { event: 'command', id: '7.3', data: JSON.stringify(examples.command) },
+      ],
+    },
+  },
+});
+
+/** What a stream's request may answer besides its events: a bad cursor, Redis not answering. */
+const STREAM_PROBLEMS = [
+  problems.illegalArgument('orderNumber must be a non-negative integer'),
+  problems.illegalArgument('Last-Event-ID must be <orderNumber>.<commandNumber>, two non-negative integers'),
+  problems.unavailable('Redis did not answer in time'),
+];
 const paged = 'One page of the list: at most `limit` items after `after`.';
 
 /** The files the docs page names: Swagger UI's (from the swagger-ui-dist package) and its start script. */
@@ -209,24 +231,8 @@ export const OPERATIONS: OperationSpec[] = [
     access: 'register',
     params: [P.lastEventId],
     query: streamCursorQuery,
-    ok: {
-      status: 200,
-      description: 'The event stream (`Cache-Control: no-cache`, `X-Accel-Buffering: no`)',
-      content: {
-        'text/event-stream': {
-          schema: arrayOf({ oneOf: [orderEventSchema, commandEventSchema] }),
-          example: [
-            { event: 'order', id: '7.0', data: JSON.stringify(examples.placedOrder) },
-            { event: 'command', id: '7.3', data: JSON.stringify(examples.command) },
-          ],
-        },
-      },
-    },
-    problems: [
-      problems.illegalArgument('orderNumber must be a non-negative integer'),
-      problems.illegalArgument('Last-Event-ID must be <orderNumber>.<commandNumber>, two non-negative integers'),
-      problems.unavailable('Redis did not answer in time'),
-    ],
+    ok: eventStream(orderEventSchema, examples.placedOrder),
+    problems: STREAM_PROBLEMS,
   },
 
   // ---- Customer app ----
@@ -565,25 +571,8 @@ export const OPERATIONS: OperationSpec[] = [
     access: 'admin',
     params: [P.locationId, P.lastEventId],
     query: streamCursorQuery,
-    ok: {
-      status: 200,
-      description: 'The event stream (`Cache-Control: no-cache`, `X-Accel-Buffering: no`)',
-      content: {
-        'text/event-stream': {
-          schema: arrayOf({ oneOf: [operatorOrderEventSchema, commandEventSchema] }),
-          example: [
-            { event: 'order', id: '7.0', data: JSON.stringify(examples.operatorOrder) },
-            { event: 'command', id: '7.3', data: JSON.stringify(examples.command) },
-          ],
-        },
-      },
-    },
-    problems: [
-      ex.locationNotFound,
-      problems.illegalArgument('orderNumber must be a non-negative integer'),
-      problems.illegalArgument('Last-Event-ID must be <orderNumber>.<commandNumber>, two non-negative integers'),
-      problems.unavailable('Redis did not answer in time'),
-    ],
+    ok: eventStream(operatorOrderEventSchema, examples.operatorOrder),
+    problems: [ex.locationNotFound, ...STREAM_PROBLEMS],
   },
 
   // ---- The location board ----

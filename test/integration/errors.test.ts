@@ -198,14 +198,28 @@ describe('database errors (part 7.2)', () => {
     await stack.close();
   });
 
-  it('a database constraint violation is 400 Constraint violation, with an id and no data', async () => {
-    const location = await stack.admin.createLocation('Clashing');
-    // A record the sequence has not handed out yet: the next insert collides with it.
-    await db.db.collection('orders').insertOne({ _id: `${location.id}:1` as never, locationId: location.id, number: 1, state: 'COMPLETED' });
-    const res = await call('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, {
+  /** Records the sequence has not handed out yet: the next inserts collide with them. */
+  const taken = (locationId: string, numbers: number[]) =>
+    db.db.collection('orders').insertMany(numbers.map((number) => ({ _id: `${locationId}:${number}` as never, locationId, number, state: 'COMPLETED' })));
+  const createOrder = (locationId: string) =>
+    call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders`, {
       headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
       body: { rows: sampleRows },
     });
+
+  it('a number found taken is drawn again: the order gets the next free one', async () => {
+    const location = await stack.admin.createLocation('Taken once');
+    await taken(location.id, [1]);
+    const res = await createOrder(location.id);
+    expect(res.status).toBe(201);
+    expect(res.json().number).toBe(2);
+  });
+
+  it('a database constraint violation is 400 Constraint violation, with an id and no data', async () => {
+    const location = await stack.admin.createLocation('Clashing');
+    // every number the create draws is taken
+    await taken(location.id, [1, 2, 3]);
+    const res = await createOrder(location.id);
     expect(res.status).toBe(400);
     const body = problemOf(res);
     expect(body.title).toBe('Constraint violation');

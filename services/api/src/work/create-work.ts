@@ -41,19 +41,33 @@ async function announce(deps: WorkDeps, log: Logger, type: 'order' | 'command', 
   }
 }
 
+/** How often a create draws another number after its number turned out taken. */
+const NUMBER_DRAWS = 3;
+
 /**
- * Inserts a new record; for a request with an Idempotency-Key whose earlier attempt already
- * inserted (its answer lost, say, to a node that died), the record that attempt created. The
- * number the retry drew is then left unused: numbers are never reused, so it stays a gap.
+ * Inserts a new record under the next number of its sequence. For a request with an
+ * Idempotency-Key whose earlier attempt already inserted (its answer lost, say, to a node that
+ * died), it answers the record that attempt created; the number this attempt drew stays a gap
+ * (numbers are never reused). A number found taken otherwise is drawn again: MongoDB's
+ * findOneAndUpdate hands each out once, but the in-memory stand-in's is not atomic, and a
+ * repeated number must cost a retry, not a 400.
  */
-async function insertOnce<T>(idempotencyId: string | undefined, insert: () => Promise<T>, createdBy: (id: string) => Promise<T | null>): Promise<T> {
-  try {
-    return await insert();
-  } catch (err) {
-    if (idempotencyId === undefined || (err as { code?: unknown }).code !== DUPLICATE_KEY) throw err;
-    const created = await createdBy(idempotencyId);
-    if (!created) throw err;
-    return created;
+async function insertNumbered<T>(
+  draw: () => Promise<number>,
+  insert: (number: number) => Promise<T>,
+  idempotencyId: string | undefined,
+  createdBy: (id: string) => Promise<T | null>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const number = await draw();
+    try {
+      return await insert(number);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== DUPLICATE_KEY) throw err;
+      const created = idempotencyId === undefined ? null : await createdBy(idempotencyId);
+      if (created) return created;
+      if (attempt >= NUMBER_DRAWS) throw err;
+    }
   }
 }
 
@@ -62,11 +76,11 @@ async function insertOnce<T>(idempotencyId: string | undefined, insert: () => Pr
  * for a retry that found its first attempt's order: that announcement may be the one lost).
  */
 export async function createOrder(deps: WorkDeps, log: Logger, request: OrderRequest, idempotencyId?: string): Promise<OrderDoc> {
-  const number = await nextNumber(deps, request.locationId, 'orderSeq');
   const { rows, ...rest } = request;
-  const order = await insertOnce(
+  const order = await insertNumbered(
+    () => nextNumber(deps, request.locationId, 'orderSeq'),
+    (number) => deps.orders.insert({ ...rest, number, rows: numberRows(rows), idempotencyId }, new Date()),
     idempotencyId,
-    () => deps.orders.insert({ ...rest, number, rows: numberRows(rows), idempotencyId }, new Date()),
     (id) => deps.orders.findCreatedBy(request.locationId, id),
   );
   if (order.state === 'PLACED') await announce(deps, log, 'order', deps.events.order(order));
@@ -79,10 +93,10 @@ export async function createCommand(
   request: { locationId: string; kind: CommandKind; tableNumber?: number; sessionId?: string },
   idempotencyId?: string,
 ): Promise<CommandDoc> {
-  const number = await nextNumber(deps, request.locationId, 'commandSeq');
-  const command = await insertOnce(
+  const command = await insertNumbered(
+    () => nextNumber(deps, request.locationId, 'commandSeq'),
+    (number) => deps.commands.insert({ ...request, number, idempotencyId }, new Date(), deps.config.commandTtlMs),
     idempotencyId,
-    () => deps.commands.insert({ ...request, number, idempotencyId }, new Date(), deps.config.commandTtlMs),
     (id) => deps.commands.findCreatedBy(request.locationId, id),
   );
   await announce(deps, log, 'command', deps.events.command(command));

@@ -8,6 +8,7 @@ import { CustomerClient } from '@pos/shared/clients/customer-client';
 import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client';
 import type { Backends, Deployment } from './deployment';
 import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
+import type { Cost } from './cost';
 import { percentile } from './load';
 import { inBatches } from './service-load';
 
@@ -27,6 +28,8 @@ export interface FanOutLevel {
   maxMs: number;
   /** Submission to arrival at the last stream, median over submissions. */
   lastArrivalP50Ms: number;
+  /** What one submission (and its fan-out) cost the processes behind it. */
+  cost?: Cost;
 }
 
 export interface NodeMemory {
@@ -135,13 +138,16 @@ export async function measureFanOut(
       const latencies: number[] = [];
       const lastArrivals: number[] = [];
       let missed = 0;
+      const probe = deployment.probe();
       for (const [i, number] of orders.entries()) {
+        if (i === options.warmup) await probe.start();
         const arrived = await submit(number, level);
         if (i < options.warmup) continue;
         latencies.push(...arrived);
         missed += level - arrived.length;
         if (arrived.length === level) lastArrivals.push(Math.max(...arrived));
       }
+      const cost = await probe.stop(options.submissions);
       // Completed orders are not replayed to the next level's new streams.
       await inBatches(orders.length, 8, (i) => register.updateStatus(orders[i]!, 'COMPLETED'));
       latencies.sort((a, b) => a - b);
@@ -156,6 +162,7 @@ export async function measureFanOut(
         p99Ms: ms(percentile(latencies, 99)),
         maxMs: ms(latencies.at(-1) ?? 0),
         lastArrivalP50Ms: ms(percentile(lastArrivals, 50)),
+        cost,
       };
       levels.push(result);
       if (!before) {

@@ -1,5 +1,8 @@
 /** The benchmark's results: their JSON shape, the ratios to the ceilings, and the printed tables. */
 import type { Ceilings } from './ceilings';
+import type { Cost } from './cost';
+import type { ProfileSummary } from './profile';
+import type { Summary } from './summary';
 import type { FanOutLevel, StreamMemory } from './fan-out';
 import type { LoadResult } from './load';
 
@@ -12,6 +15,9 @@ export interface Machine {
   redis: string;
   mongo: string;
   ulimitNofile: string;
+  /** 1, 5 and 15 minute load averages at the start and at the end of the run. */
+  loadAverageStart: number[];
+  loadAverageEnd?: number[];
 }
 
 /** A service figure against its ceiling: throughput share and latency multiple. */
@@ -35,6 +41,10 @@ export interface BenchResults {
   fanOut: (FanOutLevel & { vs: Omit<Ratio, 'ceilingRps' | 'rpsRatio'> })[];
   streamMemory: StreamMemory;
   ceilings: Ceilings;
+  /** The headline figures and ratios of the service's own cost. */
+  summary?: Summary;
+  /** With --profile: where each API and worker process spent its time. */
+  profiles?: ProfileSummary[];
   logs: string;
 }
 
@@ -63,7 +73,8 @@ export function renderTables(r: BenchResults): string {
   out.push(
     `Machine: ${m.nproc} cores (${m.cpu}), ${m.memoryGiB} GiB, Node ${m.node}, ${m.os}; Redis ${m.redis}; MongoDB: ${m.mongo}. ` +
       `Everything (load generator, 2 API nodes, worker, Redis, MongoDB) on this machine, over loopback. ` +
-      `${r.settings.secondsPerRun} s or ${r.settings.maxOpsPerRun} operations per run after ${r.settings.warmupOps} warm-up operations; run took ${r.durationSeconds} s.`,
+      `${r.settings.secondsPerRun} s or ${r.settings.maxOpsPerRun} operations per run after ${r.settings.warmupOps} warm-up operations; run took ${r.durationSeconds} s. ` +
+      `Load average (1/5/15 min) ${m.loadAverageStart.join(' ')} at the start, ${m.loadAverageEnd?.join(' ') ?? '?'} at the end.`,
   );
   out.push('', '**Status updates** (PUT statusupdate over HTTP: API, queue, worker, MongoDB write, reply). Ceiling: bare BullMQ add-and-wait at the same concurrency. API job mean: the enqueue-to-reply time the API itself reports on /metrics.', '');
   out.push(
@@ -113,6 +124,67 @@ export function renderTables(r: BenchResults): string {
       ...c.redis.map((x) => ['Redis SET (one connection)', x.concurrency, x.rps, x.p50Ms, x.p99Ms]),
       ['Redis pub/sub hop', 1, c.pubsubHop.rps, c.pubsubHop.p50Ms, c.pubsubHop.p99Ms],
     ]),
+  );
+  out.push('', '**Cost per operation** (CPU ms per request, job or submission by process, from /proc; MongoDB commands the service processes sent; Redis commands from INFO commandstats, commands run by scripts included)', '');
+  out.push(costTable(costRows(r)));
+  if (r.summary) out.push('', renderSummary(r.summary));
+  return out.join('\n');
+}
+
+/** Every measured run that has a cost, named as in the tables above. */
+function costRows(r: BenchResults): [string, number | string, Cost | undefined][] {
+  const c = r.ceilings;
+  return [
+    ...r.statusUpdates.map((s) => ['status update', s.concurrency, s.cost] as [string, number, Cost | undefined]),
+    ...r.locationPolls.map((p) => [`poll, ${p.records} orders`, p.concurrency, p.cost] as [string, number, Cost | undefined]),
+    ...r.fanOut.map((f) => [`fan-out submission, ${f.streams} streams`, 1, f.cost] as [string, number, Cost | undefined]),
+    ...c.koa.map((k) => ['bare Koa (empty list)', k.concurrency, k.cost] as [string, number, Cost | undefined]),
+    ...c.koaPayload.map((k) => [`bare Koa (${k.records} records)`, k.concurrency, k.cost] as [string, number, Cost | undefined]),
+    ...c.bullmq.map((b) => ['bare BullMQ add-and-wait', b.concurrency, b.cost] as [string, number, Cost | undefined]),
+    ...c.redis.map((x) => ['Redis SET', x.concurrency, x.cost] as [string, number, Cost | undefined]),
+  ];
+}
+
+const ROLE_ORDER = ['api1', 'api2', 'worker', 'koa', 'producer', 'echo-worker', 'redis', 'mongo'];
+
+function costTable(rows: [string, number | string, Cost | undefined][]): string {
+  const roles = ROLE_ORDER.filter((role) => rows.some(([, , cost]) => cost && role in cost.cpuMs));
+  const dash = (value: number | undefined) => (value === undefined ? '' : value);
+  return table(
+    ['run', 'clients', ...roles.map((role) => `${role} CPU ms`), 'MongoDB cmds (API / worker)', 'Redis cmds', 'Redis µs'],
+    rows
+      .filter(([, , cost]) => cost)
+      .map(([name, clients, cost]) => {
+        const mongo = cost!.mongoCommands;
+        const apis = Object.entries(mongo).filter(([role]) => role.startsWith('api')).reduce((sum, [, n]) => sum + n, 0);
+        const mongoCell = Object.keys(mongo).length === 0 ? '' : `${Math.round(apis * 100) / 100} / ${dash(mongo.worker)}`;
+        return [name, clients, ...roles.map((role) => dash(cost!.cpuMs[role])), mongoCell, cost!.redisCommands, cost!.redisUsec];
+      }),
+  );
+}
+
+export function renderSummary(s: Summary): string {
+  const out: string[] = ['**Summary: the service against its ceilings, CPU per operation (same run)**', ''];
+  const mark = (met: boolean) => (met ? 'met' : 'not met');
+  out.push(
+    table(
+      ['figure', 'service', 'ceiling', 'ratio', 'target', ''],
+      [
+        ...s.pollCpu.map((p) => [`API CPU per poll, ${p.records} orders, ${p.clients} clients (ceiling: bare Koa, same records)`, `${p.value} ms`, `${p.ceiling} ms`, p.ratio, `≤ ${p.target}`, mark(p.met)]),
+        ...s.statusUpdateCpu.map((u) => [
+          `API + worker CPU per status update, ${u.clients} clients (${u.apiMs} + ${u.workerMs}; ceiling: bare Koa ${u.koaMs} + BullMQ producer ${u.producerMs} + worker ${u.echoWorkerMs})`,
+          `${u.value} ms`,
+          `${u.ceiling} ms`,
+          u.ratio,
+          `≤ ${u.target}`,
+          mark(u.met),
+        ]),
+        ['MongoDB commands per status update (API + worker)', s.mongoRoundTrips.statusUpdate, '', '', `≤ ${s.mongoRoundTrips.target}`, mark(s.mongoRoundTrips.statusUpdate <= s.mongoRoundTrips.target)],
+        ['MongoDB commands per poll', s.mongoRoundTrips.poll, '', '', `≤ ${s.mongoRoundTrips.target}`, mark(s.mongoRoundTrips.poll <= s.mongoRoundTrips.target)],
+        ['Redis commands per status update (bare BullMQ per job)', s.redisCommands.statusUpdate, s.redisCommands.bullmqCeilingPerJob, '', '', ''],
+        ['Redis commands per poll', s.redisCommands.poll, '', '', '', ''],
+      ],
+    ),
   );
   return out.join('\n');
 }

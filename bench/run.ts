@@ -8,6 +8,8 @@
  * Settings (env): BENCH_SECONDS (per run, default 8), BENCH_MAX_OPS (per run, default 50000),
  * BENCH_FANOUT_SUBMISSIONS (per stream count, default 20), BENCH_QUICK=1 (a short smoke run:
  * 1 s runs, 1/10/50 streams; results go to bench/results/quick.json only).
+ * `npm run bench -- --profile`: the API and worker processes write CPU profiles, and their top
+ * functions and packages are printed (profiling slows them: compare figures of unprofiled runs).
  */
 import { execSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,18 +21,21 @@ import { startRedisServer } from '../scripts/embedded/redis-server';
 import { ROOT } from '../scripts/embedded/spawn-role';
 import { createRedis } from '@pos/shared/redis';
 import { measureCeilings } from './ceilings';
+import type { WatchedProcess } from './cost';
 import type { Backends } from './deployment';
 import { measureFanOut } from './fan-out';
 import type { LoadBounds, LoadResult } from './load';
 import { BenchResults, Machine, renderTables, versus } from './report';
 import { measureLocationPolls, measureStatusUpdates } from './service-load';
+import { renderProfile, summariseProfiles } from './profile';
+import { summarise } from './summary';
 
 const quick = process.env.BENCH_QUICK === '1';
 const number = (name: string, fallback: number) => {
   const value = process.env[name];
   return value && /^[0-9]+$/.test(value) ? Number(value) : fallback;
 };
-const SECONDS = quick ? 1 : number('BENCH_SECONDS', 8);
+const SECONDS = number('BENCH_SECONDS', quick ? 1 : 8);
 const MAX_OPS = number('BENCH_MAX_OPS', 50000);
 const WARMUP_OPS = quick ? 50 : 1000;
 const CONCURRENCIES = [1, 16, 64];
@@ -41,7 +46,36 @@ const FANOUT_SUBMISSIONS = quick ? 5 : number('BENCH_FANOUT_SUBMISSIONS', 20);
 /** Orders the status updates cycle through: 64 clients get four each. */
 const STATUS_ORDERS = 256;
 
+const PROFILE = process.argv.includes('--profile');
+
 const say = (line: string) => process.stdout.write(`bench │ ${line}\n`);
+
+/** A server's pid when it runs on this machine (its CPU is then read from /proc). */
+const isLocal = (url: string) => /^[a-z+]+:\/\/(?:[^@/]*@)?(localhost|127\.0\.0\.1|\[::1\])[:/]/.test(url);
+
+async function redisPid(redisUrl: string): Promise<number | undefined> {
+  if (!isLocal(redisUrl)) return undefined;
+  const redis = createRedis(redisUrl);
+  try {
+    return Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]) || undefined;
+  } finally {
+    await redis.quit();
+  }
+}
+
+async function mongoPid(mongoUrl: string): Promise<number | undefined> {
+  if (!isLocal(mongoUrl)) return undefined;
+  const { MongoClient } = await import('mongodb');
+  const client = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5_000 });
+  try {
+    const status = await client.db('admin').command({ serverStatus: 1 });
+    return typeof status.pid === 'number' ? status.pid : Number(status.pid) || undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await client.close();
+  }
+}
 
 async function machine(redisUrl: string, mongo: string): Promise<Machine> {
   const redis = createRedis(redisUrl);
@@ -62,6 +96,7 @@ async function machine(redisUrl: string, mongo: string): Promise<Machine> {
     redis: /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown',
     mongo,
     ulimitNofile: ulimit,
+    loadAverageStart: os.loadavg().map((l) => Math.round(l * 100) / 100),
   };
 }
 
@@ -69,17 +104,24 @@ async function main(): Promise<void> {
   const started = Date.now();
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pos-bench-'));
   const children: ChildServer[] = [];
+  const closers: (() => Promise<void>)[] = [];
   const stopChildren = async () => {
+    for (const close of closers) await close().catch(() => undefined);
     for (const child of children.reverse()) await child.stop().catch(() => undefined);
   };
   process.once('SIGINT', () => void stopChildren().then(() => process.exit(130)));
 
   try {
+    const serverProcesses: WatchedProcess[] = [];
     let redisUrl = process.env.REDIS_URL;
     if (!redisUrl) {
       const redis = await startRedisServer();
       children.push(redis);
       redisUrl = redis.url;
+      serverProcesses.push({ role: 'redis', pid: redis.process.pid! });
+    } else {
+      const pid = await redisPid(redisUrl);
+      if (pid) serverProcesses.push({ role: 'redis', pid });
     }
     let mongoUrl = process.env.MONGO_URL;
     let mongo = 'MONGO_URL (a real MongoDB)';
@@ -88,8 +130,15 @@ async function main(): Promise<void> {
       children.push(jongodb);
       mongoUrl = jongodb.url;
       mongo = 'the in-memory stand-in (jongodb), not a real mongod';
+      serverProcesses.push({ role: 'mongo', pid: jongodb.process.pid! });
+    } else {
+      const pid = await mongoPid(mongoUrl);
+      if (pid) serverProcesses.push({ role: 'mongo', pid });
     }
-    const backends: Backends = { mongoUrl, redisUrl, logDir };
+    const probeRedis = createRedis(redisUrl);
+    closers.push(() => probeRedis.quit().then(() => undefined));
+    const profileDir = PROFILE ? path.join(logDir, 'profiles') : undefined;
+    const backends: Backends = { mongoUrl, redisUrl, logDir, serverProcesses, redis: probeRedis, profileDir };
     const host = await machine(redisUrl, mongo);
     say(`${host.nproc} cores, ${host.memoryGiB} GiB, Node ${host.node}, Redis ${host.redis}, MongoDB: ${mongo}; ulimit -n ${host.ulimitNofile}; logs in ${logDir}`);
     if (/^[0-9]+$/.test(host.ulimitNofile) && Number(host.ulimitNofile) < 2 * Math.max(...FANOUT_LEVELS) + 500) {
@@ -129,8 +178,15 @@ async function main(): Promise<void> {
       ceilings,
       logs: logDir,
     };
+    results.machine.loadAverageEnd = os.loadavg().map((l) => Math.round(l * 100) / 100);
+    results.summary = summarise(results);
 
     process.stdout.write(`\n${renderTables(results)}\n\n`);
+    if (profileDir) {
+      results.profiles = summariseProfiles(profileDir);
+      process.stdout.write(`CPU profiles in ${profileDir} (open them in Chrome DevTools or speedscope)\n\n`);
+      for (const profile of results.profiles) process.stdout.write(`${renderProfile(profile)}\n\n`);
+    }
     const dir = path.join(ROOT, 'bench', 'results');
     fs.mkdirSync(dir, { recursive: true });
     const json = `${JSON.stringify(results, null, 2)}\n`;

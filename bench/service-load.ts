@@ -45,6 +45,7 @@ export async function measureStatusUpdates(
     for (const c of options.concurrencies) {
       const jobsBefore = jobTotals(await scrapeMetrics(deployment.apis[0]!.origin));
       const target = keepAliveTarget(deployment.apis[0]!.origin, c);
+      const probe = deployment.probe();
       const perClient = Math.floor(numbers.length / c);
       const body = JSON.stringify({ newState: 'FAILED' });
       const result = await runLoad(
@@ -54,6 +55,7 @@ export async function measureStatusUpdates(
           await httpCall(target, 'PUT', `/api/v1/orders/${number}/statusupdate`, { headers: { api_key: apiKey }, body });
         },
         bounds,
+        probe,
       );
       target.agent.destroy();
       // The API's own view (GET /metrics): enqueue to worker reply, warm-up included.
@@ -92,6 +94,7 @@ export async function measureLocationPolls(
           if (!text.startsWith('[')) throw new Error('not a list');
         },
         options.bounds,
+        deployment.probe(),
       );
       target.agent.destroy();
       results.push({ ...result, records });

@@ -10,6 +10,7 @@ const envSchema = {
   properties: {
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
     ADMIN_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
+    METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
     HOST: { type: 'string', default: '0.0.0.0' },
     BASE_PATH: { type: 'string', pattern: '^(/[A-Za-z0-9._~-]+)+$', default: '/api/v1' },
     MONGO_URL: { type: 'string', minLength: 1 },
@@ -50,6 +51,8 @@ export interface Config {
   port: number;
   /** When set, the operator surfaces (admin API, Bull Board, /metrics) listen here and not on `port`. */
   adminPort: number | undefined;
+  /** The worker's /metrics listener, when set (the API serves /metrics on its own listeners). */
+  metricsPort: number | undefined;
   host: string;
   basePath: string;
   mongoUrl: string | undefined;
@@ -139,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: v.PORT as number,
     adminPort: v.ADMIN_PORT as number | undefined,
+    metricsPort: v.METRICS_PORT as number | undefined,
     host: v.HOST as string,
     basePath: v.BASE_PATH as string,
     mongoUrl: v.MONGO_URL as string | undefined,

@@ -48,7 +48,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 }, nodeLog);
   const subscriber = new ChannelSubscriber(createRedis(redisUrl, { maxRetriesPerRequest: null }), nodeLog);
   const queue = createWorkQueue(redis, config.redisPrefix, nodeLog);
-  const metrics = createApiMetrics({ queue, subscriber });
+  const metrics = createApiMetrics({ queue, subscriber, mongoCommands: store.commandCount });
   const jobs = new JobClient(queue, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
   await jobs.start();
 

@@ -17,6 +17,7 @@ import { settleWithin } from '@pos/shared/util/deadline';
 import type { JobContext } from './jobs/context';
 import { applyOrderAction } from './jobs/order-action';
 import { closeSession } from './jobs/session-close';
+import { createWorkerMetrics, serveMetrics } from './metrics';
 
 export interface RunningWorker {
   /** Stops taking jobs, lets the active ones finish, then disconnects. */
@@ -35,6 +36,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const { mongoUrl, redisUrl } = requireUrls(config);
   const store = await connectMongo(mongoUrl, config.mongoDb);
   await ensureIndexes(store.db);
+  const metrics = createWorkerMetrics(store.commandCount);
   const redis = createRedis(redisUrl, { maxRetriesPerRequest: 3 }, log);
   const repos = {
     orders: new OrdersRepo(store.db),
@@ -115,15 +117,19 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     }
     const errorId = randomUUID();
     jobLog.error({ err, errorId }, 'job failed for good');
+    metrics.jobsProcessed.inc({ job: job.name, status: 'failed' });
     const problem = storeProblem(err, errorId) ?? problems.internal(errorId);
     reply(job, { status: problem.status, problem }).catch((e) => jobLog.error({ err: e }, 'reply failed'));
   });
   worker.on('error', (err) => log.error({ err }, 'worker error'));
+  worker.on('completed', (job, outcome) => metrics.jobsProcessed.inc({ job: job.name, status: String(outcome?.status) }));
   await worker.waitUntilReady();
-  log.info({ queue: WORK_QUEUE, concurrency: config.workerConcurrency }, 'worker ready');
+  const listener = config.metricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.metricsPort, config.host);
+  log.info({ queue: WORK_QUEUE, concurrency: config.workerConcurrency, metricsPort: listener?.port }, 'worker ready');
 
   return {
     async close() {
+      listener?.server.close();
       await settleWithin(worker.close(), config.shutdownGraceMs, log, 'finishing the active jobs');
       await Promise.all([closeRedis(redis), closeRedis(workerConnection)]);
       await store.close();

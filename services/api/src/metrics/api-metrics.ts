@@ -12,6 +12,8 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export interface MetricSources {
   queue?: Pick<Queue, 'getJobCounts'>;
   subscriber?: { readonly channelCount: number };
+  /** MongoDB commands this process has sent (the store's count). */
+  mongoCommands?: () => number;
 }
 
 /**
@@ -42,7 +44,8 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const { queue, subscriber } = sources;
+  const { queue, subscriber, mongoCommands } = sources;
+  if (mongoCommands) mongoCommandsCounter(registry, mongoCommands);
   if (queue) {
     new Gauge({
       name: 'pos_queue_jobs',
@@ -125,4 +128,20 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       registers: [registry],
     }),
   };
+}
+
+/**
+ * `pos_mongo_commands_total`: MongoDB commands (round trips) this process has sent, read from
+ * the store's count at scrape time. The worker serves the same metric (METRICS_PORT).
+ */
+export function mongoCommandsCounter(registry: Registry, count: () => number): Counter {
+  return new Counter({
+    name: 'pos_mongo_commands_total',
+    help: 'MongoDB commands (round trips) this process has sent',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(count());
+    },
+  });
 }

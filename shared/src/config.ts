@@ -31,6 +31,7 @@ const envSchema = {
     CUSTOMER_MAX_OPEN_ORDERS: { type: 'integer', minimum: 1, default: 5 },
     CUSTOMER_MAX_COMMANDS: { type: 'integer', minimum: 1, default: 5 },
     API_KEY_MAX_REJECTIONS: { type: 'integer', minimum: 1, default: 1000 },
+    SESSION_CACHE_SIZE: { type: 'integer', minimum: 0, default: 10000 },
     JOB_TIMEOUT: { type: 'string', pattern: DURATION, default: '10s' },
     JOB_LOCK_DURATION: { type: 'string', pattern: DURATION, default: '30s' },
     WORKER_CONCURRENCY: { type: 'integer', minimum: 1, default: 16 },
@@ -81,6 +82,8 @@ export interface Config {
   customerMaxCommands: number;
   /** api_key rejections a node holds in their 401 delay at once; beyond, a 429 at once. */
   apiKeyMaxRejections: number;
+  /** Sessions an API node keeps in memory by key hash (0: none; every request reads MongoDB). */
+  sessionCacheSize: number;
   jobTimeoutMs: number;
   jobLockDurationMs: number;
   workerConcurrency: number;
@@ -163,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     customerMaxOpenOrders: v.CUSTOMER_MAX_OPEN_ORDERS as number,
     customerMaxCommands: v.CUSTOMER_MAX_COMMANDS as number,
     apiKeyMaxRejections: v.API_KEY_MAX_REJECTIONS as number,
+    sessionCacheSize: v.SESSION_CACHE_SIZE as number,
     jobTimeoutMs: parseDuration(v.JOB_TIMEOUT as string),
     jobLockDurationMs: parseDuration(v.JOB_LOCK_DURATION as string),
     workerConcurrency: v.WORKER_CONCURRENCY as number,

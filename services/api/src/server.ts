@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '@pos/shared/config';
 import { ConfigError, requireUrls } from '@pos/shared/config';
 import { EventPublisher } from '@pos/shared/events/location-events';
+import { sessionsChannel } from '@pos/shared/events/session-changes';
 import type { Logger } from '@pos/shared/log';
 import { replyChannel } from '@pos/shared/queue/jobs';
 import { createWorkQueue } from '@pos/shared/queue/work-queue';
@@ -14,6 +15,7 @@ import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { OrdersRepo } from '@pos/shared/store/orders';
 import { SessionsRepo } from '@pos/shared/store/sessions';
+import { WorkRepo } from '@pos/shared/store/work';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { createApps } from './app';
 import { SessionLookup } from './auth/session-lookup';
@@ -51,6 +53,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const metrics = createApiMetrics({ queue, subscriber, mongoCommands: store.commandCount });
   const jobs = new JobClient(queue, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
   await jobs.start();
+  subscriber.startHeartbeat();
 
   const hub = new StreamHub({
     subscriber,
@@ -64,6 +67,12 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
 
   let accepting = true;
   const sessions = new SessionsRepo(store.db);
+  const sessionLookup = new SessionLookup(sessions, config.apiKeyMaxRejections, {
+    feed: subscriber,
+    channel: sessionsChannel(config.redisPrefix),
+    max: config.sessionCacheSize,
+  });
+  await sessionLookup.start();
   const deps: ApiDeps = {
     config,
     adminToken: config.adminToken,
@@ -81,8 +90,9 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     metrics,
     orders: new OrdersRepo(store.db),
     commands: new CommandsRepo(store.db),
+    work: new WorkRepo(store.db),
     sessions,
-    sessionLookup: new SessionLookup(sessions, config.apiKeyMaxRejections),
+    sessionLookup,
     locations: new LocationsRepo(store.db),
     isAccepting: () => accepting,
   };
@@ -117,6 +127,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       await closed;
       clearTimeout(grace);
       await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
+      await settleWithin(sessionLookup.stop(), 1_000, nodeLog, 'dropping the session channel');
       await settleWithin(queue.close(), 2_000, nodeLog, 'closing the work queue');
       await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();

@@ -16,6 +16,7 @@ import { storeProblem } from '@pos/shared/store/store-errors';
 import { settleWithin } from '@pos/shared/util/deadline';
 import type { JobContext } from './jobs/context';
 import { applyOrderAction } from './jobs/order-action';
+import { Outbox } from './jobs/outbox';
 import { closeSession } from './jobs/session-close';
 import { createWorkerMetrics, serveMetrics } from './metrics';
 
@@ -41,7 +42,6 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const repos = {
     orders: new OrdersRepo(store.db),
     sessions: new SessionsRepo(store.db),
-    events: new EventPublisher(redis, config.redisPrefix),
   };
 
   // Nothing changes a location's threshold after its creation, so one read per location will do.
@@ -63,19 +63,27 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     process.kill(process.pid, 'SIGKILL');
   };
 
-  const reply = async (job: Job<JobData>, outcome: JobOutcome) => {
+  /** The reply message to the waiting API node, when a node of this deployment waits. */
+  const replyOf = (job: Job<JobData>, outcome: JobOutcome): [string, string] | undefined => {
     const replyTo = job.data?.replyTo;
-    if (!isReplyChannel(config.redisPrefix, replyTo)) return;
+    if (!isReplyChannel(config.redisPrefix, replyTo)) return undefined;
     const message: JobReply = { jobId: job.id!, outcome };
-    await redis.publish(replyTo, JSON.stringify(message));
+    return [replyTo, JSON.stringify(message)];
+  };
+  const reply = async (job: Job<JobData>, outcome: JobOutcome) => {
+    const message = replyOf(job, outcome);
+    if (message) await redis.publish(...message);
   };
 
   const process_ = async (job: Job<JobData>): Promise<JobOutcome> => {
     // Nothing acts on data that breaks the queue contract; no retry would mend it.
     const fault = jobDataFault(job.name, job.data);
     if (fault) throw new UnrecoverableError(`malformed job data: ${fault}`);
+    // The job's events go out with its reply, after it (one round trip; see Outbox).
+    const outbox = new Outbox();
     const ctx: JobContext = {
       ...repos,
+      events: new EventPublisher(outbox, config.redisPrefix),
       failureThreshold,
       jobId: job.id!,
       log: log.child(jobFields(job)),
@@ -92,7 +100,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       default:
         throw new Error(`unknown job ${job.name}`);
     }
-    await reply(job, outcome);
+    await outbox.send(redis, replyOf(job, outcome));
     return outcome;
   };
 

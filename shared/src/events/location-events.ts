@@ -5,6 +5,7 @@
 import type Redis from 'ioredis';
 import type { CommandDoc, CommandRecord, OrderDoc, OrderRecord } from '../domain/records';
 import { toCommandRecord, toOrderRecord } from '../domain/records';
+import { SessionChange, sessionsChannel } from './session-changes';
 
 export type LocationEvent =
   | { type: 'order'; record: OrderRecord }
@@ -13,9 +14,12 @@ export type LocationEvent =
 
 export const locationChannel = (prefix: string, locationId: string): string => `${prefix}:loc:${locationId}`;
 
+/** Where events go: a Redis connection, or anything that publishes like one (the worker's outbox). */
+export type Publish = Pick<Redis, 'publish'>;
+
 export class EventPublisher {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Publish,
     private readonly prefix: string,
   ) {}
 
@@ -29,6 +33,12 @@ export class EventPublisher {
 
   sessionClosed(locationId: string, sessionId: string): Promise<void> {
     return this.publish(locationId, { type: 'session-closed', sessionId });
+  }
+
+  /** Tells every API node that the session changed (closed, key rotated): see session-changes. */
+  async sessionChanged(sessionId: string): Promise<void> {
+    const change: SessionChange = { sessionId };
+    await this.redis.publish(sessionsChannel(this.prefix), JSON.stringify(change));
   }
 
   private async publish(locationId: string, event: LocationEvent): Promise<void> {

@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import type { CommandKind } from '../domain/commands';
 import type { CommandDoc } from '../domain/records';
 import { collections, recordId } from './mongo';
-import { asInteger, asString } from './query-values';
+import { asString } from './query-values';
 
 export interface NewCommand {
   locationId: string;
@@ -35,14 +35,6 @@ export class CommandsRepo {
   /** The command a request with an Idempotency-Key created, if it did. */
   findCreatedBy(locationId: string, idempotencyId: string): Promise<CommandDoc | null> {
     return this.c.findOne({ locationId, idempotencyId });
-  }
-
-  /** Live commands numbered above `after`, ascending. */
-  listLive(locationId: string, now: Date, after = 0): Promise<CommandDoc[]> {
-    return this.c
-      .find({ locationId: asString(locationId, 'locationId'), number: { $gt: asInteger(after, 'after') }, expiresAt: { $gt: now } })
-      .sort({ number: 1 })
-      .toArray();
   }
 
   /** Up to `limit` of the session's live commands, soonest to expire first. */

@@ -24,6 +24,10 @@ export function raceBackoff(attempt: number): Promise<void> {
  */
 const APPLIED_JOBS_KEPT = 64;
 
+/** An order as read for display: everything but the applied job ids (only the worker needs them). */
+export type ListedOrder = Omit<OrderDoc, 'appliedJobs'>;
+const WITHOUT_JOBS = { projection: { appliedJobs: 0 } } as const;
+
 export interface OrderScope {
   locationId: string;
   /** Set when a customer acts: the order must be one of that session's. */
@@ -75,14 +79,9 @@ export class OrdersRepo {
     return this.c.findOne(filter);
   }
 
-  /** PLACED orders numbered above `after`, ascending: the work a register sees. */
-  listPlaced(locationId: string, after = 0): Promise<OrderDoc[]> {
-    return this.listByState(locationId, 'PLACED', after);
-  }
-
-  listByState(locationId: string, state: OrderState, after = 0): Promise<OrderDoc[]> {
+  listByState(locationId: string, state: OrderState, after = 0): Promise<ListedOrder[]> {
     const filter = { locationId: asString(locationId, 'locationId'), state: asString(state, 'state') as OrderState, number: { $gt: asInteger(after, 'after') } };
-    return this.c.find(filter).sort({ number: 1 }).toArray();
+    return this.c.find<ListedOrder>(filter, WITHOUT_JOBS).sort({ number: 1 }).toArray();
   }
 
   /** The session's orders still in SELECTING (a customer's open orders, capped per session). */
@@ -91,12 +90,16 @@ export class OrdersRepo {
   }
 
   /** Orders written at or after `since`, by number: what a stream re-reads after missing events. */
-  listChangedSince(locationId: string, since: Date): Promise<OrderDoc[]> {
-    return this.c.find({ locationId, updatedAt: { $gte: since } }).sort({ number: 1 }).toArray();
+  listChangedSince(locationId: string, since: Date): Promise<ListedOrder[]> {
+    return this.c.find<ListedOrder>({ locationId: asString(locationId, 'locationId'), updatedAt: { $gte: since } }, WITHOUT_JOBS).sort({ number: 1 }).toArray();
   }
 
-  placedOfSession(sessionId: string): Promise<OrderDoc[]> {
-    return this.c.find({ sessionId: asString(sessionId, 'sessionId'), state: 'PLACED' }).sort({ number: 1 }).toArray();
+  /** The session's PLACED orders, by number (numbers only: each is then changed through its own read). */
+  placedOfSession(sessionId: string): Promise<Pick<OrderDoc, 'number'>[]> {
+    return this.c
+      .find<Pick<OrderDoc, 'number'>>({ sessionId: asString(sessionId, 'sessionId'), state: 'PLACED' }, { projection: { _id: 0, number: 1 } })
+      .sort({ number: 1 })
+      .toArray();
   }
 
   /**

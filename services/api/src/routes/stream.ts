@@ -28,7 +28,7 @@ export function streamRoutes(deps: ApiDeps): Router<AppState> {
       session: sessionOf(ctx),
       cursor,
       res: ctx.res,
-      repos: { orders: deps.orders, commands: deps.commands, sessions: deps.sessions },
+      repos: { work: deps.work, orders: deps.orders, sessions: deps.sessions },
       config: deps.config,
       metrics: deps.metrics,
       log: ctx.state.log,

@@ -1,0 +1,33 @@
+import type { createRedis } from '@pos/shared/redis';
+
+type Redis = ReturnType<typeof createRedis>;
+
+/**
+ * The messages a job publishes (location events, session changes), held until the job is done and
+ * then sent together with its reply, in order, in one round trip to Redis instead of one each.
+ * Holding them is safe: a job whose messages could not be sent fails and is run again, and its
+ * re-run finds its id on the order and announces the order again.
+ */
+export class Outbox {
+  private readonly messages: [channel: string, message: string][] = [];
+
+  /** Takes the place of Redis's PUBLISH for the job's publisher (EventPublisher). */
+  publish(channel: string, message: string): Promise<number> {
+    this.messages.push([channel, message]);
+    return Promise.resolve(0);
+  }
+
+  /** Sends what the job published, then `last` (its reply) when given: one pipeline. */
+  async send(redis: Redis, last?: [channel: string, message: string]): Promise<void> {
+    const all = last ? [...this.messages, last] : this.messages;
+    this.messages.length = 0;
+    if (all.length === 0) return;
+    if (all.length === 1) {
+      await redis.publish(all[0]![0], all[0]![1]);
+      return;
+    }
+    const pipeline = redis.pipeline();
+    for (const [channel, message] of all) pipeline.publish(channel, message);
+    for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
+  }
+}

@@ -130,7 +130,7 @@ export async function measureFanOut(
       }
 
       const count = options.warmup + options.submissions;
-      const orders = await inBatches(count, 4, async () => {
+      const orders = await inBatches(count, 1, async () => {
         const order = await customer.createOrder(ROWS);
         await customer.finish(order.number);
         return order.number;

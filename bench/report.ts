@@ -2,6 +2,7 @@
 import type { Ceilings } from './ceilings';
 import type { Cost } from './cost';
 import type { ProfileSummary } from './profile';
+import type { StreamsLevel } from './streams';
 import type { Summary } from './summary';
 import type { FanOutLevel, StreamMemory } from './fan-out';
 import type { LoadResult } from './load';
@@ -40,6 +41,8 @@ export interface BenchResults {
   locationPolls: (LoadResult & { records: number; vs: Ratio })[];
   fanOut: (FanOutLevel & { vs: Omit<Ratio, 'ceilingRps' | 'rpsRatio'> })[];
   streamMemory: StreamMemory;
+  /** The 10,000-stream level on one API node (absent with BENCH_STREAMS=0). */
+  streams?: StreamsLevel;
   ceilings: Ceilings;
   /** The headline figures and ratios of the service's own cost. */
   summary?: Summary;
@@ -114,6 +117,7 @@ export function renderTables(r: BenchResults): string {
     ),
   );
   out.push('', `Per added stream: ${mem.rssPerStreamKiB} KiB RSS, ${mem.heapPerStreamKiB} KiB heap (mean of the nodes).`);
+  if (r.streams) out.push('', renderStreams(r.streams));
   const c = r.ceilings;
   out.push('', '**Ceilings** (same run)', '');
   out.push(
@@ -138,6 +142,7 @@ function costRows(r: BenchResults): [string, number | string, Cost | undefined][
     ...r.statusUpdates.map((s) => ['status update', s.concurrency, s.cost] as [string, number, Cost | undefined]),
     ...r.locationPolls.map((p) => [`poll, ${p.records} orders`, p.concurrency, p.cost] as [string, number, Cost | undefined]),
     ...r.fanOut.map((f) => [`fan-out submission, ${f.streams} streams`, 1, f.cost] as [string, number, Cost | undefined]),
+    ...(r.streams ? [[`fan-out submission, ${r.streams.streams} streams, 1 node`, 1, r.streams.cost] as [string, number, Cost | undefined]] : []),
     ...c.koa.map((k) => ['bare Koa (empty list)', k.concurrency, k.cost] as [string, number, Cost | undefined]),
     ...c.koaPayload.map((k) => [`bare Koa (${k.records} records)`, k.concurrency, k.cost] as [string, number, Cost | undefined]),
     ...c.bullmq.map((b) => ['bare BullMQ add-and-wait', b.concurrency, b.cost] as [string, number, Cost | undefined]),
@@ -163,6 +168,29 @@ function costTable(rows: [string, number | string, Cost | undefined][]): string 
   );
 }
 
+export function renderStreams(s: StreamsLevel): string {
+  const m = s.memory;
+  return [
+    `**${s.streams} streams on one API node** (held by ${s.clientProcesses} client processes over raw sockets; ${s.events} events of ${s.frameBytes} bytes)`,
+    '',
+    table(
+      ['figure', 'service', 'floor', 'ratio'],
+      [
+        [`fan-out, worker publish to the node's last write (pos_fanout_seconds), p50 / max ms`, `${s.serverFanOutMs.p50} / ${s.serverFanOutMs.max}`, `${s.floorMs.p50} / ${s.floorMs.max}`, s.ratio],
+        [
+          'arrival at the clients (service: from the submit request; floor: from its loop), p50 / p99 / last p50 ms',
+          `${s.arrival.p50Ms} / ${s.arrival.p99Ms} / ${s.arrival.lastP50Ms}`,
+          `${s.floorArrival.p50Ms} / ${s.floorArrival.p99Ms} / ${s.floorArrival.lastP50Ms}`,
+          '',
+        ],
+        ['streams that missed an event', s.arrival.missed, s.floorArrival.missed, ''],
+      ],
+    ),
+    '',
+    `Memory per open stream: ${m.rssPerStreamKiB} KiB RSS, ${m.heapPerStreamKiB} KiB heap (after a full GC; ${m.baselineStreams} → ${s.streams} streams: RSS ${m.rssBeforeMiB} → ${m.rssAfterMiB} MiB, heap ${m.heapBeforeMiB} → ${m.heapAfterMiB} MiB).`,
+  ].join('\n');
+}
+
 export function renderSummary(s: Summary): string {
   const out: string[] = ['**Summary: the service against its ceilings, CPU per operation (same run)**', ''];
   const mark = (met: boolean) => (met ? 'met' : 'not met');
@@ -183,6 +211,19 @@ export function renderSummary(s: Summary): string {
         ['MongoDB commands per poll', s.mongoRoundTrips.poll, '', '', `≤ ${s.mongoRoundTrips.target}`, mark(s.mongoRoundTrips.poll <= s.mongoRoundTrips.target)],
         ['Redis commands per status update (bare BullMQ per job)', s.redisCommands.statusUpdate, s.redisCommands.bullmqCeilingPerJob, '', '', ''],
         ['Redis commands per poll', s.redisCommands.poll, '', '', '', ''],
+        ...(s.streams
+          ? [
+              [`RSS per open stream, ${s.streams.streams} streams on one node`, `${s.streams.rssPerStreamKiB} KiB`, '', '', `≤ ${s.streams.rssTargetKiB} KiB`, mark(s.streams.rssMet)],
+              [
+                `fan-out to ${s.streams.streams} streams, publish to last write, p50 (ceiling: the floor, a bare write loop)`,
+                `${s.streams.serverFanOutP50Ms} ms`,
+                `${s.streams.floorP50Ms} ms`,
+                s.streams.ratio,
+                `≤ ${s.streams.ratioTarget}`,
+                mark(s.streams.ratioMet),
+              ],
+            ]
+          : []),
       ],
     ),
   );

@@ -6,8 +6,9 @@
  * No pass/fail thresholds.
  *
  * Settings (env): BENCH_SECONDS (per run, default 8), BENCH_MAX_OPS (per run, default 50000),
- * BENCH_FANOUT_SUBMISSIONS (per stream count, default 20), BENCH_QUICK=1 (a short smoke run:
- * 1 s runs, 1/10/50 streams; results go to bench/results/quick.json only).
+ * BENCH_FANOUT_SUBMISSIONS (per stream count, default 20), BENCH_STREAMS (the streams level,
+ * default 10000 on one API node), BENCH_QUICK=1 (a short smoke run: 1 s runs, 1/10/50 streams,
+ * 1,000 at the streams level; results go to bench/results/quick.json only).
  * `npm run bench -- --profile`: the API and worker processes write CPU profiles, and their top
  * functions and packages are printed (profiling slows them: compare figures of unprofiled runs).
  */
@@ -27,6 +28,7 @@ import { measureFanOut } from './fan-out';
 import type { LoadBounds, LoadResult } from './load';
 import { BenchResults, Machine, renderTables, versus } from './report';
 import { measureLocationPolls, measureStatusUpdates } from './service-load';
+import { measureStreams } from './streams';
 import { renderProfile, summariseProfiles } from './profile';
 import { summarise } from './summary';
 
@@ -43,6 +45,10 @@ const POLL_CONCURRENCY = 16;
 const POLL_RECORDS = [10, 200];
 const FANOUT_LEVELS = quick ? [1, 10, 50] : [1, 100, 1000];
 const FANOUT_SUBMISSIONS = quick ? 5 : number('BENCH_FANOUT_SUBMISSIONS', 20);
+const STREAMS = number('BENCH_STREAMS', quick ? 1_000 : 10_000);
+const STREAM_EVENTS = quick ? 3 : 10;
+/** Processes holding the streams level's connections. */
+const STREAM_CLIENTS = STREAMS >= 5_000 ? 4 : 2;
 /** Orders the status updates cycle through: 64 clients get four each. */
 const STATUS_ORDERS = 256;
 
@@ -150,6 +156,7 @@ async function main(): Promise<void> {
     const statusUpdates = await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, bounds, say });
     const locationPolls = await measureLocationPolls(backends, { concurrency: POLL_CONCURRENCY, records: POLL_RECORDS, bounds, say });
     const fanOut = await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, warmup: 2, say });
+    const streams = STREAMS > 0 ? await measureStreams(backends, { streams: STREAMS, clientProcesses: STREAM_CLIENTS, events: STREAM_EVENTS, say }) : undefined;
 
     const at = <T extends LoadResult>(list: T[], pick: (r: T) => boolean): T => list.find(pick)!;
     const queueHop = at(ceilings.bullmq, (b) => b.concurrency === 1);
@@ -175,6 +182,7 @@ async function main(): Promise<void> {
         },
       })),
       streamMemory: fanOut.memory,
+      ...(streams ? { streams } : {}),
       ceilings,
       logs: logDir,
     };

@@ -37,7 +37,8 @@ export async function measureStatusUpdates(
     const { admin } = deployment;
     const location = await admin.createLocation('Bench status updates', 1000);
     const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
-    const orders = await inBatches(options.orders, 8, () => admin.createOrder(location.id, SAMPLE_ROWS));
+    // One at a time: the MongoDB stand-in's findOneAndUpdate (the order number) is not atomic.
+    const orders = await inBatches(options.orders, 1, () => admin.createOrder(location.id, SAMPLE_ROWS));
     const numbers = orders.map((o) => o.number);
     // Each update adds one to an order's failure count, which must stay below the threshold.
     const bounds = { ...options.bounds, maxOps: Math.min(options.bounds.maxOps, numbers.length * 300) };
@@ -83,7 +84,7 @@ export async function measureLocationPolls(
     for (const records of options.records) {
       const location = await admin.createLocation(`Bench polls ${records}`);
       const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
-      await inBatches(records, 8, () => admin.createOrder(location.id, SAMPLE_ROWS));
+      await inBatches(records, 1, () => admin.createOrder(location.id, SAMPLE_ROWS));
       const c = options.concurrency;
       const target = keepAliveTarget(deployment.apis[0]!.origin, c);
       const result = await runLoad(

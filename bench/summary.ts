@@ -7,6 +7,7 @@
 import type { Cost } from './cost';
 import { cpuOf } from './cost';
 import type { BenchResults } from './report';
+import { StreamsSummary, summariseStreams } from './streams';
 
 export interface Target {
   /** The figure, the ceiling it is compared with, and their ratio (figure / ceiling). */
@@ -30,6 +31,8 @@ export interface Summary {
   mongoRoundTrips: { statusUpdate: number; poll: number; target: number; met: boolean };
   /** Redis commands per request (script-internal commands included), next to the bare queue's per job. */
   redisCommands: { statusUpdate: number; bullmqCeilingPerJob: number; poll: number };
+  /** The streams level: RSS per stream (at most 16 KiB) and fan-out against its floor (at most 1.5). */
+  streams?: StreamsSummary;
 }
 
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -71,5 +74,6 @@ export function summarise(r: BenchResults): Summary {
       bullmqCeilingPerJob: headline(ceilings.bullmq, 16)?.cost?.redisCommands ?? 0,
       poll: poll?.cost?.redisCommands ?? 0,
     },
+    ...(r.streams ? { streams: summariseStreams(r.streams) } : {}),
   };
 }

@@ -63,6 +63,8 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     subscribeTimeoutMs: config.jobTimeoutMs,
     maxStreams: config.sseMaxStreams,
     maxStreamsPerSession: config.sseMaxStreamsPerSession,
+    keepaliveMs: config.sseKeepaliveMs,
+    timeoutMs: config.sseTimeoutMs,
   });
 
   let accepting = true;

@@ -7,10 +7,17 @@ import type { CommandDoc, CommandRecord, OrderDoc, OrderRecord } from '../domain
 import { toCommandRecord, toOrderRecord } from '../domain/records';
 import { SessionChange, sessionsChannel } from './session-changes';
 
-export type LocationEvent =
+export type LocationEvent = (
   | { type: 'order'; record: OrderRecord }
   | { type: 'command'; record: CommandRecord }
-  | { type: 'session-closed'; sessionId: string };
+  | { type: 'session-closed'; sessionId: string }
+) & {
+  /**
+   * When the event was published: epoch ms, to the microsecond (the publisher's clock). The API
+   * nodes time their fan-out from it.
+   */
+  at?: number;
+};
 
 export const locationChannel = (prefix: string, locationId: string): string => `${prefix}:loc:${locationId}`;
 
@@ -42,6 +49,7 @@ export class EventPublisher {
   }
 
   private async publish(locationId: string, event: LocationEvent): Promise<void> {
+    event.at = performance.timeOrigin + performance.now();
     await this.redis.publish(locationChannel(this.prefix, locationId), JSON.stringify(event));
   }
 }

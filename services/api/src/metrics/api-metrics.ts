@@ -8,6 +8,9 @@ export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'wai
 /** Seconds; from a fast cache read to the 10 s job deadline and the 1.5 s 401 delay. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** Seconds; one stream's write to ten thousand on a busy machine. */
+const FANOUT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
 /** What the scrape-time gauges read; absent ones are not reported. */
 export interface MetricSources {
   queue?: Pick<Queue, 'getJobCounts'>;
@@ -30,6 +33,8 @@ export interface ApiMetrics {
   eventsReceived: Counter<'type'>;
   /** Events written to streams (one per stream), by type. */
   eventsDelivered: Counter<'type'>;
+  /** From an event's publication to this node's last write of it to its streams, seconds. */
+  fanOut: Histogram;
   /** Location events this node published (orders and commands it created), by type. */
   eventsPublished: Counter<'type'>;
   /** Requests answered, by method, matched route pattern and status. */
@@ -99,6 +104,12 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       name: 'pos_events_delivered_total',
       help: 'Events written to streams, one per stream',
       labelNames: ['type'],
+      registers: [registry],
+    }),
+    fanOut: new Histogram({
+      name: 'pos_fanout_seconds',
+      help: "From a location event's publication (publisher's clock) to this node's last write of it to its streams",
+      buckets: FANOUT_BUCKETS,
       registers: [registry],
     }),
     eventsPublished: new Counter({

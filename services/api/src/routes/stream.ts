@@ -30,6 +30,7 @@ export function streamRoutes(deps: ApiDeps): Router<AppState> {
       res: ctx.res,
       repos: { work: deps.work, orders: deps.orders, sessions: deps.sessions },
       config: deps.config,
+      clock: deps.hub.clock,
       metrics: deps.metrics,
       log: ctx.state.log,
       onEnd: (ended) => deps.hub.remove(ended),

@@ -1,7 +1,7 @@
 import { OrderState, isVisibleToRegisters } from '@pos/shared/domain/order-state';
 import type { CommandRecord, OrderRecord } from '@pos/shared/domain/records';
 import type { LocationEvent } from '@pos/shared/events/location-events';
-import { dataLines } from './sse-writer';
+import { dataLines, eventFrame } from './sse-writer';
 
 /** An event as streams send it: the record serialised once, however many streams get it. */
 export interface WorkEvent {
@@ -13,6 +13,18 @@ export interface WorkEvent {
   data: string;
   /** `data` framed as SSE `data:` lines, so that each stream only adds its id and the type. */
   dataLines: string;
+  /** The whole frame by id, built once for all the streams that send it with that id. */
+  frames?: Map<string, Buffer>;
+}
+
+/** The event's frame with this id: the same Buffer for every stream at the same position. */
+export function frameOf(event: WorkEvent, id: string): Buffer {
+  let frame = event.frames?.get(id);
+  if (!frame) {
+    frame = Buffer.from(eventFrame(event.type, id, event.dataLines));
+    (event.frames ??= new Map()).set(id, frame);
+  }
+  return frame;
 }
 
 export function orderEvent(record: OrderRecord): WorkEvent {

@@ -9,6 +9,7 @@
  * BENCH_FANOUT_SUBMISSIONS (per stream count, default 20), BENCH_STREAMS (the streams level,
  * default 10000 on one API node), BENCH_QUICK=1 (a short smoke run: 1 s runs, 1/10/50 streams,
  * 1,000 at the streams level; results go to bench/results/quick.json only).
+ * BENCH_ONLY=polls,streams runs only those scenarios after the ceilings (for development).
  * `npm run bench -- --profile`: the API and worker processes write CPU profiles, and their top
  * functions and packages are printed (profiling slows them: compare figures of unprofiled runs).
  */
@@ -53,6 +54,9 @@ const STREAM_CLIENTS = STREAMS >= 5_000 ? 4 : 2;
 const STATUS_ORDERS = 256;
 
 const PROFILE = process.argv.includes('--profile');
+/** BENCH_ONLY=polls,streams: only these scenarios (status, polls, fanout, streams) after the ceilings; for development. */
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const runs = (scenario: string) => !ONLY || ONLY.includes(scenario);
 
 const say = (line: string) => process.stdout.write(`bench │ ${line}\n`);
 
@@ -153,10 +157,13 @@ async function main(): Promise<void> {
 
     const bounds: LoadBounds = { maxOps: MAX_OPS, maxMs: SECONDS * 1000, warmupOps: WARMUP_OPS };
     const ceilings = await measureCeilings(backends, { concurrencies: CONCURRENCIES, pollConcurrency: POLL_CONCURRENCY, pollRecords: POLL_RECORDS, bounds, say });
-    const statusUpdates = await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, bounds, say });
-    const locationPolls = await measureLocationPolls(backends, { concurrency: POLL_CONCURRENCY, records: POLL_RECORDS, bounds, say });
-    const fanOut = await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, warmup: 2, say });
-    const streams = STREAMS > 0 ? await measureStreams(backends, { streams: STREAMS, clientProcesses: STREAM_CLIENTS, events: STREAM_EVENTS, say }) : undefined;
+    const statusUpdates = runs('status') ? await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, bounds, say }) : [];
+    const locationPolls = runs('polls') ? await measureLocationPolls(backends, { concurrency: POLL_CONCURRENCY, records: POLL_RECORDS, bounds, say }) : [];
+    const fanOut = runs('fanout')
+      ? await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, warmup: 2, say })
+      : { levels: [], memory: { streams: 0, nodes: [], rssPerStreamKiB: 0, heapPerStreamKiB: 0 } };
+    const streams =
+      runs('streams') && STREAMS > 0 ? await measureStreams(backends, { streams: STREAMS, clientProcesses: STREAM_CLIENTS, events: STREAM_EVENTS, say }) : undefined;
 
     const at = <T extends LoadResult>(list: T[], pick: (r: T) => boolean): T => list.find(pick)!;
     const queueHop = at(ceilings.bullmq, (b) => b.concurrency === 1);

@@ -28,7 +28,18 @@ export interface StreamsLevel {
   streams: number;
   clientProcesses: number;
   /** After a full GC, with BASELINE_STREAMS open and with all of them. */
-  memory: { baselineStreams: number; rssBeforeMiB: number; rssAfterMiB: number; heapBeforeMiB: number; heapAfterMiB: number; rssPerStreamKiB: number; heapPerStreamKiB: number };
+  memory: {
+    baselineStreams: number;
+    rssBeforeMiB: number;
+    rssAfterMiB: number;
+    heapBeforeMiB: number;
+    heapAfterMiB: number;
+    rssPerStreamKiB: number;
+    heapPerStreamKiB: number;
+    /** V8's heap as reserved (used plus free space in its pages), and memory outside it (buffers), per stream. */
+    heapTotalPerStreamKiB: number;
+    externalPerStreamKiB: number;
+  };
   events: number;
   /** The node's own figure per event: the worker's publication to the node's last write, ms. */
   serverFanOutMs: { p50: number; max: number; values: number[] };
@@ -169,8 +180,12 @@ export async function measureStreams(
       heapAfterMiB: mib(heap[1]),
       rssPerStreamKiB: round((rss[1] - rss[0]) / added / 1024, 1),
       heapPerStreamKiB: round((heap[1] - heap[0]) / added / 1024, 1),
+      heapTotalPerStreamKiB: round((sample(after, 'nodejs_heap_size_total_bytes') - sample(before, 'nodejs_heap_size_total_bytes')) / added / 1024, 1),
+      externalPerStreamKiB: round((sample(after, 'nodejs_external_memory_bytes') - sample(before, 'nodejs_external_memory_bytes')) / added / 1024, 1),
     };
-    say(`streams: ${memory.rssPerStreamKiB} KiB RSS, ${memory.heapPerStreamKiB} KiB heap per stream`);
+    say(
+      `streams: ${memory.rssPerStreamKiB} KiB RSS, ${memory.heapPerStreamKiB} KiB heap used (${memory.heapTotalPerStreamKiB} KiB heap reserved, ${memory.externalPerStreamKiB} KiB external) per stream`,
+    );
 
     // Fan-out: an order submitted by a customer (through the queue and the worker) reaches every stream.
     const warmup = 2;

@@ -10,8 +10,8 @@ import { createRouter } from './router';
 /**
  * The register's event stream (part 6; decisions.md "Event stream"). Authentication, the
  * cursor and the replay come first, so that their failures are ordinary 401s and problems;
- * then the response is written directly (ctx.respond = false) until the stream ends, so that
- * the access line reports the whole stream.
+ * then the response is written directly (ctx.respond = false) until the stream ends; the
+ * handler returns at once, and the access line reporting the whole stream waits for its end.
  */
 export function streamRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(deps.config.basePath);
@@ -46,7 +46,9 @@ export function streamRoutes(deps: ApiDeps): Router<AppState> {
     ctx.status = 200;
     ctx.respond = false;
     stream.attach(replay);
-    await stream.done;
+    // The stream goes on after this returns (nothing of the request's middleware waits with it);
+    // its access line and metrics are recorded when it ends.
+    ctx.state.ending = stream.done;
   });
 
   return router;

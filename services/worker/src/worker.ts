@@ -16,6 +16,7 @@ import { storeProblem } from '@pos/shared/store/store-errors';
 import { settleWithin } from '@pos/shared/util/deadline';
 import type { JobContext } from './jobs/context';
 import { applyOrderAction } from './jobs/order-action';
+import { OrderCache } from './jobs/order-cache';
 import { Outbox } from './jobs/outbox';
 import { closeSession } from './jobs/session-close';
 import { createWorkerMetrics, serveMetrics } from './metrics';
@@ -41,6 +42,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const redis = createRedis(redisUrl, { maxRetriesPerRequest: 3 }, log);
   const repos = {
     orders: new OrdersRepo(store.db),
+    orderCache: new OrderCache(),
     sessions: new SessionsRepo(store.db),
   };
 

@@ -7,8 +7,13 @@ export type MessageHandler = (message: string) => void;
 
 /** How often the connection is checked with a PING. */
 export const HEARTBEAT_MS = 1_000;
-/** A PING unanswered for this long: the connection is taken for dead. */
-const HEARTBEAT_TIMEOUT_MS = 2_000;
+/**
+ * A PING unanswered for this long: the connection is taken for dead (dropped and re-made, and
+ * its consumers recover as after any outage). Long enough that a busy Redis or node is not taken
+ * for a dead one; the session cache does not wait for it (it needs a PING answered within its
+ * own lease).
+ */
+const HEARTBEAT_TIMEOUT_MS = 10_000;
 
 /**
  * One Redis subscriber connection per API node, shared by every consumer on the node.

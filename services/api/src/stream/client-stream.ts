@@ -300,6 +300,9 @@ export class ClientStream implements ClockedStream {
   /** Writes the event; true when it was written. Live events are counted by the hub, the rest here. */
   private send(event: WorkEvent, counted = true): boolean {
     if (event.type === 'order') {
+      // Sent in this very form moments ago: a repeat, not news (a PUBLISH that ioredis sent
+      // again after a reconnect because its reply was lost, a job run again after a crash).
+      if (this.sentRecently(event)) return false;
       this.position.orderNumber = Math.max(this.position.orderNumber, event.number);
       this.remember(event);
     } else this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
@@ -307,6 +310,11 @@ export class ClientStream implements ClockedStream {
     this.delivered += 1;
     if (!counted) this.options.metrics.eventsDelivered.inc({ type: event.type });
     return true;
+  }
+
+  private sentRecently(event: WorkEvent): boolean {
+    const sent = this.recent?.get(event.number);
+    return sent !== undefined && sent.data === event.data && sent.at >= Date.now() - RECENT_WINDOW_MS;
   }
 
   /** Records an order event as sent, and forgets those older than the window (oldest first). */

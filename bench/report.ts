@@ -187,7 +187,10 @@ export function renderStreams(s: StreamsLevel): string {
       ],
     ),
     '',
-    `Memory per open stream: ${m.rssPerStreamKiB} KiB RSS, ${m.heapPerStreamKiB} KiB heap (after a full GC; ${m.baselineStreams} → ${s.streams} streams: RSS ${m.rssBeforeMiB} → ${m.rssAfterMiB} MiB, heap ${m.heapBeforeMiB} → ${m.heapAfterMiB} MiB).`,
+    `Memory per open stream: ${m.rssPerStreamKiB} KiB RSS, ${m.heapPerStreamKiB} KiB heap used, ${m.heapTotalPerStreamKiB} KiB heap reserved (after a full GC; ${m.baselineStreams} → ${s.streams} streams: RSS ${m.rssBeforeMiB} → ${m.rssAfterMiB} MiB, heap ${m.heapBeforeMiB} → ${m.heapAfterMiB} MiB).` +
+      (s.memoryFloors?.length
+        ? ` Floors, bare servers holding as many stream responses open, measured the same way: ${s.memoryFloors.map((f) => `${f.server === 'node' ? "Node's http alone" : 'through Koa'} ${f.rssPerStreamKiB} KiB RSS, ${f.heapPerStreamKiB} KiB heap`).join('; ')}.`
+        : ''),
   ].join('\n');
 }
 
@@ -213,7 +216,14 @@ export function renderSummary(s: Summary): string {
         ['Redis commands per poll', s.redisCommands.poll, '', '', '', ''],
         ...(s.streams
           ? [
-              [`RSS per open stream, ${s.streams.streams} streams on one node`, `${s.streams.rssPerStreamKiB} KiB`, '', '', `≤ ${s.streams.rssTargetKiB} KiB`, mark(s.streams.rssMet)],
+              [
+                `RSS per open stream, ${s.streams.streams} streams on one node (beside it: bare Node http / bare Koa holding as many)`,
+                `${s.streams.rssPerStreamKiB} KiB`,
+                s.streams.rssFloorKoaKiB === undefined ? '' : `${s.streams.rssFloorNodeKiB} / ${s.streams.rssFloorKoaKiB} KiB`,
+                '',
+                `≤ ${s.streams.rssTargetKiB} KiB`,
+                mark(s.streams.rssMet),
+              ],
               [
                 `fan-out to ${s.streams.streams} streams, publish to last write, p50 (ceiling: the floor, a bare write loop)`,
                 `${s.streams.serverFanOutP50Ms} ms`,

@@ -10,6 +10,7 @@ import { ChildProcess, execSync, fork } from 'node:child_process';
 import path from 'node:path';
 import { CustomerClient } from '@pos/shared/clients/customer-client';
 import { ROOT } from '../scripts/embedded/spawn-role';
+import type { HeldReply } from './bare/held-streams';
 import type { FloorReply } from './bare/socket-floor';
 import type { Cost } from './cost';
 import type { Backends } from './deployment';
@@ -23,6 +24,13 @@ const ROWS = [{ productId: 'sku-burger', name: 'Burger', quantity: 1, unitPrice:
 const KEYS = 10;
 /** Streams open when the memory baseline is taken (the code paths warm, the node settled). */
 const BASELINE_STREAMS = 100;
+/**
+ * Idle time before each memory reading: V8 gives back the heap pages that the burst of opening
+ * left empty only once allocation has been quiet for a while (its memory reducer), and open
+ * streams are long-lived, so the reading is of the settled process.
+ */
+const SETTLE_MS = 10_000;
+const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 export interface StreamsLevel {
   streams: number;
@@ -54,11 +62,19 @@ export interface StreamsLevel {
   /** What one event (a submission and its fan-out) cost the processes behind it. */
   cost?: Cost;
   frameBytes: number;
+  /**
+   * The same memory figure for bare servers holding as many event-stream responses open (head
+   * written, nothing else kept): Node's http alone, and through Koa.
+   */
+  memoryFloors: { server: 'node' | 'koa'; rssPerStreamKiB: number; heapPerStreamKiB: number }[];
 }
 
 export interface StreamsSummary {
   streams: number;
   rssPerStreamKiB: number;
+  /** The same figure for bare servers holding as many responses (Node's http; Koa). */
+  rssFloorNodeKiB?: number;
+  rssFloorKoaKiB?: number;
   rssTargetKiB: number;
   rssMet: boolean;
   serverFanOutP50Ms: number;
@@ -83,8 +99,8 @@ class Helper<Command, Reply> {
     });
   }
 
-  static start<C, R>(entry: string): { helper: Helper<C, R>; first: Promise<R> } {
-    const child = fork(path.join(ROOT, entry), [], { cwd: ROOT, execArgv: ['--require', 'tsx/cjs'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  static start<C, R>(entry: string, args: string[] = [], nodeArgs: string[] = []): { helper: Helper<C, R>; first: Promise<R> } {
+    const child = fork(path.join(ROOT, entry), args, { cwd: ROOT, execArgv: ['--require', 'tsx/cjs', ...nodeArgs], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     const helper = new Helper<C, R>(child);
     return { helper, first: new Promise<R>((resolve) => (helper.waiting = resolve)) };
   }
@@ -160,12 +176,14 @@ export async function measureStreams(
     };
 
     // Memory: baseline with a few streams open, then all of them; a full GC before each reading.
-    const opened = Date.now();
     await openAll(BASELINE_STREAMS, port, true);
+    await settle();
     await collectGarbage(apis);
     const before = await scrapeMetrics(api.origin);
+    const opened = Date.now();
     await openAll(streams - BASELINE_STREAMS, port, true);
     say(`streams: ${streams} open on one API node (${Math.round((Date.now() - opened) / 1000)} s to open)`);
+    await settle();
     await collectGarbage(apis);
     const after = await scrapeMetrics(api.origin);
     const sample = (m: Map<string, number>, name: string) => m.get(name) ?? 0;
@@ -242,6 +260,32 @@ export async function measureStreams(
       floorMissed += got.missed;
     }
     say(`streams: floor p50 ${round(percentile([...floorMs].sort((a, b) => a - b), 50))} ms (a bare loop writing ${frameBytes} bytes to ${streams} sockets)`);
+    await Promise.all(clients.map((c) => c.ask({ cmd: 'close' })));
+    floor.stop();
+    floor = undefined;
+
+    // The memory floors: bare servers holding as many stream responses, measured the same way.
+    const memoryFloors: StreamsLevel['memoryFloors'] = [];
+    for (const server of ['node', 'koa'] as const) {
+      const held = Helper.start<'measure', HeldReply>('bench/bare/held-streams.ts', [server], ['--expose-gc']);
+      try {
+        const heldPort = ((await held.first) as { port: number }).port;
+        const plain = [`GET /stream HTTP/1.1\r\nHost: 127.0.0.1:${heldPort}\r\napi_key: ${keys[0]!.apiKey}\r\nAccept: text/event-stream\r\n\r\n`];
+        const openHeld = async (total: number) => {
+          await Promise.all(clients.map((c, i) => c.ask({ cmd: 'open', port: heldPort, count: share(total, i), requests: plain })));
+          await settle();
+          return (await held.helper.ask('measure')) as { open: number; rss: number; heapUsed: number };
+        };
+        const base = await openHeld(BASELINE_STREAMS);
+        const all = await openHeld(streams - BASELINE_STREAMS);
+        const n = all.open - base.open;
+        memoryFloors.push({ server, rssPerStreamKiB: round((all.rss - base.rss) / n / 1024, 1), heapPerStreamKiB: round((all.heapUsed - base.heapUsed) / n / 1024, 1) });
+        say(`streams: a bare ${server} server holding ${all.open} streams: ${memoryFloors.at(-1)!.rssPerStreamKiB} KiB RSS, ${memoryFloors.at(-1)!.heapPerStreamKiB} KiB heap per stream`);
+      } finally {
+        await Promise.all(clients.map((c) => c.ask({ cmd: 'close' })));
+        held.helper.stop();
+      }
+    }
 
     const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
     const p50 = (values: number[]) => round(percentile(sorted(values), 50));
@@ -263,6 +307,7 @@ export async function measureStreams(
       floorArrival: arrivalFigures(floorArrivals, floorLast, floorMissed),
       cost,
       frameBytes,
+      memoryFloors,
     };
   } finally {
     floor?.stop();
@@ -275,6 +320,8 @@ export function summariseStreams(level: StreamsLevel): StreamsSummary {
   return {
     streams: level.streams,
     rssPerStreamKiB: level.memory.rssPerStreamKiB,
+    rssFloorNodeKiB: level.memoryFloors?.find((f) => f.server === 'node')?.rssPerStreamKiB,
+    rssFloorKoaKiB: level.memoryFloors?.find((f) => f.server === 'koa')?.rssPerStreamKiB,
     rssTargetKiB: 16,
     rssMet: level.memory.rssPerStreamKiB <= 16,
     serverFanOutP50Ms: level.serverFanOutMs.p50,

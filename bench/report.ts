@@ -86,7 +86,7 @@ export function renderTables(r: BenchResults): string {
       r.statusUpdates.map((s) => [s.concurrency, s.rps, s.p50Ms, s.p99Ms, s.errors, s.serverJobMeanMs, s.vs.ceilingRps, s.vs.ceilingP50Ms, s.vs.rpsRatio, s.vs.p50Multiple]),
     ),
   );
-  out.push('', '**Location polls** (GET /orders/location: authentication, two MongoDB reads, serialisation). Ceiling: bare Koa answering the same number of records.', '');
+  out.push('', '**Location polls** (GET /orders/location: authentication, the work read, serialisation). Ceiling: bare Koa answering the same number of records.', '');
   out.push(
     table(
       ['PLACED orders', 'clients', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'ceiling req/s', 'ceiling p50 ms', 'share of ceiling', 'p50 multiple'],

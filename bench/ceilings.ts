@@ -12,6 +12,7 @@ import { JobClient } from '@pos/api/jobs/job-client';
 import { ChannelSubscriber } from '@pos/api/pubsub/channel-subscriber';
 import { singleRedisNodes } from '@pos/api/pubsub/subscriber-nodes';
 import type { Backends } from './deployment';
+import { probeOf } from './deployment';
 import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad, summarise } from './load';
 import { spawnNode } from './processes';
 
@@ -38,16 +39,17 @@ export async function measureCeilings(
   const koaChild = await spawnNode('ceiling-koa', 'bench/bare/koa-json.ts', {}, /"port":(\d+)/, backends.logDir);
   try {
     const origin = `http://127.0.0.1:${koaChild.ready[1]}`;
+    const probe = probeOf(backends, [{ role: 'koa', pid: koaChild.process.pid! }]);
     for (const c of concurrencies) {
       const target = keepAliveTarget(origin, c);
-      koa.push(await runLoad(c, () => httpCall(target, 'GET', '/orders/location?n=0').then(() => undefined), bounds));
+      koa.push(await runLoad(c, () => httpCall(target, 'GET', '/orders/location?n=0').then(() => undefined), bounds, probe));
       target.agent.destroy();
       say(`ceiling koa c=${c}: ${koa.at(-1)!.rps} rps`);
     }
     for (const records of options.pollRecords) {
       const c = options.pollConcurrency;
       const target = keepAliveTarget(origin, c);
-      const result = await runLoad(c, () => httpCall(target, 'GET', `/orders/location?n=${records}`).then(() => undefined), bounds);
+      const result = await runLoad(c, () => httpCall(target, 'GET', `/orders/location?n=${records}`).then(() => undefined), bounds, probe);
       koaPayload.push({ ...result, records });
       target.agent.destroy();
       say(`ceiling koa ${records} records c=${c}: ${result.rps} rps`);
@@ -78,6 +80,11 @@ export async function measureCeilings(
           if (outcome.status !== 200) throw new Error(`job answered ${outcome.status}`);
         },
         bounds,
+        // The producer side runs in this process (the load loop around it costs next to nothing).
+        probeOf(backends, [
+          { role: 'producer', pid: process.pid },
+          { role: 'echo-worker', pid: echo.process.pid! },
+        ]),
       );
       bullmq.push(result);
       say(`ceiling bullmq c=${c}: ${result.rps} rps`);
@@ -93,7 +100,7 @@ export async function measureCeilings(
   const value = 'x'.repeat(200);
   try {
     for (const c of concurrencies) {
-      const result = await runLoad(c, async (client) => void (await redis.set(`${prefix}:k${client}`, value)), bounds);
+      const result = await runLoad(c, async (client) => void (await redis.set(`${prefix}:k${client}`, value)), bounds, probeOf(backends, []));
       redisResults.push(result);
       say(`ceiling redis c=${c}: ${result.rps} ops/s`);
     }

@@ -4,10 +4,13 @@
  * down as collections grow, so no scenario inherits another's documents).
  */
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { AdminClient } from '@pos/shared/clients/admin-client';
+import type { RedisClient } from '@pos/shared/redis';
 import { REQUEST_TIMEOUT_MS } from '@pos/shared/clients/json-http';
 import { ROLE_READY, roleEntry } from '../scripts/embedded/spawn-role';
+import { CostProbe, WatchedProcess } from './cost';
 import { BenchChild, spawnNode } from './processes';
 import type { RedisProcess } from './redis-cpu';
 
@@ -19,6 +22,17 @@ export interface Backends {
   /** The Redis processes whose CPU the runs report (none for a Redis the bench did not start). */
   redisProcesses: RedisProcess[];
   logDir: string;
+  /** Redis and MongoDB server processes on this machine, when known (their CPU is measured). */
+  serverProcesses: WatchedProcess[];
+  /** A Redis connection of the benchmark itself (INFO commandstats). */
+  redis: RedisClient;
+  /** Where API and worker processes write CPU profiles (`--profile`); unset: not profiled. */
+  profileDir?: string;
+}
+
+/** The probe of runs that involve no service process (the ceilings): these, plus Redis and MongoDB. */
+export function probeOf(backends: Backends, processes: WatchedProcess[]): CostProbe {
+  return new CostProbe({ processes: [...processes, ...backends.serverProcesses], redis: backends.redis });
 }
 
 export interface ApiNode {
@@ -32,7 +46,19 @@ export interface Deployment {
   apis: ApiNode[];
   worker: BenchChild;
   admin: AdminClient;
+  /** A probe over this deployment's processes, Redis and MongoDB. */
+  probe(): CostProbe;
   stop(): Promise<void>;
+}
+
+/** The worker's ready line, with the port of its /metrics listener. */
+const WORKER_READY = /"metricsPort":(\d+)[^\n]*"msg":"worker ready"/;
+
+/** Node options that make a process write a CPU profile when it exits. */
+function profileArgs(backends: Backends, name: string): string[] {
+  if (!backends.profileDir) return [];
+  fs.mkdirSync(backends.profileDir, { recursive: true });
+  return ['--cpu-prof', '--cpu-prof-dir', backends.profileDir, '--cpu-prof-name', `${name}.cpuprofile`];
 }
 
 export interface DeployOptions {
@@ -41,6 +67,8 @@ export interface DeployOptions {
   apiNodeArgs?: string[];
   /** Configuration of the roles beyond the deployment's own (e.g. the lifecycle job's pace). */
   env?: Record<string, string>;
+  /** SSE_MAX_STREAMS of the API nodes (default 10,000). */
+  maxStreams?: number;
 }
 
 export async function deploy(name: string, backends: Backends, options: DeployOptions = {}): Promise<Deployment> {
@@ -55,16 +83,19 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'info',
-    // The fan-out's 1,000 streams share 10 register keys: far above the per-session default of 4.
-    SSE_MAX_STREAMS_PER_SESSION: '1000',
+    // The fan-out's streams share a few register keys: far above the per-session default of 4.
+    SSE_MAX_STREAMS_PER_SESSION: '10000',
+    SSE_MAX_STREAMS: String(options.maxStreams ?? 10_000),
+    METRICS_PORT: '0',
     ...(backends.redisCluster ? { REDIS_CLUSTER: '1' } : {}),
     ...options.env,
   };
-  const worker = await spawnNode(`${name}-worker`, roleEntry('worker'), env, ROLE_READY.worker, backends.logDir);
+  const worker = await spawnNode(`${name}-worker`, roleEntry('worker'), env, WORKER_READY, backends.logDir, profileArgs(backends, `${name}-worker`));
   const apis: ApiNode[] = [];
   try {
     for (let i = 0; i < apiCount; i += 1) {
-      const child = await spawnNode(`${name}-api${i + 1}`, roleEntry('api'), env, ROLE_READY.api, backends.logDir, options.apiNodeArgs);
+      const nodeArgs = [...(options.apiNodeArgs ?? []), ...profileArgs(backends, `${name}-api${i + 1}`)];
+      const child = await spawnNode(`${name}-api${i + 1}`, roleEntry('api'), env, ROLE_READY.api, backends.logDir, nodeArgs);
       const origin = `http://127.0.0.1:${child.ready[1]}`;
       apis.push({ origin, baseUrl: `${origin}/api/v1`, child });
     }
@@ -77,6 +108,18 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     apis,
     worker,
     admin: new AdminClient(apis[0]!.origin, env.ADMIN_TOKEN),
+    probe() {
+      const workerMetrics = `http://127.0.0.1:${worker.ready[1]}/metrics`;
+      return new CostProbe({
+        processes: [
+          ...apis.map((api, i) => ({ role: `api${i + 1}`, pid: api.child.process.pid! })),
+          { role: 'worker', pid: worker.process.pid! },
+          ...backends.serverProcesses,
+        ],
+        mongoCounters: [...apis.map((api, i) => ({ role: `api${i + 1}`, metricsUrl: `${api.origin}/metrics` })), { role: 'worker', metricsUrl: workerMetrics }],
+        redis: backends.redis,
+      });
+    },
     async stop() {
       await Promise.all(apis.map((a) => a.child.stop()));
       await worker.stop();

@@ -8,6 +8,7 @@ import { CustomerClient } from '@pos/shared/clients/customer-client';
 import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client';
 import type { Backends, Deployment } from './deployment';
 import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
+import type { Cost } from './cost';
 import { percentile } from './load';
 import { CpuShare, measureCpu } from './redis-cpu';
 import { inBatches } from './service-load';
@@ -30,6 +31,8 @@ export interface FanOutLevel {
   lastArrivalP50Ms: number;
   /** Each Redis process's CPU during the measured submissions. */
   redisCpu: CpuShare[];
+  /** What one submission (and its fan-out) cost the processes behind it. */
+  cost?: Cost;
 }
 
 export interface NodeMemory {
@@ -130,7 +133,7 @@ export async function measureFanOut(
       }
 
       const count = options.warmup + options.submissions;
-      const orders = await inBatches(count, 4, async () => {
+      const orders = await inBatches(count, 1, async () => {
         const order = await customer.createOrder(ROWS);
         await customer.finish(order.number);
         return order.number;
@@ -139,8 +142,12 @@ export async function measureFanOut(
       const lastArrivals: number[] = [];
       let missed = 0;
       let cpu: ReturnType<typeof measureCpu> | undefined;
+      const probe = deployment.probe();
       for (const [i, number] of orders.entries()) {
-        if (i === options.warmup) cpu = measureCpu(backends.redisProcesses);
+        if (i === options.warmup) {
+          await probe.start();
+          cpu = measureCpu(backends.redisProcesses);
+        }
         const arrived = await submit(number, level);
         if (i < options.warmup) continue;
         latencies.push(...arrived);
@@ -148,6 +155,7 @@ export async function measureFanOut(
         if (arrived.length === level) lastArrivals.push(Math.max(...arrived));
       }
       const redisCpu = cpu?.stop() ?? [];
+      const cost = await probe.stop(options.submissions);
       // Completed orders are not replayed to the next level's new streams.
       await inBatches(orders.length, 8, (i) => register.updateStatus(orders[i]!, 'COMPLETED'));
       latencies.sort((a, b) => a - b);
@@ -163,6 +171,7 @@ export async function measureFanOut(
         maxMs: ms(latencies.at(-1) ?? 0),
         lastArrivalP50Ms: ms(percentile(lastArrivals, 50)),
         redisCpu,
+        cost,
       };
       levels.push(result);
       if (!before) {

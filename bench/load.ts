@@ -3,6 +3,7 @@
  * when the previous one finishes, until a count or a time bound. Records every latency.
  */
 import http from 'node:http';
+import type { Cost, CostProbe } from './cost';
 
 export interface LoadResult {
   concurrency: number;
@@ -17,6 +18,8 @@ export interface LoadResult {
   maxMs: number;
   /** First few error descriptions, for the report. */
   errorSamples: string[];
+  /** What each operation cost the processes behind it (when the run had a probe). */
+  cost?: Cost;
 }
 
 export interface LoadBounds {
@@ -78,12 +81,17 @@ async function loop(concurrency: number, op: Operation, maxOps: number, maxMs: n
   return { latencies, errors, errorSamples, seconds: (performance.now() - start) / 1000 };
 }
 
-/** Warms up, then measures; `onMeasure` is called as the measured part starts. */
-export async function runLoad(concurrency: number, op: Operation, bounds: LoadBounds, onMeasure?: () => void): Promise<LoadResult> {
+/**
+ * Warms up, then measures; with a probe, also what the measured operations cost. `onMeasure` is
+ * called as the measured part starts.
+ */
+export async function runLoad(concurrency: number, op: Operation, bounds: LoadBounds, probe?: CostProbe, onMeasure?: () => void): Promise<LoadResult> {
   if (bounds.warmupOps) await loop(concurrency, op, bounds.warmupOps, bounds.maxMs, false);
+  await probe?.start();
   onMeasure?.();
   const { latencies, errors, errorSamples, seconds } = await loop(concurrency, op, bounds.maxOps, bounds.maxMs, true);
-  return summarise(concurrency, latencies, errors, seconds, errorSamples);
+  const cost = await probe?.stop(latencies.length + errors);
+  return { ...summarise(concurrency, latencies, errors, seconds, errorSamples), ...(cost ? { cost } : {}) };
 }
 
 export interface HttpTarget {

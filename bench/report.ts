@@ -1,6 +1,10 @@
 /** The benchmark's results: their JSON shape, the ratios to the ceilings, and the printed tables. */
 import type { ArchiveScenario } from './archive-load';
 import type { Ceilings } from './ceilings';
+import type { Cost } from './cost';
+import type { ProfileSummary } from './profile';
+import type { StreamsLevel } from './streams';
+import type { Summary } from './summary';
 import type { FanOutLevel, StreamMemory } from './fan-out';
 import type { LoadResult } from './load';
 import { formatCpu } from './redis-cpu';
@@ -15,6 +19,9 @@ export interface Machine {
   redis: string;
   mongo: string;
   ulimitNofile: string;
+  /** 1, 5 and 15 minute load averages at the start and at the end of the run. */
+  loadAverageStart: number[];
+  loadAverageEnd?: number[];
 }
 
 /** A service figure against its ceiling: throughput share and latency multiple. */
@@ -39,8 +46,15 @@ export interface BenchResults {
   streamMemory: StreamMemory;
   /** Absent from runs made before the scenario existed. */
   archive?: ArchiveScenario;
+  /** The 10,000-stream level on one API node (absent with BENCH_STREAMS=0). */
+  streams?: StreamsLevel;
   ceilings: Ceilings;
-  cluster: ClusterResults;
+  /** Absent when the run left the cluster out (BENCH_ONLY). */
+  cluster?: ClusterResults;
+  /** The headline figures and ratios of the service's own cost. */
+  summary?: Summary;
+  /** With --profile: where each API and worker process spent its time. */
+  profiles?: ProfileSummary[];
   logs: string;
 }
 
@@ -77,7 +91,8 @@ export function renderTables(r: BenchResults): string {
   out.push(
     `Machine: ${m.nproc} cores (${m.cpu}), ${m.memoryGiB} GiB, Node ${m.node}, ${m.os}; Redis ${m.redis}; MongoDB: ${m.mongo}. ` +
       `Everything (load generator, 2 API nodes, worker, Redis, MongoDB) on this machine, over loopback. ` +
-      `${r.settings.secondsPerRun} s or ${r.settings.maxOpsPerRun} operations per run after ${r.settings.warmupOps} warm-up operations; run took ${r.durationSeconds} s.`,
+      `${r.settings.secondsPerRun} s or ${r.settings.maxOpsPerRun} operations per run after ${r.settings.warmupOps} warm-up operations; run took ${r.durationSeconds} s. ` +
+      `Load average (1/5/15 min) ${m.loadAverageStart.join(' ')} at the start, ${m.loadAverageEnd?.join(' ') ?? '?'} at the end.`,
   );
   out.push('', '**Status updates** (PUT statusupdate over HTTP: API, queue, worker, MongoDB write, reply). Ceiling: bare BullMQ add-and-wait at the same concurrency. API job mean: the enqueue-to-reply time the API itself reports on /metrics.', '');
   out.push(
@@ -86,7 +101,7 @@ export function renderTables(r: BenchResults): string {
       r.statusUpdates.map((s) => [s.concurrency, s.rps, s.p50Ms, s.p99Ms, s.errors, s.serverJobMeanMs, s.vs.ceilingRps, s.vs.ceilingP50Ms, s.vs.rpsRatio, s.vs.p50Multiple]),
     ),
   );
-  out.push('', '**Location polls** (GET /orders/location: authentication, two MongoDB reads, serialisation). Ceiling: bare Koa answering the same number of records.', '');
+  out.push('', '**Location polls** (GET /orders/location: authentication, the work read, serialisation). Ceiling: bare Koa answering the same number of records.', '');
   out.push(
     table(
       ['PLACED orders', 'clients', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'ceiling req/s', 'ceiling p50 ms', 'share of ceiling', 'p50 multiple'],
@@ -117,6 +132,7 @@ export function renderTables(r: BenchResults): string {
     ),
   );
   out.push('', `Per added stream: ${mem.rssPerStreamKiB} KiB RSS, ${mem.heapPerStreamKiB} KiB heap (mean of the nodes).`);
+  if (r.streams) out.push('', renderStreams(r.streams));
   if (r.archive) out.push('', renderArchive(r.archive));
   const c = r.ceilings;
   out.push('', '**Ceilings** (same run)', '');
@@ -129,7 +145,115 @@ export function renderTables(r: BenchResults): string {
       ['Redis pub/sub hop', 1, c.pubsubHop.rps, c.pubsubHop.p50Ms, c.pubsubHop.p99Ms],
     ]),
   );
-  out.push('', renderClusterTable(r.cluster, r));
+  out.push('', '**Cost per operation** (CPU ms per request, job or submission by process, from /proc; MongoDB commands the service processes sent; Redis commands from INFO commandstats, commands run by scripts included)', '');
+  out.push(costTable(costRows(r)));
+  if (r.summary) out.push('', renderSummary(r.summary));
+  if (r.cluster) out.push('', renderClusterTable(r.cluster, r));
+  return out.join('\n');
+}
+
+/** Every measured run that has a cost, named as in the tables above. */
+function costRows(r: BenchResults): [string, number | string, Cost | undefined][] {
+  const c = r.ceilings;
+  return [
+    ...r.statusUpdates.map((s) => ['status update', s.concurrency, s.cost] as [string, number, Cost | undefined]),
+    ...r.locationPolls.map((p) => [`poll, ${p.records} orders`, p.concurrency, p.cost] as [string, number, Cost | undefined]),
+    ...r.fanOut.map((f) => [`fan-out submission, ${f.streams} streams`, 1, f.cost] as [string, number, Cost | undefined]),
+    ...(r.streams ? [[`fan-out submission, ${r.streams.streams} streams, 1 node`, 1, r.streams.cost] as [string, number, Cost | undefined]] : []),
+    ...c.koa.map((k) => ['bare Koa (empty list)', k.concurrency, k.cost] as [string, number, Cost | undefined]),
+    ...c.koaPayload.map((k) => [`bare Koa (${k.records} records)`, k.concurrency, k.cost] as [string, number, Cost | undefined]),
+    ...c.bullmq.map((b) => ['bare BullMQ add-and-wait', b.concurrency, b.cost] as [string, number, Cost | undefined]),
+    ...c.redis.map((x) => ['Redis SET', x.concurrency, x.cost] as [string, number, Cost | undefined]),
+  ];
+}
+
+const ROLE_ORDER = ['api1', 'api2', 'worker', 'koa', 'producer', 'echo-worker', 'redis', 'mongo'];
+
+function costTable(rows: [string, number | string, Cost | undefined][]): string {
+  const roles = ROLE_ORDER.filter((role) => rows.some(([, , cost]) => cost && role in cost.cpuMs));
+  const dash = (value: number | undefined) => (value === undefined ? '' : value);
+  return table(
+    ['run', 'clients', ...roles.map((role) => `${role} CPU ms`), 'MongoDB cmds (API / worker)', 'Redis cmds', 'Redis µs'],
+    rows
+      .filter(([, , cost]) => cost)
+      .map(([name, clients, cost]) => {
+        const mongo = cost!.mongoCommands;
+        const apis = Object.entries(mongo).filter(([role]) => role.startsWith('api')).reduce((sum, [, n]) => sum + n, 0);
+        const mongoCell = Object.keys(mongo).length === 0 ? '' : `${Math.round(apis * 100) / 100} / ${dash(mongo.worker)}`;
+        return [name, clients, ...roles.map((role) => dash(cost!.cpuMs[role])), mongoCell, cost!.redisCommands, cost!.redisUsec];
+      }),
+  );
+}
+
+export function renderStreams(s: StreamsLevel): string {
+  const m = s.memory;
+  return [
+    `**${s.streams} streams on one API node** (held by ${s.clientProcesses} client processes over raw sockets; ${s.events} events of ${s.frameBytes} bytes)`,
+    '',
+    table(
+      ['figure', 'service', 'floor', 'ratio'],
+      [
+        [`fan-out, worker publish to the node's last write (pos_fanout_seconds), p50 / max ms`, `${s.serverFanOutMs.p50} / ${s.serverFanOutMs.max}`, `${s.floorMs.p50} / ${s.floorMs.max}`, s.ratio],
+        [
+          'arrival at the clients (service: from the submit request; floor: from its loop), p50 / p99 / last p50 ms',
+          `${s.arrival.p50Ms} / ${s.arrival.p99Ms} / ${s.arrival.lastP50Ms}`,
+          `${s.floorArrival.p50Ms} / ${s.floorArrival.p99Ms} / ${s.floorArrival.lastP50Ms}`,
+          '',
+        ],
+        ['streams that missed an event', s.arrival.missed, s.floorArrival.missed, ''],
+      ],
+    ),
+    '',
+    `Memory per open stream: ${m.rssPerStreamKiB} KiB RSS, ${m.heapPerStreamKiB} KiB heap used, ${m.heapTotalPerStreamKiB} KiB heap reserved (after a full GC; ${m.baselineStreams} → ${s.streams} streams: RSS ${m.rssBeforeMiB} → ${m.rssAfterMiB} MiB, heap ${m.heapBeforeMiB} → ${m.heapAfterMiB} MiB).` +
+      (s.memoryFloors?.length
+        ? ` Floors, bare servers holding as many stream responses open, measured the same way: ${s.memoryFloors.map((f) => `${f.server === 'node' ? "Node's http alone" : 'through Koa'} ${f.rssPerStreamKiB} KiB RSS, ${f.heapPerStreamKiB} KiB heap`).join('; ')}.`
+        : ''),
+  ].join('\n');
+}
+
+export function renderSummary(s: Summary): string {
+  const out: string[] = ['**Summary: the service against its ceilings, CPU per operation (same run)**', ''];
+  const mark = (met: boolean) => (met ? 'met' : 'not met');
+  out.push(
+    table(
+      ['figure', 'service', 'ceiling', 'ratio', 'target', ''],
+      [
+        ...s.pollCpu.map((p) => [`API CPU per poll, ${p.records} orders, ${p.clients} clients (ceiling: bare Koa, same records)`, `${p.value} ms`, `${p.ceiling} ms`, p.ratio, `≤ ${p.target}`, mark(p.met)]),
+        ...s.statusUpdateCpu.map((u) => [
+          `API + worker CPU per status update, ${u.clients} clients (${u.apiMs} + ${u.workerMs}; ceiling: bare Koa ${u.koaMs} + BullMQ producer ${u.producerMs} + worker ${u.echoWorkerMs})`,
+          `${u.value} ms`,
+          `${u.ceiling} ms`,
+          u.ratio,
+          `≤ ${u.target}`,
+          mark(u.met),
+        ]),
+        ['MongoDB commands per status update (API + worker)', s.mongoRoundTrips.statusUpdate, '', '', `≤ ${s.mongoRoundTrips.target}`, mark(s.mongoRoundTrips.statusUpdate <= s.mongoRoundTrips.target)],
+        ['MongoDB commands per poll', s.mongoRoundTrips.poll, '', '', `≤ ${s.mongoRoundTrips.target}`, mark(s.mongoRoundTrips.poll <= s.mongoRoundTrips.target)],
+        ['Redis commands per status update (bare BullMQ per job)', s.redisCommands.statusUpdate, s.redisCommands.bullmqCeilingPerJob, '', '', ''],
+        ['Redis commands per poll', s.redisCommands.poll, '', '', '', ''],
+        ...(s.streams
+          ? [
+              [
+                `RSS per open stream, ${s.streams.streams} streams on one node (beside it: bare Node http / bare Koa holding as many)`,
+                `${s.streams.rssPerStreamKiB} KiB`,
+                s.streams.rssFloorKoaKiB === undefined ? '' : `${s.streams.rssFloorNodeKiB} / ${s.streams.rssFloorKoaKiB} KiB`,
+                '',
+                `≤ ${s.streams.rssTargetKiB} KiB`,
+                mark(s.streams.rssMet),
+              ],
+              [
+                `fan-out to ${s.streams.streams} streams, publish to last write, p50 (ceiling: the floor, a bare write loop)`,
+                `${s.streams.serverFanOutP50Ms} ms`,
+                `${s.streams.floorP50Ms} ms`,
+                s.streams.ratio,
+                `≤ ${s.streams.ratioTarget}`,
+                mark(s.streams.ratioMet),
+              ],
+            ]
+          : []),
+      ],
+    ),
+  );
   return out.join('\n');
 }
 

@@ -9,10 +9,14 @@
  * of 3 masters and 3 replicas started from redis-server, with each Redis process's CPU share.
  *
  * Settings (env): BENCH_SECONDS (per run, default 8), BENCH_MAX_OPS (per run, default 50000),
- * BENCH_FANOUT_SUBMISSIONS (per stream count, default 20), BENCH_QUICK=1 (a short smoke run:
- * 1 s runs, 1/10/50 streams, 1,000 finished orders; results go to bench/results/quick.json only),
- * BENCH_ONLY=cluster (the cluster scenarios alone, to bench/results/cluster-only.json),
- * BENCH_ONLY=archive (only the orders-piling-up scenario; to bench/results/archive-only.json).
+ * BENCH_FANOUT_SUBMISSIONS (per stream count, default 20), BENCH_STREAMS (the streams level,
+ * default 10000 on one API node), BENCH_QUICK=1 (a short smoke run: 1 s runs, 1/10/50 streams,
+ * 1,000 at the streams level, 1,000 finished orders; results go to bench/results/quick.json only),
+ * BENCH_ONLY=cluster or BENCH_ONLY=archive (that scenario alone, to bench/results/<name>-only.json),
+ * BENCH_ONLY=polls,streams (only those of status, polls, fanout, streams, archive, cluster after
+ * the ceilings; for development).
+ * `npm run bench -- --profile`: the API and worker processes write CPU profiles, and their top
+ * functions and packages are printed (profiling slows them: compare figures of unprofiled runs).
  */
 import { execSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,19 +31,23 @@ import { CLUSTER_QUEUE_PARTITIONS } from '@pos/shared/config';
 import { createRedis } from '@pos/shared/redis';
 import { measureArchiveLoad } from './archive-load';
 import { measureCeilings } from './ceilings';
+import type { WatchedProcess } from './cost';
 import type { Backends } from './deployment';
 import { measureFanOut } from './fan-out';
 import type { LoadBounds, LoadResult } from './load';
 import type { RedisProcess } from './redis-cpu';
 import { BenchResults, ClusterResults, Machine, renderArchive, renderClusterTable, renderTables, versus } from './report';
 import { measureLocationPolls, measureStatusUpdates } from './service-load';
+import { measureStreams } from './streams';
+import { renderProfile, summariseProfiles } from './profile';
+import { summarise } from './summary';
 
 const quick = process.env.BENCH_QUICK === '1';
 const number = (name: string, fallback: number) => {
   const value = process.env[name];
   return value && /^[0-9]+$/.test(value) ? Number(value) : fallback;
 };
-const SECONDS = quick ? 1 : number('BENCH_SECONDS', 8);
+const SECONDS = number('BENCH_SECONDS', quick ? 1 : 8);
 const MAX_OPS = number('BENCH_MAX_OPS', 50000);
 const WARMUP_OPS = quick ? 50 : 1000;
 const CONCURRENCIES = [1, 16, 64];
@@ -47,6 +55,10 @@ const POLL_CONCURRENCY = 16;
 const POLL_RECORDS = [10, 200];
 const FANOUT_LEVELS = quick ? [1, 10, 50] : [1, 100, 1000];
 const FANOUT_SUBMISSIONS = quick ? 5 : number('BENCH_FANOUT_SUBMISSIONS', 20);
+const STREAMS = number('BENCH_STREAMS', quick ? 1_000 : 10_000);
+const STREAM_EVENTS = quick ? 3 : 10;
+/** Processes holding the streams level's connections. */
+const STREAM_CLIENTS = STREAMS >= 5_000 ? 4 : 2;
 /** Orders the status updates cycle through: 64 clients get four each. */
 const STATUS_ORDERS = 256;
 /** The locations (a chain's restaurants) those orders belong to; the queue partitions follow locations. */
@@ -59,7 +71,39 @@ const ARCHIVE_FINISHED = quick ? 1000 : number('BENCH_ARCHIVE_ORDERS', 10_000);
 const ARCHIVE_ROUNDS = quick ? 2 : 4;
 const only = process.env.BENCH_ONLY;
 
+const PROFILE = process.argv.includes('--profile');
+/** BENCH_ONLY=polls,streams: only these scenarios (status, polls, fanout, streams) after the ceilings; for development. */
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const runs = (scenario: string) => !ONLY || ONLY.includes(scenario);
+
 const say = (line: string) => process.stdout.write(`bench │ ${line}\n`);
+
+/** A server's pid when it runs on this machine (its CPU is then read from /proc). */
+const isLocal = (url: string) => /^[a-z+]+:\/\/(?:[^@/]*@)?(localhost|127\.0\.0\.1|\[::1\])[:/]/.test(url);
+
+async function redisPid(redisUrl: string): Promise<number | undefined> {
+  if (!isLocal(redisUrl)) return undefined;
+  const redis = createRedis({ url: redisUrl, cluster: false });
+  try {
+    return Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]) || undefined;
+  } finally {
+    await redis.quit();
+  }
+}
+
+async function mongoPid(mongoUrl: string): Promise<number | undefined> {
+  if (!isLocal(mongoUrl)) return undefined;
+  const { MongoClient } = await import('mongodb');
+  const client = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5_000 });
+  try {
+    const status = await client.db('admin').command({ serverStatus: 1 });
+    return typeof status.pid === 'number' ? status.pid : Number(status.pid) || undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await client.close();
+  }
+}
 
 async function machine(redisUrl: string, mongo: string): Promise<Machine> {
   const redis = createRedis({ url: redisUrl, cluster: false });
@@ -80,6 +124,7 @@ async function machine(redisUrl: string, mongo: string): Promise<Machine> {
     redis: /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown',
     mongo,
     ulimitNofile: ulimit,
+    loadAverageStart: os.loadavg().map((l) => Math.round(l * 100) / 100),
   };
 }
 
@@ -87,12 +132,15 @@ async function main(): Promise<void> {
   const started = Date.now();
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pos-bench-'));
   const children: ChildServer[] = [];
+  const closers: (() => Promise<void>)[] = [];
   const stopChildren = async () => {
+    for (const close of closers) await close().catch(() => undefined);
     for (const child of children.reverse()) await child.stop().catch(() => undefined);
   };
   process.once('SIGINT', () => void stopChildren().then(() => process.exit(130)));
 
   try {
+    const serverProcesses: WatchedProcess[] = [];
     let redisUrl = process.env.REDIS_URL;
     const redisProcesses: RedisProcess[] = [];
     if (!redisUrl) {
@@ -100,6 +148,10 @@ async function main(): Promise<void> {
       children.push(redis);
       redisUrl = redis.url;
       redisProcesses.push({ name: 'redis', pid: redis.process.pid! });
+      serverProcesses.push({ role: 'redis', pid: redis.process.pid! });
+    } else {
+      const pid = await redisPid(redisUrl);
+      if (pid) serverProcesses.push({ role: 'redis', pid });
     }
     let mongoUrl = process.env.MONGO_URL;
     let mongo = 'MONGO_URL (a real MongoDB)';
@@ -108,8 +160,15 @@ async function main(): Promise<void> {
       children.push(jongodb);
       mongoUrl = jongodb.url;
       mongo = 'the in-memory stand-in (jongodb), not a real mongod';
+      serverProcesses.push({ role: 'mongo', pid: jongodb.process.pid! });
+    } else {
+      const pid = await mongoPid(mongoUrl);
+      if (pid) serverProcesses.push({ role: 'mongo', pid });
     }
-    const backends: Backends = { mongoUrl, redisUrl, redisProcesses, logDir };
+    const probeRedis = createRedis({ url: redisUrl, cluster: false });
+    closers.push(() => probeRedis.quit().then(() => undefined));
+    const profileDir = PROFILE ? path.join(logDir, 'profiles') : undefined;
+    const backends: Backends = { mongoUrl, redisUrl, redisProcesses, logDir, serverProcesses, redis: probeRedis, profileDir };
     const host = await machine(redisUrl, mongo);
     say(`${host.nproc} cores, ${host.memoryGiB} GiB, Node ${host.node}, Redis ${host.redis}, MongoDB: ${mongo}; ulimit -n ${host.ulimitNofile}; logs in ${logDir}`);
     if (/^[0-9]+$/.test(host.ulimitNofile) && Number(host.ulimitNofile) < 2 * Math.max(...FANOUT_LEVELS) + 500) {
@@ -120,7 +179,7 @@ async function main(): Promise<void> {
     const dir = path.join(ROOT, 'bench', 'results');
     fs.mkdirSync(dir, { recursive: true });
     if (only === 'cluster') {
-      const cluster = await measureOnCluster({ mongoUrl, logDir, bounds });
+      const cluster = await measureOnCluster({ mongoUrl, logDir, bounds, serverProcesses });
       process.stdout.write(`\n${renderClusterTable(cluster, undefined)}\n\n`);
       fs.writeFileSync(path.join(dir, 'cluster-only.json'), `${JSON.stringify({ machine: host, cluster }, null, 2)}\n`);
       say('wrote bench/results/cluster-only.json');
@@ -134,13 +193,18 @@ async function main(): Promise<void> {
       say('wrote bench/results/archive-only.json');
       return;
     }
-    if (only) throw new Error(`BENCH_ONLY=${only}: only "cluster" or "archive" can be run alone`);
     const ceilings = await measureCeilings(backends, { concurrencies: CONCURRENCIES, pollConcurrency: POLL_CONCURRENCY, pollRecords: POLL_RECORDS, bounds, say });
-    const statusUpdates = await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say });
-    const locationPolls = await measureLocationPolls(backends, { concurrency: POLL_CONCURRENCY, records: POLL_RECORDS, bounds, say });
-    const fanOut = await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, warmup: 2, say });
-    const cluster = await measureOnCluster({ mongoUrl, logDir, bounds });
-    const archive = await measureArchive();
+    const statusUpdates = runs('status')
+      ? await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say })
+      : [];
+    const locationPolls = runs('polls') ? await measureLocationPolls(backends, { concurrency: POLL_CONCURRENCY, records: POLL_RECORDS, bounds, say }) : [];
+    const fanOut = runs('fanout')
+      ? await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, warmup: 2, say })
+      : { levels: [], memory: { streams: 0, nodes: [], rssPerStreamKiB: 0, heapPerStreamKiB: 0 } };
+    const streams =
+      runs('streams') && STREAMS > 0 ? await measureStreams(backends, { streams: STREAMS, clientProcesses: STREAM_CLIENTS, events: STREAM_EVENTS, say }) : undefined;
+    const cluster = runs('cluster') ? await measureOnCluster({ mongoUrl, logDir, bounds, serverProcesses }) : undefined;
+    const archive = runs('archive') ? await measureArchive() : undefined;
 
     const at = <T extends LoadResult>(list: T[], pick: (r: T) => boolean): T => list.find(pick)!;
     const queueHop = at(ceilings.bullmq, (b) => b.concurrency === 1);
@@ -166,13 +230,21 @@ async function main(): Promise<void> {
         },
       })),
       streamMemory: fanOut.memory!,
-      archive,
+      ...(archive ? { archive } : {}),
+      ...(streams ? { streams } : {}),
       ceilings,
-      cluster,
+      ...(cluster ? { cluster } : {}),
       logs: logDir,
     };
+    results.machine.loadAverageEnd = os.loadavg().map((l) => Math.round(l * 100) / 100);
+    results.summary = summarise(results);
 
     process.stdout.write(`\n${renderTables(results)}\n\n`);
+    if (profileDir) {
+      results.profiles = summariseProfiles(profileDir);
+      process.stdout.write(`CPU profiles in ${profileDir} (open them in Chrome DevTools or speedscope)\n\n`);
+      for (const profile of results.profiles) process.stdout.write(`${renderProfile(profile)}\n\n`);
+    }
     const json = `${JSON.stringify(results, null, 2)}\n`;
     if (quick) {
       fs.writeFileSync(path.join(dir, 'quick.json'), json);
@@ -194,8 +266,10 @@ async function main(): Promise<void> {
  * and 64 clients over 16 locations and the 1,000-stream fan-out, each with every Redis process's
  * CPU share.
  */
-async function measureOnCluster(options: { mongoUrl: string; logDir: string; bounds: LoadBounds }): Promise<ClusterResults> {
+async function measureOnCluster(options: { mongoUrl: string; logDir: string; bounds: LoadBounds; serverProcesses: WatchedProcess[] }): Promise<ClusterResults> {
   const cluster = await startRedisCluster({ masters: 3, replicas: 1, nodeTimeoutMs: 5_000 });
+  // INFO commandstats of every master, for the runs' cost
+  const probeRedis = createRedis({ url: cluster.url, cluster: true });
   try {
     const masterPorts = await clusterMasters(cluster.nodes[0]!.port);
     const redisProcesses: RedisProcess[] = [];
@@ -210,7 +284,16 @@ async function measureOnCluster(options: { mongoUrl: string; logDir: string; bou
       redisProcesses.push({ name: `replica of ${masterPorts.get(of)?.index ?? '?'}`, pid: node.pid! });
     }
     say(`cluster: 3 masters, 3 replicas at ${cluster.url}`);
-    const backends: Backends = { mongoUrl: options.mongoUrl, redisUrl: cluster.url, redisCluster: true, redisProcesses, logDir: options.logDir };
+    const backends: Backends = {
+      mongoUrl: options.mongoUrl,
+      redisUrl: cluster.url,
+      redisCluster: true,
+      redisProcesses,
+      logDir: options.logDir,
+      // MongoDB's, and each Redis process's under its name
+      serverProcesses: [...options.serverProcesses.filter((p) => p.role !== 'redis'), ...redisProcesses.map((p) => ({ role: p.name, pid: p.pid }))],
+      redis: probeRedis,
+    };
     const statusUpdates = await measureStatusUpdates(backends, {
       concurrencies: CLUSTER_CONCURRENCIES,
       orders: STATUS_ORDERS,
@@ -222,6 +305,7 @@ async function measureOnCluster(options: { mongoUrl: string; logDir: string; bou
     const fanOut = await measureFanOut(backends, { levels: [CLUSTER_FANOUT], submissions: FANOUT_SUBMISSIONS, warmup: 2, say, label: 'cluster ' });
     return { shape: '3 masters, 3 replicas', partitions: CLUSTER_QUEUE_PARTITIONS, statusUpdates, fanOut: fanOut.levels };
   } finally {
+    probeRedis.disconnect();
     await cluster.stop();
   }
 }

@@ -62,6 +62,7 @@ export async function measureStatusUpdates(
     for (const c of options.concurrencies) {
       const jobsBefore = jobTotals(await scrapeMetrics(deployment.apis[0]!.origin));
       const target = keepAliveTarget(deployment.apis[0]!.origin, c);
+      const probe = deployment.probe();
       const perClient = Math.floor(targets.length / c);
       const body = JSON.stringify({ newState: 'FAILED' });
       let cpu: ReturnType<typeof measureCpu> | undefined;
@@ -72,6 +73,7 @@ export async function measureStatusUpdates(
           await httpCall(target, 'PUT', `/api/v1/orders/${number}/statusupdate`, { headers: { api_key: apiKey }, body });
         },
         bounds,
+        probe,
         () => (cpu = measureCpu(backends.redisProcesses)),
       );
       const redisCpu = cpu?.stop() ?? [];
@@ -103,7 +105,7 @@ export async function measureLocationPolls(
     for (const records of options.records) {
       const location = await admin.createLocation(`Bench polls ${records}`);
       const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
-      await inBatches(records, 8, () => admin.createOrder(location.id, SAMPLE_ROWS));
+      await inBatches(records, 1, () => admin.createOrder(location.id, SAMPLE_ROWS));
       const c = options.concurrency;
       const target = keepAliveTarget(deployment.apis[0]!.origin, c);
       const result = await runLoad(
@@ -114,6 +116,7 @@ export async function measureLocationPolls(
           if (!text.startsWith('[')) throw new Error('not a list');
         },
         options.bounds,
+        deployment.probe(),
       );
       target.agent.destroy();
       results.push({ ...result, records });

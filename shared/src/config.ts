@@ -10,6 +10,7 @@ const envSchema = {
   properties: {
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
     ADMIN_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
+    METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
     HOST: { type: 'string', default: '0.0.0.0' },
     BASE_PATH: { type: 'string', pattern: '^(/[A-Za-z0-9._~-]+)+$', default: '/api/v1' },
     MONGO_URL: { type: 'string', minLength: 1 },
@@ -35,6 +36,7 @@ const envSchema = {
     CUSTOMER_MAX_OPEN_ORDERS: { type: 'integer', minimum: 1, default: 5 },
     CUSTOMER_MAX_COMMANDS: { type: 'integer', minimum: 1, default: 5 },
     API_KEY_MAX_REJECTIONS: { type: 'integer', minimum: 1, default: 1000 },
+    SESSION_CACHE_SIZE: { type: 'integer', minimum: 0, default: 10000 },
     JOB_TIMEOUT: { type: 'string', pattern: DURATION, default: '10s' },
     JOB_LOCK_DURATION: { type: 'string', pattern: DURATION, default: '30s' },
     WORKER_CONCURRENCY: { type: 'integer', minimum: 1, default: 16 },
@@ -59,6 +61,8 @@ export interface Config {
   port: number;
   /** When set, the operator surfaces (admin API, Bull Board, /metrics) listen here and not on `port`. */
   adminPort: number | undefined;
+  /** The worker's /metrics listener, when set (the API serves /metrics on its own listeners). */
+  metricsPort: number | undefined;
   host: string;
   basePath: string;
   mongoUrl: string | undefined;
@@ -97,6 +101,8 @@ export interface Config {
   customerMaxCommands: number;
   /** api_key rejections a node holds in their 401 delay at once; beyond, a 429 at once. */
   apiKeyMaxRejections: number;
+  /** Sessions an API node keeps in memory by key hash (0: none; every request reads MongoDB). */
+  sessionCacheSize: number;
   jobTimeoutMs: number;
   jobLockDurationMs: number;
   workerConcurrency: number;
@@ -176,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: v.PORT as number,
     adminPort: v.ADMIN_PORT as number | undefined,
+    metricsPort: v.METRICS_PORT as number | undefined,
     host: v.HOST as string,
     basePath: v.BASE_PATH as string,
     mongoUrl: v.MONGO_URL as string | undefined,
@@ -201,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     customerMaxOpenOrders: v.CUSTOMER_MAX_OPEN_ORDERS as number,
     customerMaxCommands: v.CUSTOMER_MAX_COMMANDS as number,
     apiKeyMaxRejections: v.API_KEY_MAX_REJECTIONS as number,
+    sessionCacheSize: v.SESSION_CACHE_SIZE as number,
     jobTimeoutMs: parseDuration(v.JOB_TIMEOUT as string),
     jobLockDurationMs: parseDuration(v.JOB_LOCK_DURATION as string),
     workerConcurrency: v.WORKER_CONCURRENCY as number,

@@ -7,6 +7,7 @@
 import { Cluster } from 'ioredis';
 import { Queue } from 'bullmq';
 import { locationChannel } from '@pos/shared/events/location-events';
+import { sessionsChannel } from '@pos/shared/events/session-changes';
 import type { OrderActionJob } from '@pos/shared/queue/jobs';
 import { WORK_QUEUE } from '@pos/shared/queue/jobs';
 import { partitionLayout, partitionOf } from '@pos/shared/queue/partitions';
@@ -55,7 +56,8 @@ describe('on a Redis Cluster', () => {
       expect(stream.events[2]!.json()).toEqual(done.json());
 
       // Sharded pub/sub: each of the deployment's channels (the location's, the node's reply
-      // channel) is known to the master of its slot alone; classic pub/sub carries none of them.
+      // channel, the session-change channel) is known to the master of its slot alone; classic
+      // pub/sub carries none of them.
       const prefix = stack.env.REDIS_PREFIX!;
       const sharded = new Map<number, string[]>();
       for (const port of (await masters(clusterUrl())).keys()) {
@@ -65,7 +67,7 @@ describe('on a Redis Cluster', () => {
       const reply = [...sharded.values()].flat().find((name) => name.startsWith(`${prefix}:reply:`))!;
       expect(reply).toBeDefined();
       const expected = new Map<number, string[]>([...sharded.keys()].map((port) => [port, []]));
-      for (const name of [channel, reply]) expected.get(await masterOf(clusterUrl(), slotOf(name)))!.push(name);
+      for (const name of [channel, reply, sessionsChannel(prefix)]) expected.get(await masterOf(clusterUrl(), slotOf(name)))!.push(name);
       expect(sharded).toEqual(new Map([...expected].map(([port, names]) => [port, names.sort()])));
       for (const port of portsOf(clusterUrl())) expect(await onNode(port, 'PUBSUB', 'CHANNELS', `${prefix}:*`)).toEqual([]);
     } finally {

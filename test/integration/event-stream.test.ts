@@ -259,10 +259,10 @@ describe('event stream', () => {
     const { deps } = stack.api;
     // closed after the subscription, during the replay read: the worker's announcement ends it
     const during = await register('close-during-replay');
-    const originalList = deps.orders.listPlaced;
-    deps.orders.listPlaced = async (loc: string, after?: number) => {
+    const originalList = deps.work.list;
+    deps.work.list = async (loc: string, ...rest: [Date, number?, number?]) => {
       if (loc === during.locationId) await stack.admin.closeSession(during.sessionId);
-      return originalList.call(deps.orders, loc, after);
+      return originalList.call(deps.work, loc, ...rest);
     };
     try {
       const stream = await connect(during.key);
@@ -270,7 +270,7 @@ describe('event stream', () => {
       await stream.end();
       expect(stream.raw).toBe('retry: 1000\n\n');
     } finally {
-      deps.orders.listPlaced = originalList;
+      deps.work.list = originalList;
     }
 
     // closed before the subscription: the announcement is missed, the session read again is not
@@ -302,7 +302,7 @@ describe('event stream', () => {
       await new Promise((resolve) => setTimeout(resolve, 100)); // the server sees the connection go
     };
     const originalFind = deps.sessions.findByKeyHash;
-    const originalList = deps.orders.listPlaced;
+    const originalList = deps.work.list;
     // gone during authentication (before the stream exists), and gone during the replay read
     deps.sessions.findByKeyHash = async (hash: string) => {
       const session = await originalFind.call(deps.sessions, hash);
@@ -310,9 +310,9 @@ describe('event stream', () => {
       return session;
     };
     const replayReads: Promise<unknown>[] = [];
-    deps.orders.listPlaced = (loc: string, after?: number) => {
-      if (loc !== locationId) return originalList.call(deps.orders, loc, after);
-      const read = vanish().then(() => originalList.call(deps.orders, loc, after));
+    deps.work.list = (loc: string, ...rest: [Date, number?, number?]) => {
+      if (loc !== locationId) return originalList.call(deps.work, loc, ...rest);
+      const read = vanish().then(() => originalList.call(deps.work, loc, ...rest));
       replayReads.push(read);
       return read;
     };
@@ -329,7 +329,7 @@ describe('event stream', () => {
       await eventually(() => deps.hub.openStreams === 0, 'no open stream');
     } finally {
       deps.sessions.findByKeyHash = originalFind;
-      deps.orders.listPlaced = originalList;
+      deps.work.list = originalList;
     }
     expect(deps.hub.locationCount).toBe(0);
   });
@@ -350,22 +350,22 @@ describe('event stream', () => {
       const a = await stack.admin.createOrder(locationId, sampleRows);
       const b = await stack.admin.createOrder(locationId, sampleRows);
       const { deps } = stack.api;
-      const original = deps.orders.listPlaced;
+      const original = deps.work.list;
       let c: OrderRecord | undefined;
       let d: OrderRecord | undefined;
       let bFailed: OrderRecord | undefined;
       let cDone: OrderRecord | undefined;
       let hooked = false;
       // Runs after the stream subscribed and before/after its replay read: the interleavings are fixed.
-      deps.orders.listPlaced = async (loc: string, after?: number): Promise<OrderDoc[]> => {
-        if (loc !== locationId || hooked) return original.call(deps.orders, loc, after);
+      deps.work.list = async (loc: string, ...rest: [Date, number?, number?]) => {
+        if (loc !== locationId || hooked) return original.call(deps.work, loc, ...rest);
         hooked = true;
         const before = await received('order');
         c = await stack.admin.createOrder(locationId, sampleRows); // in the replay and buffered
         expect((await setState(key, a.number, 'COMPLETED')).status).toBe(200); // buffered only
         bFailed = (await call('POST', `${stack.baseUrl}/orders/${b.number}/failure`, { apiKey: key, body: {} })).json();
         await eventually(async () => (await received('order')) >= before + 3, 'three order events received');
-        const docs = await original.call(deps.orders, loc, after);
+        const docs = await original.call(deps.work, loc, ...rest);
         d = await stack.admin.createOrder(locationId, sampleRows); // after the read: buffered only
         cDone = (await setState(key, c.number, 'COMPLETED')).json();
         await eventually(async () => (await received('order')) >= before + 5, 'two more order events received');
@@ -376,7 +376,7 @@ describe('event stream', () => {
         stream = await connect(key);
         await stream.eventCount(5);
       } finally {
-        deps.orders.listPlaced = original;
+        deps.work.list = original;
       }
       const e = await stack.admin.createOrder(locationId, sampleRows);
       await stream.eventCount(6);
@@ -402,17 +402,17 @@ describe('event stream', () => {
       const { locationId, key } = await register('during-replay-commands');
       const c1 = await stack.admin.createCommand(locationId, 'READ_TABLE_STATE');
       const { deps } = stack.api;
-      const original = deps.commands.listLive;
+      const original = deps.work.list;
       let c2: unknown;
       let c3: unknown;
       let hooked = false;
-      deps.commands.listLive = async (loc: string, now: Date, after?: number) => {
-        if (loc !== locationId || hooked) return original.call(deps.commands, loc, now, after);
+      deps.work.list = async (loc: string, now: Date, ordersAfter?: number, commandsAfter?: number) => {
+        if (loc !== locationId || hooked) return original.call(deps.work, loc, now, ordersAfter, commandsAfter);
         hooked = true;
         const before = await received('command');
         c2 = await stack.admin.createCommand(locationId, 'REQUEST_BILL');
         await eventually(async () => (await received('command')) >= before + 1, 'the command event received');
-        const docs = await original.call(deps.commands, loc, new Date(), after);
+        const docs = await original.call(deps.work, loc, new Date(), ordersAfter, commandsAfter);
         c3 = await stack.admin.createCommand(locationId, 'EXPORT_DATA');
         await eventually(async () => (await received('command')) >= before + 2, 'the second command event received');
         return docs;
@@ -422,7 +422,7 @@ describe('event stream', () => {
         stream = await connect(key);
         await stream.eventCount(3);
       } finally {
-        deps.commands.listLive = original;
+        deps.work.list = original;
       }
       const c4 = await stack.admin.createCommand(locationId, 'FETCH_REMOTE_MENU');
       await stream.eventCount(4);

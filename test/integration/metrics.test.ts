@@ -1,6 +1,6 @@
 import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client';
 import { call, sampleRows } from '../support/http';
-import { startStack } from '../support/stack';
+import { ChildRole, spawnRole, startStack } from '../support/stack';
 
 interface Sample {
   name: string;
@@ -105,8 +105,52 @@ describe('GET /metrics', () => {
       expect(valueOf(samples, 'pos_events_delivered_total', { type: 'order' })).toBeGreaterThanOrEqual(1);
       expect(valueOf(samples, 'pos_events_received_total', { type: 'order' })).toBeGreaterThanOrEqual(1);
       expect(valueOf(samples, 'pos_pubsub_channels')).toBeGreaterThanOrEqual(2);
+      // the event's fan-out on this node, publish to last write
+      expect(valueOf(samples, 'pos_fanout_seconds_count')).toBeGreaterThanOrEqual(1);
+      expect(valueOf(samples, 'pos_fanout_seconds_sum')).toBeGreaterThan(0);
     } finally {
       await stream?.close();
     }
+  });
+
+  it('counts the MongoDB commands the node sends', async () => {
+    const loc = await stack.admin.createLocation('Metrics MongoDB');
+    const key = (await stack.admin.createServiceSession(loc.id, 'reg-mongo')).apiKey;
+    const commands = async () => valueOf(await scrape(), 'pos_mongo_commands_total')!;
+    // a scrape reads MongoDB too (pos_order_documents): what one costs is taken off
+    const first = await commands();
+    const before = await commands();
+    expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
+    // the session (not cached yet) and the work, one read each
+    expect((await commands()) - before - (before - first)).toBe(2);
+  });
+});
+
+describe('GET /metrics of a worker (METRICS_PORT)', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let worker: ChildRole;
+  let origin: string;
+  beforeAll(async () => {
+    stack = await startStack({}, { worker: false });
+    worker = await spawnRole('worker', { ...stack.env, METRICS_PORT: '0' });
+    origin = `http://127.0.0.1:${/"metricsPort":(\d+)/.exec(worker.output())![1]}`;
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await stack?.close();
+  });
+
+  it('reports its MongoDB commands and the jobs it finished; nothing else is served there', async () => {
+    const loc = await stack.admin.createLocation('Worker metrics');
+    const key = (await stack.admin.createServiceSession(loc.id, 'reg-w')).apiKey;
+    const order = await stack.admin.createOrder(loc.id, sampleRows);
+    expect((await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
+    const res = await call('GET', `${origin}/metrics`);
+    expect(res.status).toBe(200);
+    const samples = parseMetrics(res.text);
+    expect(valueOf(samples, 'pos_jobs_processed_total', { job: 'order-action', status: '200' })).toBe(1);
+    expect(valueOf(samples, 'pos_mongo_commands_total')).toBeGreaterThanOrEqual(2);
+    expect(valueOf(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect((await call('GET', `${origin}/admin/v1/locations`)).status).toBe(404);
   });
 });

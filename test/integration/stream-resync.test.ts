@@ -184,6 +184,7 @@ describe('a node losing Redis while the others go on', () => {
     const location = await admin.createLocation('lost-subscription', 2);
     const session = await admin.createServiceSession(location.id, 'register');
     const key = session.apiKey;
+    // One at a time: concurrent creates take their numbers in whatever order they arrive.
     const orders: OrderRecord[] = [];
     for (let i = 0; i < 4; i++) orders.push(await admin.createOrder(location.id, sampleRows));
     const report = (number: number) => call('POST', `${origin(nodeB)}/api/v1/orders/${number}/failure`, { apiKey: key });

@@ -35,6 +35,11 @@ describe('configuration', () => {
     expect(loadConfig({ LIFECYCLE_INTERVAL: '1s' }).lifecycleIntervalMs).toBe(1000);
   });
 
+  it('caches sessions by default, serves no worker metrics unless asked', () => {
+    expect(loadConfig({})).toMatchObject({ sessionCacheSize: 10_000, metricsPort: undefined });
+    expect(loadConfig({ SESSION_CACHE_SIZE: '0', METRICS_PORT: '9091' })).toMatchObject({ sessionCacheSize: 0, metricsPort: 9091 });
+  });
+
   it('has the documented security defaults', () => {
     expect(loadConfig({})).toMatchObject({
       adminPort: undefined,

@@ -53,16 +53,21 @@ describe('SseWriter', () => {
     expect(dataLines('a\r\nb\rc')).toBe('data: a\ndata: b\ndata: c\n');
   });
 
-  it('writes a keepalive comment every interval until it ends', async () => {
+  it('writes a keepalive comment on every tick of the node clock until it ends', async () => {
     const out = sink();
     const writer = new SseWriter(out.stream, { keepaliveMs: 20, maxBufferBytes: 1 << 20, onOverflow: () => undefined });
     writer.start(1000);
-    await new Promise((resolve) => setTimeout(resolve, 110));
-    writer.end();
-    const count = out.text().split(': keepalive\n\n').length - 1;
-    expect(count).toBeGreaterThanOrEqual(2);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(out.text().split(': keepalive\n\n').length - 1).toBe(count);
+    const clock = setInterval(() => writer.tick(), 20);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 110));
+      writer.end();
+      const count = out.text().split(': keepalive\n\n').length - 1;
+      expect(count).toBeGreaterThanOrEqual(2);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      expect(out.text().split(': keepalive\n\n').length - 1).toBe(count);
+    } finally {
+      clearInterval(clock);
+    }
   });
 
   it('drops a client that leaves more than the limit unread, once', () => {
@@ -123,7 +128,7 @@ describe('SseWriter', () => {
     writer.end();
   });
 
-  describe('on a clock of its own', () => {
+  describe('on the clock', () => {
     beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] }));
     afterEach(() => jest.useRealTimers());
     const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -134,6 +139,7 @@ describe('SseWriter', () => {
       const overflow = jest.fn();
       const writer = new SseWriter(out.stream, { keepaliveMs: 40, maxBufferBytes: 1024, onOverflow: overflow });
       writer.start(1000);
+      setInterval(() => writer.tick(), 40); // the node's clock (fake timers: gone with them)
       writer.burst(() => {
         for (let i = 1; i <= 20; i += 1) writer.event('order', `${i}.0`, data);
       });
@@ -149,6 +155,7 @@ describe('SseWriter', () => {
       const overflow = jest.fn();
       const writer = new SseWriter(out.stream, { keepaliveMs: 40, maxBufferBytes: 1024, onOverflow: overflow });
       writer.start(1000);
+      setInterval(() => writer.tick(), 40); // the node's clock (fake timers: gone with them)
       writer.burst(() => {
         for (let i = 1; i <= 6; i += 1) writer.event('order', `${i}.0`, data);
       });

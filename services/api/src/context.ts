@@ -16,6 +16,12 @@ export interface AppState {
    * recognised even where its first attempt's answer was lost.
    */
   idempotencyId?: string;
+  /**
+   * Set by a handler whose response goes on after it returns (the event stream): the access line
+   * and the request's metrics are recorded when this settles. The handler returns at once, so
+   * that nothing of the request's middleware stays in memory for the stream's whole life.
+   */
+  ending?: Promise<unknown>;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

@@ -11,6 +11,7 @@ import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { LocationsRepo } from '@pos/shared/store/locations';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
+import type { WorkRepo } from '@pos/shared/store/work';
 import type { AppState } from './context';
 import type { IdempotencyStore } from './idempotency/idempotency-store';
 import type { SessionLookup } from './auth/session-lookup';
@@ -44,6 +45,8 @@ export interface ApiDeps {
   orders: OrdersRepo;
   archive: OrderArchiveRepo;
   commands: CommandsRepo;
+  /** The register's work (PLACED orders and live commands) in one read. */
+  work: WorkRepo;
   sessions: SessionsRepo;
   /** api_key to session, with the node's bounds on bad keys (the api_key authentication's). */
   sessionLookup: SessionLookup;

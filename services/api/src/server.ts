@@ -4,7 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@pos/shared/config';
 import { ConfigError, requireUrls } from '@pos/shared/config';
-import { EventPublisher } from '@pos/shared/events/location-events';
+import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
+import { sessionsChannel } from '@pos/shared/events/session-changes';
 import type { Logger } from '@pos/shared/log';
 import { replyChannel } from '@pos/shared/queue/jobs';
 import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
@@ -16,6 +17,7 @@ import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { OrdersRepo } from '@pos/shared/store/orders';
 import { SessionsRepo } from '@pos/shared/store/sessions';
+import { WorkRepo } from '@pos/shared/store/work';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { createApps } from './app';
 import { SessionLookup } from './auth/session-lookup';
@@ -56,12 +58,13 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
   const queues = new WorkQueues(redis, queueLayout(config), nodeLog);
   const lifecycleQueue = createLifecycleQueue(redis, config, nodeLog);
-  const metrics = createApiMetrics({ queues, subscriber });
+  const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   const orders = new OrdersRepo(store.db);
   const archive = new OrderArchiveRepo(store.db);
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redisPrefix, orders, archive });
   const jobs = new JobClient(queues, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
   await jobs.start();
+  subscriber.startHeartbeat();
 
   const hub = new StreamHub({
     subscriber,
@@ -71,10 +74,18 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     subscribeTimeoutMs: config.jobTimeoutMs,
     maxStreams: config.sseMaxStreams,
     maxStreamsPerSession: config.sseMaxStreamsPerSession,
+    keepaliveMs: config.sseKeepaliveMs,
+    timeoutMs: config.sseTimeoutMs,
   });
 
   let accepting = true;
   const sessions = new SessionsRepo(store.db);
+  const sessionLookup = new SessionLookup(sessions, config.apiKeyMaxRejections, {
+    feed: subscriber,
+    channel: sessionsChannel(config.redisPrefix),
+    max: config.sessionCacheSize,
+  });
+  await sessionLookup.start();
   const deps: ApiDeps = {
     config,
     adminToken: config.adminToken,
@@ -89,13 +100,14 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     rateLimit: rateLimitPerKey(config.rateLimit, redis, config.redisPrefix, nodeLog),
     // A first attempt still holding its key past the longest wait (JOB_TIMEOUT) is taken for dead.
     idempotency: new IdempotencyStore(redis, config.redisPrefix, config.idempotencyTtlMs, config.jobTimeoutMs + 5_000),
-    events: new EventPublisher(redis, config.redisPrefix),
+    events: new EventPublisher(redisPublisher(redis), config.redisPrefix),
     metrics,
     orders,
     archive,
     commands: new CommandsRepo(store.db),
+    work: new WorkRepo(store.db),
     sessions,
-    sessionLookup: new SessionLookup(sessions, config.apiKeyMaxRejections),
+    sessionLookup,
     locations: new LocationsRepo(store.db),
     isAccepting: () => accepting,
   };
@@ -130,6 +142,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       await closed;
       clearTimeout(grace);
       await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
+      await settleWithin(sessionLookup.stop(), 1_000, nodeLog, 'dropping the session channel');
       await settleWithin(Promise.all([queues.close(), lifecycleQueue.close()]), 2_000, nodeLog, 'closing the queues');
       await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();

@@ -22,7 +22,10 @@ import type { JobContext } from './jobs/context';
 import { watchDrain } from './drain';
 import { startLifecycle } from './jobs/lifecycle';
 import { applyOrderAction } from './jobs/order-action';
+import { OrderCache } from './jobs/order-cache';
+import { Outbox } from './jobs/outbox';
 import { closeSession } from './jobs/session-close';
+import { createWorkerMetrics, serveMetrics } from './metrics';
 
 export interface RunningWorker {
   /** Stops taking jobs, lets the active ones finish, then disconnects. */
@@ -46,12 +49,13 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const target = redisTarget(config);
   const store = await connectMongo(mongoUrl, config.mongoDb, { writeConcern: config.mongoWriteConcern });
   await ensureIndexes(store.db);
+  const metrics = createWorkerMetrics(store.commandCount);
   const redis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
   const repos = {
     orders: new OrdersRepo(store.db),
     archive: new OrderArchiveRepo(store.db),
+    orderCache: new OrderCache(),
     sessions: new SessionsRepo(store.db),
-    events: new EventPublisher(redis, config.redisPrefix),
   };
 
   // Read for each failure report, not cached: an admin may change it (PATCH /admin/v1/locations/{id}).
@@ -66,19 +70,27 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     process.kill(process.pid, 'SIGKILL');
   };
 
-  const reply = async (job: Job<JobData>, outcome: JobOutcome) => {
+  /** The reply message to the waiting API node, when a node of this deployment waits. */
+  const replyOf = (job: Job<JobData>, outcome: JobOutcome): [string, string] | undefined => {
     const replyTo = job.data?.replyTo;
-    if (!isReplyChannel(config.redisPrefix, replyTo)) return;
+    if (!isReplyChannel(config.redisPrefix, replyTo)) return undefined;
     const message: JobReply = { jobId: job.id!, outcome };
-    await publish(redis, replyTo, JSON.stringify(message));
+    return [replyTo, JSON.stringify(message)];
+  };
+  const reply = async (job: Job<JobData>, outcome: JobOutcome) => {
+    const message = replyOf(job, outcome);
+    if (message) await publish(redis, ...message);
   };
 
   const process_ = async (job: Job<JobData>): Promise<JobOutcome> => {
     // Nothing acts on data that breaks the queue contract; no retry would mend it.
     const fault = jobDataFault(job.name, job.data);
     if (fault) throw new UnrecoverableError(`malformed job data: ${fault}`);
+    // The job's events go out with its reply, after it (one round trip; see Outbox).
+    const outbox = new Outbox();
     const ctx: JobContext = {
       ...repos,
+      events: new EventPublisher(outbox, config.redisPrefix),
       failureThreshold,
       jobId: job.id!,
       log: log.child(jobFields(job)),
@@ -95,7 +107,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       default:
         throw new Error(`unknown job ${job.name}`);
     }
-    await reply(job, outcome);
+    await outbox.send(redis, replyOf(job, outcome));
     return outcome;
   };
 
@@ -124,10 +136,12 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       }
       const errorId = randomUUID();
       jobLog.error({ err, errorId }, 'job failed for good');
+      metrics.jobsProcessed.inc({ job: job.name, status: 'failed' });
       const problem = storeProblem(err, errorId) ?? problems.internal(errorId);
       reply(job, { status: problem.status, problem }).catch((e) => jobLog.error({ err: e }, 'reply failed'));
     });
     worker.on('error', (err) => partitionLog.error({ err }, 'worker error'));
+    worker.on('completed', (job, outcome) => metrics.jobsProcessed.inc({ job: job.name, status: String(outcome?.status) }));
     return worker;
   };
 
@@ -137,6 +151,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const workers = [...queues.current, ...queues.draining].map(({ partition }) => consume(partition));
   const drain = queues.draining.length > 0 ? await watchDrain(queues.draining, log) : undefined;
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  const listener = config.metricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.metricsPort, config.host);
   const lifecycle = await startLifecycle({
     config,
     log,
@@ -150,12 +165,14 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       partitions: queues.current.length,
       ...(queues.draining.length > 0 ? { draining: queues.draining.map(labelOf) } : {}),
       concurrency: config.workerConcurrency,
+      metricsPort: listener?.port,
     },
     'worker ready',
   );
 
   return {
     async close() {
+      listener?.server.close();
       drain?.stop();
       await Promise.all([
         settleWithin(Promise.all(workers.map((worker) => worker.close())), config.shutdownGraceMs, log, 'finishing the active jobs'),

@@ -49,46 +49,48 @@ export interface CommandDoc {
   expiresAt: Date;
 }
 
+/** What an order's record is made of: reads for records fetch only these fields. */
+export type OrderFields = Pick<OrderDoc, 'number' | 'state' | 'tableNumber' | 'userNumber' | 'rows' | 'guestCount' | 'orderTime' | 'completeTime' | 'failedTime'>;
+
+/** What a command's record is made of. */
+export type CommandFields = Pick<CommandDoc, 'number' | 'kind' | 'tableNumber'>;
+
 export type WorkRecord = OrderRecord | CommandRecord;
 
 export function isOrderRecord(record: WorkRecord): record is OrderRecord {
   return 'rows' in record;
 }
 
-/** Copies only the keys whose values are present; called with the record type, so a key the schema lacks does not compile. */
-function present<T extends object>(record: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(record)) {
-    if (value !== undefined && value !== null) out[key] = value;
-  }
-  return out as T;
-}
-
 const iso = (date: Date | undefined): string | undefined => date?.toISOString();
 
+/*
+ * The serialisers build each record key by key, leaving out absent values (undefined or null:
+ * never a null on the wire). They run for every record of every poll and event, so they copy
+ * nothing else.
+ */
+
 export function toRowRecord(row: OrderRow): OrderRow {
-  return present<OrderRow>({
-    rowNumber: row.rowNumber,
-    productId: row.productId,
-    name: row.name,
-    quantity: row.quantity,
-    unitPrice: row.unitPrice,
-    notes: row.notes,
-  });
+  const record: OrderRow = { rowNumber: row.rowNumber, productId: row.productId, name: row.name, quantity: row.quantity, unitPrice: row.unitPrice };
+  if (row.notes != null) record.notes = row.notes;
+  return record;
 }
 
-export function toOrderRecord(doc: OrderDoc): OrderRecord {
-  return present<OrderRecord>({
-    number: doc.number,
-    state: doc.state,
-    tableNumber: doc.tableNumber,
-    userNumber: doc.userNumber,
-    rows: doc.rows.map(toRowRecord),
-    guestCount: doc.guestCount,
-    orderTime: iso(doc.orderTime),
-    completeTime: iso(doc.completeTime),
-    failedTime: iso(doc.failedTime),
-  });
+export function toOrderRecord(doc: OrderFields): OrderRecord {
+  const record = { number: doc.number, state: doc.state } as OrderRecord;
+  if (doc.tableNumber != null) record.tableNumber = doc.tableNumber;
+  if (doc.userNumber != null) record.userNumber = doc.userNumber;
+  record.rows = doc.rows.map(toRowRecord);
+  record.guestCount = doc.guestCount;
+  if (doc.orderTime != null) record.orderTime = iso(doc.orderTime);
+  if (doc.completeTime != null) record.completeTime = iso(doc.completeTime);
+  if (doc.failedTime != null) record.failedTime = iso(doc.failedTime);
+  return record;
+}
+
+export function toCommandRecord(doc: CommandFields): CommandRecord {
+  const record: CommandRecord = { number: doc.number, state: 'PLACED' };
+  if (doc.tableNumber != null) record.tableNumber = doc.tableNumber;
+  return Object.assign(record, commandKindFields(doc.kind));
 }
 
 /** The operator's form of an order record: the record's fields, then `failureCount`. */
@@ -96,17 +98,8 @@ export function withFailureCount(record: OrderRecord, failureCount: number): Ope
   return { ...record, failureCount };
 }
 
-export function toOperatorOrderRecord(doc: OrderDoc): OperatorOrderRecord {
+export function toOperatorOrderRecord(doc: OrderFields & Pick<OrderDoc, 'failureCount'>): OperatorOrderRecord {
   return withFailureCount(toOrderRecord(doc), doc.failureCount);
-}
-
-export function toCommandRecord(doc: CommandDoc): CommandRecord {
-  return present<CommandRecord>({
-    number: doc.number,
-    state: 'PLACED' as const,
-    tableNumber: doc.tableNumber,
-    ...commandKindFields(doc.kind),
-  });
 }
 
 function commandKindFields(kind: CommandKind): Pick<CommandRecord, 'readTableState' | 'paymentNumber' | 'exportMainData'> {

@@ -6,8 +6,9 @@
 import type { CommandDoc, CommandRecord, OrderDoc, OrderRecord } from '../domain/records';
 import { toCommandRecord, toOrderRecord } from '../domain/records';
 import { publish, RedisClient } from '../redis';
+import { SessionChange, sessionsChannel } from './session-changes';
 
-export type LocationEvent =
+export type LocationEvent = (
   /**
    * `failureCount` is for operators' streams (registers get the record alone); `version` (the
    * order's write count) lets a stream drop a repeat or an overtaken state. Nodes older than
@@ -16,13 +17,28 @@ export type LocationEvent =
   | { type: 'order'; record: OrderRecord; failureCount?: number; version?: number }
   | { type: 'command'; record: CommandRecord }
   | { type: 'session-closed'; sessionId: string }
-  | { type: 'key-rotated'; sessionId: string };
+  | { type: 'key-rotated'; sessionId: string }
+) & {
+  /**
+   * When the event was published: epoch ms, to the microsecond (the publisher's clock). The API
+   * nodes time their fan-out from it.
+   */
+  at?: number;
+};
 
 export const locationChannel = (prefix: string, locationId: string): string => `${prefix}:loc:${locationId}`;
 
+/** Where events go: Redis (PUBLISH, or SPUBLISH on a cluster), or the worker's outbox, which holds them for the job's reply. */
+export interface Publisher {
+  publish(channel: string, message: string): Promise<unknown>;
+}
+
+/** Publishes on Redis as the deployment does: PUBLISH on one Redis, SPUBLISH on a cluster, bounded. */
+export const redisPublisher = (redis: RedisClient): Publisher => ({ publish: (channel, message) => publish(redis, channel, message) });
+
 export class EventPublisher {
   constructor(
-    private readonly redis: RedisClient,
+    private readonly redis: Publisher,
     private readonly prefix: string,
   ) {}
 
@@ -43,7 +59,14 @@ export class EventPublisher {
     return this.publish(locationId, { type: 'key-rotated', sessionId });
   }
 
+  /** Tells every API node that the session changed (closed, key rotated): see session-changes. */
+  async sessionChanged(sessionId: string): Promise<void> {
+    const change: SessionChange = { sessionId };
+    await this.redis.publish(sessionsChannel(this.prefix), JSON.stringify(change));
+  }
+
   private async publish(locationId: string, event: LocationEvent): Promise<void> {
-    await publish(this.redis, locationChannel(this.prefix, locationId), JSON.stringify(event));
+    event.at = performance.timeOrigin + performance.now();
+    await this.redis.publish(locationChannel(this.prefix, locationId), JSON.stringify(event));
   }
 }

@@ -8,6 +8,8 @@ import type { SessionDoc } from './sessions';
 export interface Store {
   client: MongoClient;
   db: Db;
+  /** MongoDB commands (round trips) this process has sent so far; see `connectMongo`. */
+  commandCount(): number;
   close(): Promise<void>;
 }
 
@@ -32,9 +34,15 @@ export async function connectMongo(url: string, dbName: string, settings: MongoS
     // A write acknowledged before it reached a majority could be rolled back by an election.
     writeConcern: { w: settings.writeConcern },
   });
+  // Every command (a find, an update, a cursor's getMore) takes a connection from the pool for
+  // its round trip, so the pool's check-outs count the commands. The driver's command monitoring
+  // (monitorCommands) would name them, but it decodes every reply in full for its events, which
+  // costs more than the reads themselves.
+  let commands = 0;
+  client.on('connectionCheckedOut', () => (commands += 1));
   await client.connect();
   const db = client.db(dbName);
-  return { client, db, close: () => client.close() };
+  return { client, db, commandCount: () => commands, close: () => client.close() };
 }
 
 /** Orders and commands are keyed by location and number: the two per-location sequences. */

@@ -24,6 +24,10 @@ export function raceBackoff(attempt: number): Promise<void> {
  */
 const APPLIED_JOBS_KEPT = 64;
 
+/** An order as read for display: everything but the applied job ids (only the worker needs them). */
+export type ListedOrder = Omit<OrderDoc, 'appliedJobs'>;
+const WITHOUT_JOBS = { projection: { appliedJobs: 0 } } as const;
+
 export interface OrderScope {
   locationId: string;
   /** Set when a customer acts: the order must be one of that session's. */
@@ -76,14 +80,14 @@ export class OrdersRepo {
   }
 
   /** PLACED orders numbered above `after`, ascending: the work a register sees. */
-  listPlaced(locationId: string, after = 0): Promise<OrderDoc[]> {
+  listPlaced(locationId: string, after = 0): Promise<ListedOrder[]> {
     return this.listByState(locationId, 'PLACED', after);
   }
 
   /** Orders in a state numbered above `after`, ascending, at most `limit`: one range of the `{locationId, state, number}` index. */
-  listByState(locationId: string, state: OrderState, after = 0, limit?: number): Promise<OrderDoc[]> {
+  listByState(locationId: string, state: OrderState, after = 0, limit?: number): Promise<ListedOrder[]> {
     const filter = { locationId: asString(locationId, 'locationId'), state: asString(state, 'state') as OrderState, number: { $gt: asInteger(after, 'after') } };
-    const cursor = this.c.find(filter).sort({ number: 1 });
+    const cursor = this.c.find<ListedOrder>(filter, WITHOUT_JOBS).sort({ number: 1 });
     return (limit ? cursor.limit(limit) : cursor).toArray();
   }
 
@@ -93,13 +97,17 @@ export class OrdersRepo {
   }
 
   /** Orders written at or after `since`, by number: what a stream re-reads after missing events. */
-  listChangedSince(locationId: string, since: Date): Promise<OrderDoc[]> {
-    return this.c.find({ locationId, updatedAt: { $gte: since } }).sort({ number: 1 }).toArray();
+  listChangedSince(locationId: string, since: Date): Promise<ListedOrder[]> {
+    return this.c.find<ListedOrder>({ locationId: asString(locationId, 'locationId'), updatedAt: { $gte: since } }, WITHOUT_JOBS).sort({ number: 1 }).toArray();
   }
 
-  placedOfSession(locationId: string, sessionId: string): Promise<OrderDoc[]> {
+  /** The session's PLACED orders, by number (numbers only: each is then changed through its own read). */
+  placedOfSession(locationId: string, sessionId: string): Promise<Pick<OrderDoc, 'number'>[]> {
     return this.c
-      .find({ locationId: asString(locationId, 'locationId'), sessionId: asString(sessionId, 'sessionId'), state: 'PLACED' })
+      .find<Pick<OrderDoc, 'number'>>(
+        { locationId: asString(locationId, 'locationId'), sessionId: asString(sessionId, 'sessionId'), state: 'PLACED' },
+        { projection: { _id: 0, number: 1 } },
+      )
       .sort({ number: 1 })
       .toArray();
   }

@@ -8,10 +8,15 @@ export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'wai
 /** Seconds; from a fast cache read to the 10 s job deadline and the 1.5 s 401 delay. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** Seconds; one stream's write to ten thousand on a busy machine. */
+const FANOUT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
 /** What the scrape-time gauges read; absent ones are not reported. */
 export interface MetricSources {
   queues?: Pick<WorkQueues, 'jobCounts'>;
   subscriber?: { readonly channelCount: number };
+  /** MongoDB commands this process has sent (the store's count). */
+  mongoCommands?: () => number;
 }
 
 /**
@@ -28,6 +33,8 @@ export interface ApiMetrics {
   eventsReceived: Counter<'type'>;
   /** Events written to streams (one per stream), by type. */
   eventsDelivered: Counter<'type'>;
+  /** From an event's publication to this node's last write of it to its streams, seconds. */
+  fanOut: Histogram;
   /** Location events this node published (orders and commands it created), by type. */
   eventsPublished: Counter<'type'>;
   /** Requests answered, by method, matched route pattern and status. */
@@ -42,7 +49,8 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const { queues, subscriber } = sources;
+  const { queues, subscriber, mongoCommands } = sources;
+  if (mongoCommands) mongoCommandsCounter(registry, mongoCommands);
   if (queues) {
     new Gauge({
       name: 'pos_queue_jobs',
@@ -98,6 +106,12 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       labelNames: ['type'],
       registers: [registry],
     }),
+    fanOut: new Histogram({
+      name: 'pos_fanout_seconds',
+      help: "From a location event's publication (publisher's clock) to this node's last write of it to its streams",
+      buckets: FANOUT_BUCKETS,
+      registers: [registry],
+    }),
     eventsPublished: new Counter({
       name: 'pos_events_published_total',
       help: 'Location events published by this node',
@@ -125,4 +139,20 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       registers: [registry],
     }),
   };
+}
+
+/**
+ * `pos_mongo_commands_total`: MongoDB commands (round trips) this process has sent, read from
+ * the store's count at scrape time. The worker serves the same metric (METRICS_PORT).
+ */
+export function mongoCommandsCounter(registry: Registry, count: () => number): Counter {
+  return new Counter({
+    name: 'pos_mongo_commands_total',
+    help: 'MongoDB commands (round trips) this process has sent',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(count());
+    },
+  });
 }

@@ -18,8 +18,13 @@ export function requestMetrics(metrics: Pick<ApiMetrics, 'httpRequests' | 'httpD
     } finally {
       const route = (ctx as AppContext & { _matchedRoute?: string | RegExp })._matchedRoute;
       const labels = { method: ctx.method, route: typeof route === 'string' ? route : UNMATCHED_ROUTE, status: String(ctx.status) };
-      stop(labels);
-      metrics.httpRequests.inc(labels);
+      const record = () => {
+        stop(labels);
+        metrics.httpRequests.inc(labels);
+      };
+      // a stream is recorded when it ends (see AppState.ending)
+      if (ctx.state.ending) void ctx.state.ending.then(record, record);
+      else record();
     }
   };
 }

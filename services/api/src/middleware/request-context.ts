@@ -21,11 +21,16 @@ export function requestContext(log: Logger) {
     try {
       await next();
     } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // ip: the peer, or with TRUST_PROXY the address the proxy in front reports
-      const line = { method: ctx.method, url: redactUrl(ctx.originalUrl), status: ctx.status, ms: Math.round(ms * 10) / 10, ip: ctx.ip };
-      if (ctx.status >= 500) ctx.state.log.error(line, 'request');
-      else ctx.state.log.info(line, 'request');
+      const line = { method: ctx.method, url: redactUrl(ctx.originalUrl), status: ctx.status, ms: 0, ip: ctx.ip };
+      const lineLog = ctx.state.log;
+      const write = () => {
+        line.ms = Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10;
+        if (line.status >= 500) lineLog.error(line, 'request');
+        else lineLog.info(line, 'request');
+      };
+      if (ctx.state.ending) void ctx.state.ending.then(write, write);
+      else write();
     }
   };
 }

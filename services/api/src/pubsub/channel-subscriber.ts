@@ -10,6 +10,15 @@ export type MessageHandler = (message: string) => void;
 
 /** How long restoring waits for a node to connect and confirm, per attempt. */
 const CONFIRM_TIMEOUT_MS = 1_000;
+/** How often each subscriber connection is checked with a PING. */
+export const HEARTBEAT_MS = 1_000;
+/**
+ * A PING unanswered for this long: the connection is taken for dead (dropped and re-made, and
+ * its consumers recover as after any outage). Long enough that a busy Redis or node is not taken
+ * for a dead one; the session cache does not wait for it (it needs a PING answered within its
+ * own lease).
+ */
+const HEARTBEAT_TIMEOUT_MS = 10_000;
 /** Restoring tries again after 100 ms, doubling up to this. */
 const RESTORE_BACKOFF_CAP_MS = 1_000;
 
@@ -37,6 +46,14 @@ class MovedError extends Error {}
  * consumer recovers what it missed its own way (streams re-read what changed since shortly before
  * then, job waits look at their jobs). A slot that moved while the
  * connections stayed up (resharding) is noticed by the periodic slot map check and handled alike.
+ * It emits `lost` (with the same epoch ms) when the loss is first seen: from then on messages may
+ * be missed (the session cache drops what it holds).
+ *
+ * A connection can also die silently (a peer gone without a FIN): nothing is written on a
+ * subscriber connection, so nothing would notice. A PING every HEARTBEAT_MS on each connection
+ * tells: every message published before Redis answered a PING has reached this node, so
+ * `confirmedWithin` says how current this node's view of its channels is; a PING left unanswered
+ * for HEARTBEAT_TIMEOUT_MS counts as a lost connection (it is dropped and re-made).
  */
 export class ChannelSubscriber extends EventEmitter {
   private readonly channels = new Map<string, Channel>();
@@ -46,6 +63,9 @@ export class ChannelSubscriber extends EventEmitter {
   /** When the subscriptions were seen lost; undefined while they hold. */
   private lostAt: number | undefined;
   private readonly closing = new AbortController();
+  /** Per connection: when its last answered PING was sent, and the PING awaiting an answer. */
+  private readonly beats = new Map<Redis, { confirmedAt: number; pingSentAt?: number }>();
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly nodes: SubscriberNodes,
@@ -93,6 +113,30 @@ export class ChannelSubscriber extends EventEmitter {
     return this.channels.size;
   }
 
+  /** True while no loss is being recovered from. */
+  get isUp(): boolean {
+    return this.lostAt === undefined && this.restoring === undefined && !this.closing.signal.aborted;
+  }
+
+  /**
+   * True when every message published up to `ms` ago has reached this node: no loss is being
+   * recovered from, and each connection holding channels answered a PING sent since then.
+   */
+  confirmedWithin(ms: number, now = Date.now()): boolean {
+    if (!this.isUp) return false;
+    for (const connection of this.connections.values()) {
+      if (now - (this.beats.get(connection)?.confirmedAt ?? 0) >= ms) return false;
+    }
+    return true;
+  }
+
+  /** Starts the PINGs (idempotent); `quit` stops them. */
+  startHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => this.beat(), HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
   /** The subscriber connection of a single Redis (the reconnect tests cut it); undefined on a cluster. */
   get redis(): Redis | undefined {
     return this.connections.get(SINGLE_REDIS_NODE);
@@ -104,6 +148,8 @@ export class ChannelSubscriber extends EventEmitter {
   }
 
   async quit(): Promise<void> {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
     this.closing.abort();
     this.nodes.close();
     this.channels.clear();
@@ -139,7 +185,9 @@ export class ChannelSubscriber extends EventEmitter {
     const connection = this.nodes.connect(node);
     connection.on(this.nodes.commands.message, (channel: string, message: string) => this.dispatch(channel, message));
     connection.on('error', (err: Error) => this.log.warn({ err: err.message, node }, 'redis subscriber error'));
+    connection.on('ready', () => this.beats.set(connection, { confirmedAt: Date.now() }));
     connection.on('close', () => {
+      this.beats.delete(connection);
       if (this.connections.get(node) !== connection) return; // dropped on purpose
       if ([...this.channels.values()].some((entry) => entry.node === node)) this.recover(`the connection to ${node} closed`);
     });
@@ -178,7 +226,10 @@ export class ChannelSubscriber extends EventEmitter {
   /** Starts restoring, or makes the running restore go round once more. */
   private recover(reason: string): void {
     if (this.closing.signal.aborted || this.channels.size === 0) return;
-    this.lostAt ??= Date.now();
+    if (this.lostAt === undefined) {
+      this.lostAt = Date.now();
+      this.emit('lost', this.lostAt);
+    }
     this.lostAgain = true;
     if (this.restoring) return;
     this.log.warn({ reason, channels: this.channels.size }, 'redis subscriptions lost; restoring them');
@@ -223,6 +274,33 @@ export class ChannelSubscriber extends EventEmitter {
         await withDeadline(this.confirm(connection, channels), CONFIRM_TIMEOUT_MS, `SUBSCRIBE on ${node}`);
       }),
     );
+  }
+
+  /** One heartbeat: a PING on each connection, unless one is still awaited (then, past its timeout, the connection is re-made). */
+  private beat(): void {
+    if (!this.isUp) return;
+    const now = Date.now();
+    for (const [node, connection] of this.connections) {
+      const beat = this.beats.get(connection);
+      if (!beat || connection.status !== 'ready') continue;
+      if (beat.pingSentAt !== undefined) {
+        if (now - beat.pingSentAt < HEARTBEAT_TIMEOUT_MS) continue;
+        this.log.warn({ node, waitedMs: now - beat.pingSentAt }, 'redis subscriber: no answer to PING; reconnecting');
+        beat.pingSentAt = undefined;
+        this.recover(`no answer to PING from ${node}`);
+        connection.disconnect(true);
+        continue;
+      }
+      beat.pingSentAt = now;
+      connection.ping().then(
+        () => {
+          if (beat.pingSentAt !== now) return;
+          beat.pingSentAt = undefined;
+          beat.confirmedAt = now;
+        },
+        () => undefined, // the next beat, or the connection's 'close', tells
+      );
+    }
   }
 
   /** Closes connections to nodes that hold none of the channels (a failed master, an emptied node). */

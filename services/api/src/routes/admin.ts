@@ -57,10 +57,14 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = { ...toSessionView(doc), apiKey };
   };
 
-  /** Streams opened with the old key end when its grace does; a failure here must not lose the new key. */
+  /**
+   * Nodes drop their cached copy of the session (the old key's grace starts now), and streams
+   * opened with the old key end when that grace does. A failure here must not lose the new key.
+   */
   const tellStreams = async (ctx: AppContext, session: SessionDoc) => {
     try {
-      await withDeadline(deps.events.keyRotated(session.locationId, session._id), ROTATION_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
+      const notices = Promise.all([deps.events.sessionChanged(session._id), deps.events.keyRotated(session.locationId, session._id)]);
+      await withDeadline(notices, ROTATION_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
     } catch (err) {
       // Streams re-read their session after a Redis reconnect, and judge their key then.
       ctx.state.log.warn({ err, sessionId: session._id }, 'could not tell the streams of a key rotation');

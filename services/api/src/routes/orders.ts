@@ -22,9 +22,7 @@ export function serviceRoutes(deps: ApiDeps): Router<AppState> {
   const write = [...service, json, idempotency(deps.idempotency, (ctx) => sessionOf(ctx)._id)];
 
   router.get('/orders/location', ...service, async (ctx: AppContext) => {
-    const { locationId } = sessionOf(ctx);
-    const now = new Date();
-    const [orders, commands] = await Promise.all([deps.orders.listPlaced(locationId), deps.commands.listLive(locationId, now)]);
+    const { orders, commands } = await deps.work.list(sessionOf(ctx).locationId, new Date());
     const work: WorkRecord[] = [...orders.map(toOrderRecord), ...commands.map(toCommandRecord)];
     ctx.body = work;
   });

@@ -11,7 +11,8 @@ import { createRouter } from './router';
  * Serves one event stream of a location, for a register or an operator (the admin API's stream).
  * Authentication (by the routes), the cursor and the replay come first, so that their failures
  * are ordinary 401s and problems; then the response is written directly (ctx.respond = false)
- * until the stream ends, so that the access line reports the whole stream.
+ * until the stream ends; the handler returns at once, and the access line reporting the whole
+ * stream waits for its end.
  */
 export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: StreamReader): Promise<void> {
   const cursor = parseCursor(ctx.query, ctx.get('last-event-id'));
@@ -25,8 +26,9 @@ export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: Stream
     reader,
     cursor,
     res: ctx.res,
-    repos: { orders: deps.orders, commands: deps.commands, sessions: deps.sessions },
+    repos: { work: deps.work, orders: deps.orders, sessions: deps.sessions },
     config: deps.config,
+    clock: deps.hub.clock,
     metrics: deps.metrics,
     log: ctx.state.log,
     onEnd: (ended) => deps.hub.remove(ended),
@@ -42,7 +44,9 @@ export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: Stream
   ctx.status = 200;
   ctx.respond = false;
   stream.attach(replay);
-  await stream.done;
+  // The stream goes on after this returns (nothing of the request's middleware waits with it);
+  // its access line and metrics are recorded when it ends.
+  ctx.state.ending = stream.done;
 }
 
 /** The register's event stream (part 6; decisions.md "Event stream"). */

@@ -7,13 +7,11 @@ import type { ApiMetrics } from '../metrics/api-metrics';
 import { Cursor, formatPosition, startPosition, StreamPosition } from './cursor';
 import { readReplay, readResync, Replay, ResyncNeeds, ResyncRead, StreamRepos, unseenBuffered } from './replay';
 import { SseWriter } from './sse-writer';
-import { Audience, dataFor, WorkEvent } from './work-event';
+import type { ClockedStream, StreamClock } from './stream-clock';
+import { Audience, frameOf, WorkEvent } from './work-event';
 
 /** The reconnection delay the stream suggests to clients (`retry:`), in milliseconds. */
 export const RETRY_MS = 1000;
-
-/** setTimeout's largest delay; longer ones would fire at once. */
-const MAX_DELAY_MS = 2_147_483_647;
 
 /**
  * After a Redis outage, orders written from this long before the node saw the connection lost
@@ -54,7 +52,9 @@ export interface ClientStreamOptions {
   cursor: Cursor;
   res: ServerResponse;
   repos: StreamRepos;
-  config: Pick<Config, 'sseKeepaliveMs' | 'sseTimeoutMs' | 'sseMaxBufferBytes'>;
+  config: Pick<Config, 'sseTimeoutMs' | 'sseMaxBufferBytes'>;
+  /** The node's keepalive interval and SSE_TIMEOUT (the hub's). */
+  clock: StreamClock;
   metrics: Pick<ApiMetrics, 'eventsDelivered'>;
   log: Logger;
   /** Called once when the stream ends, for whatever reason. */
@@ -67,7 +67,7 @@ export interface ClientStreamOptions {
  * meanwhile), `live` once the replay and the buffered events it does not cover are sent.
  * The position (highest order and command numbers announced) is every event's id.
  */
-export class ClientStream {
+export class ClientStream implements ClockedStream {
   /** The register's session; absent on an operator's stream. */
   readonly sessionId: string | undefined;
   readonly locationId: string;
@@ -79,17 +79,20 @@ export class ClientStream {
   private buffer: WorkEvent[] = [];
   private readonly position: StreamPosition;
   private writer: SseWriter | undefined;
-  private readonly timers: NodeJS.Timeout[] = [];
+  /** Only for a session that expires (or a key retired) before SSE_TIMEOUT would end the stream. */
+  private expiry: NodeJS.Timeout | undefined;
+  /** When `expiry` fires (epoch ms). */
+  private expiryAt = Infinity;
   /** Set when a Redis outage asks for a re-read while the first replay is read: when it was lost. */
   private resyncLostAt: number | undefined;
-  /** Orders sent in the last RECENT_WINDOW_MS, oldest first: their data, version and when it was sent. */
-  private readonly recent = new Map<number, { data: string; version?: number; at: number }>();
+  /** Orders sent in the last RECENT_WINDOW_MS, oldest first: their data, version and when it was sent (made on the first). */
+  private recent: Map<number, { data: string; version?: number; at: number }> | undefined;
   /** The order number the client said it had seen; what lies at or below it came before this stream. */
   private readonly knownUpTo: number;
   /** When the location's subscription was in place (epoch ms): events from then on reach this stream. */
   private subscribedAt = Date.now();
   private delivered = 0;
-  private readonly openedAt = Date.now();
+  readonly joinedAt = Date.now();
   private resolveDone!: (reason: EndReason) => void;
   private readonly onClose = () => this.end('client-gone');
 
@@ -103,11 +106,22 @@ export class ClientStream {
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
 
     options.res.once('close', this.onClose);
-    this.after(options.config.sseTimeoutMs, 'timeout');
+    options.clock.join(this);
     if (reader.kind === 'register') {
+      // a session that expires, or a key retired by a rotation, before SSE_TIMEOUT ends the stream then
       const verdict = judgeSession(reader.session, reader.keyHash, 'SERVICE', new Date());
       if (verdict.ok) this.endAt(verdict.limit);
     }
+  }
+
+  /** The node's clock: every keepalive interval. */
+  keepalive(): void {
+    this.writer?.tick();
+  }
+
+  /** The node's clock: SSE_TIMEOUT is over. */
+  timeout(): void {
+    this.end('timeout');
   }
 
   get isEnded(): boolean {
@@ -139,18 +153,27 @@ export class ClientStream {
       this.end('client-gone');
       return;
     }
+    const socket = res.socket;
     res.shouldKeepAlive = false; // a finished stream closes its connection: nothing waits on it at shutdown
+    // The body ends with the connection (one stream per connection), so it needs no chunked
+    // framing, and frames go to the socket itself: one write each, as a bare socket would.
+    res.useChunkedEncodingByDefault = false;
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-store',
       'X-Accel-Buffering': 'no',
     });
-    res.socket?.setNoDelay(true);
-    this.writer = new SseWriter(res, {
-      keepaliveMs: config.sseKeepaliveMs,
-      maxBufferBytes: config.sseMaxBufferBytes,
-      onOverflow: () => this.end('slow-client'),
-    });
+    res.flushHeaders();
+    socket.setNoDelay(true);
+    this.writer = new SseWriter(
+      socket,
+      {
+        keepaliveMs: this.options.clock.keepaliveMs,
+        maxBufferBytes: config.sseMaxBufferBytes,
+        onOverflow: () => this.end('slow-client'),
+      },
+      res,
+    );
     this.writer.start(RETRY_MS);
     if (this.phase === 'ended') {
       // Ended while the replay was read (session closed, timeout): an empty stream, then its end.
@@ -184,10 +207,14 @@ export class ClientStream {
     );
   }
 
-  /** A live event of the location (the hub calls this for every stream of the location). */
-  deliver(event: WorkEvent): void {
-    if (this.phase === 'live') this.send(event);
-    else if (this.phase === 'syncing') this.buffer.push(event);
+  /**
+   * A live event of the location (the hub calls this for every stream of the location); true
+   * when it was written to the client now.
+   */
+  deliver(event: WorkEvent): boolean {
+    if (this.phase === 'live') return this.send(event);
+    if (this.phase === 'syncing') this.buffer.push(event);
+    return false;
   }
 
   /**
@@ -219,14 +246,14 @@ export class ClientStream {
     if (this.phase === 'ended') return;
     this.phase = 'ended';
     this.buffer = [];
-    this.recent.clear();
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.length = 0;
+    this.recent = undefined;
+    this.options.clock.leave(this);
+    clearTimeout(this.expiry);
     this.options.res.off('close', this.onClose);
     if (reason === 'client-gone' || reason === 'slow-client') this.writer?.destroy();
     else this.writer?.end();
     this.options.onEnd(this);
-    const line = { reason, delivered: this.delivered, cursor: formatPosition(this.position), ms: Date.now() - this.openedAt };
+    const line = { reason, delivered: this.delivered, cursor: formatPosition(this.position), ms: Date.now() - this.joinedAt };
     if (reason === 'slow-client' || reason === 'resync-failed') this.options.log.warn(line, 'stream ended');
     else this.options.log.info(line, 'stream ended');
     this.resolveDone(reason);
@@ -240,7 +267,7 @@ export class ClientStream {
     this.writer?.burst(() => {
       for (const event of [...replay.orders, ...replay.commands, ...pending]) {
         if (this.phase !== 'live') return;
-        this.send(event);
+        this.send(event, false);
       }
     });
     if (this.phase !== 'live' || this.resyncLostAt === undefined) return;
@@ -323,25 +350,33 @@ export class ClientStream {
     return undefined;
   }
 
-  /** Ends the stream when its key stops opening the session, if that is before the stream's timeout. */
+  /**
+   * Ends the stream when its key stops opening the session (the session expires, or a rotation
+   * retires the key), if that is before SSE_TIMEOUT (the node's clock) would end it anyway.
+   */
   private endAt(limit: KeyLimit | undefined): void {
     if (!limit || this.phase === 'ended') return;
-    const ms = limit.at.getTime() - Date.now();
-    if (ms < this.options.config.sseTimeoutMs) this.after(ms, limit.cause);
+    const at = limit.at.getTime();
+    const ms = at - Date.now();
+    if (ms >= this.options.config.sseTimeoutMs || at >= this.expiryAt) return;
+    clearTimeout(this.expiry);
+    this.expiryAt = at;
+    this.expiry = setTimeout(() => this.end(limit.cause), Math.max(ms, 0));
   }
 
-  private send(event: WorkEvent): void {
-    // Pub/sub may deliver a message twice (a publish resent after a reconnect), and a worker that
-    // re-runs a job announces its order again: what the stream just sent is not sent again.
-    if (event.type === 'order' && this.alreadySent(event)) return;
+  /** Writes the event; true when it was written. Live events are counted by the hub, the rest here. */
+  private send(event: WorkEvent, counted = true): boolean {
     if (event.type === 'order') {
+      // Sent in this very form, or a later one, moments ago: not news (a PUBLISH that ioredis sent
+      // again after a reconnect because its reply was lost, a job run again after a crash).
+      if (this.alreadySent(event)) return false;
       this.position.orderNumber = Math.max(this.position.orderNumber, event.number);
       this.remember(event);
     } else this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
-    if (this.writer?.event(event.type, formatPosition(this.position), dataFor(event, this.audience).dataLines)) {
-      this.delivered += 1;
-      this.options.metrics.eventsDelivered.inc({ type: event.type });
-    }
+    if (!this.writer?.frame(frameOf(event, formatPosition(this.position), this.audience))) return false;
+    this.delivered += 1;
+    if (!counted) this.options.metrics.eventsDelivered.inc({ type: event.type });
+    return true;
   }
 
   /**
@@ -349,8 +384,8 @@ export class ClientStream {
    * when both are known, else by the record itself.
    */
   private alreadySent(event: WorkEvent): boolean {
-    const last = this.recent.get(event.number);
-    if (!last) return false;
+    const last = this.recent?.get(event.number);
+    if (!last || last.at < Date.now() - RECENT_WINDOW_MS) return false;
     if (event.version !== undefined && last.version !== undefined) return event.version <= last.version;
     return last.data === event.data;
   }
@@ -358,15 +393,13 @@ export class ClientStream {
   /** Records an order event as sent, and forgets those older than the window (oldest first). */
   private remember(event: WorkEvent): void {
     const now = Date.now();
-    this.recent.delete(event.number);
-    this.recent.set(event.number, { data: event.data, version: event.version, at: now });
-    for (const [number, sent] of this.recent) {
+    const recent = (this.recent ??= new Map());
+    recent.delete(event.number);
+    recent.set(event.number, { data: event.data, version: event.version, at: now });
+    for (const [number, sent] of recent) {
       if (sent.at >= now - RECENT_WINDOW_MS) break;
-      this.recent.delete(number);
+      recent.delete(number);
     }
   }
 
-  private after(ms: number, reason: EndReason): void {
-    this.timers.push(setTimeout(() => this.end(reason), Math.min(Math.max(ms, 0), MAX_DELAY_MS)));
-  }
 }

@@ -5,12 +5,13 @@ import { withDeadline } from '@pos/shared/util/deadline';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
 import { ClientStream } from './client-stream';
+import { StreamClock } from './stream-clock';
 import { parseLocationEvent, workEventOf } from './work-event';
 
 export interface StreamHubOptions {
   subscriber: ChannelSubscriber;
   prefix: string;
-  metrics: Pick<ApiMetrics, 'observeHub' | 'eventsReceived'>;
+  metrics: Pick<ApiMetrics, 'observeHub' | 'eventsReceived' | 'eventsDelivered' | 'fanOut'>;
   log: Logger;
   /** How long a new stream waits for its location's subscription before a 503. */
   subscribeTimeoutMs: number;
@@ -18,7 +19,13 @@ export interface StreamHubOptions {
   maxStreams: number;
   /** SSE_MAX_STREAMS_PER_SESSION: streams one session holds on this node; a new one ends its oldest. */
   maxStreamsPerSession: number;
+  /** SSE_KEEPALIVE and SSE_TIMEOUT, kept by one clock for all the node's streams. */
+  keepaliveMs: number;
+  timeoutMs: number;
 }
+
+/** Epoch ms with sub-millisecond precision, comparable with the publisher's `at`. */
+const epochNow = () => performance.timeOrigin + performance.now();
 
 /** A node at SSE_MAX_STREAMS suggests this wait; a load balancer may send the retry elsewhere. */
 const FULL_NODE_RETRY_AFTER_S = 5;
@@ -37,6 +44,8 @@ interface LocationFeed {
  * subscribed while at least one of its streams is open, and each message is forwarded to them.
  */
 export class StreamHub {
+  /** Keepalives and timeouts of every stream on this node: two timers in all. */
+  readonly clock: StreamClock;
   private readonly feeds = new Map<string, LocationFeed>();
   private readonly feedOf = new Map<ClientStream, LocationFeed>();
   /** Each session's streams on this node, oldest first. */
@@ -49,6 +58,7 @@ export class StreamHub {
   };
 
   constructor(private readonly options: StreamHubOptions) {
+    this.clock = new StreamClock(options.keepaliveMs, options.timeoutMs);
     options.subscriber.on('resubscribed', this.onResubscribed);
     options.metrics.observeHub(this);
   }
@@ -143,6 +153,11 @@ export class StreamHub {
     return feed;
   }
 
+  /**
+   * A location event, to every stream of the location. For an event sent to streams, the time
+   * from its publication (the publisher's clock) to the last write here is the node's fan-out
+   * time (`pos_fanout_seconds`).
+   */
   private dispatch(feed: LocationFeed, message: string): void {
     const event = parseLocationEvent(message);
     if (!event) {
@@ -160,6 +175,11 @@ export class StreamHub {
     }
     const work = workEventOf(event);
     if (!work) return;
-    for (const stream of [...feed.streams]) stream.deliver(work);
+    let written = 0;
+    // A stream that ends while being written to leaves the set; iterating a Set survives that.
+    for (const stream of feed.streams) if (stream.deliver(work)) written += 1;
+    if (written === 0) return;
+    this.options.metrics.eventsDelivered.inc({ type: work.type }, written);
+    if (event.at !== undefined) this.options.metrics.fanOut.observe(Math.max(0, epochNow() - event.at) / 1000);
   }
 }

@@ -1,8 +1,8 @@
 import { isVisibleToRegisters } from '@pos/shared/domain/order-state';
 import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
-import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionDoc, SessionsRepo } from '@pos/shared/store/sessions';
+import type { WorkRepo } from '@pos/shared/store/work';
 import type { Cursor } from './cursor';
 import { commandEvent, orderEvent, WorkEvent } from './work-event';
 
@@ -14,8 +14,8 @@ export interface Replay {
 }
 
 export interface ReplayRepos {
-  orders: Pick<OrdersRepo, 'listPlaced' | 'listChangedSince'>;
-  commands: Pick<CommandsRepo, 'listLive'>;
+  work: Pick<WorkRepo, 'list'>;
+  orders: Pick<OrdersRepo, 'listChangedSince'>;
 }
 
 /** What a stream reads: its replay, and its session again (a close may have been missed). */
@@ -54,10 +54,7 @@ export interface ResyncRead {
 
 /** What a client at `from` has not seen: the work GET /orders/location would list above it. */
 export async function readReplay(repos: ReplayRepos, locationId: string, from: Cursor, now: Date): Promise<Replay> {
-  const [orders, commands] = await Promise.all([
-    repos.orders.listPlaced(locationId, from.orderNumber ?? 0),
-    repos.commands.listLive(locationId, now, from.commandNumber ?? 0),
-  ]);
+  const { orders, commands } = await repos.work.list(locationId, now, from.orderNumber ?? 0, from.commandNumber ?? 0);
   return {
     orders: orders.map((doc) => orderEvent(toOrderRecord(doc), doc)),
     commands: commands.map((doc) => commandEvent(toCommandRecord(doc))),

@@ -13,24 +13,34 @@
  * A write counts as unwritten until the event loop turns, even when the kernel took it at once.
  */
 
-/** What the writer needs of its output: an http.ServerResponse, or any Writable. */
-export interface SseSink {
-  /** False when the sink's buffer is full; it emits 'drain' once it has emptied. */
-  write(chunk: string): boolean;
+/** What ends the output: the response (whose socket the frames go to), or the sink itself. */
+export interface SseCloser {
   end(): void;
   destroy(): void;
-  /** Bytes accepted but not yet handed to the kernel (for a response: its own and its socket's). */
+}
+
+/** What the writer needs of its output: a response's socket, or any Writable. */
+export interface SseSink extends SseCloser {
+  /** False when the sink's buffer is full; it emits 'drain' once it has emptied. */
+  write(chunk: string | Buffer): boolean;
+  /** Bytes accepted but not yet handed to the kernel. */
   readonly writableLength: number;
   on(event: 'drain', listener: () => void): unknown;
   off(event: 'drain', listener: () => void): unknown;
 }
 
 export interface SseWriterOptions {
+  /** The interval at which `tick` is called (by the node's StreamClock). */
   keepaliveMs: number;
   /** Unwritten bytes above which the client is dropped rather than buffered for. */
   maxBufferBytes: number;
   /** Called once when the client is dropped for being too slow. */
   onOverflow(): void;
+}
+
+/** An event's frame: its id, type and `data:` lines, and the blank line that ends it. */
+export function eventFrame(type: string, id: string, lines: string): string {
+  return `id: ${id}\nevent: ${type}\n${lines}\n`;
 }
 
 /** An event's data as SSE `data:` lines, one per line of the data (each ends with a newline). */
@@ -41,18 +51,20 @@ export function dataLines(data: string): string {
     .join('');
 }
 
+/** The keepalive comment, the same bytes for every stream. */
+const KEEPALIVE = Buffer.from(': keepalive\n\n');
+
 interface WaitingFrame {
-  frame: string;
+  frame: string | Buffer;
   bytes: number;
   burst: boolean;
 }
 
 export class SseWriter {
-  private keepalive: NodeJS.Timeout | undefined;
   private closed = false;
   private inBurst = false;
   /** Frames the sink has not taken yet, in order. */
-  private waiting: WaitingFrame[] = [];
+  private waiting: WaitingFrame[] | undefined;
   private waitingLiveBytes = 0;
   /** From a write the sink refused until its 'drain'. */
   private blocked = false;
@@ -68,17 +80,21 @@ export class SseWriter {
     this.flush();
   };
 
+  /**
+   * @param sink where frames are written (a response's socket: see ClientStream.attach)
+   * @param closer what ends or cuts the output (the response); the sink itself by default
+   */
   constructor(
     private readonly sink: SseSink,
     private readonly options: SseWriterOptions,
+    private readonly closer: SseCloser = sink,
   ) {
     sink.on('drain', this.onDrain);
   }
 
-  /** The reconnection delay for the client, then keepalive comments until the end. */
+  /** The reconnection delay for the client; keepalives follow from `tick`. */
   start(retryMs: number): void {
     this.write(`retry: ${retryMs}\n\n`);
-    this.keepalive = setInterval(() => this.tick(), this.options.keepaliveMs);
   }
 
   /**
@@ -86,7 +102,12 @@ export class SseWriter {
    * false when the stream is closed (or was just dropped for being too slow).
    */
   event(type: string, id: string, lines: string): boolean {
-    return this.write(`id: ${id}\nevent: ${type}\n${lines}\n`);
+    return this.write(eventFrame(type, id, lines));
+  }
+
+  /** A whole frame, built once for every stream that sends the same bytes (see WorkEvent). */
+  frame(bytes: Buffer): boolean {
+    return this.write(bytes);
   }
 
   comment(text: string): boolean {
@@ -113,29 +134,27 @@ export class SseWriter {
    */
   end(): void {
     if (!this.stop()) return;
-    this.waiting = [];
-    this.sink.end();
+    this.waiting = undefined;
+    this.closer.end();
   }
 
   /** Cuts the connection (the client is gone or too slow). */
   destroy(): void {
     if (!this.stop()) return;
-    this.waiting = [];
-    this.sink.destroy();
+    this.waiting = undefined;
+    this.closer.destroy();
   }
 
   private stop(): boolean {
     if (this.closed) return false;
     this.closed = true;
-    clearInterval(this.keepalive);
-    this.keepalive = undefined;
     this.sink.off('drain', this.onDrain);
     return true;
   }
 
-  private write(frame: string): boolean {
+  private write(frame: string | Buffer): boolean {
     if (this.closed) return false;
-    const bytes = Buffer.byteLength(frame);
+    const bytes = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length;
     if (!this.inBurst) {
       const backlog = this.sink.writableLength;
       if (backlog <= this.options.maxBufferBytes) this.burstInSink = 0;
@@ -144,26 +163,25 @@ export class SseWriter {
         return false;
       }
     }
-    const entry = { frame, bytes, burst: this.inBurst };
-    if (this.blocked || this.waiting.length > 0) {
-      this.waiting.push(entry);
-      if (!entry.burst) this.waitingLiveBytes += bytes;
-    } else this.handOver(entry);
+    if (this.blocked || this.waiting?.length) {
+      (this.waiting ??= []).push({ frame, bytes, burst: this.inBurst });
+      if (!this.inBurst) this.waitingLiveBytes += bytes;
+    } else this.handOver(frame, bytes, this.inBurst);
     return true;
   }
 
   /** Hands waiting frames to the sink until it refuses one. */
   private flush(): void {
-    while (!this.closed && !this.blocked && this.waiting.length > 0) {
+    while (!this.closed && !this.blocked && this.waiting?.length) {
       const entry = this.waiting.shift()!;
       if (!entry.burst) this.waitingLiveBytes -= entry.bytes;
-      this.handOver(entry);
+      this.handOver(entry.frame, entry.bytes, entry.burst);
     }
   }
 
-  private handOver(entry: WaitingFrame): void {
-    if (entry.burst) this.burstInSink += entry.bytes;
-    if (!this.sink.write(entry.frame) && !this.blocked) {
+  private handOver(frame: string | Buffer, bytes: number, burst: boolean): void {
+    if (burst) this.burstInSink += bytes;
+    if (!this.sink.write(frame) && !this.blocked) {
       this.blocked = true;
       this.progressAt = Date.now();
       this.backlogSeen = this.sink.writableLength;
@@ -171,12 +189,13 @@ export class SseWriter {
   }
 
   /** Every keepalive interval: a comment when nothing waits; else the client must have taken something. */
-  private tick(): void {
+  tick(): void {
+    if (this.closed) return;
     const backlog = this.sink.writableLength;
     if (backlog < this.backlogSeen) this.progressAt = Date.now();
     this.backlogSeen = backlog;
-    if (!this.blocked && this.waiting.length === 0) {
-      this.comment('keepalive');
+    if (!this.blocked && !this.waiting?.length) {
+      this.write(KEEPALIVE);
     } else if (Date.now() - this.progressAt >= this.options.keepaliveMs) {
       this.overflow();
     }

@@ -1,7 +1,7 @@
 import { OrderState, isVisibleToRegisters } from '@pos/shared/domain/order-state';
 import { type CommandRecord, type OrderRecord, withFailureCount } from '@pos/shared/domain/records';
 import type { LocationEvent } from '@pos/shared/events/location-events';
-import { dataLines } from './sse-writer';
+import { dataLines, eventFrame } from './sse-writer';
 
 /** What a stream writes of an event: the record as JSON, and that JSON framed as `data:` lines. */
 export interface EventData {
@@ -9,6 +9,19 @@ export interface EventData {
   data: string;
   /** `data` framed as SSE `data:` lines, so that each stream only adds its id and the type. */
   dataLines: string;
+  /** The whole frame by id, built once for all the streams that send it with that id. */
+  frames?: Map<string, Buffer>;
+}
+
+/** The event's frame with this id for an audience: the same Buffer for every such stream at the same position. */
+export function frameOf(event: WorkEvent, id: string, audience: Audience = 'register'): Buffer {
+  const form = dataFor(event, audience);
+  let frame = form.frames?.get(id);
+  if (!frame) {
+    frame = Buffer.from(eventFrame(event.type, id, form.dataLines));
+    (form.frames ??= new Map()).set(id, frame);
+  }
+  return frame;
 }
 
 /** Who reads a stream: a register (the interface's records) or an operator (orders with their failure count). */

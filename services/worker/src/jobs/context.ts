@@ -3,6 +3,7 @@ import type { EventPublisher } from '@pos/shared/events/location-events';
 import type { OrderArchiveRepo } from '@pos/shared/store/archive';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
+import type { OrderCache } from './order-cache';
 
 /** What a job handler may touch. */
 export interface JobContext {
@@ -11,6 +12,8 @@ export interface JobContext {
   orders: OrdersRepo;
   /** Where finished orders go; read only when the hot collection misses. */
   archive: OrderArchiveRepo;
+  /** This worker's last reads and writes of orders (see OrderCache). */
+  orderCache: OrderCache;
   sessions: SessionsRepo;
   /** The location's failure threshold, as it is now (an admin may change it). */
   failureThreshold(locationId: string): Promise<number>;

@@ -1,14 +1,18 @@
-import { decide, needsFailureThreshold } from '@pos/shared/domain/order-state';
+import { Decision, decide, needsFailureThreshold } from '@pos/shared/domain/order-state';
 import { problems } from '@pos/shared/domain/problem';
+import type { OrderDoc } from '@pos/shared/domain/records';
 import { toOrderRecord } from '@pos/shared/domain/records';
 import type { JobOutcome, OrderActionJob } from '@pos/shared/queue/jobs';
 import { findOrder } from '@pos/shared/store/archive';
 import { raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
 import type { JobContext } from './context';
 
+type Apply = Extract<Decision, { type: 'apply' }>;
+
 /**
  * Applies one action to one order: read, decide with the state machine, write conditionally on
  * the version read. A re-run of a job that already wrote (worker crash) finds its id on the order.
+ * An order this worker has cached is tried first without a read: its write proves it current.
  * An order no longer in the hot collection is read from the archive and answered as before it
  * moved (200 unchanged, 409 naming its state); an archived order is never written.
  */
@@ -17,10 +21,16 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
   // admin's change holds from the next report on, and other jobs pay nothing for it.
   const thresholdRead = needsFailureThreshold(job.action) ? ctx.failureThreshold(job.scope.locationId) : undefined;
   thresholdRead?.catch(() => undefined); // awaited below, unless the order is missing
+  const cached = ctx.orderCache.get(job.scope, job.orderNumber);
+  if (cached) {
+    const outcome = await tryCached(ctx, job, cached, thresholdRead);
+    if (outcome) return outcome;
+  }
   for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
     const found = await findOrder(ctx, job.scope, job.orderNumber);
     if (!found) return { status: 400, problem: problems.orderNotFound() };
     const { order, archived } = found;
+    if (!archived) ctx.orderCache.set(order);
 
     if (order.appliedJobs.includes(ctx.jobId)) {
       // The write landed before a crash; the announcement may not have.
@@ -29,9 +39,8 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
       return { status: 200, body: toOrderRecord(order) };
     }
 
-    const threshold = await thresholdRead;
     const now = new Date();
-    const decision = decide(order, job.action, threshold, now);
+    const decision = decide(order, job.action, await thresholdRead, now);
     if (decision.type === 'unchanged') return { status: 200, body: toOrderRecord(order) };
     if (decision.type === 'conflict') return { status: 409, problem: problems.conflict(decision.detail) };
     // Only finished orders are archived, and the state machine changes nothing about them.
@@ -41,20 +50,39 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
       ctx.log.warn({ orderNumber: order.number, lateMs: Date.now() - job.deadline }, 'request gave up waiting; not applied');
       return { status: 503, problem: problems.unavailable('The request waited too long in the queue and was not applied; retry it') };
     }
-    ctx.checkpoint('before-apply');
-    const updated = await ctx.orders.applyChange(order, decision.change, ctx.jobId, now);
-    if (!updated) {
-      ctx.log.debug({ orderNumber: order.number, attempt }, 'order changed since read; deciding again');
-      await raceBackoff(attempt);
-      continue;
-    }
-    ctx.checkpoint('after-apply');
-    ctx.log.info(
-      { orderNumber: updated.number, from: order.state, to: updated.state, action: job.action.kind, version: updated.version },
-      'order transition applied',
-    );
-    await ctx.events.order(updated);
-    return { status: 200, body: toOrderRecord(updated) };
+    const outcome = await commit(ctx, job, order, decision, now);
+    if (outcome) return outcome;
+    ctx.log.debug({ orderNumber: order.number, attempt }, 'order changed since read; deciding again');
+    await raceBackoff(attempt);
   }
   return { status: 409, problem: problems.concurrentModification() };
+}
+
+/**
+ * The cached order, when deciding on it leads to a write that succeeds; undefined (and the
+ * order forgotten) in every other case, which the caller then decides on a fresh read.
+ */
+async function tryCached(ctx: JobContext, job: OrderActionJob, order: OrderDoc, thresholdRead: Promise<number> | undefined): Promise<JobOutcome | undefined> {
+  if (order.appliedJobs.includes(ctx.jobId)) return undefined;
+  const now = new Date();
+  const decision = decide(order, job.action, await thresholdRead, now);
+  if (decision.type !== 'apply' || (job.deadline !== undefined && Date.now() > job.deadline)) return undefined;
+  const outcome = await commit(ctx, job, order, decision, now);
+  if (!outcome) ctx.orderCache.forget(order);
+  return outcome;
+}
+
+/** The version-guarded write of a decided change, then its announcement; undefined when the version moved on. */
+async function commit(ctx: JobContext, job: OrderActionJob, order: OrderDoc, decision: Apply, now: Date): Promise<JobOutcome | undefined> {
+  ctx.checkpoint('before-apply');
+  const updated = await ctx.orders.applyChange(order, decision.change, ctx.jobId, now);
+  if (!updated) return undefined;
+  ctx.orderCache.set(updated);
+  ctx.checkpoint('after-apply');
+  ctx.log.info(
+    { orderNumber: updated.number, from: order.state, to: updated.state, action: job.action.kind, version: updated.version },
+    'order transition applied',
+  );
+  await ctx.events.order(updated);
+  return { status: 200, body: toOrderRecord(updated) };
 }

@@ -14,6 +14,9 @@ export async function closeSession(ctx: JobContext, job: SessionCloseJob): Promi
   if (await ctx.sessions.close(session._id, new Date())) {
     ctx.log.info({ sessionId: session._id, type: session.type }, 'session closed');
   }
+  // Before the close is answered (and on a re-run too): every API node drops the session from
+  // its cache, so no node accepts the key once the close has answered.
+  await ctx.events.sessionChanged(session._id);
   if (session.type === 'CUSTOMER') {
     for (const order of await ctx.orders.placedOfSession(session.locationId, session._id)) {
       const outcome = await applyOrderAction(ctx, {

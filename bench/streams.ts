@@ -25,11 +25,11 @@ const KEYS = 10;
 /** Streams open when the memory baseline is taken (the code paths warm, the node settled). */
 const BASELINE_STREAMS = 100;
 /**
- * Idle time before each memory reading: V8 gives back the heap pages that the burst of opening
- * left empty only once allocation has been quiet for a while (its memory reducer), and open
- * streams are long-lived, so the reading is of the settled process.
+ * Idle time before each memory reading (BENCH_SETTLE_MS): V8 gives back the heap pages that the
+ * burst of opening left empty only once allocation has been quiet for some 40 s (its memory
+ * reducer), and open streams are long-lived, so the reading is of the settled process.
  */
-const SETTLE_MS = 10_000;
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? (process.env.BENCH_QUICK === '1' ? 2_000 : 40_000));
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 export interface StreamsLevel {

@@ -1,3 +1,4 @@
+import { ParsedUrlQuery, parse } from 'node:querystring';
 import type { ParameterizedContext } from 'koa';
 import type { Logger } from '@pos/shared/log';
 import type { SessionDoc } from '@pos/shared/store/sessions';
@@ -18,8 +19,9 @@ export interface AppState {
   idempotencyId?: string;
   /**
    * Set by a handler whose response goes on after it returns (the event stream): the access line
-   * and the request's metrics are recorded when this settles. The handler returns at once, so
-   * that nothing of the request's middleware stays in memory for the stream's whole life.
+   * and the request's metrics are recorded when this resolves (it never rejects). The handler
+   * returns at once, so that nothing of the request's middleware stays in memory for the
+   * stream's whole life.
    */
   ending?: Promise<unknown>;
 }
@@ -29,4 +31,12 @@ export type AppContext = ParameterizedContext<AppState>;
 export function sessionOf(ctx: AppContext): SessionDoc {
   if (!ctx.state.session) throw new Error('route is missing its authentication middleware');
   return ctx.state.session;
+}
+
+/**
+ * The query string, parsed as Koa's `ctx.query` is but not cached on the request: an event
+ * stream's request lives as long as the stream, and so would the cache.
+ */
+export function queryOf(ctx: AppContext): ParsedUrlQuery {
+  return ctx.querystring === '' ? {} : parse(ctx.querystring);
 }

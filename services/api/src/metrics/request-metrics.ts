@@ -5,26 +5,30 @@ import type { ApiMetrics } from './api-metrics';
 /** The route label of requests no router matched (404s, 405s, Bull Board's own paths). */
 export const UNMATCHED_ROUTE = '(unmatched)';
 
+type Metrics = Pick<ApiMetrics, 'httpRequests' | 'httpDuration'>;
+
 /**
  * Counts and times every request by the route pattern @koa/router matched, never the raw URL,
  * so that label values stay as few as the routes. Sits outside the problem renderer to see
  * the status that was sent.
  */
-export function requestMetrics(metrics: Pick<ApiMetrics, 'httpRequests' | 'httpDuration'>) {
+export function requestMetrics(metrics: Metrics) {
   return async function requestMetricsMiddleware(ctx: AppContext, next: Next): Promise<void> {
-    const stop = metrics.httpDuration.startTimer();
+    // a start time rather than prom-client's timer: a stream would hold the timer's closure for its life
+    const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
-      const route = (ctx as AppContext & { _matchedRoute?: string | RegExp })._matchedRoute;
-      const labels = { method: ctx.method, route: typeof route === 'string' ? route : UNMATCHED_ROUTE, status: String(ctx.status) };
-      const record = () => {
-        stop(labels);
-        metrics.httpRequests.inc(labels);
-      };
-      // a stream is recorded when it ends (see AppState.ending)
-      if (ctx.state.ending) void ctx.state.ending.then(record, record);
-      else record();
+      // a stream is recorded when it ends (see AppState.ending; an unnamed arrow, see ClientStream's onClose)
+      if (ctx.state.ending) void ctx.state.ending.then(() => record(metrics, started, ctx));
+      else record(metrics, started, ctx);
     }
   };
+}
+
+function record(metrics: Metrics, started: bigint, ctx: AppContext): void {
+  const route = (ctx as AppContext & { _matchedRoute?: string | RegExp })._matchedRoute;
+  const labels = { method: ctx.method, route: typeof route === 'string' ? route : UNMATCHED_ROUTE, status: String(ctx.status) };
+  metrics.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+  metrics.httpRequests.inc(labels);
 }

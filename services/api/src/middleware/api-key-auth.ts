@@ -6,13 +6,13 @@ import { judgeSession, SESSION_NOT_VALID_BODY, UNAUTHORIZED_BODY } from '@pos/sh
 import { limitReached } from '@pos/shared/domain/problem';
 import type { SessionType } from '@pos/shared/store/sessions';
 import type { SessionLookup } from '../auth/session-lookup';
-import type { AppContext } from '../context';
+import { AppContext, queryOf } from '../context';
 
 /** The header when present (even empty), else the query parameter. */
 export function apiKeyOf(ctx: AppContext): string {
   const header = ctx.headers['api_key'];
   if (header !== undefined) return Array.isArray(header) ? (header[0] ?? '') : header;
-  const query = ctx.query['api_key'];
+  const query = queryOf(ctx)['api_key'];
   return (Array.isArray(query) ? query[0] : query) ?? '';
 }
 
@@ -68,7 +68,8 @@ export function requireSession(lookup: SessionLookup, type: SessionType) {
     }
     ctx.state.session = verdict.session;
     ctx.state.keyHash = keyHash;
-    ctx.state.log = ctx.state.log.child({ sessionId: verdict.session._id, locationId: verdict.session.locationId });
+    // The request's own logger takes the bindings (no second child: an event stream keeps it for its life).
+    ctx.state.log.setBindings({ sessionId: verdict.session._id, locationId: verdict.session.locationId });
     await next();
   };
 }

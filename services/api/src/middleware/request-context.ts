@@ -16,21 +16,26 @@ export function requestContext(log: Logger) {
     const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
     ctx.state.log = log.child({ requestId });
-    ctx.set('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
-      // ip: the peer, or with TRUST_PROXY the address the proxy in front reports
-      const line = { method: ctx.method, url: redactUrl(ctx.originalUrl), status: ctx.status, ms: 0, ip: ctx.ip };
-      const lineLog = ctx.state.log;
-      const write = () => {
-        line.ms = Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10;
-        if (line.status >= 500) lineLog.error(line, 'request');
-        else lineLog.info(line, 'request');
-      };
-      if (ctx.state.ending) void ctx.state.ending.then(write, write);
-      else write();
+      // set last, as the security headers are (see there); an event stream writes it with its head
+      if (!ctx.headerSent) ctx.set('X-Request-Id', requestId);
+      // ip: the peer, or with TRUST_PROXY the address the proxy in front reports (read now: a
+      // stream's socket may be gone when its line is written)
+      const ip = ctx.ip;
+      // A stream's line waits for its end, holding only the context (which Koa holds until the
+      // response ends anyway) in an unnamed arrow (see ClientStream's onClose).
+      if (ctx.state.ending) void ctx.state.ending.then(() => writeAccessLine(ctx, started, ip));
+      else writeAccessLine(ctx, started, ip);
     }
   };
+}
+
+function writeAccessLine(ctx: AppContext, started: bigint, ip: string): void {
+  const ms = Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10;
+  const line = { method: ctx.method, url: redactUrl(ctx.originalUrl), status: ctx.status, ms, ip };
+  if (line.status >= 500) ctx.state.log.error(line, 'request');
+  else ctx.state.log.info(line, 'request');
 }

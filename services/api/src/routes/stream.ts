@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { AppContext, AppState, sessionOf } from '../context';
+import { AppContext, AppState, queryOf, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
 import { ClientStream, StreamReader } from '../stream/client-stream';
@@ -15,7 +15,7 @@ import { createRouter } from './router';
  * stream waits for its end.
  */
 export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: StreamReader): Promise<void> {
-  const cursor = parseCursor(ctx.query, ctx.get('last-event-id'));
+  const cursor = parseCursor(queryOf(ctx), ctx.get('last-event-id'));
   if (ctx.method === 'HEAD') {
     // no body follows a HEAD: holding a stream open for it would only cost
     ctx.status = 200;
@@ -26,12 +26,13 @@ export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: Stream
     reader,
     cursor,
     res: ctx.res,
-    repos: { work: deps.work, orders: deps.orders, sessions: deps.sessions },
+    repos: deps,
     config: deps.config,
     clock: deps.hub.clock,
     metrics: deps.metrics,
     log: ctx.state.log,
-    onEnd: (ended) => deps.hub.remove(ended),
+    requestId: ctx.state.requestId,
+    onEnd: deps.hub.remove,
   });
   let replay: Replay;
   try {

@@ -4,11 +4,20 @@ import type { Config } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
 import type { SessionDoc } from '@pos/shared/store/sessions';
 import type { ApiMetrics } from '../metrics/api-metrics';
+import { SECURITY_HEADERS } from '../middleware/security-headers';
 import { Cursor, formatPosition, startPosition, StreamPosition } from './cursor';
 import { readReplay, readResync, Replay, ResyncNeeds, ResyncRead, StreamRepos, unseenBuffered } from './replay';
 import { SseWriter } from './sse-writer';
 import type { ClockedStream, StreamClock } from './stream-clock';
 import { Audience, frameOf, WorkEvent } from './work-event';
+
+/** The head of every stream, besides its X-Request-Id. */
+const STREAM_HEAD = {
+  ...SECURITY_HEADERS,
+  'Content-Type': 'text/event-stream',
+  'Cache-Control': 'no-store',
+  'X-Accel-Buffering': 'no',
+};
 
 /** The reconnection delay the stream suggests to clients (`retry:`), in milliseconds. */
 export const RETRY_MS = 1000;
@@ -57,6 +66,8 @@ export interface ClientStreamOptions {
   clock: StreamClock;
   metrics: Pick<ApiMetrics, 'eventsDelivered'>;
   log: Logger;
+  /** The request's id, which the head carries (X-Request-Id). */
+  requestId: string;
   /** Called once when the stream ends, for whatever reason. */
   onEnd(stream: ClientStream): void;
 }
@@ -94,7 +105,12 @@ export class ClientStream implements ClockedStream {
   private delivered = 0;
   readonly joinedAt = Date.now();
   private resolveDone!: (reason: EndReason) => void;
-  private readonly onClose = () => this.end('client-gone');
+  /**
+   * Callbacks a stream holds for its whole life are bound methods, not arrows: under tsx (how
+   * `npm run start:api` runs) a named arrow is given its name by a property definition, which
+   * costs each stream a few hundred bytes more per callback.
+   */
+  private readonly onClose = this.end.bind(this, 'client-gone');
 
   constructor(private readonly options: ClientStreamOptions) {
     const { reader } = options;
@@ -158,11 +174,8 @@ export class ClientStream implements ClockedStream {
     // The body ends with the connection (one stream per connection), so it needs no chunked
     // framing, and frames go to the socket itself: one write each, as a bare socket would.
     res.useChunkedEncodingByDefault = false;
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream',
-      'Cache-Control': 'no-store',
-      'X-Accel-Buffering': 'no',
-    });
+    // The whole head in one object, not kept by the response (the middleware set no headers before; see SECURITY_HEADERS)
+    res.writeHead(200, { ...STREAM_HEAD, 'X-Request-Id': this.options.requestId });
     res.flushHeaders();
     socket.setNoDelay(true);
     this.writer = new SseWriter(
@@ -170,7 +183,7 @@ export class ClientStream implements ClockedStream {
       {
         keepaliveMs: this.options.clock.keepaliveMs,
         maxBufferBytes: config.sseMaxBufferBytes,
-        onOverflow: () => this.end('slow-client'),
+        onOverflow: this.end.bind(this, 'slow-client'),
       },
       res,
     );

@@ -111,8 +111,8 @@ export class StreamHub {
     }
   }
 
-  /** Called by the stream when it ends; the last stream of a location drops the subscription. */
-  remove(stream: ClientStream): void {
+  /** Called by the stream when it ends; the last stream of a location drops the subscription. (One function for all streams.) */
+  readonly remove = (stream: ClientStream): void => {
     if (stream.sessionId !== undefined) {
       const own = this.ofSession.get(stream.sessionId);
       if (own?.delete(stream) && own.size === 0) this.ofSession.delete(stream.sessionId);
@@ -128,7 +128,7 @@ export class StreamHub {
       .catch((err: unknown) => this.options.log.warn({ err, channel: feed.channel }, 'could not unsubscribe'))
       .finally(() => this.unsubscribing.delete(done));
     this.unsubscribing.add(done);
-  }
+  };
 
   /** Shutdown: refuses new streams, ends the open ones and waits for the unsubscriptions. */
   async close(): Promise<void> {

@@ -73,12 +73,8 @@ export class SseWriter {
   /** When the client last took something: a drain, or a smaller backlog than last seen. */
   private progressAt = Date.now();
   private backlogSeen = 0;
-  private readonly onDrain = () => {
-    this.blocked = false;
-    this.burstInSink = 0;
-    this.progressAt = Date.now();
-    this.flush();
-  };
+  /** (Bound rather than an arrow: see ClientStream's note on per-stream memory.) */
+  private readonly onDrain = this.drained.bind(this);
 
   /**
    * @param sink where frames are written (a response's socket: see ClientStream.attach)
@@ -186,6 +182,13 @@ export class SseWriter {
       this.progressAt = Date.now();
       this.backlogSeen = this.sink.writableLength;
     }
+  }
+
+  private drained(): void {
+    this.blocked = false;
+    this.burstInSink = 0;
+    this.progressAt = Date.now();
+    this.flush();
   }
 
   /** Every keepalive interval: a comment when nothing waits; else the client must have taken something. */

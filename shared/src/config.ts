@@ -53,7 +53,7 @@ const envSchema = {
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
       default: 'info',
     },
-    FAULT_INJECT: { type: 'string', enum: ['', 'crash-before-apply', 'crash-after-apply', 'crash-mid-archive'], default: '' },
+    FAULT_INJECT: { type: 'string', enum: ['', 'crash-before-apply', 'crash-after-apply', 'crash-after-answer', 'crash-mid-archive'], default: '' },
   },
 } as const;
 
@@ -122,7 +122,7 @@ export interface Config {
   lifecycleIntervalMs: number;
   logLevel: string;
   /** Test-only: makes a worker die around its MongoDB write (or mid-archive), to prove jobs survive crashes. */
-  faultInject: '' | 'crash-before-apply' | 'crash-after-apply' | 'crash-mid-archive';
+  faultInject: '' | 'crash-before-apply' | 'crash-after-apply' | 'crash-after-answer' | 'crash-mid-archive';
 }
 
 export interface RateLimit {

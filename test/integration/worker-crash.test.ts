@@ -1,5 +1,11 @@
+import { Queue } from 'bullmq';
+import Redis from 'ioredis';
+import { loadConfig } from '@pos/shared/config';
+import { WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
 import { call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
+import { eventually } from '../support/sse-client';
 import { spawnRole, startStack } from '../support/stack';
 
 /**
@@ -42,6 +48,61 @@ describe.each(['crash-after-apply', 'crash-before-apply'] as const)('a worker ki
       expect(stored!.appliedJobs).toHaveLength(1);
     } finally {
       expect(await rescuer.stop()).toBe(0);
+    }
+  });
+});
+
+/**
+ * A worker killed after its answer went out but before BullMQ recorded the job as done: the job
+ * is run again once its lock lapses, by which time the order may have had more writes than it
+ * keeps applied job ids for (64). The re-run finds the answer it gave and changes nothing.
+ */
+describe('a worker killed after answering (crash-after-answer)', () => {
+  const LATER_REPORTS = 70;
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let db: Awaited<ReturnType<typeof openDb>>;
+
+  beforeAll(async () => {
+    stack = await startStack({ JOB_LOCK_DURATION: '1s' }, { worker: false });
+    db = await openDb(stack.env);
+  });
+  afterAll(async () => {
+    await db.close();
+    await stack.close();
+  });
+
+  it('the answered report counts once, though the order had 70 writes before the re-run', async () => {
+    const { location, key } = await registerAt(stack, 'Answered', 1000);
+    const order = await stack.admin.createOrder(location.id, sampleRows);
+    const report = () => call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, body: { reason: 'paper out' } });
+
+    const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-answer' });
+    expect((await report()).status).toBe(200);
+    expect(await doomed.exited).toBeNull(); // SIGKILL, its job still active in BullMQ
+    // A worker whose stalled-job checks are a minute apart takes the later reports: the killed
+    // worker's job is not run again meanwhile. Then one that checks every second finds it.
+    const busy = await spawnRole('worker', { ...stack.env, JOB_LOCK_DURATION: '60s' });
+    let rescuer: Awaited<ReturnType<typeof spawnRole>> | undefined;
+    try {
+      for (let i = 0; i < LATER_REPORTS; i++) expect((await report()).status).toBe(200);
+      rescuer = await spawnRole('worker', stack.env);
+      const connection = new Redis(stack.env.REDIS_URL!);
+      const queues = layoutPartitions(queueLayout(loadConfig(stack.env))).current.map((p) => new Queue(WORK_QUEUE, { connection, prefix: p.prefix }));
+      try {
+        await eventually(async () => {
+          const counts = await Promise.all(queues.map((q) => q.getJobCounts('active', 'wait', 'delayed')));
+          return counts.every((c) => Object.values(c).every((n) => n === 0));
+        }, "the killed worker's job run again", 30_000);
+      } finally {
+        await Promise.all(queues.map((q) => q.close()));
+        connection.disconnect();
+      }
+      expect(busy.output() + rescuer.output()).toContain('job run again after it had answered');
+      const stored = await db.order(location.id, order.number);
+      expect({ failures: stored!.failureCount, writes: stored!.version }).toEqual({ failures: LATER_REPORTS + 1, writes: LATER_REPORTS + 1 });
+    } finally {
+      expect(await busy.stop()).toBe(0);
+      if (rescuer) expect(await rescuer.stop()).toBe(0);
     }
   });
 });

@@ -18,6 +18,7 @@ import { OrdersRepo } from '@pos/shared/store/orders';
 import { SessionsRepo } from '@pos/shared/store/sessions';
 import { storeProblem } from '@pos/shared/store/store-errors';
 import { settleWithin } from '@pos/shared/util/deadline';
+import { AnsweredJobs, standingAnswer } from './jobs/answered-jobs';
 import type { JobContext } from './jobs/context';
 import { watchDrain } from './drain';
 import { startLifecycle } from './jobs/lifecycle';
@@ -41,6 +42,11 @@ function jobFields(job: Job<JobData>) {
 }
 
 const RUN_RETRY_DELAY_MS = 1_000;
+/**
+ * How long a job's answer is kept, in lock periods: a job whose worker died is run again once its
+ * lock has lapsed and the next stalled-job check (every lock period) has seen it.
+ */
+const ANSWER_KEPT_LOCK_PERIODS = 10;
 
 const labelOf = ({ partition }: PartitionQueue): string => partition.label;
 
@@ -63,7 +69,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const failureThreshold = async (locationId: string): Promise<number> =>
     (await locations.failureThreshold(locationId)) ?? config.failureThreshold;
 
-  const checkpoint = (point: 'before-apply' | 'after-apply' | 'mid-archive') => {
+  const answers = new AnsweredJobs(config.redisPrefix, ANSWER_KEPT_LOCK_PERIODS * config.jobLockDurationMs);
+  const checkpoint = (point: Parameters<JobContext['checkpoint']>[0]) => {
     if (config.faultInject !== `crash-${point}`) return;
     // Best effort: pino writes asynchronously, and SIGKILL may beat this line to the pipe.
     log.warn({ point }, 'FAULT_INJECT: killing this worker');
@@ -86,6 +93,12 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     // Nothing acts on data that breaks the queue contract; no retry would mend it.
     const fault = jobDataFault(job.name, job.data);
     if (fault) throw new UnrecoverableError(`malformed job data: ${fault}`);
+    const jobLog = log.child(jobFields(job));
+    // Run before: if that run answered, its answer stands (see AnsweredJobs); a 200's order is read again.
+    const answered = job.attemptsStarted > 1 ? await answers.recall(redis, job.id!) : undefined;
+    if (answered) jobLog.info({ status: answered.status }, 'job run again after it had answered; nothing is changed');
+    const standing = answered && standingAnswer(answered);
+    if (standing) return standing;
     // The job's events go out with its reply, after it (one round trip; see Outbox).
     const outbox = new Outbox();
     const ctx: JobContext = {
@@ -93,7 +106,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       events: new EventPublisher(outbox, config.redisPrefix),
       failureThreshold,
       jobId: job.id!,
-      log: log.child(jobFields(job)),
+      answered: answered !== undefined,
+      log: jobLog,
       checkpoint,
     };
     let outcome: JobOutcome;
@@ -107,7 +121,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       default:
         throw new Error(`unknown job ${job.name}`);
     }
-    await outbox.send(redis, replyOf(job, outcome));
+    await outbox.send(redis, answers.record(job.id!, outcome), replyOf(job, outcome));
+    checkpoint('after-answer');
     return outcome;
   };
 

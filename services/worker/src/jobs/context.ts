@@ -8,6 +8,8 @@ import type { OrderCache } from './order-cache';
 /** What a job handler may touch. */
 export interface JobContext {
   jobId: string;
+  /** This job ran before and answered 200 (see AnsweredJobs): it reports the order as it is now and changes nothing. */
+  answered: boolean;
   log: Logger;
   orders: OrdersRepo;
   /** Where finished orders go; read only when the hot collection misses. */
@@ -18,6 +20,6 @@ export interface JobContext {
   /** The location's failure threshold, as it is now (an admin may change it). */
   failureThreshold(locationId: string): Promise<number>;
   events: EventPublisher;
-  /** Test-only crash points around the MongoDB write (FAULT_INJECT). */
-  checkpoint(point: 'before-apply' | 'after-apply' | 'mid-archive'): void;
+  /** Test-only crash points around the MongoDB write and the answer (FAULT_INJECT). */
+  checkpoint(point: 'before-apply' | 'after-apply' | 'after-answer' | 'mid-archive'): void;
 }

@@ -21,7 +21,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
   // admin's change holds from the next report on, and other jobs pay nothing for it.
   const thresholdRead = needsFailureThreshold(job.action) ? ctx.failureThreshold(job.scope.locationId) : undefined;
   thresholdRead?.catch(() => undefined); // awaited below, unless the order is missing
-  const cached = ctx.orderCache.get(job.scope, job.orderNumber);
+  const cached = ctx.answered ? undefined : ctx.orderCache.get(job.scope, job.orderNumber);
   if (cached) {
     const outcome = await tryCached(ctx, job, cached, thresholdRead);
     if (outcome) return outcome;
@@ -32,7 +32,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     const { order, archived } = found;
     if (!archived) ctx.orderCache.set(order);
 
-    if (order.appliedJobs.includes(ctx.jobId)) {
+    if (ctx.answered || order.appliedJobs.includes(ctx.jobId)) {
       // The write landed before a crash; the announcement may not have.
       ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
       await ctx.events.order(order);

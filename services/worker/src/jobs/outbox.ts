@@ -1,4 +1,5 @@
 import { isCluster, publish, RedisClient } from '@pos/shared/redis';
+import type { AnswerRecord } from './answered-jobs';
 
 /**
  * The messages a job publishes (location events, session changes), held until the job is done and
@@ -16,20 +17,23 @@ export class Outbox {
   }
 
   /**
-   * Sends what the job published, then `last` (its reply) when given: one pipeline on one Redis.
-   * On a cluster each is an SPUBLISH to its own channel's shard, in order (a pipeline may not
-   * span slots).
+   * Sends what the job published, then the record of its answer, then its reply (when a node
+   * waits for one): one pipeline on one Redis. The record goes before the reply, so that a reply
+   * sent is a reply recorded (see AnsweredJobs). On a cluster each is its own command, in order
+   * (a pipeline may not span slots; a message is an SPUBLISH to its channel's shard).
    */
-  async send(redis: RedisClient, last?: [channel: string, message: string]): Promise<void> {
-    const all = last ? [...this.messages, last] : this.messages;
-    this.messages.length = 0;
-    if (all.length === 0) return;
-    if (all.length === 1 || isCluster(redis)) {
-      for (const [channel, message] of all) await publish(redis, channel, message);
+  async send(redis: RedisClient, [key, value, ttlMs]: AnswerRecord, reply?: [channel: string, message: string]): Promise<void> {
+    const messages = this.messages.splice(0);
+    if (isCluster(redis)) {
+      for (const [channel, message] of messages) await publish(redis, channel, message);
+      await redis.set(key, value, 'PX', ttlMs);
+      if (reply) await publish(redis, ...reply);
       return;
     }
     const pipeline = redis.pipeline();
-    for (const [channel, message] of all) pipeline.publish(channel, message);
+    for (const [channel, message] of messages) pipeline.publish(channel, message);
+    pipeline.set(key, value, 'PX', ttlMs);
+    if (reply) pipeline.publish(...reply);
     for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
   }
 }

@@ -121,11 +121,6 @@ export class SessionLookup {
     return { keyHash, session };
   }
 
-  /** Sessions cached now (for tests and metrics). */
-  get cachedCount(): number {
-    return this.cached?.size ?? 0;
-  }
-
   /**
    * Takes a place for one rejection in its delay; the returned function gives it back (once).
    * Undefined when the node already delays `maxRejections` rejections.

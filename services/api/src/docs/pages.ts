@@ -5,7 +5,8 @@
  */
 import type { ServiceInfo } from '../service-info';
 
-const escapeHtml = (text: string): string =>
+/** Text for HTML content or a quoted attribute value. */
+export const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 
 /** Starts Swagger UI on the document named by the page; no online validator, no "try it out" by default. */

@@ -102,7 +102,12 @@ export class JobClient {
    * job that failed for good is queued again: whatever it wrote, its id on the order tells.
    */
   private async queueOrFollow(queue: Queue, jobId: string, payload: JobPayload, requestId: string): Promise<void> {
-    const existing = await withDeadline(Job.fromId(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
+    const existing = await withDeadline(Job.fromId<unknown, JobOutcome>(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
+    if (existing?.finishedOn && existing.returnvalue) {
+      this.log.info({ requestId, jobId }, 'retry of a finished request: answering with its outcome');
+      this.settle(jobId, existing.returnvalue);
+      return;
+    }
     if (existing && !(existing.finishedOn && existing.failedReason)) {
       this.log.info({ requestId, jobId }, 'retry of a queued request: following its job');
       await this.follow(jobId);

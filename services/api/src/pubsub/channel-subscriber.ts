@@ -264,7 +264,9 @@ export class ChannelSubscriber extends EventEmitter {
       const node = this.nodes.nodeOf(channel);
       if (node === undefined) throw new Error(`no Redis node serves ${channel}`);
       entry.node = node;
-      byNode.set(node, [...(byNode.get(node) ?? []), channel]);
+      const onNode = byNode.get(node);
+      if (onNode) onNode.push(channel);
+      else byNode.set(node, [channel]);
     }
     this.dropIdleConnections();
     await Promise.all(

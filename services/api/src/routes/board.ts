@@ -5,6 +5,7 @@ import { send } from '@koa/send';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
+import { escapeHtml } from '../docs/pages';
 import { createRouter } from './router';
 
 export const BOARD_PATH = '/board';
@@ -36,8 +37,6 @@ const NOT_BUILT = `<!doctype html>
 </html>
 `;
 
-const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-
 /**
  * The live location board (web/board), as static files: the page at /board, its hashed assets
  * under /board/assets. It needs no token to load: it signs in with a key or the admin token
@@ -49,7 +48,7 @@ export function boardRoutes(deps: Pick<ApiDeps, 'config'>, dist = BOARD_DIST): R
 
   // (the router is not strict: `/board/` is served too)
   router.get(BOARD_PATH, async (ctx: AppContext) => {
-    ctx.set({ 'Content-Security-Policy': BOARD_CSP, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' });
+    ctx.set({ 'Content-Security-Policy': BOARD_CSP, 'Referrer-Policy': 'no-referrer' });
     // read each time (a few hundred bytes): a rebuild's new asset names show without a restart
     let page: string;
     try {
@@ -58,22 +57,18 @@ export function boardRoutes(deps: Pick<ApiDeps, 'config'>, dist = BOARD_DIST): R
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       ctx.state.log.warn({ dist }, 'board requested but not built');
       ctx.status = 503;
-      ctx.set('Cache-Control', 'no-store');
       ctx.type = 'text/html; charset=utf-8';
       ctx.body = NOT_BUILT;
       return;
     }
     ctx.set('Cache-Control', 'no-cache');
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page.replace(/(<meta name="pos-base-path" content=")[^"]*(")/, `$1${escapeAttribute(deps.config.basePath)}$2`);
+    ctx.body = page.replace(/(<meta name="pos-base-path" content=")[^"]*(")/, `$1${escapeHtml(deps.config.basePath)}$2`);
   });
 
   router.get(`${BOARD_PATH}/assets/:file`, async (ctx: AppContext) => {
     const file = String(ctx.params.file);
     if (!ASSET_NAME.test(file)) throw new ProblemError(problems.notFound(`No route for ${ctx.method} ${ctx.path}`));
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    // send() sets its own caching only where none is set yet, and every answer starts as no-store
-    ctx.remove('Cache-Control');
     try {
       // names carry their content's hash: cached for good
       await send(ctx, file, { root: path.join(dist, 'assets'), immutable: true, maxage: YEAR_MS, index: false, hidden: false });

@@ -166,11 +166,11 @@ export class StreamHub {
     }
     this.options.metrics.eventsReceived.inc({ type: event.type });
     if (event.type === 'session-closed') {
-      for (const stream of [...feed.streams]) if (stream.sessionId === event.sessionId) stream.end('session-closed');
+      for (const stream of [...(this.ofSession.get(event.sessionId) ?? [])]) stream.end('session-closed');
       return;
     }
     if (event.type === 'key-rotated') {
-      for (const stream of feed.streams) if (stream.sessionId === event.sessionId) stream.keyRotated();
+      for (const stream of this.ofSession.get(event.sessionId) ?? []) stream.keyRotated();
       return;
     }
     const work = workEventOf(event);

@@ -35,20 +35,25 @@ export interface WorkEvent extends EventData {
   state?: OrderState;
   /** The order's version (its write count) when known: a later state has a higher one. */
   version?: number;
+  /** An order with its failure count: what the operator's form is made of. */
+  counted?: { record: OrderRecord; failureCount: number };
   /**
-   * The operator's form: an order with its `failureCount`, a command as it is. Streams still tell
-   * two states of an order apart by `data`: the count never changes without a timestamp changing.
+   * The operator's form of a counted order (with its `failureCount`), made when an operator's
+   * stream first sends it: most events reach register streams only. Streams still tell two
+   * states of an order apart by `data`: the count never changes without a timestamp changing.
    */
-  operator: EventData;
+  operator?: EventData;
 }
 
 function framed(data: string): EventData {
   return { data, dataLines: dataLines(data) };
 }
 
-/** The data an audience gets of an event. */
+/** The data an audience gets of an event: a command, or an order without its count, is the same for both. */
 export function dataFor(event: WorkEvent, audience: Audience): EventData {
-  return audience === 'operator' ? event.operator : event;
+  const { counted } = event;
+  if (audience === 'register' || !counted) return event;
+  return (event.operator ??= framed(JSON.stringify(withFailureCount(counted.record, counted.failureCount))));
 }
 
 /** What a stream knows of an order beyond its record: from the stored order, or the pub/sub message. */
@@ -62,16 +67,14 @@ export interface OrderFacts {
  * the register's.
  */
 export function orderEvent(record: OrderRecord, { failureCount, version }: OrderFacts = {}): WorkEvent {
-  const register = framed(JSON.stringify(record));
-  const operator = failureCount === undefined ? register : framed(JSON.stringify(withFailureCount(record, failureCount)));
-  const event: WorkEvent = { type: 'order', number: record.number, state: record.state, ...register, operator };
+  const event: WorkEvent = { type: 'order', number: record.number, state: record.state, ...framed(JSON.stringify(record)) };
+  if (failureCount !== undefined) event.counted = { record, failureCount };
   if (version !== undefined) event.version = version;
   return event;
 }
 
 export function commandEvent(record: CommandRecord): WorkEvent {
-  const register = framed(JSON.stringify(record));
-  return { type: 'command', number: record.number, ...register, operator: register };
+  return { type: 'command', number: record.number, ...framed(JSON.stringify(record)) };
 }
 
 /** A pub/sub message, or undefined when it is unreadable. */

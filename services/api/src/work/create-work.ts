@@ -3,7 +3,7 @@ import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { CommandDoc, OrderDoc, OrderRow } from '@pos/shared/domain/records';
 import type { Logger } from '@pos/shared/log';
 import type { RowInput } from '@pos/shared/schemas/requests';
-import { DUPLICATE_KEY } from '@pos/shared/store/store-errors';
+import { isDuplicateKey } from '@pos/shared/store/store-errors';
 import type { ApiDeps } from '../deps';
 
 type WorkDeps = Pick<ApiDeps, 'locations' | 'orders' | 'commands' | 'events' | 'config' | 'metrics'>;
@@ -63,7 +63,7 @@ async function insertNumbered<T>(
     try {
       return await insert(number);
     } catch (err) {
-      if ((err as { code?: unknown }).code !== DUPLICATE_KEY) throw err;
+      if (!isDuplicateKey(err)) throw err;
       const created = idempotencyId === undefined ? null : await createdBy(idempotencyId);
       if (created) return created;
       if (attempt >= NUMBER_DRAWS) throw err;

@@ -1,7 +1,8 @@
 import Ajv from 'ajv';
 
 /** Durations are written `500ms`, `15s`, `10m`, `12h`, `90d`; a bare number is milliseconds. */
-const DURATION = '^[0-9]+(ms|s|m|h|d)?$';
+const DURATION_PATTERN = /^([0-9]+)(ms|s|m|h|d)?$/;
+const DURATION = DURATION_PATTERN.source;
 /** Switches are written `1` / `0` (or `true` / `false`). */
 const FLAG = { type: 'string', enum: ['0', '1', 'true', 'false'], default: '0' } as const;
 
@@ -17,7 +18,7 @@ const envSchema = {
     MONGO_DB: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', default: 'pos' },
     MONGO_WRITE_CONCERN: { type: 'string', pattern: '^(majority|[1-9][0-9]*)$', default: 'majority' },
     REDIS_URL: { type: 'string', minLength: 1 },
-    REDIS_CLUSTER: { type: 'string', enum: ['0', '1', 'false', 'true'], default: '0' },
+    REDIS_CLUSTER: FLAG,
     REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', default: 'pos' },
     QUEUE_PARTITIONS: { type: 'integer', minimum: 1, maximum: 1024 },
     QUEUE_DRAIN_PARTITIONS: { type: 'integer', minimum: 1, maximum: 1024 },
@@ -149,7 +150,7 @@ export const CLUSTER_QUEUE_PARTITIONS = 6;
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 export function parseDuration(text: string): number {
-  const match = /^([0-9]+)(ms|s|m|h|d)?$/.exec(text);
+  const match = DURATION_PATTERN.exec(text);
   if (!match) throw new Error(`not a duration: ${text}`);
   return Number(match[1]) * UNIT_MS[match[2] ?? 'ms']!;
 }
@@ -175,7 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (v.ADMIN_PORT !== undefined && v.ADMIN_PORT !== 0 && v.ADMIN_PORT === v.PORT) {
     throw new ConfigError('invalid configuration: ADMIN_PORT must differ from PORT');
   }
-  const redisCluster = v.REDIS_CLUSTER === '1' || v.REDIS_CLUSTER === 'true';
+  const redisCluster = isOn(v.REDIS_CLUSTER as string);
   const writeConcern = v.MONGO_WRITE_CONCERN as string;
   // A scheduler firing every few milliseconds would only spin; a second is the finest useful pace.
   if (parseDuration(v.LIFECYCLE_INTERVAL as string) < 1000) throw new ConfigError('invalid configuration: LIFECYCLE_INTERVAL must be at least 1s');

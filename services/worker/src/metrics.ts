@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { mongoCommandsCounter } from '@pos/shared/metrics/mongo-commands';
 
 export interface WorkerMetrics {
   registry: Registry;
@@ -16,15 +17,7 @@ export interface WorkerMetrics {
 export function createWorkerMetrics(mongoCommands: () => number): WorkerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  new Counter({
-    name: 'pos_mongo_commands_total',
-    help: 'MongoDB commands (round trips) this process has sent',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(mongoCommands());
-    },
-  });
+  mongoCommandsCounter(registry, mongoCommands);
   const jobsProcessed = new Counter({
     name: 'pos_jobs_processed_total',
     help: 'Jobs this worker finished, by job name and outcome status',

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { OrderState } from '../domain/order-state';
-import { TITLES, type ProblemBody } from '../domain/problem';
+import { PROBLEM_KINDS, type ProblemBody } from '../domain/problem';
 import type { CommandRecord, OrderRecord, WorkRecord } from '../domain/records';
 import { pause } from '../util/pause';
 import { parseJson, problemOf, REQUEST_TIMEOUT_MS } from './json-http';
@@ -118,7 +118,7 @@ function retryableWait(err: unknown): { afterMs?: number } | undefined {
   if (err instanceof RegisterProblemError) {
     const { status, title } = err.problem;
     // 409 here means "your first attempt is still being processed", not a state conflict.
-    if (status === 503 || status === 429 || (status === 409 && title === TITLES.idempotencyKeyOutstanding)) return { afterMs: err.retryAfterMs };
+    if (status === 503 || status === 429 || (status === 409 && title === PROBLEM_KINDS.idempotencyKeyOutstanding.title)) return { afterMs: err.retryAfterMs };
     return undefined;
   }
   if (err instanceof RegisterApiError) return err.status >= 500 ? {} : undefined;

@@ -27,10 +27,6 @@ export const PROBLEM_KINDS = {
 
 export type ProblemKind = keyof typeof PROBLEM_KINDS;
 
-export const TITLES = Object.fromEntries(Object.entries(PROBLEM_KINDS).map(([kind, { title }]) => [kind, title])) as {
-  readonly [K in ProblemKind]: (typeof PROBLEM_KINDS)[K]['title'];
-};
-
 export type { ProblemBody };
 
 /** A problem without its request: what domain code and workers produce. */

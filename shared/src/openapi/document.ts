@@ -50,8 +50,11 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
   store: () => ({ problems: [ex.storeUnreachable, ex.constraint, ex.database] }),
   /** It waits for a worker: past JOB_TIMEOUT, a 503. */
   queued: () => ({ problems: [ex.jobTimeout] }),
-  /** A paged list: `limit` and `after` out of their range. */
-  paged: () => ({ problems: [schemaProblem('maximum', {}, '/limit', `must be <= ${LIMITS.pageMax}`), schemaProblem('type', {}, '/after', 'must be integer')] }),
+  /** A paged list: `limit` and `after` out of their range; the next page's `Link`. */
+  paged: () => ({
+    problems: [schemaProblem('maximum', {}, '/limit', `must be <= ${LIMITS.pageMax}`), schemaProblem('type', {}, '/after', 'must be integer')],
+    headers: { ok: ['Link'] },
+  }),
   /** A write: safe to retry under an `Idempotency-Key` (the API's middleware/idempotency.ts). */
   idempotent: () => ({
     parameters: [

@@ -7,7 +7,7 @@
 import type { Db } from 'mongodb';
 import type { OrderDoc } from '../domain/records';
 import { collections, recordId } from './mongo';
-import type { OrderScope, OrdersRepo } from './orders';
+import { atVersions, type OrderScope, type OrdersRepo } from './orders';
 import { isDuplicateKey } from './store-errors';
 
 export interface ArchivedOrderDoc extends OrderDoc {
@@ -79,12 +79,12 @@ export class OrderArchiveRepo {
 
   /**
    * Removes copies whose hot original changed after they were made (a cart edited while it was
-   * being moved): each only if it is still the version copied.
+   * being moved): each only if it is still the version copied. One command.
    */
   async dropCopies(copies: Pick<OrderDoc, '_id' | 'version'>[]): Promise<number> {
-    let dropped = 0;
-    for (const { _id, version } of copies) dropped += (await this.c.deleteOne({ _id, version })).deletedCount;
-    return dropped;
+    if (copies.length === 0) return 0;
+    const { deletedCount } = await this.c.deleteMany(atVersions(copies));
+    return deletedCount;
   }
 
   /** Removes up to `limit` orders past their retention; served by the TTL index on `purgeAt`. */

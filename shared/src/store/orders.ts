@@ -26,6 +26,23 @@ const APPLIED_JOBS_KEPT = 64;
 
 /** An order as read for display: everything but the applied job ids (only the worker needs them). */
 export type ListedOrder = Omit<OrderDoc, 'appliedJobs'>;
+
+type VersionClause = { _id: { $in: string[] }; version: number };
+
+/**
+ * A filter matching each of `docs` only while it is at the version given: grouped by version, a
+ * few `_id $in` clauses rather than one clause per document.
+ */
+export function atVersions(docs: Pick<OrderDoc, '_id' | 'version'>[]): VersionClause | { $or: VersionClause[] } {
+  const byVersion = new Map<number, string[]>();
+  for (const { _id, version } of docs) {
+    const ids = byVersion.get(version);
+    if (ids) ids.push(_id);
+    else byVersion.set(version, [_id]);
+  }
+  const clauses = [...byVersion].map(([version, ids]) => ({ _id: { $in: ids }, version }));
+  return clauses.length === 1 ? clauses[0]! : { $or: clauses };
+}
 const WITHOUT_JOBS = { projection: { appliedJobs: 0 } } as const;
 
 export interface OrderScope {
@@ -77,11 +94,6 @@ export class OrdersRepo {
     const filter: Record<string, unknown> = { _id: recordId(scope.locationId, number), locationId: asString(scope.locationId, 'locationId'), number };
     if (scope.sessionId !== undefined) filter.sessionId = asString(scope.sessionId, 'sessionId');
     return this.c.findOne(filter);
-  }
-
-  /** PLACED orders numbered above `after`, ascending: the work a register sees. */
-  listPlaced(locationId: string, after = 0): Promise<ListedOrder[]> {
-    return this.listByState(locationId, 'PLACED', after);
   }
 
   /** Orders in a state numbered above `after`, ascending, at most `limit`: one range of the `{locationId, state, number}` index. */
@@ -146,10 +158,7 @@ export class OrdersRepo {
    */
   async removeIfUnchanged(orders: Pick<OrderDoc, '_id' | 'version'>[]): Promise<number> {
     if (orders.length === 0) return 0;
-    const byVersion = new Map<number, string[]>();
-    for (const { _id, version } of orders) byVersion.set(version, [...(byVersion.get(version) ?? []), _id]);
-    const clauses = [...byVersion].map(([version, ids]) => ({ _id: { $in: ids }, version }));
-    const { deletedCount } = await this.c.deleteMany(clauses.length === 1 ? clauses[0]! : { $or: clauses });
+    const { deletedCount } = await this.c.deleteMany(atVersions(orders));
     return deletedCount;
   }
 

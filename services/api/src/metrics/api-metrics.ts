@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { mongoCommandsCounter } from '@pos/shared/metrics/mongo-commands';
 import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import { withDeadline } from '@pos/shared/util/deadline';
 
@@ -139,20 +140,4 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       registers: [registry],
     }),
   };
-}
-
-/**
- * `pos_mongo_commands_total`: MongoDB commands (round trips) this process has sent, read from
- * the store's count at scrape time. The worker serves the same metric (METRICS_PORT).
- */
-export function mongoCommandsCounter(registry: Registry, count: () => number): Counter {
-  return new Counter({
-    name: 'pos_mongo_commands_total',
-    help: 'MongoDB commands (round trips) this process has sent',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(count());
-    },
-  });
 }

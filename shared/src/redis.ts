@@ -124,6 +124,25 @@ async function pingMasters(redis: Cluster, ms: number): Promise<void> {  const m
   );
 }
 
+/** Resolves when the connection is up (at once if it is); rejects if it ends, or after `ms`. */
+export function whenReady(connection: RedisClient, ms?: number): Promise<void> {
+  if (connection.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const settle = (error?: Error) => {
+      clearTimeout(timer);
+      connection.off('ready', onReady);
+      connection.off('end', onEnd);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onReady = () => settle();
+    const onEnd = () => settle(new Error('the Redis connection was closed'));
+    const timer = ms === undefined ? undefined : setTimeout(() => settle(new Error(`Redis did not connect in ${ms} ms`)), ms);
+    connection.on('ready', onReady);
+    connection.on('end', onEnd);
+  });
+}
+
 /** QUIT when the connection is up (bounded), else drop it: QUIT would wait for a reconnect. */
 export async function closeRedis(redis: RedisClient, ms = 1_000): Promise<void> {
   if (redis.status !== 'ready') {

@@ -1,5 +1,8 @@
+import { Queue } from 'bullmq';
 import type { Logger } from '@pos/shared/log';
-import type { PartitionQueue } from '@pos/shared/queue/work-queue';
+import { WORK_QUEUE } from '@pos/shared/queue/jobs';
+import type { Partition } from '@pos/shared/queue/partitions';
+import type { RedisClient } from '@pos/shared/redis';
 
 const DRAIN_CHECK_MS = 5_000;
 const LIVE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'] as const;
@@ -11,8 +14,14 @@ const LIVE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chi
  * `drained partitions are empty` whenever they become empty, the cue to drop the setting once
  * every API node adds to the new layout.
  */
-export async function watchDrain(draining: PartitionQueue[], log: Logger): Promise<{ stop(): void }> {
-  const partitions = draining.map(({ partition }) => partition.label);
+export async function watchDrain(drained: Partition[], connection: RedisClient, log: Logger): Promise<{ stop(): Promise<void> }> {
+  const partitions = drained.map((partition) => partition.label);
+  // (read only: the worker consumes them through its own Workers)
+  const draining = drained.map((partition) => {
+    const queue = new Queue(WORK_QUEUE, { connection, prefix: partition.prefix });
+    queue.on('error', (err: Error) => log.warn({ err: err.message, partition: partition.label }, 'drained queue connection error'));
+    return { partition, queue };
+  });
   for (const { queue, partition } of draining) {
     for (const scheduler of await queue.getJobSchedulers()) {
       await queue.removeJobScheduler(scheduler.key);
@@ -38,9 +47,10 @@ export async function watchDrain(draining: PartitionQueue[], log: Logger): Promi
   log.info({ partitions }, 'draining the partitions of an earlier layout');
   await check();
   return {
-    stop() {
+    async stop() {
       stopped = true;
       clearTimeout(timer);
+      await Promise.all(draining.map(({ queue }) => queue.close()));
     },
   };
 }

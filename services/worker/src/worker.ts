@@ -8,7 +8,7 @@ import type { Logger } from '@pos/shared/log';
 import { jobDataFault } from '@pos/shared/queue/job-schemas';
 import { isReplyChannel, JOB, JobOutcome, JobReply, OrderActionJob, SessionCloseJob, WORK_QUEUE } from '@pos/shared/queue/jobs';
 import type { Partition } from '@pos/shared/queue/partitions';
-import { PartitionQueue, queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
+import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
 import { closeRedis, createRedis, publish, redisTarget } from '@pos/shared/redis';
 import { OrderArchiveRepo } from '@pos/shared/store/archive';
 import { CommandsRepo } from '@pos/shared/store/commands';
@@ -48,7 +48,6 @@ const RUN_RETRY_DELAY_MS = 1_000;
  */
 const ANSWER_KEPT_LOCK_PERIODS = 10;
 
-const labelOf = ({ partition }: PartitionQueue): string => partition.label;
 
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
   const { mongoUrl } = requireUrls(config);
@@ -160,25 +159,24 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     return worker;
   };
 
-  // The queues themselves: draining ones lose their job schedulers (the current layout's first
-  // partition carries them) and are watched until empty.
-  const queues = new WorkQueues(redis, queueLayout(config), log);
-  const workers = [...queues.current, ...queues.draining].map(({ partition }) => consume(partition));
-  const drain = queues.draining.length > 0 ? await watchDrain(queues.draining, log) : undefined;
+  // Draining partitions are consumed too, and watched until empty (see watchDrain).
+  const { current, draining } = layoutPartitions(queueLayout(config));
+  const workers = [...current, ...draining].map(consume);
+  const drain = draining.length > 0 ? await watchDrain(draining, redis, log) : undefined;
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   const listener = config.metricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.metricsPort, config.host);
   const lifecycle = await startLifecycle({
     config,
     log,
-    target,
     redis,
+    workerConnection,
     deps: { orders: repos.orders, archive: repos.archive, commands: new CommandsRepo(store.db), checkpoint },
   });
   log.info(
     {
       queue: WORK_QUEUE,
-      partitions: queues.current.length,
-      ...(queues.draining.length > 0 ? { draining: queues.draining.map(labelOf) } : {}),
+      partitions: current.length,
+      ...(draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {}),
       concurrency: config.workerConcurrency,
       metricsPort: listener?.port,
     },
@@ -188,12 +186,12 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   return {
     async close() {
       listener?.server.close();
-      drain?.stop();
+      const drainStopped = drain?.stop();
       await Promise.all([
         settleWithin(Promise.all(workers.map((worker) => worker.close())), config.shutdownGraceMs, log, 'finishing the active jobs'),
         lifecycle.close(),
       ]);
-      await settleWithin(queues.close(), 2_000, log, 'closing the work queues');
+      if (drainStopped) await settleWithin(drainStopped, 2_000, log, 'closing the drained queues');
       await Promise.all([closeRedis(redis), closeRedis(workerConnection)]);
       await store.close();
       log.info('worker stopped');

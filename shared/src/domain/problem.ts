@@ -13,10 +13,12 @@ export const PROBLEM_KINDS = {
   constraint: { status: 400, title: 'Constraint violation' },
   database: { status: 400, title: 'Something went wrong during database operation.' },
   unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
   notFound: { status: 404, title: 'Not found' },
   methodNotAllowed: { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
   payloadTooLarge: { status: 413, title: 'Payload too large' },
+  unsupportedMediaType: { status: 415, title: 'Unsupported media type' },
   // The titles of the IETF draft "The Idempotency-Key HTTP Header Field".
   idempotencyKeyReused: { status: 422, title: 'Idempotency-Key is already used' },
   idempotencyKeyOutstanding: { status: 409, title: 'A request is outstanding for this Idempotency-Key' },

@@ -91,34 +91,27 @@ export function registerLifecycleMetrics(registry: Registry, sources: LifecycleM
       if (last) for (const name of LIFECYCLE_COUNTS) this.set({ action: ACTION[name] }, last[name]);
     },
   });
-  new Gauge({
-    name: 'pos_lifecycle_last_run_duration_seconds',
-    help: 'Duration of the last lifecycle run',
-    registers,
-    async collect() {
-      this.reset();
-      const last = (await stats())?.last;
-      if (last) this.set(last.durationMs / 1000);
-    },
-  });
-  new Gauge({
-    name: 'pos_lifecycle_last_run_timestamp_seconds',
-    help: 'When the last lifecycle run finished (Unix time); alert when it falls far behind',
-    registers,
-    async collect() {
-      this.reset();
-      const last = (await stats())?.last;
-      if (last) this.set(last.finishedAt / 1000);
-    },
-  });
-  new Gauge({
-    name: 'pos_lifecycle_last_run_complete',
-    help: '1 when the last lifecycle run finished everything due, 0 when it stopped at its time budget with a backlog',
-    registers,
-    async collect() {
-      this.reset();
-      const last = (await stats())?.last;
-      if (last) this.set(last.complete ? 1 : 0);
-    },
-  });
+  /** A figure of the last run, when there is one. */
+  const lastRunGauge = (name: string, help: string, value: (last: NonNullable<LifecycleStats['last']>) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      async collect() {
+        this.reset();
+        const last = (await stats())?.last;
+        if (last) this.set(value(last));
+      },
+    });
+  lastRunGauge('pos_lifecycle_last_run_duration_seconds', 'Duration of the last lifecycle run', (last) => last.durationMs / 1000);
+  lastRunGauge(
+    'pos_lifecycle_last_run_timestamp_seconds',
+    'When the last lifecycle run finished (Unix time); alert when it falls far behind',
+    (last) => last.finishedAt / 1000,
+  );
+  lastRunGauge(
+    'pos_lifecycle_last_run_complete',
+    '1 when the last lifecycle run finished everything due, 0 when it stopped at its time budget with a backlog',
+    (last) => (last.complete ? 1 : 0),
+  );
 }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type Redis from 'ioredis';
 import type { Logger } from '@pos/shared/log';
-import { closeRedis } from '@pos/shared/redis';
+import { closeRedis, whenReady } from '@pos/shared/redis';
 import { withDeadline } from '@pos/shared/util/deadline';
 import { pause } from '@pos/shared/util/pause';
 import { SINGLE_REDIS_NODE, SubscriberNodes } from './subscriber-nodes';
@@ -166,7 +166,7 @@ export class ChannelSubscriber extends EventEmitter {
       if (node === undefined) throw new Error(`no Redis node serves ${channel}`);
       entry.node = node;
       const connection = this.connection(node);
-      await ready(connection);
+      await whenReady(connection);
       // Given up meanwhile (a stream's deadline): subscribing now would leak the subscription.
       if (this.channels.get(channel) !== entry) return;
       try {
@@ -272,7 +272,7 @@ export class ChannelSubscriber extends EventEmitter {
     await Promise.all(
       [...byNode].map(async ([node, channels]) => {
         const connection = this.connection(node);
-        await ready(connection, CONFIRM_TIMEOUT_MS);
+        await whenReady(connection, CONFIRM_TIMEOUT_MS);
         await withDeadline(this.confirm(connection, channels), CONFIRM_TIMEOUT_MS, `SUBSCRIBE on ${node}`);
       }),
     );
@@ -326,23 +326,4 @@ export class ChannelSubscriber extends EventEmitter {
       }
     }
   }
-}
-
-/** Resolves when the connection is up (at once if it is); rejects if it ends, or after `ms`. */
-function ready(connection: Redis, ms?: number): Promise<void> {
-  if (connection.status === 'ready') return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const settle = (error?: Error) => {
-      clearTimeout(timer);
-      connection.off('ready', onReady);
-      connection.off('end', onEnd);
-      if (error) reject(error);
-      else resolve();
-    };
-    const onReady = () => settle();
-    const onEnd = () => settle(new Error('the Redis subscriber connection was closed'));
-    const timer = ms === undefined ? undefined : setTimeout(() => settle(new Error(`Redis did not connect in ${ms} ms`)), ms);
-    connection.on('ready', onReady);
-    connection.on('end', onEnd);
-  });
 }

@@ -1,7 +1,6 @@
 import Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
-import { createRedis, nodeOptions, RedisTarget, refreshSlots, slotOf } from '@pos/shared/redis';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { createRedis, nodeOptions, RedisTarget, refreshSlots, slotOf, whenReady } from '@pos/shared/redis';
 
 const SLOT_MAP_TIMEOUT_MS = 1_000;
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -58,7 +57,7 @@ export function clusterNodes(target: RedisTarget, cluster: Cluster): SubscriberN
     commands: { subscribe: 'ssubscribe', unsubscribe: 'sunsubscribe', message: 'smessage' },
     nodeOf: (channel) => cluster.slots[slotOf(channel)]?.[0],
     // A client still connecting reads the map as it connects (and knows no node to ask before).
-    refresh: () => (cluster.status === 'ready' ? refreshSlots(cluster, SLOT_MAP_TIMEOUT_MS) : clusterReady(cluster, CONNECT_TIMEOUT_MS)),
+    refresh: () => (cluster.status === 'ready' ? refreshSlots(cluster, SLOT_MAP_TIMEOUT_MS) : whenReady(cluster, CONNECT_TIMEOUT_MS)),
     connect(node) {
       const colon = node.lastIndexOf(':');
       return new Redis({ ...nodeOptions(target), ...subscriberOptions, host: node.slice(0, colon), port: Number(node.slice(colon + 1)) });
@@ -71,15 +70,4 @@ export function clusterNodes(target: RedisTarget, cluster: Cluster): SubscriberN
       if (onRefresh) cluster.off('refresh', onRefresh);
     },
   };
-}
-
-function clusterReady(cluster: Cluster, ms: number): Promise<void> {
-  return withDeadline(
-    new Promise<void>((resolve) => {
-      if (cluster.status === 'ready') resolve();
-      else cluster.once('ready', () => resolve());
-    }),
-    ms,
-    'the Redis Cluster connection',
-  );
 }

@@ -2,7 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
 import type { Middleware, Next } from 'koa';
-import { Problem, ProblemError } from '@pos/shared/domain/problem';
+import { ProblemError, problemOf } from '@pos/shared/domain/problem';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireAdmin } from '../middleware/admin-auth';
@@ -18,8 +18,6 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 const WRITABLE_ACTIONS =
   /^\/api\/queues\/(?:[^/]+\/){0,2}(?:retry|clean|promote|pause|resume)(?:\/(?:completed|failed|delayed|wait|waiting|active|paused|prioritized|waiting-children))?$/;
-
-const refused = (status: number, title: string, detail: string): ProblemError => new ProblemError({ status, title, detail } satisfies Problem);
 
 /** The host an Origin header names; undefined for `null` or anything unparsable. */
 function originHost(origin: string): string | undefined {
@@ -40,13 +38,13 @@ function checkWrite(ctx: AppContext): void {
   const site = ctx.get('sec-fetch-site');
   const origin = ctx.get('origin');
   if ((site && site !== 'same-origin' && site !== 'none') || (origin && originHost(origin) !== ctx.host)) {
-    throw refused(403, 'Forbidden', 'Cross-site requests to Bull Board are refused');
+    throw new ProblemError(problemOf('forbidden', 'Cross-site requests to Bull Board are refused'));
   }
   if (ctx.request.type && ctx.request.type !== 'application/json') {
-    throw refused(415, 'Unsupported media type', 'Bull Board accepts JSON bodies only');
+    throw new ProblemError(problemOf('unsupportedMediaType', 'Bull Board accepts JSON bodies only'));
   }
   if (!WRITABLE_ACTIONS.test(ctx.path.slice(BULL_BOARD_PATH.length))) {
-    throw refused(403, 'Forbidden', 'Bull Board allows retrying, cleaning, promoting and pausing only');
+    throw new ProblemError(problemOf('forbidden', 'Bull Board allows retrying, cleaning, promoting and pausing only'));
   }
 }
 
@@ -80,10 +78,7 @@ export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'adm
     await admin(ctx, async () => {
       if (!SAFE_METHODS.has(ctx.method)) {
         if (!writable) {
-          throw new ProblemError(
-            { status: 405, title: 'Method not allowed', detail: 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)' },
-            { Allow: 'GET, HEAD, OPTIONS' },
-          );
+          throw new ProblemError(problemOf('methodNotAllowed', 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)'), { Allow: 'GET, HEAD, OPTIONS' });
         }
         checkWrite(ctx);
       }

@@ -2,7 +2,7 @@ import { Job, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
 import { createLifecycleQueue, LIFECYCLE_JOB, LIFECYCLE_QUEUE, LifecycleRun, lifecyclePrefix, recordLifecycleRun, scheduleLifecycle } from '@pos/shared/queue/lifecycle';
-import { closeRedis, createRedis, RedisClient, RedisTarget } from '@pos/shared/redis';
+import type { RedisClient } from '@pos/shared/redis';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { LifecycleDeps, runLifecycle } from './lifecycle-run';
 
@@ -24,9 +24,10 @@ export interface RunningLifecycle {
 export async function startLifecycle(options: {
   config: Config;
   log: Logger;
-  target: RedisTarget;
   /** A request-path connection of the worker (stats writes, the queue's commands). */
   redis: RedisClient;
+  /** The worker's connection for BullMQ Workers (no retry limit), which the caller closes. */
+  workerConnection: RedisClient;
   deps: Omit<LifecycleDeps, 'log'>;
 }): Promise<RunningLifecycle> {
   const { config, redis } = options;
@@ -49,10 +50,8 @@ export async function startLifecycle(options: {
     return run;
   };
 
-  // BullMQ leaves a connection it was given open on close; we close it ourselves.
-  const connection = createRedis(options.target, { maxRetriesPerRequest: null }, log);
   const worker = new Worker<unknown, LifecycleRun>(LIFECYCLE_QUEUE, process_, {
-    connection,
+    connection: options.workerConnection,
     prefix: lifecyclePrefix(config),
     concurrency: 1,
     lockDuration: config.jobLockDurationMs,
@@ -70,7 +69,6 @@ export async function startLifecycle(options: {
       stopping.abort();
       await settleWithin(worker.close(), config.shutdownGraceMs, log, 'finishing the lifecycle run');
       await settleWithin(queue.close(), 2_000, log, 'closing the lifecycle queue');
-      await closeRedis(connection);
     },
   };
 }

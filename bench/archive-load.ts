@@ -13,7 +13,7 @@
 import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
 import type { Backends, Deployment } from './deployment';
 import { deploy, scrapeMetrics } from './deployment';
-import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad } from './load';
+import { httpCall, keepAliveTarget, LoadBounds, LoadResult, round, runLoad } from './load';
 import { inBatches } from './service-load';
 
 /** The lifecycle settings of both deployments: a fast pace, so that the job works during the runs. */
@@ -67,7 +67,6 @@ function serializer() {
 }
 
 const metric = (samples: Map<string, number>, key: string) => samples.get(key) ?? 0;
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);

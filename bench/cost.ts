@@ -9,6 +9,7 @@ import { execSync } from 'node:child_process';
 import fs from 'node:fs';
 import { isCluster, RedisClient } from '@pos/shared/redis';
 import { REQUEST_TIMEOUT_MS } from '@pos/shared/clients/json-http';
+import { round } from './load';
 
 /** A process whose CPU time is read from /proc, under the name the report gives it. */
 export interface WatchedProcess {
@@ -101,7 +102,6 @@ async function mongoCommands(counters: MongoCounter[]): Promise<Map<string, numb
   return new Map(counts);
 }
 
-const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 interface Snapshot {
   cpu: Map<string, number | undefined>;

@@ -38,7 +38,8 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[index]!;
 }
 
-const round = (value: number, digits = 2): number => Math.round(value * 10 ** digits) / 10 ** digits;
+/** `value` to `digits` decimal places (figures in reports). */
+export const round = (value: number, digits = 2): number => Math.round(value * 10 ** digits) / 10 ** digits;
 
 export function summarise(concurrency: number, latencies: number[], errors: number, seconds: number, errorSamples: string[] = []): LoadResult {
   const sorted = [...latencies].sort((a, b) => a - b);

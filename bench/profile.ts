@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../scripts/embedded/spawn-role';
+import { round } from './load';
 
 interface ProfileNode {
   id: number;
@@ -56,13 +57,12 @@ function functionLabel(node: ProfileNode): string {
   return `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
 }
 
-const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 function top(totals: Map<string, number>, busy: number, count: number): Share[] {
   return [...totals]
     .sort((a, b) => b[1] - a[1])
     .slice(0, count)
-    .map(([name, us]) => ({ name, ms: round(us / 1000), percent: round((us / busy) * 100) }));
+    .map(([name, us]) => ({ name, ms: round(us / 1000, 1), percent: round((us / busy) * 100, 1) }));
 }
 
 export function summariseProfile(file: string, count = 15): ProfileSummary {
@@ -81,7 +81,7 @@ export function summariseProfile(file: string, count = 15): ProfileSummary {
     const pkg = packageOf(node.callFrame.url, node.callFrame.functionName);
     packages.set(pkg, (packages.get(pkg) ?? 0) + us);
   });
-  return { file: path.basename(file), busyMs: round(busy / 1000), topFunctions: top(functions, busy, count), topPackages: top(packages, busy, count) };
+  return { file: path.basename(file), busyMs: round(busy / 1000, 1), topFunctions: top(functions, busy, count), topPackages: top(packages, busy, count) };
 }
 
 /** Every profile in the directory, summarised. */

@@ -42,7 +42,7 @@ export async function measureStatusUpdates(
   backends: Backends,
   options: { concurrencies: number[]; orders: number; locations?: number; bounds: LoadBounds; say(line: string): void; label?: string },
 ): Promise<StatusUpdateResult[]> {
-  // Each deployment its own log files (the ready line is looked for in them).
+  // Each deployment its own log files (a label's runs apart).
   const deployment = await deploy(`${options.label ? `${options.label.trim()}-` : ''}status`, backends);
   const locationCount = options.locations ?? 1;
   try {

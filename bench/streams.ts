@@ -15,7 +15,7 @@ import type { FloorReply } from './bare/socket-floor';
 import type { Cost } from './cost';
 import type { Backends } from './deployment';
 import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
-import { percentile } from './load';
+import { percentile, round } from './load';
 import { inBatches } from './service-load';
 import type { ClientCommand, ClientReply } from './stream-clients';
 
@@ -84,7 +84,6 @@ export interface StreamsSummary {
   ratioMet: boolean;
 }
 
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 const mib = (bytes: number) => round(bytes / 1024 / 1024, 1);
 
 /** A forked helper process answering one command at a time over IPC. */

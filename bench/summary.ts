@@ -6,6 +6,7 @@
  */
 import type { Cost } from './cost';
 import { cpuOf } from './cost';
+import { round } from './load';
 import type { BenchResults } from './report';
 import { StreamsSummary, summariseStreams } from './streams';
 
@@ -35,7 +36,6 @@ export interface Summary {
   streams?: StreamsSummary;
 }
 
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 function target(value: number, ceiling: number, allowed: number): Target {
   const ratio = ceiling > 0 ? round(value / ceiling) : 0;

@@ -37,14 +37,8 @@ export interface LocalRedisCluster {
   /** The seed list for `REDIS_URL` with `REDIS_CLUSTER=1`. */
   url: string;
   nodes: ClusterNode[];
-  /** The node serving `slot` as master now. */
-  masterOf(slot: number): Promise<ClusterNode>;
   /** SIGKILL, as a crash would: no goodbye to the other nodes. */
   kill(node: ClusterNode): Promise<void>;
-  /** Starts a killed node again on its old port and nodes.conf; it rejoins (as a replica after a failover). */
-  restart(node: ClusterNode): Promise<void>;
-  /** Resolves once every slot is served and every replica is in sync; false after `timeoutMs`. */
-  settled(timeoutMs?: number): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -161,25 +155,6 @@ export async function startRedisCluster(options: ClusterOptions = {}): Promise<L
   const cluster: LocalRedisCluster = {
     url: nodes.map((n) => `redis://${n.address}`).join(','),
     nodes,
-    async masterOf(slot) {
-      for (const node of nodes) {
-        if (!node.server) continue;
-        const redis = ask(node.port);
-        redis.on('error', () => undefined);
-        try {
-          await redis.connect();
-          const ranges = (await redis.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, string]]>;
-          const range = ranges.find(([from, to]) => slot >= from && slot <= to);
-          const master = range && nodes.find((n) => n.port === Number(range[2][1]));
-          if (master) return master;
-        } catch {
-          // this node does not answer: ask the next
-        } finally {
-          redis.disconnect();
-        }
-      }
-      throw new Error(`no node serves slot ${slot}`);
-    },
     async kill(node) {
       const server = node.server;
       if (!server) return;
@@ -189,11 +164,6 @@ export async function startRedisCluster(options: ClusterOptions = {}): Promise<L
       await server.stop();
       node.server = null;
     },
-    async restart(node) {
-      if (node.server) return;
-      node.server = await start(node.port, (node as ClusterNode & { busPort: number }).busPort);
-    },
-    settled,
     stop: stopAll,
   };
   if (!(await settled(60_000))) {

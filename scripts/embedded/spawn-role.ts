@@ -49,7 +49,7 @@ export interface NodeChild {
   process: ChildProcess;
   /** The first match of the ready pattern. */
   ready: RegExpMatchArray;
-  /** Everything the child has written (the log file's contents when it writes to one). */
+  /** Everything the child has written (when it appends to a log file, what it added there). */
   output(): string;
   /** The exit code; on 'close', so the child's output has all been read by then. */
   exited: Promise<number | null>;
@@ -59,6 +59,8 @@ export interface NodeChild {
 export async function spawnNode(options: SpawnNodeOptions): Promise<NodeChild> {
   const { name, logFile, ready, timeoutMs = 30_000 } = options;
   const fd = logFile === undefined ? undefined : fs.openSync(logFile, 'a');
+  // An earlier process's lines in the same file are not this one's (its ready line least of all).
+  const offset = fd === undefined ? 0 : fs.fstatSync(fd).size;
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', ...(options.nodeArgs ?? []), path.join(ROOT, options.entry)], {
     cwd: ROOT,
     env: { ...process.env, ...options.env },
@@ -72,7 +74,7 @@ export async function spawnNode(options: SpawnNodeOptions): Promise<NodeChild> {
     child.stdout!.on('data', (c: Buffer) => (captured += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (captured += c.toString()));
   }
-  const output = logFile === undefined ? () => captured : () => fs.readFileSync(logFile, 'utf8');
+  const output = logFile === undefined ? () => captured : () => fs.readFileSync(logFile).subarray(offset).toString('utf8');
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const failure = (why: string) => new Error(`${name} ${why}${logFile ? `; see ${logFile}` : ''}:\n${output().slice(-4000)}`);
 

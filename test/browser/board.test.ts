@@ -35,7 +35,6 @@ describe('the location board in Chromium', () => {
   let nodeOrigin: string;
   let browser: Browser;
   let kitchen: Awaited<ReturnType<typeof registerAt>>;
-  const lines: string[] = [];
 
   beforeAll(async () => {
     if (!fs.existsSync(path.join(BOARD_DIST, 'index.html'))) throw new Error('the board is not built: run bash scripts/setup.sh --test (or npm run build:board)');

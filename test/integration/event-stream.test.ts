@@ -3,7 +3,6 @@
  * reconnection with the cursor, live events, visibility, authentication, session ends, and
  * work that arrives while the replay is read.
  */
-import type { OrderDoc } from '@pos/shared/domain/records';
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { call, sampleRows } from '../support/http';
 import { eventually, TestStream } from '../support/sse-client';

@@ -121,7 +121,7 @@ export class ResponseCheck {
   private readonly bodyless: boolean;
 
   constructor(
-    private readonly head: ResponseHead,
+    head: ResponseHead,
     private readonly report: (violation: string) => void,
   ) {
     this.what = `${head.method} ${head.url.pathname} → ${head.status}`;

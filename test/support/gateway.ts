@@ -5,11 +5,11 @@
  * the test; it does not skip.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../../scripts/embedded/child-server';
 import { ROOT } from '../../scripts/embedded/spawn-role';
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((candidate) => fs.existsSync(candidate)) ?? 'nginx';
@@ -19,15 +19,6 @@ export interface Gateway {
   /** nginx's access and error log lines so far. */
   output(): string;
   stop(): Promise<void>;
-}
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** deploy/nginx.conf with `upstream` at the API node and `listen` on the given port; the rest as written. */

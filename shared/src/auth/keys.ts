@@ -1,5 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
+/** The shape of every key generateApiKey makes: `pos_` and 32 bytes in base64url (43 characters). */
+export const API_KEY_SHAPE = /^pos_[A-Za-z0-9_-]{43}$/;
+
 /** 32 random bytes; the prefix makes a leaked key easy to recognise in a secret scanner. */
 export function generateApiKey(): string {
   return `pos_${randomBytes(32).toString('base64url')}`;

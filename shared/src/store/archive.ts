@@ -6,7 +6,7 @@
  */
 import type { Db } from 'mongodb';
 import type { OrderDoc } from '../domain/records';
-import { collections, recordId } from './mongo';
+import { collections, deleteDue, recordId } from './mongo';
 import { atVersions, type OrderScope, type OrdersRepo } from './orders';
 import { isDuplicateKey } from './store-errors';
 
@@ -88,11 +88,8 @@ export class OrderArchiveRepo {
   }
 
   /** Removes up to `limit` orders past their retention; served by the TTL index on `purgeAt`. */
-  async purge(now: Date, limit: number): Promise<number> {
-    const due = await this.c.find({ purgeAt: { $lte: now } }, { projection: { _id: 1 } }).limit(limit).toArray();
-    if (due.length === 0) return 0;
-    const { deletedCount } = await this.c.deleteMany({ _id: { $in: due.map((d) => d._id) }, purgeAt: { $lte: now } });
-    return deletedCount;
+  purge(now: Date, limit: number): Promise<number> {
+    return deleteDue(this.c, 'purgeAt', now, limit);
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { CommandKind } from '../domain/commands';
 import type { CommandDoc } from '../domain/records';
-import { collections, recordId } from './mongo';
+import { collections, deleteDue, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
 
 export interface NewCommand {
@@ -58,11 +58,8 @@ export class CommandsRepo {
    * Removes up to `limit` expired commands (reads already leave them out). MongoDB's TTL index
    * does the same in the background; this is for where no TTL monitor runs.
    */
-  async purgeExpired(now: Date, limit: number): Promise<number> {
-    const due = await this.c.find({ expiresAt: { $lte: now } }, { projection: { _id: 1 } }).limit(limit).toArray();
-    if (due.length === 0) return 0;
-    const { deletedCount } = await this.c.deleteMany({ _id: { $in: due.map((d) => d._id) }, expiresAt: { $lte: now } });
-    return deletedCount;
+  purgeExpired(now: Date, limit: number): Promise<number> {
+    return deleteDue(this.c, 'expiresAt', now, limit);
   }
 
   /**

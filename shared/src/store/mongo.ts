@@ -1,4 +1,4 @@
-import { Db, MongoClient } from 'mongodb';
+import { Collection, Db, Filter, MongoClient } from 'mongodb';
 import type { CommandDoc, OrderDoc } from '../domain/records';
 import type { ArchivedOrderDoc } from './archive';
 import type { LocationDoc } from './locations';
@@ -96,6 +96,18 @@ export async function ensureIndexes(db: Db): Promise<void> {
     // same where no TTL monitor runs, and both are harmless to each other.
     c.orderArchive.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
   ]);
+}
+
+/**
+ * Removes up to `limit` documents whose `field` date has passed (the range read by its index,
+ * then deleted by id with the date checked again): what a TTL index does, for where no TTL
+ * monitor runs. Returns how many were removed.
+ */
+export async function deleteDue<T extends { _id: string }>(collection: Collection<T>, field: keyof T & string, now: Date, limit: number): Promise<number> {
+  const due = (await collection.find({ [field]: { $lte: now } } as Filter<T>, { projection: { _id: 1 } }).limit(limit).toArray()) as { _id: string }[];
+  if (due.length === 0) return 0;
+  const { deletedCount } = await collection.deleteMany({ _id: { $in: due.map((d) => d._id) }, [field]: { $lte: now } } as Filter<T>);
+  return deletedCount;
 }
 
 export async function pingMongo(db: Db): Promise<void> {

@@ -1,9 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { hashApiKey } from '@pos/shared/auth/keys';
+import { API_KEY_SHAPE, hashApiKey } from '@pos/shared/auth/keys';
 import type { SessionDoc, SessionsRepo } from '@pos/shared/store/sessions';
-
-/** Every key this service issues has this shape (generateApiKey); nothing else is looked up. */
-const KEY_SHAPE = /^pos_[A-Za-z0-9_-]{43}$/;
 
 /**
  * Key hashes that matched no session, or a closed one, are answered from memory for this long.
@@ -106,7 +103,8 @@ export class SessionLookup {
    * one). Whether the key still opens it (a rotated key's grace) is for the session rules.
    */
   async find(key: string): Promise<{ keyHash: string; session: SessionDoc | null }> {
-    if (!KEY_SHAPE.test(key)) return { keyHash: '', session: null };
+    // a key of another shape was never issued: not looked up
+    if (!API_KEY_SHAPE.test(key)) return { keyHash: '', session: null };
     const keyHash = hashApiKey(key);
     if (this.refused.has(keyHash)) return { keyHash, session: null };
     const usable = this.cacheUsable();

@@ -48,7 +48,6 @@ const RUN_RETRY_DELAY_MS = 1_000;
  */
 const ANSWER_KEPT_LOCK_PERIODS = 10;
 
-
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
   const { mongoUrl } = requireUrls(config);
   const target = redisTarget(config);
@@ -186,12 +185,11 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   return {
     async close() {
       listener?.server.close();
-      const drainStopped = drain?.stop();
       await Promise.all([
         settleWithin(Promise.all(workers.map((worker) => worker.close())), config.shutdownGraceMs, log, 'finishing the active jobs'),
         lifecycle.close(),
       ]);
-      if (drainStopped) await settleWithin(drainStopped, 2_000, log, 'closing the drained queues');
+      if (drain) await settleWithin(drain.stop(), 2_000, log, 'closing the drained queues');
       await Promise.all([closeRedis(redis), closeRedis(workerConnection)]);
       await store.close();
       log.info('worker stopped');

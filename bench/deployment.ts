@@ -80,6 +80,7 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     MONGO_DB: id,
     REDIS_PREFIX: id,
     ADMIN_TOKEN: `bench-${randomBytes(16).toString('hex')}`,
+    API_KEY_SECRET: `bench-keys-${randomBytes(16).toString('hex')}`,
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'info',

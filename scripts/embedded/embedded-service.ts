@@ -1,5 +1,5 @@
 import type { Config } from '@pos/shared/config';
-import { generateAdminToken } from '@pos/shared/auth/keys';
+import { generateAdminToken, generateApiKeySecret } from '@pos/shared/auth/keys';
 import type { Logger } from '@pos/shared/log';
 import { startApi } from '@pos/api/server';
 import { startWorker } from '@pos/worker/worker';
@@ -11,8 +11,9 @@ import { startRedisServer } from './redis-server';
  * API and worker in one process on the embedded default: redis-server unless REDIS_URL is set
  * (with REDIS_CLUSTER=1, a Redis Cluster of three masters from redis-server),
  * the in-memory MongoDB stand-in unless MONGO_URL is set, a generated admin token unless
- * ADMIN_TOKEN is set. `close()` stops whatever has started, in reverse order, and may be
- * called while `start()` is still under way (a signal during start-up).
+ * ADMIN_TOKEN is set, a generated API key secret unless API_KEY_SECRET is set. `close()` stops
+ * whatever has started, in reverse order, and may be called while `start()` is still under way
+ * (a signal during start-up).
  */
 export class EmbeddedService {
   private readonly stops: Array<() => Promise<void>> = [];
@@ -44,6 +45,7 @@ export class EmbeddedService {
   /** Resolves once the API listens, or early (with `closed` true) when close() came first. */
   async start(): Promise<void> {
     const { config, log } = this;
+    const keepsData = Boolean(config.mongoUrl);
     if (!config.redisUrl && config.redisCluster) {
       const cluster = await this.adopt(startRedisCluster({ replicas: 0 }), (c) => c.stop());
       config.redisUrl = cluster.url;
@@ -59,6 +61,11 @@ export class EmbeddedService {
       log.warn({ mongoUrl: mongo.url }, 'no MONGO_URL: using the in-memory MongoDB stand-in; data is not kept');
     }
     if (!config.adminToken) config.adminToken = this.generatedToken = generateAdminToken();
+    if (!config.apiKeySecret) {
+      config.apiKeySecret = generateApiKeySecret();
+      // Keys are signed under it: with data that outlives the process, they would not outlive it.
+      if (keepsData) log.warn('no API_KEY_SECRET: generated one for this run; the API keys issued now stop working when the service restarts (set API_KEY_SECRET to keep them)');
+    }
     if (this.closed) return;
     await this.adopt(startWorker(config, log.child({ role: 'worker' })), (w) => w.close());
     if (this.closed) return;

@@ -23,6 +23,10 @@ const envSchema = {
     QUEUE_PARTITIONS: { type: 'integer', minimum: 1, maximum: 1024 },
     QUEUE_DRAIN_PARTITIONS: { type: 'integer', minimum: 1, maximum: 1024 },
     ADMIN_TOKEN: { type: 'string', minLength: 32 },
+    // No comma and no space, so that it can move into API_KEY_SECRET_PREVIOUS as it is.
+    API_KEY_SECRET: { type: 'string', minLength: 32, pattern: '^[^,\\s]*$' },
+    API_KEY_SECRET_PREVIOUS: { type: 'string' },
+    API_KEY_ACCEPT_UNSIGNED: FLAG,
     TRUST_PROXY: FLAG,
     BULL_BOARD_WRITABLE: FLAG,
     FAILURE_THRESHOLD: { type: 'integer', minimum: 1, default: 3 },
@@ -79,6 +83,12 @@ export interface Config {
   /** The partition count of an earlier layout whose queues are still drained (consumed, never added to). */
   queueDrainPartitions: number | undefined;
   adminToken: string | undefined;
+  /** Signs new API keys, and verifies keys before any lookup; required by the API. */
+  apiKeySecret: string | undefined;
+  /** Earlier secrets whose keys are still accepted (a secret rotation under way). */
+  apiKeySecretPrevious: string[];
+  /** Keys issued before keys were signed are looked up too (a migration under way). */
+  apiKeyAcceptUnsigned: boolean;
   /** Believe X-Forwarded-For/-Proto/-Host (one proxy in front); off by default. */
   trustProxy: boolean;
   /** Bull Board may retry, clean, promote and pause; read-only otherwise. */
@@ -147,6 +157,16 @@ export function parseRateLimit(text: string | undefined): RateLimit | undefined 
  */
 export const CLUSTER_QUEUE_PARTITIONS = 6;
 
+/** Comma-separated secrets, each at least 32 characters (spaces around commas allowed); never echoed in an error. */
+export function parseSecretList(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  const secrets = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (secrets.some((s) => s.length < 32 || /\s/.test(s))) {
+    throw new ConfigError('invalid configuration: API_KEY_SECRET_PREVIOUS must list secrets of at least 32 characters (no spaces), separated by commas');
+  }
+  return secrets;
+}
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 export function parseDuration(text: string): number {
@@ -195,6 +215,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePartitions: (v.QUEUE_PARTITIONS as number | undefined) ?? (redisCluster ? CLUSTER_QUEUE_PARTITIONS : 1),
     queueDrainPartitions: v.QUEUE_DRAIN_PARTITIONS as number | undefined,
     adminToken: v.ADMIN_TOKEN as string | undefined,
+    apiKeySecret: v.API_KEY_SECRET as string | undefined,
+    apiKeySecretPrevious: parseSecretList(v.API_KEY_SECRET_PREVIOUS as string | undefined),
+    apiKeyAcceptUnsigned: isOn(v.API_KEY_ACCEPT_UNSIGNED as string),
     trustProxy: isOn(v.TRUST_PROXY as string),
     bullBoardWritable: isOn(v.BULL_BOARD_WRITABLE as string),
     failureThreshold: v.FAILURE_THRESHOLD as number,

@@ -14,6 +14,10 @@ const REDACT = [
   '*.headers.authorization',
   'adminToken',
   '*.adminToken',
+  'apiKeySecret',
+  '*.apiKeySecret',
+  'apiKeySecretPrevious',
+  '*.apiKeySecretPrevious',
 ];
 
 export function createLogger(level: string, name: string): Logger {

@@ -18,9 +18,9 @@ const LIVE = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']
 
 describe('changing the partition count of a running deployment', () => {
   it('the old layout’s jobs wait for a worker that drains it, and are all answered once it comes', async () => {
-    // One deployment (database, prefix, token) seen with two partition counts.
+    // One deployment (database, prefix, token, key secret) seen with two partition counts.
     const base = stackEnv(onCluster({ JOB_TIMEOUT: '60s' }));
-    const fixed = { MONGO_DB: base.MONGO_DB!, REDIS_PREFIX: base.REDIS_PREFIX!, ADMIN_TOKEN: base.ADMIN_TOKEN! };
+    const fixed = { MONGO_DB: base.MONGO_DB!, REDIS_PREFIX: base.REDIS_PREFIX!, ADMIN_TOKEN: base.ADMIN_TOKEN!, API_KEY_SECRET: base.API_KEY_SECRET! };
     const oldApi = await startStack({ ...base, ...fixed, QUEUE_PARTITIONS: '2' }, { worker: false });
     const newApi = await startStack({ ...base, ...fixed, QUEUE_PARTITIONS: '3' }, { worker: false });
     const connection = new Cluster(portsOf(process.env.TEST_REDIS_CLUSTER_URL!).map((port) => ({ host: '127.0.0.1', port })));

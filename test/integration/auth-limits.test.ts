@@ -2,20 +2,19 @@
  * What rejected keys cost a node: a short memory of refused key hashes (no MongoDB read for a
  * repeated bad key), a bound on rejections held in their 401 delay at once (a 429 beyond), and
  * a delay that ends when the client hangs up. The 401s themselves are as the interface says.
+ * (Made-up keys cost no read at all: api-key-mac.test.ts.)
  */
-import { randomBytes } from 'node:crypto';
-import { hashApiKey } from '@pos/shared/auth/keys';
+import { generateApiKey, hashApiKey } from '@pos/shared/auth/keys';
 import { openDb } from '../support/fixtures';
 import { call } from '../support/http';
 import { eventually } from '../support/sse-client';
 import { startStack } from '../support/stack';
 
-/** A key of the shape the service issues, that it never issued. */
-const unknownKey = () => `pos_${randomBytes(32).toString('base64url')}`;
-
 describe('rejected keys', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let url: string;
+  /** A key signed under the deployment's secret, as every key it issues is, that it never issued (so it is looked up). */
+  const unknownKey = () => generateApiKey(stack.env.API_KEY_SECRET!);
 
   beforeAll(async () => {
     stack = await startStack({ API_KEY_MAX_REJECTIONS: '1' });

@@ -19,7 +19,7 @@ interface DemoRun {
 function runDemo(args: string[]): DemoRun {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'info' };
   // The embedded default: no external Redis or MongoDB, a generated admin token.
-  for (const name of ['REDIS_URL', 'MONGO_URL', 'ADMIN_TOKEN', 'MONGO_DB', 'REDIS_PREFIX', 'DEMO_ROUNDS', 'DEMO_TABLES', 'DEMO_PACE']) delete env[name];
+  for (const name of ['REDIS_URL', 'MONGO_URL', 'ADMIN_TOKEN', 'API_KEY_SECRET', 'MONGO_DB', 'REDIS_PREFIX', 'DEMO_ROUNDS', 'DEMO_TABLES', 'DEMO_PACE']) delete env[name];
   // Its own process group, so that a signal to the group is what a terminal's Ctrl-C does.
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'demo.ts'), ...args], {
     cwd: ROOT,

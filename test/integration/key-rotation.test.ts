@@ -4,6 +4,7 @@
  * on every request and for the streams it opened.
  */
 import { Redis } from 'ioredis';
+import { API_KEY_SHAPE } from '@pos/shared/auth/keys';
 import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
 import { call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
@@ -50,7 +51,7 @@ describe('key rotation (default grace)', () => {
     const before = Date.now();
     const rotated = await stack.admin.rotateKey(sessionId);
     expect(rotated).toMatchObject({ sessionId, type: 'SERVICE', locationId: location.id, deviceId: 'register-Rotating' });
-    expect(rotated.apiKey).toMatch(/^pos_[A-Za-z0-9_-]{43}$/);
+    expect(rotated.apiKey).toMatch(API_KEY_SHAPE);
     expect(rotated.apiKey).not.toBe(oldKey);
     const graceEnds = Date.parse(rotated.previousKeyExpiresAt);
     expect(graceEnds - Date.parse(rotated.keyRotatedAt)).toBe(10 * 60_000);

@@ -63,6 +63,7 @@ describe('process lifecycle and operations', () => {
       expect(log).not.toContain(apiKey);
       expect(log).not.toContain(apiKey.slice(4, 20));
       expect(log).not.toContain(env.ADMIN_TOKEN!);
+      expect(log).not.toContain(env.API_KEY_SECRET!);
       const lines = log.trim().split('\n').map((l) => JSON.parse(l));
       const requestLines = lines.filter((l) => l.msg === 'request');
       expect(requestLines.length).toBeGreaterThanOrEqual(8);
@@ -74,7 +75,7 @@ describe('process lifecycle and operations', () => {
 
   it('npm start runs the embedded default and serves the walk-through', async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn' };
-    for (const name of ['MONGO_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'MONGO_DB', 'REDIS_PREFIX']) delete env[name];
+    for (const name of ['MONGO_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'API_KEY_SECRET', 'MONGO_DB', 'REDIS_PREFIX']) delete env[name];
     const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));

@@ -27,6 +27,7 @@ export function stackEnv(overrides: StackEnv = {}): StackEnv {
     MONGO_DB: id,
     REDIS_PREFIX: id,
     ADMIN_TOKEN: `admin-${randomBytes(16).toString('hex')}`,
+    API_KEY_SECRET: `keys-${randomBytes(16).toString('hex')}`,
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',

@@ -61,6 +61,26 @@ describe('configuration', () => {
     expect(loadConfig({ ADMIN_TOKEN: 'x'.repeat(32) }).adminToken).toBe('x'.repeat(32));
   });
 
+  it('reads the API key secrets: at least 32 characters, no comma or space; earlier ones comma-separated; unsigned keys refused by default', () => {
+    expect(loadConfig({})).toMatchObject({ apiKeySecret: undefined, apiKeySecretPrevious: [], apiKeyAcceptUnsigned: false });
+    const a = 'a'.repeat(32);
+    const b = 'b'.repeat(40);
+    expect(loadConfig({ API_KEY_SECRET: a, API_KEY_SECRET_PREVIOUS: `${b}, ${a}`, API_KEY_ACCEPT_UNSIGNED: '1' })).toMatchObject({
+      apiKeySecret: a,
+      apiKeySecretPrevious: [b, a],
+      apiKeyAcceptUnsigned: true,
+    });
+    expect(loadConfig({ API_KEY_SECRET_PREVIOUS: `${b},` }).apiKeySecretPrevious).toEqual([b]);
+    expect(() => loadConfig({ API_KEY_SECRET: 'x'.repeat(31) })).toThrow(/API_KEY_SECRET must NOT have fewer than 32 characters/);
+    expect(() => loadConfig({ API_KEY_SECRET: `${a},${b}` })).toThrow(/API_KEY_SECRET must match pattern/);
+    expect(() => loadConfig({ API_KEY_SECRET: `${a} ${b}` })).toThrow(/API_KEY_SECRET must match pattern/);
+    const short = 'short-secret-9f3k';
+    expect(() => loadConfig({ API_KEY_SECRET_PREVIOUS: `${b},${short}` })).toThrow(/API_KEY_SECRET_PREVIOUS must list secrets of at least 32 characters/);
+    // an error names the variable, never a secret
+    expect(() => loadConfig({ API_KEY_SECRET_PREVIOUS: `${b},${short}` })).not.toThrow(new RegExp(short));
+    expect(() => loadConfig({ API_KEY_ACCEPT_UNSIGNED: 'yes' })).toThrow(/API_KEY_ACCEPT_UNSIGNED/);
+  });
+
   it('refuses an ADMIN_PORT that is PORT', () => {
     expect(() => loadConfig({ PORT: '8080', ADMIN_PORT: '8080' })).toThrow(/ADMIN_PORT must differ from PORT/);
     expect(() => loadConfig({ ADMIN_PORT: '8080' })).toThrow(/ADMIN_PORT must differ from PORT/);

@@ -24,6 +24,8 @@ import type { StreamHub } from './stream/hub';
 export interface ApiDeps {
   config: Config;
   adminToken: string;
+  /** A new API key, signed under API_KEY_SECRET. */
+  newApiKey(): string;
   log: Logger;
   db: Db;
   /** The request-path connection (a Cluster client on REDIS_CLUSTER=1). */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { generateApiKey } from '@pos/shared/auth/keys';
 import type { Config } from '@pos/shared/config';
 import { ConfigError, requireUrls } from '@pos/shared/config';
 import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
@@ -46,6 +47,8 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const { mongoUrl } = requireUrls(config);
   const target = redisTarget(config);
   if (!config.adminToken) throw new ConfigError('ADMIN_TOKEN must be set for the API');
+  if (!config.apiKeySecret) throw new ConfigError('API_KEY_SECRET must be set for the API');
+  const keySecret = config.apiKeySecret;
   const nodeId = randomUUID();
   const nodeLog = log.child({ nodeId });
 
@@ -80,15 +83,21 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
 
   let accepting = true;
   const sessions = new SessionsRepo(store.db);
-  const sessionLookup = new SessionLookup(sessions, config.apiKeyMaxRejections, {
-    feed: subscriber,
-    channel: sessionsChannel(config.redisPrefix),
-    max: config.sessionCacheSize,
-  });
+  const sessionLookup = new SessionLookup(
+    sessions,
+    { secrets: [keySecret, ...config.apiKeySecretPrevious], acceptUnsigned: config.apiKeyAcceptUnsigned, unsignedRequests: metrics.unsignedKeyRequests },
+    config.apiKeyMaxRejections,
+    {
+      feed: subscriber,
+      channel: sessionsChannel(config.redisPrefix),
+      max: config.sessionCacheSize,
+    },
+  );
   await sessionLookup.start();
   const deps: ApiDeps = {
     config,
     adminToken: config.adminToken,
+    newApiKey: () => generateApiKey(keySecret),
     log: nodeLog,
     db: store.db,
     redis,

@@ -63,7 +63,7 @@ export const examples = {
     deviceId: 'register-1',
     createdAt: at('06:01:00.000'),
   }),
-  apiKey: 'pos_Vq3xJ0b9mT2kL8sR5nW1yZ4cH7dF6gA0eB3iU9oP2qE',
+  apiKey: 'pos_D9YuS2GvbS-wEih4_-Yxpw0FdyZgyw8HLNBLYr8q2QaINhsuWx68d0bWEGiy6lZv',
   sessionNotValid: SESSION_NOT_VALID_BODY,
   unauthorized: { message: 'Unauthorized', uid: null },
 };

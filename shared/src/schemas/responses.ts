@@ -113,7 +113,12 @@ export const sessionViewSchema = {
   properties: sessionViewProperties,
 } as const;
 
-const apiKey = { type: 'string', description: 'The API key, shown this once; only its hash is stored' } as const;
+/** The issued shape (auth/keys.ts API_KEY_SHAPE): 32 random bytes and a MAC under the deployment's secret. */
+const apiKey = {
+  type: 'string',
+  pattern: '^pos_[A-Za-z0-9_-]{64}$',
+  description: "The API key, shown this once; only its hash is stored. `pos_` and 64 base64url characters: 32 random bytes and a MAC under the deployment's `API_KEY_SECRET`",
+} as const;
 
 /** A session just created, with its key. */
 export const issuedSessionSchema = {

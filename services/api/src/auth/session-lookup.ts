@@ -1,6 +1,8 @@
 import { LRUCache } from 'lru-cache';
-import { API_KEY_SHAPE, hashApiKey } from '@pos/shared/auth/keys';
-import type { SessionDoc, SessionsRepo } from '@pos/shared/store/sessions';
+import type { Counter } from 'prom-client';
+import { hashApiKey, KeyForm, keyFormOf } from '@pos/shared/auth/keys';
+import { judgeSession, SessionVerdict } from '@pos/shared/auth/session-rules';
+import type { SessionDoc, SessionsRepo, SessionType } from '@pos/shared/store/sessions';
 
 /**
  * Key hashes that matched no session, or a closed one, are answered from memory for this long.
@@ -32,6 +34,23 @@ export interface ChangeFeed {
   off(event: 'lost' | 'resubscribed', listener: () => void): unknown;
 }
 
+/** Which keys are looked up at all. */
+export interface KeyPolicy {
+  /** API_KEY_SECRET, then API_KEY_SECRET_PREVIOUS: a key signed under one of them is looked up. */
+  secrets: readonly string[];
+  /** API_KEY_ACCEPT_UNSIGNED: keys of the shape issued before keys were signed are looked up too. */
+  acceptUnsigned: boolean;
+  /** Requests made with unsigned keys, by outcome (`accepted`, `rejected`), whether they are looked up or not. */
+  unsignedRequests?: Counter<'outcome'>;
+}
+
+/** A key's lookup: its hash (empty when not looked up), its session as stored, and its form. */
+export interface FoundKey {
+  keyHash: string;
+  session: SessionDoc | null;
+  form: KeyForm;
+}
+
 export interface SessionCacheOptions {
   feed: ChangeFeed;
   /** The deployment's session-change channel (`sessionsChannel`). */
@@ -41,9 +60,11 @@ export interface SessionCacheOptions {
 }
 
 /**
- * From an api_key to its session, for the api_key authentication of this node: malformed keys
- * and recently refused key hashes cost no MongoDB read, so a flood of bad keys does not become
- * a flood of reads. It also bounds the rejections the node holds in their 401 delay at once.
+ * From an api_key to its session, for the api_key authentication of this node: keys that do not
+ * carry the MAC of one of the deployment's secrets (and, unless API_KEY_ACCEPT_UNSIGNED, keys of
+ * the unsigned shape issued before) and recently refused key hashes cost no MongoDB read, so a
+ * flood of bad keys, repeated or all different, does not become a flood of reads. It also bounds
+ * the rejections the node holds in their 401 delay at once.
  *
  * With a cache, sessions found are kept by key hash, so that a register's requests cost no
  * session read. The session is still judged on every request (session-rules: closed, type,
@@ -70,6 +91,7 @@ export class SessionLookup {
 
   constructor(
     private readonly sessions: Pick<SessionsRepo, 'findByKeyHash'>,
+    private readonly keys: KeyPolicy,
     private readonly maxRejections: number,
     private readonly cache?: SessionCacheOptions,
   ) {
@@ -99,24 +121,36 @@ export class SessionLookup {
   }
 
   /**
+   * The session rules' verdict on a key for a route of the given session type, with the key's
+   * lookup; requests made with unsigned keys are counted by outcome.
+   */
+  async authenticate(key: string, type: SessionType, now: Date): Promise<FoundKey & { verdict: SessionVerdict }> {
+    const found = await this.find(key);
+    const verdict = judgeSession(found.session, found.keyHash, type, now);
+    if (found.form === 'unsigned') this.keys.unsignedRequests?.inc({ outcome: verdict.ok ? 'accepted' : 'rejected' });
+    return { ...found, verdict };
+  }
+
+  /**
    * The key's hash, and its session as stored, or null when the key names none (or a closed
    * one). Whether the key still opens it (a rotated key's grace) is for the session rules.
    */
-  async find(key: string): Promise<{ keyHash: string; session: SessionDoc | null }> {
-    // a key of another shape was never issued: not looked up
-    if (!API_KEY_SHAPE.test(key)) return { keyHash: '', session: null };
+  async find(key: string): Promise<FoundKey> {
+    const form = keyFormOf(key, this.keys.secrets);
+    // Never issued by this deployment (or no longer accepted unsigned): not looked up.
+    if (form === 'made-up' || (form === 'unsigned' && !this.keys.acceptUnsigned)) return { keyHash: '', session: null, form };
     const keyHash = hashApiKey(key);
-    if (this.refused.has(keyHash)) return { keyHash, session: null };
+    if (this.refused.has(keyHash)) return { keyHash, session: null, form };
     const usable = this.cacheUsable();
     if (usable) {
       const hit = this.cached!.get(keyHash);
-      if (hit) return { keyHash, session: hit };
+      if (hit) return { keyHash, session: hit, form };
     }
     const generation = this.generation;
     const session = await this.sessions.findByKeyHash(keyHash);
     if (!session || session.closedAt) this.refused.set(keyHash, true);
     else if (usable && generation === this.generation && this.cacheUsable()) this.keep(keyHash, session);
-    return { keyHash, session };
+    return { keyHash, session, form };
   }
 
   /**

@@ -44,6 +44,8 @@ export interface ApiMetrics {
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   /** Enqueue-to-reply time of the jobs this node waited for, by job name and outcome status. */
   jobDuration: Histogram<'job' | 'status'>;
+  /** Requests made with keys of the unsigned shape issued before keys were signed, by outcome. */
+  unsignedKeyRequests: Counter<'outcome'>;
 }
 
 export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
@@ -81,6 +83,15 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
   }
 
   let hub: { readonly openStreams: number } | undefined;
+
+  const unsignedKeyRequests = new Counter({
+    name: 'pos_unsigned_key_requests_total',
+    help: 'Requests made with unsigned API keys (the shape issued before keys were signed), by outcome: accepted or rejected',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  // Both series from the start: "no unsigned key accepted" reads as a 0, not as a missing series.
+  for (const outcome of ['accepted', 'rejected']) unsignedKeyRequests.inc({ outcome }, 0);
 
   return {
     registry,
@@ -139,5 +150,6 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       buckets: LATENCY_BUCKETS,
       registers: [registry],
     }),
+    unsignedKeyRequests,
   };
 }

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Next } from 'koa';
-import { judgeSession, SESSION_NOT_VALID_BODY, UNAUTHORIZED_BODY } from '@pos/shared/auth/session-rules';
+import { SESSION_NOT_VALID_BODY, UNAUTHORIZED_BODY } from '@pos/shared/auth/session-rules';
 import { limitReached } from '@pos/shared/domain/problem';
 import type { SessionType } from '@pos/shared/store/sessions';
 import type { SessionLookup } from '../auth/session-lookup';
@@ -41,15 +41,14 @@ async function rejectionDelay(res: ServerResponse): Promise<void> {
  */
 export function requireSession(lookup: SessionLookup, type: SessionType) {
   return async function apiKeyAuth(ctx: AppContext, next: Next): Promise<void> {
-    const { keyHash, session } = await lookup.find(apiKeyOf(ctx));
-    const verdict = judgeSession(session, keyHash, type, new Date());
+    const { keyHash, session, form, verdict } = await lookup.authenticate(apiKeyOf(ctx), type, new Date());
     if (!verdict.ok) {
       const release = lookup.holdRejection();
       if (!release) {
-        ctx.state.log.warn({ reason: verdict.reason, ip: ctx.ip }, 'api key rejected at once: too many rejections in their delay');
+        ctx.state.log.warn({ reason: verdict.reason, keyForm: form, ip: ctx.ip }, 'api key rejected at once: too many rejections in their delay');
         throw limitReached('Too many requests with invalid keys are being answered; retry later', 1);
       }
-      ctx.state.log.info({ reason: verdict.reason, sessionId: session?._id, ip: ctx.ip }, 'api key rejected');
+      ctx.state.log.info({ reason: verdict.reason, keyForm: form, sessionId: session?._id, ip: ctx.ip }, 'api key rejected');
       try {
         await rejectionDelay(ctx.res);
       } finally {

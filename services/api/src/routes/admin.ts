@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { generateApiKey, hashApiKey } from '@pos/shared/auth/keys';
+import { hashApiKey } from '@pos/shared/auth/keys';
 import { isOrderState } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '@pos/shared/domain/records';
@@ -49,7 +49,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   };
 
   const issueKey = async (ctx: AppContext, session: Omit<NewSession, 'keyHash'>) => {
-    const apiKey = generateApiKey();
+    const apiKey = deps.newApiKey();
     const doc = await deps.sessions.create({ ...session, keyHash: hashApiKey(apiKey) }, new Date());
     ctx.state.log.info({ sessionId: doc._id, type: doc.type, locationId: doc.locationId }, 'session created');
     ctx.status = 201;
@@ -127,7 +127,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     const session = isId(sessionId) ? await deps.sessions.find(sessionId) : null;
     if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
     if (session.closedAt) throw new ProblemError(problems.conflict('Session is closed; its key cannot be rotated'));
-    const apiKey = generateApiKey();
+    const apiKey = deps.newApiKey();
     const rotated = await deps.sessions.rotateKey(session, hashApiKey(apiKey), new Date(), deps.config.keyRotationGraceMs);
     if (!rotated) throw new ProblemError(problems.conflict('Session was closed or its key rotated meanwhile; read it again'));
     ctx.state.log.info({ sessionId, previousKeyExpiresAt: rotated.previousKeyExpiresAt }, 'session key rotated');

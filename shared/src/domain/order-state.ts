@@ -77,11 +77,8 @@ export function needsFailureThreshold(action: OrderAction): boolean {
 
 /**
  * Whether deciding the action needs to know if the order's customer session is closed: a
- * customer's finish and submit do, so that a closed session's orders are never placed (and the
- * guest who left is not cooked for). The session is read after the order: the session close
- * moves the version of the session's SELECTING and NEW orders on after marking it closed, so a
- * decision that read the session still open either writes before that (and the close then aborts
- * the PLACED order) or fails its version guard and decides again on the closed session.
+ * customer's finish and submit do, so that a closed session's orders are never placed (the guest
+ * has left). The session is read after the order; see the session close job for why that holds.
  */
 export function needsSession(action: OrderAction): boolean {
   return action.kind === 'finish' || action.kind === 'submit';

@@ -11,8 +11,8 @@ type Apply = Extract<Decision, { type: 'apply' }>;
 
 /**
  * Applies one action to one order: read, decide with the state machine, write conditionally on
- * the version read. A customer's finish or submit reads its session after the order (each time):
- * see `needsSession` for why that order of reads keeps a closed session's orders from being placed.
+ * the version read. A customer's finish or submit reads its session after the order, each time
+ * (why that order of reads places nothing for a closed session: see session-close.ts).
  * A re-run of a job that already wrote (worker crash) finds its id on the order.
  * An order this worker has cached is tried first without a read: its write proves it current.
  * An order no longer in the hot collection is read from the archive and answered as before it

@@ -11,7 +11,7 @@ import { applyOrderAction } from './order-action';
  * may run before, during or after the close (submits queue by location, closes by session). In
  * this order: the session is marked closed; the version of its SELECTING and NEW orders moves on;
  * then its PLACED orders are aborted. A finish or submit reads the order, then the session, and
- * writes conditionally on the version read (see `needsSession`). One that saw the session closed
+ * writes conditionally on the version read (order-action.ts). One that saw the session closed
  * is refused. One that saw it open read the order before the version moved: its write either
  * lands before that (the order is PLACED when the close reads them, and is aborted) or fails its
  * guard, re-reads and sees the session closed.

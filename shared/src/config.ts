@@ -47,6 +47,8 @@ const envSchema = {
     WORKER_CONCURRENCY: { type: 'integer', minimum: 1, default: 16 },
     SHUTDOWN_GRACE: { type: 'string', pattern: DURATION, default: '10s' },
     BODY_LIMIT: { type: 'integer', minimum: 1024, default: 65536 },
+    HTTP_KEEPALIVE_TIMEOUT: { type: 'string', pattern: DURATION, default: '65s' },
+    HTTP_HEADERS_TIMEOUT: { type: 'string', pattern: DURATION },
     IDEMPOTENCY_TTL: { type: 'string', pattern: DURATION, default: '24h' },
     RATE_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,8}/[0-9]+(s|m|h)$' },
     ORDER_ARCHIVE_AFTER: { type: 'string', pattern: DURATION, default: '15m' },
@@ -119,6 +121,13 @@ export interface Config {
   workerConcurrency: number;
   shutdownGraceMs: number;
   bodyLimitBytes: number;
+  /**
+   * How long an API node keeps an idle keep-alive connection: longer than the gateway keeps its
+   * upstream connections (deploy/nginx.conf), so that the gateway is the side that closes them.
+   */
+  httpKeepAliveTimeoutMs: number;
+  /** How long a request's headers may take to arrive; above the keep-alive timeout (default: it plus 1 s). */
+  httpHeadersTimeoutMs: number;
   /** How long the answer to a request with an Idempotency-Key is kept for its retries. */
   idempotencyTtlMs: number;
   /** Requests per API key per window, counted across all nodes; absent: no limit. */
@@ -167,6 +176,9 @@ export function parseSecretList(text: string | undefined): string[] {
   return secrets;
 }
 
+/** Node's default `requestTimeout`: the longest a request may take to arrive whole. */
+const HTTP_REQUEST_TIMEOUT_MS = 300_000;
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 export function parseDuration(text: string): number {
@@ -200,6 +212,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const writeConcern = v.MONGO_WRITE_CONCERN as string;
   // A scheduler firing every few milliseconds would only spin; a second is the finest useful pace.
   if (parseDuration(v.LIFECYCLE_INTERVAL as string) < 1000) throw new ConfigError('invalid configuration: LIFECYCLE_INTERVAL must be at least 1s');
+  const httpKeepAliveTimeoutMs = parseDuration(v.HTTP_KEEPALIVE_TIMEOUT as string);
+  const httpHeadersTimeoutMs = v.HTTP_HEADERS_TIMEOUT === undefined ? httpKeepAliveTimeoutMs + 1000 : parseDuration(v.HTTP_HEADERS_TIMEOUT as string);
+  // Above it, as load balancer guides ask (Node before 18 ran the headers timer on idle kept connections).
+  if (httpHeadersTimeoutMs <= httpKeepAliveTimeoutMs) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT must be longer than HTTP_KEEPALIVE_TIMEOUT');
+  // Node refuses a headers timeout over its whole-request timeout (5 min).
+  if (httpHeadersTimeoutMs > HTTP_REQUEST_TIMEOUT_MS) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT (or HTTP_KEEPALIVE_TIMEOUT + 1s) must be at most 5m');
   return {
     port: v.PORT as number,
     adminPort: v.ADMIN_PORT as number | undefined,
@@ -238,6 +256,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: v.WORKER_CONCURRENCY as number,
     shutdownGraceMs: parseDuration(v.SHUTDOWN_GRACE as string),
     bodyLimitBytes: v.BODY_LIMIT as number,
+    httpKeepAliveTimeoutMs,
+    httpHeadersTimeoutMs,
     idempotencyTtlMs: parseDuration(v.IDEMPOTENCY_TTL as string),
     rateLimit: parseRateLimit(v.RATE_LIMIT as string | undefined),
     orderArchiveAfterMs: parseDuration(v.ORDER_ARCHIVE_AFTER as string),

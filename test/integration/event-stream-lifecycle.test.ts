@@ -34,7 +34,7 @@ describe('event stream keepalive and timeout', () => {
     const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
     try {
       await stream.waitFor(() => stream.comments.filter((c) => c === 'keepalive').length >= 3, 'three keepalives');
-      expect(stream.raw).toMatch(/^retry: 1000\n\n(: keepalive\n\n)+$/);
+      expect(stream.raw).toMatch(/^retry: \d+\n\n(: keepalive\n\n)+$/);
     } finally {
       stream.close();
     }
@@ -45,9 +45,39 @@ describe('event stream keepalive and timeout', () => {
     const opened = Date.now();
     const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
     await stream.end(10_000);
-    expect(Date.now() - opened).toBeGreaterThanOrEqual(1_400);
+    // SSE_TIMEOUT, jittered by up to 10% either way
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(0.9 * 1_500 - 50);
     await eventually(() => stack.api.deps.hub.openStreams === 0, 'no open stream');
   });
+});
+
+describe('event stream timeout jitter', () => {
+  const TIMEOUT_MS = 5_000;
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ SSE_TIMEOUT: `${TIMEOUT_MS}ms`, SSE_MAX_STREAMS_PER_SESSION: '20' }, { worker: false });
+  });
+  afterAll(() => stack.close());
+
+  it('20 streams opened together end spread over SSE_TIMEOUT ± 10%, not together', async () => {
+    const { key } = await register(stack, 'jitter');
+    const lifetimes = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
+        const opened = Date.now();
+        await stream.end(TIMEOUT_MS * 2);
+        return Date.now() - opened;
+      }),
+    );
+    for (const ms of lifetimes) {
+      // (the head arrives a moment after the node's clock took the stream: a little slack below)
+      expect(ms).toBeGreaterThanOrEqual(0.9 * TIMEOUT_MS - 100);
+      expect(ms).toBeLessThanOrEqual(1.1 * TIMEOUT_MS + 2_000);
+    }
+    // Without jitter all 20 lived SSE_TIMEOUT to within a few milliseconds. With it, all 20 in
+    // 400 ms (8 of the 20 steps of the 1,000 ms window) has odds of about one in ten million.
+    expect(Math.max(...lifetimes) - Math.min(...lifetimes)).toBeGreaterThan(400);
+  }, 30_000);
 });
 
 describe('event stream resources', () => {
@@ -79,7 +109,7 @@ describe('event stream resources', () => {
       Array.from({ length: 200 }, (_, i) => TestStream.open(`${stack.origin}${streamPath}`, { apiKey: registers[i % 10]!.key })),
     );
     try {
-      await Promise.all(streams.map((s) => s.waitFor(() => s.raw.startsWith('retry: 1000'), 'the preamble')));
+      await Promise.all(streams.map((s) => s.waitFor(() => s.retries.length > 0, 'the preamble')));
       expect(streams.every((s) => s.status === 200)).toBe(true);
       expect(deps.hub.openStreams).toBe(200);
       expect(deps.hub.locationCount).toBe(10);

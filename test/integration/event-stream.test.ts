@@ -39,7 +39,7 @@ describe('event stream', () => {
   const metric = async (name: 'eventsReceived' | 'eventsDelivered', type: string) =>
     (await stack.api.deps.metrics[name].get()).values.find((v) => v.labels.type === type)?.value ?? 0;
 
-  it('opens with text/event-stream headers, the request id and `retry: 1000` first', async () => {
+  it('opens with text/event-stream headers, the request id and `retry:` first', async () => {
     const { key } = await register('headers');
     const stream = await connect(key, '', { 'X-Request-Id': 'stream-req-1' });
     expect(stream.status).toBe(200);
@@ -48,9 +48,28 @@ describe('event stream', () => {
     expect(stream.headers['x-accel-buffering']).toBe('no');
     expect(stream.headers['x-request-id']).toBe('stream-req-1');
     await stream.waitFor(() => stream.raw.length > 0, 'the preamble');
-    expect(stream.raw.startsWith('retry: 1000\n\n')).toBe(true);
+    expect(stream.raw).toMatch(/^retry: \d+\n\n/);
     expect(stream.events).toEqual([]);
     expect(stack.api.deps.hub.openStreams).toBeGreaterThanOrEqual(1);
+  });
+
+  it('`retry:` is a random part of 1000 ms (full jitter): the streams a node ends together do not come back together', async () => {
+    const { key } = await register('retry-jitter');
+    const streams = [];
+    // one at a time: a session holds a few streams per node, and a new one ends its oldest
+    for (let i = 0; i < 12; i++) {
+      const stream = await connect(key);
+      await stream.waitFor(() => stream.retries.length > 0, 'the preamble');
+      streams.push(stream);
+      stream.close();
+    }
+    const retries = streams.map((s) => s.retries[0]!);
+    for (const ms of retries) {
+      expect(Number.isInteger(ms)).toBe(true);
+      expect(ms).toBeGreaterThanOrEqual(0);
+      expect(ms).toBeLessThanOrEqual(1000);
+    }
+    expect(new Set(retries).size).toBeGreaterThan(1);
   });
 
   it('replays PLACED orders and live commands on a first connect, then streams live work and state changes', async () => {
@@ -267,7 +286,7 @@ describe('event stream', () => {
       const stream = await connect(during.key);
       expect(stream.status).toBe(200);
       await stream.end();
-      expect(stream.raw).toBe('retry: 1000\n\n');
+      expect(stream.raw).toMatch(/^retry: \d+\n\n$/);
     } finally {
       deps.work.list = originalList;
     }
@@ -283,7 +302,7 @@ describe('event stream', () => {
       const stream = await connect(before.key);
       expect(stream.status).toBe(200);
       await stream.end();
-      expect(stream.raw).toBe('retry: 1000\n\n');
+      expect(stream.raw).toMatch(/^retry: \d+\n\n$/);
     } finally {
       deps.hub.add = originalAdd;
     }

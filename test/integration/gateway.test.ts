@@ -3,11 +3,16 @@
  * ADMIN_PORT, so the node itself would serve the operator paths): the gateway alone must turn
  * away every spelling of them, and pass the register interface (api_key header, event stream).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expectNoOperatorContent, keyIssuingPaths, OPERATOR_GETS } from '../support/front-door';
 import { Gateway, startGateway } from '../support/gateway';
 import { call, rawCall, sampleRows } from '../support/http';
 import { eventually, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
+import { TcpProxy } from '../support/tcp-proxy';
+
+/** Longer than the 5 s after which Node, by default, closed an idle keep-alive connection. */
+const IDLE_MS = 6_500;
 
 describe('the nginx gateway (deploy/nginx.conf)', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
@@ -68,6 +73,27 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
       stream.close();
     }
   });
+
+  it('reuses its idle upstream connection: the node keeps it longer than nginx does', async () => {
+    // between nginx and the node, a proxy that counts the connections nginx opens
+    const proxy = await TcpProxy.start(stack.origin);
+    const door = await startGateway(proxy.port);
+    try {
+      expect((await call('GET', `${door.origin}/api/v1/orders/location`, { apiKey })).status).toBe(200);
+      expect(proxy.accepted).toBe(1);
+      // The idle period is the subject of the test, not a wait for something.
+      await sleep(IDLE_MS);
+      const order = await stack.admin.createOrder(locationId, sampleRows);
+      const put = await call('PUT', `${door.origin}/api/v1/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
+      expect(put.status).toBe(200);
+      expect(put.json().state).toBe('COMPLETED');
+      // sent on the connection kept from the first request: the node had not closed it
+      expect(proxy.accepted).toBe(1);
+    } finally {
+      await door.stop();
+      await proxy.close();
+    }
+  }, 30_000);
 
   it('logs no query string (a key may travel in it)', async () => {
     await call('GET', `${gateway.origin}/api/v1/orders/location?api_key=${encodeURIComponent(apiKey)}`);

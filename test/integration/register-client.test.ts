@@ -88,6 +88,18 @@ function recordingSleep() {
   return { delays, sleep: async (ms: number) => void delays.push(ms) };
 }
 
+/** The ceilings of the backoffs reported; each delay slept (full jitter) lies within its ceiling. */
+function ceilingsOf(states: StreamState[], delays: number[]): number[] {
+  const backoffs = states.flatMap((s) => (s.state === 'backoff' ? [s] : []));
+  expect(backoffs.map((b) => b.delayMs)).toEqual(delays);
+  for (const { delayMs, ceilingMs } of backoffs) {
+    expect(Number.isInteger(delayMs)).toBe(true);
+    expect(delayMs).toBeGreaterThanOrEqual(0);
+    expect(delayMs).toBeLessThanOrEqual(ceilingMs);
+  }
+  return backoffs.map((b) => b.ceilingMs);
+}
+
 describe('register client stream consumer (real HTTP SSE server)', () => {
   let fake: FakeService | undefined;
   let stream: WorkStream | undefined;
@@ -139,10 +151,10 @@ describe('register client stream consumer (real HTTP SSE server)', () => {
     const reasons = states.flatMap((s) => (s.state === 'disconnected' ? [s.reason] : []));
     expect(reasons).toEqual(['network', 'ended']);
     // Healthy connections reset the backoff; the server's retry: replaces the base delay.
-    expect(delays).toEqual([250, 250]);
+    expect(ceilingsOf(states, delays)).toEqual([250, 250]);
   });
 
-  it('backs off 1, 2, 4 ... times the base up to the cap, and starts over after a healthy connection', async () => {
+  it('backs off 1, 2, 4 ... times the base up to the cap, with full jitter, and starts over after a healthy connection', async () => {
     const healthyThenEnd: StreamScript = (res) => {
       openSse(res, ': keepalive\n\n');
       setTimeout(() => res.end(), 50);
@@ -158,7 +170,9 @@ describe('register client stream consumer (real HTTP SSE server)', () => {
     );
     await fake.streamRequest(9);
     await waitFor(() => fake!.seen.filter((s) => s === 'poll').length === 2);
-    expect(delays).toEqual([100, 200, 400, 500, 500, 100, 200, 400]);
+    expect(ceilingsOf(states, delays)).toEqual([100, 200, 400, 500, 500, 100, 200, 400]);
+    // each a random part of its ceiling: the same failures do not give the same waits
+    expect(new Set(delays).size).toBeGreaterThan(1);
     const first = states.find((s) => s.state === 'disconnected');
     expect(first).toMatchObject({ state: 'disconnected', reason: 'http-status' });
     expect((first as { error?: Error }).error).toBeInstanceOf(RegisterProblemError);
@@ -301,8 +315,10 @@ describe('register client stream consumer against the service', () => {
     expect(connects[0]).toBeUndefined();
     expect(connects[1]).toEqual({ orderNumber: first.number, commandNumber: cmd.number });
     expect(states).toContainEqual({ state: 'disconnected', reason: 'ended' });
-    // The server's retry: 1000 is the base delay; a healthy stream resets the backoff.
-    expect(delays[0]).toBe(1000);
+    // The server's retry: (a random part of 1000, at least 100 to the client) is the base delay.
+    const [base] = ceilingsOf(states, delays);
+    expect(base).toBeGreaterThanOrEqual(100);
+    expect(base).toBeLessThanOrEqual(1000);
 
     const second = await stack.admin.createOrder(loc.id, sampleRows);
     await waitFor(() => orders.some((o) => o.number === second.number));

@@ -6,6 +6,7 @@
  */
 import { MongoClient } from 'mongodb';
 import type { OrderDoc, OrderRecord } from '@pos/shared/domain/records';
+import { customerAt } from '../support/customer';
 import { call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
 
@@ -67,6 +68,21 @@ describe("the worker's order cache against another writer", () => {
     const aborted = await status(other.number, 'ABORTED');
     expect(aborted.status).toBe(200);
     expect(aborted.json<OrderRecord>().state).toBe('ABORTED');
+  });
+
+  it("a customer's submit of an order it knows still reads the session: a closed one places nothing", async () => {
+    const customer = await customerAt(stack, locationId, 1);
+    const created = await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } });
+    const number = created.json<OrderRecord>().number;
+    // the worker writes the order NEW (and so caches it)
+    expect((await call('POST', `${customer.url}/orders/${number}/finish`, { apiKey: customer.key })).json<OrderRecord>().state).toBe('NEW');
+    // the session closed behind everyone's back: no fence on the order, no word to the API's session cache
+    const sessions = mongo.db(stack.env.MONGO_DB).collection<{ _id: string; closedAt?: Date }>('sessions');
+    expect((await sessions.updateOne({ _id: customer.sessionId }, { $set: { closedAt: new Date() } })).modifiedCount).toBe(1);
+    const submitted = await call('POST', `${customer.url}/orders/${number}/submit`, { apiKey: customer.key });
+    expect(submitted.status).toBe(409);
+    expect(submitted.json().detail).toBe('Session is closed; cannot submit');
+    expect(await orders().findOne({ _id: `${locationId}:${number}` })).toMatchObject({ state: 'NEW', version: 1 });
   });
 
   it('keeps applying changes to an order it knows, each against the current version', async () => {

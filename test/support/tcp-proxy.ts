@@ -1,12 +1,15 @@
 /**
  * A TCP proxy a test can cut and restore: what sits between one node and Redis, so that the
- * node alone loses Redis while the rest of the deployment goes on.
+ * node alone loses Redis while the rest of the deployment goes on; or between a gateway and a
+ * node, counting the connections the gateway opens.
  */
 import net from 'node:net';
 
 export class TcpProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
+  /** Connections accepted so far: how often the client connected. */
+  accepted = 0;
 
   private constructor(
     private readonly target: { host: string; port: number },
@@ -43,6 +46,7 @@ export class TcpProxy {
   async restore(): Promise<void> {
     if (this.server) return;
     const server = net.createServer((client) => {
+      this.accepted += 1;
       const upstream = net.connect(this.target.port, this.target.host);
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);

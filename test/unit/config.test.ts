@@ -30,6 +30,14 @@ describe('configuration', () => {
     expect(parseDuration('90d')).toBe(90 * 86_400_000);
   });
 
+  it('keeps idle HTTP connections longer than the gateway does (65 s), the headers timeout above that', () => {
+    expect(loadConfig({})).toMatchObject({ httpKeepAliveTimeoutMs: 65_000, httpHeadersTimeoutMs: 66_000 });
+    expect(loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '2m' })).toMatchObject({ httpKeepAliveTimeoutMs: 120_000, httpHeadersTimeoutMs: 121_000 });
+    expect(loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '10s', HTTP_HEADERS_TIMEOUT: '30s' })).toMatchObject({ httpKeepAliveTimeoutMs: 10_000, httpHeadersTimeoutMs: 30_000 });
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT: '65s' })).toThrow(/HTTP_HEADERS_TIMEOUT must be longer than HTTP_KEEPALIVE_TIMEOUT/);
+    expect(() => loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '5m' })).toThrow(/must be at most 5m/);
+  });
+
   it('refuses a lifecycle interval under a second', () => {
     expect(() => loadConfig({ LIFECYCLE_INTERVAL: '500ms' })).toThrow(/LIFECYCLE_INTERVAL must be at least 1s/);
     expect(loadConfig({ LIFECYCLE_INTERVAL: '1s' }).lifecycleIntervalMs).toBe(1000);

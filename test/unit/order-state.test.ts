@@ -1,9 +1,10 @@
-import { Decision, OrderAction, OrderState, ORDER_STATES, decide } from '@pos/shared/domain/order-state';
+import { Decision, OrderAction, OrderState, ORDER_STATES, decide, needsSession } from '@pos/shared/domain/order-state';
 
 const now = new Date('2026-11-21T07:11:04.092Z');
 const THRESHOLD = 3;
 const at = (state: OrderState, failureCount = 0) => ({ state, failureCount });
-const run = (state: OrderState, action: OrderAction, failureCount = 0): Decision => decide(at(state, failureCount), action, THRESHOLD, now);
+const OPEN = { threshold: THRESHOLD, sessionClosed: false };
+const run = (state: OrderState, action: OrderAction, failureCount = 0): Decision => decide(at(state, failureCount), action, OPEN, now);
 const status = (newState: OrderState): OrderAction => ({ kind: 'status', newState });
 
 describe('the transition table of the interface (part 3)', () => {
@@ -50,7 +51,7 @@ describe('the transition table of the interface (part 3)', () => {
   });
 
   it('a threshold of 1 fails on the first report', () => {
-    expect(decide(at('PLACED'), { kind: 'failure' }, 1, now)).toEqual({
+    expect(decide(at('PLACED'), { kind: 'failure' }, { threshold: 1 }, now)).toEqual({
       type: 'apply',
       change: { state: 'FAILED', failedTime: now, failureCount: 1 },
     });
@@ -105,5 +106,32 @@ describe('customer and operator actions out of place', () => {
     ['SELECTING', 'session-closed', 'unchanged'],
   ] as const)('%s + %s is %s', (state, kind, expected) => {
     expect(run(state, { kind } as OrderAction).type).toBe(expected);
+  });
+});
+
+describe('a customer move on a closed session', () => {
+  const closed = (state: OrderState, kind: 'finish' | 'submit') => decide(at(state), { kind }, { sessionClosed: true }, now);
+
+  it('only the customer moves (finish, submit) need the session', () => {
+    expect(needsSession({ kind: 'finish' })).toBe(true);
+    expect(needsSession({ kind: 'submit' })).toBe(true);
+    for (const action of [{ kind: 'failure' }, { kind: 'recover' }, { kind: 'session-closed' }, status('ABORTED')] as OrderAction[]) {
+      expect(needsSession(action)).toBe(false);
+    }
+  });
+
+  it('a NEW order of a closed session is not placed, a SELECTING one not finished', () => {
+    expect(closed('NEW', 'submit')).toEqual({ type: 'conflict', detail: 'Session is closed; cannot submit' });
+    expect(closed('SELECTING', 'finish')).toEqual({ type: 'conflict', detail: 'Session is closed; cannot finish' });
+  });
+
+  it('what a move would not change answers as before (the close aborts a PLACED order itself)', () => {
+    expect(closed('PLACED', 'submit')).toEqual({ type: 'unchanged' });
+    expect(closed('NEW', 'finish')).toEqual({ type: 'unchanged' });
+    expect(closed('ABORTED', 'submit')).toEqual({ type: 'conflict', detail: 'Order is ABORTED; cannot submit' });
+  });
+
+  it('is decided only with the session\'s state', () => {
+    expect(() => decide(at('NEW'), { kind: 'submit' }, {}, now)).toThrow(/session/);
   });
 });

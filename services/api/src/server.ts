@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateApiKey } from '@pos/shared/auth/keys';
 import type { Config } from '@pos/shared/config';
@@ -21,6 +20,7 @@ import { SessionsRepo } from '@pos/shared/store/sessions';
 import { WorkRepo } from '@pos/shared/store/work';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { createApps } from './app';
+import { createHttpServer } from './http-server';
 import { SessionLookup } from './auth/session-lookup';
 import type { ApiDeps } from './deps';
 import { IdempotencyStore } from './idempotency/idempotency-store';
@@ -122,8 +122,8 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   };
 
   const apps = createApps(deps);
-  const servers = [http.createServer(apps.public.callback())];
-  if (apps.operator) servers.push(http.createServer(apps.operator.callback()));
+  const servers = [createHttpServer(config, apps.public.callback())];
+  if (apps.operator) servers.push(createHttpServer(config, apps.operator.callback()));
   const [port, adminPort] = await Promise.all(
     servers.map(async (server, index) => {
       server.listen(index === 0 ? config.port : config.adminPort, config.host);

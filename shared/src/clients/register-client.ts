@@ -2,12 +2,14 @@
  * The reference register client of the service interface (parts 4 to 8): lists work, reports
  * outcomes, acknowledges commands and consumes the event stream with the client-side behaviour
  * the spec suggests (30 s request deadline, 60 s stream watchdog, 1-2-4-8 s backoff capped at
- * 60 s, reconnect with the cursor, then poll). Used by the demo, the benchmark and the tests.
+ * 60 s, with full jitter, reconnect with the cursor, then poll). Used by the demo, the benchmark
+ * and the tests.
  */
 import { randomUUID } from 'node:crypto';
 import type { OrderState } from '../domain/order-state';
 import { PROBLEM_KINDS, type ProblemBody } from '../domain/problem';
 import type { CommandRecord, OrderRecord, WorkRecord } from '../domain/records';
+import { fullJitter } from '../util/jitter';
 import { pause } from '../util/pause';
 import { parseJson, problemOf, REQUEST_TIMEOUT_MS } from './json-http';
 import { SseParser } from './sse-parser';
@@ -154,8 +156,11 @@ export type StreamState =
   | { state: 'connecting'; cursor?: StreamCursor }
   | { state: 'open' }
   | { state: 'disconnected'; reason: DisconnectReason; error?: Error }
-  /** Waiting `delayMs` before the next attempt; `attempt` counts failures since the last healthy connection. */
-  | { state: 'backoff'; delayMs: number; attempt: number }
+  /**
+   * Waiting `delayMs` before the next attempt: a random part of `ceilingMs` (full jitter), which
+   * doubles with every failure up to the cap; `attempt` counts failures since the last healthy connection.
+   */
+  | { state: 'backoff'; delayMs: number; ceilingMs: number; attempt: number }
   | { state: 'closed'; error?: Error };
 
 export interface StreamHandlers {
@@ -176,9 +181,13 @@ export interface StreamOptions {
   from?: StreamCursor;
   /** Reconnect when no byte arrives for this long; default 60 s. */
   watchdogMs?: number;
-  /** First reconnect delay; default 1 s, replaced by the server's `retry:` when it sends one. */
+  /**
+   * First reconnect delay's ceiling; default 1 s, replaced by the server's `retry:` when it sends
+   * one. Each delay is drawn from 0 to its ceiling (full jitter), so that a fleet cut off together
+   * does not reconnect in lockstep.
+   */
   backoffBaseMs?: number;
-  /** Largest reconnect delay; default 60 s. */
+  /** Largest reconnect delay's ceiling; default 60 s. */
   backoffCapMs?: number;
   /** Use the server's `retry:` as the base delay; default true. */
   honourServerRetry?: boolean;
@@ -407,9 +416,10 @@ class StreamConsumer implements WorkStream {
         if (ended.fatal) throw ended.fatal;
         if (ended.healthy) failures = 0;
         const base = this.options.honourServerRetry === false || this.serverRetryMs === undefined ? this.baseMs : this.serverRetryMs;
-        const delayMs = Math.min(this.capMs, base * 2 ** Math.min(failures, 30));
+        const ceilingMs = Math.min(this.capMs, base * 2 ** Math.min(failures, 30));
+        const delayMs = fullJitter(ceilingMs);
         failures += 1;
-        this.state({ state: 'backoff', delayMs, attempt: failures });
+        this.state({ state: 'backoff', delayMs, ceilingMs, attempt: failures });
         await this.sleep(delayMs, this.stopper.signal);
       }
       this.state({ state: 'closed' });

@@ -45,6 +45,17 @@ export interface OrderChange {
   failureCount?: number;
 }
 
+/**
+ * What a decision may need besides the order, each read only for the actions that need it
+ * (`needsFailureThreshold`, `needsSession`), and read after the order.
+ */
+export interface DecisionInputs {
+  /** The location's failure threshold: the failure count at which an order stays FAILED. */
+  threshold?: number;
+  /** Whether the customer session that owns the order is closed (or gone). */
+  sessionClosed?: boolean;
+}
+
 export type Decision =
   | { type: 'unchanged' }
   | { type: 'conflict'; detail: string }
@@ -65,27 +76,36 @@ export function needsFailureThreshold(action: OrderAction): boolean {
 }
 
 /**
- * Decides one action against one order.
- * `threshold` is the location's failure threshold: the failure count at which an order stays FAILED;
- * it must be given when `needsFailureThreshold(action)`.
+ * Whether deciding the action needs to know if the order's customer session is closed: a
+ * customer's finish and submit do, so that a closed session's orders are never placed (the guest
+ * has left). The session is read after the order; see the session close job for why that holds.
  */
-export function decide(order: OrderFacts, action: OrderAction, threshold: number | undefined, now: Date): Decision {
+export function needsSession(action: OrderAction): boolean {
+  return action.kind === 'finish' || action.kind === 'submit';
+}
+
+/**
+ * Decides one action against one order. `inputs` must hold the threshold when
+ * `needsFailureThreshold(action)`, and whether the session is closed when `needsSession(action)`.
+ */
+export function decide(order: OrderFacts, action: OrderAction, inputs: DecisionInputs, now: Date): Decision {
   const { state } = order;
   switch (action.kind) {
     case 'status':
-      return decideStatus(order, action.newState, threshold, now);
+      return decideStatus(order, action.newState, inputs, now);
     case 'failure':
       if (state === 'FAILED') return unchanged; // already waiting for an operator
       if (state !== 'PLACED') return conflict(state, 'report a failure');
-      return fail(order, threshold, now);
+      return fail(order, inputs.threshold, now);
     case 'finish':
       if (state === 'NEW') return unchanged;
       if (state !== 'SELECTING') return conflict(state, 'finish');
-      return { type: 'apply', change: { state: 'NEW' } };
+      return sessionClosedConflict(inputs, 'finish') ?? { type: 'apply', change: { state: 'NEW' } };
     case 'submit':
+      // (PLACED with the session closed: the close, still running, aborts it before it answers.)
       if (state === 'PLACED') return unchanged;
       if (state !== 'NEW') return conflict(state, 'submit');
-      return { type: 'apply', change: { state: 'PLACED', orderTime: now } };
+      return sessionClosedConflict(inputs, 'submit') ?? { type: 'apply', change: { state: 'PLACED', orderTime: now } };
     case 'recover':
       if (state === 'PLACED') return unchanged;
       if (state !== 'FAILED') return conflict(state, 'recover');
@@ -96,7 +116,13 @@ export function decide(order: OrderFacts, action: OrderAction, threshold: number
   }
 }
 
-function decideStatus(order: OrderFacts, target: OrderState, threshold: number | undefined, now: Date): Decision {
+/** A customer's move of an order whose session is closed: refused, the order stays as it is. */
+function sessionClosedConflict(inputs: DecisionInputs, action: string): Decision | undefined {
+  if (inputs.sessionClosed === undefined) throw new Error(`a customer's ${action} is decided with its session's state`);
+  return inputs.sessionClosed ? { type: 'conflict', detail: `Session is closed; cannot ${action}` } : undefined;
+}
+
+function decideStatus(order: OrderFacts, target: OrderState, inputs: DecisionInputs, now: Date): Decision {
   const { state } = order;
   if (target === state) return unchanged;
   switch (target) {
@@ -105,9 +131,9 @@ function decideStatus(order: OrderFacts, target: OrderState, threshold: number |
       if (state !== 'PLACED') return conflict(state, `move to ${target}`);
       return { type: 'apply', change: { state: target, completeTime: now } };
     case 'FAILED':
-      return decide(order, { kind: 'failure' }, threshold, now);
+      return decide(order, { kind: 'failure' }, inputs, now);
     case 'PLACED':
-      return decide(order, { kind: 'recover' }, threshold, now);
+      return decide(order, { kind: 'recover' }, inputs, now);
     default:
       return conflict(state, `move to ${target}`);
   }

@@ -61,12 +61,23 @@ export function problemOf(kind: ProblemKind, detail: string): Problem {
   return { status, title, detail };
 }
 
+/** How much of a caller's value a detail echoes. */
+const ECHO_LENGTH = 32;
+
+/**
+ * A caller's value as a detail echoes it: its first ECHO_LENGTH characters (then `...`), each
+ * one outside printable ASCII shown as `?`, so that no control character (CR, LF, escape
+ * sequences), bidirectional control or lone surrogate reaches a body, a log line or a screen.
+ */
+function echoed(value: string): string {
+  const shown = value.slice(0, ECHO_LENGTH).replace(/[^\x20-\x7e]/g, '?');
+  return value.length > ECHO_LENGTH ? `${shown}...` : shown;
+}
+
 export const problems = {
   orderNotFound: (): Problem => problemOf('illegalArgument', 'Order does not exist'),
   commandNotFound: (): Problem => problemOf('notFound', 'Command does not exist'),
-  // The value is the caller's: echoed only when it is a plain, short word.
-  noEnumConstant: (value: string): Problem =>
-    problemOf('illegalArgument', `No enum constant OrderState.${/^[A-Za-z0-9_-]{0,32}$/.test(value) ? value : '(not a state name)'}`),
+  noEnumConstant: (value: string): Problem => problemOf('illegalArgument', `No enum constant OrderState.${echoed(value)}`),
   required: (label: string): Problem => problemOf('illegalArgument', `${label} is required.`),
   illegalArgument: (detail: string): Problem => problemOf('illegalArgument', detail),
   validation: (detail: string): Problem => problemOf('validation', detail),

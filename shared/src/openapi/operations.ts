@@ -280,12 +280,14 @@ export const OPERATIONS: OperationSpec[] = [
       path: `{base}/customer/orders/{number}/${kind}`,
       tag: 'Customer app',
       summary: kind === 'finish' ? 'Finish adding items (SELECTING to NEW)' : 'Submit the order (NEW to PLACED, announced to the registers)',
-      description: 'A transition, applied by a worker. Repeating it answers 200 and changes nothing; any other move is a 409.',
+      description:
+        'A transition, applied by a worker. Repeating it answers 200 and changes nothing; any other move is a 409, ' +
+        'and so is a move applied after the session was closed (a close that answered leaves no order of the session PLACED).',
       access: 'customer',
       traits: ['queued'],
       params: [P.orderNumber],
       ok: { status: 200, description: 'The order after the transition', content: json(orderRecordSchema) },
-      problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict(`Order is SELECTING; cannot ${kind}`)],
+      problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict(`Order is SELECTING; cannot ${kind}`), problems.conflict(`Session is closed; cannot ${kind}`)],
     }),
   ),
   {

@@ -35,7 +35,6 @@ export const LIMITS = {
   textLength: 200,
   productIdLength: 64,
   reasonLength: 1000,
-  stateLength: 32,
   timestampLength: 40,
   failureThreshold: 1000,
   /** Items on one page of an admin list: when `limit` is absent, and at most. */
@@ -68,14 +67,10 @@ const rowsSchema = { type: 'array', minItems: 1, maxItems: LIMITS.rowsPerOrder, 
 export const statusUpdateSchema = {
   type: 'object',
   required: ['newState'],
-  // Bounded and plain, as its value is named in the "No enum constant" problem.
+  // Any string (within BODY_LIMIT) that is not a state name is the interface's 400 "No enum
+  // constant ..." (part 4.2, rule 1), however long or odd: the problem echoes it made safe.
   properties: {
-    newState: {
-      type: 'string',
-      maxLength: LIMITS.stateLength,
-      format: TEXT_FORMATS.line,
-      description: 'The name of an order state; another name is a 400 "No enum constant ..."',
-    },
+    newState: { type: 'string', description: 'The name of an order state; any other string is a 400 "No enum constant ..."' },
   },
 } as const;
 

@@ -125,6 +125,19 @@ export class OrdersRepo {
   }
 
   /**
+   * Moves on the version (and `updatedAt`) of the session's orders a customer may still move
+   * (SELECTING, NEW), changing nothing else: a finish or submit decided on them before this
+   * fails its version guard and decides again (see the session close). One command.
+   */
+  async touchOpenOfSession(locationId: string, sessionId: string, now: Date): Promise<number> {
+    const { modifiedCount } = await this.c.updateMany(
+      { locationId: asString(locationId, 'locationId'), sessionId: asString(sessionId, 'sessionId'), state: { $in: ['SELECTING', 'NEW'] } },
+      { $set: { updatedAt: now }, $inc: { version: 1 } },
+    );
+    return modifiedCount;
+  }
+
+  /**
    * Writes a decided change only if nobody wrote since `order` was read.
    * Returns the new document, or null when the version moved on (the caller re-reads and re-decides).
    * The new document is what was read plus what was written, so it is not sent back by MongoDB.

@@ -92,6 +92,12 @@ export class SessionsRepo {
     return this.c.findOne({ _id: asString(id, 'sessionId') });
   }
 
+  /** Whether the session exists and is not closed (expiry aside): one read of its `closedAt` alone. */
+  async isOpen(id: string): Promise<boolean> {
+    const doc = await this.c.findOne({ _id: asString(id, 'sessionId') }, { projection: { _id: 0, closedAt: 1 } });
+    return doc !== null && doc.closedAt === undefined;
+  }
+
   /** Marks the session closed; true only for the call that closed it. */
   async close(id: string, now: Date): Promise<boolean> {
     const result = await this.c.updateOne({ _id: asString(id, 'sessionId'), closedAt: { $exists: false } }, { $set: { closedAt: now } });

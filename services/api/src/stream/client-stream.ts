@@ -3,6 +3,7 @@ import { judgeSession, KeyLimit } from '@pos/shared/auth/session-rules';
 import type { Config } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
 import type { SessionDoc } from '@pos/shared/store/sessions';
+import { fullJitter } from '@pos/shared/util/jitter';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import { SECURITY_HEADERS } from '../middleware/security-headers';
 import { Cursor, formatPosition, startPosition, StreamPosition } from './cursor';
@@ -19,7 +20,11 @@ const STREAM_HEAD = {
   'X-Accel-Buffering': 'no',
 };
 
-/** The reconnection delay the stream suggests to clients (`retry:`), in milliseconds. */
+/**
+ * The reconnection delay the stream suggests to clients (`retry:`), in milliseconds: the documented
+ * base, of which each stream sends a random part (full jitter), so that the streams a node ends
+ * together (at shutdown) are not reconnected together.
+ */
 export const RETRY_MS = 1000;
 
 /**
@@ -61,8 +66,8 @@ export interface ClientStreamOptions {
   cursor: Cursor;
   res: ServerResponse;
   repos: StreamRepos;
-  config: Pick<Config, 'sseTimeoutMs' | 'sseMaxBufferBytes'>;
-  /** The node's keepalive interval and SSE_TIMEOUT (the hub's). */
+  config: Pick<Config, 'sseMaxBufferBytes'>;
+  /** The node's keepalive interval and SSE_TIMEOUT, jittered per stream (the hub's). */
   clock: StreamClock;
   metrics: Pick<ApiMetrics, 'eventsDelivered'>;
   log: Logger;
@@ -104,6 +109,8 @@ export class ClientStream implements ClockedStream {
   private subscribedAt = Date.now();
   private delivered = 0;
   readonly joinedAt = Date.now();
+  /** When the node's clock ends the stream (its SSE_TIMEOUT, jittered), epoch ms. */
+  private readonly timesOutAt: number;
   private resolveDone!: (reason: EndReason) => void;
   /**
    * Callbacks a stream holds for its whole life are bound methods, not arrows: under tsx (how
@@ -122,7 +129,7 @@ export class ClientStream implements ClockedStream {
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
 
     options.res.once('close', this.onClose);
-    options.clock.join(this);
+    this.timesOutAt = options.clock.join(this);
     if (reader.kind === 'register') {
       // a session that expires, or a key retired by a rotation, before SSE_TIMEOUT ends the stream then
       const verdict = judgeSession(reader.session, reader.keyHash, 'SERVICE', new Date());
@@ -135,7 +142,7 @@ export class ClientStream implements ClockedStream {
     this.writer?.tick();
   }
 
-  /** The node's clock: SSE_TIMEOUT is over. */
+  /** The node's clock: its timeout is over. */
   timeout(): void {
     this.end('timeout');
   }
@@ -187,7 +194,7 @@ export class ClientStream implements ClockedStream {
       },
       res,
     );
-    this.writer.start(RETRY_MS);
+    this.writer.start(fullJitter(RETRY_MS));
     if (this.phase === 'ended') {
       // Ended while the replay was read (session closed, timeout): an empty stream, then its end.
       this.writer.end();
@@ -365,13 +372,13 @@ export class ClientStream implements ClockedStream {
 
   /**
    * Ends the stream when its key stops opening the session (the session expires, or a rotation
-   * retires the key), if that is before SSE_TIMEOUT (the node's clock) would end it anyway.
+   * retires the key), if that is before its timeout (the node's clock) would end it anyway.
    */
   private endAt(limit: KeyLimit | undefined): void {
     if (!limit || this.phase === 'ended') return;
     const at = limit.at.getTime();
     const ms = at - Date.now();
-    if (ms >= this.options.config.sseTimeoutMs || at >= this.expiryAt) return;
+    if (at >= this.timesOutAt || at >= this.expiryAt) return;
     clearTimeout(this.expiry);
     this.expiryAt = at;
     this.expiry = setTimeout(() => this.end(limit.cause), Math.max(ms, 0));

@@ -1,4 +1,4 @@
-import { Decision, decide, needsFailureThreshold } from '@pos/shared/domain/order-state';
+import { Decision, DecisionInputs, decide, needsFailureThreshold, needsSession } from '@pos/shared/domain/order-state';
 import { problems } from '@pos/shared/domain/problem';
 import type { OrderDoc } from '@pos/shared/domain/records';
 import { toOrderRecord } from '@pos/shared/domain/records';
@@ -11,7 +11,9 @@ type Apply = Extract<Decision, { type: 'apply' }>;
 
 /**
  * Applies one action to one order: read, decide with the state machine, write conditionally on
- * the version read. A re-run of a job that already wrote (worker crash) finds its id on the order.
+ * the version read. A customer's finish or submit reads its session after the order, each time
+ * (why that order of reads places nothing for a closed session: see session-close.ts).
+ * A re-run of a job that already wrote (worker crash) finds its id on the order.
  * An order this worker has cached is tried first without a read: its write proves it current.
  * An order no longer in the hot collection is read from the archive and answered as before it
  * moved (200 unchanged, 409 naming its state); an archived order is never written.
@@ -40,7 +42,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     }
 
     const now = new Date();
-    const decision = decide(order, job.action, await thresholdRead, now);
+    const decision = decide(order, job.action, await inputsAfterReading(ctx, job, order, thresholdRead), now);
     if (decision.type === 'unchanged') return { status: 200, body: toOrderRecord(order) };
     if (decision.type === 'conflict') return { status: 409, problem: problems.conflict(decision.detail) };
     // Only finished orders are archived, and the state machine changes nothing about them.
@@ -65,11 +67,24 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
 async function tryCached(ctx: JobContext, job: OrderActionJob, order: OrderDoc, thresholdRead: Promise<number> | undefined): Promise<JobOutcome | undefined> {
   if (order.appliedJobs.includes(ctx.jobId)) return undefined;
   const now = new Date();
-  const decision = decide(order, job.action, await thresholdRead, now);
+  const decision = decide(order, job.action, await inputsAfterReading(ctx, job, order, thresholdRead), now);
   if (decision.type !== 'apply' || (job.deadline !== undefined && Date.now() > job.deadline)) return undefined;
   const outcome = await commit(ctx, job, order, decision, now);
   if (!outcome) ctx.orderCache.forget(order);
   return outcome;
+}
+
+/**
+ * What the decision needs besides the order, read after it: the threshold (its read started with
+ * the job) and, for a customer's move, whether the order's session is closed (a session that is
+ * gone counts as closed).
+ */
+async function inputsAfterReading(ctx: JobContext, job: OrderActionJob, order: OrderDoc, thresholdRead: Promise<number> | undefined): Promise<DecisionInputs> {
+  const threshold = await thresholdRead;
+  if (!needsSession(job.action)) return { threshold };
+  const sessionId = order.sessionId ?? job.scope.sessionId;
+  const sessionClosed = sessionId !== undefined && !(await ctx.sessions.isOpen(sessionId));
+  return { threshold, sessionClosed };
 }
 
 /** The version-guarded write of a decided change, then its announcement; undefined when the version moved on. */

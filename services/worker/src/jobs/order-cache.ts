@@ -11,7 +11,9 @@ const MAX_ORDERS = 10_000;
  * guess at the current one (another worker may have written since): a job acts on it only through
  * a version-guarded write, which fails if the guess was wrong; any other decision (unchanged,
  * conflict, already applied) is made again on a fresh read. So a job that changes an order this
- * worker knows costs one MongoDB command (the write) instead of two.
+ * worker knows costs one MongoDB command (the write) instead of two. (A customer's finish or
+ * submit still reads its session first: a cached order was read before that, as the session
+ * close needs; one the close fenced since fails its version guard.)
  */
 export class OrderCache {
   private readonly orders = new LRUCache<string, OrderDoc>({ max: MAX_ORDERS });

@@ -56,7 +56,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   // slots that moved while no command of the node ran into them.
   const redis = createRedis(target, { maxRetriesPerRequest: 2 }, nodeLog, { slotsRefreshInterval: 5_000 });
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
-  const queues = new WorkQueues(redis, queueLayout(config), nodeLog);
+  const queues = new WorkQueues(redis, queueLayout(config), nodeLog, config.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(redis, config, nodeLog);
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   const orders = new OrdersRepo(store.db);

@@ -27,6 +27,7 @@ import { JobClient } from './jobs/job-client';
 import { rateLimitPerKey } from './middleware/rate-limit';
 import { createApiMetrics } from './metrics/api-metrics';
 import { registerLifecycleMetrics } from './metrics/lifecycle-metrics';
+import { registerRedisMemoryMetrics } from './metrics/redis-memory-metrics';
 import { ChannelSubscriber } from './pubsub/channel-subscriber';
 import { clusterNodes, singleRedisNodes } from './pubsub/subscriber-nodes';
 import { StreamHub } from './stream/hub';
@@ -62,6 +63,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const orders = new OrdersRepo(store.db);
   const archive = new OrderArchiveRepo(store.db);
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redisPrefix, orders, archive });
+  registerRedisMemoryMetrics(metrics.registry, redis);
   const jobs = new JobClient(queues, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
   await jobs.start();
   subscriber.startHeartbeat();

@@ -140,8 +140,8 @@ export class IdempotencyStore {
   }
 
   /**
-   * The record's key (a hash of scope and key, under the scope's hash tag), the scope's set of
-   * record keys, and the record's member in it.
+   * The record's key (a hash of scope and key, under the scope's hash tag), the key of the
+   * scope's set of its records, and the record's member in that set.
    */
   private redisKeys(ref: IdempotencyKeyRef): { record: string; scope: string; member: string } {
     const tag = createHash('sha256').update(ref.scope).digest('hex').slice(0, 16);

@@ -4,6 +4,7 @@
  * (the API's own JobClient and reply channel, a worker that only answers) and Redis itself.
  */
 import { randomBytes } from 'node:crypto';
+import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import { JOB, replyChannel } from '@pos/shared/queue/jobs';
 import { WorkQueues } from '@pos/shared/queue/work-queue';
@@ -64,7 +65,7 @@ export async function measureCeilings(
   const target: RedisTarget = { url: backends.redisUrl, cluster: false };
   const redis = createRedis(target, { maxRetriesPerRequest: 2 });
   const subscriber = new ChannelSubscriber(singleRedisNodes(target), createLogger('silent', 'bench'));
-  const queues = new WorkQueues(redis, { redisPrefix: prefix, cluster: false, partitions: 1 }, createLogger('warn', 'bench'));
+  const queues = new WorkQueues(redis, { redisPrefix: prefix, cluster: false, partitions: 1 }, createLogger('warn', 'bench'), loadConfig({}).jobKeepFailed);
   const queue = queues.current[0]!.queue;
   const jobs = new JobClient(queues, subscriber, replyChannel(prefix, 'bench'), 10_000, createLogger('warn', 'bench'));
   try {

@@ -44,12 +44,15 @@ const envSchema = {
     SESSION_CACHE_SIZE: { type: 'integer', minimum: 0, default: 10000 },
     JOB_TIMEOUT: { type: 'string', pattern: DURATION, default: '10s' },
     JOB_LOCK_DURATION: { type: 'string', pattern: DURATION, default: '30s' },
+    JOB_KEEP_FAILED: { type: 'integer', minimum: 1, default: 1000 },
     WORKER_CONCURRENCY: { type: 'integer', minimum: 1, default: 16 },
     SHUTDOWN_GRACE: { type: 'string', pattern: DURATION, default: '10s' },
     BODY_LIMIT: { type: 'integer', minimum: 1024, default: 65536 },
     HTTP_KEEPALIVE_TIMEOUT: { type: 'string', pattern: DURATION, default: '65s' },
     HTTP_HEADERS_TIMEOUT: { type: 'string', pattern: DURATION },
     IDEMPOTENCY_TTL: { type: 'string', pattern: DURATION, default: '24h' },
+    IDEMPOTENCY_MAX_RECORDS: { type: 'integer', minimum: 1, default: 10000 },
+    IDEMPOTENCY_MAX_CUSTOMER_RECORDS: { type: 'integer', minimum: 1, default: 100 },
     RATE_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,8}/[0-9]+(s|m|h)$' },
     ORDER_ARCHIVE_AFTER: { type: 'string', pattern: DURATION, default: '15m' },
     ORDER_RETENTION: { type: 'string', pattern: DURATION, default: '90d' },
@@ -108,7 +111,7 @@ export interface Config {
   sseMaxStreamsPerSession: number;
   /** Streams one node holds; beyond, new streams get a 429. */
   sseMaxStreams: number;
-  /** SELECTING orders one customer session may have at once. */
+  /** Open orders (SELECTING, NEW, PLACED, FAILED) one customer session may have at once. */
   customerMaxOpenOrders: number;
   /** Live (unacknowledged, unexpired) commands one customer session may have at once. */
   customerMaxCommands: number;
@@ -118,6 +121,8 @@ export interface Config {
   sessionCacheSize: number;
   jobTimeoutMs: number;
   jobLockDurationMs: number;
+  /** Failed jobs each work queue partition keeps (besides their 7-day age bound). */
+  jobKeepFailed: number;
   workerConcurrency: number;
   shutdownGraceMs: number;
   bodyLimitBytes: number;
@@ -130,13 +135,17 @@ export interface Config {
   httpHeadersTimeoutMs: number;
   /** How long the answer to a request with an Idempotency-Key is kept for its retries. */
   idempotencyTtlMs: number;
+  /** Idempotency records one SERVICE session, or the admin token, may hold at once. */
+  idempotencyMaxRecords: number;
+  /** Idempotency records one CUSTOMER session may hold at once. */
+  idempotencyMaxCustomerRecords: number;
   /** Requests per API key per window, counted across all nodes; absent: no limit. */
   rateLimit: RateLimit | undefined;
   /** A COMPLETED or ABORTED order leaves the hot collection for the archive this long after it finished. */
   orderArchiveAfterMs: number;
   /** How long the archive keeps an order. */
   orderRetentionMs: number;
-  /** A SELECTING order (a cart) untouched this long expires: it leaves the hot collection. */
+  /** A SELECTING or NEW order (not yet submitted) untouched this long expires: it leaves the hot collection. */
   selectingTtlMs: number;
   /** How often the lifecycle job (archive, expiry, purges) runs. */
   lifecycleIntervalMs: number;
@@ -253,12 +262,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionCacheSize: v.SESSION_CACHE_SIZE as number,
     jobTimeoutMs: parseDuration(v.JOB_TIMEOUT as string),
     jobLockDurationMs: parseDuration(v.JOB_LOCK_DURATION as string),
+    jobKeepFailed: v.JOB_KEEP_FAILED as number,
     workerConcurrency: v.WORKER_CONCURRENCY as number,
     shutdownGraceMs: parseDuration(v.SHUTDOWN_GRACE as string),
     bodyLimitBytes: v.BODY_LIMIT as number,
     httpKeepAliveTimeoutMs,
     httpHeadersTimeoutMs,
     idempotencyTtlMs: parseDuration(v.IDEMPOTENCY_TTL as string),
+    idempotencyMaxRecords: v.IDEMPOTENCY_MAX_RECORDS as number,
+    idempotencyMaxCustomerRecords: v.IDEMPOTENCY_MAX_CUSTOMER_RECORDS as number,
     rateLimit: parseRateLimit(v.RATE_LIMIT as string | undefined),
     orderArchiveAfterMs: parseDuration(v.ORDER_ARCHIVE_AFTER as string),
     orderRetentionMs: parseDuration(v.ORDER_RETENTION as string),

@@ -125,6 +125,25 @@ describe('on a Redis Cluster', () => {
     expect(names).toEqual([...layout.map((p) => `${p.label}:order-work`), 'order-lifecycle'].sort());
   });
 
+  it("keeps keyed answers (a record and its scope's count share a slot), and reports each master's memory on /metrics", async () => {
+    const { key, location } = await registerAt(stack, 'Cluster keys');
+    const order = await stack.admin.createOrder(location.id, sampleRows);
+    const report = () => call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, headers: { 'Idempotency-Key': 'cluster-retry' }, body: {} });
+    const first = await report();
+    expect(first.status).toBe(200);
+    const again = await report();
+    expect([again.status, again.headers.get('idempotent-replayed'), again.text]).toEqual([200, 'true', first.text]);
+
+    const text = (await call('GET', `${stack.origin}/metrics`)).text;
+    const reported = (name: string) =>
+      [...text.matchAll(new RegExp(`^${name}\\{node="([^"]+)"\\} (\\d+)$`, 'gm'))].map((m) => ({ port: Number(m[1]!.split(':').pop()), value: Number(m[2]) }));
+    const byNumber = (a: number, b: number) => a - b;
+    const ports = [...(await masters(clusterUrl())).keys()].sort(byNumber);
+    expect(reported('pos_redis_memory_used_bytes').map((r) => r.port).sort(byNumber)).toEqual(ports);
+    expect(reported('pos_redis_memory_used_bytes').every((r) => r.value > 0)).toBe(true);
+    expect(reported('pos_redis_memory_max_bytes').map((r) => r.port).sort(byNumber)).toEqual(ports);
+  });
+
   it('answers /readyz with every master answering', async () => {
     const ready = await call('GET', `${stack.origin}/readyz`);
     expect(ready.status).toBe(200);

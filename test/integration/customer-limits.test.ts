@@ -1,10 +1,12 @@
 /**
  * What one customer key may create: orders and commands for its own table only, at most
- * CUSTOMER_MAX_OPEN_ORDERS orders in SELECTING and CUSTOMER_MAX_COMMANDS live commands at
- * once (a 429 with Retry-After beyond), whatever the requests' concurrency.
+ * CUSTOMER_MAX_OPEN_ORDERS open orders (any not yet completed or aborted) and
+ * CUSTOMER_MAX_COMMANDS live commands at once (a 429 with Retry-After beyond), whatever the
+ * requests' concurrency.
  */
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt } from '../support/customer';
+import { openDb } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
 
@@ -12,13 +14,18 @@ describe('customer limits', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let locationId: string;
   let registerKey: string;
+  let db: Awaited<ReturnType<typeof openDb>>;
 
   beforeAll(async () => {
     stack = await startStack({ CUSTOMER_MAX_OPEN_ORDERS: '2', CUSTOMER_MAX_COMMANDS: '2', COMMAND_TTL: '10m' });
+    db = await openDb(stack.env);
     locationId = (await stack.admin.createLocation('Limits')).id;
     registerKey = (await stack.admin.createServiceSession(locationId, 'reg-limits')).apiKey;
   });
-  afterAll(() => stack?.close());
+  afterAll(async () => {
+    await db?.close();
+    await stack?.close();
+  });
 
   const order = (customer: Customer, body: unknown = { rows: sampleRows }) => call('POST', `${customer.url}/orders`, { apiKey: customer.key, body });
   const command = (customer: Customer, body: unknown) => call('POST', `${customer.url}/commands`, { apiKey: customer.key, body });
@@ -58,19 +65,47 @@ describe('customer limits', () => {
   });
 
   describe('open orders', () => {
-    it('refuses a SELECTING order beyond CUSTOMER_MAX_OPEN_ORDERS with a 429, until one is finished', async () => {
+    const openOrdersOf = (customer: Customer) =>
+      db.db.collection('orders').countDocuments({ sessionId: customer.sessionId, state: { $in: ['SELECTING', 'NEW', 'PLACED', 'FAILED'] } });
+    const refusedAtCap = /^This session already has 2 open orders; another can be opened once one is completed or aborted$/;
+
+    it('refuses an order beyond CUSTOMER_MAX_OPEN_ORDERS with a 429; finishing one frees no place', async () => {
       const customer = await customerAt(stack, locationId, 303, 6);
       const first = (await order(customer)).json<OrderRecord>();
       expect((await order(customer)).status).toBe(201);
       const refused = await order(customer);
-      expectProblem(refused, 429, 'Too many requests', /^This session already has 2 orders in SELECTING; finish one first$/);
+      expectProblem(refused, 429, 'Too many requests', refusedAtCap);
       expect(refused.headers.get('retry-after')).toBe('60');
 
+      // Finishing one does not free a place: a NEW order is still open.
       expect((await call('POST', `${customer.url}/orders/${first.number}/finish`, { apiKey: customer.key })).status).toBe(200);
-      expect((await order(customer)).status).toBe(201);
-      expect((await order(customer)).status).toBe(429);
+      expectProblem(await order(customer), 429, 'Too many requests', refusedAtCap);
       // the cap is per session: another customer orders
       expect((await order(await customerAt(stack, locationId, 304, 6))).status).toBe(201);
+    });
+
+    it('counts NEW and PLACED orders: a create, finish and submit loop stops at the cap, and the kitchen gets no more', async () => {
+      const customer = await customerAt(stack, locationId, 308, 10);
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const created = await order(customer);
+        statuses.push(created.status);
+        if (created.status === 201) {
+          const { number } = created.json<OrderRecord>();
+          expect((await call('POST', `${customer.url}/orders/${number}/finish`, { apiKey: customer.key })).status).toBe(200);
+          expect((await call('POST', `${customer.url}/orders/${number}/submit`, { apiKey: customer.key })).status).toBe(200);
+        } else expectProblem(created, 429, 'Too many requests', refusedAtCap);
+        expect(await openOrdersOf(customer)).toBeLessThanOrEqual(2);
+      }
+      expect(statuses).toEqual([201, 201, 429, 429, 429, 429]);
+      const placed = (await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: registerKey })).json<OrderRecord[]>().filter((o) => o.userNumber === 308);
+      expect(placed.map((o) => o.state)).toEqual(['PLACED', 'PLACED']);
+
+      // The register completes one: a place frees.
+      expect((await call('PUT', `${stack.baseUrl}/orders/${placed[0]!.number}/statusupdate`, { apiKey: registerKey, body: { newState: 'COMPLETED' } })).status).toBe(200);
+      expect((await order(customer)).status).toBe(201);
+      expect((await order(customer)).status).toBe(429);
+      expect(await openOrdersOf(customer)).toBe(2);
     });
 
     it('holds under a burst of concurrent requests', async () => {

@@ -26,7 +26,8 @@ describe('a worker given malformed jobs', () => {
     worker = await spawnRole('worker', stack.env);
     redis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: null });
     // the one queue of a one-Redis deployment, as an intruder would open it
-    queue = new WorkQueues(redis, queueLayout(loadConfig(stack.env)), createLogger('silent', 'test')).unrouted;
+    const config = loadConfig(stack.env);
+    queue = new WorkQueues(redis, queueLayout(config), createLogger('silent', 'test'), config.jobKeepFailed).unrouted;
   });
   afterAll(async () => {
     await queue?.close();

@@ -1,4 +1,7 @@
+import Redis from 'ioredis';
 import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client';
+import type { ChildServer } from '../../scripts/embedded/child-server';
+import { startRedisServer } from '../../scripts/embedded/redis-server';
 import { call, sampleRows } from '../support/http';
 import { eventually } from '../support/sse-client';
 import { ChildRole, spawnRole, startStack } from '../support/stack';
@@ -159,5 +162,55 @@ describe('GET /metrics of a worker (METRICS_PORT)', () => {
     expect(valueOf(samples, 'pos_mongo_commands_total')).toBeGreaterThanOrEqual(2);
     expect(valueOf(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect((await call('GET', `${origin}/admin/v1/locations`)).status).toBe(404);
+  });
+});
+
+describe('Redis memory on /metrics', () => {
+  let redisServer: ChildServer;
+  let redis: Redis;
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let node: string;
+
+  beforeAll(async () => {
+    redisServer = await startRedisServer();
+    redis = new Redis(redisServer.url);
+    stack = await startStack({ REDIS_URL: redisServer.url });
+    node = new URL(redisServer.url).host;
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await stack?.close();
+    await redisServer?.stop();
+  });
+
+  const scrape = async () => parseMetrics((await call('GET', `${stack.origin}/metrics`)).text);
+  const info = async (field: string) => Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(await redis.info('memory'))![1]);
+
+  it('reports used memory and maxmemory as INFO memory does, by node; a hung Redis leaves them out without holding the scrape', async () => {
+    await redis.config('SET', 'maxmemory', String(256 * 1024 * 1024));
+    const before = await info('used_memory');
+    const samples = await scrape();
+    const after = await info('used_memory');
+    expect(valueOf(samples, 'pos_redis_memory_max_bytes', { node })).toBe(256 * 1024 * 1024);
+    const used = valueOf(samples, 'pos_redis_memory_used_bytes', { node })!;
+    // INFO read just before and after: the scrape's own reading lies about there
+    expect(used).toBeGreaterThan(Math.min(before, after) - 1024 * 1024);
+    expect(used).toBeLessThan(Math.max(before, after) + 1024 * 1024);
+    expect(samples.filter((s) => s.name === 'pos_redis_memory_used_bytes')).toHaveLength(1);
+
+    await redis.config('SET', 'maxmemory', '0');
+    expect(valueOf(await scrape(), 'pos_redis_memory_max_bytes', { node })).toBe(0);
+
+    process.kill(redisServer.process.pid!, 'SIGSTOP');
+    try {
+      const res = await call('GET', `${stack.origin}/metrics`);
+      expect(res.status).toBe(200);
+      // each scrape-time read has a deadline of a second
+      expect(res.ms).toBeLessThan(5_000);
+      expect(valueOf(parseMetrics(res.text), 'pos_redis_memory_used_bytes', { node })).toBeUndefined();
+    } finally {
+      process.kill(redisServer.process.pid!, 'SIGCONT');
+    }
+    await eventually(async () => valueOf(await scrape(), 'pos_redis_memory_used_bytes', { node }) !== undefined, 'the gauge back', 10_000);
   });
 });

@@ -57,7 +57,7 @@ describe('a lifecycle run', () => {
     const finished = [];
     for (let i = 0; i < 7; i++) finished.push(await order(i % 2 ? 'ABORTED' : 'COMPLETED', 20 * MINUTE));
     const recent = await order('COMPLETED', MINUTE);
-    const others = [await order('PLACED', 60 * MINUTE), await order('FAILED', 60 * MINUTE), await order('NEW', 180 * MINUTE)];
+    const others = [await order('PLACED', 180 * MINUTE), await order('FAILED', 180 * MINUTE), await order('NEW', 60 * MINUTE)];
 
     const run = await runLifecycle(deps, settings, { batchSize: 3, budgetMs: 60_000 });
 
@@ -108,10 +108,12 @@ describe('a lifecycle run', () => {
     expect(await ids(cold())).toEqual(finished.map((o) => o._id).sort());
   });
 
-  it('expires carts past SELECTING_TTL (marked, kept apart from history); a cart edited mid-move stays hot and its copy is dropped', async () => {
+  it('expires unsubmitted orders past SELECTING_TTL (marked, kept apart from history); a cart edited mid-move stays hot and its copy is dropped', async () => {
     const abandoned = await order('SELECTING', 3 * 60 * MINUTE);
+    const unsubmitted = await order('NEW', 3 * 60 * MINUTE);
     const edited = await order('SELECTING', 3 * 60 * MINUTE);
     const live = await order('SELECTING', 10 * MINUTE);
+    const waiting = await order('NEW', 10 * MINUTE);
 
     let editedOnce = false;
     const run = await runLifecycle(
@@ -128,13 +130,15 @@ describe('a lifecycle run', () => {
       { batchSize: 10, budgetMs: 60_000 },
     );
 
-    expect(run).toMatchObject({ expired: 1, archived: 0 });
-    expect(await ids(hot())).toEqual([edited._id, live._id].sort());
-    expect(await ids(cold())).toEqual([abandoned._id]);
+    expect(run).toMatchObject({ expired: 2, archived: 0 });
+    expect(await ids(hot())).toEqual([edited._id, live._id, waiting._id].sort());
+    expect(await ids(cold())).toEqual([abandoned._id, unsubmitted._id].sort());
     expect(await cold().findOne({ _id: abandoned._id })).toMatchObject({ state: 'SELECTING', expiredAt: expect.any(Date) });
+    expect(await cold().findOne({ _id: unsubmitted._id })).toMatchObject({ state: 'NEW', expiredAt: expect.any(Date) });
     expect(await hot().findOne({ _id: edited._id })).toMatchObject({ version: edited.version + 1, rows: rows.slice(0, 1) });
     // To the customer (and to late requests) an expired cart is a missing order.
     expect(await deps.archive.find({ locationId: location }, abandoned.number)).toBeNull();
+    expect(await deps.archive.find({ locationId: location }, unsubmitted.number)).toBeNull();
   });
 
   it('purges archived orders past their retention and expired commands', async () => {

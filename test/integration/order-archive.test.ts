@@ -1,7 +1,8 @@
 /**
- * Finished orders and abandoned carts leave the hot collection through the lifecycle job (its
- * BullMQ schedule, every second here): late requests about an archived order answer as they did
- * before, the history API pages the archive, and /metrics reports the job.
+ * Finished orders and unsubmitted ones past SELECTING_TTL (carts, and NEW orders never submitted)
+ * leave the hot collection through the lifecycle job (its BullMQ schedule, every second here):
+ * late requests about an archived order answer as they did before, the history API pages the
+ * archive, and /metrics reports the job.
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -234,7 +235,7 @@ describe('abandoned carts expire', () => {
     await stack.close();
   });
 
-  it('a cart untouched for SELECTING_TTL leaves: to its customer it is a missing order, registers never hear of it; NEW orders stay', async () => {
+  it('a cart untouched for SELECTING_TTL leaves: to its customer it is a missing order, registers never hear of it; submitted orders stay', async () => {
     const { location, key } = await registerAt(stack, 'Carts');
     const carol = await customerAt(stack, location.id, 9, 4);
     const events = await listenToLocation(stack.env.REDIS_PREFIX!, location.id);
@@ -242,6 +243,7 @@ describe('abandoned carts expire', () => {
     const cart = await create();
     const fresh = await create();
     expect((await call('POST', `${carol.url}/orders/${fresh.number}/finish`, { apiKey: carol.key })).json().state).toBe('NEW');
+    expect((await call('POST', `${carol.url}/orders/${fresh.number}/submit`, { apiKey: carol.key })).json().state).toBe('PLACED');
 
     await archivedAll(db, location.id, [cart.number]);
     expect(await db.db.collection('orderArchive').findOne({ _id: `${location.id}:${cart.number}` as never })).toMatchObject({
@@ -256,12 +258,11 @@ describe('abandoned carts expire', () => {
     ]);
     expect(answers.map((r) => [r.status, r.json().detail])).toEqual(Array(4).fill([400, 'Order does not exist']));
 
-    // The NEW order is not a cart: a few runs later it is still hot and can be submitted.
+    // The submitted order is not a cart: a few runs later it is still hot.
     const runs = async () => Number(/^pos_lifecycle_runs_total (\d+)$/m.exec((await call('GET', `${stack.origin}/metrics`)).text)?.[1] ?? 0);
     const seen = await runs();
     await eventually(async () => (await runs()) >= seen + 2, 'two more lifecycle runs', 15_000);
     expect(await where(db, location.id, fresh.number)).toEqual({ hot: true, archived: false });
-    expect((await call('POST', `${carol.url}/orders/${fresh.number}/submit`, { apiKey: carol.key })).json().state).toBe('PLACED');
 
     await events.until((e) => e.length >= 2);
     await events.close();
@@ -272,6 +273,53 @@ describe('abandoned carts expire', () => {
       [fresh.number, 'PLACED'],
     ]);
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json().map((o: OrderRecord) => o.number)).toEqual([fresh.number]);
+    expect(await stack.admin.orderHistory(location.id)).toEqual([]);
+  });
+});
+
+describe('orders finished but never submitted expire', () => {
+  let stack: Stack;
+  let db: Db;
+
+  beforeAll(async () => {
+    stack = await startStack({ LIFECYCLE_INTERVAL: '1s', CUSTOMER_MAX_OPEN_ORDERS: '2' });
+    db = await openDb(stack.env);
+  });
+  afterAll(async () => {
+    await db.close();
+    await stack.close();
+  });
+
+  it('a NEW order untouched for SELECTING_TTL leaves like a cart, and frees its place under the cap; a PLACED one stays', async () => {
+    const { location, key } = await registerAt(stack, 'Unsubmitted');
+    const dan = await customerAt(stack, location.id, 12, 5);
+    const create = async () => (await call('POST', `${dan.url}/orders`, { apiKey: dan.key, body: { rows: sampleRows } })).json<OrderRecord>();
+    const walkedAway = await create();
+    expect((await call('POST', `${dan.url}/orders/${walkedAway.number}/finish`, { apiKey: dan.key })).json().state).toBe('NEW');
+    const placed = await placeOrder(dan);
+    expect((await call('POST', `${dan.url}/orders`, { apiKey: dan.key, body: { rows: sampleRows } })).status).toBe(429);
+
+    // Both were last written three hours ago (SELECTING_TTL is 2 h).
+    const threeHoursAgo = new Date(Date.now() - 3 * 3_600_000);
+    const moved = await db.db
+      .collection('orders')
+      .updateMany({ locationId: location.id, number: { $in: [walkedAway.number, placed.number] } }, { $set: { updatedAt: threeHoursAgo } });
+    expect(moved.modifiedCount).toBe(2);
+
+    await archivedAll(db, location.id, [walkedAway.number]);
+    expect(await db.db.collection('orderArchive').findOne({ _id: `${location.id}:${walkedAway.number}` as never })).toMatchObject({
+      state: 'NEW',
+      expiredAt: expect.any(Date),
+    });
+    const answers = await Promise.all([
+      call('GET', `${dan.url}/orders/${walkedAway.number}`, { apiKey: dan.key }),
+      call('POST', `${dan.url}/orders/${walkedAway.number}/submit`, { apiKey: dan.key }),
+    ]);
+    expect(answers.map((r) => [r.status, r.json().detail])).toEqual(Array(2).fill([400, 'Order does not exist']));
+    expect(await where(db, location.id, placed.number)).toEqual({ hot: true, archived: false });
+    expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json().map((o: OrderRecord) => o.number)).toEqual([placed.number]);
+    // The expired order no longer counts among the session's open orders.
+    expect((await call('POST', `${dan.url}/orders`, { apiKey: dan.key, body: { rows: sampleRows } })).status).toBe(201);
     expect(await stack.admin.orderHistory(location.id)).toEqual([]);
   });
 });

@@ -274,6 +274,28 @@ describe('register client against the service', () => {
   });
 });
 
+describe('register client at its quota of kept answers', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  beforeAll(async () => {
+    stack = await startStack({ IDEMPOTENCY_MAX_RECORDS: '2' });
+  });
+  afterAll(() => stack.close());
+
+  it('does not sleep out a Retry-After beyond its cap: the 429 is the caller\u2019s at once', async () => {
+    const loc = await stack.admin.createLocation('Quota');
+    const session = await stack.admin.createServiceSession(loc.id, 'reg-quota');
+    const order = await stack.admin.createOrder(loc.id, sampleRows);
+    const { delays, sleep } = recordingSleep();
+    const client = new RegisterClient({ baseUrl: stack.baseUrl, apiKey: session.apiKey, sleep });
+    await client.reportFailure(order.number);
+    await client.reportFailure(order.number);
+    const refused = await client.reportFailure(order.number).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(RegisterProblemError);
+    expect((refused as RegisterProblemError).problem).toMatchObject({ status: 429, title: 'Too many requests' });
+    expect(delays).toEqual([]);
+  });
+});
+
 describe('register client stream consumer against the service', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let stream: WorkStream | undefined;

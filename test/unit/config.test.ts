@@ -43,6 +43,17 @@ describe('configuration', () => {
     expect(loadConfig({ LIFECYCLE_INTERVAL: '1s' }).lifecycleIntervalMs).toBe(1000);
   });
 
+  it('bounds what one key can make Redis keep, and the failed jobs kept', () => {
+    expect(loadConfig({})).toMatchObject({ idempotencyMaxRecords: 10_000, idempotencyMaxCustomerRecords: 100, jobKeepFailed: 1000 });
+    expect(loadConfig({ IDEMPOTENCY_MAX_RECORDS: '50', IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '5', JOB_KEEP_FAILED: '10' })).toMatchObject({
+      idempotencyMaxRecords: 50,
+      idempotencyMaxCustomerRecords: 5,
+      jobKeepFailed: 10,
+    });
+    expect(() => loadConfig({ IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '0' })).toThrow(/IDEMPOTENCY_MAX_CUSTOMER_RECORDS/);
+    expect(() => loadConfig({ JOB_KEEP_FAILED: '0' })).toThrow(/JOB_KEEP_FAILED/);
+  });
+
   it('caches sessions by default, serves no worker metrics unless asked', () => {
     expect(loadConfig({})).toMatchObject({ sessionCacheSize: 10_000, metricsPort: undefined });
     expect(loadConfig({ SESSION_CACHE_SIZE: '0', METRICS_PORT: '9091' })).toMatchObject({ sessionCacheSize: 0, metricsPort: 9091 });

@@ -18,6 +18,12 @@ export interface AppState {
    */
   idempotencyId?: string;
   /**
+   * Set by the idempotency middleware on every write route; the handler awaits it (through
+   * `beginWork`) once its input is checked: there the Idempotency-Key is claimed, or the request
+   * ends with a kept answer or a refusal.
+   */
+  beginWork?: () => Promise<void>;
+  /**
    * Set by a handler whose response goes on after it returns (the event stream): the access line
    * and the request's metrics are recorded when this resolves (it never rejects). The handler
    * returns at once, so that nothing of the request's middleware stays in memory for the

@@ -28,6 +28,7 @@ import { JobClient } from './jobs/job-client';
 import { rateLimitPerKey } from './middleware/rate-limit';
 import { createApiMetrics } from './metrics/api-metrics';
 import { registerLifecycleMetrics } from './metrics/lifecycle-metrics';
+import { registerRedisMemoryMetrics } from './metrics/redis-memory-metrics';
 import { ChannelSubscriber } from './pubsub/channel-subscriber';
 import { clusterNodes, singleRedisNodes } from './pubsub/subscriber-nodes';
 import { StreamHub } from './stream/hub';
@@ -59,12 +60,13 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   // slots that moved while no command of the node ran into them.
   const redis = createRedis(target, { maxRetriesPerRequest: 2 }, nodeLog, { slotsRefreshInterval: 5_000 });
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
-  const queues = new WorkQueues(redis, queueLayout(config), nodeLog);
+  const queues = new WorkQueues(redis, queueLayout(config), nodeLog, config.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(redis, config, nodeLog);
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   const orders = new OrdersRepo(store.db);
   const archive = new OrderArchiveRepo(store.db);
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redisPrefix, orders, archive });
+  registerRedisMemoryMetrics(metrics.registry, redis);
   const jobs = new JobClient(queues, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
   await jobs.start();
   subscriber.startHeartbeat();

@@ -108,7 +108,11 @@ export interface RegisterClientOptions {
    * write with the same Idempotency-Key, so that it is applied once); default 4.
    */
   retries?: number;
-  /** First wait before a retry, doubling up to `retryCapMs`; `Retry-After` wins when sent. */
+  /**
+   * First wait before a retry, doubling up to `retryCapMs`; `Retry-After` wins when sent, up to
+   * `retryCapMs`: an answer that says "not for a long while" (a full quota of kept answers) ends
+   * the retries with its error.
+   */
   retryBaseMs?: number;
   retryCapMs?: number;
   /** How to wait before a retry; injectable so tests can assert the delays, not wall time. */
@@ -277,7 +281,7 @@ export class RegisterClient {
         return await attempt();
       } catch (err) {
         const wait = retryableWait(err);
-        if (!wait || tried >= this.retries) throw err;
+        if (!wait || tried >= this.retries || (wait.afterMs ?? 0) > this.retryCapMs) throw err;
         await this.sleep(wait.afterMs ?? Math.min(this.retryCapMs, this.retryBaseMs * 2 ** tried));
       }
     }

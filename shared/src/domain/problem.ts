@@ -94,6 +94,9 @@ export const problems = {
     problemOf('idempotencyKeyReused', 'This Idempotency-Key was used for a different request (method, path or body); use a new key for a new request'),
   idempotencyKeyOutstanding: (): Problem =>
     problemOf('idempotencyKeyOutstanding', 'The first request with this Idempotency-Key is still being processed; retry it shortly for its answer'),
+  /** A scope (a session, or the admin token) holds IDEMPOTENCY_MAX_(CUSTOMER_)RECORDS; thrown by `limitReached`. */
+  idempotencyRecordsExhausted: (max: number, seconds: number): Problem =>
+    problemOf('tooManyRequests', `This caller already holds ${max} Idempotency-Key answers, the most it may; the oldest expires in ${seconds} s`),
   internal: (errorId: string): Problem => problemOf('internal', `${errorId}: An unexpected error occurred`),
 };
 

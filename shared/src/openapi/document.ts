@@ -63,9 +63,11 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
         in: 'header',
         required: false,
         description:
-          'Makes the write safe to retry (IETF draft "The Idempotency-Key HTTP Header Field"): the first request with a key is processed and ' +
-          'its final answer kept for `IDEMPOTENCY_TTL` (24 h); the same request again gets that answer with `Idempotent-Replayed: true`. ' +
-          '1 to 255 printable ASCII characters; a fresh one (a UUID) per write.',
+          'Makes the write safe to retry (IETF draft "The Idempotency-Key HTTP Header Field"): the first request with a key that passes its ' +
+          'checks is processed and its final answer kept for `IDEMPOTENCY_TTL` (24 h); the same request again gets that answer with ' +
+          '`Idempotent-Replayed: true`. A request refused by its checks (a 400) keeps nothing. Each caller holds at most ' +
+          '`IDEMPOTENCY_MAX_RECORDS` (10,000; a customer session `IDEMPOTENCY_MAX_CUSTOMER_RECORDS`, 100) kept answers at once; beyond, a 429 ' +
+          'with `Retry-After`. 1 to 255 printable ASCII characters; a fresh one (a UUID) per write.',
         schema: { type: 'string', minLength: 1, maxLength: 255 },
         example: '8e0b6a55-6c2f-4f8e-9a51-3c4f7e2d1b90',
       },
@@ -74,6 +76,7 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
       problems.idempotencyKeyOutstanding(),
       problems.idempotencyKeyReused(),
       problems.validation('Idempotency-Key must be 1 to 255 printable ASCII characters'),
+      problems.idempotencyRecordsExhausted(100, 3600),
     ],
     headers: { ok: ['IdempotentReplayed'], 409: ['RetryAfterOutstanding'] },
   }),
@@ -124,7 +127,7 @@ const DESCRIPTION = `The back end that restaurant registers poll and stream from
 - **Records** are JSON (\`application/json; charset=utf-8\`). No field is ever \`null\` (the JSON 401's \`uid\` aside): an absent value is an absent key. Timestamps are ISO-8601 UTC with milliseconds.
 - **Keys.** The register and customer interfaces take a session's key in the \`api_key\` header, or \`?api_key=\` when the header is absent. Both 401s of the interface come after a random 500 to 1499 ms delay: \`text/plain\` \`{"error":"Session not valid"}\` for a missing, empty, unknown, revoked or retired key, \`application/json\` \`{"message":"Unauthorized","uid":null}\` for an expired session or a key of the wrong type. Branch on the status before parsing the body.
 - **Errors** are problem details (\`application/problem+json\`, RFC 7807); \`instance\` is the path without the query string. A path this document does not list answers 404, a method a path does not list 405 with an \`Allow\` header (both problems: \`#/components/responses/UnknownRoute\`, \`#/components/responses/MethodNotAllowed\`). A body over \`BODY_LIMIT\` is a 413; MongoDB, Redis or a worker not answering in time a 503 with \`Retry-After\`; anything unexpected a 500 whose detail starts with an id that is also in the log.
-- **Retries.** Every write takes an \`Idempotency-Key\`: a retry with the same key gets the first answer back instead of doing the work twice (409 while the first is still processed, 422 for the same key on another request). With \`RATE_LIMIT\` set, each API key may make that many requests per window; above, a 429 with \`Retry-After\`.
+- **Retries.** Every write takes an \`Idempotency-Key\`: a retry with the same key gets the first answer back instead of doing the work twice (409 while the first is still processed, 422 for the same key on another request, 429 when the caller holds its quota of kept answers). With \`RATE_LIMIT\` set, each API key may make that many requests per window; above, a 429 with \`Retry-After\`.
 - **Lists** of the admin API are paged with \`limit\` (1 to 1000, default 100) and \`after\` (the id or number of the last item of the previous page); a full page names the next in a \`Link\` header, a shorter page is the last.
 - **X-Request-Id**: every answer carries one (the caller's, when sane); every log line of the request carries it too.`;
 

@@ -242,12 +242,17 @@ export const OPERATIONS: OperationSpec[] = [
     path: '{base}/customer/orders',
     tag: 'Customer app',
     summary: 'Open an order (SELECTING)',
-    description: 'Registers do not see it until it is submitted. `userNumber` comes from the session, `tableNumber` from the body or else the session.',
+    description:
+      'Registers do not see it until it is submitted. `userNumber` comes from the session, `tableNumber` from the body or else the session. ' +
+      'A session has at most `CUSTOMER_MAX_OPEN_ORDERS` (5) open orders (SELECTING, NEW, PLACED or FAILED); beyond, a 429.',
     access: 'customer',
     traits: ['jsonBody'],
     body: { schema: orderSchema, example: { rows: [{ productId: 'sku-1', name: 'Burger', quantity: 2, unitPrice: 1290 }] } },
     ok: { status: 201, description: 'The order, SELECTING', content: json(orderRecordSchema, examples.selectingOrder) },
-    problems: [ex.locationNotFound],
+    problems: [
+      ex.locationNotFound,
+      problems.tooManyRequests('This session already has 5 open orders; another can be opened once one is completed or aborted'),
+    ],
   },
   {
     id: 'getCustomerOrder',

@@ -45,13 +45,21 @@ export interface JobReply {
   outcome: JobOutcome;
 }
 
-/** Retries cover MongoDB blips; each retry re-reads, and applied job ids make re-runs harmless. */
-export const DEFAULT_JOB_OPTIONS: JobsOptions = {
-  attempts: 5,
-  backoff: { type: 'exponential', delay: 200 },
-  removeOnComplete: { age: 3600, count: 10_000 },
-  removeOnFail: { age: 7 * 24 * 3600 },
-};
+/**
+ * Retries cover MongoDB blips; each retry re-reads, and applied job ids make re-runs harmless.
+ * Finished jobs are kept for Bull Board and for a keyed retry's look-up, bounded by age and by
+ * count: a long MongoDB outage fails every job sent meanwhile, and Redis runs `noeviction`, so
+ * failed jobs kept by age alone could fill it and stop the queue for everyone. `keepFailed` is
+ * JOB_KEEP_FAILED (per partition; the newest are kept).
+ */
+export function workJobOptions(keepFailed: number): JobsOptions {
+  return {
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 200 },
+    removeOnComplete: { age: 3600, count: 10_000 },
+    removeOnFail: { age: 7 * 24 * 3600, count: keepFailed },
+  };
+}
 
 export const replyChannel = (prefix: string, nodeId: string): string => `${prefix}:reply:${nodeId}`;
 

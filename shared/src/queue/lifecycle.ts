@@ -19,7 +19,7 @@ const SCHEDULER_ID = 'order-lifecycle';
 export interface LifecycleCounts {
   /** Finished orders moved to the archive. */
   archived: number;
-  /** Expired carts (SELECTING) moved to the archive. */
+  /** Expired unsubmitted orders (SELECTING, NEW) moved to the archive. */
   expired: number;
   /** Archived orders past their retention removed. */
   purged: number;

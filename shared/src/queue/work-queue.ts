@@ -1,7 +1,7 @@
 import { JobType, Queue } from 'bullmq';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
-import { DEFAULT_JOB_OPTIONS, JOB, JobPayload, WORK_QUEUE } from './jobs';
+import { JOB, JobPayload, WORK_QUEUE, workJobOptions } from './jobs';
 import { Partition, partitionLayout, partitionOf } from './partitions';
 
 /** Where a deployment's work queues are: the layout it adds to, and an earlier one still drained. */
@@ -62,9 +62,11 @@ export class WorkQueues {
   readonly current: PartitionQueue[];
   readonly draining: PartitionQueue[];
 
-  constructor(connection: RedisClient, layout: QueueLayout, log: Logger) {
+  /** `keepFailed`: JOB_KEEP_FAILED, the failed jobs each queue keeps (see workJobOptions). */
+  constructor(connection: RedisClient, layout: QueueLayout, log: Logger, keepFailed: number) {
+    const defaultJobOptions = workJobOptions(keepFailed);
     const open = (partition: Partition): PartitionQueue => {
-      const queue = new Queue(WORK_QUEUE, { connection, prefix: partition.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+      const queue = new Queue(WORK_QUEUE, { connection, prefix: partition.prefix, defaultJobOptions });
       queue.on('error', (err: Error) => log.warn({ err: err.message, partition: partition.label }, 'work queue connection error'));
       return { partition, queue };
     };

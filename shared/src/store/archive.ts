@@ -1,6 +1,6 @@
 /**
  * The order archive: orders that left the hot `orders` collection (finished ones after
- * ORDER_ARCHIVE_AFTER, expired carts after SELECTING_TTL), kept until `purgeAt`. The hot
+ * ORDER_ARCHIVE_AFTER, unsubmitted ones after SELECTING_TTL), kept until `purgeAt`. The hot
  * collection stays as small as the work in progress; the archive serves late requests about
  * finished orders and the operators' history.
  */
@@ -14,7 +14,7 @@ export interface ArchivedOrderDoc extends OrderDoc {
   archivedAt: Date;
   /** The archive drops the order at this moment (ORDER_RETENTION after archiving). */
   purgeAt: Date;
-  /** Set on a cart (SELECTING) that expired: kept for the record, answered as a missing order. */
+  /** Set on an unsubmitted order (SELECTING or NEW) that expired: kept for the record, answered as a missing order. */
   expiredAt?: Date;
 }
 

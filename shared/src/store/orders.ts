@@ -45,6 +45,12 @@ export function atVersions(docs: Pick<OrderDoc, '_id' | 'version'>[]): VersionCl
 }
 const WITHOUT_JOBS = { projection: { appliedJobs: 0 } } as const;
 
+/**
+ * Orders not yet finished: a cart, a finished-but-unsubmitted order, one on the registers, and
+ * a FAILED one (an operator may recover it to PLACED). What a customer session's cap counts.
+ */
+export const OPEN_STATES: OrderState[] = ['SELECTING', 'NEW', 'PLACED', 'FAILED'];
+
 export interface OrderScope {
   locationId: string;
   /** Set when a customer acts: the order must be one of that session's. */
@@ -103,9 +109,13 @@ export class OrdersRepo {
     return (limit ? cursor.limit(limit) : cursor).toArray();
   }
 
-  /** The session's orders still in SELECTING (a customer's open orders, capped per session). */
-  countSelecting(locationId: string, sessionId: string): Promise<number> {
-    return this.c.countDocuments({ locationId: asString(locationId, 'locationId'), sessionId: asString(sessionId, 'sessionId'), state: 'SELECTING' });
+  /** The session's open orders (a customer's, capped per session): one range of `{locationId, sessionId, state, number}` per state. */
+  countOpen(locationId: string, sessionId: string): Promise<number> {
+    return this.c.countDocuments({
+      locationId: asString(locationId, 'locationId'),
+      sessionId: asString(sessionId, 'sessionId'),
+      state: { $in: OPEN_STATES },
+    });
   }
 
   /** Orders written at or after `since`, by number: what a stream re-reads after missing events. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Next } from 'koa';
-import { ProblemError, problems } from '@pos/shared/domain/problem';
+import { limitReached, ProblemError, problems } from '@pos/shared/domain/problem';
 import type { AppContext } from '../context';
 import type { IdempotencyKeyRef, IdempotencyStore, KeptResponse } from '../idempotency/idempotency-store';
 import { sendProblem } from './problems';
@@ -10,6 +10,12 @@ const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /** Answers that say nothing was done (or that nobody knows yet): not kept, so a retry does the work. */
 const notFinal = (status: number) => status >= 500 || status === 429;
+
+/** Whose keys these are, and how many records they may hold at once. */
+export type IdempotencyScope = Pick<IdempotencyKeyRef, 'scope' | 'maxRecords'>;
+
+/** Thrown by `beginWork` once a kept answer is replayed: the handler stops, the answer stands. */
+class Replayed extends Error {}
 
 function fingerprintOf(ctx: AppContext): string {
   const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
@@ -22,47 +28,87 @@ function requestIdentity(ref: IdempotencyKeyRef, fingerprint: string): string {
 }
 
 /**
+ * Called by every write handler once its input is checked, right before its first effect (the
+ * first read of the work included): the point from which the request's answer is kept.
+ */
+export async function beginWork(ctx: AppContext): Promise<void> {
+  if (!ctx.state.beginWork) throw new Error('write route is missing its idempotency middleware');
+  await ctx.state.beginWork();
+}
+
+/**
  * `Idempotency-Key` on a write (IETF draft "The Idempotency-Key HTTP Header Field"): the first
  * request with a key is processed and its final answer kept; a repeat of the same request
  * (method, path, body) gets that answer back with `Idempotent-Replayed: true`, on any node; the
  * same key on another request is a 422, and while the first is still processed a 409. Runs
  * after authentication (keys are scoped to the caller) and body parsing (the body is part of the
  * request). Without the header, nothing changes.
+ *
+ * Only a request that reaches its work is kept (Stripe's rule): the key is not claimed here but
+ * when the handler calls `beginWork` (after checking its path, body and table), so a refused
+ * request (400), like a 401 or a 429 before it, leaves nothing in Redis and a flood of them
+ * costs no memory. This rather than validating in a middleware before this one: the checks
+ * stay in the handlers beside the input they produce (a path number, a table of the session's),
+ * with one definition each. A handler that answers without having called `beginWork` is a bug,
+ * and a 500 (with or without the header), so no write route can forget it unnoticed. Each scope
+ * (a session, or the admin token) holds at most `maxRecords` records at once: beyond, a 429
+ * with `Retry-After` until its oldest expires.
  */
-export function idempotency(store: IdempotencyStore, scopeOf: (ctx: AppContext) => string) {
+export function idempotency(store: IdempotencyStore, scopeOf: (ctx: AppContext) => IdempotencyScope) {
   return async function idempotencyMiddleware(ctx: AppContext, next: Next): Promise<void> {
     const key = ctx.get(IDEMPOTENCY_KEY_HEADER);
-    if (key === '' && ctx.headers['idempotency-key'] === undefined) return next();
-    if (!VALID_KEY.test(key)) {
+    const keyed = key !== '' || ctx.headers['idempotency-key'] !== undefined;
+    if (keyed && !VALID_KEY.test(key)) {
       throw new ProblemError(problems.validation('Idempotency-Key must be 1 to 255 printable ASCII characters'));
     }
-    const ref: IdempotencyKeyRef = { scope: scopeOf(ctx), key };
-    const fingerprint = fingerprintOf(ctx);
-    const begun = await store.begin(ref, fingerprint);
-    if (begun.kind === 'mismatch') throw new ProblemError(problems.idempotencyKeyReused());
-    if (begun.kind === 'outstanding') throw new ProblemError(problems.idempotencyKeyOutstanding(), { 'Retry-After': '1' });
-    if (begun.kind === 'replay') {
-      replay(ctx, begun.response);
-      ctx.state.log.info({ status: begun.response.status }, 'idempotent replay');
-      return;
-    }
 
-    ctx.state.idempotencyId = requestIdentity(ref, fingerprint);
+    let begun: Promise<void> | undefined;
+    let claim: { ref: IdempotencyKeyRef; fingerprint: string; token: string } | undefined;
+    const begin = async (): Promise<void> => {
+      if (!keyed) return;
+      const ref: IdempotencyKeyRef = { ...scopeOf(ctx), key };
+      const fingerprint = fingerprintOf(ctx);
+      const found = await store.begin(ref, fingerprint);
+      switch (found.kind) {
+        case 'mismatch':
+          throw new ProblemError(problems.idempotencyKeyReused());
+        case 'outstanding':
+          throw new ProblemError(problems.idempotencyKeyOutstanding(), { 'Retry-After': '1' });
+        case 'full': {
+          const seconds = Math.max(1, Math.ceil(found.retryAfterMs / 1000));
+          throw limitReached(problems.idempotencyRecordsExhausted(ref.maxRecords, seconds).detail, seconds);
+        }
+        case 'replay':
+          replay(ctx, found.response);
+          ctx.state.log.info({ status: found.response.status }, 'idempotent replay');
+          throw new Replayed();
+        case 'first':
+          claim = { ref, fingerprint, token: found.token };
+          ctx.state.idempotencyId = requestIdentity(ref, fingerprint);
+      }
+    };
+    ctx.state.beginWork = () => (begun ??= begin());
+
     try {
       await next();
     } catch (err) {
+      if (err instanceof Replayed) return;
+      // Refused before its work (or its key refused): nothing was claimed, nothing is kept.
+      if (!claim) throw err;
       // Rendered here, not by the outer problem renderer, so that the answer can be kept.
       if (!(err instanceof ProblemError)) {
-        await settle(store.release(ref, begun.token), ctx);
+        await settle(store.release(claim.ref, claim.token), ctx);
         throw err;
       }
       sendProblem(ctx, err.problem, err.headers);
     }
+    if (!begun) throw new Error(`${ctx.method} ${ctx.path} answered without calling beginWork()`);
+    if (!claim) return;
     if (notFinal(ctx.status)) {
-      await settle(store.release(ref, begun.token), ctx);
+      await settle(store.release(claim.ref, claim.token), ctx);
       return;
     }
-    await settle(store.complete(ref, fingerprint, keep(ctx)), ctx);
+    await settle(store.complete(claim.ref, claim.fingerprint, keep(ctx)), ctx);
   };
 }
 

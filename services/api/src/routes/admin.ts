@@ -16,7 +16,7 @@ import { withDeadline } from '@pos/shared/util/deadline';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireAdmin } from '../middleware/admin-auth';
-import { idempotency } from '../middleware/idempotency';
+import { beginWork, idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder } from '../work/create-work';
 import { linkNext, queryOf, sendPage } from './pages';
@@ -38,8 +38,9 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(ADMIN_PREFIX);
   const admin = requireAdmin(deps.adminToken);
   const json = jsonBody(deps.config.bodyLimitBytes);
-  // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key.
-  const write = [admin, json, idempotency(deps.idempotency, () => 'admin')];
+  // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key (each
+  // handler calls beginWork once its path and body are checked; finding the location is work).
+  const write = [admin, json, idempotency(deps.idempotency, () => ({ scope: 'admin', maxRecords: deps.config.idempotencyMaxRecords }))];
 
   const locationOf = async (ctx: AppContext): Promise<LocationDoc> => {
     // A malformed id names no location: no read for it.
@@ -73,6 +74,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
 
   router.post('/locations', ...write, async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.location);
+    await beginWork(ctx);
     const location = await deps.locations.create(input.name, input.failureThreshold ?? deps.config.failureThreshold, new Date());
     ctx.state.log.info({ locationId: location._id }, 'location created');
     ctx.status = 201;
@@ -90,6 +92,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
 
   router.patch('/locations/:id', ...write, async (ctx: AppContext) => {
     const changes = bodyOf(ctx, validators.locationUpdate);
+    await beginWork(ctx);
     const location = await deps.locations.update(String(ctx.params.id), changes);
     if (!location) throw new ProblemError(problems.notFound('Location does not exist'));
     // The worker reads the threshold for each failure report: the change holds from the next one.
@@ -104,15 +107,17 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   });
 
   router.post('/locations/:id/service-sessions', ...write, async (ctx: AppContext) => {
-    const location = await locationOf(ctx);
     const input = bodyOf(ctx, validators.serviceSession);
     const expiresAt = input.expiresAt ? new Date(input.expiresAt) : undefined;
+    await beginWork(ctx);
+    const location = await locationOf(ctx);
     await issueKey(ctx, { type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, expiresAt });
   });
 
   router.post('/locations/:id/customer-sessions', ...write, async (ctx: AppContext) => {
-    const location = await locationOf(ctx);
     const input = bodyOf(ctx, validators.customerSession);
+    await beginWork(ctx);
+    const location = await locationOf(ctx);
     await issueKey(ctx, {
       type: 'CUSTOMER',
       locationId: location._id,
@@ -124,6 +129,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
 
   router.post('/sessions/:sessionId/rotate-key', ...write, async (ctx: AppContext) => {
     const { sessionId } = ctx.params;
+    await beginWork(ctx);
     const session = isId(sessionId) ? await deps.sessions.find(sessionId) : null;
     if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
     if (session.closedAt) throw new ProblemError(problems.conflict('Session is closed; its key cannot be rotated'));
@@ -138,14 +144,16 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
 
   router.delete('/sessions/:sessionId', ...write, async (ctx: AppContext) => {
     const { sessionId } = ctx.params;
+    await beginWork(ctx);
     if (!isId(sessionId)) throw new ProblemError(problems.notFound('Session does not exist'));
     const outcome = await deps.jobs.run({ name: JOB.sessionClose, data: { sessionId } }, ctx.state);
     sendOutcome(ctx, outcome);
   });
 
   router.post('/locations/:id/orders', ...write, async (ctx: AppContext) => {
-    const location = await locationOf(ctx);
     const input = bodyOf(ctx, validators.order);
+    await beginWork(ctx);
+    const location = await locationOf(ctx);
     const order = await createOrder(deps, ctx.state.log, { locationId: location._id, state: 'PLACED', ...input }, ctx.state.idempotencyId);
     ctx.state.log.info({ orderNumber: order.number }, 'counter order created');
     ctx.status = 201;
@@ -153,8 +161,9 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   });
 
   router.post('/locations/:id/commands', ...write, async (ctx: AppContext) => {
-    const location = await locationOf(ctx);
     const input = bodyOf(ctx, validators.command);
+    await beginWork(ctx);
+    const location = await locationOf(ctx);
     const command = await createCommand(deps, ctx.state.log, { locationId: location._id, ...input }, ctx.state.idempotencyId);
     ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'command created');
     ctx.status = 201;
@@ -182,10 +191,11 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
 
   // A status update on the location's behalf: the register's transition, through the same queue.
   router.put('/locations/:id/orders/:number/statusupdate', ...write, async (ctx: AppContext) => {
-    const location = await locationOf(ctx);
     const orderNumber = numberParam(ctx.params.number, 'Order');
     const { newState } = bodyOf(ctx, validators.statusUpdate);
     if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
+    await beginWork(ctx);
+    const location = await locationOf(ctx);
     const outcome = await deps.jobs.run(
       { name: JOB.orderAction, data: { scope: { locationId: location._id }, orderNumber, action: { kind: 'status', newState } } },
       ctx.state,
@@ -195,8 +205,9 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
 
   // Acknowledging a command on the location's behalf, as a register would.
   router.delete('/locations/:id/commands/:number', ...write, async (ctx: AppContext) => {
-    const location = await locationOf(ctx);
     const number = numberParam(ctx.params.number, 'Command');
+    await beginWork(ctx);
+    const location = await locationOf(ctx);
     const command = await deps.commands.acknowledge(location._id, number, new Date());
     if (!command) throw new ProblemError(problems.commandNotFound());
     ctx.state.log.info({ commandNumber: number }, 'command acknowledged');
@@ -222,8 +233,9 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   });
 
   router.post('/locations/:id/orders/:number/recover', ...write, async (ctx: AppContext) => {
-    const location = await locationOf(ctx);
     const orderNumber = numberParam(ctx.params.number, 'Order');
+    await beginWork(ctx);
+    const location = await locationOf(ctx);
     const outcome = await deps.jobs.run(
       { name: JOB.orderAction, data: { scope: { locationId: location._id }, orderNumber, action: { kind: 'recover' } } },
       ctx.state,

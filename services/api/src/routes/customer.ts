@@ -9,7 +9,7 @@ import { OrderScope, raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store
 import { AppContext, AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
-import { idempotency } from '../middleware/idempotency';
+import { beginWork, idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder, numberRows } from '../work/create-work';
 import { CustomerLimits } from '../work/customer-limits';
@@ -26,8 +26,14 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   // authenticated, then counted against the key's rate limit (when RATE_LIMIT is set)
   const customer = [requireSession(deps.sessionLookup, 'CUSTOMER'), deps.rateLimit];
   const json = jsonBody(deps.config.bodyLimitBytes);
-  // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key.
-  const write = [...customer, json, idempotency(deps.idempotency, (ctx) => sessionOf(ctx)._id)];
+  // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key
+  // (each handler calls beginWork once its input is checked). Customer keys sit on phones: a
+  // tighter quota of records.
+  const write = [
+    ...customer,
+    json,
+    idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: deps.config.idempotencyMaxCustomerRecords })),
+  ];
   const limits = new CustomerLimits({
     orders: deps.orders,
     commands: deps.commands,
@@ -51,6 +57,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.order);
     const tableNumber = limits.tableOf(session, input.tableNumber);
+    await beginWork(ctx);
     const order = await limits.openOrder(session, () =>
       createOrder(
         deps,
@@ -78,6 +85,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   router.put('/orders/:number/rows', ...write, async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
     const rows = numberRows(bodyOf(ctx, validators.rows).rows);
+    await beginWork(ctx);
     for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
       const order = await ownOrder(ctx, orderNumber);
       const conflict = rowsReplacementConflict(order);
@@ -98,6 +106,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   for (const kind of ['finish', 'submit'] as const) {
     router.post(`/orders/:number/${kind}`, ...write, async (ctx: AppContext) => {
       const orderNumber = numberParam(ctx.params.number, 'Order');
+      await beginWork(ctx);
       const outcome = await deps.jobs.run(
         { name: JOB.orderAction, data: { scope: scopeOf(ctx), orderNumber, action: { kind } } },
         ctx.state,
@@ -110,6 +119,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.customerCommand);
     const tableNumber = limits.tableOf(session, input.tableNumber);
+    await beginWork(ctx);
     const command = await limits.command(session, () =>
       createCommand(
         deps,
@@ -124,6 +134,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   });
 
   router.delete('/session', ...write, async (ctx: AppContext) => {
+    await beginWork(ctx);
     const outcome = await deps.jobs.run({ name: JOB.sessionClose, data: { sessionId: sessionOf(ctx)._id } }, ctx.state);
     sendOutcome(ctx, outcome);
   });

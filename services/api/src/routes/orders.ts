@@ -7,7 +7,7 @@ import { validators } from '@pos/shared/schemas/requests';
 import { AppContext, AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireSession } from '../middleware/api-key-auth';
-import { idempotency } from '../middleware/idempotency';
+import { beginWork, idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { numberParam, sendOutcome } from './respond';
 import { createRouter } from './router';
@@ -18,8 +18,9 @@ export function serviceRoutes(deps: ApiDeps): Router<AppState> {
   // authenticated, then counted against the key's rate limit (when RATE_LIMIT is set)
   const service = [requireSession(deps.sessionLookup, 'SERVICE'), deps.rateLimit];
   const json = jsonBody(deps.config.bodyLimitBytes);
-  // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key.
-  const write = [...service, json, idempotency(deps.idempotency, (ctx) => sessionOf(ctx)._id)];
+  // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key
+  // (each handler calls beginWork once its input is checked).
+  const write = [...service, json, idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: deps.config.idempotencyMaxRecords }))];
 
   router.get('/orders/location', ...service, async (ctx: AppContext) => {
     const { orders, commands } = await deps.work.list(sessionOf(ctx).locationId, new Date());
@@ -31,6 +32,7 @@ export function serviceRoutes(deps: ApiDeps): Router<AppState> {
     const orderNumber = numberParam(ctx.params.number, 'Order');
     const { newState } = bodyOf(ctx, validators.statusUpdate);
     if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
+    await beginWork(ctx);
     const outcome = await deps.jobs.run(
       { name: JOB.orderAction, data: { scope: { locationId: sessionOf(ctx).locationId }, orderNumber, action: { kind: 'status', newState } } },
       ctx.state,
@@ -41,6 +43,7 @@ export function serviceRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/orders/:number/failure', ...write, async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
     const { reason } = bodyOf(ctx, validators.failureReport);
+    await beginWork(ctx);
     if (reason) ctx.state.log.info({ orderNumber, reason }, 'failure reported');
     const outcome = await deps.jobs.run(
       { name: JOB.orderAction, data: { scope: { locationId: sessionOf(ctx).locationId }, orderNumber, action: { kind: 'failure', reason } } },
@@ -51,6 +54,7 @@ export function serviceRoutes(deps: ApiDeps): Router<AppState> {
 
   router.delete('/commands/:number', ...write, async (ctx: AppContext) => {
     const number = numberParam(ctx.params.number, 'Command');
+    await beginWork(ctx);
     const command = await deps.commands.acknowledge(sessionOf(ctx).locationId, number, new Date());
     if (!command) throw new ProblemError(problems.commandNotFound());
     ctx.state.log.info({ commandNumber: number }, 'command acknowledged');

@@ -4,15 +4,15 @@ import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionDoc } from '@pos/shared/store/sessions';
 
 /**
- * A customer at the cap of open orders gets out of it by finishing (or submitting) one, or when
- * SELECTING orders expire; a minute is a fair time to come back.
+ * A customer at the cap of open orders gets out of it when the kitchen completes (or aborts) one,
+ * or when an unsubmitted one expires; a minute is a fair time to come back.
  */
 const OPEN_ORDERS_RETRY_AFTER_S = 60;
 
 export interface CustomerLimitsOptions {
-  orders: Pick<OrdersRepo, 'countSelecting'>;
+  orders: Pick<OrdersRepo, 'countOpen'>;
   commands: Pick<CommandsRepo, 'liveOfSession'>;
-  /** CUSTOMER_MAX_OPEN_ORDERS: SELECTING orders per session. */
+  /** CUSTOMER_MAX_OPEN_ORDERS: open orders (SELECTING, NEW, PLACED, FAILED) per session. */
   maxOpenOrders: number;
   /** CUSTOMER_MAX_COMMANDS: live commands per session. */
   maxCommands: number;
@@ -45,12 +45,19 @@ export class CustomerLimits {
     return session.tableNumber;
   }
 
-  /** Runs `create` (a new SELECTING order) if the session is under CUSTOMER_MAX_OPEN_ORDERS. */
+  /**
+   * Runs `create` (a new SELECTING order) if the session is under CUSTOMER_MAX_OPEN_ORDERS. Every
+   * order not yet finished counts: finishing and submitting one moves it on the registers, it does
+   * not free a place, so a create/finish/submit loop cannot flood a kitchen.
+   */
   openOrder<T>(session: SessionDoc, create: () => Promise<T>): Promise<T> {
     const { orders, maxOpenOrders } = this.options;
     return this.serially(session._id, async () => {
-      if ((await orders.countSelecting(session.locationId, session._id)) >= maxOpenOrders) {
-        throw limitReached(`This session already has ${maxOpenOrders} orders in SELECTING; finish one first`, OPEN_ORDERS_RETRY_AFTER_S);
+      if ((await orders.countOpen(session.locationId, session._id)) >= maxOpenOrders) {
+        throw limitReached(
+          `This session already has ${maxOpenOrders} open orders; another can be opened once one is completed or aborted`,
+          OPEN_ORDERS_RETRY_AFTER_S,
+        );
       }
       return create();
     });

@@ -30,10 +30,11 @@ export interface RunLimits {
 }
 
 const FINISHED: OrderState[] = ['COMPLETED', 'ABORTED'];
-const CARTS: OrderState[] = ['SELECTING'];
+/** Orders never submitted: carts, and finished carts (NEW) a customer walked away from. */
+const UNSUBMITTED: OrderState[] = ['SELECTING', 'NEW'];
 
 /**
- * One run of the lifecycle job: expired commands removed, expired carts and finished orders
+ * One run of the lifecycle job: expired commands removed, expired (unsubmitted) orders and finished orders
  * moved to the archive, archived orders past retention removed. Batched and bounded in time;
  * every step is idempotent, so a run that crashed anywhere is finished by the next one (and two
  * runs that overlap, which the queue's global concurrency prevents, would not harm each other).
@@ -83,7 +84,7 @@ export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSetti
     const removed = await deps.commands.purgeExpired(now, batchSize);
     return { read: removed, done: removed };
   });
-  const expired = await drain(move(CARTS, settings.selectingTtlMs, { expiredAt: now }));
+  const expired = await drain(move(UNSUBMITTED, settings.selectingTtlMs, { expiredAt: now }));
   const archived = await drain(move(FINISHED, settings.archiveAfterMs, {}));
   const purged = await drain(async () => {
     const removed = await deps.archive.purge(now, batchSize);

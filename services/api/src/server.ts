@@ -66,11 +66,14 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   await jobs.start();
   subscriber.startHeartbeat();
 
+  const sessions = new SessionsRepo(store.db);
+  const work = new WorkRepo(store.db);
   const hub = new StreamHub({
     subscriber,
     prefix: config.redisPrefix,
     metrics,
     log: nodeLog,
+    repos: { work, orders, sessions },
     subscribeTimeoutMs: config.jobTimeoutMs,
     maxStreams: config.sseMaxStreams,
     maxStreamsPerSession: config.sseMaxStreamsPerSession,
@@ -79,7 +82,6 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   });
 
   let accepting = true;
-  const sessions = new SessionsRepo(store.db);
   const sessionLookup = new SessionLookup(sessions, config.apiKeyMaxRejections, {
     feed: subscriber,
     channel: sessionsChannel(config.redisPrefix),
@@ -105,7 +107,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     orders,
     archive,
     commands: new CommandsRepo(store.db),
-    work: new WorkRepo(store.db),
+    work,
     sessions,
     sessionLookup,
     locations: new LocationsRepo(store.db),

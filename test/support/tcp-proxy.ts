@@ -1,6 +1,7 @@
 /**
- * A TCP proxy a test can cut and restore: what sits between one node and Redis, so that the
- * node alone loses Redis while the rest of the deployment goes on.
+ * A TCP proxy a test can cut, restore and point elsewhere: what sits between one node and Redis,
+ * so that the node alone loses Redis while the rest of the deployment goes on, or a door in
+ * front of an API node that a test sends to another node once it killed that one.
  */
 import net from 'node:net';
 
@@ -9,7 +10,7 @@ export class TcpProxy {
   private readonly sockets = new Set<net.Socket>();
 
   private constructor(
-    private readonly target: { host: string; port: number },
+    private target: { host: string; port: number },
     readonly port: number,
   ) {}
 
@@ -28,6 +29,12 @@ export class TcpProxy {
   /** The target URL with the proxy's port, e.g. `redis://127.0.0.1:<port>`. */
   url(scheme = 'redis'): string {
     return `${scheme}://127.0.0.1:${this.port}`;
+  }
+
+  /** New connections go to `targetUrl` (host:port of a URL) from now on; open ones stay where they are. */
+  retarget(targetUrl: string): void {
+    const url = new URL(targetUrl);
+    this.target = { host: url.hostname, port: Number(url.port) };
   }
 
   /** Drops every connection and refuses new ones until `restore`. */

@@ -1,15 +1,18 @@
 /**
  * Streams across Redis outages (decisions: "no duplicate between replay and live"): once a node
  * has its subscriptions back, each stream sends what it may have missed and nothing else.
- * API nodes and a worker as child processes, on a Redis of this file's own (restarted for real).
+ * API nodes and a worker as child processes: a soak on a Redis of this file's own (restarted for
+ * real) with API nodes killed under it, and a node alone losing Redis through a proxy.
  */
 import { MongoClient } from 'mongodb';
 import { AdminClient } from '@pos/shared/clients/admin-client';
-import type { OrderDoc, OrderRecord } from '@pos/shared/domain/records';
+import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client';
+import { isOrderRecord, OrderDoc, OrderRecord } from '@pos/shared/domain/records';
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
 import { call, sampleRows } from '../support/http';
-import { ReceivedEvent, TestStream } from '../support/sse-client';
+import { metricValue } from '../support/metrics';
+import { eventually, TestStream } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
 import { TcpProxy } from '../support/tcp-proxy';
 
@@ -17,142 +20,189 @@ const streamPath = '/api/v1/notifications/service/stream';
 const origin = (node: { port?: number }) => `http://127.0.0.1:${node.port}`;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How many times the node has logged `message` (its children log JSON lines at info). */
+const logged = (node: ChildRole, message: string) => node.output().split(`"msg":"${message}"`).length - 1;
+const LOST = 'redis subscriptions lost; restoring them';
+const RESYNCED = 'streams re-read after redis reconnect';
+
 /**
- * A register following one location's stream across connections: when a stream ends it
- * reconnects (to the node `next()` names) with the last event id it got, as EventSource does.
+ * A register as the reference client runs it (reconnects with its cursor, polls after each
+ * reconnect), through a door that the test points at a surviving node. It counts the PLACED
+ * order events of each connection, and what its polls listed.
  */
-class FollowingRegister {
-  readonly events: ReceivedEvent[] = [];
-  private stream: TestStream | undefined;
-  private stopped = false;
-  private lastId = '';
+class SoakRegister {
+  /** Per connection: PLACED events by order number. */
+  private readonly connections: Map<number, number>[] = [];
+  private readonly polled = new Set<number>();
+  readonly stream: WorkStream;
 
   constructor(
-    private readonly key: string,
-    private readonly next: () => { port?: number },
-  ) {}
-
-  async start(node: { port?: number }): Promise<void> {
-    await this.connect(node);
-  }
-
-  placedCount(number: number): number {
-    return this.events.filter((e) => e.event === 'order' && e.json<OrderRecord>().number === number && e.json<OrderRecord>().state === 'PLACED').length;
-  }
-
-  async waitFor(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got ${this.events.map((e) => `${e.id}:${e.data}`).join('\n')}`);
-      await pause(20);
-    }
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.stream?.close();
-  }
-
-  private async connect(node: { port?: number }): Promise<void> {
-    const headers: Record<string, string> = this.lastId ? { 'Last-Event-ID': this.lastId } : {};
-    let stream: TestStream;
-    try {
-      stream = await TestStream.open(`${origin(node)}${streamPath}`, { apiKey: this.key, headers });
-    } catch {
-      return this.retry();
-    }
-    if (stream.status !== 200) {
-      stream.close();
-      return this.retry(); // a 503 while Redis is down
-    }
-    this.stream = stream;
-    let taken = 0;
-    const take = () => {
-      for (; taken < stream.events.length; taken++) {
-        const event = stream.events[taken]!;
-        this.events.push(event);
-        this.lastId = event.id;
-      }
-    };
-    const watch = setInterval(take, 5);
-    void stream.ended.then(() => {
-      clearInterval(watch);
-      take();
-      if (!this.stopped) void this.retry(0);
+    door: TcpProxy,
+    apiKey: string,
+    readonly locationId: string,
+  ) {
+    const client = new RegisterClient({ baseUrl: `${door.url('http')}/api/v1`, apiKey });
+    this.stream = client.openStream({
+      onState: (state) => {
+        if (state.state === 'open') this.connections.push(new Map());
+      },
+      onOrder: (order) => {
+        if (order.state !== 'PLACED') return;
+        const connection = this.connections.at(-1)!;
+        connection.set(order.number, (connection.get(order.number) ?? 0) + 1);
+      },
+      onPoll: (work) => {
+        for (const record of work) if (isOrderRecord(record) && record.state === 'PLACED') this.polled.add(record.number);
+      },
     });
   }
 
-  private async retry(ms = 200): Promise<void> {
-    if (this.stopped) return;
-    await pause(ms);
-    if (!this.stopped) await this.connect(this.next());
+  get connectionCount(): number {
+    return this.connections.length;
+  }
+
+  /** How often the order came as PLACED, over all this register's streams. */
+  streamed(number: number): number {
+    return this.connections.reduce((sum, connection) => sum + (connection.get(number) ?? 0), 0);
+  }
+
+  seen(number: number): boolean {
+    return this.streamed(number) > 0 || this.polled.has(number);
+  }
+
+  /** Orders not delivered exactly once: twice on the streams, or neither streamed nor polled. */
+  notOnce(numbers: number[]): { number: number; streamed: number; polled: boolean }[] {
+    return numbers
+      .map((number) => ({ number, streamed: this.streamed(number), polled: this.polled.has(number) }))
+      .filter(({ streamed, polled }) => streamed > 1 || (streamed === 0 && !polled));
   }
 }
 
-describe('streams across a killed node and a Redis restart', () => {
+describe('a soak: orders flowing through API node kills and a Redis restart', () => {
   let redisServer: ChildServer;
   let env: StackEnv;
-  let nodeA: ChildRole & { port?: number };
-  let nodeB: ChildRole & { port?: number };
+  let nodes: (ChildRole & { port?: number })[];
   let worker: ChildRole;
+  let doors: TcpProxy[];
 
   beforeAll(async () => {
     redisServer = await startRedisServer();
-    env = stackEnv({ REDIS_URL: redisServer.url });
-    [nodeA, nodeB, worker] = await Promise.all([spawnRole('api', env), spawnRole('api', env), spawnRole('worker', env)]);
+    // A customer's request that Redis dropped answers 503 in 3 s, and is tried again.
+    env = stackEnv({ REDIS_URL: redisServer.url, JOB_TIMEOUT: '3s' });
+    const roles = await Promise.all([spawnRole('api', env), spawnRole('api', env), spawnRole('api', env), spawnRole('worker', env)]);
+    nodes = roles.slice(0, 3);
+    worker = roles[3]!;
+    doors = await Promise.all(nodes.map((node) => TcpProxy.start(origin(node))));
   });
   afterAll(async () => {
-    await Promise.all([nodeA, nodeB, worker].filter(Boolean).map((role) => (role.process.exitCode === null ? role.kill() : undefined)));
+    await Promise.all([...(nodes ?? []), worker].filter(Boolean).map((role) => (role.process.exitCode === null ? role.kill() : undefined)));
+    await Promise.all((doors ?? []).map((door) => door.close()));
     await redisServer?.stop();
   });
 
-  it('every order created through the run reaches every register exactly once as PLACED', async () => {
-    const admin = new AdminClient(origin(nodeB), env.ADMIN_TOKEN!);
-    const location = await admin.createLocation('kill-and-restart');
-    const registers = await Promise.all(
-      [nodeA, nodeA, nodeB, nodeB].map(async (node, i) => {
-        const session = await admin.createServiceSession(location.id, `register-${i}`);
-        const register = new FollowingRegister(session.apiKey, () => nodeB);
-        await register.start(node);
-        return register;
-      }),
-    );
-
-    // Orders keep coming through node B the whole time; creating needs only MongoDB, so they
-    // go on while Redis is down (their announcements are what the outage loses).
-    let creating = true;
-    const creator = (async () => {
-      while (creating) {
-        await admin.createOrder(location.id, sampleRows).catch(() => undefined);
-        await pause(40);
-      }
-    })();
-
-    await pause(1_500);
-    await nodeA.kill(); // its registers reconnect to node B with their last event id
-    await pause(1_500);
-    const port = Number(new URL(redisServer.url).port);
-    await redisServer.stop();
-    await pause(1_000);
-    redisServer = await startRedisServer(port);
-    await pause(2_500);
-    creating = false;
-    await creator;
-    const marker = await admin.createOrder(location.id, sampleRows);
-
-    const client = await new MongoClient(env.MONGO_URL!).connect();
+  it('every order reaches each register exactly once as PLACED: on its streams, or by the poll after a reconnect', async () => {
+    const [nodeA, nodeB, nodeC] = nodes as [ChildRole & { port?: number }, ChildRole & { port?: number }, ChildRole & { port?: number }];
+    const admin = new AdminClient(origin(nodeC), env.ADMIN_TOKEN!);
+    const locations = await Promise.all(['north', 'south'].map((name) => admin.createLocation(`soak-${name}`)));
+    // Each location has a register behind each door: nodes A, B and C to begin with.
+    const registers: SoakRegister[] = [];
     try {
-      const numbers = (await client.db(env.MONGO_DB).collection<OrderDoc>('orders').find({ locationId: location.id }).toArray()).map((o) => o.number);
-      expect(numbers.length).toBeGreaterThan(50);
-      for (const register of registers) {
-        await register.waitFor(() => register.placedCount(marker.number) > 0, 'the marker order');
-        register.stop();
-        const counts = numbers.map((number) => [number, register.placedCount(number)]);
-        expect(counts.filter(([, count]) => count !== 1)).toEqual([]);
+      for (const location of locations) {
+        for (const [i, door] of doors.entries()) {
+          const session = await admin.createServiceSession(location.id, `register-${i}`);
+          registers.push(new SoakRegister(door, session.apiKey, location.id));
+        }
+      }
+      await eventually(() => registers.every((register) => register.connectionCount > 0), 'every register connected', 10_000);
+
+      // Orders flow through node C the whole time: counter orders (creating needs only MongoDB,
+      // so they go on while Redis is down, and their announcements are what the outage loses), and
+      // customer orders, each submitted after a few counter orders took higher numbers (so that
+      // its first announcement comes below the registers' cursors).
+      let flowing = true;
+      let created = 0;
+      const counterOrders = async (locationId: string) => {
+        while (flowing) {
+          await admin.createOrder(locationId, sampleRows).then(
+            () => (created += 1),
+            () => undefined,
+          );
+          await pause(40);
+        }
+      };
+      const untilDone = async (step: () => Promise<{ status: number }>) => {
+        while (flowing && (await step().catch(() => ({ status: 0 }))).status !== 200) await pause(100);
+      };
+      const customerOrders = async (locationId: string) => {
+        const session = await admin.createCustomerSession(locationId, 7);
+        const url = `${origin(nodeC)}/api/v1/customer/orders`;
+        while (flowing) {
+          const opened = await call('POST', url, { apiKey: session.apiKey, body: { rows: sampleRows } }).catch(() => undefined);
+          if (opened?.status !== 201) {
+            await pause(100);
+            continue;
+          }
+          const number = opened.json<OrderRecord>().number;
+          const after = created + 3;
+          while (flowing && created < after) await pause(20);
+          await untilDone(() => call('POST', `${url}/${number}/finish`, { apiKey: session.apiKey }));
+          await untilDone(() => call('POST', `${url}/${number}/submit`, { apiKey: session.apiKey }));
+        }
+      };
+      const flows = Promise.all(locations.flatMap((location) => [counterOrders(location.id), customerOrders(location.id)]));
+      const progress = async (more: number) => {
+        const target = created + more;
+        await eventually(() => created >= target, `${more} more orders`, 30_000);
+      };
+
+      try {
+        await progress(30);
+        await nodeA.kill(); // its registers reconnect through their door to node B
+        doors[0]!.retarget(origin(nodeB));
+        // Orders flow for 6 s more, so that every stream has orders announced 2 to 5 s before the
+        // loss (written within the 5 s margin that the re-read covers).
+        await Promise.all([progress(30), pause(6_000)]);
+
+        const port = Number(new URL(redisServer.url).port);
+        await redisServer.stop();
+        // Down for 4 s while orders go on (fewer: each waits for its announcement to fail): longer
+        // than the 2 s after which a stream's memory of what it sent before the loss used to lapse.
+        await pause(4_000);
+        redisServer = await startRedisServer(port);
+        await eventually(() => logged(nodeB, RESYNCED) >= 1 && logged(nodeC, RESYNCED) >= 1, 'nodes B and C to re-read their streams', 20_000);
+        await progress(30);
+
+        await nodeB.kill(); // its registers reconnect to node C
+        doors[0]!.retarget(origin(nodeC));
+        doors[1]!.retarget(origin(nodeC));
+        await progress(30);
+      } finally {
+        flowing = false;
+        await flows;
+      }
+      const markers = await Promise.all(locations.map((location) => admin.createOrder(location.id, sampleRows)));
+
+      const client = await new MongoClient(env.MONGO_URL!).connect();
+      try {
+        // Every order that became PLACED still is: nothing completes them.
+        const orders = client.db(env.MONGO_DB).collection<OrderDoc>('orders');
+        const placed = new Map<string, number[]>();
+        for (const location of locations) {
+          placed.set(location.id, (await orders.find({ locationId: location.id, state: 'PLACED' }).toArray()).map((order) => order.number));
+        }
+        expect([...placed.values()].flat().length).toBeGreaterThan(100);
+        for (const [i, location] of locations.entries()) expect(placed.get(location.id)).toContain(markers[i]!.number);
+        await eventually(
+          () => registers.every((register) => placed.get(register.locationId)!.every((number) => register.seen(number))),
+          'every register to have every order',
+          20_000,
+        );
+        for (const register of registers) expect(register.notOnce(placed.get(register.locationId)!)).toEqual([]);
+      } finally {
+        await client.close();
       }
     } finally {
-      await client.close();
-      for (const register of registers) register.stop();
+      await Promise.all(registers.map((register) => register.stream.close()));
     }
   });
 });
@@ -179,6 +229,21 @@ describe('a node losing Redis while the others go on', () => {
     await proxy?.close();
   });
 
+  /** Cuts node A off Redis, and waits until it has seen its subscriptions lost. */
+  async function cut(): Promise<void> {
+    const before = logged(nodeA, LOST);
+    await proxy.cut();
+    await eventually(() => logged(nodeA, LOST) > before, 'node A to see Redis lost', 10_000);
+  }
+
+  /** Gives node A its Redis back, and waits until its streams are re-read. */
+  async function restore(): Promise<void> {
+    const resyncs = () => metricValue(origin(nodeA), 'pos_stream_resyncs_total');
+    const before = await resyncs();
+    await proxy.restore();
+    await eventually(async () => (await resyncs()) > before, 'node A to re-read its streams', 20_000);
+  }
+
   it('re-announcements and state changes below the cursor made meanwhile arrive once; what did not change, never', async () => {
     const admin = new AdminClient(origin(nodeB), env.ADMIN_TOKEN!);
     const location = await admin.createLocation('lost-subscription', 2);
@@ -198,7 +263,7 @@ describe('a node losing Redis while the others go on', () => {
       expect(stream.status).toBe(200);
       await stream.waitFor(() => stream.raw.startsWith('retry:'), 'the preamble');
 
-      await proxy.cut();
+      await cut();
       const completed = await call('PUT', `${origin(nodeB)}/api/v1/orders/1/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
       const refailed = await report(2); // below the threshold: back in PLACED, announced again
       const recovered = await call('POST', `${origin(nodeB)}/admin/v1/locations/${location.id}/orders/4/recover`, {
@@ -209,14 +274,13 @@ describe('a node losing Redis while the others go on', () => {
       for (const answer of [completed, refailed, recovered]) expect(answer.status).toBe(200);
       expect(refailed.json<OrderRecord>()).toMatchObject({ state: 'PLACED', failedTime: expect.any(String) });
       expect(stream.events).toEqual([]);
-      await proxy.restore();
+      await restore();
 
       await stream.eventCount(5, 15_000);
-      // A second outage with nothing written meanwhile sends nothing.
-      await proxy.cut();
-      await pause(300);
-      await proxy.restore();
-      await pause(3_000);
+      // A second outage with nothing written meanwhile sends nothing: once it is re-read, the
+      // next event is the marker.
+      await cut();
+      await restore();
       const marker = await admin.createOrder(location.id, sampleRows);
       await stream.eventCount(6, 10_000);
       expect(stream.events.map((e) => [e.event, e.id, e.json()])).toEqual([
@@ -228,7 +292,56 @@ describe('a node losing Redis while the others go on', () => {
         ['order', '6.1', marker],
       ]);
       expect(orders[2]!.number).toBe(3); // order 3 never changed, and never came
-      expect(nodeA.output()).toContain('stream re-read after redis reconnect');
+      expect(logged(nodeA, RESYNCED)).toBeGreaterThanOrEqual(2);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('never sends again what it announced before the loss; a late submit, a re-announcement and a state change made meanwhile come once', async () => {
+    const admin = new AdminClient(origin(nodeB), env.ADMIN_TOKEN!);
+    const location = await admin.createLocation('announced-before-loss', 3);
+    const key = (await admin.createServiceSession(location.id, 'register')).apiKey;
+    const customer = await admin.createCustomerSession(location.id, 12);
+    const carts = `${origin(nodeB)}/api/v1/customer/orders`;
+    // A customer's order takes number 1 and waits in NEW while counter orders 2 to 4 are announced.
+    const cart = await call('POST', carts, { apiKey: customer.apiKey, body: { rows: sampleRows } });
+    expect(cart.json<OrderRecord>().number).toBe(1);
+    expect((await call('POST', `${carts}/1/finish`, { apiKey: customer.apiKey })).status).toBe(200);
+
+    const stream = await TestStream.open(`${origin(nodeA)}${streamPath}`, { apiKey: key });
+    try {
+      const announced: OrderRecord[] = [];
+      for (let i = 0; i < 3; i++) announced.push(await admin.createOrder(location.id, sampleRows));
+      await stream.eventCount(3);
+      const announcedAt = Date.now();
+
+      await cut();
+      const submitted = await call('POST', `${carts}/1/submit`, { apiKey: customer.apiKey }); // a first announcement, below the cursor
+      const refailed = await call('POST', `${origin(nodeB)}/api/v1/orders/3/failure`, { apiKey: key });
+      const completed = await call('PUT', `${origin(nodeB)}/api/v1/orders/4/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+      const fifth = await admin.createOrder(location.id, sampleRows);
+      for (const answer of [submitted, refailed, completed]) expect(answer.status).toBe(200);
+      expect(refailed.json<OrderRecord>()).toMatchObject({ state: 'PLACED', failedTime: expect.any(String) });
+      // The outage lasts until 7.5 s after the announcements: longer than a stream used to
+      // remember them (7 s from sending), though they were written within the 5 s margin.
+      await pause(Math.max(0, announcedAt + 7_500 - Date.now()));
+      expect(stream.events).toHaveLength(3);
+      await restore();
+
+      const marker = await admin.createOrder(location.id, sampleRows);
+      await stream.eventCount(8, 10_000);
+      const list = (await call('GET', `${origin(nodeB)}/api/v1/orders/location`, { apiKey: key })).json<OrderRecord[]>();
+      expect(stream.events.map((e) => [e.id, e.json()])).toEqual([
+        ['2.0', announced[0]],
+        ['3.0', announced[1]],
+        ['4.0', announced[2]],
+        ['4.0', list.find((order) => order.number === 1)],
+        ['4.0', refailed.json()],
+        ['4.0', completed.json()],
+        ['5.0', fifth],
+        ['6.0', marker],
+      ]);
     } finally {
       stream.close();
     }

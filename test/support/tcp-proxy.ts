@@ -1,7 +1,8 @@
 /**
- * A TCP proxy a test can cut and restore: what sits between one node and Redis, so that the
- * node alone loses Redis while the rest of the deployment goes on; or between a gateway and a
- * node, counting the connections the gateway opens.
+ * A TCP proxy a test can cut, restore and point elsewhere: what sits between one node and Redis,
+ * so that the node alone loses Redis while the rest of the deployment goes on; a door in front
+ * of an API node that a test sends to another node once it killed that one; or between a
+ * gateway and a node, counting the connections the gateway opens.
  */
 import net from 'node:net';
 
@@ -12,7 +13,7 @@ export class TcpProxy {
   accepted = 0;
 
   private constructor(
-    private readonly target: { host: string; port: number },
+    private target: { host: string; port: number },
     readonly port: number,
   ) {}
 
@@ -31,6 +32,12 @@ export class TcpProxy {
   /** The target URL with the proxy's port, e.g. `redis://127.0.0.1:<port>`. */
   url(scheme = 'redis'): string {
     return `${scheme}://127.0.0.1:${this.port}`;
+  }
+
+  /** New connections go to `targetUrl` (host:port of a URL) from now on; open ones stay where they are. */
+  retarget(targetUrl: string): void {
+    const url = new URL(targetUrl);
+    this.target = { host: url.hostname, port: Number(url.port) };
   }
 
   /** Drops every connection and refuses new ones until `restore`. */

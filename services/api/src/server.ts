@@ -71,11 +71,14 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   await jobs.start();
   subscriber.startHeartbeat();
 
+  const sessions = new SessionsRepo(store.db);
+  const work = new WorkRepo(store.db);
   const hub = new StreamHub({
     subscriber,
     prefix: config.redisPrefix,
     metrics,
     log: nodeLog,
+    repos: { work, orders, sessions },
     subscribeTimeoutMs: config.jobTimeoutMs,
     maxStreams: config.sseMaxStreams,
     maxStreamsPerSession: config.sseMaxStreamsPerSession,
@@ -84,7 +87,6 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   });
 
   let accepting = true;
-  const sessions = new SessionsRepo(store.db);
   const sessionLookup = new SessionLookup(
     sessions,
     { secrets: [keySecret, ...config.apiKeySecretPrevious], acceptUnsigned: config.apiKeyAcceptUnsigned, unsignedRequests: metrics.unsignedKeyRequests },
@@ -116,7 +118,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     orders,
     archive,
     commands: new CommandsRepo(store.db),
-    work: new WorkRepo(store.db),
+    work,
     sessions,
     sessionLookup,
     locations: new LocationsRepo(store.db),

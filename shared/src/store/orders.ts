@@ -118,9 +118,15 @@ export class OrdersRepo {
     });
   }
 
-  /** Orders written at or after `since`, by number: what a stream re-reads after missing events. */
-  listChangedSince(locationId: string, since: Date): Promise<ListedOrder[]> {
-    return this.c.find<ListedOrder>({ locationId: asString(locationId, 'locationId'), updatedAt: { $gte: since } }, WITHOUT_JOBS).sort({ number: 1 }).toArray();
+  /**
+   * Orders of these locations written at or after `since`, in no particular order: what streams
+   * re-read after missing events. One command for many locations (index `{locationId, updatedAt}`,
+   * one range per location).
+   */
+  listChangedSince(locationIds: string[], since: Date): Promise<ListedOrder[]> {
+    if (locationIds.length === 0) return Promise.resolve([]);
+    const ids = locationIds.map((id) => asString(id, 'locationId'));
+    return this.c.find<ListedOrder>({ locationId: { $in: ids }, updatedAt: { $gte: since } }, WITHOUT_JOBS).toArray();
   }
 
   /** The session's PLACED orders, by number (numbers only: each is then changed through its own read). */

@@ -98,6 +98,12 @@ export class SessionsRepo {
     return doc !== null && doc.closedAt === undefined;
   }
 
+  /** Those of the sessions that exist, in one command. */
+  findMany(ids: string[]): Promise<SessionDoc[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.c.find({ _id: { $in: ids.map((id) => asString(id, 'sessionId')) } }).toArray();
+  }
+
   /** Marks the session closed; true only for the call that closed it. */
   async close(id: string, now: Date): Promise<boolean> {
     const result = await this.c.updateOne({ _id: asString(id, 'sessionId'), closedAt: { $exists: false } }, { $set: { closedAt: now } });

@@ -34,6 +34,10 @@ const ORDER_FIELDS = {
 };
 const COMMAND_FIELDS = { _id: 0, number: 1, kind: 1, tableNumber: 1 };
 
+/** A location's work, with the location it belongs to: what a read of several locations returns. */
+type LocatedOrder = WorkOrder & { locationId: string };
+type LocatedCommand = CommandFields & { locationId: string };
+
 /**
  * The register's work, in one round trip: an aggregate over the PLACED orders (index
  * locationId, state, number) that appends the live commands ($unionWith, index locationId,
@@ -48,34 +52,62 @@ export class WorkRepo {
 
   /** PLACED orders above `ordersAfter` and commands live at `now` above `commandsAfter`. */
   async list(locationId: string, now: Date, ordersAfter = 0, commandsAfter = 0): Promise<Work> {
-    const location = asString(locationId, 'locationId');
-    const docs = await this.c.orders
-      .aggregate<WorkOrder | CommandFields>([
-        { $match: { locationId: location, state: 'PLACED', number: { $gt: asInteger(ordersAfter, 'ordersAfter') } } },
-        { $sort: { number: 1 } },
-        { $project: ORDER_FIELDS },
-        {
-          $unionWith: {
-            coll: this.c.commands.collectionName,
-            pipeline: [
-              { $match: { locationId: location, number: { $gt: asInteger(commandsAfter, 'commandsAfter') }, expiresAt: { $gt: now } } },
-              { $sort: { number: 1 } },
-              { $project: COMMAND_FIELDS },
-            ],
-          },
-        },
-      ])
-      .toArray();
+    const docs = await this.read(asString(locationId, 'locationId'), now, ordersAfter, commandsAfter, false).toArray();
     const work: Work = { orders: [], commands: [] };
     for (const doc of docs) {
       if ('kind' in doc) work.commands.push(doc);
       else work.orders.push(doc);
     }
-    // Each part comes sorted; the union's output order is not promised, so sort (linear when sorted).
-    work.orders.sort(byNumber);
-    work.commands.sort(byNumber);
-    return work;
+    return sorted(work);
   }
+
+  /**
+   * The work of several locations in the same one round trip (`locationId $in`, each branch on
+   * the same index as `list`), by location; a location with none is absent. The floors apply to
+   * all of them: a caller with a floor per location filters the rest itself.
+   */
+  async listForLocations(locationIds: string[], now: Date, ordersAfter = 0, commandsAfter = 0): Promise<Map<string, Work>> {
+    const ids = locationIds.map((id) => asString(id, 'locationId'));
+    const byLocation = new Map<string, Work>();
+    if (ids.length === 0) return byLocation;
+    for await (const doc of this.read({ $in: ids }, now, ordersAfter, commandsAfter, true) as AsyncIterable<LocatedOrder | LocatedCommand>) {
+      const { locationId, ...fields } = doc;
+      let work = byLocation.get(locationId);
+      if (!work) byLocation.set(locationId, (work = { orders: [], commands: [] }));
+      if ('kind' in fields) work.commands.push(fields);
+      else work.orders.push(fields);
+    }
+    for (const work of byLocation.values()) sorted(work);
+    return byLocation;
+  }
+
+  private read(location: string | { $in: string[] }, now: Date, ordersAfter: number, commandsAfter: number, located: boolean) {
+    // Several locations are sorted here, location by location, rather than merged by the server.
+    const sort = located ? [] : [{ $sort: { number: 1 } }];
+    const withLocation = located ? { locationId: 1 } : {};
+    return this.c.orders.aggregate<WorkOrder | CommandFields>([
+      { $match: { locationId: location, state: 'PLACED', number: { $gt: asInteger(ordersAfter, 'ordersAfter') } } },
+      ...sort,
+      { $project: { ...ORDER_FIELDS, ...withLocation } },
+      {
+        $unionWith: {
+          coll: this.c.commands.collectionName,
+          pipeline: [
+            { $match: { locationId: location, number: { $gt: asInteger(commandsAfter, 'commandsAfter') }, expiresAt: { $gt: now } } },
+            ...sort,
+            { $project: { ...COMMAND_FIELDS, ...withLocation } },
+          ],
+        },
+      },
+    ]);
+  }
+}
+
+/** Each part comes sorted; the union's output order is not promised, so sort (linear when sorted). */
+function sorted(work: Work): Work {
+  work.orders.sort(byNumber);
+  work.commands.sort(byNumber);
+  return work;
 }
 
 const byNumber = (a: { number: number }, b: { number: number }) => a.number - b.number;

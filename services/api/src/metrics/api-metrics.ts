@@ -36,6 +36,10 @@ export interface ApiMetrics {
   eventsDelivered: Counter<'type'>;
   /** From an event's publication to this node's last write of it to its streams, seconds. */
   fanOut: Histogram;
+  /** Re-reads after a Redis reconnect this node finished (every waiting location read, batch by batch). */
+  streamResyncs: Counter;
+  /** Batches of locations those re-reads read (three MongoDB commands each), by outcome (`read`, `failed`). */
+  streamResyncBatches: Counter<'outcome'>;
   /** Location events this node published (orders and commands it created), by type. */
   eventsPublished: Counter<'type'>;
   /** Requests answered, by method, matched route pattern and status. */
@@ -122,6 +126,17 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       name: 'pos_fanout_seconds',
       help: "From a location event's publication (publisher's clock) to this node's last write of it to its streams",
       buckets: FANOUT_BUCKETS,
+      registers: [registry],
+    }),
+    streamResyncs: new Counter({
+      name: 'pos_stream_resyncs_total',
+      help: 'Re-reads of the streams after a Redis reconnect that this node finished',
+      registers: [registry],
+    }),
+    streamResyncBatches: new Counter({
+      name: 'pos_stream_resync_batches_total',
+      help: 'Batches of locations read by those re-reads (three MongoDB commands each), by outcome',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
     eventsPublished: new Counter({

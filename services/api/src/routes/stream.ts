@@ -33,6 +33,7 @@ export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: Stream
     log: ctx.state.log,
     requestId: ctx.state.requestId,
     onEnd: deps.hub.remove,
+    onResyncNeeded: deps.hub.requestResync,
   });
   let replay: Replay;
   try {

@@ -7,7 +7,7 @@ import { fullJitter } from '@pos/shared/util/jitter';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import { SECURITY_HEADERS } from '../middleware/security-headers';
 import { Cursor, formatPosition, startPosition, StreamPosition } from './cursor';
-import { readReplay, readResync, Replay, ResyncNeeds, ResyncRead, StreamRepos, unseenBuffered } from './replay';
+import { readReplay, Replay, ResyncRead, StreamRepos, unseenBuffered } from './replay';
 import { SseWriter } from './sse-writer';
 import type { ClockedStream, StreamClock } from './stream-clock';
 import { Audience, frameOf, WorkEvent } from './work-event';
@@ -35,9 +35,13 @@ export const RETRY_MS = 1000;
 export const RESYNC_MARGIN_MS = 5_000;
 /**
  * How long a stream remembers what it sent of an order, to tell a lost event from a repeat: the
- * margin, and room for the hosts' clocks to differ (NTP keeps them within milliseconds).
+ * margin, and room for the hosts' clocks to differ (NTP keeps them within milliseconds). After a
+ * Redis loss it remembers from this long before the loss until its re-read is in, however long
+ * that takes.
  */
 const RECENT_WINDOW_MS = RESYNC_MARGIN_MS + 2_000;
+/** Reads of a location that may fail in a row (MongoDB away) before its waiting streams end. */
+const RESYNC_ATTEMPTS = 3;
 
 export type EndReason =
   | 'client-gone'
@@ -75,12 +79,24 @@ export interface ClientStreamOptions {
   requestId: string;
   /** Called once when the stream ends, for whatever reason. */
   onEnd(stream: ClientStream): void;
+  /** Called when the stream waits for its location's re-read after a Redis loss (the hub's scheduler reads it). */
+  onResyncNeeded(stream: ClientStream): void;
+}
+
+/** A stream's part in its location's re-read: its position, and since when it may have missed writes. */
+export interface ResyncPart {
+  orderNumber: number;
+  commandNumber: number;
+  /** Epoch ms: orders written from then on are read. */
+  changedSince: number;
+  sessionId: string | undefined;
 }
 
 /**
  * One open stream of a location: a register's, or an operator's (whose orders carry their
- * failure count; see work-event.ts). It is `syncing` while a replay is read (live events are buffered
- * meanwhile), `live` once the replay and the buffered events it does not cover are sent.
+ * failure count; see work-event.ts). It is `syncing` while its first replay is read, `held`
+ * after a Redis loss until its location's re-read is in (live events are buffered in both),
+ * `live` once the replay or re-read and the buffered events it does not cover are sent.
  * The position (highest order and command numbers announced) is every event's id.
  */
 export class ClientStream implements ClockedStream {
@@ -91,7 +107,7 @@ export class ClientStream implements ClockedStream {
   /** Resolves with the reason when the stream has ended. */
   readonly done: Promise<EndReason>;
 
-  private phase: 'syncing' | 'live' | 'ended' = 'syncing';
+  private phase: 'syncing' | 'live' | 'held' | 'ended' = 'syncing';
   private buffer: WorkEvent[] = [];
   private readonly position: StreamPosition;
   private writer: SseWriter | undefined;
@@ -99,8 +115,15 @@ export class ClientStream implements ClockedStream {
   private expiry: NodeJS.Timeout | undefined;
   /** When `expiry` fires (epoch ms). */
   private expiryAt = Infinity;
-  /** Set when a Redis outage asks for a re-read while the first replay is read: when it was lost. */
-  private resyncLostAt: number | undefined;
+  /**
+   * The earliest Redis loss (epoch ms, when the node saw it) that no re-read begun after it
+   * covers yet: this stream may have missed what was published from shortly before then.
+   */
+  private lossAt: number | undefined;
+  /** The loss that the re-read in flight covers; set from `beginResync` until its read is taken. */
+  private readLossAt: number | undefined;
+  /** Re-reads of this stream that failed in a row. */
+  private resyncFailures = 0;
   /** Orders sent in the last RECENT_WINDOW_MS, oldest first: their data, version and when it was sent (made on the first). */
   private recent: Map<number, { data: string; version?: number; at: number }> | undefined;
   /** The order number the client said it had seen; what lies at or below it came before this stream. */
@@ -233,33 +256,85 @@ export class ClientStream implements ClockedStream {
    */
   deliver(event: WorkEvent): boolean {
     if (this.phase === 'live') return this.send(event);
-    if (this.phase === 'syncing') this.buffer.push(event);
+    if (this.phase !== 'ended') this.buffer.push(event);
     return false;
   }
 
   /**
-   * After a Redis reconnect, whatever was published meanwhile is lost, so streams are read
-   * again, with one read for all the given streams (of one location, on one node: they share
-   * their repos). `lostAt` is when the node saw its subscription lost. Each stream sends what it
-   * may have missed and nothing else: live commands and PLACED orders above its position (new
-   * work), and the orders at or below it written since shortly before `lostAt` (state changes,
-   * re-announcements) unless it sent them in that very form. Its session is read again too: a
-   * close published meanwhile was lost as well. A stream still reading its first replay
-   * re-reads by itself once live.
+   * The node saw its Redis subscriptions lost at `lostAt` (epoch ms): what is published from
+   * shortly before then may never reach this stream. From now on it remembers what it sends
+   * until a re-read covers the loss.
    */
-  static resync(streams: Iterable<ClientStream>, lostAt: number, now = new Date()): void {
-    const since = new Date(lostAt - RESYNC_MARGIN_MS);
-    const held = [...streams].filter((stream) => stream.holdForResync(lostAt));
-    const first = held[0];
-    if (!first) return;
-    const needs: ResyncNeeds = {
-      ordersAbove: Math.min(...held.map((stream) => stream.position.orderNumber)),
-      commandsAbove: Math.min(...held.map((stream) => stream.position.commandNumber)),
-      changedSince: since,
-      sessionIds: [...new Set(held.flatMap((stream) => (stream.sessionId === undefined ? [] : [stream.sessionId])))],
+  noteLoss(lostAt: number): void {
+    if (this.phase !== 'ended') this.lossAt = Math.min(lostAt, this.lossAt ?? lostAt);
+  }
+
+  /**
+   * The subscriptions are back after a loss at `lostAt`: a live stream buffers its live events
+   * from now on and waits for its location's re-read (the hub's scheduler); a stream still
+   * reading its first replay waits once that is sent; one already waiting covers this loss too,
+   * or, if its read is in flight, waits for another.
+   */
+  holdForResync(lostAt: number): void {
+    this.noteLoss(lostAt);
+    if (this.phase !== 'live') return;
+    this.phase = 'held';
+    this.buffer = [];
+  }
+
+  /** True while the stream waits for its location's re-read and none of its is in flight. */
+  get awaitsResync(): boolean {
+    return this.phase === 'held' && this.readLossAt === undefined && this.lossAt !== undefined;
+  }
+
+  /** Its location's read begins (the scheduler's batch): what this stream needs read. */
+  beginResync(): ResyncPart {
+    const lossAt = this.lossAt ?? Date.now();
+    this.readLossAt = lossAt;
+    this.lossAt = undefined;
+    return {
+      orderNumber: this.position.orderNumber,
+      commandNumber: this.position.commandNumber,
+      changedSince: lossAt - RESYNC_MARGIN_MS,
+      sessionId: this.sessionId,
     };
-    const read = readResync(first.options.repos, first.locationId, needs, now);
-    for (const stream of held) stream.takeResync(read, now);
+  }
+
+  /**
+   * Its location's read is in: ends the stream if its session no longer holds, else sends what
+   * it may have missed (see `missedOrders`) and the buffered events, and goes live.
+   */
+  takeResync(shared: ResyncRead, now: Date): void {
+    const lossAt = this.readLossAt;
+    this.readLossAt = undefined;
+    if (this.phase !== 'held' || lossAt === undefined) return;
+    this.resyncFailures = 0;
+    if (this.sessionId !== undefined) {
+      const held = this.sessionHolds(shared.sessions.get(this.sessionId) ?? null, now);
+      if (!held) return;
+      this.endAt(held.limit);
+    }
+    const replay: Replay = {
+      orders: this.missedOrders(shared, lossAt),
+      commands: shared.commands.filter((event) => event.number > this.position.commandNumber),
+    };
+    this.options.log.debug({ orders: replay.orders.length, commands: replay.commands.length }, 'stream re-read after redis reconnect');
+    this.goLive(replay);
+  }
+
+  /**
+   * Its location's read failed: it waits for the next one (the scheduler reads the location
+   * again), or ends after RESYNC_ATTEMPTS; the client then reconnects with its cursor.
+   */
+  resyncFailed(): void {
+    const lossAt = this.readLossAt;
+    this.readLossAt = undefined;
+    if (this.phase !== 'held' || lossAt === undefined) return;
+    this.noteLoss(lossAt);
+    this.resyncFailures += 1;
+    if (this.resyncFailures < RESYNC_ATTEMPTS) return;
+    this.options.log.warn('stream could not be re-read after redis reconnect');
+    this.end('resync-failed');
   }
 
   end(reason: EndReason): void {
@@ -267,6 +342,7 @@ export class ClientStream implements ClockedStream {
     this.phase = 'ended';
     this.buffer = [];
     this.recent = undefined;
+    this.lossAt = undefined;
     this.options.clock.leave(this);
     clearTimeout(this.expiry);
     this.options.res.off('close', this.onClose);
@@ -290,67 +366,30 @@ export class ClientStream implements ClockedStream {
         this.send(event, false);
       }
     });
-    if (this.phase !== 'live' || this.resyncLostAt === undefined) return;
-    const lostAt = this.resyncLostAt;
-    this.resyncLostAt = undefined;
-    ClientStream.resync([this], lostAt);
+    // A loss seen while this was read: what it covers may be incomplete, so the location is read (again).
+    if (this.phase !== 'live' || this.lossAt === undefined) return;
+    this.phase = 'held';
+    this.options.onResyncNeeded(this);
   }
 
   /**
-   * Starts a re-read: live events are buffered from now on, and the position and what was
-   * sent stay as they are until the read is in. False when the stream takes no part (ended,
-   * or still reading, in which case it re-reads once live).
-   */
-  private holdForResync(lostAt: number): boolean {
-    if (this.phase === 'syncing') {
-      this.resyncLostAt = Math.min(lostAt, this.resyncLostAt ?? lostAt);
-      return false;
-    }
-    if (this.phase !== 'live') return false;
-    this.phase = 'syncing';
-    this.buffer = [];
-    return true;
-  }
-
-  /** Ends the stream or sends its part of the shared re-read (see `resync`). */
-  private takeResync(read: Promise<ResyncRead>, now: Date): void {
-    const { log } = this.options;
-    read.then(
-      (shared) => {
-        if (this.phase !== 'syncing') return;
-        if (this.sessionId !== undefined) {
-          const held = this.sessionHolds(shared.sessions.get(this.sessionId) ?? null, now);
-          if (!held) return;
-          this.endAt(held.limit);
-        }
-        const replay: Replay = {
-          orders: this.missedOrders(shared),
-          commands: shared.commands.filter((event) => event.number > this.position.commandNumber),
-        };
-        log.info({ orders: replay.orders.length, commands: replay.commands.length }, 'stream re-read after redis reconnect');
-        this.goLive(replay);
-      },
-      (err: unknown) => {
-        if (this.phase !== 'syncing') return;
-        // The client reconnects with its cursor and gets the replay then.
-        log.warn({ err }, 'stream could not be re-read after redis reconnect');
-        this.end('resync-failed');
-      },
-    );
-  }
-
-  /**
-   * This stream's part of the orders re-read after an outage, by number: new work above its
-   * position, and the orders at or below it written since the outage began in a form it has not
-   * sent. Of the orders the client knew before this stream opened, only writes after the
+   * This stream's part of the orders re-read after a loss at `lossAt`, by number: new work above
+   * its position, and the orders at or below it written since RESYNC_MARGIN_MS before the loss in
+   * a form this stream has not sent. Its memory of what it sent reaches further back than that
+   * margin (RECENT_WINDOW_MS before the loss, kept until this read), so an order it announced is
+   * never announced again, while what it never sent still comes: a state change, a re-announcement
+   * (failure report, recovery), or a customer's order numbered below the position and submitted
+   * meanwhile. Of the orders the client knew before this stream opened, only writes after the
    * stream's subscription count: older ones came before it (the client had them, or polls).
    */
-  private missedOrders(shared: ResyncRead): WorkEvent[] {
+  private missedOrders(shared: ResyncRead, lossAt: number): WorkEvent[] {
+    const since = lossAt - RESYNC_MARGIN_MS;
+    const remembered = lossAt - RECENT_WINDOW_MS;
     const fresh = shared.placed.filter((event) => event.number > this.position.orderNumber);
     const changed = shared.changed
       .filter(({ event, updatedAt }) => {
         if (event.number > this.position.orderNumber) return false; // new work is in `fresh`, PLACED or not at all
-        if (this.alreadySent(event)) return false;
+        if (updatedAt < since || this.alreadySent(event, remembered)) return false; // (read for another stream's earlier loss)
         return event.number > this.knownUpTo || updatedAt >= this.subscribedAt;
       })
       .map(({ event }) => event);
@@ -400,24 +439,28 @@ export class ClientStream implements ClockedStream {
   }
 
   /**
-   * Whether the stream sent this order's state, or a later one, within the window: by version
-   * when both are known, else by the record itself.
+   * Whether the stream sent this order's state, or a later one, since `since` (epoch ms; by
+   * default the window): by version when both are known, else by the record itself.
    */
-  private alreadySent(event: WorkEvent): boolean {
+  private alreadySent(event: WorkEvent, since = Date.now() - RECENT_WINDOW_MS): boolean {
     const last = this.recent?.get(event.number);
-    if (!last || last.at < Date.now() - RECENT_WINDOW_MS) return false;
+    if (!last || last.at < since) return false;
     if (event.version !== undefined && last.version !== undefined) return event.version <= last.version;
     return last.data === event.data;
   }
 
-  /** Records an order event as sent, and forgets those older than the window (oldest first). */
+  /**
+   * Records an order event as sent, and forgets those older than the window (oldest first), or,
+   * while a Redis loss awaits its re-read, older than the window before the loss.
+   */
   private remember(event: WorkEvent): void {
     const now = Date.now();
     const recent = (this.recent ??= new Map());
     recent.delete(event.number);
     recent.set(event.number, { data: event.data, version: event.version, at: now });
+    const forgetBefore = Math.min(now, this.lossAt ?? now, this.readLossAt ?? now) - RECENT_WINDOW_MS;
     for (const [number, sent] of recent) {
-      if (sent.at >= now - RECENT_WINDOW_MS) break;
+      if (sent.at >= forgetBefore) break;
       recent.delete(number);
     }
   }

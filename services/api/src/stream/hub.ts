@@ -5,14 +5,18 @@ import { withDeadline } from '@pos/shared/util/deadline';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
 import { ClientStream } from './client-stream';
+import type { ResyncRepos } from './replay';
+import { ResyncScheduler } from './resync-scheduler';
 import { StreamClock } from './stream-clock';
 import { parseLocationEvent, workEventOf } from './work-event';
 
 export interface StreamHubOptions {
   subscriber: ChannelSubscriber;
   prefix: string;
-  metrics: Pick<ApiMetrics, 'observeHub' | 'eventsReceived' | 'eventsDelivered' | 'fanOut'>;
+  metrics: Pick<ApiMetrics, 'observeHub' | 'eventsReceived' | 'eventsDelivered' | 'fanOut' | 'streamResyncs' | 'streamResyncBatches'>;
   log: Logger;
+  /** What the re-read after a Redis reconnect reads, for many locations at once. */
+  repos: ResyncRepos;
   /** How long a new stream waits for its location's subscription before a 503. */
   subscribeTimeoutMs: number;
   /** SSE_MAX_STREAMS: streams this node holds; a new one beyond is refused with a 429. */
@@ -52,13 +56,31 @@ export class StreamHub {
   private readonly ofSession = new Map<string, Set<ClientStream>>();
   private readonly unsubscribing = new Set<Promise<void>>();
   private accepting = true;
-  /** What was published while the subscriber was away is lost: each location is read again, once. */
+  /** Reads the locations again after a Redis reconnect, in batches. */
+  private readonly resync: ResyncScheduler;
+  /**
+   * What is published while the subscriber is away is lost to this node: every stream remembers
+   * what it sent from then on, and no re-read starts until the subscriptions are back.
+   */
+  private readonly onLost = (lostAt: number) => {
+    this.resync.pause();
+    for (const stream of this.feedOf.keys()) stream.noteLoss(lostAt);
+  };
+  /** The subscriptions are back: every stream holds its live events until its location is read again (once per location). */
   private readonly onResubscribed = (lostAt: number) => {
-    for (const feed of [...this.feeds.values()]) ClientStream.resync(feed.streams, lostAt);
+    for (const feed of this.feeds.values()) for (const stream of feed.streams) stream.holdForResync(lostAt);
+    this.resync.resume(this.feeds.keys());
   };
 
   constructor(private readonly options: StreamHubOptions) {
     this.clock = new StreamClock(options.keepaliveMs, options.timeoutMs);
+    this.resync = new ResyncScheduler({
+      repos: options.repos,
+      streamsOf: (locationId) => this.feeds.get(locationId)?.streams ?? [],
+      metrics: options.metrics,
+      log: options.log,
+    });
+    options.subscriber.on('lost', this.onLost);
     options.subscriber.on('resubscribed', this.onResubscribed);
     options.metrics.observeHub(this);
   }
@@ -130,11 +152,18 @@ export class StreamHub {
     this.unsubscribing.add(done);
   };
 
+  /** Called by a stream that waits for its location's re-read (one that was reading its first replay when Redis was lost). */
+  readonly requestResync = (stream: ClientStream): void => {
+    this.resync.request(stream.locationId);
+  };
+
   /** Shutdown: refuses new streams, ends the open ones and waits for the unsubscriptions. */
   async close(): Promise<void> {
     this.accepting = false;
+    this.resync.close();
     for (const stream of [...this.feedOf.keys()]) stream.end('shutdown');
     await Promise.all([...this.unsubscribing]);
+    this.options.subscriber.off('lost', this.onLost);
     this.options.subscriber.off('resubscribed', this.onResubscribed);
   }
 

@@ -1,6 +1,6 @@
 import { isVisibleToRegisters } from '@pos/shared/domain/order-state';
 import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
-import type { OrdersRepo } from '@pos/shared/store/orders';
+import type { ListedOrder, OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionDoc, SessionsRepo } from '@pos/shared/store/sessions';
 import type { WorkRepo } from '@pos/shared/store/work';
 import type { Cursor } from './cursor';
@@ -15,14 +15,21 @@ export interface Replay {
 
 export interface ReplayRepos {
   work: Pick<WorkRepo, 'list'>;
-  orders: Pick<OrdersRepo, 'listChangedSince'>;
 }
 
 /** What a stream reads: its replay, and its session again (a close may have been missed). */
 export type StreamRepos = ReplayRepos & { sessions: Pick<SessionsRepo, 'find'> };
 
+/** What the re-read after a Redis reconnect reads, for many locations at once. */
+export interface ResyncRepos {
+  work: Pick<WorkRepo, 'listForLocations'>;
+  orders: Pick<OrdersRepo, 'listChangedSince'>;
+  sessions: Pick<SessionsRepo, 'findMany'>;
+}
+
 /** What the streams of one location that re-read after a Redis reconnect need read. */
 export interface ResyncNeeds {
+  locationId: string;
   /** The lowest order position among them: PLACED orders above it are read. */
   ordersAbove: number;
   /** The lowest command position among them: live commands above it are read. */
@@ -61,25 +68,47 @@ export async function readReplay(repos: ReplayRepos, locationId: string, from: C
   };
 }
 
+const lowest = (values: number[]) => values.reduce((low, value) => Math.min(low, value), Infinity);
+
 /**
- * After a Redis reconnect: new work above the lowest positions (PLACED orders, live commands),
- * the orders written since the subscription may have been lost (state changes and
- * re-announcements of orders below the positions), and the sessions.
+ * After a Redis reconnect, for many locations in three MongoDB commands whatever their number:
+ * new work above the lowest positions (PLACED orders, live commands; one aggregate), the orders
+ * written since their subscriptions may have been lost (state changes, re-announcements; one
+ * find), and the sessions (one find by `_id`). Each location gets its own part, by its own
+ * positions and moment; every location asked about has an entry.
  */
-export async function readResync(repos: StreamRepos, locationId: string, needs: ResyncNeeds, now: Date): Promise<ResyncRead> {
-  const [replay, changed, sessions] = await Promise.all([
-    readReplay(repos, locationId, { orderNumber: needs.ordersAbove, commandNumber: needs.commandsAbove }, now),
-    repos.orders.listChangedSince(locationId, needs.changedSince),
-    Promise.all(needs.sessionIds.map(async (id) => [id, await repos.sessions.find(id)] as const)),
+export async function readResync(repos: ResyncRepos, needs: ResyncNeeds[], now: Date): Promise<Map<string, ResyncRead>> {
+  const reads = new Map<string, ResyncRead>();
+  if (needs.length === 0) return reads;
+  const ids = needs.map((need) => need.locationId);
+  const sessionIds = [...new Set(needs.flatMap((need) => need.sessionIds))];
+  const [work, changed, sessions] = await Promise.all([
+    repos.work.listForLocations(ids, now, lowest(needs.map((need) => need.ordersAbove)), lowest(needs.map((need) => need.commandsAbove))),
+    repos.orders.listChangedSince(ids, new Date(lowest(needs.map((need) => need.changedSince.getTime())))),
+    repos.sessions.findMany(sessionIds),
   ]);
-  return {
-    placed: replay.orders,
-    changed: changed
-      .filter((doc) => isVisibleToRegisters(doc.state))
-      .map((doc) => ({ event: orderEvent(toOrderRecord(doc), doc), updatedAt: doc.updatedAt.getTime() })),
-    commands: replay.commands,
-    sessions: new Map(sessions),
-  };
+  const changedAt = new Map<string, ListedOrder[]>();
+  for (const doc of changed) {
+    if (!isVisibleToRegisters(doc.state)) continue;
+    const docs = changedAt.get(doc.locationId);
+    if (docs) docs.push(doc);
+    else changedAt.set(doc.locationId, [doc]);
+  }
+  const sessionOf = new Map(sessions.map((session) => [session._id, session]));
+  for (const need of needs) {
+    const { orders = [], commands = [] } = work.get(need.locationId) ?? {};
+    const since = need.changedSince.getTime();
+    reads.set(need.locationId, {
+      placed: orders.filter((doc) => doc.number > need.ordersAbove).map((doc) => orderEvent(toOrderRecord(doc), doc)),
+      changed: (changedAt.get(need.locationId) ?? [])
+        .filter((doc) => doc.updatedAt.getTime() >= since)
+        .sort((a, b) => a.number - b.number)
+        .map((doc) => ({ event: orderEvent(toOrderRecord(doc), doc), updatedAt: doc.updatedAt.getTime() })),
+      commands: commands.filter((doc) => doc.number > need.commandsAbove).map((doc) => commandEvent(toCommandRecord(doc))),
+      sessions: new Map(need.sessionIds.map((id) => [id, sessionOf.get(id) ?? null])),
+    });
+  }
+  return reads;
 }
 
 /**

@@ -39,6 +39,8 @@ const envSchema = {
     API_KEY_MAX_REJECTIONS: { type: 'integer', minimum: 1, default: 1000 },
     SESSION_CACHE_SIZE: { type: 'integer', minimum: 0, default: 10000 },
     JOB_TIMEOUT: { type: 'string', pattern: DURATION, default: '10s' },
+    REDIS_COMMAND_TIMEOUT: { type: 'string', pattern: DURATION, default: '1s' },
+    MONGO_TIMEOUT: { type: 'string', pattern: DURATION, default: '3s' },
     JOB_LOCK_DURATION: { type: 'string', pattern: DURATION, default: '30s' },
     WORKER_CONCURRENCY: { type: 'integer', minimum: 1, default: 16 },
     SHUTDOWN_GRACE: { type: 'string', pattern: DURATION, default: '10s' },
@@ -104,7 +106,12 @@ export interface Config {
   apiKeyMaxRejections: number;
   /** Sessions an API node keeps in memory by key hash (0: none; every request reads MongoDB). */
   sessionCacheSize: number;
+  /** How long a request waits for a worker; every request is answered by this plus a second. */
   jobTimeoutMs: number;
+  /** The API's bound on one Redis command of a request (ioredis `commandTimeout`). */
+  redisCommandTimeoutMs: number;
+  /** The API's bound on each phase of one MongoDB operation: server selection, a connection, the reply. */
+  mongoTimeoutMs: number;
   jobLockDurationMs: number;
   workerConcurrency: number;
   shutdownGraceMs: number;
@@ -147,6 +154,9 @@ export function parseRateLimit(text: string | undefined): RateLimit | undefined 
  */
 export const CLUSTER_QUEUE_PARTITIONS = 6;
 
+/** The least REDIS_COMMAND_TIMEOUT and MONGO_TIMEOUT. */
+const MIN_CALL_TIMEOUT_MS = 100;
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 export function parseDuration(text: string): number {
@@ -180,6 +190,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const writeConcern = v.MONGO_WRITE_CONCERN as string;
   // A scheduler firing every few milliseconds would only spin; a second is the finest useful pace.
   if (parseDuration(v.LIFECYCLE_INTERVAL as string) < 1000) throw new ConfigError('invalid configuration: LIFECYCLE_INTERVAL must be at least 1s');
+  // Below this a busy but healthy Redis or MongoDB would be taken for a hung one.
+  for (const name of ['REDIS_COMMAND_TIMEOUT', 'MONGO_TIMEOUT'] as const) {
+    if (parseDuration(v[name] as string) < MIN_CALL_TIMEOUT_MS) throw new ConfigError(`invalid configuration: ${name} must be at least ${MIN_CALL_TIMEOUT_MS}ms`);
+  }
   return {
     port: v.PORT as number,
     adminPort: v.ADMIN_PORT as number | undefined,
@@ -211,6 +225,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeyMaxRejections: v.API_KEY_MAX_REJECTIONS as number,
     sessionCacheSize: v.SESSION_CACHE_SIZE as number,
     jobTimeoutMs: parseDuration(v.JOB_TIMEOUT as string),
+    redisCommandTimeoutMs: parseDuration(v.REDIS_COMMAND_TIMEOUT as string),
+    mongoTimeoutMs: parseDuration(v.MONGO_TIMEOUT as string),
     jobLockDurationMs: parseDuration(v.JOB_LOCK_DURATION as string),
     workerConcurrency: v.WORKER_CONCURRENCY as number,
     shutdownGraceMs: parseDuration(v.SHUTDOWN_GRACE as string),

@@ -83,7 +83,15 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const orders = new OrdersRepo(store.db);
   const archive = new OrderArchiveRepo(store.db);
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redisPrefix, orders, archive });
-  const jobs = new JobClient(queues, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration, () => redis.status === 'ready');
+  const jobs = new JobClient(
+    queues,
+    subscriber,
+    replyChannel(config.redisPrefix, nodeId),
+    config.jobTimeoutMs,
+    nodeLog,
+    metrics.jobDuration,
+    () => redis.status === 'ready',
+  );
   await jobs.start();
   subscriber.startHeartbeat();
 

@@ -122,7 +122,10 @@ export class JobClient {
       return outcome;
     }
     // Not awaited: the add is bounded by REDIS_COMMAND_TIMEOUT, but the deadline must hold whatever Redis does.
-    const queued = idempotencyId === undefined ? this.add(entry, jobId, payload, { requestId, deadline }) : this.queueOrFollow(entry, jobId, payload, requestId);
+    const queued =
+      idempotencyId === undefined
+        ? this.add(entry, jobId, payload, { requestId, deadline })
+        : this.queueOrFollow(entry, jobId, payload, requestId);
     queued.catch((err: unknown) => {
       if (!this.pending.has(jobId)) return;
       // An add that was sent and failed (a timeout, a connection lost) may still have reached Redis.

@@ -43,6 +43,8 @@ const envSchema = {
     API_KEY_MAX_REJECTIONS: { type: 'integer', minimum: 1, default: 1000 },
     SESSION_CACHE_SIZE: { type: 'integer', minimum: 0, default: 10000 },
     JOB_TIMEOUT: { type: 'string', pattern: DURATION, default: '10s' },
+    REDIS_COMMAND_TIMEOUT: { type: 'string', pattern: DURATION, default: '1s' },
+    MONGO_TIMEOUT: { type: 'string', pattern: DURATION, default: '3s' },
     JOB_LOCK_DURATION: { type: 'string', pattern: DURATION, default: '30s' },
     JOB_KEEP_FAILED: { type: 'integer', minimum: 1, default: 1000 },
     WORKER_CONCURRENCY: { type: 'integer', minimum: 1, default: 16 },
@@ -119,7 +121,12 @@ export interface Config {
   apiKeyMaxRejections: number;
   /** Sessions an API node keeps in memory by key hash (0: none; every request reads MongoDB). */
   sessionCacheSize: number;
+  /** How long a request waits for a worker; every request is answered by this plus a second. */
   jobTimeoutMs: number;
+  /** The API's bound on one Redis command of a request (ioredis `commandTimeout`). */
+  redisCommandTimeoutMs: number;
+  /** The API's bound on each phase of one MongoDB operation: server selection, a connection, the reply. */
+  mongoTimeoutMs: number;
   jobLockDurationMs: number;
   /** Failed jobs each work queue partition keeps (besides their 7-day age bound). */
   jobKeepFailed: number;
@@ -188,6 +195,9 @@ export function parseSecretList(text: string | undefined): string[] {
 /** Node's default `requestTimeout`: the longest a request may take to arrive whole. */
 const HTTP_REQUEST_TIMEOUT_MS = 300_000;
 
+/** The least REDIS_COMMAND_TIMEOUT and MONGO_TIMEOUT. */
+const MIN_CALL_TIMEOUT_MS = 100;
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 export function parseDuration(text: string): number {
@@ -227,6 +237,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (httpHeadersTimeoutMs <= httpKeepAliveTimeoutMs) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT must be longer than HTTP_KEEPALIVE_TIMEOUT');
   // Node refuses a headers timeout over its whole-request timeout (5 min).
   if (httpHeadersTimeoutMs > HTTP_REQUEST_TIMEOUT_MS) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT (or HTTP_KEEPALIVE_TIMEOUT + 1s) must be at most 5m');
+  // Below this a busy but healthy Redis or MongoDB would be taken for a hung one.
+  for (const name of ['REDIS_COMMAND_TIMEOUT', 'MONGO_TIMEOUT'] as const) {
+    if (parseDuration(v[name] as string) < MIN_CALL_TIMEOUT_MS) throw new ConfigError(`invalid configuration: ${name} must be at least ${MIN_CALL_TIMEOUT_MS}ms`);
+  }
   return {
     port: v.PORT as number,
     adminPort: v.ADMIN_PORT as number | undefined,
@@ -261,6 +275,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeyMaxRejections: v.API_KEY_MAX_REJECTIONS as number,
     sessionCacheSize: v.SESSION_CACHE_SIZE as number,
     jobTimeoutMs: parseDuration(v.JOB_TIMEOUT as string),
+    redisCommandTimeoutMs: parseDuration(v.REDIS_COMMAND_TIMEOUT as string),
+    mongoTimeoutMs: parseDuration(v.MONGO_TIMEOUT as string),
     jobLockDurationMs: parseDuration(v.JOB_LOCK_DURATION as string),
     jobKeepFailed: v.JOB_KEEP_FAILED as number,
     workerConcurrency: v.WORKER_CONCURRENCY as number,

@@ -25,17 +25,19 @@ describe('backing services unreachable', () => {
     }
   });
 
-  it('Redis down: a status update answers 503 with Retry-After and changes nothing', async () => {
+  it('Redis down: a status update answers 503 "not queued" with Retry-After and changes nothing', async () => {
     const redis = await startRedisServer();
     const stack = await startStack({ REDIS_URL: redis.url, JOB_TIMEOUT: '1s', SHUTDOWN_GRACE: '2s' });
     try {
       const { key, location } = await registerAt(stack);
       const order = await stack.admin.createOrder(location.id, sampleRows);
       await redis.stop();
+      expect((await call('GET', `${stack.origin}/readyz`)).json().detail).toMatch(/Redis unreachable/);
+      // The node knows Redis is gone: it sends no job, and says so.
       const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
-      expect((await call('GET', `${stack.origin}/readyz`)).json().detail).toMatch(/Redis unreachable/);
+      expect(res.json().detail).toMatch(/the request was not queued and nothing of it will be applied; retry it$/);
       const metrics = await call('GET', `${stack.origin}/metrics`);
       expect(metrics.status).toBe(200);
       expect(metrics.text).not.toMatch(/^pos_queue_jobs\{/m);

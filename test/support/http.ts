@@ -14,6 +14,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** An object is sent as JSON; a string as it is. */
   body?: unknown;
+  /** Gives up (rejects) after this long: a hang fails the test instead of outliving it. */
+  timeoutMs?: number;
 }
 
 /** The headers and body a call sends: the key in `api_key`, an object body as JSON. */
@@ -32,7 +34,8 @@ function requestParts(options: CallOptions): { headers: Record<string, string>; 
 export async function call(method: string, url: string, options: CallOptions = {}): Promise<HttpResult> {
   const { headers, body } = requestParts(options);
   const started = Date.now();
-  const response = await fetch(url, { method, headers, body });
+  const signal = options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs);
+  const response = await fetch(url, { method, headers, body, signal });
   const text = await response.text();
   return {
     status: response.status,

@@ -54,6 +54,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ JOB_KEEP_FAILED: '0' })).toThrow(/JOB_KEEP_FAILED/);
   });
 
+  it('bounds the Redis commands and MongoDB operations, not below 100 ms', () => {
+    expect(loadConfig({})).toMatchObject({ jobTimeoutMs: 10_000, redisCommandTimeoutMs: 1_000, mongoTimeoutMs: 3_000 });
+    expect(loadConfig({ REDIS_COMMAND_TIMEOUT: '250ms', MONGO_TIMEOUT: '2s' })).toMatchObject({ redisCommandTimeoutMs: 250, mongoTimeoutMs: 2_000 });
+    expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT: '0' })).toThrow(/REDIS_COMMAND_TIMEOUT must be at least 100ms/);
+    expect(() => loadConfig({ MONGO_TIMEOUT: '50ms' })).toThrow(/MONGO_TIMEOUT must be at least 100ms/);
+  });
+
   it('caches sessions by default, serves no worker metrics unless asked', () => {
     expect(loadConfig({})).toMatchObject({ sessionCacheSize: 10_000, metricsPort: undefined });
     expect(loadConfig({ SESSION_CACHE_SIZE: '0', METRICS_PORT: '9091' })).toMatchObject({ sessionCacheSize: 0, metricsPort: 9091 });

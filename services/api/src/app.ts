@@ -5,6 +5,7 @@ import type { ApiDeps } from './deps';
 import { requestMetrics } from './metrics/request-metrics';
 import { problemResponses } from './middleware/problems';
 import { requestContext } from './middleware/request-context';
+import { requestDeadline } from './middleware/request-deadline';
 import { securityHeaders } from './middleware/security-headers';
 import { adminRoutes } from './routes/admin';
 import { boardRoutes } from './routes/board';
@@ -56,7 +57,7 @@ export function createApps(deps: ApiDeps): ApiApps {
   return { public: createApp(deps, publicSurface(deps)), operator: createApp(deps, operatorSurface(deps)) };
 }
 
-/** One listener's app: request context, metrics, headers, problem rendering, then the mounts. */
+/** One listener's app: request context, metrics, headers, the request's deadline, problem rendering, then the mounts. */
 export function createApp(deps: ApiDeps, mounts: Mount[]): Koa<AppState> {
   const app = new Koa<AppState>();
   // X-Forwarded-* only from a proxy the operator vouches for; then only its own (last) hop.
@@ -68,6 +69,8 @@ export function createApp(deps: ApiDeps, mounts: Mount[]): Koa<AppState> {
   app.use(requestContext(deps.log));
   app.use(requestMetrics(deps.metrics));
   app.use(securityHeaders());
+  // Inside the headers (it writes its own when it answers), outside the problem renderer (whose answers it races).
+  app.use(requestDeadline(deps.config.jobTimeoutMs));
   app.use(problemResponses());
 
   for (const mount of [...everywhere(deps), ...mounts]) {

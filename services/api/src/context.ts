@@ -7,6 +7,11 @@ import type { SessionDoc } from '@pos/shared/store/sessions';
 export interface AppState {
   requestId: string;
   log: Logger;
+  /**
+   * Epoch ms: JOB_TIMEOUT from the request's arrival. The waits on its path (a job, a stream's
+   * subscription) end by it; see the request-deadline middleware.
+   */
+  deadline: number;
   /** Set by the api_key authentication of service and customer routes. */
   session?: SessionDoc;
   /** The hash of the key that opened it (a rotated-out key works only until its grace ends). */

@@ -44,6 +44,19 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
+/**
+ * Indexes are built on a connection of their own, without MONGO_TIMEOUT: a new index on a large
+ * collection takes as long as it takes, and must not keep the node from starting.
+ */
+async function buildIndexes(mongoUrl: string, config: Config): Promise<void> {
+  const setup = await connectMongo(mongoUrl, config.mongoDb, { writeConcern: config.mongoWriteConcern });
+  try {
+    await ensureIndexes(setup.db);
+  } finally {
+    await setup.close();
+  }
+}
+
 export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
   const { mongoUrl } = requireUrls(config);
   const target = redisTarget(config);
@@ -53,12 +66,20 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const nodeId = randomUUID();
   const nodeLog = log.child({ nodeId });
 
-  const store = await connectMongo(mongoUrl, config.mongoDb, { writeConcern: config.mongoWriteConcern });
-  await ensureIndexes(store.db);
-  // Request-path commands give up quickly: a Redis outage answers 503 rather than hanging.
-  // On a cluster its slot map is read every few seconds too: the subscriptions and /readyz follow
-  // slots that moved while no command of the node ran into them.
-  const redis = createRedis(target, { maxRetriesPerRequest: 2 }, nodeLog, { slotsRefreshInterval: 5_000 });
+  await buildIndexes(mongoUrl, config);
+  // Every operation of this client is on a request path: bounded by MONGO_TIMEOUT.
+  const store = await connectMongo(mongoUrl, config.mongoDb, { writeConcern: config.mongoWriteConcern, operationTimeoutMs: config.mongoTimeoutMs });
+  // Request-path commands give up quickly: a Redis outage or hang answers 503 rather than hanging.
+  // (Nothing on this connection blocks by design: BullMQ's Queue uses no blocking command; the
+  // subscribers have connections of their own.) On a cluster its slot map is read every few
+  // seconds too: the subscriptions and /readyz follow slots that moved while no command of the
+  // node ran into them.
+  const redis = createRedis(
+    target,
+    { maxRetriesPerRequest: 2, commandTimeout: config.redisCommandTimeoutMs },
+    nodeLog,
+    { slotsRefreshInterval: 5_000 },
+  );
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
   const queues = new WorkQueues(redis, queueLayout(config), nodeLog, config.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(redis, config, nodeLog);
@@ -67,7 +88,15 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const archive = new OrderArchiveRepo(store.db);
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redisPrefix, orders, archive });
   registerRedisMemoryMetrics(metrics.registry, redis);
-  const jobs = new JobClient(queues, subscriber, replyChannel(config.redisPrefix, nodeId), config.jobTimeoutMs, nodeLog, metrics.jobDuration);
+  const jobs = new JobClient(
+    queues,
+    subscriber,
+    replyChannel(config.redisPrefix, nodeId),
+    config.jobTimeoutMs,
+    nodeLog,
+    metrics.jobDuration,
+    () => redis.status === 'ready',
+  );
   await jobs.start();
   subscriber.startHeartbeat();
 

@@ -86,6 +86,33 @@ export const problems = {
   notFound: (detail: string): Problem => problemOf('notFound', detail),
   methodNotAllowed: (method: string, path: string): Problem => problemOf('methodNotAllowed', `${method} is not allowed on ${path}`),
   unavailable: (detail: string): Problem => problemOf('unavailable', detail),
+  // What a 503 knows of the write it gives up on (docs/failure-modes.md). Keyed: the request's
+  // Idempotency-Key; an earlier attempt with it may have been queued, this one's answer speaks for itself.
+  /** The job was never sent to the queue (Redis down, or the request answered first): nothing of it will be applied. */
+  notQueued: (keyed: boolean): Problem =>
+    problemOf(
+      'unavailable',
+      keyed
+        ? 'The work queue did not answer: the request was not queued and nothing of this attempt will be applied; retry it with the same Idempotency-Key'
+        : 'The work queue did not answer: the request was not queued and nothing of it will be applied; retry it',
+    ),
+  /** The Idempotency-Key's record could not be claimed, so the request went no further. */
+  notProcessed: (): Problem =>
+    problemOf(
+      'unavailable',
+      'The Idempotency-Key store did not answer: the request was not processed and nothing of this attempt will be applied; retry it with the same Idempotency-Key',
+    ),
+  /** It may have been applied, or may be yet (a job still queued, a write in flight): only a retry with the key, or a read, tells. */
+  outcomeUnknown: (keyed: boolean, subject = 'what it changes'): Problem =>
+    problemOf(
+      'unavailable',
+      keyed
+        ? 'The request was not answered in time and its outcome is unknown: retry it with the same Idempotency-Key to learn it'
+        : `The request was not answered in time and its outcome is unknown: it may still be applied. Read ${subject} before retrying it`,
+    ),
+  /** A write that MongoDB or Redis did not answer (`storeDetail`: the store error's detail, with its id). */
+  storeWriteUnknown: (storeDetail: string): Problem =>
+    problemOf('unavailable', `${storeDetail}; the outcome is unknown: retry it with the same Idempotency-Key, or read before retrying it`),
   unauthorized: (detail: string): Problem => problemOf('unauthorized', detail),
   payloadTooLarge: (limit: number): Problem => problemOf('payloadTooLarge', `Request body is larger than ${limit} bytes`),
   /** A bound was reached; thrown by `limitReached` with its Retry-After. */

@@ -48,8 +48,8 @@ const schemaProblem = (keyword: string, params: Record<string, unknown>, instanc
 const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => Contribution> = {
   /** It reads or writes MongoDB (or Redis): unreachable is a 503, a refused write a 400. */
   store: () => ({ problems: [ex.storeUnreachable, ex.constraint, ex.database] }),
-  /** It waits for a worker: past JOB_TIMEOUT, a 503. */
-  queued: () => ({ problems: [ex.jobTimeout] }),
+  /** It waits for a worker: past JOB_TIMEOUT, a 503 that says whether the job may yet run. */
+  queued: () => ({ problems: [ex.jobTimeout, ex.jobNotQueued] }),
   /** A paged list: `limit` and `after` out of their range; the next page's `Link`. */
   paged: () => ({
     problems: [schemaProblem('maximum', {}, '/limit', `must be <= ${LIMITS.pageMax}`), schemaProblem('type', {}, '/after', 'must be integer')],
@@ -126,7 +126,7 @@ const DESCRIPTION = `The back end that restaurant registers poll and stream from
 
 - **Records** are JSON (\`application/json; charset=utf-8\`). No field is ever \`null\` (the JSON 401's \`uid\` aside): an absent value is an absent key. Timestamps are ISO-8601 UTC with milliseconds.
 - **Keys.** The register and customer interfaces take a session's key in the \`api_key\` header, or \`?api_key=\` when the header is absent. Both 401s of the interface come after a random 500 to 1499 ms delay: \`text/plain\` \`{"error":"Session not valid"}\` for a missing, empty, unknown, revoked or retired key, \`application/json\` \`{"message":"Unauthorized","uid":null}\` for an expired session or a key of the wrong type. Branch on the status before parsing the body.
-- **Errors** are problem details (\`application/problem+json\`, RFC 7807); \`instance\` is the path without the query string. A path this document does not list answers 404, a method a path does not list 405 with an \`Allow\` header (both problems: \`#/components/responses/UnknownRoute\`, \`#/components/responses/MethodNotAllowed\`). A body over \`BODY_LIMIT\` is a 413; MongoDB, Redis or a worker not answering in time a 503 with \`Retry-After\`; anything unexpected a 500 whose detail starts with an id that is also in the log.
+- **Errors** are problem details (\`application/problem+json\`, RFC 7807); \`instance\` is the path without the query string. A path this document does not list answers 404, a method a path does not list 405 with an \`Allow\` header (both problems: \`#/components/responses/UnknownRoute\`, \`#/components/responses/MethodNotAllowed\`). A body over \`BODY_LIMIT\` is a 413; MongoDB, Redis or a worker not answering in time a 503 with \`Retry-After\`, by \`JOB_TIMEOUT\` and a second at the latest, whose detail says what is known of a write: not queued (nothing of it will be applied), or its outcome unknown (retry with the same \`Idempotency-Key\`; without one, read before retrying); anything unexpected a 500 whose detail starts with an id that is also in the log.
 - **Retries.** Every write takes an \`Idempotency-Key\`: a retry with the same key gets the first answer back instead of doing the work twice (409 while the first is still processed, 422 for the same key on another request, 429 when the caller holds its quota of kept answers). With \`RATE_LIMIT\` set, each API key may make that many requests per window; above, a 429 with \`Retry-After\`.
 - **Lists** of the admin API are paged with \`limit\` (1 to 1000, default 100) and \`after\` (the id or number of the last item of the previous page); a full page names the next in a \`Link\` header, a shorter page is the last.
 - **X-Request-Id**: every answer carries one (the caller's, when sane); every log line of the request carries it too.`;

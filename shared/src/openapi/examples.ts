@@ -74,7 +74,9 @@ export const exampleProblems = {
   storeUnreachable: storeProblem({ name: 'MongoServerSelectionError' }, EXAMPLE_IDS.error)!,
   constraint: storeProblem({ name: 'MongoServerError', code: 11000 }, EXAMPLE_IDS.error)!,
   database: storeProblem({ name: 'MongoServerError', code: 2, codeName: 'BadValue' }, EXAMPLE_IDS.error)!,
-  jobTimeout: problems.unavailable('The request was queued but not processed in time; retry it'),
+  /** What a transition's 503s say (JobClient): it may yet be applied, or it was not queued. */
+  jobTimeout: problems.outcomeUnknown(false, 'the order'),
+  jobNotQueued: problems.notQueued(true),
   malformedJson: problems.validation('Malformed JSON in request body'),
   locationNotFound: problems.notFound('Location does not exist'),
   sessionNotFound: problems.notFound('Session does not exist'),

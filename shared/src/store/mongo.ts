@@ -16,6 +16,24 @@ export interface Store {
 export interface MongoSettings {
   /** `w` of every write (MONGO_WRITE_CONCERN): acknowledged by a majority of the replica set by default. */
   writeConcern: 'majority' | number;
+  /**
+   * MONGO_TIMEOUT, for a client whose every operation is on a request path (the API's): the bound
+   * of each phase of an operation; see `operationBounds`. Without it, a hung server holds an
+   * operation until the driver's monitor gives up on the server (10 to 15 s).
+   */
+  operationTimeoutMs?: number;
+}
+
+/**
+ * The bounds of one operation against a server that stopped answering, each `ms`: choosing a
+ * server, getting a pooled connection (which may mean opening one, whose handshake then waits),
+ * and the reply on the socket. This driver ignores CSOT's `timeoutMS` (deprecated, a no-op);
+ * `maxTimeMS` is enforced by the server, which a hung server never reaches; an AbortSignal is taken
+ * by reads only. The socket timeout bounds writes too. A write that timed out may still be
+ * applied once the server wakes: its outcome is unknown.
+ */
+function operationBounds(ms: number) {
+  return { serverSelectionTimeoutMS: ms, waitQueueTimeoutMS: ms, connectTimeoutMS: ms, socketTimeoutMS: ms };
 }
 
 export async function connectMongo(url: string, dbName: string, settings: MongoSettings = { writeConcern: 'majority' }): Promise<Store> {
@@ -23,6 +41,7 @@ export async function connectMongo(url: string, dbName: string, settings: MongoS
     // Fail fast so that a request answers 503 instead of waiting out the driver's 30 s default.
     serverSelectionTimeoutMS: 5_000,
     connectTimeoutMS: 5_000,
+    ...(settings.operationTimeoutMs === undefined ? {} : operationBounds(settings.operationTimeoutMs)),
     appName: 'pos-ordering-service',
     // An absent optional field is left out of the document, never stored as null.
     ignoreUndefined: true,

@@ -1,22 +1,26 @@
 import { Problem, problemOf } from '../domain/problem';
 
+// Down or hung: the driver's timeouts (MONGO_TIMEOUT) end in a network timeout, a connection not
+// checked out in time, or a pool cleared under the operation.
 const UNREACHABLE_NAMES =
-  /^(MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError)$/;
-// The last ones are a Redis Cluster's: a master lost and not yet replaced, a slot map being re-read.
+  /^(MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError|MongoWaitQueueTimeoutError|MongoPoolClearedError|PoolClearedOnNetworkError)$/;
+// `Command timed out` is ioredis' commandTimeout (REDIS_COMMAND_TIMEOUT), `did not answer in` a
+// `withDeadline`. The last ones are a Redis Cluster's: a master lost and not yet replaced, a slot
+// map being re-read.
 const UNREACHABLE_MESSAGES =
-  /Connection is closed|ECONNREFUSED|max retries per request|Stream isn't writeable|Too many Cluster redirections|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available|Cluster is (disconnected|disconnecting|ended)/i;
+  /Connection is closed|ECONNREFUSED|max retries per request|Stream isn't writeable|Command timed out|did not answer in \d+ ms|Too many Cluster redirections|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available|Cluster is (disconnected|disconnecting|ended)/i;
 /** MongoDB's error code for a unique index violation. */
 export const DUPLICATE_KEY = 11000;
 
 /**
  * The problem an error of MongoDB or Redis stands for, or undefined when it is none of theirs:
- * unreachable (503, temporary), a constraint violation (400), another refused operation (400),
+ * unreachable or not answering in time (503, temporary), a constraint violation (400), another refused operation (400),
  * as part 7.2 lists them. The detail never carries the driver's message (it may quote data).
  */
 export function storeProblem(err: unknown, errorId: string): Problem | undefined {
   const { name = '', message = '', code, codeName } = (err ?? {}) as { name?: string; message?: string; code?: unknown; codeName?: string };
   if (UNREACHABLE_NAMES.test(name) || UNREACHABLE_MESSAGES.test(message)) {
-    return problemOf('unavailable', `${errorId}: A backing service is unreachable`);
+    return problemOf('unavailable', `${errorId}: A backing service did not answer`);
   }
   if (name !== 'MongoServerError' && name !== 'MongoBulkWriteError') return undefined;
   if (code === DUPLICATE_KEY) {

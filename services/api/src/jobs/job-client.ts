@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
-import { problems } from '@pos/shared/domain/problem';
+import { Problem, problems } from '@pos/shared/domain/problem';
 import type { Logger } from '@pos/shared/log';
-import type { JobOutcome, JobPayload, JobReply } from '@pos/shared/queue/jobs';
+import { JOB, JobOutcome, JobPayload, JobReply } from '@pos/shared/queue/jobs';
 import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import { withDeadline } from '@pos/shared/util/deadline';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 
 const LOOKUP_TIMEOUT_MS = 1_000;
+/** The last look at a job once its request's deadline has come: short, the answer is due. */
+const LAST_LOOK_MS = 250;
 /** How often a retry looks at the job its first attempt queued; doubling up to the last. */
 const FOLLOW_INTERVALS_MS = [50, 100, 200, 400, 800];
 
@@ -17,6 +19,8 @@ export interface JobRequest {
   requestId: string;
   /** The request's identity under an Idempotency-Key (see AppState). */
   idempotencyId?: string;
+  /** Epoch ms by which the request is answered (see AppState); JOB_TIMEOUT from now when absent. */
+  deadline?: number;
 }
 
 /** The job id of a request with an Idempotency-Key: the same for every retry of it. */
@@ -30,6 +34,14 @@ interface Pending {
   queue: Queue;
   name: string;
   started: bigint;
+  /** Under an Idempotency-Key: its 503s say to retry with it. */
+  keyed: boolean;
+  /**
+   * Whether the job may be on the queue, now or later: false until its add is sent (or an
+   * earlier attempt's job is found). A command Redis did not confirm may still run when Redis
+   * wakes; one never sent cannot.
+   */
+  mayBeQueued: boolean;
 }
 
 /** Where the enqueue-to-outcome time of each job goes (the node's job latency histogram). */
@@ -41,7 +53,14 @@ export interface JobTimer {
  * Puts a job on the work queue and waits for the worker's outcome on this node's own reply
  * channel, so a node reads only the replies meant for it, however many nodes there are.
  * The wait always ends: by the reply, by a look at the job itself (when a reply may have been
- * lost to a Redis reconnect), or by the deadline with a 503.
+ * lost to a Redis reconnect), or by the request's deadline with a 503.
+ *
+ * The 503 says what is known (docs/failure-modes.md): "not queued" when no add was sent (Redis was
+ * down, or a look-up before it failed or was overtaken by the deadline), so nothing of it will
+ * run; otherwise "outcome unknown": a job on the queue, or an add Redis did not confirm (it may
+ * run when Redis wakes), may still be applied. The job carries the request's deadline, and a
+ * worker starts no order write after it, but a write begun before it may land after, and a
+ * session close does not look at it.
  *
  * A request with an Idempotency-Key queues its job under an id derived from it. Such a job has
  * no deadline: a 503 then means "not known yet", and the retry (same key, same id) finds the job
@@ -60,6 +79,8 @@ export class JobClient {
     private readonly timeoutMs: number,
     private readonly log: Logger,
     private readonly timer?: JobTimer,
+    /** Whether the queue's connection is up: while it is not, nothing is sent (an add would wait in ioredis' offline queue). */
+    private readonly connected: () => boolean = () => true,
   ) {}
 
   async start(): Promise<void> {
@@ -72,9 +93,10 @@ export class JobClient {
     await this.subscriber.unsubscribe(this.channel, this.onMessage);
   }
 
-  /** Resolves with the outcome, or a 503 outcome by the deadline, whatever Redis does meanwhile. */
+  /** Resolves with the outcome, or a 503 outcome by the request's deadline, whatever Redis does meanwhile. */
   run(payload: JobPayload, request: JobRequest): Promise<JobOutcome> {
     const { requestId, idempotencyId } = request;
+    const deadline = request.deadline ?? Date.now() + this.timeoutMs;
     const jobId = idempotencyId === undefined ? randomUUID() : keyedJobId(idempotencyId);
     // A retry arriving here while this node still waits for the same keyed job shares that wait.
     const waiting = this.pending.get(jobId);
@@ -82,18 +104,47 @@ export class JobClient {
     const queue = this.queues.queueFor(payload);
     let resolve!: (outcome: JobOutcome) => void;
     const outcome = new Promise<JobOutcome>((r) => (resolve = r));
-    const timer = setTimeout(() => void this.expire(jobId), this.timeoutMs);
-    this.pending.set(jobId, { outcome, resolve, timer, queue, name: payload.name, started: process.hrtime.bigint() });
-    // Not awaited: with Redis down, BullMQ's add waits for the connection, and the deadline must still hold.
+    const timer = setTimeout(() => void this.expire(jobId), Math.max(0, deadline - Date.now()));
+    const entry: Pending = {
+      outcome,
+      resolve,
+      timer,
+      queue,
+      name: payload.name,
+      started: process.hrtime.bigint(),
+      keyed: idempotencyId !== undefined,
+      mayBeQueued: false,
+    };
+    this.pending.set(jobId, entry);
+    if (!this.connected()) {
+      this.log.warn({ requestId }, 'work queue connection down; job not queued');
+      this.settle(jobId, { status: 503, problem: problems.notQueued(entry.keyed) });
+      return outcome;
+    }
+    // Not awaited: the add is bounded by REDIS_COMMAND_TIMEOUT, but the deadline must hold whatever Redis does.
     const queued =
       idempotencyId === undefined
-        ? queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId, deadline: Date.now() + this.timeoutMs }, { jobId })
-        : this.queueOrFollow(queue, jobId, payload, requestId);
+        ? this.add(entry, jobId, payload, { requestId, deadline })
+        : this.queueOrFollow(entry, jobId, payload, requestId);
     queued.catch((err: unknown) => {
-      this.log.error({ err, requestId }, 'could not enqueue job');
-      this.settle(jobId, { status: 503, problem: problems.unavailable('The work queue is unreachable') });
+      if (!this.pending.has(jobId)) return;
+      // An add that was sent and failed (a timeout, a connection lost) may still have reached Redis.
+      this.log.error({ err, requestId, mayBeQueued: entry.mayBeQueued }, 'could not enqueue job');
+      this.settle(jobId, { status: 503, problem: entry.mayBeQueued ? this.unknown(entry) : problems.notQueued(entry.keyed) });
     });
     return outcome;
+  }
+
+  /** Sends the job's add, unless its request has been answered meanwhile (it would then run unasked). */
+  private async add(entry: Pending, jobId: string, payload: JobPayload, extra: { requestId: string; deadline?: number }): Promise<void> {
+    if (!this.pending.has(jobId)) return;
+    entry.mayBeQueued = true;
+    await entry.queue.add(payload.name, { ...payload.data, replyTo: this.channel, ...extra }, { jobId });
+  }
+
+  /** The 503 of a job that may still run. */
+  private unknown(entry: Pending): Problem {
+    return problems.outcomeUnknown(entry.keyed, entry.name === JOB.sessionClose ? 'the session' : 'the order');
   }
 
   /**
@@ -101,7 +152,8 @@ export class JobClient {
    * case its outcome is awaited by looking at it (its reply goes to the node that queued it). A
    * job that failed for good is queued again: whatever it wrote, its id on the order tells.
    */
-  private async queueOrFollow(queue: Queue, jobId: string, payload: JobPayload, requestId: string): Promise<void> {
+  private async queueOrFollow(entry: Pending, jobId: string, payload: JobPayload, requestId: string): Promise<void> {
+    const { queue } = entry;
     const existing = await withDeadline(Job.fromId<unknown, JobOutcome>(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
     if (existing?.finishedOn && existing.returnvalue) {
       this.log.info({ requestId, jobId }, 'retry of a finished request: answering with its outcome');
@@ -110,11 +162,13 @@ export class JobClient {
     }
     if (existing && !(existing.finishedOn && existing.failedReason)) {
       this.log.info({ requestId, jobId }, 'retry of a queued request: following its job');
+      entry.mayBeQueued = true;
       await this.follow(jobId);
       return;
     }
+    // A job that failed for good does not run again: removing it queues nothing.
     if (existing) await existing.remove();
-    await queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId }, { jobId });
+    await this.add(entry, jobId, payload, { requestId });
   }
 
   /** Looks at the job until it has an outcome or the wait is over. */
@@ -147,24 +201,27 @@ export class JobClient {
   }
 
   /** The job's own record answers when its reply went missing; bounded, as Redis may be down. */
-  private async lookUp(jobId: string): Promise<JobOutcome | undefined> {
+  private async lookUp(jobId: string, ms = LOOKUP_TIMEOUT_MS): Promise<JobOutcome | undefined> {
     const queue = this.pending.get(jobId)?.queue;
     if (!queue) return undefined;
-    const job = await withDeadline(Job.fromId<unknown, JobOutcome>(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
+    const job = await withDeadline(Job.fromId<unknown, JobOutcome>(queue, jobId), ms, 'job look-up');
     return job?.finishedOn && job.returnvalue ? job.returnvalue : undefined;
   }
 
+  /** The request's deadline: a last look at a job that may be queued, then the 503 that says what is known. */
   private async expire(jobId: string): Promise<void> {
+    const entry = this.pending.get(jobId);
+    if (!entry) return;
     let outcome: JobOutcome | undefined;
-    try {
-      outcome = await this.lookUp(jobId);
-    } catch (err) {
-      this.log.warn({ err, jobId }, 'could not look up job');
+    if (entry.mayBeQueued) {
+      try {
+        outcome = await this.lookUp(jobId, LAST_LOOK_MS);
+      } catch (err) {
+        this.log.warn({ err, jobId }, 'could not look up job');
+      }
     }
-    this.settle(
-      jobId,
-      outcome ?? { status: 503, problem: problems.unavailable('The request was queued but not processed in time; retry it') },
-    );
+    // Settled here, no add is sent after it (see `add`): a job not yet sent is not queued.
+    this.settle(jobId, outcome ?? { status: 503, problem: entry.mayBeQueued ? this.unknown(entry) : problems.notQueued(entry.keyed) });
   }
 
   private async recheckAll(): Promise<void> {

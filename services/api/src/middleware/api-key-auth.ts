@@ -16,6 +16,9 @@ export function apiKeyOf(ctx: AppContext): string {
   return (Array.isArray(query) ? query[0] : query) ?? '';
 }
 
+/** The interface's delay of a 401: 500 ms up to (not including) this. */
+export const MAX_REJECTION_DELAY_MS = 1_500;
+
 /**
  * 500 to 1499 ms; awaited, so only this request waits. It ends early when the client hangs
  * up: nothing would read the answer, and the timer would hold the request's memory meanwhile.
@@ -26,7 +29,7 @@ async function rejectionDelay(res: ServerResponse): Promise<void> {
   const onClose = () => gone.abort();
   res.once('close', onClose);
   try {
-    await sleep(500 + randomInt(1000), undefined, { signal: gone.signal });
+    await sleep(500 + randomInt(MAX_REJECTION_DELAY_MS - 500), undefined, { signal: gone.signal });
   } catch {
     // the client is gone
   } finally {

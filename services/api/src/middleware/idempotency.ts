@@ -1,12 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { Next } from 'koa';
 import { limitReached, ProblemError, problems } from '@pos/shared/domain/problem';
+import { storeProblem } from '@pos/shared/store/store-errors';
+import { withDeadline } from '@pos/shared/util/deadline';
 import type { AppContext } from '../context';
 import type { IdempotencyKeyRef, IdempotencyStore, KeptResponse } from '../idempotency/idempotency-store';
 import { sendProblem } from './problems';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+/** How long an answer waits for its record to be kept or released. */
+const RECORD_WAIT_MS = 500;
 
 /** Answers that say nothing was done (or that nobody knows yet): not kept, so a retry does the work. */
 const notFinal = (status: number) => status >= 500 || status === 429;
@@ -68,7 +72,12 @@ export function idempotency(store: IdempotencyStore, scopeOf: (ctx: AppContext) 
       if (!keyed) return;
       const ref: IdempotencyKeyRef = { ...scopeOf(ctx), key };
       const fingerprint = fingerprintOf(ctx);
-      const found = await store.begin(ref, fingerprint);
+      const found = await store.begin(ref, fingerprint).catch((err: unknown) => {
+        // Redis down or hung: the key was not claimed (or will be, when Redis wakes, and then lapse), and nothing ran.
+        if (storeProblem(err, '')?.status !== 503) throw err;
+        ctx.state.log.warn({ err: (err as Error).message }, 'idempotency record not claimed; request not processed');
+        throw new ProblemError(problems.notProcessed());
+      });
       switch (found.kind) {
         case 'mismatch':
           throw new ProblemError(problems.idempotencyKeyReused());
@@ -125,10 +134,13 @@ function replay(ctx: AppContext, response: KeptResponse): void {
   if (response.body !== '') ctx.body = response.body;
 }
 
-/** The answer goes out whatever Redis does now; a key left claimed frees itself after its lock time. */
+/**
+ * The answer goes out whatever Redis does now, after at most RECORD_WAIT_MS (the request's
+ * deadline is near); a key left claimed frees itself after its lock time.
+ */
 async function settle(step: Promise<unknown>, ctx: AppContext): Promise<void> {
   try {
-    await step;
+    await withDeadline(step, RECORD_WAIT_MS, 'the idempotency record');
   } catch (err) {
     ctx.state.log.warn({ err: (err as Error).message }, 'could not record the idempotent answer');
   }

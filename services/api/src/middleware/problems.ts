@@ -6,6 +6,9 @@ import type { AppContext } from '../context';
 
 export const PROBLEM_TYPE = 'application/problem+json';
 
+/** A request of these methods changes nothing: its 503 only says to retry. */
+export const isSafeMethod = (method: string): boolean => method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+
 export function sendProblem(ctx: AppContext, problem: Problem, headers: Record<string, string> = {}): void {
   ctx.status = problem.status;
   ctx.set(headers);
@@ -32,7 +35,9 @@ export function problemResponses() {
       }
       const errorId = randomUUID();
       ctx.state.log.error({ err, errorId }, 'unexpected error');
-      sendProblem(ctx, storeProblem(err, errorId) ?? problems.internal(errorId));
+      const problem = storeProblem(err, errorId) ?? problems.internal(errorId);
+      // A write that MongoDB or Redis did not answer may still be applied when it wakes.
+      sendProblem(ctx, problem.status === 503 && !isSafeMethod(ctx.method) ? problems.storeWriteUnknown(problem.detail) : problem);
     }
   };
 }

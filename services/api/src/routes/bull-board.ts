@@ -1,8 +1,10 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { errorHandler } from '@bull-board/api/dist/handlers/error.js';
 import { KoaAdapter } from '@bull-board/koa';
 import type { Middleware, Next } from 'koa';
 import { ProblemError, problemOf } from '@pos/shared/domain/problem';
+import { storeProblem } from '@pos/shared/store/store-errors';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireAdmin } from '../middleware/admin-auth';
@@ -69,6 +71,12 @@ export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'adm
     ],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'POS order work' } },
+  });
+  // Bull Board's own handler answers every error 500. A Redis down or not answering goes on to
+  // the problem renderer instead (thrown out of the board's app): a 503 with Retry-After.
+  serverAdapter.setErrorHandler((err) => {
+    if (storeProblem(err, '')?.status === 503) throw err;
+    return errorHandler(err);
   });
   const board = serverAdapter.registerPlugin() as unknown as Middleware<AppState>;
   const admin = requireAdmin(deps.adminToken, { browser: true });

@@ -37,11 +37,17 @@ export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: Stream
   });
   let replay: Replay;
   try {
-    await deps.hub.add(stream);
+    // by the request's deadline: a Redis that does not confirm the subscription costs no more
+    await deps.hub.add(stream, ctx.state.deadline - Date.now());
     replay = await stream.prepare();
   } catch (err) {
     stream.end('failed');
     throw err;
+  }
+  if (ctx.headerSent) {
+    // Answered 503 meanwhile (the request's deadline; see request-deadline): no stream follows.
+    stream.end('failed');
+    return;
   }
   ctx.status = 200;
   ctx.respond = false;

@@ -95,9 +95,11 @@ export class StreamHub {
 
   /**
    * Adds a stream and resolves once its location's channel is subscribed: from then on every
-   * event of the location reaches the stream. On failure the stream is ended and a problem thrown.
+   * event of the location reaches the stream. On failure, or when the subscription is not in place
+   * within `waitMs` (the request's time left; `subscribeTimeoutMs` by default), the stream is ended
+   * and a problem thrown.
    */
-  async add(stream: ClientStream): Promise<void> {
+  async add(stream: ClientStream, waitMs = this.options.subscribeTimeoutMs): Promise<void> {
     if (!this.accepting) throw new ProblemError(problems.unavailable('The node is shutting down'));
     const { maxStreams, maxStreamsPerSession } = this.options;
     // An operator's stream has no session: only the node's cap holds it.
@@ -125,7 +127,7 @@ export class StreamHub {
       }
     }
     try {
-      await withDeadline(feed.subscribed, this.options.subscribeTimeoutMs, 'Redis SUBSCRIBE');
+      await withDeadline(feed.subscribed, Math.max(0, waitMs), 'Redis SUBSCRIBE');
     } catch (err) {
       this.options.log.warn({ err, channel: feed.channel }, 'could not subscribe to the location');
       stream.end('failed');

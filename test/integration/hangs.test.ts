@@ -6,6 +6,7 @@
  * of its own, never the run's.
  */
 import { randomUUID } from 'node:crypto';
+import { generateApiKey } from '@pos/shared/auth/keys';
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startJongodb } from '../../scripts/embedded/jongodb';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
@@ -20,8 +21,8 @@ const BOUND_MS = JOB_TIMEOUT_MS + 2_000;
 /** A request still unanswered after this has hung: it fails the test rather than outlive it. */
 const GIVE_UP_MS = 20_000;
 const UUID = '[0-9a-f-]{36}';
-/** A key of the issued shape that no session has: looked up in MongoDB. */
-const UNKNOWN_KEY = `pos_${'x'.repeat(43)}`;
+/** A key signed as the stack's are, that no session has: it passes its MAC and is looked up in MongoDB. */
+const unissuedKey = (stack: { env: Record<string, string> }) => generateApiKey(stack.env.API_KEY_SECRET!);
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -141,7 +142,7 @@ describe('Redis hangs', () => {
         request('PUT', `${stack.baseUrl}/orders/${unkeyedOrder.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } }),
         adminCreate(),
         request('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, { headers: auth, body: { rows: sampleRows } }),
-        request('GET', `${stack.baseUrl}/orders/location`, { apiKey: UNKNOWN_KEY }),
+        request('GET', `${stack.baseUrl}/orders/location`, { apiKey: unissuedKey(stack) }),
         openStream(`${stack.baseUrl}/notifications/service/stream`, quiet.key),
         request('GET', `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=10`, { headers: auth }),
       ]);
@@ -247,7 +248,7 @@ describe('MongoDB hangs', () => {
         update(),
         request('POST', `${stack.baseUrl}/orders/${unkeyedOrder.number}/failure`, { apiKey: key, body: {} }),
         request('GET', `${stack.baseUrl}/orders/location`, { apiKey: key }),
-        request('GET', `${stack.baseUrl}/orders/location`, { apiKey: UNKNOWN_KEY }),
+        request('GET', `${stack.baseUrl}/orders/location`, { apiKey: unissuedKey(stack) }),
         adminCreate(),
         openStream(`${stack.baseUrl}/notifications/service/stream`, key),
       ]);

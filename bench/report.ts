@@ -24,6 +24,12 @@ export interface Machine {
   loadAverageEnd?: number[];
 }
 
+/** The commit a run measured, and whether the working tree held changes beyond it. */
+export interface SourceCommit {
+  sha: string;
+  dirty: boolean;
+}
+
 /** A service figure against its ceiling: throughput share and latency multiple. */
 export interface Ratio {
   ceiling: string;
@@ -38,6 +44,8 @@ export interface Ratio {
 export interface BenchResults {
   startedAt: string;
   durationSeconds: number;
+  /** The code measured; absent from runs made before it was recorded. */
+  commit?: SourceCommit;
   machine: Machine;
   settings: { secondsPerRun: number; maxOpsPerRun: number; warmupOps: number; fanOutSubmissions: number };
   statusUpdates: (StatusUpdateResult & { vs: Ratio })[];
@@ -84,7 +92,7 @@ function table(headers: string[], rows: (string | number)[][]): string {
   return lines.join('\n');
 }
 
-/** Markdown tables, readable in a terminal and pasteable into the README. */
+/** Markdown tables, readable in a terminal; `npm run docs` puts them in docs/benchmarks.md. */
 export function renderTables(r: BenchResults): string {
   const m = r.machine;
   const out: string[] = [];

@@ -2,7 +2,8 @@
  * `npm run bench`: starts Redis (embedded redis-server) and MongoDB (MONGO_URL, or the in-memory
  * stand-in), runs the service's roles as separate processes and measures, in one run, status
  * updates, location polls, stream fan-out and memory per stream, next to the raw ceilings of
- * Koa, BullMQ and Redis. Prints tables and writes bench/results/latest.json plus a dated copy.
+ * Koa, BullMQ and Redis. Prints tables and writes bench/results/latest.json plus a dated copy,
+ * with the commit measured (`npm run docs` then renders docs/benchmarks.md from it).
  * No pass/fail thresholds.
  *
  * Then the same status updates (16 and 64 clients) and the 1,000-stream fan-out on a Redis Cluster
@@ -37,7 +38,7 @@ import type { Backends } from './deployment';
 import { measureFanOut } from './fan-out';
 import type { LoadBounds, LoadResult } from './load';
 import type { RedisProcess } from './redis-cpu';
-import { BenchResults, ClusterResults, Machine, renderArchive, renderClusterTable, renderTables, versus } from './report';
+import { BenchResults, ClusterResults, Machine, renderArchive, renderClusterTable, renderTables, SourceCommit, versus } from './report';
 import { measureLocationPolls, measureStatusUpdates } from './service-load';
 import { measureStreams } from './streams';
 import { renderProfile, summariseProfiles } from './profile';
@@ -105,6 +106,17 @@ async function mongoPid(mongoUrl: string): Promise<number | undefined> {
     return undefined;
   } finally {
     await client.close();
+  }
+}
+
+/** The commit being measured (and whether the tree differs from it); undefined outside a git checkout. */
+function sourceCommit(): SourceCommit | undefined {
+  try {
+    const sha = execSync('git rev-parse HEAD', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    const dirty = execSync('git status --porcelain --untracked-files=no', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() !== '';
+    return { sha, dirty };
+  } catch {
+    return undefined;
   }
 }
 
@@ -211,9 +223,11 @@ async function main(): Promise<void> {
 
     const at = <T extends LoadResult>(list: T[], pick: (r: T) => boolean): T => list.find(pick)!;
     const queueHop = at(ceilings.bullmq, (b) => b.concurrency === 1);
+    const commit = sourceCommit();
     const results: BenchResults = {
       startedAt: new Date(started).toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
+      ...(commit ? { commit } : {}),
       machine: host,
       settings: { secondsPerRun: SECONDS, maxOpsPerRun: MAX_OPS, warmupOps: WARMUP_OPS, fanOutSubmissions: FANOUT_SUBMISSIONS },
       statusUpdates: statusUpdates.map((s) => ({

@@ -1,13 +1,15 @@
 /**
  * `npm start`: API and worker in one process on the embedded default (see EmbeddedService).
+ * Its log is readable on a terminal and JSON anywhere else (terminal-log.ts).
  */
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import { onShutdown, runMain } from '@pos/shared/process/lifecycle';
 import { EmbeddedService } from './embedded/embedded-service';
+import { terminalLog } from './terminal-log';
 
 const config = loadConfig();
-const log = createLogger(config.logLevel, 'pos');
+const log = createLogger(config.logLevel, 'pos', terminalLog());
 
 runMain(log, async () => {
   const service = new EmbeddedService(config, log);

@@ -1,6 +1,9 @@
-import pino, { Logger } from 'pino';
+import pino, { DestinationStream, Logger } from 'pino';
 
 export type { Logger };
+
+/** Where log lines go instead of stdout: anything with `write(line)`. */
+export type LogDestination = DestinationStream;
 
 /** Paths that may hold a key or token; pino replaces their values before a line is written. */
 const REDACT = [
@@ -20,13 +23,15 @@ const REDACT = [
   '*.apiKeySecretPrevious',
 ];
 
-export function createLogger(level: string, name: string): Logger {
-  return pino({
+/** JSON lines on stdout, or on `destination` when one is given (`npm start` on a terminal). */
+export function createLogger(level: string, name: string, destination?: LogDestination): Logger {
+  const options = {
     level,
     base: { service: name, pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACT, censor: '[REDACTED]' },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /**

@@ -20,7 +20,7 @@ import { call, sampleRows } from '../support/http';
 import { ChildRole, ROOT, spawnRole, startStack } from '../support/stack';
 
 /**
- * The README shows docs/board.png: `UPDATE_SCREENSHOTS=1` writes it there; otherwise the test
+ * docs/board.md shows docs/board.png: `UPDATE_SCREENSHOTS=1` writes it there; otherwise the test
  * saves the screenshot in the temporary folder, so that a run leaves the tree as it was.
  */
 const SCREENSHOT = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'board.png') : path.join(os.tmpdir(), 'pos-board.png');
@@ -312,7 +312,7 @@ describe('the location board in Chromium', () => {
     }
   });
 
-  it('renders a busy location for the README', async () => {
+  it('renders a busy location for docs/board.md', async () => {
     const { location, key } = await registerAt(stack, 'Main Street Bistro', 3);
     const rows = (...items: [string, number, string?][]) =>
       items.map(([name, quantity, notes], i) => ({ productId: `sku-${i + 1}`, name, quantity, unitPrice: 1290, ...(notes ? { notes } : {}) }));

@@ -1,5 +1,5 @@
 /**
- * Changing QUEUE_PARTITIONS on a running deployment (README, "Changing the partition count"):
+ * Changing QUEUE_PARTITIONS on a running deployment (docs/deployment.md#changing-the-partition-count):
  * jobs waiting in the old layout's queues are stranded by workers that consume only the new
  * layout, and finished by workers that also drain the old one (QUEUE_DRAIN_PARTITIONS), which
  * remove the old layout's job schedulers and say when its queues are empty.

@@ -1,5 +1,5 @@
 /**
- * Keys carry a MAC under the deployment's API_KEY_SECRET (README "API keys"), checked before any
+ * Keys carry a MAC under the deployment's API_KEY_SECRET (docs/security.md#api-keys), checked before any
  * lookup: a flood of distinct made-up keys costs MongoDB nothing, and still gets the interface's
  * text/plain 401 after its delay. Keys signed under a previous secret work while it is listed in
  * API_KEY_SECRET_PREVIOUS; unsigned keys of the shape issued before work only with

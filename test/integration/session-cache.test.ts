@@ -1,5 +1,5 @@
 /**
- * The session cache of the API nodes (README "Session cache"): a register's requests read no
+ * The session cache of the API nodes (docs/security.md#session-cache): a register's requests read no
  * session once its key is cached, and yet no node accepts a key once its close has answered,
  * nor a session past its expiry, nor anything while its subscriber connection is down.
  * Two API nodes and a worker as child processes; node B reaches Redis through a proxy that the

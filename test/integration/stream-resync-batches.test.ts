@@ -1,5 +1,5 @@
 /**
- * A node's re-read after a Redis reconnect (README "Event stream", "Fan-out"): its locations are
+ * A node's re-read after a Redis reconnect (docs/event-stream.md#what-a-resync-costs): its locations are
  * read in batches, a few MongoDB commands per batch rather than per stream, and streams hold
  * their live events until their location is read, through a MongoDB that stalls, a second loss,
  * and streams that end or open meanwhile. API nodes and a worker as child processes; node A

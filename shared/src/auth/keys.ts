@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** The random part of a key: decisions.md asks for at least 32 bytes of entropy. */
+/** The random part of a key: at least 32 bytes of entropy (docs/security.md#api-keys). */
 const KEY_RANDOM_BYTES = 32;
 /** The MAC part: 128 bits, so a made-up key passes with probability 2^-128 per secret. */
 const KEY_MAC_BYTES = 16;

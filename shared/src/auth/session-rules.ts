@@ -1,6 +1,6 @@
 import type { SessionDoc, SessionType } from '../store/sessions';
 
-/** The interface's two 401 bodies, byte for byte (part 5, rules 4 and 5). */
+/** The interface's two 401 bodies, byte for byte (docs/register-interface.md, part 5 rules 4 and 5). */
 export const SESSION_NOT_VALID_BODY = '{"error":"Session not valid"}';
 export const UNAUTHORIZED_BODY = '{"message":"Unauthorized","uid":null}';
 

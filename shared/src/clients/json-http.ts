@@ -1,7 +1,7 @@
 /** The JSON-over-HTTP pieces the clients share: the request deadline, error bodies, the call itself. */
 import type { ProblemBody } from '../domain/problem';
 
-/** Deadline of an ordinary request, headers and body (the spec's 30 s). */
+/** Deadline of an ordinary request, headers and body (the interface's 30 s: docs/register-interface.md, part 8). */
 export const REQUEST_TIMEOUT_MS = 30_000;
 
 /** A non-2xx answer, with its problem body when it had one. */

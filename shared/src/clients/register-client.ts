@@ -1,7 +1,7 @@
 /**
- * The reference register client of the service interface (parts 4 to 8): lists work, reports
- * outcomes, acknowledges commands and consumes the event stream with the client-side behaviour
- * the spec suggests (30 s request deadline, 60 s stream watchdog, 1-2-4-8 s backoff capped at
+ * The reference register client of the register interface (docs/register-interface.md, parts 4
+ * to 8): lists work, reports outcomes, acknowledges commands and consumes the event stream with
+ * the client-side behaviour the interface suggests (part 8: 30 s request deadline, 60 s stream watchdog, 1-2-4-8 s backoff capped at
  * 60 s, with full jitter, reconnect with the cursor, then poll). Used by the demo, the benchmark
  * and the tests.
  */
@@ -36,7 +36,7 @@ export class RegisterApiError extends Error {
 }
 
 /**
- * The two 401s of part 5: `session-not-valid` is the text/plain `{"error":"Session not valid"}`
+ * The two 401s (docs/register-interface.md, part 5 rules 4 and 5): `session-not-valid` is the text/plain `{"error":"Session not valid"}`
  * (unknown, empty or revoked key), `unauthorized` the JSON `{"message":"Unauthorized","uid":null}`
  * (expired session or a key of the wrong type). Either way the key is no good; retrying is useless.
  */
@@ -172,7 +172,7 @@ export interface StreamHandlers {
   onOrder?(order: OrderRecord): void | Promise<void>;
   /** A new command (or one replayed on connect). */
   onCommand?(command: CommandRecord): void | Promise<void>;
-  /** The location's work, polled after each reconnect (spec part 6, rule 2). */
+  /** The location's work, polled after each reconnect (docs/register-interface.md, part 6 rule 2). */
   onPoll?(work: WorkRecord[]): void | Promise<void>;
   /** Connection life cycle, for logs and tests. */
   onState?(state: StreamState): void;
@@ -250,7 +250,7 @@ export class RegisterClient {
     return this.write('DELETE', `/commands/${commandNumber}`);
   }
 
-  /** Consumes the event stream until closed, reconnecting as the spec suggests. */
+  /** Consumes the event stream until closed, reconnecting as the interface suggests. */
   openStream(handlers: StreamHandlers, options: StreamOptions = {}): WorkStream {
     return new StreamConsumer(this, handlers, options);
   }
@@ -411,7 +411,7 @@ class StreamConsumer implements WorkStream {
     try {
       while (!this.stopped) {
         // The first connection replays everything unless it starts from a cursor; every
-        // reconnection polls once it is open (spec part 6).
+        // reconnection polls once it is open (docs/register-interface.md, part 6 rule 2).
         const poll = attempts > 0 || this.options.from !== undefined;
         attempts += 1;
         const ended = await this.connectOnce(poll);

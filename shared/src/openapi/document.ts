@@ -114,8 +114,8 @@ const ACCESS: Record<Access, { security: JsonObject[]; unauthorized?: string; tr
 };
 
 const TAGS: Record<Tag, string> = {
-  Register: 'The register interface (spec part 4): a SERVICE key in `api_key`.',
-  'Event stream': "The register's server-sent events (spec part 6).",
+  Register: 'The register interface (docs/register-interface.md, part 4): a SERVICE key in `api_key`.',
+  'Event stream': "The register's server-sent events (docs/register-interface.md, part 6).",
   'Customer app': 'The customer app: a CUSTOMER key in `api_key`.',
   Admin: 'The restaurant administrator: `Authorization: Bearer <ADMIN_TOKEN>`. Keep it off the public edge.',
   Operations: 'Health, metrics and the work queue, for operators.',

@@ -118,7 +118,7 @@ const P = {
   },
 } satisfies Record<string, ParamSpec>;
 
-/** The stream's reconnection cursor, in the query (part 4.3). */
+/** The stream's reconnection cursor, in the query (docs/register-interface.md, part 4.3). */
 const streamCursorQuery = {
   properties: {
     orderNumber: { type: 'integer', minimum: 0, description: 'The last processed order number; the replay starts above it' },
@@ -155,7 +155,7 @@ const paged = 'One page of the list: at most `limit` items after `after`.';
 export const DOCS_FILES = ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png', 'docs.js'] as const;
 
 export const OPERATIONS: OperationSpec[] = [
-  // ---- Register (part 4) ----
+  // ---- Register (docs/register-interface.md, part 4) ----
   {
     id: 'listWork',
     method: 'get',

@@ -68,7 +68,8 @@ export const statusUpdateSchema = {
   type: 'object',
   required: ['newState'],
   // Any string (within BODY_LIMIT) that is not a state name is the interface's 400 "No enum
-  // constant ..." (part 4.2, rule 1), however long or odd: the problem echoes it made safe.
+  // constant ..." (docs/register-interface.md, part 4.2 rule 1), however long or odd: the
+  // problem echoes it made safe.
   properties: {
     newState: { type: 'string', description: 'The name of an order state; any other string is a 400 "No enum constant ..."' },
   },

@@ -80,7 +80,7 @@ export function collections(db: Db) {
 
 /**
  * Idempotent; run by every process at start so that any role can come up first. Orders and
- * commands are sharded on `{ locationId: 1, number: 1 }` (README, "MongoDB at scale"): every
+ * commands are sharded on `{ locationId: 1, number: 1 }` (docs/deployment.md#shard-key): every
  * query of theirs names `locationId`, and each index here starts with it.
  */
 export async function ensureIndexes(db: Db): Promise<void> {

@@ -35,7 +35,7 @@ export interface BoardState {
 /** What one read of the location returns. */
 export interface WorkRead {
   placed: BoardOrder[];
-  /** Operators read FAILED orders; a kitchen's register interface cannot (see README). */
+  /** Operators read FAILED orders; a kitchen's register interface cannot (docs/board.md). */
   failed?: BoardOrder[];
   commands: CommandRecord[];
 }

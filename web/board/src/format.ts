@@ -27,7 +27,7 @@ export function tableLabel(tableNumber: number | undefined): string {
   return tableNumber === undefined ? 'Takeout' : `Table ${tableNumber}`;
 }
 
-/** What a command asks for (the kind is carried by its fields; decisions.md "Commands"). */
+/** What a command asks for (the kind is carried by its fields: docs/register-interface.md, part 2.2). */
 export function commandLabel(command: CommandRecord): string {
   if (command.paymentNumber !== undefined) return 'Bill requested';
   if (command.readTableState) return 'Read table state';

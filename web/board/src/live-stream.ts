@@ -2,7 +2,8 @@
  * The location's event stream, read over fetch: an EventSource cannot send the key or token in
  * a header, and neither belongs in a URL. Parsed by the service's own SSE parser. Reconnects
  * with its cursor (`orderNumber`, `commandNumber`) and tells the board to read the work again
- * each time the stream opens, as the interface tells registers to do (part 6.2).
+ * each time the stream opens, as the interface tells registers to do
+ * (docs/register-interface.md, part 6 rule 2).
  */
 import { SseParser } from '@pos/shared/clients/sse-parser';
 import type { Cursor, StreamTarget } from './api';

@@ -57,7 +57,7 @@ export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: Stream
   ctx.state.ending = stream.done;
 }
 
-/** The register's event stream (part 6; decisions.md "Event stream"). */
+/** The register's event stream (docs/register-interface.md, part 6). */
 export function streamRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(deps.config.basePath);
 

@@ -11,10 +11,22 @@ import { checkCitations, checkMarkdownLinks, Finding, Outlines } from './links';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-/** Files git tracks or would add (new, not ignored), repository-relative. */
+const SKIPPED_FOLDERS = new Set(['.git', 'node_modules', 'dist', 'coverage']);
+
+/** Files git tracks or would add (new, not ignored), repository-relative; outside a checkout, the tree. */
 function repositoryFiles(): string[] {
-  const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT }).toString();
-  return out.split('\0').filter((file) => file !== '' && fs.existsSync(path.join(ROOT, file)));
+  try {
+    const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    return out.split('\0').filter((file) => file !== '' && fs.existsSync(path.join(ROOT, file)));
+  } catch {
+    const walk = (dir: string): string[] =>
+      fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) return SKIPPED_FOLDERS.has(entry.name) ? [] : walk(file);
+        return entry.isFile() ? [file] : [];
+      });
+    return walk('');
+  }
 }
 
 /** Files whose text the citation check reads: not data, images or the lockfile. */

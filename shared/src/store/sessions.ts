@@ -1,33 +1,12 @@
 import type { Db, Filter } from 'mongodb';
 import type { SessionView } from '../schemas/responses';
+import type { NewSession, SessionDoc, SessionType } from './documents';
 import { newId } from './ids';
 import { collections } from './mongo';
 import type { Page } from './page';
 import { asString } from './query-values';
 
-export type SessionType = 'SERVICE' | 'CUSTOMER';
-
-export interface SessionDoc {
-  _id: string;
-  type: SessionType;
-  locationId: string;
-  /** SHA-256 of the API key; the key itself is never stored. */
-  keyHash: string;
-  /** The hash of the key the last rotation replaced; it keeps working until previousKeyExpiresAt (auth/session-rules). */
-  previousKeyHash?: string;
-  previousKeyExpiresAt?: Date;
-  keyRotatedAt?: Date;
-  deviceId?: string;
-  userNumber?: number;
-  tableNumber?: number;
-  createdAt: Date;
-  expiresAt?: Date;
-  closedAt?: Date;
-}
-
-export type NewSession = Omit<SessionDoc, '_id' | 'createdAt' | 'closedAt' | 'previousKeyHash' | 'previousKeyExpiresAt' | 'keyRotatedAt'>;
-
-export type { SessionView };
+export type { NewSession, SessionDoc, SessionType, SessionView };
 
 /** The admin's view of a session: never its key, never a key's hash. */
 export function toSessionView(doc: SessionDoc): SessionView {

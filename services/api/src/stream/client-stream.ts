@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { judgeSession, KeyLimit } from '@pos/shared/auth/session-rules';
 import type { Config } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
-import type { SessionDoc } from '@pos/shared/store/sessions';
+import type { SessionDoc } from '@pos/shared/store/documents';
 import { fullJitter } from '@pos/shared/util/jitter';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import { SECURITY_HEADERS } from '../middleware/security-headers';

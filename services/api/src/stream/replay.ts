@@ -1,7 +1,8 @@
 import { isVisibleToRegisters } from '@pos/shared/domain/order-state';
 import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
 import type { ListedOrder, OrdersRepo } from '@pos/shared/store/orders';
-import type { SessionDoc, SessionsRepo } from '@pos/shared/store/sessions';
+import type { SessionDoc } from '@pos/shared/store/documents';
+import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { WorkRepo } from '@pos/shared/store/work';
 import type { Cursor } from './cursor';
 import { commandEvent, orderEvent, WorkEvent } from './work-event';

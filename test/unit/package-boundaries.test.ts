@@ -54,6 +54,7 @@ describe('package boundaries', () => {
   it('the board (browser code) takes only the pure modules of @pos/shared, and nothing of Node', async () => {
     const board = 'web/board/src/probe.tsx';
     expect(await ruleIds(board, "import { SseParser } from '@pos/shared/clients/sse-parser';\nimport { render } from 'preact';\nexport const x = [SseParser, render];\n")).toEqual([]);
+    expect(await ruleIds(board, "import { parseEventId } from '@pos/shared/events/stream-cursor';\nexport const x = parseEventId;\n")).toEqual([]);
     expect(await ruleIds(board, "import { OrdersRepo } from '@pos/shared/store/orders';\nexport const x = OrdersRepo;\n")).toEqual(['no-restricted-imports']);
     expect(await ruleIds(board, "import { RegisterClient } from '@pos/shared/clients/register-client';\nexport const x = RegisterClient;\n")).toEqual(['no-restricted-imports']);
     expect(await ruleIds(board, "import { readFile } from 'fs';\nexport const x = readFile;\n")).toEqual(['import-x/no-nodejs-modules']);

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { OrderState } from '../domain/order-state';
 import { PROBLEM_KINDS, type ProblemBody } from '../domain/problem';
 import type { CommandRecord, OrderRecord, WorkRecord } from '../domain/records';
+import { cursorQuery, furthest, parseEventId, type StreamCursor } from '../events/stream-cursor';
 import { fullJitter } from '../util/jitter';
 import { pause } from '../util/pause';
 import { parseJson, problemOf, REQUEST_TIMEOUT_MS } from './json-http';
@@ -133,16 +134,7 @@ function retryableWait(err: unknown): { afterMs?: number } | undefined {
 }
 
 /** The stream position: the last order and command numbers processed. */
-export interface StreamCursor {
-  orderNumber: number;
-  commandNumber: number;
-}
-
-/** Parses an event id `<orderNumber>.<commandNumber>`. */
-export function parseCursor(id: string): StreamCursor | undefined {
-  const match = /^([0-9]+)\.([0-9]+)$/.exec(id);
-  return match ? { orderNumber: Number(match[1]), commandNumber: Number(match[2]) } : undefined;
-}
+export type { StreamCursor };
 
 export type DisconnectReason =
   /** The server ended the response (e.g. its emitter timeout). */
@@ -257,12 +249,7 @@ export class RegisterClient {
 
   /** @internal the stream consumer's request. */
   streamRequest(cursor: StreamCursor | undefined, signal: AbortSignal): Promise<Response> {
-    const params = new URLSearchParams();
-    // 0 means nothing processed yet, which is what an absent parameter says.
-    if (cursor && cursor.orderNumber > 0) params.set('orderNumber', String(cursor.orderNumber));
-    if (cursor && cursor.commandNumber > 0) params.set('commandNumber', String(cursor.commandNumber));
-    const query = params.toString() ? `?${params}` : '';
-    return fetch(`${this.baseUrl}/notifications/service/stream${query}`, {
+    return fetch(`${this.baseUrl}/notifications/service/stream${cursorQuery(cursor)}`, {
       headers: { api_key: this.apiKey, accept: 'text/event-stream', 'cache-control': 'no-cache' },
       signal,
     });
@@ -489,8 +476,8 @@ class StreamConsumer implements WorkStream {
             await reader.cancel().catch(() => undefined);
             return { reason: 'handler-error', healthy, error: err as Error };
           }
-          const next = parseCursor(event.id);
-          if (next) this.advance(next);
+          const next = parseEventId(event.id);
+          if (next) this.current = furthest(this.current, next);
         }
       }
       return { reason: 'ended', healthy };
@@ -500,15 +487,6 @@ class StreamConsumer implements WorkStream {
       watchdog.disarm();
       this.stopper.signal.removeEventListener('abort', stop);
     }
-  }
-
-  /** Only ever forward: an id never takes the cursor back. */
-  private advance(next: StreamCursor): void {
-    const current = this.current ?? { orderNumber: 0, commandNumber: 0 };
-    this.current = {
-      orderNumber: Math.max(current.orderNumber, next.orderNumber),
-      commandNumber: Math.max(current.commandNumber, next.commandNumber),
-    };
   }
 
   private async deliver(type: string, data: string): Promise<void> {

@@ -3,6 +3,7 @@ import type { EventPublisher } from '@pos/shared/events/location-events';
 import type { OrderArchiveRepo } from '@pos/shared/store/archive';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
+import type { CrashPoint } from '../fault-injection';
 import type { OrderCache } from './order-cache';
 
 /** What a job handler may touch. */
@@ -21,5 +22,5 @@ export interface JobContext {
   failureThreshold(locationId: string): Promise<number>;
   events: EventPublisher;
   /** Test-only crash points around the MongoDB write and the answer (FAULT_INJECT). */
-  checkpoint(point: 'before-apply' | 'after-apply' | 'after-answer' | 'mid-archive'): void;
+  checkpoint(point: CrashPoint): void;
 }

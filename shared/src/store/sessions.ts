@@ -8,6 +8,9 @@ import { asString } from './query-values';
 
 export type { NewSession, SessionDoc, SessionType, SessionView };
 
+/** A session as its key rotation left it: the rotation's fields set. */
+export type RotatedSessionDoc = SessionDoc & Required<Pick<SessionDoc, 'previousKeyHash' | 'previousKeyExpiresAt' | 'keyRotatedAt'>>;
+
 /** The admin's view of a session: never its key, never a key's hash. */
 export function toSessionView(doc: SessionDoc): SessionView {
   const view: SessionView = {
@@ -61,7 +64,7 @@ export class SessionsRepo {
    * working until `previousKeyExpiresAt`. Conditional on the key read, so of two concurrent
    * rotations one wins; null when the session was closed or rotated since `session` was read.
    */
-  async rotateKey(session: SessionDoc, keyHash: string, now: Date, graceMs: number): Promise<SessionDoc | null> {
+  async rotateKey(session: SessionDoc, keyHash: string, now: Date, graceMs: number): Promise<RotatedSessionDoc | null> {
     const set = { keyHash, previousKeyHash: session.keyHash, previousKeyExpiresAt: new Date(now.getTime() + graceMs), keyRotatedAt: now };
     const { modifiedCount } = await this.c.updateOne({ _id: session._id, keyHash: session.keyHash, closedAt: { $exists: false } }, { $set: set });
     return modifiedCount === 1 ? { ...session, ...set } : null;

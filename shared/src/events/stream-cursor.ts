@@ -52,16 +52,9 @@ export function startOf(request: CursorRequest): StreamCursor {
   return { orderNumber: request.orderNumber ?? 0, commandNumber: request.commandNumber ?? 0 };
 }
 
-/**
- * The query string (with its `?`, or empty) that reconnects from `cursor`. A 0 is left out: it
- * says what an absent parameter says.
- */
+/** The query string (with its `?`) that reconnects from `cursor`; empty without one (everything is replayed). */
 export function cursorQuery(cursor: StreamCursor | undefined): string {
-  const params = new URLSearchParams();
-  if (cursor && cursor.orderNumber > 0) params.set('orderNumber', String(cursor.orderNumber));
-  if (cursor && cursor.commandNumber > 0) params.set('commandNumber', String(cursor.commandNumber));
-  const query = params.toString();
-  return query ? `?${query}` : '';
+  return cursor ? `?${new URLSearchParams({ orderNumber: String(cursor.orderNumber), commandNumber: String(cursor.commandNumber) })}` : '';
 }
 
 /** The further of two positions, number by number: a client's cursor only ever moves forward. */

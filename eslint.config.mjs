@@ -1,5 +1,5 @@
 // Lint: package boundaries (every import declared by its package, no reaching into another
-// package by relative path) and no console output from the service itself.
+// package by relative path, no import cycles) and no console output from the service itself.
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
@@ -13,6 +13,8 @@ export default tseslint.config(
     languageOptions: { parser: tseslint.parser, parserOptions: { ecmaVersion: 2022, sourceType: 'module' } },
     plugins: { 'import-x': importX },
     settings: {
+      // The files import-x reads to follow imports (no-cycle walks them); its default is JavaScript only.
+      'import-x/extensions': ['.ts', '.tsx', '.mts', '.js', '.mjs', '.cjs'],
       'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.tsx', '.js', '.json'] })],
     },
     rules: {
@@ -20,6 +22,9 @@ export default tseslint.config(
       'import-x/no-relative-packages': 'error',
       // Test, bench, script and build-config code may use the root's or its package's dev tooling.
       'import-x/no-extraneous-dependencies': ['error', { devDependencies: true, includeTypes: true }],
+      // Modules that import each other are one module in two files. This rule skips type-only
+      // imports; test/unit/package-boundaries.test.ts looks for cycles through those too.
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },
   {
@@ -33,7 +38,7 @@ export default tseslint.config(
   },
   {
     // The board runs in a browser: of @pos/shared only the pure modules (records, states, the
-    // SSE parser), and nothing of Node. `tsc -p web/board` (DOM types, no Node types) checks
+    // SSE parser, the stream cursor), and nothing of Node. `tsc -p web/board` (DOM types, no Node types) checks
     // what those modules import in turn.
     files: SOURCES('web/board/src'),
     rules: {
@@ -42,8 +47,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^@pos/shared/(?!domain/(records|order-state|commands)$|clients/sse-parser$)',
-              message: 'The board may import only the pure modules of @pos/shared (domain records and states, the SSE parser).',
+              regex: '^@pos/shared/(?!domain/(records|order-state|commands)$|clients/sse-parser$|events/stream-cursor$)',
+              message: 'The board may import only the pure modules of @pos/shared (domain records and states, the SSE parser, the stream cursor).',
             },
             { regex: '^@pos/(api|worker)(/|$)', message: 'The board runs in a browser: no service code.' },
           ],

@@ -13,7 +13,8 @@
 import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
 import type { Backends, Deployment } from './deployment';
 import { deploy, scrapeMetrics } from './deployment';
-import { httpCall, keepAliveTarget, LoadBounds, LoadResult, round, runLoad } from './load';
+import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad } from './load';
+import { round } from './statistics';
 import { inBatches } from './service-load';
 
 /** The lifecycle settings of both deployments: a fast pace, so that the job works during the runs. */

@@ -9,7 +9,7 @@ import { execSync } from 'node:child_process';
 import fs from 'node:fs';
 import { isCluster, RedisClient } from '@pos/shared/redis';
 import { REQUEST_TIMEOUT_MS } from '@pos/shared/clients/json-http';
-import { round } from './load';
+import { round } from './statistics';
 
 /** A process whose CPU time is read from /proc, under the name the report gives it. */
 export interface WatchedProcess {

@@ -9,7 +9,7 @@ import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client'
 import type { Backends, Deployment } from './deployment';
 import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
 import type { Cost } from './cost';
-import { percentile } from './load';
+import { percentile } from './statistics';
 import { CpuShare, measureCpu } from './redis-cpu';
 import { inBatches } from './service-load';
 

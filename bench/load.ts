@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import type { Cost, CostProbe } from './cost';
+import { percentile, round } from './statistics';
 
 export interface LoadResult {
   concurrency: number;
@@ -31,15 +32,6 @@ export interface LoadBounds {
 
 /** An operation: resolves on success, throws (or rejects) on failure. */
 export type Operation = (client: number, iteration: number) => Promise<void>;
-
-export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index]!;
-}
-
-/** `value` to `digits` decimal places (figures in reports). */
-export const round = (value: number, digits = 2): number => Math.round(value * 10 ** digits) / 10 ** digits;
 
 export function summarise(concurrency: number, latencies: number[], errors: number, seconds: number, errorSamples: string[] = []): LoadResult {
   const sorted = [...latencies].sort((a, b) => a - b);

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../scripts/embedded/spawn-role';
-import { round } from './load';
+import { round } from './statistics';
 
 interface ProfileNode {
   id: number;

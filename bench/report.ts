@@ -1,78 +1,15 @@
-/** The benchmark's results: their JSON shape, the ratios to the ceilings, and the printed tables. */
+/** The benchmark's results: the ratios to the ceilings, and the printed tables. */
 import type { ArchiveScenario } from './archive-load';
-import type { Ceilings } from './ceilings';
 import type { Cost } from './cost';
-import type { ProfileSummary } from './profile';
-import type { StreamsLevel } from './streams';
-import type { Summary } from './summary';
-import type { FanOutLevel, StreamMemory } from './fan-out';
+import type { FanOutLevel } from './fan-out';
 import type { LoadResult } from './load';
 import { formatCpu } from './redis-cpu';
+import type { BenchResults, ClusterResults, Ratio, Summary } from './results';
 import type { StatusUpdateResult } from './service-load';
+import type { StreamsLevel } from './streams';
 
-export interface Machine {
-  nproc: number;
-  cpu: string;
-  memoryGiB: number;
-  node: string;
-  os: string;
-  redis: string;
-  mongo: string;
-  ulimitNofile: string;
-  /** 1, 5 and 15 minute load averages at the start and at the end of the run. */
-  loadAverageStart: number[];
-  loadAverageEnd?: number[];
-}
-
-/** The commit a run measured, and whether the working tree held changes beyond it. */
-export interface SourceCommit {
-  sha: string;
-  dirty: boolean;
-}
-
-/** A service figure against its ceiling: throughput share and latency multiple. */
-export interface Ratio {
-  ceiling: string;
-  ceilingRps: number;
-  ceilingP50Ms: number;
-  /** Service throughput / ceiling throughput. */
-  rpsRatio: number;
-  /** Service p50 / ceiling p50. */
-  p50Multiple: number;
-}
-
-export interface BenchResults {
-  startedAt: string;
-  durationSeconds: number;
-  /** The code measured; absent from runs made before it was recorded. */
-  commit?: SourceCommit;
-  machine: Machine;
-  settings: { secondsPerRun: number; maxOpsPerRun: number; warmupOps: number; fanOutSubmissions: number };
-  statusUpdates: (StatusUpdateResult & { vs: Ratio })[];
-  locationPolls: (LoadResult & { records: number; vs: Ratio })[];
-  fanOut: (FanOutLevel & { vs: Omit<Ratio, 'ceilingRps' | 'rpsRatio'> })[];
-  streamMemory: StreamMemory;
-  /** Absent from runs made before the scenario existed. */
-  archive?: ArchiveScenario;
-  /** The 10,000-stream level on one API node (absent with BENCH_STREAMS=0). */
-  streams?: StreamsLevel;
-  ceilings: Ceilings;
-  /** Absent when the run left the cluster out (BENCH_ONLY). */
-  cluster?: ClusterResults;
-  /** The headline figures and ratios of the service's own cost. */
-  summary?: Summary;
-  /** With --profile: where each API and worker process spent its time. */
-  profiles?: ProfileSummary[];
-  logs: string;
-}
-
-/** The same scenarios on a Redis Cluster. */
-export interface ClusterResults {
-  shape: string;
-  partitions: number;
-  statusUpdates: StatusUpdateResult[];
-  fanOut: FanOutLevel[];
-}
+// Their JSON shape is results.ts's; named here too for the readers of the tables.
+export type { BenchResults, ClusterResults, Machine, Ratio } from './results';
 
 const ratio = (a: number, b: number, digits = 2) => (b > 0 ? Math.round((a / b) * 10 ** digits) / 10 ** digits : 0);
 
@@ -92,7 +29,7 @@ function table(headers: string[], rows: (string | number)[][]): string {
   return lines.join('\n');
 }
 
-/** Markdown tables, readable in a terminal; `npm run docs` puts them in docs/benchmarks.md. */
+/** Markdown tables, readable in a terminal and pasteable into the README. */
 export function renderTables(r: BenchResults): string {
   const m = r.machine;
   const out: string[] = [];

@@ -15,7 +15,7 @@ import type { FloorReply } from './bare/socket-floor';
 import type { Cost } from './cost';
 import type { Backends } from './deployment';
 import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
-import { percentile, round } from './load';
+import { percentile, round } from './statistics';
 import { inBatches } from './service-load';
 import type { ClientCommand, ClientReply } from './stream-clients';
 

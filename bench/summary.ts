@@ -6,36 +6,9 @@
  */
 import type { Cost } from './cost';
 import { cpuOf } from './cost';
-import { round } from './load';
-import type { BenchResults } from './report';
-import { StreamsSummary, summariseStreams } from './streams';
-
-export interface Target {
-  /** The figure, the ceiling it is compared with, and their ratio (figure / ceiling). */
-  value: number;
-  ceiling: number;
-  ratio: number;
-  /** The ratio the target allows (at most). */
-  target: number;
-  met: boolean;
-}
-
-export interface Summary {
-  /** API CPU per poll (ms) against bare Koa's CPU per request serving the same records; target 5. */
-  pollCpu: (Target & { records: number; clients: number })[];
-  /**
-   * API + worker CPU per status update (ms) against bare Koa per request plus bare BullMQ
-   * add-and-wait per job (producer and worker); target 2.
-   */
-  statusUpdateCpu: (Target & { clients: number; apiMs: number; workerMs: number; koaMs: number; producerMs: number; echoWorkerMs: number })[];
-  /** MongoDB commands per request on the hot paths (API + worker); at most 2 each. */
-  mongoRoundTrips: { statusUpdate: number; poll: number; target: number; met: boolean };
-  /** Redis commands per request (script-internal commands included), next to the bare queue's per job. */
-  redisCommands: { statusUpdate: number; bullmqCeilingPerJob: number; poll: number };
-  /** The streams level: RSS per stream (at most 16 KiB) and fan-out against its floor (at most 1.5). */
-  streams?: StreamsSummary;
-}
-
+import type { BenchResults, Summary, Target } from './results';
+import { round } from './statistics';
+import { summariseStreams } from './streams';
 
 function target(value: number, ceiling: number, allowed: number): Target {
   const ratio = ceiling > 0 ? round(value / ceiling) : 0;

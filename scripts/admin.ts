@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { AdminClient } from '@pos/shared/clients/admin-client';
-import { ApiError } from '@pos/shared/clients/json-http';
+import { ApiError } from '@pos/shared/clients/errors';
 import { COMMAND_KINDS, CommandKind } from '@pos/shared/domain/commands';
 import { isOrderState } from '@pos/shared/domain/order-state';
 import { historyCursorOf } from '@pos/shared/schemas/history';

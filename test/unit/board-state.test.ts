@@ -13,6 +13,7 @@ import {
   FINISHED_SHOWN,
   FINISHED_VISIBLE_MS,
   removeCommand,
+  revealedBy,
   sorted,
 } from '@pos/board/board-state';
 import type { CommandRecord } from '@pos/shared/domain/records';
@@ -95,5 +96,27 @@ describe('board state', () => {
     expect(sorted(board.commands).map((c) => c.number)).toEqual([1, 2]);
     expect(sorted(removeCommand(board, 1).commands).map((c) => c.number)).toEqual([2]);
     expect(removeCommand(board, 7)).toEqual(board);
+  });
+
+  it('tells which work a read shows first: new PLACED and FAILED orders and new commands, never a final one', () => {
+    let before = applyOrder(emptyBoard, order(1, 'PLACED'), 0);
+    before = applyOrder(before, order(2, 'FAILED'), 0);
+    before = applyOrder(before, order(3, 'COMPLETED'), 0);
+    before = applyCommand(before, command(1));
+    const after = applyRead(before, {
+      placed: [order(1, 'PLACED'), order(3, 'PLACED'), order(5, 'PLACED', { tableNumber: 7 }), order(2, 'PLACED')],
+      failed: [order(4, 'FAILED')],
+      commands: [command(1), command(2)],
+    });
+    const revealed = revealedBy(before, after);
+    expect(revealed.orders.map((o) => [o.number, o.state])).toEqual([
+      [2, 'PLACED'],
+      [5, 'PLACED'],
+      [4, 'FAILED'],
+    ]);
+    expect(revealed.commands.map((c) => c.number)).toEqual([2]);
+    // a read of the same work again shows nothing new
+    const again = applyRead(after, { placed: sorted(after.placed), failed: sorted(after.failed), commands: sorted(after.commands) });
+    expect(revealedBy(after, again)).toEqual({ orders: [], commands: [] });
   });
 });

@@ -1,5 +1,6 @@
 import { ProblemError } from '@pos/shared/domain/problem';
-import { formatPosition, parseCursor, startPosition } from '@pos/api/stream/cursor';
+import { parseCursor } from '@pos/api/stream/cursor';
+import { cursorQuery, formatEventId, furthest, parseEventId, startOf } from '@pos/shared/events/stream-cursor';
 
 function problemOf(fn: () => unknown): ProblemError {
   try {
@@ -14,7 +15,7 @@ function problemOf(fn: () => unknown): ProblemError {
 describe('stream cursor', () => {
   it('is empty (replay everything) without parameters or header', () => {
     expect(parseCursor({}, '')).toEqual({});
-    expect(startPosition({})).toEqual({ orderNumber: 0, commandNumber: 0 });
+    expect(startOf({})).toEqual({ orderNumber: 0, commandNumber: 0 });
   });
 
   it('reads orderNumber and commandNumber, each optional', () => {
@@ -50,7 +51,25 @@ describe('stream cursor', () => {
   });
 
   it('formats positions as <orderNumber>.<commandNumber>', () => {
-    expect(formatPosition({ orderNumber: 12, commandNumber: 3 })).toBe('12.3');
-    expect(formatPosition(startPosition({ commandNumber: 2 }))).toBe('0.2');
+    expect(formatEventId({ orderNumber: 12, commandNumber: 3 })).toBe('12.3');
+    expect(formatEventId(startOf({ commandNumber: 2 }))).toBe('0.2');
+  });
+
+  it('reads an event id back as the position it formats, and nothing else as one', () => {
+    expect(parseEventId(formatEventId({ orderNumber: 12, commandNumber: 3 }))).toEqual({ orderNumber: 12, commandNumber: 3 });
+    for (const id of ['', '3', '1.2.3', ' 1.2', '-1.2', '1.5e1', '1234567890123456.1']) expect(parseEventId(id)).toBeUndefined();
+  });
+
+  it('reconnects with a query the API reads back as the same cursor', () => {
+    expect(cursorQuery(undefined)).toBe('');
+    expect(cursorQuery({ orderNumber: 7, commandNumber: 0 })).toBe('?orderNumber=7&commandNumber=0');
+    const query = cursorQuery({ orderNumber: 7, commandNumber: 4 });
+    expect(query).toBe('?orderNumber=7&commandNumber=4');
+    expect(startOf(parseCursor(Object.fromEntries(new URLSearchParams(query)), ''))).toEqual({ orderNumber: 7, commandNumber: 4 });
+  });
+
+  it('only ever moves forward, number by number', () => {
+    expect(furthest(undefined, { orderNumber: 2, commandNumber: 1 })).toEqual({ orderNumber: 2, commandNumber: 1 });
+    expect(furthest({ orderNumber: 5, commandNumber: 1 }, { orderNumber: 2, commandNumber: 3 })).toEqual({ orderNumber: 5, commandNumber: 3 });
   });
 });

@@ -1,7 +1,7 @@
 import { ParsedUrlQuery, parse } from 'node:querystring';
 import type { ParameterizedContext } from 'koa';
 import type { Logger } from '@pos/shared/log';
-import type { SessionDoc } from '@pos/shared/store/sessions';
+import type { SessionDoc } from '@pos/shared/store/documents';
 
 /** What middleware puts on `ctx.state` for the handlers after it. */
 export interface AppState {

@@ -5,8 +5,8 @@ import { requireUrls } from '@pos/shared/config';
 import { problems } from '@pos/shared/domain/problem';
 import { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
-import { jobDataFault } from '@pos/shared/queue/job-schemas';
-import { isReplyChannel, JOB, JobOutcome, JobReply, OrderActionJob, SessionCloseJob, WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { checkJob } from '@pos/shared/queue/job-schemas';
+import { isReplyChannel, JobOutcome, JobPayload, JobReply, WORK_QUEUE } from '@pos/shared/queue/jobs';
 import type { Partition } from '@pos/shared/queue/partitions';
 import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
 import { closeRedis, createRedis, publish, redisTarget } from '@pos/shared/redis';
@@ -21,11 +21,11 @@ import { settleWithin } from '@pos/shared/util/deadline';
 import { AnsweredJobs, standingAnswer } from './jobs/answered-jobs';
 import type { JobContext } from './jobs/context';
 import { watchDrain } from './drain';
+import { faultInjection } from './fault-injection';
+import { runJob } from './jobs/handlers';
 import { startLifecycle } from './jobs/lifecycle';
-import { applyOrderAction } from './jobs/order-action';
 import { OrderCache } from './jobs/order-cache';
 import { Outbox } from './jobs/outbox';
-import { closeSession } from './jobs/session-close';
 import { createWorkerMetrics, serveMetrics } from './metrics';
 
 export interface RunningWorker {
@@ -33,7 +33,8 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-type JobData = (OrderActionJob | SessionCloseJob) & { replyTo?: string; requestId?: string };
+/** A job's data as BullMQ hands it over: what the contract says, until checkJob has checked it. */
+type JobData = JobPayload['data'];
 
 /** The log fields of a job; its request id only when it is one (the data may be anything). */
 function jobFields(job: Job<JobData>) {
@@ -68,12 +69,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     (await locations.failureThreshold(locationId)) ?? config.failureThreshold;
 
   const answers = new AnsweredJobs(config.redisPrefix, ANSWER_KEPT_LOCK_PERIODS * config.jobLockDurationMs);
-  const checkpoint = (point: Parameters<JobContext['checkpoint']>[0]) => {
-    if (config.faultInject !== `crash-${point}`) return;
-    // Best effort: pino writes asynchronously, and SIGKILL may beat this line to the pipe.
-    log.warn({ point }, 'FAULT_INJECT: killing this worker');
-    process.kill(process.pid, 'SIGKILL');
-  };
+  const checkpoint = faultInjection(config.faultInject, log);
 
   /** The reply message to the waiting API node, when a node of this deployment waits. */
   const replyOf = (job: Job<JobData>, outcome: JobOutcome): [string, string] | undefined => {
@@ -89,8 +85,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
 
   const process_ = async (job: Job<JobData>): Promise<JobOutcome> => {
     // Nothing acts on data that breaks the queue contract; no retry would mend it.
-    const fault = jobDataFault(job.name, job.data);
-    if (fault) throw new UnrecoverableError(`malformed job data: ${fault}`);
+    const checked = checkJob(job.name, job.data);
+    if (typeof checked === 'string') throw new UnrecoverableError(`malformed job data: ${checked}`);
     const jobLog = log.child(jobFields(job));
     // Run before: if that run answered, its answer stands (see AnsweredJobs); a 200's order is read again.
     const answered = job.attemptsStarted > 1 ? await answers.recall(redis, job.id!) : undefined;
@@ -108,17 +104,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       log: jobLog,
       checkpoint,
     };
-    let outcome: JobOutcome;
-    switch (job.name) {
-      case JOB.orderAction:
-        outcome = await applyOrderAction(ctx, job.data as OrderActionJob);
-        break;
-      case JOB.sessionClose:
-        outcome = await closeSession(ctx, job.data as SessionCloseJob);
-        break;
-      default:
-        throw new Error(`unknown job ${job.name}`);
-    }
+    const outcome = await runJob(ctx, checked);
     await outbox.send(redis, answers.record(job.id!, outcome), replyOf(job, outcome));
     checkpoint('after-answer');
     return outcome;

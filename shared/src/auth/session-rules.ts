@@ -1,4 +1,4 @@
-import type { SessionDoc, SessionType } from '../store/sessions';
+import type { SessionDoc, SessionType } from '../store/documents';
 
 /** The interface's two 401 bodies, byte for byte (docs/register-interface.md, part 5 rules 4 and 5). */
 export const SESSION_NOT_VALID_BODY = '{"error":"Session not valid"}';

@@ -1,7 +1,7 @@
 /**
  * Problem details (RFC 7807), the one error body of the service. Titles are the interface's.
  */
-import type { ProblemBody } from '../schemas/responses';
+import type { FromSchema } from 'json-schema-to-ts';
 
 /**
  * Every kind of problem the service answers, with its status: the one table that routes, the
@@ -29,7 +29,23 @@ export const PROBLEM_KINDS = {
 
 export type ProblemKind = keyof typeof PROBLEM_KINDS;
 
-export type { ProblemBody };
+/** The body of every problem answer, as JSON Schema (the OpenAPI document publishes it). */
+export const problemBodySchema = {
+  type: 'object',
+  description: 'Problem details (RFC 7807, part 7.2)',
+  additionalProperties: false,
+  required: ['type', 'title', 'status', 'detail', 'instance'],
+  properties: {
+    type: { type: 'string', const: 'about:blank' },
+    title: { type: 'string', enum: [...new Set(Object.values(PROBLEM_KINDS).map((kind) => kind.title))] },
+    status: { type: 'integer' },
+    detail: { type: 'string', description: 'Human-readable explanation; for 500, and store errors, it begins with an id that is also in the log' },
+    instance: { type: 'string', description: 'The request path, without the query string' },
+  },
+} as const;
+
+/** `title` is any of the table's titles; which status carries which is PROBLEM_KINDS'. */
+export type ProblemBody = Omit<FromSchema<typeof problemBodySchema>, 'title'> & { title: string };
 
 /** A problem without its request: what domain code and workers produce. */
 export interface Problem {

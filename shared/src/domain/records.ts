@@ -1,53 +1,13 @@
 /**
- * Stored documents and their wire records. The one serialiser of orders and commands:
- * absent values are absent keys (never null), timestamps are ISO-8601 UTC with milliseconds.
- * The record types are derived from their JSON schemas (schemas/responses.ts).
+ * The wire records of stored orders and commands (store/documents.ts). The one serialiser of
+ * orders and commands: absent values are absent keys (never null), timestamps are ISO-8601 UTC
+ * with milliseconds. The record types are derived from their JSON schemas (schemas/responses.ts).
  */
 import type { CommandRecord, OperatorOrderRecord, OrderRecord, OrderRow } from '../schemas/responses';
-import type { OrderState } from './order-state';
+import type { CommandDoc, OrderDoc } from '../store/documents';
 import type { CommandKind } from './commands';
 
-export type { CommandRecord, OperatorOrderRecord, OrderRecord, OrderRow };
-
-export interface OrderDoc {
-  _id: string;
-  locationId: string;
-  number: number;
-  state: OrderState;
-  /** Grows by one with every write; writes are conditional on the version read. */
-  version: number;
-  failureCount: number;
-  /** Ids of the last jobs applied, so a job re-run after a crash is applied once. */
-  appliedJobs: string[];
-  rows: OrderRow[];
-  guestCount: number;
-  tableNumber?: number;
-  userNumber?: number;
-  /** The customer session that created the order; absent for counter orders. */
-  sessionId?: string;
-  /** The creating request's identity under an Idempotency-Key, so that its retry finds this order. */
-  idempotencyId?: string;
-  orderTime?: Date;
-  completeTime?: Date;
-  failedTime?: Date;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface CommandDoc {
-  _id: string;
-  locationId: string;
-  number: number;
-  kind: CommandKind;
-  tableNumber?: number;
-  /** The customer session that asked for it (its commands are capped); never on the wire. */
-  sessionId?: string;
-  /** The creating request's identity under an Idempotency-Key, so that its retry finds this command. */
-  idempotencyId?: string;
-  createdAt: Date;
-  /** A command is live until acknowledged (deleted) or until this moment. */
-  expiresAt: Date;
-}
+export type { CommandRecord, CommandDoc, OperatorOrderRecord, OrderDoc, OrderRecord, OrderRow };
 
 /** What an order's record is made of: reads for records fetch only these fields. */
 export type OrderFields = Pick<OrderDoc, 'number' | 'state' | 'tableNumber' | 'userNumber' | 'rows' | 'guestCount' | 'orderTime' | 'completeTime' | 'failedTime'>;

@@ -3,7 +3,8 @@
  * subscribes only to the locations whose streams it holds (on a cluster, sharded pub/sub: the
  * channel lives on one shard, chosen by its hash slot, instead of being copied to every node).
  */
-import type { CommandDoc, CommandRecord, OrderDoc, OrderRecord } from '../domain/records';
+import type { CommandRecord, OrderRecord } from '../domain/records';
+import type { CommandDoc, OrderDoc } from '../store/documents';
 import { toCommandRecord, toOrderRecord } from '../domain/records';
 import { publish, RedisClient } from '../redis';
 import { SessionChange, sessionsChannel } from './session-changes';

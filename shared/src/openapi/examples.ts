@@ -5,7 +5,7 @@
 import { SESSION_NOT_VALID_BODY } from '../auth/session-rules';
 import { Problem, problems } from '../domain/problem';
 import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '../domain/records';
-import type { CommandDoc, OrderDoc } from '../domain/records';
+import type { CommandDoc, OrderDoc } from '../store/documents';
 import { storeProblem } from '../store/store-errors';
 import { toLocationView } from '../store/locations';
 import { toSessionView } from '../store/sessions';

@@ -3,11 +3,12 @@
  * every job against them before acting: anyone who can add jobs (Redis access, a writable Bull
  * Board) could otherwise hand it operators for ids or strings for numbers.
  */
-import Ajv from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
+import type { FromSchema } from 'json-schema-to-ts';
 import { ORDER_STATES } from '../domain/order-state';
 import { ID_PATTERN } from '../store/query-values';
 import { LIMITS } from '../schemas/requests';
-import { JOB } from './jobs';
+import { JOB, type JobDataOf, type JobName } from './jobs';
 
 const ajv = new Ajv({ allErrors: false, strict: true });
 
@@ -20,12 +21,13 @@ const base = {
   deadline: { type: 'integer', minimum: 0 },
 } as const;
 
-const kindOnly = (kind: string) => ({
-  type: 'object',
-  additionalProperties: false,
-  required: ['kind'],
-  properties: { kind: { type: 'string', const: kind } },
-});
+const kindOnly = <K extends string>(kind: K) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['kind'],
+    properties: { kind: { type: 'string', const: kind } },
+  }) as const;
 
 const orderActionSchema = {
   type: 'object',
@@ -62,28 +64,44 @@ const orderActionSchema = {
       ],
     },
   },
-};
+} as const;
 
 const sessionCloseSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['sessionId'],
   properties: { ...base, sessionId: id },
-};
-
-const validators: Record<string, ReturnType<typeof ajv.compile>> = {
-  [JOB.orderAction]: ajv.compile(orderActionSchema),
-  [JOB.sessionClose]: ajv.compile(sessionCloseSchema),
-};
+} as const;
 
 /**
- * What is wrong with a job's data (`/scope/sessionId must be string`), or undefined when it
- * keeps the contract. The fault names the field, never its value.
+ * Each job's validator: a type guard for its data. Each guard is of its schema's own type
+ * (FromSchema), which must be the contract's type for the table to compile: a guard never
+ * vouches for more than its schema checks.
  */
-export function jobDataFault(name: string, data: unknown): string | undefined {
-  const validate = Object.hasOwn(validators, name) ? validators[name] : undefined;
-  if (!validate) return 'unknown job name';
-  if (validate(data)) return undefined;
-  const error = validate.errors![0]!;
-  return `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`;
+const validators: { [N in JobName]: ValidateFunction<JobDataOf<N>> } = {
+  [JOB.orderAction]: ajv.compile<FromSchema<typeof orderActionSchema>>(orderActionSchema),
+  [JOB.sessionClose]: ajv.compile<FromSchema<typeof sessionCloseSchema>>(sessionCloseSchema),
+};
+
+/** A job whose data keeps the queue contract: its name, and its data typed by that name. */
+export interface CheckedJob<N extends JobName = JobName> {
+  name: N;
+  data: JobDataOf<N>;
+}
+
+const isJobName = (name: string): name is JobName => Object.hasOwn(validators, name);
+
+function check<N extends JobName>(name: N, data: unknown): CheckedJob<N> | string {
+  const validate = validators[name];
+  if (validate(data)) return { name, data };
+  const error = validate.errors?.[0];
+  return `${error?.instancePath || '/'} ${error?.message ?? 'is invalid'}`;
+}
+
+/**
+ * The job, typed by its name, when its data keeps the contract; else what is wrong with it
+ * (`unknown job name`, `/scope/sessionId must be string`). A fault names the field, never its value.
+ */
+export function checkJob(name: string, data: unknown): CheckedJob | string {
+  return isJobName(name) ? check(name, data) : 'unknown job name';
 }

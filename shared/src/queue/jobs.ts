@@ -35,7 +35,19 @@ export interface SessionCloseJob extends JobBase {
   sessionId: string;
 }
 
-export type JobPayload = { name: typeof JOB.orderAction; data: OrderActionJob } | { name: typeof JOB.sessionClose; data: SessionCloseJob };
+/** Each job's data, by the job's name. */
+export interface JobDataByName {
+  [JOB.orderAction]: OrderActionJob;
+  [JOB.sessionClose]: SessionCloseJob;
+}
+
+export type JobName = keyof JobDataByName;
+
+/** The data of the job named `N`. */
+export type JobDataOf<N extends JobName> = JobDataByName[N];
+
+/** A job as it is added: its name, and the data of that name. */
+export type JobPayload = { [N in JobName]: { name: N; data: JobDataOf<N> } }[JobName];
 
 /** What the worker decided; the API answers with it as it is. */
 export type JobOutcome = { status: 200; body: unknown } | { status: 204 } | { status: number; problem: Problem };

@@ -1,12 +1,13 @@
 /**
  * Response body schemas: what the serialisers produce, as JSON Schema. The TypeScript types of
- * the records (domain/records.ts), the views (store/locations.ts, store/sessions.ts) and problem
- * bodies are derived from these (json-schema-to-ts), so a type and its schema cannot drift; the
- * OpenAPI document publishes them, and the contract tests check every response against them.
+ * the records (domain/records.ts) and the views (store/locations.ts, store/sessions.ts) are
+ * derived from these (json-schema-to-ts), as the problem body's is from its schema beside the
+ * problem table (domain/problem.ts), so a type and its schema cannot drift; the OpenAPI document
+ * publishes them, and the contract tests check every response against them.
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { ORDER_STATES } from '../domain/order-state';
-import { PROBLEM_KINDS } from '../domain/problem';
+import { problemBodySchema, type ProblemBody } from '../domain/problem';
 
 const timestamp = {
   type: 'string',
@@ -136,20 +137,6 @@ export const rotatedSessionSchema = {
   properties: { ...sessionViewProperties, apiKey },
 } as const;
 
-export const problemBodySchema = {
-  type: 'object',
-  description: 'Problem details (RFC 7807, part 7.2)',
-  additionalProperties: false,
-  required: ['type', 'title', 'status', 'detail', 'instance'],
-  properties: {
-    type: { type: 'string', const: 'about:blank' },
-    title: { type: 'string', enum: [...new Set(Object.values(PROBLEM_KINDS).map((kind) => kind.title))] },
-    status: { type: 'integer' },
-    detail: { type: 'string', description: 'Human-readable explanation; for 500, and store errors, it begins with an id that is also in the log' },
-    instance: { type: 'string', description: 'The request path, without the query string' },
-  },
-} as const;
-
 export const healthSchema = {
   type: 'object',
   additionalProperties: false,
@@ -178,5 +165,6 @@ export type IssuedSession = FromSchema<typeof issuedSessionSchema>;
 export type RotatedSession = FromSchema<typeof rotatedSessionSchema>;
 export type HealthBody = FromSchema<typeof healthSchema>;
 export type ReadinessBody = FromSchema<typeof readinessSchema>;
-/** `title` is any of the table's titles; which status carries which is PROBLEM_KINDS'. */
-export type ProblemBody = Omit<FromSchema<typeof problemBodySchema>, 'title'> & { title: string };
+
+// Defined with the problem table; published with the other bodies.
+export { problemBodySchema, type ProblemBody };

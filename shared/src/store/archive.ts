@@ -5,18 +5,12 @@
  * finished orders and the operators' history.
  */
 import type { Db } from 'mongodb';
-import type { OrderDoc } from '../domain/records';
+import type { ArchivedOrderDoc, OrderDoc } from './documents';
 import { collections, deleteDue, recordId } from './mongo';
 import { atVersions, type OrderScope, type OrdersRepo } from './orders';
 import { isDuplicateKey } from './store-errors';
 
-export interface ArchivedOrderDoc extends OrderDoc {
-  archivedAt: Date;
-  /** The archive drops the order at this moment (ORDER_RETENTION after archiving). */
-  purgeAt: Date;
-  /** Set on an unsubmitted order (SELECTING or NEW) that expired: kept for the record, answered as a missing order. */
-  expiredAt?: Date;
-}
+export type { ArchivedOrderDoc };
 
 /** A position in a history listing: after this completion time and, at that time, this number. */
 export interface HistoryCursor {

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { CommandKind } from '../domain/commands';
-import type { CommandDoc } from '../domain/records';
+import type { CommandDoc } from './documents';
 import { collections, deleteDue, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
 

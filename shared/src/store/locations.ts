@@ -1,21 +1,12 @@
 import type { Db, Filter } from 'mongodb';
 import type { LocationView } from '../schemas/responses';
+import type { LocationDoc } from './documents';
 import { newId } from './ids';
 import { collections } from './mongo';
 import type { Page } from './page';
 import { asString } from './query-values';
 
-export interface LocationDoc {
-  _id: string;
-  name: string;
-  failureThreshold: number;
-  /** The last order and command numbers handed out; the two per-location sequences. */
-  orderSeq: number;
-  commandSeq: number;
-  createdAt: Date;
-}
-
-export type { LocationView };
+export type { LocationDoc, LocationView };
 
 /** What an admin may change of a location. */
 export interface LocationChanges {

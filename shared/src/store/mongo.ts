@@ -1,9 +1,6 @@
 import { Collection, Db, Filter, MongoClient } from 'mongodb';
-import type { CommandDoc, OrderDoc } from '../domain/records';
-import type { ArchivedOrderDoc } from './archive';
-import type { LocationDoc } from './locations';
+import type { ArchivedOrderDoc, CommandDoc, LocationDoc, OrderDoc, SessionDoc } from './documents';
 import { asInteger, asString } from './query-values';
-import type { SessionDoc } from './sessions';
 
 export interface Store {
   client: MongoClient;

@@ -2,7 +2,8 @@ import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
-import type { OrderDoc, OrderRow } from '../domain/records';
+import type { OrderRow } from '../domain/records';
+import type { OrderDoc } from './documents';
 import { collections, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
 

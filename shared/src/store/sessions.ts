@@ -1,33 +1,15 @@
 import type { Db, Filter } from 'mongodb';
 import type { SessionView } from '../schemas/responses';
+import type { NewSession, SessionDoc, SessionType } from './documents';
 import { newId } from './ids';
 import { collections } from './mongo';
 import type { Page } from './page';
 import { asString } from './query-values';
 
-export type SessionType = 'SERVICE' | 'CUSTOMER';
+export type { NewSession, SessionDoc, SessionType, SessionView };
 
-export interface SessionDoc {
-  _id: string;
-  type: SessionType;
-  locationId: string;
-  /** SHA-256 of the API key; the key itself is never stored. */
-  keyHash: string;
-  /** The hash of the key the last rotation replaced; it keeps working until previousKeyExpiresAt (auth/session-rules). */
-  previousKeyHash?: string;
-  previousKeyExpiresAt?: Date;
-  keyRotatedAt?: Date;
-  deviceId?: string;
-  userNumber?: number;
-  tableNumber?: number;
-  createdAt: Date;
-  expiresAt?: Date;
-  closedAt?: Date;
-}
-
-export type NewSession = Omit<SessionDoc, '_id' | 'createdAt' | 'closedAt' | 'previousKeyHash' | 'previousKeyExpiresAt' | 'keyRotatedAt'>;
-
-export type { SessionView };
+/** A session as its key rotation left it: the rotation's fields set. */
+export type RotatedSessionDoc = SessionDoc & Required<Pick<SessionDoc, 'previousKeyHash' | 'previousKeyExpiresAt' | 'keyRotatedAt'>>;
 
 /** The admin's view of a session: never its key, never a key's hash. */
 export function toSessionView(doc: SessionDoc): SessionView {
@@ -82,7 +64,7 @@ export class SessionsRepo {
    * working until `previousKeyExpiresAt`. Conditional on the key read, so of two concurrent
    * rotations one wins; null when the session was closed or rotated since `session` was read.
    */
-  async rotateKey(session: SessionDoc, keyHash: string, now: Date, graceMs: number): Promise<SessionDoc | null> {
+  async rotateKey(session: SessionDoc, keyHash: string, now: Date, graceMs: number): Promise<RotatedSessionDoc | null> {
     const set = { keyHash, previousKeyHash: session.keyHash, previousKeyExpiresAt: new Date(now.getTime() + graceMs), keyRotatedAt: now };
     const { modifiedCount } = await this.c.updateOne({ _id: session._id, keyHash: session.keyHash, closedAt: { $exists: false } }, { $set: set });
     return modifiedCount === 1 ? { ...session, ...set } : null;

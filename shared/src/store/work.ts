@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
-import type { CommandFields, OrderDoc, OrderFields } from '../domain/records';
+import type { CommandFields, OrderFields } from '../domain/records';
+import type { OrderDoc } from './documents';
 import { collections } from './mongo';
 import { asInteger, asString } from './query-values';
 

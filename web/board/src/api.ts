@@ -4,6 +4,7 @@
  * token as a bearer. The secret goes in headers, never in a URL.
  */
 import { type CommandRecord, isOrderRecord } from '@pos/shared/domain/records';
+import { cursorQuery, type StreamCursor } from '@pos/shared/events/stream-cursor';
 import type { BoardOrder, WorkRead } from './board-state';
 import { request, requestAll } from './http';
 
@@ -23,16 +24,11 @@ export interface StreamTarget {
   headers: Record<string, string>;
 }
 
-export interface Cursor {
-  orderNumber: number;
-  commandNumber: number;
-}
-
 export interface BoardApi {
   readonly mode: Mode;
   /** Checks the credentials; the board's title (the location's name; a register key cannot read it). */
   signIn(): Promise<string>;
-  stream(cursor: Cursor | undefined): StreamTarget;
+  stream(cursor: StreamCursor | undefined): StreamTarget;
   readWork(): Promise<WorkRead>;
   setStatus(orderNumber: number, newState: 'COMPLETED' | 'ABORTED'): Promise<BoardOrder>;
   /** Operators only. */
@@ -42,9 +38,6 @@ export interface BoardApi {
 
 /** The admin API's prefix (services/api/src/routes/admin.ts). */
 const ADMIN_PREFIX = '/admin/v1';
-
-const withCursor = (url: string, cursor: Cursor | undefined) =>
-  cursor ? `${url}?orderNumber=${cursor.orderNumber}&commandNumber=${cursor.commandNumber}` : url;
 
 /** The register interface's base path, which the API writes into the page. */
 export function basePath(): string {
@@ -68,7 +61,7 @@ export function kitchenApi(secret: string, base = basePath()): BoardApi {
       await readWork();
       return 'Location board';
     },
-    stream: (cursor) => ({ url: withCursor(`${base}/notifications/service/stream`, cursor), headers }),
+    stream: (cursor) => ({ url: `${base}/notifications/service/stream${cursorQuery(cursor)}`, headers }),
     readWork,
     setStatus: (n, newState) => call('PUT', `/orders/${n}/statusupdate`, { newState }),
     acknowledge: (n) => call('DELETE', `/commands/${n}`),
@@ -83,7 +76,7 @@ export function operatorApi(secret: string, locationId: string): BoardApi {
   return {
     mode: 'operator',
     signIn: async () => (await call<{ name: string }>('GET', '')).name,
-    stream: (cursor) => ({ url: withCursor(`${at}/stream`, cursor), headers }),
+    stream: (cursor) => ({ url: `${at}/stream${cursorQuery(cursor)}`, headers }),
     readWork: async () => {
       const [placed, failed, commands] = await Promise.all([
         requestAll<BoardOrder>(`${at}/orders?state=PLACED`, headers),

@@ -7,6 +7,8 @@
  *   applied after it, in order, so whatever happened after the read wins.
  * - COMPLETED and ABORTED are final: once the board knows an order reached one, no older event
  *   or read brings it back.
+ * - New work is announced whichever way it arrives first, event or read (revealedBy), except on
+ *   the board's first read: what was there when it opened is not news.
  */
 import type { CommandRecord, OrderRecord } from '@pos/shared/domain/records';
 
@@ -113,6 +115,17 @@ export function applyRead(state: BoardState, read: WorkRead, streamUnbroken = fa
   const placed = open(read.placed);
   const failed = read.failed ?? (streamUnbroken ? [...state.failed.values()].filter((order) => !placed.has(order.number)) : []);
   return { ...state, placed, failed: open(failed), commands: byNumber(read.commands) };
+}
+
+/**
+ * What a read showed that the board did not: orders newly PLACED (not final) or newly FAILED,
+ * and new commands, by number. The board announces them as it announces events (not on its
+ * first read): work that first reaches it through a read is already shown when its event follows.
+ */
+export function revealedBy(before: BoardState, after: BoardState): { orders: BoardOrder[]; commands: CommandRecord[] } {
+  const placed = sorted(after.placed).filter((order) => !before.placed.has(order.number) && !before.final.has(order.number));
+  const failed = sorted(after.failed).filter((order) => !before.failed.has(order.number));
+  return { orders: [...placed, ...failed], commands: sorted(after.commands).filter((command) => !before.commands.has(command.number)) };
 }
 
 /** Drops finished orders that have faded out. */

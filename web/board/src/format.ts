@@ -1,5 +1,5 @@
 /** Words and numbers as the board shows them. */
-import type { CommandRecord } from '@pos/shared/domain/records';
+import type { CommandRecord, OrderRecord } from '@pos/shared/domain/records';
 
 /** "just now", "45 s", "12 min", "1 h 5 min": how long ago `iso` was, at `now`. */
 export function age(iso: string | undefined, now: number): string {
@@ -33,4 +33,14 @@ export function commandLabel(command: CommandRecord): string {
   if (command.readTableState) return 'Read table state';
   if (command.exportMainData) return 'Export data';
   return 'Command';
+}
+
+/** What the live region says of an order new to the board (PLACED) or newly FAILED. */
+export function orderArrival(order: Pick<OrderRecord, 'number' | 'state' | 'tableNumber'>): string {
+  return order.state === 'FAILED' ? `Order ${order.number} failed` : `New order ${order.number}, ${tableLabel(order.tableNumber)}`;
+}
+
+/** What the live region says of a command new to the board. */
+export function commandArrival(command: CommandRecord): string {
+  return `${commandLabel(command)}, ${tableLabel(command.tableNumber)}`;
 }

@@ -1,12 +1,13 @@
 /**
  * The location's event stream, read over fetch: an EventSource cannot send the key or token in
  * a header, and neither belongs in a URL. Parsed by the service's own SSE parser. Reconnects
- * with its cursor (`orderNumber`, `commandNumber`) and tells the board to read the work again
+ * with its cursor (events/stream-cursor) and tells the board to read the work again
  * each time the stream opens, as the interface tells registers to do
  * (docs/register-interface.md, part 6 rule 2).
  */
 import { SseParser } from '@pos/shared/clients/sse-parser';
-import type { Cursor, StreamTarget } from './api';
+import { furthest, parseEventId, type StreamCursor } from '@pos/shared/events/stream-cursor';
+import type { StreamTarget } from './api';
 import { AuthError, RequestError } from './http';
 
 export type Connection =
@@ -32,10 +33,8 @@ export interface LiveStreamOptions {
   backoffCapMs: number;
 }
 
-const EVENT_ID = /^([0-9]+)\.([0-9]+)$/;
-
 export class LiveStream {
-  private cursor: Cursor | undefined;
+  private cursor: StreamCursor | undefined;
   private stopped = false;
   private attempt = 0;
   private retryMs = 1000;
@@ -44,7 +43,7 @@ export class LiveStream {
   private readonly onOnline = () => this.retryNow();
 
   constructor(
-    private readonly target: (cursor: Cursor | undefined) => StreamTarget,
+    private readonly target: (cursor: StreamCursor | undefined) => StreamTarget,
     private readonly handlers: LiveStreamHandlers,
     private readonly options: LiveStreamOptions = { watchdogMs: 60_000, backoffCapMs: 15_000 },
   ) {}
@@ -132,8 +131,8 @@ export class LiveStream {
     let healthy = false;
     const parser = new SseParser({
       onEvent: (event) => {
-        const id = EVENT_ID.exec(event.id);
-        if (id) this.cursor = { orderNumber: Number(id[1]), commandNumber: Number(id[2]) };
+        const position = parseEventId(event.id);
+        if (position) this.cursor = furthest(this.cursor, position);
         if (event.event !== 'order' && event.event !== 'command') return;
         this.handlers.onEvent(event.event, JSON.parse(event.data));
       },

@@ -2,7 +2,8 @@ import { LRUCache } from 'lru-cache';
 import type { Counter } from 'prom-client';
 import { hashApiKey, KeyForm, keyFormOf } from '@pos/shared/auth/keys';
 import { judgeSession, SessionVerdict } from '@pos/shared/auth/session-rules';
-import type { SessionDoc, SessionsRepo, SessionType } from '@pos/shared/store/sessions';
+import type { SessionDoc, SessionType } from '@pos/shared/store/documents';
+import type { SessionsRepo } from '@pos/shared/store/sessions';
 
 /**
  * Key hashes that matched no session, or a closed one, are answered from memory for this long.

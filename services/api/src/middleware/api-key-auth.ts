@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Next } from 'koa';
 import { SESSION_NOT_VALID_BODY, UNAUTHORIZED_BODY } from '@pos/shared/auth/session-rules';
 import { limitReached } from '@pos/shared/domain/problem';
-import type { SessionType } from '@pos/shared/store/sessions';
+import type { SessionType } from '@pos/shared/store/documents';
 import type { SessionLookup } from '../auth/session-lookup';
 import { AppContext, queryOf } from '../context';
 

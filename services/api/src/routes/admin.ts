@@ -1,18 +1,15 @@
 import type Router from '@koa/router';
-import { hashApiKey } from '@pos/shared/auth/keys';
 import { isOrderState } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '@pos/shared/domain/records';
 import { JOB } from '@pos/shared/queue/jobs';
 import { queryValidators, validators } from '@pos/shared/schemas/requests';
-import type { RotatedSession } from '@pos/shared/schemas/responses';
 import { encodeHistoryCursor, parseHistoryQuery } from '@pos/shared/schemas/history';
-import type { LocationDoc } from '@pos/shared/store/locations';
+import type { LocationDoc } from '@pos/shared/store/documents';
 import { toLocationView } from '@pos/shared/store/locations';
 import { isId } from '@pos/shared/store/query-values';
-import type { NewSession, SessionDoc } from '@pos/shared/store/sessions';
 import { toSessionView } from '@pos/shared/store/sessions';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { SessionKeys } from '../auth/session-keys';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
 import { requireAdmin } from '../middleware/admin-auth';
@@ -23,9 +20,6 @@ import { linkNext, queryOf, sendPage } from './pages';
 import { numberParam, sendOutcome } from './respond';
 import { createRouter } from './router';
 import { serveStream } from './stream';
-
-/** How long a key rotation waits to tell the nodes' streams; the rotation itself is written by then. */
-const ROTATION_NOTICE_TIMEOUT_MS = 2_000;
 
 export const ADMIN_PREFIX = '/admin/v1';
 
@@ -49,28 +43,12 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     return location;
   };
 
-  const issueKey = async (ctx: AppContext, session: Omit<NewSession, 'keyHash'>) => {
-    const apiKey = deps.newApiKey();
-    const doc = await deps.sessions.create({ ...session, keyHash: hashApiKey(apiKey) }, new Date());
-    ctx.state.log.info({ sessionId: doc._id, type: doc.type, locationId: doc.locationId }, 'session created');
-    ctx.status = 201;
-    // The key is shown this once; only its hash is stored.
-    ctx.body = { ...toSessionView(doc), apiKey };
-  };
-
-  /**
-   * Nodes drop their cached copy of the session (the old key's grace starts now), and streams
-   * opened with the old key end when that grace does. A failure here must not lose the new key.
-   */
-  const tellStreams = async (ctx: AppContext, session: SessionDoc) => {
-    try {
-      const notices = Promise.all([deps.events.sessionChanged(session._id), deps.events.keyRotated(session.locationId, session._id)]);
-      await withDeadline(notices, ROTATION_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
-    } catch (err) {
-      // Streams re-read their session after a Redis reconnect, and judge their key then.
-      ctx.state.log.warn({ err, sessionId: session._id }, 'could not tell the streams of a key rotation');
-    }
-  };
+  const keys = new SessionKeys({
+    sessions: deps.sessions,
+    events: deps.events,
+    newApiKey: deps.newApiKey,
+    keyRotationGraceMs: deps.config.keyRotationGraceMs,
+  });
 
   router.post('/locations', ...write, async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.location);
@@ -111,35 +89,22 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     const expiresAt = input.expiresAt ? new Date(input.expiresAt) : undefined;
     await beginWork(ctx);
     const location = await locationOf(ctx);
-    await issueKey(ctx, { type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, expiresAt });
+    ctx.body = await keys.issue({ type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, expiresAt }, ctx.state.log);
+    ctx.status = 201;
   });
 
   router.post('/locations/:id/customer-sessions', ...write, async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.customerSession);
     await beginWork(ctx);
     const location = await locationOf(ctx);
-    await issueKey(ctx, {
-      type: 'CUSTOMER',
-      locationId: location._id,
-      userNumber: input.userNumber,
-      tableNumber: input.tableNumber,
-      expiresAt: new Date(Date.now() + deps.config.customerSessionTtlMs),
-    });
+    const expiresAt = new Date(Date.now() + deps.config.customerSessionTtlMs);
+    ctx.body = await keys.issue({ type: 'CUSTOMER', locationId: location._id, userNumber: input.userNumber, tableNumber: input.tableNumber, expiresAt }, ctx.state.log);
+    ctx.status = 201;
   });
 
   router.post('/sessions/:sessionId/rotate-key', ...write, async (ctx: AppContext) => {
-    const { sessionId } = ctx.params;
     await beginWork(ctx);
-    const session = isId(sessionId) ? await deps.sessions.find(sessionId) : null;
-    if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
-    if (session.closedAt) throw new ProblemError(problems.conflict('Session is closed; its key cannot be rotated'));
-    const apiKey = deps.newApiKey();
-    const rotated = await deps.sessions.rotateKey(session, hashApiKey(apiKey), new Date(), deps.config.keyRotationGraceMs);
-    if (!rotated) throw new ProblemError(problems.conflict('Session was closed or its key rotated meanwhile; read it again'));
-    ctx.state.log.info({ sessionId, previousKeyExpiresAt: rotated.previousKeyExpiresAt }, 'session key rotated');
-    await tellStreams(ctx, rotated);
-    // The new key is shown this once; only its hash is stored.
-    ctx.body = { ...toSessionView(rotated), apiKey } as RotatedSession;
+    ctx.body = await keys.rotate(String(ctx.params.sessionId), ctx.state.log);
   });
 
   router.delete('/sessions/:sessionId', ...write, async (ctx: AppContext) => {

@@ -1,7 +1,8 @@
 import type Router from '@koa/router';
 import { rowsReplacementConflict } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import { OrderDoc, toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
+import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
+import type { OrderDoc } from '@pos/shared/store/documents';
 import { JOB } from '@pos/shared/queue/jobs';
 import { validators } from '@pos/shared/schemas/requests';
 import { findOrder } from '@pos/shared/store/archive';

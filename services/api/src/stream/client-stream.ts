@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import { judgeSession, KeyLimit } from '@pos/shared/auth/session-rules';
 import type { Config } from '@pos/shared/config';
+import { CursorRequest, formatEventId, startOf, StreamCursor } from '@pos/shared/events/stream-cursor';
 import type { Logger } from '@pos/shared/log';
-import type { SessionDoc } from '@pos/shared/store/sessions';
+import type { SessionDoc } from '@pos/shared/store/documents';
 import { fullJitter } from '@pos/shared/util/jitter';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import { SECURITY_HEADERS } from '../middleware/security-headers';
-import { Cursor, formatPosition, startPosition, StreamPosition } from './cursor';
 import { readReplay, Replay, ResyncRead, StreamRepos, unseenBuffered } from './replay';
 import { SseWriter } from './sse-writer';
 import type { ClockedStream, StreamClock } from './stream-clock';
@@ -67,7 +67,7 @@ export type StreamReader =
 
 export interface ClientStreamOptions {
   reader: StreamReader;
-  cursor: Cursor;
+  cursor: CursorRequest;
   res: ServerResponse;
   repos: StreamRepos;
   config: Pick<Config, 'sseMaxBufferBytes'>;
@@ -109,7 +109,7 @@ export class ClientStream implements ClockedStream {
 
   private phase: 'syncing' | 'live' | 'held' | 'ended' = 'syncing';
   private buffer: WorkEvent[] = [];
-  private readonly position: StreamPosition;
+  private readonly position: StreamCursor;
   private writer: SseWriter | undefined;
   /** Only for a session that expires (or a key retired) before SSE_TIMEOUT would end the stream. */
   private expiry: NodeJS.Timeout | undefined;
@@ -147,7 +147,7 @@ export class ClientStream implements ClockedStream {
     this.sessionId = reader.kind === 'register' ? reader.session._id : undefined;
     this.locationId = reader.kind === 'register' ? reader.session.locationId : reader.locationId;
     this.audience = reader.kind;
-    this.position = startPosition(options.cursor);
+    this.position = startOf(options.cursor);
     this.knownUpTo = this.position.orderNumber;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
 
@@ -224,7 +224,7 @@ export class ClientStream implements ClockedStream {
       return;
     }
     this.options.log.info(
-      { reader: this.audience, cursor: formatPosition(this.position), replay: replay.orders.length + replay.commands.length },
+      { reader: this.audience, cursor: formatEventId(this.position), replay: replay.orders.length + replay.commands.length },
       'stream opened',
     );
     this.goLive(replay);
@@ -349,7 +349,7 @@ export class ClientStream implements ClockedStream {
     if (reason === 'client-gone' || reason === 'slow-client') this.writer?.destroy();
     else this.writer?.end();
     this.options.onEnd(this);
-    const line = { reason, delivered: this.delivered, cursor: formatPosition(this.position), ms: Date.now() - this.joinedAt };
+    const line = { reason, delivered: this.delivered, cursor: formatEventId(this.position), ms: Date.now() - this.joinedAt };
     if (reason === 'slow-client' || reason === 'resync-failed') this.options.log.warn(line, 'stream ended');
     else this.options.log.info(line, 'stream ended');
     this.resolveDone(reason);
@@ -432,7 +432,7 @@ export class ClientStream implements ClockedStream {
       this.position.orderNumber = Math.max(this.position.orderNumber, event.number);
       this.remember(event);
     } else this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
-    if (!this.writer?.frame(frameOf(event, formatPosition(this.position), this.audience))) return false;
+    if (!this.writer?.frame(frameOf(event, formatEventId(this.position), this.audience))) return false;
     this.delivered += 1;
     if (!counted) this.options.metrics.eventsDelivered.inc({ type: event.type });
     return true;

@@ -1,9 +1,10 @@
 import { isVisibleToRegisters } from '@pos/shared/domain/order-state';
 import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
+import type { CursorRequest } from '@pos/shared/events/stream-cursor';
 import type { ListedOrder, OrdersRepo } from '@pos/shared/store/orders';
-import type { SessionDoc, SessionsRepo } from '@pos/shared/store/sessions';
+import type { SessionDoc } from '@pos/shared/store/documents';
+import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { WorkRepo } from '@pos/shared/store/work';
-import type { Cursor } from './cursor';
 import { commandEvent, orderEvent, WorkEvent } from './work-event';
 
 export interface Replay {
@@ -60,7 +61,7 @@ export interface ResyncRead {
 }
 
 /** What a client at `from` has not seen: the work GET /orders/location would list above it. */
-export async function readReplay(repos: ReplayRepos, locationId: string, from: Cursor, now: Date): Promise<Replay> {
+export async function readReplay(repos: ReplayRepos, locationId: string, from: CursorRequest, now: Date): Promise<Replay> {
   const { orders, commands } = await repos.work.list(locationId, now, from.orderNumber ?? 0, from.commandNumber ?? 0);
   return {
     orders: orders.map((doc) => orderEvent(toOrderRecord(doc), doc)),

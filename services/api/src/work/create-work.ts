@@ -1,6 +1,7 @@
 import type { CommandKind } from '@pos/shared/domain/commands';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import type { CommandDoc, OrderDoc, OrderRow } from '@pos/shared/domain/records';
+import type { OrderRow } from '@pos/shared/domain/records';
+import type { CommandDoc, OrderDoc } from '@pos/shared/store/documents';
 import type { Logger } from '@pos/shared/log';
 import type { RowInput } from '@pos/shared/schemas/requests';
 import { isDuplicateKey } from '@pos/shared/store/store-errors';

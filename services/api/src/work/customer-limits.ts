@@ -1,7 +1,7 @@
 import { limitReached, ProblemError, problems } from '@pos/shared/domain/problem';
 import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { OrdersRepo } from '@pos/shared/store/orders';
-import type { SessionDoc } from '@pos/shared/store/sessions';
+import type { SessionDoc } from '@pos/shared/store/documents';
 
 /**
  * A customer at the cap of open orders gets out of it when the kitchen completes (or aborts) one,

@@ -1,7 +1,8 @@
 import type { Logger } from '@pos/shared/log';
 import type { OrderState } from '@pos/shared/domain/order-state';
 import type { LifecycleRun } from '@pos/shared/queue/lifecycle';
-import type { ArchivedOrderDoc, OrderArchiveRepo } from '@pos/shared/store/archive';
+import type { OrderArchiveRepo } from '@pos/shared/store/archive';
+import type { ArchivedOrderDoc } from '@pos/shared/store/documents';
 import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 

@@ -1,6 +1,6 @@
 import { Decision, DecisionInputs, decide, needsFailureThreshold, needsSession } from '@pos/shared/domain/order-state';
 import { problems } from '@pos/shared/domain/problem';
-import type { OrderDoc } from '@pos/shared/domain/records';
+import type { OrderDoc } from '@pos/shared/store/documents';
 import { toOrderRecord } from '@pos/shared/domain/records';
 import type { JobOutcome, OrderActionJob } from '@pos/shared/queue/jobs';
 import { findOrder } from '@pos/shared/store/archive';

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { OrderDoc } from '@pos/shared/domain/records';
+import type { OrderDoc } from '@pos/shared/store/documents';
 import { recordId } from '@pos/shared/store/mongo';
 import type { OrderScope } from '@pos/shared/store/orders';
 

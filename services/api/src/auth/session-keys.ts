@@ -1,0 +1,75 @@
+/**
+ * Issuing sessions and rotating their keys: a new key is signed under API_KEY_SECRET, shown this
+ * once and stored only as its hash; a rotation keeps the old key working for its grace period and
+ * tells every node and stream (admin API: POST .../service-sessions, .../customer-sessions,
+ * /sessions/{id}/rotate-key).
+ */
+import { hashApiKey } from '@pos/shared/auth/keys';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
+import type { EventPublisher } from '@pos/shared/events/location-events';
+import type { Logger } from '@pos/shared/log';
+import type { IssuedSession, RotatedSession } from '@pos/shared/schemas/responses';
+import type { NewSession } from '@pos/shared/store/documents';
+import { isId } from '@pos/shared/store/query-values';
+import { type RotatedSessionDoc, type SessionsRepo, toSessionView } from '@pos/shared/store/sessions';
+import { withDeadline } from '@pos/shared/util/deadline';
+
+/** How long a key rotation waits to tell the nodes' streams; the rotation itself is written by then. */
+const ROTATION_NOTICE_TIMEOUT_MS = 2_000;
+
+export interface SessionKeyDeps {
+  sessions: Pick<SessionsRepo, 'create' | 'find' | 'rotateKey'>;
+  events: Pick<EventPublisher, 'sessionChanged' | 'keyRotated'>;
+  /** A new API key, signed under API_KEY_SECRET. */
+  newApiKey(): string;
+  /** KEY_ROTATION_GRACE: how long a rotated-out key keeps working. */
+  keyRotationGraceMs: number;
+}
+
+export class SessionKeys {
+  constructor(private readonly deps: SessionKeyDeps) {}
+
+  /** A new session with a new key, which the answer shows this once. */
+  async issue(session: Omit<NewSession, 'keyHash'>, log: Logger): Promise<IssuedSession> {
+    const apiKey = this.deps.newApiKey();
+    const doc = await this.deps.sessions.create({ ...session, keyHash: hashApiKey(apiKey) }, new Date());
+    log.info({ sessionId: doc._id, type: doc.type, locationId: doc.locationId }, 'session created');
+    return { ...toSessionView(doc), apiKey };
+  }
+
+  /**
+   * A new key for an open session, which the answer shows this once; the old one works for
+   * KEY_ROTATION_GRACE more. A 404 problem for a session that does not exist, a 409 for one that is
+   * closed, or that was closed or rotated since it was read.
+   */
+  async rotate(sessionId: string, log: Logger): Promise<RotatedSession> {
+    const session = isId(sessionId) ? await this.deps.sessions.find(sessionId) : null;
+    if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
+    if (session.closedAt) throw new ProblemError(problems.conflict('Session is closed; its key cannot be rotated'));
+    const apiKey = this.deps.newApiKey();
+    const rotated = await this.deps.sessions.rotateKey(session, hashApiKey(apiKey), new Date(), this.deps.keyRotationGraceMs);
+    if (!rotated) throw new ProblemError(problems.conflict('Session was closed or its key rotated meanwhile; read it again'));
+    log.info({ sessionId, previousKeyExpiresAt: rotated.previousKeyExpiresAt }, 'session key rotated');
+    await this.tellStreams(rotated, log);
+    return {
+      ...toSessionView(rotated),
+      apiKey,
+      keyRotatedAt: rotated.keyRotatedAt.toISOString(),
+      previousKeyExpiresAt: rotated.previousKeyExpiresAt.toISOString(),
+    };
+  }
+
+  /**
+   * Nodes drop their cached copy of the session (the old key's grace starts now), and streams
+   * opened with the old key end when that grace does. A failure here must not lose the new key.
+   */
+  private async tellStreams(session: RotatedSessionDoc, log: Logger): Promise<void> {
+    try {
+      const notices = Promise.all([this.deps.events.sessionChanged(session._id), this.deps.events.keyRotated(session.locationId, session._id)]);
+      await withDeadline(notices, ROTATION_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
+    } catch (err) {
+      // Streams re-read their session after a Redis reconnect, and judge their key then.
+      log.warn({ err, sessionId: session._id }, 'could not tell the streams of a key rotation');
+    }
+  }
+}

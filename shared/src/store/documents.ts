@@ -1,0 +1,88 @@
+/**
+ * The documents the service stores, one interface per collection (see `collections` in mongo.ts).
+ * Types only: the repositories, the serialisers (domain/records.ts) and the views import them
+ * from here, so that no module of the store needs another's code for its types.
+ */
+import type { CommandKind } from '../domain/commands';
+import type { OrderState } from '../domain/order-state';
+import type { OrderRow } from '../schemas/responses';
+
+export interface OrderDoc {
+  _id: string;
+  locationId: string;
+  number: number;
+  state: OrderState;
+  /** Grows by one with every write; writes are conditional on the version read. */
+  version: number;
+  failureCount: number;
+  /** Ids of the last jobs applied, so a job re-run after a crash is applied once. */
+  appliedJobs: string[];
+  rows: OrderRow[];
+  guestCount: number;
+  tableNumber?: number;
+  userNumber?: number;
+  /** The customer session that created the order; absent for counter orders. */
+  sessionId?: string;
+  /** The creating request's identity under an Idempotency-Key, so that its retry finds this order. */
+  idempotencyId?: string;
+  orderTime?: Date;
+  completeTime?: Date;
+  failedTime?: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CommandDoc {
+  _id: string;
+  locationId: string;
+  number: number;
+  kind: CommandKind;
+  tableNumber?: number;
+  /** The customer session that asked for it (its commands are capped); never on the wire. */
+  sessionId?: string;
+  /** The creating request's identity under an Idempotency-Key, so that its retry finds this command. */
+  idempotencyId?: string;
+  createdAt: Date;
+  /** A command is live until acknowledged (deleted) or until this moment. */
+  expiresAt: Date;
+}
+
+export interface LocationDoc {
+  _id: string;
+  name: string;
+  failureThreshold: number;
+  /** The last order and command numbers handed out; the two per-location sequences. */
+  orderSeq: number;
+  commandSeq: number;
+  createdAt: Date;
+}
+
+export type SessionType = 'SERVICE' | 'CUSTOMER';
+
+export interface SessionDoc {
+  _id: string;
+  type: SessionType;
+  locationId: string;
+  /** SHA-256 of the API key; the key itself is never stored. */
+  keyHash: string;
+  /** The hash of the key the last rotation replaced; it keeps working until previousKeyExpiresAt (auth/session-rules). */
+  previousKeyHash?: string;
+  previousKeyExpiresAt?: Date;
+  keyRotatedAt?: Date;
+  deviceId?: string;
+  userNumber?: number;
+  tableNumber?: number;
+  createdAt: Date;
+  expiresAt?: Date;
+  closedAt?: Date;
+}
+
+export type NewSession = Omit<SessionDoc, '_id' | 'createdAt' | 'closedAt' | 'previousKeyHash' | 'previousKeyExpiresAt' | 'keyRotatedAt'>;
+
+export interface ArchivedOrderDoc extends OrderDoc {
+  archivedAt: Date;
+  /** The archive drops the order at this moment (ORDER_RETENTION after archiving). */
+  purgeAt: Date;
+  /** Set on an unsubmitted order (SELECTING or NEW) that expired: kept for the record, answered as a missing order. */
+  expiredAt?: Date;
+}

@@ -1,0 +1,173 @@
+/**
+ * A job context for unit tests of the worker's handlers (@pos/worker/jobs/context): in-memory
+ * stand-ins for the few repository calls the handlers make, a recording event publisher and
+ * recorded crash points. Only for the handlers' logic; the repositories themselves are tested
+ * against MongoDB by the integration tests.
+ */
+import type { JobContext } from '@pos/worker/jobs/context';
+import { OrderCache } from '@pos/worker/jobs/order-cache';
+import type { CrashPoint } from '@pos/worker/fault-injection';
+import type { OrderChange } from '@pos/shared/domain/order-state';
+import { EventPublisher, LocationEvent } from '@pos/shared/events/location-events';
+import { createLogger } from '@pos/shared/log';
+import type { ArchivedOrderDoc, OrderDoc, SessionDoc } from '@pos/shared/store/documents';
+import { recordId } from '@pos/shared/store/mongo';
+import type { OrderScope } from '@pos/shared/store/orders';
+
+export const LOCATION = 'loc-1';
+
+/** A stored order: PLACED at LOCATION unless `fields` say otherwise. */
+export function orderDoc(number: number, fields: Partial<OrderDoc> = {}): OrderDoc {
+  const at = new Date('2026-11-21T07:00:00.000Z');
+  const locationId = fields.locationId ?? LOCATION;
+  return {
+    _id: recordId(locationId, number),
+    locationId,
+    number,
+    state: 'PLACED',
+    version: 0,
+    failureCount: 0,
+    appliedJobs: [],
+    rows: [{ rowNumber: 1, productId: 'p-1', name: 'Soup', quantity: 1, unitPrice: 450 }],
+    guestCount: 1,
+    orderTime: at,
+    createdAt: at,
+    updatedAt: at,
+    ...fields,
+  };
+}
+
+/** The orders collection as the handlers use it: reads of copies, and writes guarded by the version read. */
+export class FakeOrders implements Pick<JobContext['orders'], 'find' | 'applyChange' | 'touchOpenOfSession' | 'placedOfSession'> {
+  readonly docs = new Map<string, OrderDoc>();
+  readonly calls = { find: 0, applyChange: 0 };
+  /** Runs before each guarded write: a test moves the version on here, as another worker's write would. */
+  beforeWrite: ((stored: OrderDoc) => void) | undefined;
+
+  put(...orders: OrderDoc[]): void {
+    for (const order of orders) this.docs.set(order._id, structuredClone(order));
+  }
+
+  stored(number: number, locationId = LOCATION): OrderDoc | undefined {
+    return this.docs.get(recordId(locationId, number));
+  }
+
+  async find(scope: OrderScope, number: number): Promise<OrderDoc | null> {
+    this.calls.find += 1;
+    const doc = this.docs.get(recordId(scope.locationId, number));
+    if (!doc || (scope.sessionId !== undefined && doc.sessionId !== scope.sessionId)) return null;
+    return structuredClone(doc);
+  }
+
+  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date): Promise<OrderDoc | null> {
+    this.calls.applyChange += 1;
+    const stored = this.docs.get(order._id);
+    if (stored) this.beforeWrite?.(stored);
+    if (!stored || stored.version !== order.version) return null;
+    const updated: OrderDoc = { ...order, ...change, appliedJobs: [...order.appliedJobs, jobId], updatedAt: now, version: order.version + 1 };
+    this.docs.set(order._id, structuredClone(updated));
+    return updated;
+  }
+
+  async touchOpenOfSession(locationId: string, sessionId: string, now: Date): Promise<number> {
+    let touched = 0;
+    for (const doc of this.docs.values()) {
+      if (doc.locationId !== locationId || doc.sessionId !== sessionId || (doc.state !== 'SELECTING' && doc.state !== 'NEW')) continue;
+      doc.version += 1;
+      doc.updatedAt = now;
+      touched += 1;
+    }
+    return touched;
+  }
+
+  async placedOfSession(locationId: string, sessionId: string): Promise<Pick<OrderDoc, 'number'>[]> {
+    return [...this.docs.values()]
+      .filter((doc) => doc.locationId === locationId && doc.sessionId === sessionId && doc.state === 'PLACED')
+      .map(({ number }) => ({ number }))
+      .sort((a, b) => a.number - b.number);
+  }
+}
+
+/** The archive as the handlers use it: read only, when the hot collection misses. */
+export class FakeArchive implements Pick<JobContext['archive'], 'find'> {
+  readonly docs = new Map<string, ArchivedOrderDoc>();
+
+  put(...orders: OrderDoc[]): void {
+    const archivedAt = new Date();
+    for (const order of orders) this.docs.set(order._id, { ...structuredClone(order), archivedAt, purgeAt: new Date(archivedAt.getTime() + 86_400_000) });
+  }
+
+  async find(scope: OrderScope, number: number): Promise<ArchivedOrderDoc | null> {
+    const doc = this.docs.get(recordId(scope.locationId, number));
+    if (!doc || (scope.sessionId !== undefined && doc.sessionId !== scope.sessionId)) return null;
+    return structuredClone(doc);
+  }
+}
+
+export class FakeSessions implements Pick<JobContext['sessions'], 'find' | 'isOpen' | 'close'> {
+  readonly docs = new Map<string, SessionDoc>();
+
+  put(session: SessionDoc): void {
+    this.docs.set(session._id, structuredClone(session));
+  }
+
+  async find(id: string): Promise<SessionDoc | null> {
+    const doc = this.docs.get(id);
+    return doc ? structuredClone(doc) : null;
+  }
+
+  async isOpen(id: string): Promise<boolean> {
+    const doc = this.docs.get(id);
+    return doc !== undefined && doc.closedAt === undefined;
+  }
+
+  async close(id: string, now: Date): Promise<boolean> {
+    const doc = this.docs.get(id);
+    if (!doc || doc.closedAt) return false;
+    doc.closedAt = now;
+    return true;
+  }
+}
+
+export interface FakeJobContext extends JobContext {
+  orders: FakeOrders;
+  sessions: FakeSessions;
+  archive: FakeArchive;
+  /** The location events the job published, in order. */
+  published: LocationEvent[];
+  /** The session changes the job published (their channel's messages). */
+  sessionChanges: string[];
+  /** The crash points the job passed. */
+  passed: CrashPoint[];
+}
+
+export function fakeJobContext(options: { jobId?: string; answered?: boolean; threshold?: number } = {}): FakeJobContext {
+  const orders = new FakeOrders();
+  const published: LocationEvent[] = [];
+  const sessionChanges: string[] = [];
+  const passed: CrashPoint[] = [];
+  const events = new EventPublisher(
+    {
+      publish: async (channel, message) => {
+        if (channel.includes(':loc:')) published.push(JSON.parse(message));
+        else sessionChanges.push(message);
+      },
+    },
+    'test',
+  );
+  return {
+    jobId: options.jobId ?? 'job-1',
+    answered: options.answered ?? false,
+    log: createLogger('silent', 'test'),
+    orders,
+    archive: new FakeArchive(),
+    orderCache: new OrderCache(),
+    sessions: new FakeSessions(),
+    failureThreshold: async () => options.threshold ?? 3,
+    events,
+    published,
+    sessionChanges,
+    passed,
+    checkpoint: (point) => void passed.push(point),
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * What the worker keeps and sends for each job: the answered-jobs record (kept answers, and which
+ * stand on a re-run), the order cache, and the outbox that sends a job's messages, its record and
+ * its reply together (here through a recording stand-in for the Redis pipeline or cluster).
+ */
+import type { RedisClient } from '@pos/shared/redis';
+import type { JobOutcome } from '@pos/shared/queue/jobs';
+import { problems } from '@pos/shared/domain/problem';
+import { AnsweredJobs, standingAnswer } from '@pos/worker/jobs/answered-jobs';
+import { OrderCache } from '@pos/worker/jobs/order-cache';
+import { Outbox } from '@pos/worker/jobs/outbox';
+import { LOCATION, orderDoc } from '../support/fake-job-context';
+
+/** Records what a pipeline was given, in order; `failing` makes exec report that command's error. */
+function recordingRedis(failing?: string) {
+  const commands: string[][] = [];
+  let execs = 0;
+  const pipeline = {
+    publish: (channel: string, message: string) => commands.push(['publish', channel, message]),
+    set: (...args: (string | number)[]) => commands.push(['set', ...args.map(String)]),
+    exec: async () => {
+      execs += 1;
+      return commands.map(([name]) => [name === failing ? new Error(`${name} failed`) : null, 'OK']);
+    },
+  };
+  const get = async (key: string) => (key === 'pos:answered:job-1' ? JSON.stringify({ status: 409, problem: problems.conflict('no') }) : null);
+  // a stand-in: the outbox and the record use these calls alone
+  const redis = { pipeline: () => pipeline, get } as unknown as RedisClient;
+  return { redis, commands, execs: () => execs };
+}
+
+function recordingCluster() {
+  const commands: string[][] = [];
+  const cluster = {
+    isCluster: true,
+    spublish: async (channel: string, message: string) => commands.push(['spublish', channel, message]),
+    set: async (...args: (string | number)[]) => commands.push(['set', ...args.map(String)]),
+  } as unknown as RedisClient;
+  return { cluster, commands };
+}
+
+describe('answered jobs', () => {
+  const answers = new AnsweredJobs('pos', 30_000);
+
+  it("keeps a job's answer whole, but a 200 without its order (a re-run reads the order again)", () => {
+    const conflict: JobOutcome = { status: 409, problem: problems.conflict('Order is COMPLETED; cannot recover') };
+    expect(answers.record('job-1', conflict)).toEqual(['pos:answered:job-1', JSON.stringify(conflict), 30_000]);
+    expect(answers.record('job-2', { status: 200, body: { number: 1, state: 'PLACED' } })).toEqual(['pos:answered:job-2', '{"status":200}', 30_000]);
+  });
+
+  it('lets every kept answer but a 200 stand on a re-run', async () => {
+    expect(standingAnswer({ status: 200 })).toBeUndefined();
+    expect(standingAnswer({ status: 204 })).toEqual({ status: 204 });
+    const { redis } = recordingRedis();
+    const kept = await answers.recall(redis, 'job-1');
+    expect(kept && standingAnswer(kept)).toEqual({ status: 409, problem: problems.conflict('no') });
+    expect(await answers.recall(redis, 'job-9')).toBeUndefined();
+  });
+});
+
+describe('order cache', () => {
+  it('gives an order back only to a scope that may act on it: a customer, only its own', () => {
+    const cache = new OrderCache();
+    const mine = orderDoc(1, { sessionId: 's-1' });
+    cache.set(mine);
+    cache.set(orderDoc(2));
+    expect(cache.get({ locationId: LOCATION }, 1)).toBe(mine);
+    expect(cache.get({ locationId: LOCATION, sessionId: 's-1' }, 1)).toBe(mine);
+    expect(cache.get({ locationId: LOCATION, sessionId: 's-2' }, 1)).toBeUndefined();
+    expect(cache.get({ locationId: LOCATION, sessionId: 's-1' }, 2)).toBeUndefined();
+    expect(cache.get({ locationId: 'elsewhere' }, 1)).toBeUndefined();
+  });
+
+  it('keeps the last version it saw, and forgets an order on request', () => {
+    const cache = new OrderCache();
+    cache.set(orderDoc(1));
+    const newer = orderDoc(1, { version: 3, state: 'COMPLETED' });
+    cache.set(newer);
+    expect(cache.get({ locationId: LOCATION }, 1)).toBe(newer);
+    cache.forget(newer);
+    expect(cache.get({ locationId: LOCATION }, 1)).toBeUndefined();
+  });
+});
+
+describe('outbox', () => {
+  const record: [string, string, number] = ['pos:answered:job-1', '{"status":204}', 30_000];
+
+  it("holds the job's messages, then sends them, the answer's record and the reply in that order, in one pipeline", async () => {
+    const outbox = new Outbox();
+    expect(await outbox.publish('pos:loc:a', 'first')).toBe(0);
+    await outbox.publish('pos:sessions', 'second');
+    const { redis, commands, execs } = recordingRedis();
+    expect(commands).toEqual([]); // nothing is sent before the job is done
+    await outbox.send(redis, record, ['pos:reply:node', 'reply']);
+    expect(commands).toEqual([
+      ['publish', 'pos:loc:a', 'first'],
+      ['publish', 'pos:sessions', 'second'],
+      ['set', 'pos:answered:job-1', '{"status":204}', 'PX', '30000'],
+      ['publish', 'pos:reply:node', 'reply'],
+    ]);
+    expect(execs()).toBe(1);
+    // sent once: a second send has only its own record
+    await outbox.send(redis, record);
+    expect(commands.slice(4)).toEqual([['set', 'pos:answered:job-1', '{"status":204}', 'PX', '30000']]);
+  });
+
+  it('fails the job when Redis refused any of it (the job is run again and announces again)', async () => {
+    const outbox = new Outbox();
+    await outbox.publish('pos:loc:a', 'event');
+    await expect(outbox.send(recordingRedis('set').redis, record, ['pos:reply:node', 'reply'])).rejects.toThrow('set failed');
+  });
+
+  it('on a cluster sends each alone, in the same order (a pipeline may not span slots)', async () => {
+    const outbox = new Outbox();
+    await outbox.publish('pos:loc:a', 'event');
+    const { cluster, commands } = recordingCluster();
+    await outbox.send(cluster, record, ['pos:reply:node', 'reply']);
+    expect(commands).toEqual([
+      ['spublish', 'pos:loc:a', 'event'],
+      ['set', 'pos:answered:job-1', '{"status":204}', 'PX', '30000'],
+      ['spublish', 'pos:reply:node', 'reply'],
+    ]);
+  });
+});

@@ -1,0 +1,45 @@
+import type { BoardOrder } from './board-state';
+import { Column } from './column';
+import { OrderCard } from './order-card';
+
+export interface FailedColumnProps {
+  /** The FAILED orders, oldest first (a kitchen sees only those it saw fail). */
+  orders: BoardOrder[];
+  now: number;
+  operator: boolean;
+  busy: ReadonlySet<string>;
+  onRecover(order: BoardOrder): void;
+}
+
+/** Failed orders: operators recover them; a kitchen waits for an operator. */
+export function FailedColumn({ orders, now, operator, busy, onRecover }: FailedColumnProps) {
+  return (
+    <Column name="failed" title="Failed" count={String(orders.length)}>
+      {orders.length === 0 ? (
+        <p class="empty">{operator ? 'No failed orders.' : 'No failed orders seen.'}</p>
+      ) : (
+        <ul class="list" role="list">
+          {orders.map((order) => (
+            <li key={order.number}>
+              <OrderCard order={order} now={now} operator={operator}>
+                {operator ? (
+                  <button
+                    type="button"
+                    class="primary"
+                    aria-label={`Recover order ${order.number}`}
+                    disabled={busy.has(`order-${order.number}`)}
+                    onClick={() => onRecover(order)}
+                  >
+                    Recover
+                  </button>
+                ) : (
+                  <p class="note">Waiting for an operator</p>
+                )}
+              </OrderCard>
+            </li>
+          ))}
+        </ul>
+      )}
+    </Column>
+  );
+}

@@ -1,0 +1,45 @@
+import type { ComponentChildren } from 'preact';
+import type { BoardOrder } from './board-state';
+import { age, clock, tableLabel, urgency } from './format';
+
+export interface OrderCardProps {
+  order: BoardOrder;
+  now: number;
+  operator: boolean;
+  /** The card's actions. */
+  children: ComponentChildren;
+}
+
+/** An open or failed order: its table, how long it has waited, its rows and its actions. */
+export function OrderCard({ order, now, operator, children }: OrderCardProps) {
+  const id = `order-${order.number}-${order.state}`;
+  const since = order.state === 'FAILED' ? order.failedTime : order.orderTime;
+  // Operators see the count; the register interface tells a kitchen only that it failed before.
+  const failures = operator
+    ? (order.failureCount ?? 0) > 0 && `Failed ${order.failureCount}×`
+    : order.failedTime !== undefined && (order.state === 'FAILED' ? 'Failed' : 'Failed before');
+  return (
+    <article class={`card order ${urgency(order.state === 'PLACED' ? order.orderTime : undefined, now)}`} aria-labelledby={id}>
+      <header>
+        <h3 id={id}>
+          Order {order.number} <span class="sub">{tableLabel(order.tableNumber)}</span>
+        </h3>
+        {since && (
+          <time dateTime={since} title={clock(since)}>
+            {age(since, now)}
+          </time>
+        )}
+      </header>
+      {failures && <p class="failures">{failures}</p>}
+      <ul class="rows">
+        {order.rows.map((row) => (
+          <li key={row.rowNumber}>
+            <span class="qty">{row.quantity}×</span> {row.name}
+            {row.notes && <span class="notes">{row.notes}</span>}
+          </li>
+        ))}
+      </ul>
+      <div class="actions">{children}</div>
+    </article>
+  );
+}

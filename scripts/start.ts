@@ -7,11 +7,11 @@ import { onShutdown, runMain } from '@pos/shared/process/lifecycle';
 import { EmbeddedService } from './embedded/embedded-service';
 
 const config = loadConfig();
-const log = createLogger(config.logLevel, 'pos');
+const log = createLogger(config.process.logLevel, 'pos');
 
 runMain(log, async () => {
   const service = new EmbeddedService(config, log);
-  onShutdown(log, config.shutdownGraceMs, () => service.close());
+  onShutdown(log, config.process.shutdownGraceMs, () => service.close());
   await service.start();
   if (service.closed) return;
   const tokenNote = service.generatedToken ? ` (admin token: ${service.generatedToken})` : '';

@@ -37,10 +37,10 @@ export const ADMIN_PREFIX = '/admin/v1';
 export function adminRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(ADMIN_PREFIX);
   const admin = requireAdmin(deps.adminToken);
-  const json = jsonBody(deps.config.bodyLimitBytes);
+  const json = jsonBody(deps.config.http.bodyLimitBytes);
   // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key (each
   // handler calls beginWork once its path and body are checked; finding the location is work).
-  const write = [admin, json, idempotency(deps.idempotency, () => ({ scope: 'admin', maxRecords: deps.config.idempotencyMaxRecords }))];
+  const write = [admin, json, idempotency(deps.idempotency, () => ({ scope: 'admin', maxRecords: deps.config.idempotency.maxRecords }))];
 
   const locationOf = async (ctx: AppContext): Promise<LocationDoc> => {
     // A malformed id names no location: no read for it.
@@ -75,7 +75,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   router.post('/locations', ...write, async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.location);
     await beginWork(ctx);
-    const location = await deps.locations.create(input.name, input.failureThreshold ?? deps.config.failureThreshold, new Date());
+    const location = await deps.locations.create(input.name, input.failureThreshold ?? deps.config.orders.failureThreshold, new Date());
     ctx.state.log.info({ locationId: location._id }, 'location created');
     ctx.status = 201;
     ctx.body = toLocationView(location);
@@ -123,7 +123,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
       locationId: location._id,
       userNumber: input.userNumber,
       tableNumber: input.tableNumber,
-      expiresAt: new Date(Date.now() + deps.config.customerSessionTtlMs),
+      expiresAt: new Date(Date.now() + deps.config.auth.customerSessionTtlMs),
     });
   });
 
@@ -134,7 +134,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
     if (session.closedAt) throw new ProblemError(problems.conflict('Session is closed; its key cannot be rotated'));
     const apiKey = deps.newApiKey();
-    const rotated = await deps.sessions.rotateKey(session, hashApiKey(apiKey), new Date(), deps.config.keyRotationGraceMs);
+    const rotated = await deps.sessions.rotateKey(session, hashApiKey(apiKey), new Date(), deps.config.auth.keyRotationGraceMs);
     if (!rotated) throw new ProblemError(problems.conflict('Session was closed or its key rotated meanwhile; read it again'));
     ctx.state.log.info({ sessionId, previousKeyExpiresAt: rotated.previousKeyExpiresAt }, 'session key rotated');
     await tellStreams(ctx, rotated);

@@ -65,7 +65,7 @@ export async function measureCeilings(
   const target: RedisTarget = { url: backends.redisUrl, cluster: false };
   const redis = createRedis(target, { maxRetriesPerRequest: 2 });
   const subscriber = new ChannelSubscriber(singleRedisNodes(target), createLogger('silent', 'bench'));
-  const queues = new WorkQueues(redis, { redisPrefix: prefix, cluster: false, partitions: 1 }, createLogger('warn', 'bench'), loadConfig({}).jobKeepFailed);
+  const queues = new WorkQueues(redis, { redisPrefix: prefix, cluster: false, partitions: 1 }, createLogger('warn', 'bench'), loadConfig({}).queue.jobKeepFailed);
   const queue = queues.current[0]!.queue;
   const jobs = new JobClient(queues, subscriber, replyChannel(prefix, 'bench'), 10_000, createLogger('warn', 'bench'));
   try {

@@ -51,7 +51,7 @@ async function finishedCounts(admin: AdminClient, locationId: string): Promise<R
 }
 
 const config = loadConfig();
-const log = createLogger(config.logLevel, 'pos');
+const log = createLogger(config.process.logLevel, 'pos');
 
 runMain(log, async () => {
   const { rounds, tables, paceMs } = options();
@@ -68,13 +68,13 @@ runMain(log, async () => {
       await service.close();
       say('stopped');
     })());
-  onShutdown(log, config.shutdownGraceMs, stop);
+  onShutdown(log, config.process.shutdownGraceMs, stop);
 
   await service.start();
   if (stopping.signal.aborted) return; // Ctrl-C during start-up: stop() takes it from here.
 
   const { operatorOrigin, baseUrl } = service;
-  const admin = new AdminClient(operatorOrigin, config.adminToken!);
+  const admin = new AdminClient(operatorOrigin, config.auth.adminToken!);
   const location = await admin.createLocation('Demo Bistro');
   const register = await admin.createServiceSession(location.id, 'demo-register');
   const random = Math.random;
@@ -88,7 +88,7 @@ runMain(log, async () => {
       `  location "${location.name}" (${location.id}), ${tables} tables, a register polling every ${paceMs} ms`,
       `  event stream:  curl -N -H 'api_key: ${register.apiKey}' ${baseUrl}/notifications/service/stream`,
       `  register work: curl -H 'api_key: ${register.apiKey}' ${baseUrl}/orders/location`,
-      `  Bull Board:    ${operatorOrigin}/admin/queues  (user name: anything, e.g. admin; password: ${config.adminToken})`,
+      `  Bull Board:    ${operatorOrigin}/admin/queues  (user name: anything, e.g. admin; password: ${config.auth.adminToken})`,
       `  live board:    ${operatorOrigin}/board  (kitchen: the register key above; operator: the admin token and location id ${location.id})`,
       `  ${rounds ? `${rounds} rounds, then it stops by itself` : 'Ctrl-C stops it'}`,
       '',

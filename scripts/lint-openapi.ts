@@ -13,8 +13,8 @@ const GLOBAL_RESPONSES = ['#/components/responses/UnknownRoute', '#/components/r
 async function main(): Promise<number> {
   // an ES module; this script is CommonJS like the rest
   const { createConfig, formatProblems, lintFromString } = await import('@redocly/openapi-core');
-  const config = loadConfig({});
-  const document = buildOpenApiDocument({ basePath: config.basePath, version: readServiceInfo().version, bodyLimitBytes: config.bodyLimitBytes });
+  const { basePath, bodyLimitBytes } = loadConfig({}).http;
+  const document = buildOpenApiDocument({ basePath, version: readServiceInfo().version, bodyLimitBytes });
   const source = JSON.stringify(document, null, 2);
   if (process.argv.includes('--print')) {
     process.stdout.write(`${source}\n`);

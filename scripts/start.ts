@@ -9,11 +9,11 @@ import { EmbeddedService } from './embedded/embedded-service';
 import { terminalLog } from './terminal-log';
 
 const config = loadConfig();
-const log = createLogger(config.logLevel, 'pos', terminalLog());
+const log = createLogger(config.process.logLevel, 'pos', terminalLog());
 
 runMain(log, async () => {
   const service = new EmbeddedService(config, log);
-  onShutdown(log, config.shutdownGraceMs, () => service.close());
+  onShutdown(log, config.process.shutdownGraceMs, () => service.close());
   await service.start();
   if (service.closed) return;
   const tokenNote = service.generatedToken ? ` (admin token: ${service.generatedToken})` : '';

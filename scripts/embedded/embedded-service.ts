@@ -39,30 +39,30 @@ export class EmbeddedService {
   }
 
   get baseUrl(): string {
-    return `${this.origin}${this.config.basePath}`;
+    return `${this.origin}${this.config.http.basePath}`;
   }
 
   /** Resolves once the API listens, or early (with `closed` true) when close() came first. */
   async start(): Promise<void> {
     const { config, log } = this;
-    const keepsData = Boolean(config.mongoUrl);
-    if (!config.redisUrl && config.redisCluster) {
+    const keepsData = Boolean(config.mongo.url);
+    if (!config.redis.url && config.redis.cluster) {
       const cluster = await this.adopt(startRedisCluster({ replicas: 0 }), (c) => c.stop());
-      config.redisUrl = cluster.url;
+      config.redis.url = cluster.url;
       log.info({ redisUrl: cluster.url }, 'started an embedded Redis Cluster of three masters');
-    } else if (!config.redisUrl) {
+    } else if (!config.redis.url) {
       const redis = await this.adopt(startRedisServer(), (r) => r.stop());
-      config.redisUrl = redis.url;
+      config.redis.url = redis.url;
       log.info({ redisUrl: redis.url }, 'started embedded redis-server');
     }
-    if (!config.mongoUrl && !this.closed) {
+    if (!config.mongo.url && !this.closed) {
       const mongo = await this.adopt(startJongodb(), (m) => m.stop());
-      config.mongoUrl = mongo.url;
+      config.mongo.url = mongo.url;
       log.warn({ mongoUrl: mongo.url }, 'no MONGO_URL: using the in-memory MongoDB stand-in; data is not kept');
     }
-    if (!config.adminToken) config.adminToken = this.generatedToken = generateAdminToken();
-    if (!config.apiKeySecret) {
-      config.apiKeySecret = generateApiKeySecret();
+    if (!config.auth.adminToken) config.auth.adminToken = this.generatedToken = generateAdminToken();
+    if (!config.auth.apiKeySecret) {
+      config.auth.apiKeySecret = generateApiKeySecret();
       // Keys are signed under it: with data that outlives the process, they would not outlive it.
       if (keepsData) log.warn('no API_KEY_SECRET: generated one for this run; the API keys issued now stop working when the service restarts (set API_KEY_SECRET to keep them)');
     }

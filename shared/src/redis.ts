@@ -1,8 +1,8 @@
 /// <reference path="./types/cluster-key-slot.d.ts" />
 import calculateSlot from 'cluster-key-slot';
 import Redis, { Cluster, ClusterOptions, RedisOptions } from 'ioredis';
-import type { Config } from './config';
-import { requireUrls } from './config';
+import type { RedisConfig } from './config';
+import { ConfigError } from './config';
 import type { Logger } from './log';
 import { withDeadline } from './util/deadline';
 
@@ -15,8 +15,9 @@ export interface RedisTarget {
   cluster: boolean;
 }
 
-export function redisTarget(config: Config): RedisTarget {
-  return { url: requireUrls(config).redisUrl, cluster: config.redisCluster };
+export function redisTarget(redis: Pick<RedisConfig, 'url' | 'cluster'>): RedisTarget {
+  if (!redis.url) throw new ConfigError('REDIS_URL must be set (or use npm start for the embedded default)');
+  return { url: redis.url, cluster: redis.cluster };
 }
 
 export const isCluster = (redis: RedisClient): redis is Cluster => (redis as Cluster).isCluster === true;

@@ -24,7 +24,7 @@ describe('the published contract', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(document.info).toMatchObject({ title: 'POS ordering service', version: '0.1.0' });
     const { config } = stack.api.deps;
-    expect(document).toEqual(buildOpenApiDocument({ basePath: config.basePath, version: '0.1.0', bodyLimitBytes: 4096 }));
+    expect(document).toEqual(buildOpenApiDocument({ basePath: config.http.basePath, version: '0.1.0', bodyLimitBytes: 4096 }));
   });
 
   it('lists exactly the routes the routers have, method for method', async () => {
@@ -39,7 +39,7 @@ describe('the published contract', () => {
         for (const method of layer.methods) if (method !== 'HEAD') routes.add(`${method} ${layer.path}`);
       }
     }
-    const document = buildOpenApiDocument({ basePath: stack.api.deps.config.basePath, version: 'x' }) as { paths: Record<string, object> };
+    const document = buildOpenApiDocument({ basePath: stack.api.deps.config.http.basePath, version: 'x' }) as { paths: Record<string, object> };
     const documented = new Set<string>();
     for (const [path, item] of Object.entries(document.paths)) {
       // Bull Board is middleware of its own, not a router's route

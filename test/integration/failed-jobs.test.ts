@@ -25,7 +25,7 @@ describe('failed jobs', () => {
     redis = new Redis(stack.env.REDIS_URL!, { maxRetriesPerRequest: null });
     const config = loadConfig(stack.env);
     // the deployment's work queue, with the job options its API nodes add jobs with
-    queues = new WorkQueues(redis, queueLayout(config), createLogger('silent', 'test'), config.jobKeepFailed);
+    queues = new WorkQueues(redis, queueLayout(config), createLogger('silent', 'test'), config.queue.jobKeepFailed);
   });
   afterAll(async () => {
     await queues?.close();

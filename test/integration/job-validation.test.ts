@@ -27,7 +27,7 @@ describe('a worker given malformed jobs', () => {
     redis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: null });
     // the one queue of a one-Redis deployment, as an intruder would open it
     const config = loadConfig(stack.env);
-    queue = new WorkQueues(redis, queueLayout(config), createLogger('silent', 'test'), config.jobKeepFailed).unrouted;
+    queue = new WorkQueues(redis, queueLayout(config), createLogger('silent', 'test'), config.queue.jobKeepFailed).unrouted;
   });
   afterAll(async () => {
     await queue?.close();

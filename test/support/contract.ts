@@ -13,8 +13,8 @@ import { buildOpenApiDocument } from '@pos/shared/openapi/document';
 
 type Json = Record<string, any>;
 
-const config = loadConfig({});
-export const contractDocument = buildOpenApiDocument({ basePath: config.basePath, version: 'contract', bodyLimitBytes: config.bodyLimitBytes }) as Json;
+const { basePath, bodyLimitBytes } = loadConfig({}).http;
+export const contractDocument = buildOpenApiDocument({ basePath, version: 'contract', bodyLimitBytes }) as Json;
 
 const DOCUMENT_ID = 'openapi.json';
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });

@@ -67,7 +67,7 @@ export async function startStack(overrides: StackEnv = {}, options: { worker?: b
     worker,
     origin,
     operatorOrigin,
-    baseUrl: `${origin}${config.basePath}`,
+    baseUrl: `${origin}${config.http.basePath}`,
     admin: new AdminClient(operatorOrigin, env.ADMIN_TOKEN!),
     async close() {
       await api.close();

@@ -1,24 +1,17 @@
-import { ConfigError, loadConfig, parseDuration } from '@pos/shared/config';
+import { ConfigError, loadConfig, parseDuration, requireUrls } from '@pos/shared/config';
+import { CONFIG_SECTIONS, envSchema } from '@pos/shared/config-schema';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
-      port: 8080,
-      basePath: '/api/v1',
-      failureThreshold: 3,
-      commandTtlMs: 600_000,
-      customerSessionTtlMs: 12 * 3_600_000,
-      keyRotationGraceMs: 10 * 60_000,
-      sseKeepaliveMs: 15_000,
-      sseTimeoutMs: 30 * 60_000,
-      bodyLimitBytes: 65_536,
-      orderArchiveAfterMs: 15 * 60_000,
-      orderRetentionMs: 90 * 86_400_000,
-      selectingTtlMs: 2 * 3_600_000,
-      lifecycleIntervalMs: 60_000,
+      http: { port: 8080, basePath: '/api/v1', bodyLimitBytes: 65_536 },
+      orders: { failureThreshold: 3, commandTtlMs: 600_000 },
+      auth: { customerSessionTtlMs: 12 * 3_600_000, keyRotationGraceMs: 10 * 60_000 },
+      streams: { keepaliveMs: 15_000, timeoutMs: 30 * 60_000 },
+      lifecycle: { archiveAfterMs: 15 * 60_000, retentionMs: 90 * 86_400_000, selectingTtlMs: 2 * 3_600_000, intervalMs: 60_000 },
     });
-    expect(config.mongoUrl).toBeUndefined();
+    expect(config.mongo.url).toBeUndefined();
   });
 
   it('reads durations with units; a bare number is milliseconds', () => {
@@ -31,72 +24,70 @@ describe('configuration', () => {
   });
 
   it('keeps idle HTTP connections longer than the gateway does (65 s), the headers timeout above that', () => {
-    expect(loadConfig({})).toMatchObject({ httpKeepAliveTimeoutMs: 65_000, httpHeadersTimeoutMs: 66_000 });
-    expect(loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '2m' })).toMatchObject({ httpKeepAliveTimeoutMs: 120_000, httpHeadersTimeoutMs: 121_000 });
-    expect(loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '10s', HTTP_HEADERS_TIMEOUT: '30s' })).toMatchObject({ httpKeepAliveTimeoutMs: 10_000, httpHeadersTimeoutMs: 30_000 });
+    expect(loadConfig({}).http).toMatchObject({ keepAliveTimeoutMs: 65_000, headersTimeoutMs: 66_000 });
+    expect(loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '2m' }).http).toMatchObject({ keepAliveTimeoutMs: 120_000, headersTimeoutMs: 121_000 });
+    expect(loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '10s', HTTP_HEADERS_TIMEOUT: '30s' }).http).toMatchObject({ keepAliveTimeoutMs: 10_000, headersTimeoutMs: 30_000 });
     expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT: '65s' })).toThrow(/HTTP_HEADERS_TIMEOUT must be longer than HTTP_KEEPALIVE_TIMEOUT/);
     expect(() => loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '5m' })).toThrow(/must be at most 5m/);
   });
 
   it('refuses a lifecycle interval under a second', () => {
     expect(() => loadConfig({ LIFECYCLE_INTERVAL: '500ms' })).toThrow(/LIFECYCLE_INTERVAL must be at least 1s/);
-    expect(loadConfig({ LIFECYCLE_INTERVAL: '1s' }).lifecycleIntervalMs).toBe(1000);
+    expect(loadConfig({ LIFECYCLE_INTERVAL: '1s' }).lifecycle.intervalMs).toBe(1000);
   });
 
   it('bounds what one key can make Redis keep, and the failed jobs kept', () => {
-    expect(loadConfig({})).toMatchObject({ idempotencyMaxRecords: 10_000, idempotencyMaxCustomerRecords: 100, jobKeepFailed: 1000 });
+    expect(loadConfig({})).toMatchObject({ idempotency: { maxRecords: 10_000, maxCustomerRecords: 100 }, queue: { jobKeepFailed: 1000 } });
     expect(loadConfig({ IDEMPOTENCY_MAX_RECORDS: '50', IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '5', JOB_KEEP_FAILED: '10' })).toMatchObject({
-      idempotencyMaxRecords: 50,
-      idempotencyMaxCustomerRecords: 5,
-      jobKeepFailed: 10,
+      idempotency: { maxRecords: 50, maxCustomerRecords: 5 },
+      queue: { jobKeepFailed: 10 },
     });
     expect(() => loadConfig({ IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '0' })).toThrow(/IDEMPOTENCY_MAX_CUSTOMER_RECORDS/);
     expect(() => loadConfig({ JOB_KEEP_FAILED: '0' })).toThrow(/JOB_KEEP_FAILED/);
   });
 
   it('bounds the Redis commands and MongoDB operations, not below 100 ms', () => {
-    expect(loadConfig({})).toMatchObject({ jobTimeoutMs: 10_000, redisCommandTimeoutMs: 1_000, mongoTimeoutMs: 3_000 });
-    expect(loadConfig({ REDIS_COMMAND_TIMEOUT: '250ms', MONGO_TIMEOUT: '2s' })).toMatchObject({ redisCommandTimeoutMs: 250, mongoTimeoutMs: 2_000 });
+    expect(loadConfig({})).toMatchObject({ queue: { jobTimeoutMs: 10_000 }, redis: { commandTimeoutMs: 1_000 }, mongo: { timeoutMs: 3_000 } });
+    expect(loadConfig({ REDIS_COMMAND_TIMEOUT: '250ms', MONGO_TIMEOUT: '2s' })).toMatchObject({ redis: { commandTimeoutMs: 250 }, mongo: { timeoutMs: 2_000 } });
     expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT: '0' })).toThrow(/REDIS_COMMAND_TIMEOUT must be at least 100ms/);
     expect(() => loadConfig({ MONGO_TIMEOUT: '50ms' })).toThrow(/MONGO_TIMEOUT must be at least 100ms/);
   });
 
   it('caches sessions by default, serves no worker metrics unless asked', () => {
-    expect(loadConfig({})).toMatchObject({ sessionCacheSize: 10_000, metricsPort: undefined });
-    expect(loadConfig({ SESSION_CACHE_SIZE: '0', METRICS_PORT: '9091' })).toMatchObject({ sessionCacheSize: 0, metricsPort: 9091 });
+    expect(loadConfig({})).toMatchObject({ auth: { sessionCacheSize: 10_000 }, worker: { metricsPort: undefined } });
+    expect(loadConfig({ SESSION_CACHE_SIZE: '0', METRICS_PORT: '9091' })).toMatchObject({ auth: { sessionCacheSize: 0 }, worker: { metricsPort: 9091 } });
   });
 
   it('has the documented security defaults', () => {
     expect(loadConfig({})).toMatchObject({
-      adminPort: undefined,
-      trustProxy: false,
-      bullBoardWritable: false,
-      sseMaxStreamsPerSession: 4,
-      sseMaxStreams: 10_000,
-      customerMaxOpenOrders: 5,
-      customerMaxCommands: 5,
-      apiKeyMaxRejections: 1000,
+      http: { adminPort: undefined, trustProxy: false },
+      auth: { bullBoardWritable: false },
+      streams: { maxStreamsPerSession: 4, maxStreams: 10_000 },
+      limits: { customerMaxOpenOrders: 5, customerMaxCommands: 5, apiKeyMaxRejections: 1000 },
     });
-    expect(loadConfig({ TRUST_PROXY: '1', BULL_BOARD_WRITABLE: 'true', ADMIN_PORT: '9090' })).toMatchObject({ trustProxy: true, bullBoardWritable: true, adminPort: 9090 });
-    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1', BULL_BOARD_WRITABLE: 'true', ADMIN_PORT: '9090' })).toMatchObject({
+      http: { trustProxy: true, adminPort: 9090 },
+      auth: { bullBoardWritable: true },
+    });
+    expect(loadConfig({ TRUST_PROXY: '0' }).http.trustProxy).toBe(false);
     expect(() => loadConfig({ TRUST_PROXY: 'yes' })).toThrow(/TRUST_PROXY/);
   });
 
   it('wants an admin token of at least 32 characters', () => {
     expect(() => loadConfig({ ADMIN_TOKEN: 'x'.repeat(31) })).toThrow(/ADMIN_TOKEN must NOT have fewer than 32 characters/);
-    expect(loadConfig({ ADMIN_TOKEN: 'x'.repeat(32) }).adminToken).toBe('x'.repeat(32));
+    expect(loadConfig({ ADMIN_TOKEN: 'x'.repeat(32) }).auth.adminToken).toBe('x'.repeat(32));
   });
 
   it('reads the API key secrets: at least 32 characters, no comma or space; earlier ones comma-separated; unsigned keys refused by default', () => {
-    expect(loadConfig({})).toMatchObject({ apiKeySecret: undefined, apiKeySecretPrevious: [], apiKeyAcceptUnsigned: false });
+    expect(loadConfig({}).auth).toMatchObject({ apiKeySecret: undefined, apiKeySecretPrevious: [], apiKeyAcceptUnsigned: false });
     const a = 'a'.repeat(32);
     const b = 'b'.repeat(40);
-    expect(loadConfig({ API_KEY_SECRET: a, API_KEY_SECRET_PREVIOUS: `${b}, ${a}`, API_KEY_ACCEPT_UNSIGNED: '1' })).toMatchObject({
+    expect(loadConfig({ API_KEY_SECRET: a, API_KEY_SECRET_PREVIOUS: `${b}, ${a}`, API_KEY_ACCEPT_UNSIGNED: '1' }).auth).toMatchObject({
       apiKeySecret: a,
       apiKeySecretPrevious: [b, a],
       apiKeyAcceptUnsigned: true,
     });
-    expect(loadConfig({ API_KEY_SECRET_PREVIOUS: `${b},` }).apiKeySecretPrevious).toEqual([b]);
+    expect(loadConfig({ API_KEY_SECRET_PREVIOUS: `${b},` }).auth.apiKeySecretPrevious).toEqual([b]);
     expect(() => loadConfig({ API_KEY_SECRET: 'x'.repeat(31) })).toThrow(/API_KEY_SECRET must NOT have fewer than 32 characters/);
     expect(() => loadConfig({ API_KEY_SECRET: `${a},${b}` })).toThrow(/API_KEY_SECRET must match pattern/);
     expect(() => loadConfig({ API_KEY_SECRET: `${a} ${b}` })).toThrow(/API_KEY_SECRET must match pattern/);
@@ -110,7 +101,7 @@ describe('configuration', () => {
   it('refuses an ADMIN_PORT that is PORT', () => {
     expect(() => loadConfig({ PORT: '8080', ADMIN_PORT: '8080' })).toThrow(/ADMIN_PORT must differ from PORT/);
     expect(() => loadConfig({ ADMIN_PORT: '8080' })).toThrow(/ADMIN_PORT must differ from PORT/);
-    expect(loadConfig({ PORT: '0', ADMIN_PORT: '0' }).adminPort).toBe(0);
+    expect(loadConfig({ PORT: '0', ADMIN_PORT: '0' }).http.adminPort).toBe(0);
   });
 
   it('names every bad variable', () => {
@@ -119,15 +110,124 @@ describe('configuration', () => {
   });
 
   it('reads the cluster and scale settings: one Redis and one partition by default, six partitions on a cluster', () => {
-    expect(loadConfig({})).toMatchObject({ redisCluster: false, queuePartitions: 1, queueDrainPartitions: undefined, mongoWriteConcern: 'majority' });
-    expect(loadConfig({ REDIS_CLUSTER: '1', REDIS_URL: 'redis://a:7000,redis://b:7001' })).toMatchObject({
-      redisCluster: true,
-      redisUrl: 'redis://a:7000,redis://b:7001',
-      queuePartitions: 6,
+    expect(loadConfig({})).toMatchObject({
+      redis: { cluster: false },
+      queue: { partitions: 1, drainPartitions: undefined },
+      mongo: { writeConcern: 'majority' },
     });
-    expect(loadConfig({ REDIS_CLUSTER: 'true', QUEUE_PARTITIONS: '3', QUEUE_DRAIN_PARTITIONS: '2' })).toMatchObject({ queuePartitions: 3, queueDrainPartitions: 2 });
-    expect(loadConfig({ QUEUE_PARTITIONS: '4' })).toMatchObject({ redisCluster: false, queuePartitions: 4 });
-    expect(loadConfig({ MONGO_WRITE_CONCERN: '2' }).mongoWriteConcern).toBe(2);
+    expect(loadConfig({ REDIS_CLUSTER: '1', REDIS_URL: 'redis://a:7000,redis://b:7001' })).toMatchObject({
+      redis: { cluster: true, url: 'redis://a:7000,redis://b:7001' },
+      queue: { partitions: 6 },
+    });
+    expect(loadConfig({ REDIS_CLUSTER: 'true', QUEUE_PARTITIONS: '3', QUEUE_DRAIN_PARTITIONS: '2' }).queue).toMatchObject({ partitions: 3, drainPartitions: 2 });
+    expect(loadConfig({ QUEUE_PARTITIONS: '4' })).toMatchObject({ redis: { cluster: false }, queue: { partitions: 4 } });
+    expect(loadConfig({ MONGO_WRITE_CONCERN: '2' }).mongo.writeConcern).toBe(2);
     expect(() => loadConfig({ REDIS_CLUSTER: 'yes', QUEUE_PARTITIONS: '0', MONGO_WRITE_CONCERN: '0' })).toThrow(/REDIS_CLUSTER.*QUEUE_PARTITIONS.*MONGO_WRITE_CONCERN|MONGO_WRITE_CONCERN.*REDIS_CLUSTER/);
+  });
+
+  it('names bad durations, including those under their least, with the other bad variables', () => {
+    expect(() => loadConfig({ PORT: 'eighty', LIFECYCLE_INTERVAL: '500ms', MONGO_TIMEOUT: '50ms' })).toThrow(
+      /PORT must be integer.*MONGO_TIMEOUT must be at least 100ms.*LIFECYCLE_INTERVAL must be at least 1s/,
+    );
+    expect(() => loadConfig({ LIFECYCLE_INTERVAL: 'soon' })).toThrow(/LIFECYCLE_INTERVAL must match pattern/);
+    expect(() => loadConfig({ LIFECYCLE_INTERVAL: 'soon' })).not.toThrow(/at least/);
+  });
+
+  it('reads the rate limit as points per whole-second window', () => {
+    expect(loadConfig({}).limits.rateLimit).toBeUndefined();
+    expect(loadConfig({ RATE_LIMIT: '20/1s' }).limits.rateLimit).toEqual({ points: 20, windowSeconds: 1 });
+    expect(loadConfig({ RATE_LIMIT: '600/1m' }).limits.rateLimit).toEqual({ points: 600, windowSeconds: 60 });
+    expect(() => loadConfig({ RATE_LIMIT: '20/0s' })).toThrow(/RATE_LIMIT window must be at least 1s/);
+    expect(() => loadConfig({ RATE_LIMIT: '20 per second' })).toThrow(/RATE_LIMIT must match pattern/);
+  });
+
+  it('takes an empty variable for an unset one, and ignores variables it does not know', () => {
+    expect(loadConfig({ MONGO_URL: '', PORT: '', HOME: '/root' })).toMatchObject({ mongo: { url: undefined }, http: { port: 8080 } });
+    expect(() => requireUrls(loadConfig({ REDIS_URL: 'redis://r:6379' }))).toThrow(/^MONGO_URL must be set/);
+    expect(() => requireUrls(loadConfig({}))).toThrow(/MONGO_URL and REDIS_URL must be set/);
+    expect(requireUrls(loadConfig({ MONGO_URL: 'mongodb://m', REDIS_URL: 'redis://r:6379' }))).toEqual({ mongoUrl: 'mongodb://m', redisUrl: 'redis://r:6379' });
+  });
+
+  it('refuses values outside their enums: log level, fault injection', () => {
+    expect(loadConfig({ LOG_LEVEL: 'debug', FAULT_INJECT: 'crash-after-apply' })).toMatchObject({ process: { logLevel: 'debug' }, worker: { faultInject: 'crash-after-apply' } });
+    expect(() => loadConfig({ LOG_LEVEL: 'verbose', FAULT_INJECT: 'crash-always' })).toThrow(/FAULT_INJECT must be equal to one of the allowed values.*LOG_LEVEL must be equal to one of the allowed values/);
+  });
+
+  describe('sections', () => {
+    /** A valid value other than the default, for each variable. */
+    const SAMPLES: Record<string, string> = {
+      PORT: '8081',
+      ADMIN_PORT: '9090',
+      HOST: '127.0.0.1',
+      BASE_PATH: '/pos/v2',
+      TRUST_PROXY: '1',
+      BODY_LIMIT: '4096',
+      HTTP_KEEPALIVE_TIMEOUT: '70s',
+      HTTP_HEADERS_TIMEOUT: '2m',
+      MONGO_URL: 'mongodb://db.internal:27017',
+      MONGO_DB: 'orders',
+      MONGO_WRITE_CONCERN: '2',
+      MONGO_TIMEOUT: '2s',
+      REDIS_URL: 'redis://cache.internal:6379',
+      REDIS_CLUSTER: 'true',
+      REDIS_PREFIX: 'pos2',
+      REDIS_COMMAND_TIMEOUT: '500ms',
+      QUEUE_PARTITIONS: '3',
+      QUEUE_DRAIN_PARTITIONS: '2',
+      JOB_TIMEOUT: '5s',
+      JOB_KEEP_FAILED: '10',
+      WORKER_CONCURRENCY: '4',
+      JOB_LOCK_DURATION: '1m',
+      METRICS_PORT: '9091',
+      FAULT_INJECT: 'crash-before-apply',
+      ADMIN_TOKEN: 'a'.repeat(32),
+      API_KEY_SECRET: 'k'.repeat(32),
+      API_KEY_SECRET_PREVIOUS: 'p'.repeat(32),
+      API_KEY_ACCEPT_UNSIGNED: '1',
+      KEY_ROTATION_GRACE: '0',
+      CUSTOMER_SESSION_TTL: '1h',
+      SESSION_CACHE_SIZE: '0',
+      BULL_BOARD_WRITABLE: '1',
+      RATE_LIMIT: '20/1s',
+      API_KEY_MAX_REJECTIONS: '10',
+      CUSTOMER_MAX_OPEN_ORDERS: '2',
+      CUSTOMER_MAX_COMMANDS: '2',
+      SSE_KEEPALIVE: '5s',
+      SSE_TIMEOUT: '1h',
+      SSE_MAX_BUFFER: '2048',
+      SSE_MAX_STREAMS_PER_SESSION: '2',
+      SSE_MAX_STREAMS: '100',
+      IDEMPOTENCY_TTL: '1h',
+      IDEMPOTENCY_MAX_RECORDS: '50',
+      IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '5',
+      FAILURE_THRESHOLD: '5',
+      COMMAND_TTL: '1m',
+      ORDER_ARCHIVE_AFTER: '1h',
+      ORDER_RETENTION: '30d',
+      SELECTING_TTL: '30m',
+      LIFECYCLE_INTERVAL: '10s',
+      LOG_LEVEL: 'warn',
+      SHUTDOWN_GRACE: '30s',
+    };
+    /** Besides its own section: a cluster takes six queue partitions by default. */
+    const ALSO_CHANGES: Record<string, string[]> = { REDIS_CLUSTER: ['queue'] };
+
+    it('are the schema\'s sections', () => {
+      expect(Object.keys(loadConfig({}))).toEqual(Object.keys(CONFIG_SECTIONS));
+    });
+
+    it('each variable changes its own section of the configuration, and no other', () => {
+      expect(Object.keys(SAMPLES).sort()).toEqual(Object.keys(envSchema.properties).sort());
+      const defaults = new Map(Object.entries(loadConfig({})).map(([section, values]) => [section, JSON.stringify(values)]));
+      for (const [section, { variables }] of Object.entries(CONFIG_SECTIONS)) {
+        for (const name of Object.keys(variables)) {
+          const config = loadConfig({ [name]: SAMPLES[name] });
+          const changed = Object.entries(config)
+            .filter(([key, values]) => JSON.stringify(values) !== defaults.get(key))
+            .map(([key]) => key);
+          expect({ name, changed }).toEqual({ name, changed: [section, ...(ALSO_CHANGES[name] ?? [])] });
+        }
+      }
+    });
   });
 });

@@ -53,7 +53,7 @@ export interface ApiApps {
  * app serves both. Health probes answer on every listener.
  */
 export function createApps(deps: ApiDeps): ApiApps {
-  if (deps.config.adminPort === undefined) return { public: createApp(deps, [...publicSurface(deps), ...operatorSurface(deps)]) };
+  if (deps.config.http.adminPort === undefined) return { public: createApp(deps, [...publicSurface(deps), ...operatorSurface(deps)]) };
   return { public: createApp(deps, publicSurface(deps)), operator: createApp(deps, operatorSurface(deps)) };
 }
 
@@ -61,7 +61,7 @@ export function createApps(deps: ApiDeps): ApiApps {
 export function createApp(deps: ApiDeps, mounts: Mount[]): Koa<AppState> {
   const app = new Koa<AppState>();
   // X-Forwarded-* only from a proxy the operator vouches for; then only its own (last) hop.
-  app.proxy = deps.config.trustProxy;
+  app.proxy = deps.config.http.trustProxy;
   app.maxIpsCount = 1;
   // Errors are rendered and logged by problemResponses; Koa's default printer would repeat them.
   app.silent = true;
@@ -70,7 +70,7 @@ export function createApp(deps: ApiDeps, mounts: Mount[]): Koa<AppState> {
   app.use(requestMetrics(deps.metrics));
   app.use(securityHeaders());
   // Inside the headers (it writes its own when it answers), outside the problem renderer (whose answers it races).
-  app.use(requestDeadline(deps.config.jobTimeoutMs));
+  app.use(requestDeadline(deps.config.queue.jobTimeoutMs));
   app.use(problemResponses());
 
   for (const mount of [...everywhere(deps), ...mounts]) {

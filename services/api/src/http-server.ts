@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { Config } from '@pos/shared/config';
+import type { HttpConfig } from '@pos/shared/config';
 
 /**
  * A listener of the node. Idle keep-alive connections are kept for HTTP_KEEPALIVE_TIMEOUT (65 s),
@@ -8,8 +8,8 @@ import type { Config } from '@pos/shared/config';
  * gateway would send a request on a socket the node had just closed (a 502, or the request sent
  * again to another node).
  */
-export function createHttpServer(config: Pick<Config, 'httpKeepAliveTimeoutMs' | 'httpHeadersTimeoutMs'>, handler: http.RequestListener): http.Server {
-  const server = http.createServer({ headersTimeout: config.httpHeadersTimeoutMs }, handler);
-  server.keepAliveTimeout = config.httpKeepAliveTimeoutMs;
+export function createHttpServer(config: Pick<HttpConfig, 'keepAliveTimeoutMs' | 'headersTimeoutMs'>, handler: http.RequestListener): http.Server {
+  const server = http.createServer({ headersTimeout: config.headersTimeoutMs }, handler);
+  server.keepAliveTimeout = config.keepAliveTimeoutMs;
   return server;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { generateApiKey } from '@pos/shared/auth/keys';
-import type { Config } from '@pos/shared/config';
+import type { Config, MongoConfig } from '@pos/shared/config';
 import { ConfigError, requireUrls } from '@pos/shared/config';
 import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
 import { sessionsChannel } from '@pos/shared/events/session-changes';
@@ -48,8 +48,8 @@ export interface RunningApi {
  * Indexes are built on a connection of their own, without MONGO_TIMEOUT: a new index on a large
  * collection takes as long as it takes, and must not keep the node from starting.
  */
-async function buildIndexes(mongoUrl: string, config: Config): Promise<void> {
-  const setup = await connectMongo(mongoUrl, config.mongoDb, { writeConcern: config.mongoWriteConcern });
+async function buildIndexes(mongoUrl: string, mongo: MongoConfig): Promise<void> {
+  const setup = await connectMongo(mongoUrl, mongo, { boundOperations: false });
   try {
     await ensureIndexes(setup.db);
   } finally {
@@ -59,16 +59,17 @@ async function buildIndexes(mongoUrl: string, config: Config): Promise<void> {
 
 export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
   const { mongoUrl } = requireUrls(config);
-  const target = redisTarget(config);
-  if (!config.adminToken) throw new ConfigError('ADMIN_TOKEN must be set for the API');
-  if (!config.apiKeySecret) throw new ConfigError('API_KEY_SECRET must be set for the API');
-  const keySecret = config.apiKeySecret;
+  const target = redisTarget(config.redis);
+  const { auth } = config;
+  if (!auth.adminToken) throw new ConfigError('ADMIN_TOKEN must be set for the API');
+  if (!auth.apiKeySecret) throw new ConfigError('API_KEY_SECRET must be set for the API');
+  const keySecret = auth.apiKeySecret;
   const nodeId = randomUUID();
   const nodeLog = log.child({ nodeId });
 
-  await buildIndexes(mongoUrl, config);
+  await buildIndexes(mongoUrl, config.mongo);
   // Every operation of this client is on a request path: bounded by MONGO_TIMEOUT.
-  const store = await connectMongo(mongoUrl, config.mongoDb, { writeConcern: config.mongoWriteConcern, operationTimeoutMs: config.mongoTimeoutMs });
+  const store = await connectMongo(mongoUrl, config.mongo, { boundOperations: true });
   // Request-path commands give up quickly: a Redis outage or hang answers 503 rather than hanging.
   // (Nothing on this connection blocks by design: BullMQ's Queue uses no blocking command; the
   // subscribers have connections of their own.) On a cluster its slot map is read every few
@@ -76,23 +77,23 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   // node ran into them.
   const redis = createRedis(
     target,
-    { maxRetriesPerRequest: 2, commandTimeout: config.redisCommandTimeoutMs },
+    { maxRetriesPerRequest: 2, commandTimeout: config.redis.commandTimeoutMs },
     nodeLog,
     { slotsRefreshInterval: 5_000 },
   );
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
-  const queues = new WorkQueues(redis, queueLayout(config), nodeLog, config.jobKeepFailed);
-  const lifecycleQueue = createLifecycleQueue(redis, config, nodeLog);
+  const queues = new WorkQueues(redis, queueLayout(config), nodeLog, config.queue.jobKeepFailed);
+  const lifecycleQueue = createLifecycleQueue(redis, config.redis, nodeLog);
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   const orders = new OrdersRepo(store.db);
   const archive = new OrderArchiveRepo(store.db);
-  registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redisPrefix, orders, archive });
+  registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redis.prefix, orders, archive });
   registerRedisMemoryMetrics(metrics.registry, redis);
   const jobs = new JobClient(
     queues,
     subscriber,
-    replyChannel(config.redisPrefix, nodeId),
-    config.jobTimeoutMs,
+    replyChannel(config.redis.prefix, nodeId),
+    config.queue.jobTimeoutMs,
     nodeLog,
     metrics.jobDuration,
     () => redis.status === 'ready',
@@ -104,32 +105,29 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const work = new WorkRepo(store.db);
   const hub = new StreamHub({
     subscriber,
-    prefix: config.redisPrefix,
+    prefix: config.redis.prefix,
     metrics,
     log: nodeLog,
     repos: { work, orders, sessions },
-    subscribeTimeoutMs: config.jobTimeoutMs,
-    maxStreams: config.sseMaxStreams,
-    maxStreamsPerSession: config.sseMaxStreamsPerSession,
-    keepaliveMs: config.sseKeepaliveMs,
-    timeoutMs: config.sseTimeoutMs,
+    subscribeTimeoutMs: config.queue.jobTimeoutMs,
+    streams: config.streams,
   });
 
   let accepting = true;
   const sessionLookup = new SessionLookup(
     sessions,
-    { secrets: [keySecret, ...config.apiKeySecretPrevious], acceptUnsigned: config.apiKeyAcceptUnsigned, unsignedRequests: metrics.unsignedKeyRequests },
-    config.apiKeyMaxRejections,
+    { secrets: [keySecret, ...auth.apiKeySecretPrevious], acceptUnsigned: auth.apiKeyAcceptUnsigned, unsignedRequests: metrics.unsignedKeyRequests },
+    config.limits.apiKeyMaxRejections,
     {
       feed: subscriber,
-      channel: sessionsChannel(config.redisPrefix),
-      max: config.sessionCacheSize,
+      channel: sessionsChannel(config.redis.prefix),
+      max: auth.sessionCacheSize,
     },
   );
   await sessionLookup.start();
   const deps: ApiDeps = {
     config,
-    adminToken: config.adminToken,
+    adminToken: auth.adminToken,
     newApiKey: () => generateApiKey(keySecret),
     log: nodeLog,
     db: store.db,
@@ -139,10 +137,10 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     subscriber,
     hub,
     jobs,
-    rateLimit: rateLimitPerKey(config.rateLimit, redis, config.redisPrefix, nodeLog),
+    rateLimit: rateLimitPerKey(config.limits.rateLimit, redis, config.redis.prefix, nodeLog),
     // A first attempt still holding its key past the longest wait (JOB_TIMEOUT) is taken for dead.
-    idempotency: new IdempotencyStore(redis, config.redisPrefix, config.idempotencyTtlMs, config.jobTimeoutMs + 5_000),
-    events: new EventPublisher(redisPublisher(redis), config.redisPrefix),
+    idempotency: new IdempotencyStore(redis, config.redis.prefix, config.idempotency.ttlMs, config.queue.jobTimeoutMs + 5_000),
+    events: new EventPublisher(redisPublisher(redis), config.redis.prefix),
     metrics,
     orders,
     archive,
@@ -155,16 +153,16 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   };
 
   const apps = createApps(deps);
-  const servers = [createHttpServer(config, apps.public.callback())];
-  if (apps.operator) servers.push(createHttpServer(config, apps.operator.callback()));
+  const servers = [createHttpServer(config.http, apps.public.callback())];
+  if (apps.operator) servers.push(createHttpServer(config.http, apps.operator.callback()));
   const [port, adminPort] = await Promise.all(
     servers.map(async (server, index) => {
-      server.listen(index === 0 ? config.port : config.adminPort, config.host);
+      server.listen(index === 0 ? config.http.port : config.http.adminPort, config.http.host);
       await once(server, 'listening');
       return (server.address() as AddressInfo).port;
     }),
   );
-  nodeLog.info({ port, adminPort, basePath: config.basePath }, 'api listening');
+  nodeLog.info({ port, adminPort, basePath: config.http.basePath }, 'api listening');
 
   return {
     port: port!,
@@ -180,7 +178,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       const grace = setTimeout(() => {
         nodeLog.warn('grace period over; closing remaining connections');
         for (const server of servers) server.closeAllConnections();
-      }, config.shutdownGraceMs);
+      }, config.process.shutdownGraceMs);
       await closed;
       clearTimeout(grace);
       await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');

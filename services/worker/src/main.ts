@@ -4,11 +4,11 @@ import { onShutdown, runMain } from '@pos/shared/process/lifecycle';
 import { startWorker } from './worker';
 
 const config = loadConfig();
-const log = createLogger(config.logLevel, 'pos-worker');
+const log = createLogger(config.process.logLevel, 'pos-worker');
 
 runMain(log, async () => {
   // The handler goes in first: a SIGTERM during start-up still shuts down cleanly.
   const starting = startWorker(config, log);
-  onShutdown(log, config.shutdownGraceMs, async () => (await starting).close());
+  onShutdown(log, config.process.shutdownGraceMs, async () => (await starting).close());
   await starting;
 });

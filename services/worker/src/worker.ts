@@ -51,8 +51,8 @@ const ANSWER_KEPT_LOCK_PERIODS = 10;
 
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
   const { mongoUrl } = requireUrls(config);
-  const target = redisTarget(config);
-  const store = await connectMongo(mongoUrl, config.mongoDb, { writeConcern: config.mongoWriteConcern });
+  const target = redisTarget(config.redis);
+  const store = await connectMongo(mongoUrl, config.mongo, { boundOperations: false });
   await ensureIndexes(store.db);
   const metrics = createWorkerMetrics(store.commandCount);
   const redis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
@@ -66,15 +66,15 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   // Read for each failure report, not cached: an admin may change it (PATCH /admin/v1/locations/{id}).
   const locations = new LocationsRepo(store.db);
   const failureThreshold = async (locationId: string): Promise<number> =>
-    (await locations.failureThreshold(locationId)) ?? config.failureThreshold;
+    (await locations.failureThreshold(locationId)) ?? config.orders.failureThreshold;
 
-  const answers = new AnsweredJobs(config.redisPrefix, ANSWER_KEPT_LOCK_PERIODS * config.jobLockDurationMs);
-  const checkpoint = faultInjection(config.faultInject, log);
+  const answers = new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs);
+  const checkpoint = faultInjection(config.worker.faultInject, log);
 
   /** The reply message to the waiting API node, when a node of this deployment waits. */
   const replyOf = (job: Job<JobData>, outcome: JobOutcome): [string, string] | undefined => {
     const replyTo = job.data?.replyTo;
-    if (!isReplyChannel(config.redisPrefix, replyTo)) return undefined;
+    if (!isReplyChannel(config.redis.prefix, replyTo)) return undefined;
     const message: JobReply = { jobId: job.id!, outcome };
     return [replyTo, JSON.stringify(message)];
   };
@@ -97,7 +97,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     const outbox = new Outbox();
     const ctx: JobContext = {
       ...repos,
-      events: new EventPublisher(outbox, config.redisPrefix),
+      events: new EventPublisher(outbox, config.redis.prefix),
       failureThreshold,
       jobId: job.id!,
       answered: answered !== undefined,
@@ -116,9 +116,9 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     const worker = new Worker<JobData, JobOutcome>(WORK_QUEUE, process_, {
       connection: workerConnection,
       prefix: partition.prefix,
-      concurrency: config.workerConcurrency,
-      lockDuration: config.jobLockDurationMs,
-      stalledInterval: config.jobLockDurationMs,
+      concurrency: config.worker.concurrency,
+      lockDuration: config.worker.jobLockDurationMs,
+      stalledInterval: config.worker.jobLockDurationMs,
       maxStalledCount: 3,
       // After a lost connection (a failed-over master) fetch again soon: BullMQ's 15 s default
       // would leave the partition idle well past JOB_TIMEOUT once Redis is back.
@@ -149,7 +149,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const workers = [...current, ...draining].map(consume);
   const drain = draining.length > 0 ? await watchDrain(draining, redis, log) : undefined;
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
-  const listener = config.metricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.metricsPort, config.host);
+  const listener = config.worker.metricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.worker.metricsPort, config.http.host);
   const lifecycle = await startLifecycle({
     config,
     log,
@@ -162,7 +162,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       queue: WORK_QUEUE,
       partitions: current.length,
       ...(draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {}),
-      concurrency: config.workerConcurrency,
+      concurrency: config.worker.concurrency,
       metricsPort: listener?.port,
     },
     'worker ready',
@@ -172,7 +172,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     async close() {
       listener?.server.close();
       await Promise.all([
-        settleWithin(Promise.all(workers.map((worker) => worker.close())), config.shutdownGraceMs, log, 'finishing the active jobs'),
+        settleWithin(Promise.all(workers.map((worker) => worker.close())), config.process.shutdownGraceMs, log, 'finishing the active jobs'),
         lifecycle.close(),
       ]);
       if (drain) await settleWithin(drain.stop(), 2_000, log, 'closing the drained queues');

@@ -8,6 +8,7 @@
  * and partitioning the work queue leaves it alone.
  */
 import { Queue } from 'bullmq';
+import type { RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
 
@@ -51,12 +52,12 @@ const KEEP_RUNS = { count: 100 };
  * The queue's key prefix: the deployment's, and on a Redis Cluster a hash tag of its own, so that
  * all of the queue's keys share one slot (BullMQ's scripts touch several at once).
  */
-export function lifecyclePrefix(config: { redisPrefix: string; redisCluster: boolean }): string {
-  return config.redisCluster ? `${config.redisPrefix}:{lifecycle}` : config.redisPrefix;
+export function lifecyclePrefix(redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string {
+  return redis.cluster ? `${redis.prefix}:{lifecycle}` : redis.prefix;
 }
 
-export function createLifecycleQueue(connection: RedisClient, config: { redisPrefix: string; redisCluster: boolean }, log: Logger): Queue {
-  const queue = new Queue(LIFECYCLE_QUEUE, { connection, prefix: lifecyclePrefix(config) });
+export function createLifecycleQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue {
+  const queue = new Queue(LIFECYCLE_QUEUE, { connection, prefix: lifecyclePrefix(redis) });
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'lifecycle queue connection error'));
   return queue;
 }

@@ -1,4 +1,5 @@
 import { JobType, Queue } from 'bullmq';
+import type { QueueConfig, RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
 import { JOB, JobPayload, WORK_QUEUE, workJobOptions } from './jobs';
@@ -13,13 +14,10 @@ export interface QueueLayout {
   drainPartitions?: number;
 }
 
-export function queueLayout(config: {
-  redisPrefix: string;
-  redisCluster: boolean;
-  queuePartitions: number;
-  queueDrainPartitions?: number;
-}): QueueLayout {
-  return { redisPrefix: config.redisPrefix, cluster: config.redisCluster, partitions: config.queuePartitions, drainPartitions: config.queueDrainPartitions };
+/** The layout the configuration's `redis` and `queue` sections give. */
+export function queueLayout(config: { redis: Pick<RedisConfig, 'prefix' | 'cluster'>; queue: Pick<QueueConfig, 'partitions' | 'drainPartitions'> }): QueueLayout {
+  const { redis, queue } = config;
+  return { redisPrefix: redis.prefix, cluster: redis.cluster, partitions: queue.partitions, drainPartitions: queue.drainPartitions };
 }
 
 /** The partitions jobs are added to, and those only drained (an earlier layout, none shared). */

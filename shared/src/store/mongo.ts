@@ -1,4 +1,5 @@
 import { Collection, Db, Filter, MongoClient } from 'mongodb';
+import type { MongoConfig } from '../config';
 import type { ArchivedOrderDoc, CommandDoc, LocationDoc, OrderDoc, SessionDoc } from './documents';
 import { asInteger, asString } from './query-values';
 
@@ -10,15 +11,13 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export interface MongoSettings {
-  /** `w` of every write (MONGO_WRITE_CONCERN): acknowledged by a majority of the replica set by default. */
-  writeConcern: 'majority' | number;
-  /**
-   * MONGO_TIMEOUT, for a client whose every operation is on a request path (the API's): the bound
-   * of each phase of an operation; see `operationBounds`. Without it, a hung server holds an
-   * operation until the driver's monitor gives up on the server (10 to 15 s).
-   */
-  operationTimeoutMs?: number;
+/**
+ * `boundOperations`: MONGO_TIMEOUT bounds each phase of every operation (see `operationBounds`),
+ * for a client whose every operation is on a request path (the API's). Without it, a hung server
+ * holds an operation until the driver's monitor gives up on the server (10 to 15 s).
+ */
+export interface ConnectOptions {
+  boundOperations: boolean;
 }
 
 /**
@@ -33,12 +32,13 @@ function operationBounds(ms: number) {
   return { serverSelectionTimeoutMS: ms, waitQueueTimeoutMS: ms, connectTimeoutMS: ms, socketTimeoutMS: ms };
 }
 
-export async function connectMongo(url: string, dbName: string, settings: MongoSettings = { writeConcern: 'majority' }): Promise<Store> {
+/** `url`: MONGO_URL, which the caller has made sure of (see requireUrls). */
+export async function connectMongo(url: string, mongo: Pick<MongoConfig, 'db' | 'writeConcern' | 'timeoutMs'>, options: ConnectOptions): Promise<Store> {
   const client = new MongoClient(url, {
     // Fail fast so that a request answers 503 instead of waiting out the driver's 30 s default.
     serverSelectionTimeoutMS: 5_000,
     connectTimeoutMS: 5_000,
-    ...(settings.operationTimeoutMs === undefined ? {} : operationBounds(settings.operationTimeoutMs)),
+    ...(options.boundOperations ? operationBounds(mongo.timeoutMs) : {}),
     appName: 'pos-ordering-service',
     // An absent optional field is left out of the document, never stored as null.
     ignoreUndefined: true,
@@ -48,7 +48,7 @@ export async function connectMongo(url: string, dbName: string, settings: MongoS
     retryWrites: true,
     retryReads: true,
     // A write acknowledged before it reached a majority could be rolled back by an election.
-    writeConcern: { w: settings.writeConcern },
+    writeConcern: { w: mongo.writeConcern },
   });
   // Every command (a find, an update, a cursor's getMore) takes a connection from the pool for
   // its round trip, so the pool's check-outs count the commands. The driver's command monitoring
@@ -57,7 +57,7 @@ export async function connectMongo(url: string, dbName: string, settings: MongoS
   let commands = 0;
   client.on('connectionCheckedOut', () => (commands += 1));
   await client.connect();
-  const db = client.db(dbName);
+  const db = client.db(mongo.db);
   return { client, db, commandCount: () => commands, close: () => client.close() };
 }
 

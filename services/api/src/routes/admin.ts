@@ -31,10 +31,10 @@ export const ADMIN_PREFIX = '/admin/v1';
 export function adminRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(ADMIN_PREFIX);
   const admin = requireAdmin(deps.adminToken);
-  const json = jsonBody(deps.config.bodyLimitBytes);
+  const json = jsonBody(deps.config.http.bodyLimitBytes);
   // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key (each
   // handler calls beginWork once its path and body are checked; finding the location is work).
-  const write = [admin, json, idempotency(deps.idempotency, () => ({ scope: 'admin', maxRecords: deps.config.idempotencyMaxRecords }))];
+  const write = [admin, json, idempotency(deps.idempotency, () => ({ scope: 'admin', maxRecords: deps.config.idempotency.maxRecords }))];
 
   const locationOf = async (ctx: AppContext): Promise<LocationDoc> => {
     // A malformed id names no location: no read for it.
@@ -47,13 +47,13 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     sessions: deps.sessions,
     events: deps.events,
     newApiKey: deps.newApiKey,
-    keyRotationGraceMs: deps.config.keyRotationGraceMs,
+    keyRotationGraceMs: deps.config.auth.keyRotationGraceMs,
   });
 
   router.post('/locations', ...write, async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.location);
     await beginWork(ctx);
-    const location = await deps.locations.create(input.name, input.failureThreshold ?? deps.config.failureThreshold, new Date());
+    const location = await deps.locations.create(input.name, input.failureThreshold ?? deps.config.orders.failureThreshold, new Date());
     ctx.state.log.info({ locationId: location._id }, 'location created');
     ctx.status = 201;
     ctx.body = toLocationView(location);
@@ -97,7 +97,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     const input = bodyOf(ctx, validators.customerSession);
     await beginWork(ctx);
     const location = await locationOf(ctx);
-    const expiresAt = new Date(Date.now() + deps.config.customerSessionTtlMs);
+    const expiresAt = new Date(Date.now() + deps.config.auth.customerSessionTtlMs);
     ctx.body = await keys.issue({ type: 'CUSTOMER', locationId: location._id, userNumber: input.userNumber, tableNumber: input.tableNumber, expiresAt }, ctx.state.log);
     ctx.status = 201;
   });

@@ -63,7 +63,7 @@ export function boardRoutes(deps: Pick<ApiDeps, 'config'>, dist = BOARD_DIST): R
     }
     ctx.set('Cache-Control', 'no-cache');
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page.replace(/(<meta name="pos-base-path" content=")[^"]*(")/, `$1${escapeHtml(deps.config.basePath)}$2`);
+    ctx.body = page.replace(/(<meta name="pos-base-path" content=")[^"]*(")/, `$1${escapeHtml(deps.config.http.basePath)}$2`);
   });
 
   router.get(`${BOARD_PATH}/assets/:file`, async (ctx: AppContext) => {

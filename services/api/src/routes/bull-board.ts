@@ -59,7 +59,7 @@ function checkWrite(ctx: AppContext): void {
  * and the board hides its buttons.
  */
 export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'adminToken' | 'config'>): Middleware<AppState> {
-  const writable = deps.config.bullBoardWritable;
+  const writable = deps.config.auth.bullBoardWritable;
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
   createBullBoard({
     queues: [

@@ -23,23 +23,23 @@ import { createRouter } from './router';
  * only its own session's orders; another's number answers like a missing order.
  */
 export function customerRoutes(deps: ApiDeps): Router<AppState> {
-  const router = createRouter(`${deps.config.basePath}/customer`);
+  const router = createRouter(`${deps.config.http.basePath}/customer`);
   // authenticated, then counted against the key's rate limit (when RATE_LIMIT is set)
   const customer = [requireSession(deps.sessionLookup, 'CUSTOMER'), deps.rateLimit];
-  const json = jsonBody(deps.config.bodyLimitBytes);
+  const json = jsonBody(deps.config.http.bodyLimitBytes);
   // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key
   // (each handler calls beginWork once its input is checked). Customer keys sit on phones: a
   // tighter quota of records.
   const write = [
     ...customer,
     json,
-    idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: deps.config.idempotencyMaxCustomerRecords })),
+    idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: deps.config.idempotency.maxCustomerRecords })),
   ];
   const limits = new CustomerLimits({
     orders: deps.orders,
     commands: deps.commands,
-    maxOpenOrders: deps.config.customerMaxOpenOrders,
-    maxCommands: deps.config.customerMaxCommands,
+    maxOpenOrders: deps.config.limits.customerMaxOpenOrders,
+    maxCommands: deps.config.limits.customerMaxCommands,
   });
 
   const scopeOf = (ctx: AppContext): Required<OrderScope> => {

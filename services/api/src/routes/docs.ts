@@ -18,8 +18,9 @@ const ASSET_MAX_AGE_MS = 24 * 3_600_000;
  */
 export function docsRoutes(deps: Pick<ApiDeps, 'config'>, info: ServiceInfo): Router<AppState> {
   const router = createRouter();
-  const documentUrl = `${deps.config.basePath}/openapi.json`;
-  const document = JSON.stringify(buildOpenApiDocument({ basePath: deps.config.basePath, version: info.version, bodyLimitBytes: deps.config.bodyLimitBytes }));
+  const { basePath, bodyLimitBytes } = deps.config.http;
+  const documentUrl = `${basePath}/openapi.json`;
+  const document = JSON.stringify(buildOpenApiDocument({ basePath, version: info.version, bodyLimitBytes }));
   const page = docsPage(info, documentUrl);
 
   router.get(documentUrl, (ctx: AppContext) => {

@@ -11,7 +11,7 @@ export function landingRoutes(deps: Pick<ApiDeps, 'config'>, info: ServiceInfo):
   const router = createRouter();
   const page = landingPage(info, [
     { href: '/docs', text: 'API documentation', note: 'the OpenAPI document, rendered' },
-    { href: `${deps.config.basePath}/openapi.json`, text: 'OpenAPI document', note: 'OpenAPI 3.1, JSON' },
+    { href: `${deps.config.http.basePath}/openapi.json`, text: 'OpenAPI document', note: 'OpenAPI 3.1, JSON' },
     { href: BULL_BOARD_PATH, text: 'Bull Board', note: 'the work queue; asks for the admin token as the password' },
     { href: '/metrics', text: 'Metrics', note: 'Prometheus text' },
     { href: '/healthz', text: 'Liveness', note: 'the process answers' },

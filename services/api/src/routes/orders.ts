@@ -14,13 +14,13 @@ import { createRouter } from './router';
 
 /** The register's work: list it, report outcomes, acknowledge commands. */
 export function serviceRoutes(deps: ApiDeps): Router<AppState> {
-  const router = createRouter(deps.config.basePath);
+  const router = createRouter(deps.config.http.basePath);
   // authenticated, then counted against the key's rate limit (when RATE_LIMIT is set)
   const service = [requireSession(deps.sessionLookup, 'SERVICE'), deps.rateLimit];
-  const json = jsonBody(deps.config.bodyLimitBytes);
+  const json = jsonBody(deps.config.http.bodyLimitBytes);
   // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key
   // (each handler calls beginWork once its input is checked).
-  const write = [...service, json, idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: deps.config.idempotencyMaxRecords }))];
+  const write = [...service, json, idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: deps.config.idempotency.maxRecords }))];
 
   router.get('/orders/location', ...service, async (ctx: AppContext) => {
     const { orders, commands } = await deps.work.list(sessionOf(ctx).locationId, new Date());

@@ -27,7 +27,7 @@ export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: Stream
     cursor,
     res: ctx.res,
     repos: deps,
-    config: deps.config,
+    streams: deps.config.streams,
     clock: deps.hub.clock,
     metrics: deps.metrics,
     log: ctx.state.log,
@@ -59,7 +59,7 @@ export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: Stream
 
 /** The register's event stream (docs/register-interface.md, part 6). */
 export function streamRoutes(deps: ApiDeps): Router<AppState> {
-  const router = createRouter(deps.config.basePath);
+  const router = createRouter(deps.config.http.basePath);
 
   router.get('/notifications/service/stream', requireSession(deps.sessionLookup, 'SERVICE'), deps.rateLimit, async (ctx: AppContext) => {
     await serveStream(ctx, deps, { kind: 'register', session: sessionOf(ctx), keyHash: ctx.state.keyHash ?? '' });

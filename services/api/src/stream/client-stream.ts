@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { judgeSession, KeyLimit } from '@pos/shared/auth/session-rules';
-import type { Config } from '@pos/shared/config';
+import type { StreamsConfig } from '@pos/shared/config';
 import { CursorRequest, formatEventId, startOf, StreamCursor } from '@pos/shared/events/stream-cursor';
 import type { Logger } from '@pos/shared/log';
 import type { SessionDoc } from '@pos/shared/store/documents';
@@ -70,7 +70,8 @@ export interface ClientStreamOptions {
   cursor: CursorRequest;
   res: ServerResponse;
   repos: StreamRepos;
-  config: Pick<Config, 'sseMaxBufferBytes'>;
+  /** SSE_MAX_BUFFER. */
+  streams: Pick<StreamsConfig, 'maxBufferBytes'>;
   /** The node's keepalive interval and SSE_TIMEOUT, jittered per stream (the hub's). */
   clock: StreamClock;
   metrics: Pick<ApiMetrics, 'eventsDelivered'>;
@@ -193,7 +194,7 @@ export class ClientStream implements ClockedStream {
 
   /** Writes the head and the `retry:` preamble, then the replay; live from then on. */
   attach(replay: Replay): void {
-    const { res, config } = this.options;
+    const { res, streams } = this.options;
     if (res.destroyed || !res.socket || res.socket.destroyed) {
       // gone before its stream was ready, perhaps before its 'close' could be listened to
       this.end('client-gone');
@@ -212,7 +213,7 @@ export class ClientStream implements ClockedStream {
       socket,
       {
         keepaliveMs: this.options.clock.keepaliveMs,
-        maxBufferBytes: config.sseMaxBufferBytes,
+        maxBufferBytes: streams.maxBufferBytes,
         onOverflow: this.end.bind(this, 'slow-client'),
       },
       res,

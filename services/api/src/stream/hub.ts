@@ -1,3 +1,4 @@
+import type { StreamsConfig } from '@pos/shared/config';
 import { limitReached, ProblemError, problems } from '@pos/shared/domain/problem';
 import { locationChannel } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
@@ -19,13 +20,12 @@ export interface StreamHubOptions {
   repos: ResyncRepos;
   /** How long a new stream waits for its location's subscription before a 503. */
   subscribeTimeoutMs: number;
-  /** SSE_MAX_STREAMS: streams this node holds; a new one beyond is refused with a 429. */
-  maxStreams: number;
-  /** SSE_MAX_STREAMS_PER_SESSION: streams one session holds on this node; a new one ends its oldest. */
-  maxStreamsPerSession: number;
-  /** SSE_KEEPALIVE and SSE_TIMEOUT, kept by one clock for all the node's streams. */
-  keepaliveMs: number;
-  timeoutMs: number;
+  /**
+   * SSE_MAX_STREAMS: streams this node holds (a new one beyond is refused with a 429);
+   * SSE_MAX_STREAMS_PER_SESSION: streams one session holds on this node (a new one ends its
+   * oldest); SSE_KEEPALIVE and SSE_TIMEOUT, kept by one clock for all the node's streams.
+   */
+  streams: Pick<StreamsConfig, 'maxStreams' | 'maxStreamsPerSession' | 'keepaliveMs' | 'timeoutMs'>;
 }
 
 /** Epoch ms with sub-millisecond precision, comparable with the publisher's `at`. */
@@ -73,7 +73,7 @@ export class StreamHub {
   };
 
   constructor(private readonly options: StreamHubOptions) {
-    this.clock = new StreamClock(options.keepaliveMs, options.timeoutMs);
+    this.clock = new StreamClock(options.streams.keepaliveMs, options.streams.timeoutMs);
     this.resync = new ResyncScheduler({
       repos: options.repos,
       streamsOf: (locationId) => this.feeds.get(locationId)?.streams ?? [],
@@ -101,7 +101,7 @@ export class StreamHub {
    */
   async add(stream: ClientStream, waitMs = this.options.subscribeTimeoutMs): Promise<void> {
     if (!this.accepting) throw new ProblemError(problems.unavailable('The node is shutting down'));
-    const { maxStreams, maxStreamsPerSession } = this.options;
+    const { maxStreams, maxStreamsPerSession } = this.options.streams;
     // An operator's stream has no session: only the node's cap holds it.
     const { sessionId } = stream;
     const own = sessionId === undefined ? undefined : (this.ofSession.get(sessionId) ?? new Set<ClientStream>());

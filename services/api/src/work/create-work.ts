@@ -96,7 +96,7 @@ export async function createCommand(
 ): Promise<CommandDoc> {
   const command = await insertNumbered(
     () => nextNumber(deps, request.locationId, 'commandSeq'),
-    (number) => deps.commands.insert({ ...request, number, idempotencyId }, new Date(), deps.config.commandTtlMs),
+    (number) => deps.commands.insert({ ...request, number, idempotencyId }, new Date(), deps.config.orders.commandTtlMs),
     idempotencyId,
     (id) => deps.commands.findCreatedBy(request.locationId, id),
   );

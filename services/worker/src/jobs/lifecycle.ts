@@ -22,7 +22,7 @@ export interface RunningLifecycle {
  * Each run's figures go to Redis, where the API nodes' /metrics read them.
  */
 export async function startLifecycle(options: {
-  config: Config;
+  config: Pick<Config, 'lifecycle' | 'redis' | 'worker' | 'process'>;
   log: Logger;
   /** A request-path connection of the worker (stats writes, the queue's commands). */
   redis: RedisClient;
@@ -32,18 +32,18 @@ export async function startLifecycle(options: {
 }): Promise<RunningLifecycle> {
   const { config, redis } = options;
   const log = options.log.child({ job: LIFECYCLE_JOB });
-  const queue = createLifecycleQueue(redis, config, log);
-  await scheduleLifecycle(queue, config.lifecycleIntervalMs);
+  const queue = createLifecycleQueue(redis, config.redis, log);
+  await scheduleLifecycle(queue, config.lifecycle.intervalMs);
 
   const stopping = new AbortController();
-  const settings = { archiveAfterMs: config.orderArchiveAfterMs, retentionMs: config.orderRetentionMs, selectingTtlMs: config.selectingTtlMs };
-  const limits = { batchSize: BATCH_SIZE, budgetMs: Math.min(config.lifecycleIntervalMs, MAX_RUN_MS), signal: stopping.signal };
+  const settings = config.lifecycle;
+  const limits = { batchSize: BATCH_SIZE, budgetMs: Math.min(settings.intervalMs, MAX_RUN_MS), signal: stopping.signal };
 
   const process_ = async (job: Job): Promise<LifecycleRun> => {
     if (job.name !== LIFECYCLE_JOB) throw new Error(`unknown job ${job.name}`);
     const runLog = log.child({ jobId: job.id });
     const run = await runLifecycle({ ...options.deps, log: runLog }, settings, limits);
-    await recordLifecycleRun(redis, config.redisPrefix, run, Date.now());
+    await recordLifecycleRun(redis, config.redis.prefix, run, Date.now());
     const moved = run.archived + run.expired + run.purged + run.commandsPurged;
     if (moved > 0 || !run.complete) runLog.info(run, 'lifecycle run');
     else runLog.debug(run, 'lifecycle run');
@@ -52,22 +52,22 @@ export async function startLifecycle(options: {
 
   const worker = new Worker<unknown, LifecycleRun>(LIFECYCLE_QUEUE, process_, {
     connection: options.workerConnection,
-    prefix: lifecyclePrefix(config),
+    prefix: lifecyclePrefix(config.redis),
     concurrency: 1,
-    lockDuration: config.jobLockDurationMs,
-    stalledInterval: config.jobLockDurationMs,
+    lockDuration: config.worker.jobLockDurationMs,
+    stalledInterval: config.worker.jobLockDurationMs,
     // A run whose worker died is run once more (finishing what it began); then the schedule goes on.
     maxStalledCount: 1,
   });
   worker.on('failed', (job, err) => log.error({ err, jobId: job?.id }, 'lifecycle run failed; the next run takes over'));
   worker.on('error', (err) => log.error({ err }, 'lifecycle worker error'));
   await worker.waitUntilReady();
-  log.info({ everyMs: config.lifecycleIntervalMs, archiveAfterMs: settings.archiveAfterMs, selectingTtlMs: settings.selectingTtlMs }, 'lifecycle job scheduled');
+  log.info({ everyMs: settings.intervalMs, archiveAfterMs: settings.archiveAfterMs, selectingTtlMs: settings.selectingTtlMs }, 'lifecycle job scheduled');
 
   return {
     async close() {
       stopping.abort();
-      await settleWithin(worker.close(), config.shutdownGraceMs, log, 'finishing the lifecycle run');
+      await settleWithin(worker.close(), config.process.shutdownGraceMs, log, 'finishing the lifecycle run');
       await settleWithin(queue.close(), 2_000, log, 'closing the lifecycle queue');
     },
   };

@@ -5,7 +5,7 @@
  */
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '@pos/shared/domain/records';
 import type { LocationView } from '@pos/shared/schemas/responses';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
 import { startStack } from '../support/stack';
 
@@ -16,7 +16,7 @@ describe('admin surface', () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    bearer = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    bearer = adminHeader(stack.env);
   });
   afterAll(() => stack.close());
 

@@ -1,4 +1,4 @@
-import { call } from '../support/http';
+import { adminHeader, call } from '../support/http';
 import { startStack } from '../support/stack';
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -8,7 +8,7 @@ describe('Bull Board over HTTP', () => {
   let bearer: Record<string, string>;
   beforeAll(async () => {
     stack = await startStack();
-    bearer = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    bearer = adminHeader(stack.env);
   });
   afterAll(() => stack.close());
 
@@ -121,7 +121,7 @@ describe('Bull Board hardening', () => {
     });
 
     it('refuses every write, even from its own page with the bearer token', async () => {
-      const bearer = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+      const bearer = adminHeader(stack.env);
       for (const [method, path] of [
         ['PUT', '/admin/queues/api/queues/order-work/retry/failed'],
         ['PUT', '/admin/queues/api/queues/order-work/clean/completed'],
@@ -138,7 +138,7 @@ describe('Bull Board hardening', () => {
     });
 
     it('cannot be framed by another site', async () => {
-      const page = await call('GET', `${stack.origin}/admin/queues`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+      const page = await call('GET', `${stack.origin}/admin/queues`, { headers: adminHeader(stack.env) });
       expect(page.status).toBe(200);
       expect(page.headers.get('x-frame-options')).toBe('DENY');
       expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
@@ -202,7 +202,7 @@ describe('Bull Board hardening', () => {
         body: {},
       });
       expect(fromPage.status).toBe(200);
-      const fromScript = await call('PUT', `${board}/clean/completed`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+      const fromScript = await call('PUT', `${board}/clean/completed`, { headers: adminHeader(stack.env) });
       expect(fromScript.status).toBe(200);
       const queues = await call('GET', `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=1`, { headers: auth });
       expect(queues.json().queues[0].readOnlyMode).toBe(false);

@@ -12,8 +12,8 @@ import { JOB } from '@pos/shared/queue/jobs';
 import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { eventually } from '../support/sse-client';
 import { startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 describe('failed jobs', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;

@@ -6,10 +6,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expectNoOperatorContent, keyIssuingPaths, OPERATOR_GETS } from '../support/front-door';
 import { Gateway, startGateway } from '../support/gateway';
-import { call, rawCall, sampleRows } from '../support/http';
-import { eventually, TestStream } from '../support/sse-client';
+import { adminHeader, call, rawCall, sampleRows } from '../support/http';
+import { TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
 import { TcpProxy } from '../support/tcp-proxy';
+import { eventually } from '../support/wait';
 
 /** Longer than the 5 s after which Node, by default, closed an idle keep-alive connection. */
 const IDLE_MS = 6_500;
@@ -24,7 +25,7 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
   beforeAll(async () => {
     stack = await startStack();
     gateway = await startGateway(stack.api.port);
-    token = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    token = adminHeader(stack.env);
     locationId = (await stack.admin.createLocation('Gateway')).id;
     apiKey = (await stack.admin.createServiceSession(locationId, 'register-gw')).apiKey;
   });
@@ -65,7 +66,7 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
     const stream = await TestStream.open(`${gateway.origin}/api/v1/notifications/service/stream`, { apiKey });
     try {
       expect(stream.status).toBe(200);
-      await stream.waitFor(() => stream.retries.length > 0, 'the retry preamble');
+      await stream.preamble();
       const order = await stack.admin.createOrder(locationId, sampleRows);
       const [event] = await stream.eventCount(1);
       expect(event!.json()).toEqual(order);

@@ -16,9 +16,9 @@ import { jsonBody } from '@pos/api/middleware/json-body';
 import { createRouter } from '@pos/api/routes/router';
 import { customerAt } from '../support/customer';
 import { registerAt } from '../support/fixtures';
-import { call, HttpResult, sampleRows } from '../support/http';
-import { eventually } from '../support/sse-client';
+import { adminHeader, call, HttpResult, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -64,7 +64,7 @@ describe('requests refused by their checks keep nothing', () => {
     const { location, key } = await registerAt(stack, 'Refusals', 100);
     const customer = await customerAt(stack, location.id, 11, 3);
     const order = await stack.admin.createOrder(location.id, sampleRows);
-    const admin = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    const admin = adminHeader(stack.env);
     const base = stack.baseUrl;
     const adminBase = `${stack.operatorOrigin}/admin/v1`;
     const refusals: [string, string, Record<string, string>, unknown][] = [
@@ -197,7 +197,7 @@ describe('each scope keeps at most its quota of records', () => {
     expect(refused.map((answer) => answer.status)).toEqual(Array(30).fill(429));
     expect((await idempotencyFootprint(redis, prefix())).records).toBe(before + 8);
 
-    const admin = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    const admin = adminHeader(stack.env);
     const command = () => call('POST', `${stack.operatorOrigin}/admin/v1/locations/${location.id}/commands`, { headers: keyed(admin), body: { kind: 'EXPORT_DATA' } });
     for (let n = 0; n < 8; n++) expect((await command()).status).toBe(201);
     expectQuota(await command(), 8);

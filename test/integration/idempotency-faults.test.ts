@@ -10,6 +10,7 @@ import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
 import { openDb } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
+import { stopRoles } from '../support/roles';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -27,7 +28,7 @@ describe('safe retries through workers, an API node and Redis killed under load'
     roles.push(...apis, ...(await Promise.all([spawnRole('worker', env), spawnRole('worker', env)])));
   });
   afterAll(async () => {
-    await Promise.all(roles.map((role) => (role.process.exitCode === null && role.process.signalCode === null ? role.kill() : undefined)));
+    await stopRoles(roles, 'kill');
     await redisServer?.stop();
   });
 

@@ -12,8 +12,8 @@ import { loadConfig } from '@pos/shared/config';
 import { customerAt } from '../support/customer';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { eventually } from '../support/sse-client';
 import { ChildRole, spawnRole, startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 describe('a worker given malformed jobs', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;

@@ -11,9 +11,9 @@ import type { OrderRecord } from '@pos/shared/domain/records';
 import { historyCursorOf } from '@pos/shared/schemas/history';
 import { customerAt, listenToLocation, placeOrder } from '../support/customer';
 import { openDb, registerAt } from '../support/fixtures';
-import { call, sampleRows } from '../support/http';
-import { eventually } from '../support/sse-client';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { ROOT, startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 type Db = Awaited<ReturnType<typeof openDb>>;
@@ -94,7 +94,7 @@ describe('finished orders leave for the archive', () => {
       conflict('Order is ABORTED; cannot move to COMPLETED', path(b.number)),
     ]);
     const recovered = await call('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders/${a.number}/recover`, {
-      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      headers: adminHeader(stack.env),
     });
     expect(recovered.status).toBe(409);
     expect(recovered.json().detail).toBe('Order is COMPLETED; cannot recover');
@@ -148,7 +148,7 @@ describe('finished orders leave for the archive', () => {
     await archivedAll(db, location.id, finished.map((o) => o.number));
 
     // pages of 2, each full one naming the next in `Link: rel="next"` (an opaque cursor)
-    const auth = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    const auth = adminHeader(stack.env);
     const pages: OrderRecord[][] = [];
     for (let next: string | undefined = `/admin/v1/locations/${location.id}/history?limit=2`; next; ) {
       const res = await call('GET', `${stack.origin}${next}`, { headers: auth });
@@ -173,7 +173,7 @@ describe('finished orders leave for the archive', () => {
   it('checks the history query', async () => {
     const { location } = await registerAt(stack, 'History checks');
     const url = (query: string, id = location.id) => `${stack.origin}/admin/v1/locations/${id}/history${query}`;
-    const auth = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    const auth = adminHeader(stack.env);
     const empty = await call('GET', url(''), { headers: auth });
     expect([empty.status, empty.json(), empty.headers.get('link')]).toEqual([200, [], null]);
     for (const [query, detail] of [

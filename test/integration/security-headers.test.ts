@@ -2,7 +2,7 @@
  * Headers on every answer: nosniff, no-store (answers carry keys and order data), and frame
  * protection; on the event stream too.
  */
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
 
@@ -10,7 +10,7 @@ describe('security headers', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let locationId: string;
   let apiKey: string;
-  const admin = () => ({ authorization: `Bearer ${stack.env.ADMIN_TOKEN}` });
+  const admin = () => (adminHeader(stack.env));
 
   beforeAll(async () => {
     stack = await startStack();

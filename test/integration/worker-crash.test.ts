@@ -6,8 +6,8 @@ import { WORK_QUEUE } from '@pos/shared/queue/jobs';
 import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
 import { call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
-import { eventually } from '../support/sse-client';
 import { spawnRole, startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 /**
  * A worker killed in the middle of a job: BullMQ hands the job to the next worker once the

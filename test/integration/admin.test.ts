@@ -62,11 +62,13 @@ describe('admin surface', () => {
 
     const patch = (id: string, body: unknown) => call('PATCH', admin(`/locations/${id}`), { headers: bearer, body });
     expect((await patch('no-such-location', { name: 'x' })).json()).toMatchObject({ status: 404, detail: 'Location does not exist' });
-    for (const body of [{}, { failureThreshold: 0 }, { name: '' }, { name: null }, { colour: 'red' }]) {
+    for (const body of [{}, { failureThreshold: 0 }, { name: '' }, { name: null }, { colour: 'red' }, { name: 'Refused', failureThreshold: 0 }]) {
       const res = await patch(location.id, body);
       expect(`${JSON.stringify(body)} ${res.status}`).toBe(`${JSON.stringify(body)} 400`);
     }
     expect((await call('PATCH', admin(`/locations/${location.id}`), { body: { name: 'x' } })).status).toBe(401);
+    // none of them changed it
+    expect(await stack.admin.getLocation(location.id)).toEqual({ id: location.id, name: 'New name', failureThreshold: 7 });
   });
 
   it('a changed failure threshold holds from the next failure report, on the running worker', async () => {

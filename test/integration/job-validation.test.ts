@@ -89,8 +89,11 @@ describe('a worker given malformed jobs', () => {
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: register.key })).json()).toEqual([]);
   });
 
-  it('says so in its log', () => {
-    expect(worker.output()).toMatch(/"msg":"job failed for good"/);
-    expect(worker.output()).toContain('malformed job data: /sessionId must be string');
+  it('says so in its log', async () => {
+    const job = await settled(JOB.sessionClose, { sessionId: ['log-me'] });
+    await expectFailedForGood(job, /^malformed job data: \/sessionId must be string$/);
+    const line = () => worker.output().split('\n').find((l) => l.includes('"msg":"job failed for good"') && l.includes(`"jobId":"${job.id}"`));
+    await eventually(() => line() !== undefined, 'the job\u2019s log line', undefined, () => `log:\n${worker.output()}`);
+    expect(line()).toContain('malformed job data: /sessionId must be string');
   });
 });

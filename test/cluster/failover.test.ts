@@ -20,7 +20,7 @@ import { call, sampleRows } from '../support/http';
 import { stopRoles } from '../support/roles';
 import { TestStream } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv } from '../support/stack';
-import { eventually } from '../support/wait';
+import { eventually, pause } from '../support/wait';
 
 const JOB_TIMEOUT_MS = 4_000;
 /** A request's bound: JOB_TIMEOUT, a second for the last look at the job, and slack for a loaded machine. */
@@ -118,7 +118,7 @@ describe('a Redis Cluster master killed under load', () => {
             const res = await call('GET', `${api}/readyz`).catch(() => ({ status: 0 }));
             readiness.push({ node, status: res.status, at: Date.now() });
           }
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          await pause(100); // the watcher's pace
         }
       })();
 

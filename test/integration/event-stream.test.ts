@@ -3,6 +3,9 @@
  * reconnection with the cursor, live events, visibility, authentication, session ends, and
  * work that arrives while the replay is read.
  */
+import diagnostics from 'node:diagnostics_channel';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
@@ -311,10 +314,19 @@ describe('event stream', () => {
     const { locationId } = await registerAt(stack, 'vanish');
     const atAuth = await stack.admin.createServiceSession(locationId, 'vanish-auth');
     const atReplay = await stack.admin.createServiceSession(locationId, 'vanish-replay');
-    let current: TestStream | undefined;
+    let current: { stream: TestStream; apiKey: string } | undefined;
+    // The node is in this process: its side of each request's connection, by the key it carries.
+    const serverSockets = new Map<string, Socket>();
+    const onRequest = (message: unknown) => {
+      const { request } = message as { request: IncomingMessage };
+      const apiKey = request.headers.api_key;
+      if (typeof apiKey === 'string') serverSockets.set(apiKey, request.socket);
+    };
+    diagnostics.subscribe('http.server.request.start', onRequest);
     const vanish = async () => {
-      current!.close();
-      await new Promise((resolve) => setTimeout(resolve, 100)); // the server sees the connection go
+      const { stream, apiKey } = current!;
+      stream.close();
+      await eventually(() => serverSockets.get(apiKey)?.destroyed === true, 'the server to see the connection go');
     };
     const originalFind = deps.sessions.findByKeyHash;
     const originalList = deps.work.list;
@@ -334,7 +346,7 @@ describe('event stream', () => {
     try {
       for (const session of [atAuth, atReplay]) {
         const { stream, opened } = TestStream.start(streamUrl(), { apiKey: session.apiKey });
-        current = stream;
+        current = { stream, apiKey: session.apiKey };
         await opened.catch(() => undefined);
         await stream.ended;
       }
@@ -343,6 +355,7 @@ describe('event stream', () => {
       await Promise.all(replayReads);
       await eventually(() => deps.hub.openStreams === 0, 'no open stream');
     } finally {
+      diagnostics.unsubscribe('http.server.request.start', onRequest);
       deps.sessions.findByKeyHash = originalFind;
       deps.work.list = originalList;
     }

@@ -11,7 +11,7 @@ import { registerAt } from '../support/fixtures';
 import { adminHeader, call } from '../support/http';
 import { spawnRole, startStack, stackEnv } from '../support/stack';
 import { TcpProxy } from '../support/tcp-proxy';
-import { eventually } from '../support/wait';
+import { eventually, pause } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -102,9 +102,10 @@ describe('the register client and a 429', () => {
     const client = new RegisterClient({
       baseUrl: stack.baseUrl,
       apiKey: key,
+      // the waits the client asks for are what is tested: they are slept as asked
       sleep: (ms) => {
         waits.push(ms);
-        return new Promise((resolve) => setTimeout(resolve, ms));
+        return pause(ms);
       },
     });
     for (let i = 0; i < 3; i++) expect(await client.listWork()).toEqual([]);

@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
-import Redis from 'ioredis';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
-import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
 import { RunningWorker, startWorker } from '@pos/worker/worker';
 import { call, sampleRows } from '../support/http';
+import { openWorkQueues } from '../support/queues';
 import { ROOT, spawnRole, stackEnv } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -21,16 +20,14 @@ describe('process lifecycle and operations', () => {
 
     // No worker yet: the update waits in the queue while the API is told to stop.
     const inFlight = call('PUT', `${origin}/api/v1/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
-    const redis = new Redis(env.REDIS_URL!, { maxRetriesPerRequest: null });
-    const config = loadConfig(env);
-    const queues = new WorkQueues(redis, queueLayout(config), createLogger('silent', 'test'), config.jobKeepFailed);
+    const { queues, close } = openWorkQueues(env);
     let worker: RunningWorker | undefined;
     try {
       await eventually(async () => (await queues.jobCounts('waiting')).waiting === 1, 'the update queued');
       api.process.kill('SIGTERM');
       await eventually(() => fetch(`${origin}/healthz`).then(() => false, () => true), 'the API to stop taking requests');
 
-      worker = await startWorker(config, createLogger('silent', 'test'));
+      worker = await startWorker(loadConfig(env), createLogger('silent', 'test'));
       const res = await inFlight;
       expect(res.status).toBe(200);
       expect(res.json().state).toBe('COMPLETED');
@@ -38,8 +35,7 @@ describe('process lifecycle and operations', () => {
       expect(api.output()).toContain('"msg":"api stopped"');
     } finally {
       await worker?.close();
-      await queues.close();
-      redis.disconnect();
+      await close();
     }
   });
 

@@ -114,6 +114,7 @@ describe('register client stream consumer (real HTTP SSE server)', () => {
   it('reconnects with the cursor after a dropped or ended stream, then polls', async () => {
     fake = await fakeService(
       [
+        // the fake's scripts: streams that live 100 ms, then drop or end
         (res) => {
           openSse(res, `retry: 250\n\n${sse('order', '1.0', order(1))}${sse('command', '1.2', command(2))}`);
           setTimeout(() => res.destroy(), 100);

@@ -46,6 +46,7 @@ describe("the worker's order cache against another writer", () => {
     const aborted = await status(order.number, 'ABORTED');
     expect(aborted.status).toBe(409);
     expect(aborted.json().detail).toContain('COMPLETED');
+    expect(await orders().findOne({ _id: `${locationId}:${order.number}` })).toMatchObject({ state: 'COMPLETED', version: 2 });
   });
 
   it('an answer without a write (conflict, unchanged) is never given from the cached order', async () => {

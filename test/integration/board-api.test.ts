@@ -140,6 +140,7 @@ describe('the admin API of the location board', () => {
     const conflict = await call('PUT', url(a.number), { headers: bearer, body: { newState: 'ABORTED' } });
     expect(conflict.status).toBe(409);
     expect(conflict.json().detail).toMatch(/COMPLETED/);
+    expect((await stack.admin.listOrders(location.id, 'COMPLETED')).map((o) => o.number)).toEqual([a.number]);
     const aborted = await call('PUT', url(b.number), { headers: bearer, body: { newState: 'ABORTED' } });
     expect(aborted.json().state).toBe('ABORTED');
 

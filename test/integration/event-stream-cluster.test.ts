@@ -124,12 +124,18 @@ describe('event stream across API nodes', () => {
     await eventually(async () => (await channels()).length === 0, 'no location channel subscribed');
   });
 
-  it('SIGTERM ends node A\u2019s open streams and exits 0', async () => {
-    const { key } = await registerAt({ admin: adminB }, 'cross-shutdown');
-    const stream = await connect(nodeA, key);
-    const code = await nodeA.stop();
-    expect(code).toBe(0);
-    await stream.end();
-    expect(nodeA.output()).toContain('"reason":"shutdown"');
+  it('SIGTERM ends a node\u2019s open streams and exits 0', async () => {
+    // a third node, to stop: the file's other tests keep A and B
+    const nodeC = await spawnRole('api', env);
+    try {
+      const { key } = await registerAt({ admin: adminB }, 'cross-shutdown');
+      const stream = await connect(nodeC, key);
+      const code = await nodeC.stop();
+      expect(code).toBe(0);
+      await stream.end();
+      expect(nodeC.output()).toContain('"reason":"shutdown"');
+    } finally {
+      await stopRoles([nodeC], 'kill');
+    }
   });
 });

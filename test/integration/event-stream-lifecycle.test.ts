@@ -76,7 +76,6 @@ describe('event stream timeout jitter', () => {
 
 describe('event stream resources', () => {
   let stack: Stack;
-  let closed = false;
   let redis: Redis;
   const prefix = () => stack.env.REDIS_PREFIX!;
   const locationChannels = async () => (await redis.pubsub('CHANNELS', `${prefix()}:loc:*`)) as string[];
@@ -88,7 +87,7 @@ describe('event stream resources', () => {
   });
   afterAll(async () => {
     redis.disconnect();
-    if (!closed) await stack.close();
+    await stack.close();
   });
 
   it('200 streams opened and dropped leave no subscription, timer or stream behind', async () => {
@@ -318,14 +317,21 @@ describe('event stream resources', () => {
   });
 
   it('ends every open stream at shutdown without waiting for the grace period', async () => {
-    const { key } = await registerAt(stack, 'shutdown');
-    const streams = await Promise.all([1, 2, 3].map(() => TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key })));
-    await Promise.all(streams.map((s) => s.preamble()));
-    const started = Date.now();
-    closed = true;
-    await stack.close();
-    // SHUTDOWN_GRACE is 30 s: a stream left open would hold close() that long
-    expect(Date.now() - started).toBeLessThan(15_000);
-    expect(streams.every((s) => s.isEnded)).toBe(true);
+    // a node of its own to shut down: the file's other tests keep theirs
+    const node = await startStack({ SHUTDOWN_GRACE: '30s' }, { worker: false });
+    let closed = false;
+    try {
+      const { key } = await registerAt(node, 'shutdown');
+      const streams = await Promise.all([1, 2, 3].map(() => TestStream.open(`${node.origin}${streamPath}`, { apiKey: key })));
+      await Promise.all(streams.map((s) => s.preamble()));
+      const started = Date.now();
+      closed = true;
+      await node.close();
+      // SHUTDOWN_GRACE is 30 s: a stream left open would hold close() that long
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(streams.every((s) => s.isEnded)).toBe(true);
+    } finally {
+      if (!closed) await node.close();
+    }
   });
 });

@@ -134,7 +134,8 @@ describe('Redis hangs', () => {
       for (let i = 0; i < 5; i++) {
         const again = await poll();
         expect(again.status).toBe(200);
-        expect(again.ms).toBeLessThan(1_500); // REDIS_COMMAND_TIMEOUT is 2 s: none waited for it
+        // REDIS_COMMAND_TIMEOUT is 2 s: a poll that waited for Redis takes that long at least
+        expect(again.ms).toBeLessThan(2_000);
         expect(again.text).toBe(first.text);
       }
 

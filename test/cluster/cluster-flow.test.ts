@@ -15,6 +15,7 @@ import { slotOf } from '@pos/shared/redis';
 import { masterOf, masters, onCluster, onNode, portsOf } from '../support/cluster';
 import { registerAt } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';
+import { scrapeMetrics } from '../support/metrics';
 import { streamPath, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
 
@@ -133,9 +134,8 @@ describe('on a Redis Cluster', () => {
     const again = await report();
     expect([again.status, again.headers.get('idempotent-replayed'), again.text]).toEqual([200, 'true', first.text]);
 
-    const text = (await call('GET', `${stack.origin}/metrics`)).text;
-    const reported = (name: string) =>
-      [...text.matchAll(new RegExp(`^${name}\\{node="([^"]+)"\\} (\\d+)$`, 'gm'))].map((m) => ({ port: Number(m[1]!.split(':').pop()), value: Number(m[2]) }));
+    const samples = await scrapeMetrics(stack.origin);
+    const reported = (name: string) => samples.filter((s) => s.name === name).map((s) => ({ port: Number(s.labels.node!.split(':').pop()), value: s.value }));
     const byNumber = (a: number, b: number) => a - b;
     const ports = [...(await masters(clusterUrl())).keys()].sort(byNumber);
     expect(reported('pos_redis_memory_used_bytes').map((r) => r.port).sort(byNumber)).toEqual(ports);

@@ -2,11 +2,13 @@
  * Bull Board in a real browser: Debian's Chromium (installed by `scripts/setup.sh --test`),
  * driven by playwright-core. A missing Chromium fails this test; it does not skip.
  */
+import { Job } from 'bullmq';
 import { Browser, BrowserContext, Page } from 'playwright-core';
+import { JOB } from '@pos/shared/queue/jobs';
 import { launchChromium } from '../support/chromium';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
-
+import { eventually } from '../support/wait';
 
 describe('Bull Board in Chromium', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
@@ -17,12 +19,15 @@ describe('Bull Board in Chromium', () => {
     stack = await startStack();
     boardUrl = `${stack.origin}/admin/queues`;
     browser = await launchChromium();
-    // Some work on the queue, so the board has jobs to show.
+    // Work on the queue, so the board has jobs to show: one done, and one that failed for real
+    // in the stack's worker (malformed data fails for good, at once).
     const location = await stack.admin.createLocation('Board');
     const { apiKey } = await stack.admin.createServiceSession(location.id, 'reg-board');
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
     expect(done.status).toBe(200);
+    const failing = await stack.api.deps.queues.unrouted.add(JOB.sessionClose, { sessionId: { $ne: 'shown-on-the-board' } });
+    await eventually(async () => (await failing.getState()) === 'failed', 'the seeded job failed');
   });
   afterAll(async () => {
     await browser?.close();
@@ -30,16 +35,19 @@ describe('Bull Board in Chromium', () => {
   });
 
   /** A context that reaches only the service (the page links a web font), recording what failed. */
-  async function openContext(options: Parameters<Browser['newContext']>[0]): Promise<{ context: BrowserContext; page: Page; failures: string[] }> {
+  async function openContext(
+    options: Parameters<Browser['newContext']>[0],
+    origin = stack.origin,
+  ): Promise<{ context: BrowserContext; page: Page; failures: string[] }> {
     const context = await browser.newContext(options);
     await context.route(
-      (url) => url.origin !== stack.origin,
+      (url) => url.origin !== origin,
       (route) => route.abort(),
     );
     const page = await context.newPage();
     const failures: string[] = [];
     page.on('response', (response) => {
-      if (response.url().startsWith(stack.origin) && response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
+      if (response.url().startsWith(origin) && response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
     });
     page.on('pageerror', (err) => failures.push(`page error: ${err.message}`));
     return { context, page, failures };
@@ -59,11 +67,13 @@ describe('Bull Board in Chromium', () => {
   });
 
   it('shows the work queue to a bearer header', async () => {
-    const { context, page, failures } = await openContext({ extraHTTPHeaders: { Authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+    const { context, page, failures } = await openContext({ extraHTTPHeaders: adminHeader(stack.env) });
     try {
-      const response = await page.goto(`${boardUrl}/queue/order-work`);
+      const response = await page.goto(`${boardUrl}/queue/order-work?status=failed`);
       expect(response?.status()).toBe(200);
       await page.getByText('order-work').first().waitFor({ timeout: 20_000 });
+      // the seeded failed job, with why it failed
+      await page.getByText('malformed job data: /sessionId must be string').first().waitFor({ timeout: 20_000 });
       expect(failures).toEqual([]);
     } finally {
       await context.close();
@@ -101,5 +111,31 @@ describe('Bull Board in Chromium', () => {
     } finally {
       await context.close();
     }
+  });
+  describe('writable (BULL_BOARD_WRITABLE=1)', () => {
+    let writable: Awaited<ReturnType<typeof startStack>>;
+    beforeAll(async () => {
+      writable = await startStack({ BULL_BOARD_WRITABLE: '1' });
+    });
+    afterAll(() => writable?.close());
+
+    it("retries a failed job from the board's own page (its requests pass the cross-site check)", async () => {
+      const queue = writable.api.deps.queues.unrouted;
+      const failing = await queue.add(JOB.sessionClose, { sessionId: { $ne: 'retried-from-the-page' } });
+      const attempts = async () => ((await failing.getState()) === 'failed' ? (await Job.fromId(queue, failing.id!))!.attemptsMade : 0);
+      await eventually(async () => (await attempts()) === 1, 'the seeded job failed');
+      const { context, page, failures } = await openContext({ httpCredentials: { username: 'admin', password: writable.env.ADMIN_TOKEN! } }, writable.origin);
+      try {
+        expect((await page.goto(`${writable.origin}/admin/queues/queue/order-work?status=failed`))?.status()).toBe(200);
+        await page.getByText('malformed job data: /sessionId must be string').first().waitFor({ timeout: 20_000 });
+        await page.getByRole('button', { name: /^Retry all/ }).first().click();
+        await page.getByRole('button', { name: 'Confirm' }).click();
+        // run again by the worker, and failed again
+        await eventually(async () => (await attempts()) === 2, 'the failed job retried', 20_000);
+        expect(failures).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    });
   });
 });

@@ -14,11 +14,11 @@ import { partitionLayout, partitionOf } from '@pos/shared/queue/partitions';
 import { slotOf } from '@pos/shared/redis';
 import { masterOf, masters, onCluster, onNode, portsOf } from '../support/cluster';
 import { registerAt } from '../support/fixtures';
-import { call, sampleRows } from '../support/http';
-import { TestStream } from '../support/sse-client';
+import { adminHeader, call, sampleRows } from '../support/http';
+import { scrapeMetrics } from '../support/metrics';
+import { streamPath, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
 
-const streamPath = '/api/v1/notifications/service/stream';
 const clusterUrl = () => process.env.TEST_REDIS_CLUSTER_URL!;
 
 describe('on a Redis Cluster', () => {
@@ -32,7 +32,7 @@ describe('on a Redis Cluster', () => {
     const { key, location } = await registerAt(stack, 'Cluster Street');
     const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
     try {
-      await stream.waitFor(() => /^retry: \d+\n\n/.test(stream.raw), 'the preamble');
+      await stream.preamble();
       const order = await stack.admin.createOrder(location.id, sampleRows, 4);
       expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json()).toEqual([order]);
 
@@ -117,7 +117,7 @@ describe('on a Redis Cluster', () => {
     }
 
     const board = await call('GET', `${stack.origin}/admin/queues/api/queues?status=latest&page=1&jobsPerPage=10`, {
-      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      headers: adminHeader(stack.env),
     });
     expect(board.status).toBe(200);
     const names = (board.json().queues as Array<{ name: string }>).map((q) => q.name).sort();
@@ -134,9 +134,8 @@ describe('on a Redis Cluster', () => {
     const again = await report();
     expect([again.status, again.headers.get('idempotent-replayed'), again.text]).toEqual([200, 'true', first.text]);
 
-    const text = (await call('GET', `${stack.origin}/metrics`)).text;
-    const reported = (name: string) =>
-      [...text.matchAll(new RegExp(`^${name}\\{node="([^"]+)"\\} (\\d+)$`, 'gm'))].map((m) => ({ port: Number(m[1]!.split(':').pop()), value: Number(m[2]) }));
+    const samples = await scrapeMetrics(stack.origin);
+    const reported = (name: string) => samples.filter((s) => s.name === name).map((s) => ({ port: Number(s.labels.node!.split(':').pop()), value: s.value }));
     const byNumber = (a: number, b: number) => a - b;
     const ports = [...(await masters(clusterUrl())).keys()].sort(byNumber);
     expect(reported('pos_redis_memory_used_bytes').map((r) => r.port).sort(byNumber)).toEqual(ports);

@@ -17,8 +17,10 @@ import { LocalRedisCluster, startRedisCluster } from '../../scripts/embedded/red
 import { masterOf, onCluster, onNode } from '../support/cluster';
 import { openDb } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { eventually, TestStream } from '../support/sse-client';
+import { stopRoles } from '../support/roles';
+import { TestStream } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv } from '../support/stack';
+import { eventually, pause } from '../support/wait';
 
 const JOB_TIMEOUT_MS = 4_000;
 /** A request's bound: JOB_TIMEOUT, a second for the last look at the job, and slack for a loaded machine. */
@@ -51,7 +53,7 @@ describe('a Redis Cluster master killed under load', () => {
     cluster = await startRedisCluster({ nodeTimeoutMs: 1_000 });
   });
   afterAll(async () => {
-    await Promise.all(roles.map((role) => (role.process.exitCode === null ? role.stop() : undefined)));
+    await stopRoles(roles, 'stop');
     await cluster?.stop();
   });
 
@@ -116,7 +118,7 @@ describe('a Redis Cluster master killed under load', () => {
             const res = await call('GET', `${api}/readyz`).catch(() => ({ status: 0 }));
             readiness.push({ node, status: res.status, at: Date.now() });
           }
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          await pause(100); // the watcher's pace
         }
       })();
 

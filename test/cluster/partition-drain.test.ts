@@ -11,8 +11,9 @@ import { partitionLayout } from '@pos/shared/queue/partitions';
 import { onCluster, portsOf } from '../support/cluster';
 import { registerAt } from '../support/fixtures';
 import { call, HttpResult, sampleRows } from '../support/http';
-import { eventually } from '../support/sse-client';
+import { stopRoles } from '../support/roles';
 import { spawnRole, startStack, stackEnv } from '../support/stack';
+import { eventually } from '../support/wait';
 
 const LIVE = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'] as const;
 
@@ -76,7 +77,7 @@ describe('changing the partition count of a running deployment', () => {
       expect(after.status).toBe(200);
       expect(after.json().number).toBe(registers[1]!.order.number);
     } finally {
-      await Promise.all(roles.map((role) => (role.process.exitCode === null ? role.stop() : undefined)));
+      await stopRoles(roles, 'stop');
       await Promise.all(oldQueues.map((q) => q.close()));
       connection.disconnect();
       await oldApi.close();

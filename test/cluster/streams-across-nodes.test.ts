@@ -9,11 +9,13 @@ import type { OrderRecord } from '@pos/shared/domain/records';
 import { locationChannel } from '@pos/shared/events/location-events';
 import { slotOf } from '@pos/shared/redis';
 import { masterOf, masters, onCluster, onNode } from '../support/cluster';
-import { call, sampleRows } from '../support/http';
-import { eventually, TestStream } from '../support/sse-client';
+import { registerAt } from '../support/fixtures';
+import { adminHeader, call, sampleRows } from '../support/http';
+import { roleOrigin, stopRoles } from '../support/roles';
+import { streamPath, TestStream } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
+import { eventually } from '../support/wait';
 
-const streamPath = '/api/v1/notifications/service/stream';
 const clusterUrl = () => process.env.TEST_REDIS_CLUSTER_URL!;
 
 describe('event streams across API nodes on a Redis Cluster', () => {
@@ -22,43 +24,37 @@ describe('event streams across API nodes on a Redis Cluster', () => {
   let nodeB: ChildRole & { port?: number };
   let worker: ChildRole;
   let adminB: AdminClient;
-  const origin = (node: { port?: number }) => `http://127.0.0.1:${node.port}`;
   const open: TestStream[] = [];
 
   beforeAll(async () => {
     env = stackEnv(onCluster());
     [nodeA, nodeB, worker] = await Promise.all([spawnRole('api', env), spawnRole('api', env), spawnRole('worker', env)]);
-    adminB = new AdminClient(origin(nodeB), env.ADMIN_TOKEN!);
+    adminB = new AdminClient(roleOrigin(nodeB), env.ADMIN_TOKEN!);
   });
   afterEach(() => {
     for (const stream of open.splice(0)) stream.close();
   });
   afterAll(async () => {
-    await Promise.all([nodeA, nodeB, worker].filter(Boolean).map((role) => (role.process.exitCode === null ? role.stop() : undefined)));
+    await stopRoles([nodeA, nodeB, worker], 'stop');
   });
 
   async function connect(node: { port?: number }, apiKey: string) {
-    const stream = await TestStream.open(`${origin(node)}${streamPath}`, { apiKey });
+    const stream = await TestStream.open(`${roleOrigin(node)}${streamPath}`, { apiKey });
     open.push(stream);
     expect(stream.status).toBe(200);
-    await stream.waitFor(() => /^retry: \d+\n\n/.test(stream.raw), 'the preamble');
+    await stream.preamble();
     return stream;
-  }
-  async function register(name: string) {
-    const location = await adminB.createLocation(name);
-    const session = await adminB.createServiceSession(location.id, `${name}-register`);
-    return { locationId: location.id, key: session.apiKey, sessionId: session.sessionId };
   }
 
   it('a stream on node A receives the order created and changed through node B', async () => {
-    const { locationId, key } = await register('cluster-cross-node');
+    const { locationId, key } = await registerAt({ admin: adminB }, 'cluster-cross-node');
     const stream = await connect(nodeA, key);
 
     const order = await adminB.createOrder(locationId, sampleRows, 12);
     await stream.eventCount(1);
     expect(stream.events[0]!.json()).toEqual(order);
 
-    const updated = await call('PUT', `${origin(nodeB)}/api/v1/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const updated = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
     expect(updated.status).toBe(200);
     await stream.eventCount(2);
     expect(stream.events[1]!.json()).toEqual(updated.json());
@@ -75,18 +71,18 @@ describe('event streams across API nodes on a Redis Cluster', () => {
   });
 
   it('closing a customer session through node B aborts its order, seen on node A, and ends the register stream of a closed service session', async () => {
-    const { locationId, key, sessionId } = await register('cluster-cross-close');
+    const { locationId, key, sessionId } = await registerAt({ admin: adminB }, 'cluster-cross-close');
     const customer = await adminB.createCustomerSession(locationId, 7, 3);
     const stream = await connect(nodeA, key);
-    const order = await call('POST', `${origin(nodeB)}/api/v1/customer/orders`, { apiKey: customer.apiKey, body: { rows: sampleRows } });
+    const order = await call('POST', `${roleOrigin(nodeB)}/api/v1/customer/orders`, { apiKey: customer.apiKey, body: { rows: sampleRows } });
     expect(order.status).toBe(201);
     const number = order.json<OrderRecord>().number;
     for (const step of ['finish', 'submit']) {
-      expect((await call('POST', `${origin(nodeB)}/api/v1/customer/orders/${number}/${step}`, { apiKey: customer.apiKey })).status).toBe(200);
+      expect((await call('POST', `${roleOrigin(nodeB)}/api/v1/customer/orders/${number}/${step}`, { apiKey: customer.apiKey })).status).toBe(200);
     }
     await stream.eventCount(1);
 
-    expect((await call('DELETE', `${origin(nodeB)}/admin/v1/sessions/${customer.sessionId}`, { headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` } })).status).toBe(204);
+    expect((await call('DELETE', `${roleOrigin(nodeB)}/admin/v1/sessions/${customer.sessionId}`, { headers: adminHeader(env) })).status).toBe(204);
     await stream.eventCount(2);
     expect(stream.events.map((e) => e.json<OrderRecord>().state)).toEqual(['PLACED', 'ABORTED']);
 
@@ -97,7 +93,7 @@ describe('event streams across API nodes on a Redis Cluster', () => {
   });
 
   it('streams opened and dropped on both nodes leave no channel subscribed on any shard', async () => {
-    const registers = await Promise.all([1, 2, 3].map((i) => register(`cluster-many-${i}`)));
+    const registers = await Promise.all([1, 2, 3].map((i) => registerAt({ admin: adminB }, `cluster-many-${i}`)));
     const streams = await Promise.all(Array.from({ length: 12 }, (_, i) => connect(i % 2 === 0 ? nodeA : nodeB, registers[i % 3]!.key)));
     const subscribed = async () => {
       const all: string[] = [];

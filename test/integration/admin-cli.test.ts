@@ -38,6 +38,7 @@ describe('npm run admin', () => {
 
     const changed = await admin('update-location', second.id, '--name', 'Cli renamed', '--failure-threshold', '5');
     expect(JSON.parse(changed.out)).toEqual({ id: second.id, name: 'Cli renamed', failureThreshold: 5 });
+    expect(await stack.admin.getLocation(second.id)).toEqual({ id: second.id, name: 'Cli renamed', failureThreshold: 5 });
     expect((await admin('update-location', second.id)).code).toBe(2);
   });
 

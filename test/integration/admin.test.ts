@@ -5,7 +5,7 @@
  */
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '@pos/shared/domain/records';
 import type { LocationView } from '@pos/shared/schemas/responses';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
 import { startStack } from '../support/stack';
 
@@ -16,7 +16,7 @@ describe('admin surface', () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    bearer = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    bearer = adminHeader(stack.env);
   });
   afterAll(() => stack.close());
 
@@ -62,11 +62,13 @@ describe('admin surface', () => {
 
     const patch = (id: string, body: unknown) => call('PATCH', admin(`/locations/${id}`), { headers: bearer, body });
     expect((await patch('no-such-location', { name: 'x' })).json()).toMatchObject({ status: 404, detail: 'Location does not exist' });
-    for (const body of [{}, { failureThreshold: 0 }, { name: '' }, { name: null }, { colour: 'red' }]) {
+    for (const body of [{}, { failureThreshold: 0 }, { name: '' }, { name: null }, { colour: 'red' }, { name: 'Refused', failureThreshold: 0 }]) {
       const res = await patch(location.id, body);
       expect(`${JSON.stringify(body)} ${res.status}`).toBe(`${JSON.stringify(body)} 400`);
     }
     expect((await call('PATCH', admin(`/locations/${location.id}`), { body: { name: 'x' } })).status).toBe(401);
+    // none of them changed it
+    expect(await stack.admin.getLocation(location.id)).toEqual({ id: location.id, name: 'New name', failureThreshold: 7 });
   });
 
   it('a changed failure threshold holds from the next failure report, on the running worker', async () => {

@@ -12,6 +12,7 @@ import { newId } from '@pos/shared/store/ids';
 import { spawnNode } from '../../scripts/embedded/spawn-role';
 import { openDb, registerAt } from '../support/fixtures';
 import { call, HttpResult } from '../support/http';
+import { mongoCommandsFor, scrapeMetrics, valueOf } from '../support/metrics';
 import { startStack, stackEnv, StackEnv } from '../support/stack';
 
 const SESSION_NOT_VALID = '{"error":"Session not valid"}';
@@ -27,22 +28,9 @@ function expectSessionNotValid(res: HttpResult): void {
   expect(res.ms).toBeGreaterThanOrEqual(500);
 }
 
-/** One sample of the node's /metrics, by its series as written (`name{label="value"}`). */
-async function metric(stack: TestStack, series: string): Promise<number> {
-  const text = (await call('GET', `${stack.origin}/metrics`)).text;
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? NaN : Number(line.slice(series.length + 1));
-}
-
-/** The MongoDB commands the node sent for `action`, less those of a scrape itself (pos_order_documents reads MongoDB). */
-async function mongoCommandsFor(stack: TestStack, action: () => Promise<unknown>): Promise<number> {
-  const first = await metric(stack, 'pos_mongo_commands_total');
-  const second = await metric(stack, 'pos_mongo_commands_total');
-  await action();
-  return (await metric(stack, 'pos_mongo_commands_total')) - second - (second - first);
-}
-
-const unsignedRequests = (stack: TestStack, outcome: 'accepted' | 'rejected') => metric(stack, `pos_unsigned_key_requests_total{outcome="${outcome}"}`);
+/** The node's count of requests with unsigned keys by outcome (undefined when it is not on /metrics). */
+const unsignedRequests = async (stack: TestStack, outcome: 'accepted' | 'rejected') =>
+  valueOf(await scrapeMetrics(stack.origin), 'pos_unsigned_key_requests_total', { outcome });
 
 /** A secret for API_KEY_SECRET. */
 const newSecret = () => `secret-${randomBytes(16).toString('hex')}`;
@@ -67,7 +55,7 @@ describe('a flood of made-up keys', () => {
     for (const key of keys) expect(key).toMatch(shape);
 
     let answers: HttpResult[] = [];
-    const reads = await mongoCommandsFor(stack, async () => {
+    const reads = await mongoCommandsFor(stack.origin, async () => {
       answers = await Promise.all(keys.map((apiKey) => work(stack, apiKey)));
     });
     for (const res of answers) expectSessionNotValid(res);
@@ -81,7 +69,7 @@ describe('a flood of made-up keys', () => {
     const at = 10;
     const tampered = `${key.slice(0, at)}${key[at] === 'A' ? 'B' : 'A'}${key.slice(at + 1)}`;
     const foreign = generateApiKey(newSecret());
-    const reads = await mongoCommandsFor(stack, async () => {
+    const reads = await mongoCommandsFor(stack.origin, async () => {
       for (const res of await Promise.all([work(stack, tampered), work(stack, foreign)])) expectSessionNotValid(res);
     });
     expect(reads).toBe(0);
@@ -123,7 +111,7 @@ describe('rotating the secret: keys signed under a previous secret', () => {
 
       // the old secret dropped: its keys are made up now, whatever their sessions
       stack = await startStack({ ...deployment, API_KEY_SECRET: current }, { worker: false });
-      const reads = await mongoCommandsFor(stack, async () => {
+      const reads = await mongoCommandsFor(stack.origin, async () => {
         expectSessionNotValid(await work(stack, kept));
         expectSessionNotValid(await work(stack, key));
       });
@@ -157,7 +145,7 @@ describe('migrating the unsigned keys issued before (API_KEY_ACCEPT_UNSIGNED)', 
     try {
       // flag off (the default): refused without a read, and counted
       expect(await unsignedRequests(stack, 'accepted')).toBe(0);
-      let reads = await mongoCommandsFor(stack, async () => {
+      let reads = await mongoCommandsFor(stack.origin, async () => {
         expectSessionNotValid(await work(stack, unsigned));
         expectSessionNotValid(await work(stack, madeUpUnsigned));
       });
@@ -169,7 +157,7 @@ describe('migrating the unsigned keys issued before (API_KEY_ACCEPT_UNSIGNED)', 
       // flag on: looked up as before (a made-up one costs its read), and counted by outcome
       stack = await startStack({ ...deployment, API_KEY_ACCEPT_UNSIGNED: '1' }, { worker: false });
       expect((await work(stack, unsigned)).status).toBe(200);
-      reads = await mongoCommandsFor(stack, async () => expectSessionNotValid(await work(stack, madeUpUnsigned)));
+      reads = await mongoCommandsFor(stack.origin, async () => expectSessionNotValid(await work(stack, madeUpUnsigned)));
       expect(reads).toBe(1);
       expect(await unsignedRequests(stack, 'accepted')).toBe(1);
       expect(await unsignedRequests(stack, 'rejected')).toBe(1);

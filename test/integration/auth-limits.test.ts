@@ -7,8 +7,8 @@
 import { generateApiKey, hashApiKey } from '@pos/shared/auth/keys';
 import { openDb } from '../support/fixtures';
 import { call } from '../support/http';
-import { eventually } from '../support/sse-client';
 import { startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 describe('rejected keys', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;

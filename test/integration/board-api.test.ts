@@ -17,7 +17,7 @@ import { requestContext } from '@pos/api/middleware/request-context';
 import { BOARD_CSP, BOARD_DIST, boardRoutes } from '@pos/api/routes/board';
 import { startApi } from '@pos/api/server';
 import { registerAt } from '../support/fixtures';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
 
@@ -30,7 +30,7 @@ describe('the admin API of the location board', () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    bearer = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    bearer = adminHeader(stack.env);
   });
   afterEach(() => {
     for (const stream of open.splice(0)) stream.close();
@@ -117,7 +117,7 @@ describe('the admin API of the location board', () => {
     const { location } = await registerAt(stack, 'board-shutdown');
     const second = await startApi(loadConfig(stack.env), createLogger('silent', 'test'));
     const stream = await adminStream(location.id, '', `http://127.0.0.1:${second.port}`);
-    await stream.waitFor(() => stream.retries.length > 0, 'the preamble');
+    await stream.preamble();
     await second.close();
     await stream.end();
     expect(stream.isEnded).toBe(true);
@@ -140,6 +140,7 @@ describe('the admin API of the location board', () => {
     const conflict = await call('PUT', url(a.number), { headers: bearer, body: { newState: 'ABORTED' } });
     expect(conflict.status).toBe(409);
     expect(conflict.json().detail).toMatch(/COMPLETED/);
+    expect((await stack.admin.listOrders(location.id, 'COMPLETED')).map((o) => o.number)).toEqual([a.number]);
     const aborted = await call('PUT', url(b.number), { headers: bearer, body: { newState: 'ABORTED' } });
     expect(aborted.json().state).toBe('ABORTED');
 

@@ -1,5 +1,10 @@
-import { call } from '../support/http';
+import { Job } from 'bullmq';
+import Redis from 'ioredis';
+import { JOB } from '@pos/shared/queue/jobs';
+import { registerAt } from '../support/fixtures';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
@@ -8,7 +13,7 @@ describe('Bull Board over HTTP', () => {
   let bearer: Record<string, string>;
   beforeAll(async () => {
     stack = await startStack();
-    bearer = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    bearer = adminHeader(stack.env);
   });
   afterAll(() => stack.close());
 
@@ -93,6 +98,10 @@ const formJob = (locationId: string) =>
   `name=order-action&data[scope][locationId]=${locationId}&data[orderNumber]=1&data[action][kind]=status&data[action][newState]=ABORTED`;
 const ADD_PATH = '/admin/queues/api/queues/order-work/add';
 
+/** The work queues' jobs in every state a job can be in here. */
+const allJobs = (stack: Awaited<ReturnType<typeof startStack>>) =>
+  stack.api.deps.queues.jobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
+
 describe('Bull Board hardening', () => {
   describe('read-only by default', () => {
     let stack: Awaited<ReturnType<typeof startStack>>;
@@ -104,7 +113,7 @@ describe('Bull Board hardening', () => {
     it('refuses a cross-site form post that would add a job (HTTP Basic, which a browser resends by itself)', async () => {
       const { id: locationId } = await stack.admin.createLocation('Board CSRF');
       const order = await stack.admin.createOrder(locationId, [{ productId: 'p', name: 'Soup', quantity: 1, unitPrice: 500 }]);
-      const before = await stack.api.deps.queues.jobCounts();
+      const before = await allJobs(stack);
       const res = await call('POST', `${stack.origin}${ADD_PATH}`, {
         headers: {
           authorization: basic('admin', stack.env.ADMIN_TOKEN!),
@@ -116,12 +125,12 @@ describe('Bull Board hardening', () => {
       });
       expect(res.status).toBe(405);
       expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
-      expect(await stack.api.deps.queues.jobCounts()).toEqual(before);
+      expect(await allJobs(stack)).toEqual(before);
       expect((await stack.admin.listOrders(locationId, 'PLACED')).map((o) => o.number)).toEqual([order.number]);
     });
 
     it('refuses every write, even from its own page with the bearer token', async () => {
-      const bearer = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+      const bearer = adminHeader(stack.env);
       for (const [method, path] of [
         ['PUT', '/admin/queues/api/queues/order-work/retry/failed'],
         ['PUT', '/admin/queues/api/queues/order-work/clean/completed'],
@@ -138,7 +147,7 @@ describe('Bull Board hardening', () => {
     });
 
     it('cannot be framed by another site', async () => {
-      const page = await call('GET', `${stack.origin}/admin/queues`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+      const page = await call('GET', `${stack.origin}/admin/queues`, { headers: adminHeader(stack.env) });
       expect(page.status).toBe(200);
       expect(page.headers.get('x-frame-options')).toBe('DENY');
       expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
@@ -182,7 +191,7 @@ describe('Bull Board hardening', () => {
 
     it('refuses adding jobs, editing their data, and emptying the queue', async () => {
       const { id: locationId } = await stack.admin.createLocation('Board writable');
-      const before = await stack.api.deps.queues.jobCounts();
+      const before = await allJobs(stack);
       for (const [method, path, body] of [
         ['POST', ADD_PATH, { name: 'order-action', data: { scope: { locationId }, orderNumber: 1, action: { kind: 'recover' } } }],
         ['PUT', '/admin/queues/api/queues/order-work/some-job/update-data', { jobData: {} }],
@@ -192,18 +201,40 @@ describe('Bull Board hardening', () => {
         const res = await call(method, `${stack.origin}${path}`, { headers: { ...auth, origin: stack.origin }, body });
         expect(`${method} ${path} ${res.status}`).toBe(`${method} ${path} 403`);
       }
-      expect(await stack.api.deps.queues.jobCounts()).toEqual(before);
+      expect(await allJobs(stack)).toEqual(before);
     });
 
     it('retries and cleans for its own page and for scripts with the token', async () => {
+      const queue = stack.api.deps.queues.unrouted;
+      // A job that fails for real in the stack's worker (malformed data fails for good, at once) ...
+      const failing = await queue.add(JOB.sessionClose, { sessionId: { $ne: 'board-retry' } });
+      const failed = async () => (await failing.getState()) === 'failed' && (await Job.fromId(queue, failing.id!))!.attemptsMade;
+      await eventually(async () => (await failed()) === 1, 'the seeded job failed');
+      // ... and one that completes, its finish moved back past the 5 s the board leaves a job before cleaning it.
+      const { locationId } = await registerAt(stack, 'Board clean');
+      const order = await stack.admin.createOrder(locationId, sampleRows);
+      const done = await queue.add(JOB.orderAction, { scope: { locationId }, orderNumber: order.number, action: { kind: 'status', newState: 'COMPLETED' } });
+      await eventually(async () => (await done.getState()) === 'completed', 'the seeded job completed');
+      const finishedOn = Date.now() - 60_000;
+      const redis = new Redis(stack.env.REDIS_URL!);
+      try {
+        await redis.zadd(queue.keys.completed!, 'XX', finishedOn, done.id!);
+        await redis.hset(queue.toKey(done.id!), 'finishedOn', finishedOn);
+      } finally {
+        redis.disconnect();
+      }
+
       const board = `${stack.origin}/admin/queues/api/queues/order-work`;
       const fromPage = await call('PUT', `${board}/retry/failed`, {
         headers: { ...auth, origin: stack.origin, 'sec-fetch-site': 'same-origin' },
         body: {},
       });
       expect(fromPage.status).toBe(200);
-      const fromScript = await call('PUT', `${board}/clean/completed`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+      // run again, and failed again
+      await eventually(async () => (await failed()) === 2, 'the failed job retried');
+      const fromScript = await call('PUT', `${board}/clean/completed`, { headers: adminHeader(stack.env) });
       expect(fromScript.status).toBe(200);
+      expect(await Job.fromId(queue, done.id!)).toBeUndefined();
       const queues = await call('GET', `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=1`, { headers: auth });
       expect(queues.json().queues[0].readOnlyMode).toBe(false);
     });

@@ -1,13 +1,20 @@
+import type { CommandDoc } from '@pos/shared/domain/records';
+import { openDb, registerAt } from '../support/fixtures';
 import { call } from '../support/http';
-import { registerAt } from '../support/fixtures';
 import { startStack } from '../support/stack';
 
 describe('commands', () => {
+  const TTL_MS = 10 * 60_000;
   let stack: Awaited<ReturnType<typeof startStack>>;
+  let db: Awaited<ReturnType<typeof openDb>>;
   beforeAll(async () => {
-    stack = await startStack({ COMMAND_TTL: '1500ms' });
+    stack = await startStack({ COMMAND_TTL: '10m' });
+    db = await openDb(stack.env);
   });
-  afterAll(() => stack.close());
+  afterAll(async () => {
+    await db?.close();
+    await stack?.close();
+  });
 
   const list = async (key: string) => (await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json();
 
@@ -51,7 +58,12 @@ describe('commands', () => {
     const { location, key } = await registerAt(stack, 'Expiry');
     const command = await stack.admin.createCommand(location.id, 'EXPORT_DATA');
     expect(await list(key)).toEqual([command]);
-    await new Promise((r) => setTimeout(r, 1700));
+    // Its expiry is COMMAND_TTL after its creation; moved back in time by that much, it has expired.
+    const commands = db.db.collection<CommandDoc>('commands');
+    const stored = (await commands.findOne({ locationId: location.id, number: command.number }))!;
+    expect(stored.expiresAt.getTime() - stored.createdAt.getTime()).toBe(TTL_MS);
+    const back = (date: Date) => new Date(date.getTime() - TTL_MS - 1_000);
+    await commands.updateOne({ _id: stored._id }, { $set: { createdAt: back(stored.createdAt), expiresAt: back(stored.expiresAt) } });
     expect(await list(key)).toEqual([]);
     expect((await call('DELETE', `${stack.baseUrl}/commands/${command.number}`, { apiKey: key })).status).toBe(404);
   });

@@ -117,6 +117,7 @@ describe('customer app flow', () => {
     const submit = await call('POST', `${alice.url}/orders/${created.json().number}/submit`, { apiKey: alice.key });
     expect(submit.status).toBe(409);
     expect(submit.json()).toMatchObject({ title: 'Conflict', detail: 'Order is SELECTING; cannot submit' });
+    expect((await call('GET', `${alice.url}/orders/${created.json().number}`, { apiKey: alice.key })).json()).toEqual(created.json());
   });
 
   it('PLACED → ABORTED by the register', async () => {

@@ -49,8 +49,10 @@ describe('customer limits', () => {
       const bill = await command(seated, { kind: 'REQUEST_BILL' });
       expect(bill.status).toBe(201);
       expect(bill.json()).toMatchObject({ tableNumber: 3, paymentNumber: 1 });
-      const work = (await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: registerKey })).json<{ tableNumber?: number }[]>();
-      expect(work.some((record) => record.tableNumber === 99 || record.tableNumber === 4)).toBe(false);
+      // What the session stored (its orders are SELECTING, which no register list shows): table 3 only.
+      const tables = async (collection: string) => (await db.db.collection(collection).find({ sessionId: seated.sessionId }).toArray()).map((doc) => doc.tableNumber);
+      expect(await tables('orders')).toEqual([3]);
+      expect(await tables('commands')).toEqual([3]);
       await call('DELETE', `${stack.baseUrl}/commands/${bill.json().number}`, { apiKey: registerKey });
     });
 
@@ -80,6 +82,7 @@ describe('customer limits', () => {
       // Finishing one does not free a place: a NEW order is still open.
       expect((await call('POST', `${customer.url}/orders/${first.number}/finish`, { apiKey: customer.key })).status).toBe(200);
       expectProblem(await order(customer), 429, 'Too many requests', refusedAtCap);
+      expect(await openOrdersOf(customer)).toBe(2);
       // the cap is per session: another customer orders
       expect((await order(await customerAt(stack, locationId, 304, 6))).status).toBe(201);
     });
@@ -113,16 +116,21 @@ describe('customer limits', () => {
       const answers = await Promise.all(Array.from({ length: 12 }, () => order(customer)));
       expect(answers.map((res) => res.status).sort()).toEqual([...Array(2).fill(201), ...Array(10).fill(429)]);
       expect(await stack.admin.listOrders(locationId, 'SELECTING').then((orders) => orders.filter((o) => o.userNumber === 305).length)).toBe(2);
+      expect(await db.db.collection('orders').countDocuments({ sessionId: customer.sessionId })).toBe(2);
     });
   });
 
   describe('commands', () => {
+    /** The commands stored for the customer's session, live or not (an acknowledged one is removed). */
+    const storedCommandsOf = (customer: Customer) => db.db.collection('commands').countDocuments({ sessionId: customer.sessionId });
+
     it('refuses a command beyond CUSTOMER_MAX_COMMANDS live ones with a 429, until the register acknowledges one', async () => {
       const customer = await customerAt(stack, locationId, 306, 8);
       const first = (await command(customer, { kind: 'READ_TABLE_STATE' })).json<{ number: number }>();
       expect((await command(customer, { kind: 'REQUEST_BILL' })).status).toBe(201);
       const refused = await command(customer, { kind: 'REQUEST_BILL' });
       expectProblem(refused, 429, 'Too many requests', /^This session already has 2 commands waiting for the register$/);
+      expect(await storedCommandsOf(customer)).toBe(2);
       // until the oldest expires (COMMAND_TTL, 10 minutes), at the latest
       const retryAfter = Number(refused.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThan(0);
@@ -131,13 +139,19 @@ describe('customer limits', () => {
       expect((await call('DELETE', `${stack.baseUrl}/commands/${first.number}`, { apiKey: registerKey })).status).toBe(200);
       expect((await command(customer, { kind: 'REQUEST_BILL' })).status).toBe(201);
       expect((await command(customer, { kind: 'REQUEST_BILL' })).status).toBe(429);
+      expect(await storedCommandsOf(customer)).toBe(2);
     });
 
     it('holds under a burst of concurrent requests, and leaves the operator\u2019s commands alone', async () => {
       const customer = await customerAt(stack, locationId, 307, 9);
       const answers = await Promise.all(Array.from({ length: 12 }, () => command(customer, { kind: 'REQUEST_BILL' })));
       expect(answers.map((res) => res.status).sort()).toEqual([...Array(2).fill(201), ...Array(10).fill(429)]);
+      expect(await storedCommandsOf(customer)).toBe(2);
+      // the operator's commands, of no session, are not counted against any
+      const operators = () => db.db.collection('commands').countDocuments({ locationId, sessionId: { $exists: false } });
+      const before = await operators();
       for (let i = 0; i < 3; i += 1) await stack.admin.createCommand(locationId, 'EXPORT_DATA');
+      expect(await operators()).toBe(before + 3);
     });
   });
 });

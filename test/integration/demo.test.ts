@@ -6,7 +6,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { serviceAt } from '../support/contract';
+import { TestStream } from '../support/sse-client';
 import { ROOT } from '../support/stack';
+import { eventually } from '../support/wait';
 
 interface DemoRun {
   child: ChildProcess;
@@ -28,11 +30,7 @@ function runDemo(args: string[]): DemoRun {
     detached: true,
   });
   let output = '';
-  const listeners = new Set<() => void>();
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString();
-    for (const listener of listeners) listener();
-  };
+  const onData = (chunk: Buffer) => (output += chunk.toString());
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   // 'close', not 'exit': it comes after the child's output has all been read.
@@ -41,26 +39,9 @@ function runDemo(args: string[]): DemoRun {
     child,
     output: () => output,
     exited,
-    waitFor(pattern, timeoutMs = 30_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const match = output.match(pattern);
-          if (!match) return;
-          cleanup();
-          resolve(match);
-        };
-        const timer = setTimeout(() => {
-          cleanup();
-          reject(new Error(`demo output never matched ${pattern}:\n${output.slice(-4000)}`));
-        }, timeoutMs);
-        const cleanup = () => {
-          clearTimeout(timer);
-          listeners.delete(check);
-        };
-        listeners.add(check);
-        void exited.then(() => setTimeout(check, 0));
-        check();
-      });
+    async waitFor(pattern, timeoutMs = 30_000) {
+      await eventually(() => pattern.test(output), `the demo's output to match ${pattern}`, timeoutMs, () => `output:\n${output.slice(-4000)}`);
+      return output.match(pattern)!;
     },
   };
 }
@@ -78,26 +59,14 @@ function killGroup(run: DemoRun | undefined): void {
 
 /** Reads an event stream until an `order` event arrives; returns its record. */
 async function firstOrderEvent(url: string, apiKey: string): Promise<{ number: number; state: string }> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 20_000);
+  const stream = await TestStream.open(url, { apiKey });
   try {
-    const response = await fetch(url, { headers: { api_key: apiKey }, signal: controller.signal });
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const decoder = new TextDecoder();
-    let text = '';
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      text += decoder.decode(chunk, { stream: true });
-      for (const block of text.split('\n\n').slice(0, -1)) {
-        const lines = block.split('\n');
-        const data = lines.find((line) => line.startsWith('data: '));
-        if (lines.includes('event: order') && data) return JSON.parse(data.slice('data: '.length));
-      }
-    }
-    throw new Error(`stream ended without an order event:\n${text}`);
+    expect(stream.status).toBe(200);
+    expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
+    await stream.waitFor(() => stream.events.some((e) => e.event === 'order'), 'an order event', 20_000);
+    return stream.events.find((e) => e.event === 'order')!.json();
   } finally {
-    clearTimeout(timer);
-    controller.abort();
+    stream.close();
   }
 }
 

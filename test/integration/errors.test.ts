@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import { startWorker } from '@pos/worker/worker';
 import { openDb, registerAt } from '../support/fixtures';
 import { spawnRole, stackEnv, startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 const problemOf = (res: Awaited<ReturnType<typeof call>>) => {
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -57,7 +58,7 @@ describe('problem responses (part 7)', () => {
   });
 
   it('any other string is 400 "No enum constant": however long or odd, echoed cut short and made plain (part 4.2, rule 1)', async () => {
-    const admin = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    const admin = adminHeader(stack.env);
     const long = 'X'.repeat(1500); // under BODY_LIMIT, far over any state name
     const cases: [string, string][] = [
       [long, `No enum constant OrderState.${'X'.repeat(32)}...`],
@@ -103,7 +104,7 @@ describe('problem responses (part 7)', () => {
   it('text with control characters in a failure reason or an admin field: 400 Validation error', async () => {
     const bad = await call('POST', `${stack.baseUrl}/orders/${orderNumber}/failure`, { apiKey: key, body: { reason: 'jam\u0007\u0007' } });
     expect(problemOf(bad)).toMatchObject({ status: 400, title: 'Validation error', detail: 'reason must not contain control characters (but tab and newline) or bidirectional controls' });
-    const admin = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    const admin = adminHeader(stack.env);
     const location = await call('POST', `${stack.origin}/admin/v1/locations`, { headers: admin, body: { name: 'Main\u0000Street' } });
     expect(problemOf(location)).toMatchObject({ status: 400, title: 'Validation error', detail: 'name must be one line without control characters or bidirectional controls' });
     const device = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/service-sessions`, { headers: admin, body: { deviceId: 'reg\u202e1' } });
@@ -181,7 +182,7 @@ describe('problem responses (part 7)', () => {
 
   it('the admin API: a missing location name is "Location name is required."', async () => {
     const res = await call('POST', `${stack.origin}/admin/v1/locations`, {
-      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      headers: adminHeader(stack.env),
       body: {},
     });
     expect(res.status).toBe(400);
@@ -198,7 +199,7 @@ describe('problem responses (part 7)', () => {
   });
 
   it('the admin API: bad rows and unknown locations are clear problems', async () => {
-    const auth = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    const auth = adminHeader(stack.env);
     const empty = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders`, { headers: auth, body: { rows: [] } });
     expect(problemOf(empty)).toMatchObject({ status: 400, title: 'Validation error' });
     const zero = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders`, {
@@ -228,7 +229,7 @@ describe('database errors (part 7.2)', () => {
     db.db.collection('orders').insertMany(numbers.map((number) => ({ _id: `${locationId}:${number}` as never, locationId, number, state: 'COMPLETED' })));
   const createOrder = (locationId: string) =>
     call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders`, {
-      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      headers: adminHeader(stack.env),
       body: { rows: sampleRows },
     });
 
@@ -256,7 +257,7 @@ describe('database errors (part 7.2)', () => {
     const location = await stack.admin.createLocation('Broken sequence');
     await db.db.collection('locations').updateOne({ _id: location.id as never }, { $set: { orderSeq: 'not a number' } });
     const res = await call('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, {
-      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      headers: adminHeader(stack.env),
       body: { rows: sampleRows },
     });
     expect(res.status).toBe(400);
@@ -281,11 +282,11 @@ describe('unavailability and internal errors', () => {
       const worker = await startWorker(loadConfig(stack.env), createLogger('silent', 'test'));
       try {
         const queue = stack.api.deps.queues;
-        for (let i = 0; i < 100; i++) {
+        const settled = async () => {
           const counts = await queue.jobCounts('waiting', 'active', 'completed');
-          if (counts.completed === 1 && counts.waiting === 0 && counts.active === 0) break;
-          await new Promise((r) => setTimeout(r, 50));
-        }
+          return counts.completed === 1 && counts.waiting === 0 && counts.active === 0;
+        };
+        await eventually(settled, 'the late worker to finish the job');
         expect(await queue.jobCounts('completed')).toEqual({ completed: 1 });
         const list = await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key });
         expect(list.json()).toEqual([order]);
@@ -314,10 +315,9 @@ describe('unavailability and internal errors', () => {
       expect(body.title).toBe('Internal server error');
       const [, uuid] = /^([0-9a-f-]{36}): /.exec(body.detail) ?? [];
       expect(uuid).toBeDefined();
-      await new Promise((r) => setTimeout(r, 100));
-      const line = api.output().split('\n').find((l) => l.includes(uuid!) && l.includes('unexpected error'));
-      expect(line).toBeDefined();
-      expect(JSON.parse(line!).requestId).toBe(res.headers.get('x-request-id'));
+      const line = () => api.output().split('\n').find((l) => l.includes(uuid!) && l.includes('unexpected error'));
+      await eventually(() => line() !== undefined, 'the error logged with its UUID');
+      expect(JSON.parse(line()!).requestId).toBe(res.headers.get('x-request-id'));
     } finally {
       await db.close();
       await api.stop();

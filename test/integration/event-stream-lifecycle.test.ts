@@ -6,19 +6,13 @@
 import net from 'node:net';
 import Redis from 'ioredis';
 import type { OrderDoc, OrderRecord } from '@pos/shared/domain/records';
+import { registerAt } from '../support/fixtures';
 import { sampleRows } from '../support/http';
-import { eventually, TestStream } from '../support/sse-client';
+import { streamPath, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
-
-const streamPath = '/api/v1/notifications/service/stream';
-
-async function register(stack: Stack, name: string) {
-  const location = await stack.admin.createLocation(name);
-  const session = await stack.admin.createServiceSession(location.id, `${name}-register`);
-  return { locationId: location.id, key: session.apiKey };
-}
 
 const activeTimeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
@@ -30,7 +24,7 @@ describe('event stream keepalive and timeout', () => {
   afterAll(() => stack.close());
 
   it('writes a `: keepalive` comment every SSE_KEEPALIVE', async () => {
-    const { key } = await register(stack, 'keepalive');
+    const { key } = await registerAt(stack, 'keepalive');
     const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
     try {
       await stream.waitFor(() => stream.comments.filter((c) => c === 'keepalive').length >= 3, 'three keepalives');
@@ -41,7 +35,7 @@ describe('event stream keepalive and timeout', () => {
   });
 
   it('ends the stream after SSE_TIMEOUT', async () => {
-    const { key } = await register(stack, 'timeout');
+    const { key } = await registerAt(stack, 'timeout');
     const opened = Date.now();
     const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
     await stream.end(10_000);
@@ -60,7 +54,7 @@ describe('event stream timeout jitter', () => {
   afterAll(() => stack.close());
 
   it('20 streams opened together end spread over SSE_TIMEOUT ± 10%, not together', async () => {
-    const { key } = await register(stack, 'jitter');
+    const { key } = await registerAt(stack, 'jitter');
     const lifetimes = await Promise.all(
       Array.from({ length: 20 }, async () => {
         const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
@@ -82,7 +76,6 @@ describe('event stream timeout jitter', () => {
 
 describe('event stream resources', () => {
   let stack: Stack;
-  let closed = false;
   let redis: Redis;
   const prefix = () => stack.env.REDIS_PREFIX!;
   const locationChannels = async () => (await redis.pubsub('CHANNELS', `${prefix()}:loc:*`)) as string[];
@@ -94,12 +87,12 @@ describe('event stream resources', () => {
   });
   afterAll(async () => {
     redis.disconnect();
-    if (!closed) await stack.close();
+    await stack.close();
   });
 
   it('200 streams opened and dropped leave no subscription, timer or stream behind', async () => {
     const { deps } = stack.api;
-    const registers = await Promise.all(Array.from({ length: 10 }, (_, i) => register(stack, `many-${i}`)));
+    const registers = await Promise.all(Array.from({ length: 10 }, (_, i) => registerAt(stack, `many-${i}`)));
     const baseChannels = deps.subscriber.channelCount;
     const baseTimeouts = activeTimeouts();
     const baseListeners = deps.subscriber.listenerCount('resubscribed');
@@ -109,7 +102,7 @@ describe('event stream resources', () => {
       Array.from({ length: 200 }, (_, i) => TestStream.open(`${stack.origin}${streamPath}`, { apiKey: registers[i % 10]!.key })),
     );
     try {
-      await Promise.all(streams.map((s) => s.waitFor(() => s.retries.length > 0, 'the preamble')));
+      await Promise.all(streams.map((s) => s.preamble()));
       expect(streams.every((s) => s.status === 200)).toBe(true);
       expect(deps.hub.openStreams).toBe(200);
       expect(deps.hub.locationCount).toBe(10);
@@ -135,7 +128,7 @@ describe('event stream resources', () => {
 
   it('drops a client that stops reading, and keeps one that reads', async () => {
     const { deps } = stack.api;
-    const { locationId, key } = await register(stack, 'stalled');
+    const { locationId, key } = await registerAt(stack, 'stalled');
     const healthy = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
     const stalled = net.connect(stack.api.port, '127.0.0.1');
     let stalledClosed = false;
@@ -172,7 +165,7 @@ describe('event stream resources', () => {
 
   it('sends a replay larger than SSE_MAX_BUFFER to a client that reads it', async () => {
     const { deps } = stack.api;
-    const { locationId, key } = await register(stack, 'big-replay');
+    const { locationId, key } = await registerAt(stack, 'big-replay');
     const rows = Array.from({ length: 100 }, (_, i) => ({ rowNumber: i + 1, productId: `p${i}`, name: 'Burger', quantity: 1, unitPrice: 100, notes: 'n'.repeat(500) }));
     for (let i = 0; i < 20; i += 1) {
       const number = (await deps.locations.nextNumber(locationId, 'orderSeq'))!;
@@ -193,7 +186,7 @@ describe('event stream resources', () => {
 
   it('after a Redis reconnect, sends what was published while the subscriber was away', async () => {
     const { deps } = stack.api;
-    const { locationId, key } = await register(stack, 'reconnect');
+    const { locationId, key } = await registerAt(stack, 'reconnect');
     const o1 = await stack.admin.createOrder(locationId, sampleRows);
     const o2 = await stack.admin.createOrder(locationId, sampleRows);
     const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
@@ -232,10 +225,10 @@ describe('event stream resources', () => {
   });
 
   it('sends an order event delivered twice (a publish resent after a reconnect) once, and never a state it has sent a later one of', async () => {
-    const { locationId, key } = await register(stack, 'repeats');
+    const { locationId, key } = await registerAt(stack, 'repeats');
     const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
     try {
-      await stream.waitFor(() => stream.raw.startsWith('retry:'), 'the preamble');
+      await stream.preamble();
       const placed = await stack.admin.createOrder(locationId, sampleRows);
       await stream.eventCount(1);
       const message = (record: OrderRecord, version: number) => JSON.stringify({ type: 'order', record, failureCount: 0, version });
@@ -324,14 +317,21 @@ describe('event stream resources', () => {
   });
 
   it('ends every open stream at shutdown without waiting for the grace period', async () => {
-    const { key } = await register(stack, 'shutdown');
-    const streams = await Promise.all([1, 2, 3].map(() => TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key })));
-    await Promise.all(streams.map((s) => s.waitFor(() => s.raw.startsWith('retry:'), 'the preamble')));
-    const started = Date.now();
-    closed = true;
-    await stack.close();
-    // SHUTDOWN_GRACE is 30 s: a stream left open would hold close() that long
-    expect(Date.now() - started).toBeLessThan(15_000);
-    expect(streams.every((s) => s.isEnded)).toBe(true);
+    // a node of its own to shut down: the file's other tests keep theirs
+    const node = await startStack({ SHUTDOWN_GRACE: '30s' }, { worker: false });
+    let closed = false;
+    try {
+      const { key } = await registerAt(node, 'shutdown');
+      const streams = await Promise.all([1, 2, 3].map(() => TestStream.open(`${node.origin}${streamPath}`, { apiKey: key })));
+      await Promise.all(streams.map((s) => s.preamble()));
+      const started = Date.now();
+      closed = true;
+      await node.close();
+      // SHUTDOWN_GRACE is 30 s: a stream left open would hold close() that long
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(streams.every((s) => s.isEnded)).toBe(true);
+    } finally {
+      if (!closed) await node.close();
+    }
   });
 });

@@ -3,10 +3,15 @@
  * reconnection with the cursor, live events, visibility, authentication, session ends, and
  * work that arrives while the replay is read.
  */
+import diagnostics from 'node:diagnostics_channel';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { OrderRecord } from '@pos/shared/domain/records';
+import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { eventually, TestStream } from '../support/sse-client';
+import { TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -28,11 +33,6 @@ describe('event stream', () => {
     open.push(stream);
     return stream;
   }
-  async function register(name: string) {
-    const location = await stack.admin.createLocation(name);
-    const session = await stack.admin.createServiceSession(location.id, `${name}-register`);
-    return { locationId: location.id, key: session.apiKey, sessionId: session.sessionId };
-  }
   const setState = (key: string, number: number, newState: string) =>
     call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState } });
   const summary = (stream: TestStream) => stream.events.map((e) => `${e.event} ${e.json().number} ${e.json().state} ${e.id}`);
@@ -40,7 +40,7 @@ describe('event stream', () => {
     (await stack.api.deps.metrics[name].get()).values.find((v) => v.labels.type === type)?.value ?? 0;
 
   it('opens with text/event-stream headers, the request id and `retry:` first', async () => {
-    const { key } = await register('headers');
+    const { key } = await registerAt(stack, 'headers');
     const stream = await connect(key, '', { 'X-Request-Id': 'stream-req-1' });
     expect(stream.status).toBe(200);
     expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
@@ -54,12 +54,12 @@ describe('event stream', () => {
   });
 
   it('`retry:` is a random part of 1000 ms (full jitter): the streams a node ends together do not come back together', async () => {
-    const { key } = await register('retry-jitter');
+    const { key } = await registerAt(stack, 'retry-jitter');
     const streams = [];
     // one at a time: a session holds a few streams per node, and a new one ends its oldest
     for (let i = 0; i < 12; i++) {
       const stream = await connect(key);
-      await stream.waitFor(() => stream.retries.length > 0, 'the preamble');
+      await stream.preamble();
       streams.push(stream);
       stream.close();
     }
@@ -73,7 +73,7 @@ describe('event stream', () => {
   });
 
   it('replays PLACED orders and live commands on a first connect, then streams live work and state changes', async () => {
-    const { locationId, key } = await register('live');
+    const { locationId, key } = await registerAt(stack, 'live');
     const o1 = await stack.admin.createOrder(locationId, sampleRows, 4);
     const o2 = await stack.admin.createOrder(locationId, sampleRows);
     expect((await setState(key, o1.number, 'COMPLETED')).status).toBe(200);
@@ -109,7 +109,7 @@ describe('event stream', () => {
   });
 
   it('announces an order again as PLACED after a failure report below the threshold', async () => {
-    const { locationId, key } = await register('refail');
+    const { locationId, key } = await registerAt(stack, 'refail');
     const o1 = await stack.admin.createOrder(locationId, sampleRows);
     const stream = await connect(key);
     await stream.eventCount(1);
@@ -121,10 +121,10 @@ describe('event stream', () => {
   });
 
   it('never shows orders a customer is still composing; submitting announces them', async () => {
-    const { locationId, key } = await register('customer');
+    const { locationId, key } = await registerAt(stack, 'customer');
     const customer = (await stack.admin.createCustomerSession(locationId, 42, 3)).apiKey;
     const stream = await connect(key);
-    await stream.waitFor(() => stream.raw.startsWith('retry:'), 'the preamble');
+    await stream.preamble();
     const created = await call('POST', `${stack.baseUrl}/customer/orders`, { apiKey: customer, body: { rows: sampleRows } });
     expect(created.status).toBe(201);
     const number = created.json().number as number;
@@ -140,7 +140,7 @@ describe('event stream', () => {
   });
 
   it('reconnecting with orderNumber/commandNumber replays exactly the missed work', async () => {
-    const { locationId, key } = await register('reconnect-query');
+    const { locationId, key } = await registerAt(stack, 'reconnect-query');
     const o1 = await stack.admin.createOrder(locationId, sampleRows);
     const first = await connect(key);
     await first.eventCount(1);
@@ -174,7 +174,7 @@ describe('event stream', () => {
   });
 
   it('reconnecting with Last-Event-ID replays exactly the missed work, and wins over the query', async () => {
-    const { locationId, key } = await register('reconnect-header');
+    const { locationId, key } = await registerAt(stack, 'reconnect-header');
     await stack.admin.createOrder(locationId, sampleRows);
     await stack.admin.createCommand(locationId, 'READ_TABLE_STATE');
     const first = await connect(key);
@@ -206,7 +206,7 @@ describe('event stream', () => {
     ['', { 'Last-Event-ID': '-1.2' }],
     ['', { 'Last-Event-ID': '4' }],
   ])('answers an invalid cursor (%s %j) with a 400 problem', async (query, headers) => {
-    const { key } = await register(`bad-cursor-${Math.random()}`);
+    const { key } = await registerAt(stack, `bad-cursor-${Math.random()}`);
     const response = await call('GET', streamUrl(query), { apiKey: key, headers });
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -214,7 +214,7 @@ describe('event stream', () => {
   });
 
   it('answers both 401 shapes after the delay', async () => {
-    const { locationId } = await register('auth');
+    const { locationId } = await registerAt(stack, 'auth');
     const customer = (await stack.admin.createCustomerSession(locationId, 5)).apiKey;
     const expired = (await stack.admin.createServiceSession(locationId, 'old', new Date(Date.now() - 60_000).toISOString())).apiKey;
     const closed = await stack.admin.createServiceSession(locationId, 'gone');
@@ -244,11 +244,11 @@ describe('event stream', () => {
   });
 
   it('ends the stream when its session is closed, and the key opens none after', async () => {
-    const { locationId, key, sessionId } = await register('close');
+    const { locationId, key, sessionId } = await registerAt(stack, 'close');
     const other = (await stack.admin.createServiceSession(locationId, 'close-other')).apiKey;
     const stream = await connect(key);
     const bystander = await connect(other);
-    await stream.waitFor(() => stream.raw.startsWith('retry:'), 'the preamble');
+    await stream.preamble();
     await stack.admin.closeSession(sessionId);
     await stream.end();
     expect(stream.isEnded).toBe(true);
@@ -276,7 +276,7 @@ describe('event stream', () => {
   it('a session closed while its stream is being opened ends the stream (before and after the subscription)', async () => {
     const { deps } = stack.api;
     // closed after the subscription, during the replay read: the worker's announcement ends it
-    const during = await register('close-during-replay');
+    const during = await registerAt(stack, 'close-during-replay');
     const originalList = deps.work.list;
     deps.work.list = async (loc: string, ...rest: [Date, number?, number?]) => {
       if (loc === during.locationId) await stack.admin.closeSession(during.sessionId);
@@ -292,7 +292,7 @@ describe('event stream', () => {
     }
 
     // closed before the subscription: the announcement is missed, the session read again is not
-    const before = await register('close-before-subscribe');
+    const before = await registerAt(stack, 'close-before-subscribe');
     const originalAdd = deps.hub.add;
     deps.hub.add = async (stream) => {
       if (stream.sessionId === before.sessionId) await stack.admin.closeSession(before.sessionId);
@@ -311,13 +311,22 @@ describe('event stream', () => {
 
   it('a client that vanishes while its stream is being opened leaves nothing behind', async () => {
     const { deps } = stack.api;
-    const { locationId } = await register('vanish');
+    const { locationId } = await registerAt(stack, 'vanish');
     const atAuth = await stack.admin.createServiceSession(locationId, 'vanish-auth');
     const atReplay = await stack.admin.createServiceSession(locationId, 'vanish-replay');
-    let current: TestStream | undefined;
+    let current: { stream: TestStream; apiKey: string } | undefined;
+    // The node is in this process: its side of each request's connection, by the key it carries.
+    const serverSockets = new Map<string, Socket>();
+    const onRequest = (message: unknown) => {
+      const { request } = message as { request: IncomingMessage };
+      const apiKey = request.headers.api_key;
+      if (typeof apiKey === 'string') serverSockets.set(apiKey, request.socket);
+    };
+    diagnostics.subscribe('http.server.request.start', onRequest);
     const vanish = async () => {
-      current!.close();
-      await new Promise((resolve) => setTimeout(resolve, 100)); // the server sees the connection go
+      const { stream, apiKey } = current!;
+      stream.close();
+      await eventually(() => serverSockets.get(apiKey)?.destroyed === true, 'the server to see the connection go');
     };
     const originalFind = deps.sessions.findByKeyHash;
     const originalList = deps.work.list;
@@ -337,7 +346,7 @@ describe('event stream', () => {
     try {
       for (const session of [atAuth, atReplay]) {
         const { stream, opened } = TestStream.start(streamUrl(), { apiKey: session.apiKey });
-        current = stream;
+        current = { stream, apiKey: session.apiKey };
         await opened.catch(() => undefined);
         await stream.ended;
       }
@@ -346,6 +355,7 @@ describe('event stream', () => {
       await Promise.all(replayReads);
       await eventually(() => deps.hub.openStreams === 0, 'no open stream');
     } finally {
+      diagnostics.unsubscribe('http.server.request.start', onRequest);
       deps.sessions.findByKeyHash = originalFind;
       deps.work.list = originalList;
     }
@@ -353,7 +363,7 @@ describe('event stream', () => {
   });
 
   it('answers HEAD without holding a stream open', async () => {
-    const { key } = await register('head');
+    const { key } = await registerAt(stack, 'head');
     const response = await call('HEAD', streamUrl(), { apiKey: key });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -364,7 +374,7 @@ describe('event stream', () => {
     const received = async (type: string) => metric('eventsReceived', type);
 
     it('orders: what the replay shows is sent once, what came after it is sent too', async () => {
-      const { locationId, key } = await register('during-replay-orders');
+      const { locationId, key } = await registerAt(stack, 'during-replay-orders');
       const a = await stack.admin.createOrder(locationId, sampleRows);
       const b = await stack.admin.createOrder(locationId, sampleRows);
       const { deps } = stack.api;
@@ -417,7 +427,7 @@ describe('event stream', () => {
     });
 
     it('commands: one created before the read comes once, one created after it comes too', async () => {
-      const { locationId, key } = await register('during-replay-commands');
+      const { locationId, key } = await registerAt(stack, 'during-replay-commands');
       const c1 = await stack.admin.createCommand(locationId, 'READ_TABLE_STATE');
       const { deps } = stack.api;
       const original = deps.work.list;

@@ -5,31 +5,27 @@
  * in the stack's worker (malformed data fails for good at once).
  */
 import { Job } from 'bullmq';
-import Redis from 'ioredis';
-import { loadConfig } from '@pos/shared/config';
-import { createLogger } from '@pos/shared/log';
 import { JOB } from '@pos/shared/queue/jobs';
-import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
+import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { eventually } from '../support/sse-client';
+import { OpenedQueues, openWorkQueues } from '../support/queues';
 import { startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 describe('failed jobs', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
-  let redis: Redis;
+  let opened: OpenedQueues;
   let queues: WorkQueues;
 
   beforeAll(async () => {
     stack = await startStack({ JOB_KEEP_FAILED: '3' });
-    redis = new Redis(stack.env.REDIS_URL!, { maxRetriesPerRequest: null });
-    const config = loadConfig(stack.env);
     // the deployment's work queue, with the job options its API nodes add jobs with
-    queues = new WorkQueues(redis, queueLayout(config), createLogger('silent', 'test'), config.queue.jobKeepFailed);
+    opened = openWorkQueues(stack.env);
+    queues = opened.queues;
   });
   afterAll(async () => {
-    await queues?.close();
-    redis?.disconnect();
+    await opened?.close();
     await stack?.close();
   });
 

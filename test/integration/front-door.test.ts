@@ -4,7 +4,7 @@
  * all; on one listener, routes match case-sensitively (what a gateway blocks is what is served).
  */
 import { expectNoOperatorContent, keyIssuingPaths, OPERATOR_GETS } from '../support/front-door';
-import { rawCall } from '../support/http';
+import { adminHeader, rawCall } from '../support/http';
 import { startStack } from '../support/stack';
 
 describe('the front door with ADMIN_PORT: operator surfaces on their own listener', () => {
@@ -14,7 +14,7 @@ describe('the front door with ADMIN_PORT: operator surfaces on their own listene
 
   beforeAll(async () => {
     stack = await startStack({ ADMIN_PORT: '0' });
-    token = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    token = adminHeader(stack.env);
     locationId = (await stack.admin.createLocation('Front door')).id;
   });
   afterAll(() => stack?.close());
@@ -69,7 +69,7 @@ describe('the front door on one listener (no ADMIN_PORT): routes match case-sens
 
   beforeAll(async () => {
     stack = await startStack();
-    token = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    token = adminHeader(stack.env);
     locationId = (await stack.admin.createLocation('One listener')).id;
   });
   afterAll(() => stack?.close());

@@ -3,13 +3,13 @@
  * ADMIN_PORT, so the node itself would serve the operator paths): the gateway alone must turn
  * away every spelling of them, and pass the register interface (api_key header, event stream).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expectNoOperatorContent, keyIssuingPaths, OPERATOR_GETS } from '../support/front-door';
 import { Gateway, startGateway } from '../support/gateway';
-import { call, rawCall, sampleRows } from '../support/http';
-import { eventually, TestStream } from '../support/sse-client';
+import { adminHeader, call, rawCall, sampleRows } from '../support/http';
+import { streamPath, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
 import { TcpProxy } from '../support/tcp-proxy';
+import { eventually, pause } from '../support/wait';
 
 /** Longer than the 5 s after which Node, by default, closed an idle keep-alive connection. */
 const IDLE_MS = 6_500;
@@ -24,7 +24,7 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
   beforeAll(async () => {
     stack = await startStack();
     gateway = await startGateway(stack.api.port);
-    token = { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` };
+    token = adminHeader(stack.env);
     locationId = (await stack.admin.createLocation('Gateway')).id;
     apiKey = (await stack.admin.createServiceSession(locationId, 'register-gw')).apiKey;
   });
@@ -62,10 +62,10 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
   });
 
   it('passes each stream event on at once', async () => {
-    const stream = await TestStream.open(`${gateway.origin}/api/v1/notifications/service/stream`, { apiKey });
+    const stream = await TestStream.open(`${gateway.origin}${streamPath}`, { apiKey });
     try {
       expect(stream.status).toBe(200);
-      await stream.waitFor(() => stream.retries.length > 0, 'the retry preamble');
+      await stream.preamble();
       const order = await stack.admin.createOrder(locationId, sampleRows);
       const [event] = await stream.eventCount(1);
       expect(event!.json()).toEqual(order);
@@ -82,7 +82,7 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
       expect((await call('GET', `${door.origin}/api/v1/orders/location`, { apiKey })).status).toBe(200);
       expect(proxy.accepted).toBe(1);
       // The idle period is the subject of the test, not a wait for something.
-      await sleep(IDLE_MS);
+      await pause(IDLE_MS);
       const order = await stack.admin.createOrder(locationId, sampleRows);
       const put = await call('PUT', `${door.origin}/api/v1/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
       expect(put.status).toBe(200);

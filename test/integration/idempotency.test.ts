@@ -8,8 +8,9 @@ import { createLogger } from '@pos/shared/log';
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { RunningApi, startApi } from '@pos/api/server';
 import { openDb, registerAt } from '../support/fixtures';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { spawnRole, startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -109,7 +110,7 @@ describe('Idempotency-Key on writes', () => {
     const idem = randomUUID();
     const create = () =>
       call('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, {
-        headers: keyed(idem, { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` }),
+        headers: keyed(idem, adminHeader(stack.env)),
         body: { rows: sampleRows, tableNumber: 3 },
       });
     const first = await create();
@@ -142,8 +143,9 @@ describe('Idempotency-Key while the first attempt is outstanding', () => {
   let db: Awaited<ReturnType<typeof openDb>>;
 
   beforeAll(async () => {
-    // no worker at first: queued jobs wait
-    stack = await startStack({ JOB_TIMEOUT: '1500ms' }, { worker: false });
+    // No worker at first: queued jobs wait, and a request waits JOB_TIMEOUT for its job (long
+    // enough for a second request to be answered meanwhile, however loaded the machine).
+    stack = await startStack({ JOB_TIMEOUT: '3s' }, { worker: false });
     db = await openDb(stack.env);
   });
   afterAll(async () => {
@@ -157,9 +159,12 @@ describe('Idempotency-Key while the first attempt is outstanding', () => {
     const idem = randomUUID();
     const report = () => call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, headers: keyed(idem), body: {} });
 
-    const first = report();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    let firstAnswered = false;
+    const first = report().finally(() => (firstAnswered = true));
+    // Its job queued: the first attempt holds the key, and waits for an outcome until JOB_TIMEOUT.
+    await eventually(async () => (await stack.api.deps.queues.jobCounts('waiting')).waiting === 1, 'the first attempt queued');
     const concurrent = await report();
+    expect(firstAnswered).toBe(false);
     expect(concurrent.status).toBe(409);
     expect(concurrent.headers.get('retry-after')).toBe('1');
     expect(concurrent.json()).toMatchObject({ title: 'A request is outstanding for this Idempotency-Key' });

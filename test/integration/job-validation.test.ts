@@ -4,34 +4,29 @@
  * sessions and orders they aimed at stay as they were, as seen over HTTP.
  */
 import { Job, Queue } from 'bullmq';
-import Redis from 'ioredis';
-import { createLogger } from '@pos/shared/log';
 import { JOB } from '@pos/shared/queue/jobs';
-import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
-import { loadConfig } from '@pos/shared/config';
 import { customerAt } from '../support/customer';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { eventually } from '../support/sse-client';
+import { OpenedQueues, openWorkQueues } from '../support/queues';
 import { ChildRole, spawnRole, startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 describe('a worker given malformed jobs', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let worker: ChildRole;
-  let redis: Redis;
+  let opened: OpenedQueues;
   let queue: Queue;
 
   beforeAll(async () => {
     stack = await startStack({}, { worker: false });
     worker = await spawnRole('worker', stack.env);
-    redis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: null });
     // the one queue of a one-Redis deployment, as an intruder would open it
-    const config = loadConfig(stack.env);
-    queue = new WorkQueues(redis, queueLayout(config), createLogger('silent', 'test'), config.queue.jobKeepFailed).unrouted;
+    opened = openWorkQueues(stack.env);
+    queue = opened.queues.unrouted;
   });
   afterAll(async () => {
-    await queue?.close();
-    redis?.disconnect();
+    await opened?.close();
     await worker?.stop();
     await stack?.close();
   });
@@ -89,8 +84,11 @@ describe('a worker given malformed jobs', () => {
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: register.key })).json()).toEqual([]);
   });
 
-  it('says so in its log', () => {
-    expect(worker.output()).toMatch(/"msg":"job failed for good"/);
-    expect(worker.output()).toContain('malformed job data: /sessionId must be string');
+  it('says so in its log', async () => {
+    const job = await settled(JOB.sessionClose, { sessionId: ['log-me'] });
+    await expectFailedForGood(job, /^malformed job data: \/sessionId must be string$/);
+    const line = () => worker.output().split('\n').find((l) => l.includes('"msg":"job failed for good"') && l.includes(`"jobId":"${job.id}"`));
+    await eventually(() => line() !== undefined, 'the job\u2019s log line', undefined, () => `log:\n${worker.output()}`);
+    expect(line()).toContain('malformed job data: /sessionId must be string');
   });
 });

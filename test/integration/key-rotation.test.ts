@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { API_KEY_SHAPE } from '@pos/shared/auth/keys';
 import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
 import { TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
@@ -85,7 +85,7 @@ describe('key rotation (default grace)', () => {
     await expectRevoked(oldKey);
     await expectRevoked(newKey);
 
-    const rotate = (id: string) => call('POST', `${stack.origin}/admin/v1/sessions/${id}/rotate-key`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+    const rotate = (id: string) => call('POST', `${stack.origin}/admin/v1/sessions/${id}/rotate-key`, { headers: adminHeader(stack.env) });
     expect((await rotate(sessionId)).json()).toMatchObject({ status: 409, title: 'Conflict', detail: 'Session is closed; its key cannot be rotated' });
     expect((await rotate('no-such-session')).json()).toMatchObject({ status: 404, detail: 'Session does not exist' });
     expect((await call('POST', `${stack.origin}/admin/v1/sessions/${sessionId}/rotate-key`)).status).toBe(401);

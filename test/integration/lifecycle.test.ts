@@ -2,9 +2,11 @@ import { spawn } from 'node:child_process';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
-import { startWorker } from '@pos/worker/worker';
+import { RunningWorker, startWorker } from '@pos/worker/worker';
 import { call, sampleRows } from '../support/http';
+import { openWorkQueues } from '../support/queues';
 import { ROOT, spawnRole, stackEnv } from '../support/stack';
+import { eventually } from '../support/wait';
 
 describe('process lifecycle and operations', () => {
   it('SIGTERM: the API stops taking work, finishes the in-flight request, and exits 0', async () => {
@@ -18,20 +20,22 @@ describe('process lifecycle and operations', () => {
 
     // No worker yet: the update waits in the queue while the API is told to stop.
     const inFlight = call('PUT', `${origin}/api/v1/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
-    await new Promise((r) => setTimeout(r, 300));
-    api.process.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    await expect(fetch(`${origin}/healthz`)).rejects.toThrow();
-
-    const worker = await startWorker(loadConfig(env), createLogger('silent', 'test'));
+    const { queues, close } = openWorkQueues(env);
+    let worker: RunningWorker | undefined;
     try {
+      await eventually(async () => (await queues.jobCounts('waiting')).waiting === 1, 'the update queued');
+      api.process.kill('SIGTERM');
+      await eventually(() => fetch(`${origin}/healthz`).then(() => false, () => true), 'the API to stop taking requests');
+
+      worker = await startWorker(loadConfig(env), createLogger('silent', 'test'));
       const res = await inFlight;
       expect(res.status).toBe(200);
       expect(res.json().state).toBe('COMPLETED');
       expect(await api.exited).toBe(0);
       expect(api.output()).toContain('"msg":"api stopped"');
     } finally {
-      await worker.close();
+      await worker?.close();
+      await close();
     }
   });
 
@@ -56,7 +60,9 @@ describe('process lifecycle and operations', () => {
       await call('GET', `${origin}/api/v1/orders/location?api_key=${apiKey}`);
       await call('GET', `${origin}/api/v1/orders/location?foo=1&api_key=${apiKey}x`);
       await call('GET', `${origin}/api/v1/nowhere?api_key=${apiKey}`);
-      await new Promise((r) => setTimeout(r, 100));
+      // the access lines of the eight requests above
+      const accessLines = () => api.output().split('\n').filter((line) => line.includes('"msg":"request"'));
+      await eventually(() => accessLines().length >= 8, 'eight access lines');
 
       const log = api.output();
       expect(log).toContain('api_key=[REDACTED]');
@@ -82,18 +88,10 @@ describe('process lifecycle and operations', () => {
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
     try {
-      const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`not ready:\n${output}`)), 45_000);
-        child.stdout.on('data', () => {
-          const match = /POS ordering service ready at (http:\/\/localhost:\d+)\/api\/v1 \(admin token: (\S+)\)/.exec(output);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match);
-          }
-        });
-      });
+      const ready = () => /POS ordering service ready at (http:\/\/localhost:\d+)\/api\/v1 \(admin token: (\S+)\)/.exec(output);
+      await eventually(() => ready() !== null, 'the ready line', 45_000, () => `output:\n${output}`);
       expect(output).toContain('data is not kept');
-      const [, origin, token] = ready;
+      const [, origin, token] = ready()!;
       const admin = new AdminClient(origin!, token!);
       const location = await admin.createLocation('Walk-through');
       const { apiKey } = await admin.createServiceSession(location.id, 'register-1');

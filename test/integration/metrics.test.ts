@@ -3,32 +3,9 @@ import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client'
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
 import { call, sampleRows } from '../support/http';
-import { eventually } from '../support/sse-client';
+import { mongoCommandsFor, parseMetrics, Sample, valueOf } from '../support/metrics';
 import { ChildRole, spawnRole, startStack } from '../support/stack';
-
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** Prometheus text exposition, sample lines only. */
-function parseMetrics(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match) throw new Error(`not a sample line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const [, key, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
-    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
-
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
-  return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
-}
+import { eventually } from '../support/wait';
 
 describe('GET /metrics', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
@@ -54,18 +31,17 @@ describe('GET /metrics', () => {
   it('counts requests by route pattern and status, never by raw URL', async () => {
     const loc = await stack.admin.createLocation('Metrics');
     const key = (await stack.admin.createServiceSession(loc.id, 'reg-1')).apiKey;
+    // counted from here: whatever the file's other tests asked before
+    const before = await scrape();
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
     expect((await call('PUT', `${stack.baseUrl}/orders/4242/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(400);
     expect((await call('GET', `${stack.origin}/no/such/path/123`)).status).toBe(404);
     const samples = await scrape();
-    expect(valueOf(samples, 'pos_http_requests_total', { method: 'GET', route: '/api/v1/orders/location', status: '200' })).toBe(1);
-    expect(
-      valueOf(samples, 'pos_http_requests_total', { method: 'PUT', route: '/api/v1/orders/:number/statusupdate', status: '400' }),
-    ).toBe(1);
-    expect(valueOf(samples, 'pos_http_requests_total', { method: 'GET', route: '(unmatched)', status: '404' })).toBeGreaterThanOrEqual(1);
-    expect(
-      valueOf(samples, 'pos_http_request_duration_seconds_count', { method: 'GET', route: '/api/v1/orders/location', status: '200' }),
-    ).toBe(1);
+    const counted = (name: string, labels: Record<string, string>) => (valueOf(samples, name, labels) ?? 0) - (valueOf(before, name, labels) ?? 0);
+    expect(counted('pos_http_requests_total', { method: 'GET', route: '/api/v1/orders/location', status: '200' })).toBe(1);
+    expect(counted('pos_http_requests_total', { method: 'PUT', route: '/api/v1/orders/:number/statusupdate', status: '400' })).toBe(1);
+    expect(counted('pos_http_requests_total', { method: 'GET', route: '(unmatched)', status: '404' })).toBe(1);
+    expect(counted('pos_http_request_duration_seconds_count', { method: 'GET', route: '/api/v1/orders/location', status: '200' })).toBe(1);
     expect(samples.some((s) => (s.labels.route ?? '').includes('4242') || (s.labels.route ?? '').includes('/no/such'))).toBe(false);
   });
 
@@ -102,8 +78,7 @@ describe('GET /metrics', () => {
       });
       await opened;
       const order = await stack.admin.createOrder(loc.id, sampleRows);
-      const deadline = Date.now() + 10_000;
-      while (!received.includes(order.number) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await eventually(() => received.includes(order.number), 'the order received on the stream');
       const samples = await scrape();
       expect(valueOf(samples, 'pos_streams_open')).toBe(1);
       expect(valueOf(samples, 'pos_events_delivered_total', { type: 'order' })).toBeGreaterThanOrEqual(1);
@@ -120,13 +95,9 @@ describe('GET /metrics', () => {
   it('counts the MongoDB commands the node sends', async () => {
     const loc = await stack.admin.createLocation('Metrics MongoDB');
     const key = (await stack.admin.createServiceSession(loc.id, 'reg-mongo')).apiKey;
-    const commands = async () => valueOf(await scrape(), 'pos_mongo_commands_total')!;
-    // a scrape reads MongoDB too (pos_order_documents): what one costs is taken off
-    const first = await commands();
-    const before = await commands();
-    expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
+    const poll = async () => expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
     // the session (not cached yet) and the work, one read each
-    expect((await commands()) - before - (before - first)).toBe(2);
+    expect(await mongoCommandsFor(stack.origin, poll)).toBe(2);
   });
 });
 
@@ -150,7 +121,7 @@ describe('GET /metrics of a worker (METRICS_PORT)', () => {
     const order = await stack.admin.createOrder(loc.id, sampleRows);
     expect((await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
     // BullMQ's 'completed' (which counts the job) follows the answer by a Redis round trip
-    let samples: ReturnType<typeof parseMetrics> = [];
+    let samples: Sample[] = [];
     const finished = () => valueOf(samples, 'pos_jobs_processed_total', { job: 'order-action', status: '200' });
     await eventually(async () => {
       const res = await call('GET', `${origin}/metrics`);

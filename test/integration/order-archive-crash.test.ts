@@ -6,8 +6,8 @@
 import type { OrderDoc, OrderRecord } from '@pos/shared/domain/records';
 import { openDb, registerAt } from '../support/fixtures';
 import { call, HttpResult, sampleRows } from '../support/http';
-import { eventually } from '../support/sse-client';
 import { spawnRole, startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 type Db = Awaited<ReturnType<typeof openDb>>;
 

@@ -93,6 +93,7 @@ describe('orders over HTTP: listing and transitions', () => {
       detail: 'Order is COMPLETED; cannot move to ABORTED',
       instance: `/api/v1/orders/${order.number}/statusupdate`,
     });
+    expect(await db.order(locationId, order.number)).toMatchObject({ state: 'COMPLETED', version: 1 });
   });
 
   it('moving a PLACED order to SELECTING or NEW is a 409', async () => {
@@ -139,12 +140,14 @@ describe('orders over HTTP: listing and transitions', () => {
     const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: k, body: { newState: 'PLACED' } });
     expect(res.status).toBe(200);
     expect(res.json().state).toBe('PLACED');
+    expect(await db.order(location.id, order.number)).toMatchObject({ state: 'PLACED', failureCount: 0 });
   });
 
   it('recovering an order that is not FAILED is a 409', async () => {
     const order = await newOrder();
     await update(order.number, 'COMPLETED');
     await expect(stack.admin.recoverOrder(locationId, order.number)).rejects.toMatchObject({ status: 409 });
+    expect(await db.order(locationId, order.number)).toMatchObject({ state: 'COMPLETED', version: 1 });
   });
 
   it('admin lists orders by state', async () => {

@@ -8,10 +8,10 @@ import { RegisterClient } from '@pos/shared/clients/register-client';
 import { createLogger } from '@pos/shared/log';
 import { RunningApi, startApi } from '@pos/api/server';
 import { registerAt } from '../support/fixtures';
-import { call } from '../support/http';
-import { eventually } from '../support/sse-client';
+import { adminHeader, call } from '../support/http';
 import { spawnRole, startStack, stackEnv } from '../support/stack';
 import { TcpProxy } from '../support/tcp-proxy';
+import { eventually, pause } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -102,9 +102,10 @@ describe('the register client and a 429', () => {
     const client = new RegisterClient({
       baseUrl: stack.baseUrl,
       apiKey: key,
+      // the waits the client asks for are what is tested: they are slept as asked
       sleep: (ms) => {
         waits.push(ms);
-        return new Promise((resolve) => setTimeout(resolve, ms));
+        return pause(ms);
       },
     });
     for (let i = 0; i < 3; i++) expect(await client.listWork()).toEqual([]);
@@ -121,7 +122,7 @@ describe('the limiter with Redis unreachable', () => {
     const api = await spawnRole('api', { ...env, REDIS_URL: proxy.url() });
     try {
       const admin = `http://127.0.0.1:${api.port}/admin/v1`;
-      const auth = { authorization: `Bearer ${env.ADMIN_TOKEN}` };
+      const auth = adminHeader(env);
       const location = (await call('POST', `${admin}/locations`, { headers: auth, body: { name: 'Outage' } })).json<{ id: string }>();
       const key = (await call('POST', `${admin}/locations/${location.id}/service-sessions`, { headers: auth, body: { deviceId: 'r' } })).json<{ apiKey: string }>().apiKey;
 

@@ -18,6 +18,7 @@ import {
 import type { CommandRecord, OrderRecord, WorkRecord } from '@pos/shared/domain/records';
 import { sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 const order = (number: number, state = 'PLACED'): OrderRecord =>
   ({ number, state, rows: [{ rowNumber: 1, productId: 'p', name: 'Burger', quantity: 1, unitPrice: 100 }], guestCount: 1 }) as OrderRecord;
@@ -113,6 +114,7 @@ describe('register client stream consumer (real HTTP SSE server)', () => {
   it('reconnects with the cursor after a dropped or ended stream, then polls', async () => {
     fake = await fakeService(
       [
+        // the fake's scripts: streams that live 100 ms, then drop or end
         (res) => {
           openSse(res, `retry: 250\n\n${sse('order', '1.0', order(1))}${sse('command', '1.2', command(2))}`);
           setTimeout(() => res.destroy(), 100);
@@ -141,7 +143,7 @@ describe('register client stream consumer (real HTTP SSE server)', () => {
       { sleep },
     );
     await fake.streamRequest(3);
-    await waitFor(() => polls.length === 2);
+    await eventually(() => polls.length === 2, 'two polls');
 
     expect(fake.seen).toEqual(['stream?', 'stream?orderNumber=1&commandNumber=2', 'poll', 'stream?orderNumber=3&commandNumber=2', 'poll']);
     expect(orders).toEqual([1, 3]);
@@ -169,7 +171,7 @@ describe('register client stream consumer (real HTTP SSE server)', () => {
       { backoffBaseMs: 100, backoffCapMs: 500, sleep },
     );
     await fake.streamRequest(9);
-    await waitFor(() => fake!.seen.filter((s) => s === 'poll').length === 2);
+    await eventually(() => fake!.seen.filter((s) => s === 'poll').length === 2, 'two polls');
     expect(ceilingsOf(states, delays)).toEqual([100, 200, 400, 500, 500, 100, 200, 400]);
     // each a random part of its ceiling: the same failures do not give the same waits
     expect(new Set(delays).size).toBeGreaterThan(1);
@@ -328,7 +330,7 @@ describe('register client stream consumer against the service', () => {
       },
       { sleep },
     );
-    await waitFor(() => polls.length >= 1);
+    await eventually(() => polls.length >= 1, 'the poll after the reconnection');
     // Replayed on the first connection; polled after the reconnection.
     expect(orders[0]).toEqual(first);
     expect(commands).toEqual([cmd]);
@@ -343,8 +345,8 @@ describe('register client stream consumer against the service', () => {
     expect(base).toBeLessThanOrEqual(1000);
 
     const second = await stack.admin.createOrder(loc.id, sampleRows);
-    await waitFor(() => orders.some((o) => o.number === second.number));
-    await waitFor(() => stream!.cursor?.orderNumber === second.number);
+    await eventually(() => orders.some((o) => o.number === second.number), 'the second order streamed');
+    await eventually(() => stream!.cursor?.orderNumber === second.number, 'the cursor past the second order');
     // The first order was replayed once, not again on the reconnections (the cursor is past it).
     expect(orders.filter((o) => o.number === first.number)).toHaveLength(1);
   });
@@ -363,18 +365,10 @@ describe('register client stream consumer against the service', () => {
       { onState: (s) => void (s.state === 'open' && (open = true)) },
       { sleep },
     );
-    await waitFor(() => open);
+    await eventually(() => open, 'the stream open');
     await stack.admin.closeSession(session.sessionId);
     const revoked = await stream.done.catch((e: unknown) => e);
     expect(revoked).toBeInstanceOf(RegisterAuthError);
     expect((revoked as RegisterAuthError).failure).toBe('session-not-valid');
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

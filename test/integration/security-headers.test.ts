@@ -2,19 +2,17 @@
  * Headers on every answer: nosniff, no-store (answers carry keys and order data), and frame
  * protection; on the event stream too.
  */
-import { call, sampleRows } from '../support/http';
-import { TestStream } from '../support/sse-client';
+import { customerAt } from '../support/customer';
+import { registerAt } from '../support/fixtures';
+import { adminHeader, call, HttpResult, sampleRows } from '../support/http';
+import { streamPath, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
 
 describe('security headers', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
-  let locationId: string;
-  let apiKey: string;
-  const admin = () => ({ authorization: `Bearer ${stack.env.ADMIN_TOKEN}` });
 
   beforeAll(async () => {
     stack = await startStack();
-    locationId = (await stack.admin.createLocation('Headers')).id;
   });
   afterAll(() => stack?.close());
 
@@ -26,31 +24,40 @@ describe('security headers', () => {
   };
 
   it('on the answer that carries a new key', async () => {
-    const issued = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/service-sessions`, { headers: admin(), body: { deviceId: 'reg' } });
+    const { id: locationId } = await stack.admin.createLocation('Headers');
+    const issued = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/service-sessions`, { headers: adminHeader(stack.env), body: { deviceId: 'reg' } });
     expect(issued.status).toBe(201);
     expect(issued.json().apiKey).toMatch(/^pos_/);
     expectHeaders(issued.headers, 'key issued');
-    apiKey = issued.json().apiKey;
   });
 
   it('on order data, problems, both 401s, 404s, health and metrics', async () => {
+    const { locationId, key: apiKey } = await registerAt(stack, 'Headers');
+    const customer = await customerAt(stack, locationId, 3);
     const order = await stack.admin.createOrder(locationId, sampleRows);
-    const answers: [string, Promise<Awaited<ReturnType<typeof call>>>][] = [
-      ['work list', call('GET', `${stack.baseUrl}/orders/location`, { apiKey })],
-      ['status update', call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } })],
-      ['admin order list', call('GET', `${stack.origin}/admin/v1/locations/${locationId}/orders?state=COMPLETED`, { headers: admin() })],
-      ['problem', call('PUT', `${stack.baseUrl}/orders/x/statusupdate`, { apiKey, body: {} })],
-      ['text/plain 401', call('GET', `${stack.baseUrl}/orders/location`, { apiKey: 'nope' })],
-      ['admin 401', call('GET', `${stack.origin}/admin/v1/locations/${locationId}`)],
-      ['404', call('GET', `${stack.origin}/nowhere`)],
-      ['healthz', call('GET', `${stack.origin}/healthz`)],
-      ['metrics', call('GET', `${stack.origin}/metrics`)],
+    // [what, answer, its status: the headers are those of the answer named]
+    const answers: [string, Promise<HttpResult>, number][] = [
+      ['work list', call('GET', `${stack.baseUrl}/orders/location`, { apiKey }), 200],
+      ['status update', call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } }), 200],
+      ['admin order list', call('GET', `${stack.origin}/admin/v1/locations/${locationId}/orders?state=COMPLETED`, { headers: adminHeader(stack.env) }), 200],
+      ['problem', call('PUT', `${stack.baseUrl}/orders/x/statusupdate`, { apiKey, body: {} }), 400],
+      ['text/plain 401', call('GET', `${stack.baseUrl}/orders/location`, { apiKey: 'nope' }), 401],
+      ['JSON 401', call('GET', `${stack.baseUrl}/orders/location`, { apiKey: customer.key }), 401],
+      ['admin 401', call('GET', `${stack.origin}/admin/v1/locations/${locationId}`), 401],
+      ['404', call('GET', `${stack.origin}/nowhere`), 404],
+      ['healthz', call('GET', `${stack.origin}/healthz`), 200],
+      ['metrics', call('GET', `${stack.origin}/metrics`), 200],
     ];
-    for (const [what, answer] of answers) expectHeaders((await answer).headers, what);
+    for (const [what, answer, status] of answers) {
+      const res = await answer;
+      expect(`${what}: ${res.status}`).toBe(`${what}: ${status}`);
+      expectHeaders(res.headers, what);
+    }
   });
 
   it('on the event stream', async () => {
-    const stream = await TestStream.open(`${stack.baseUrl}/notifications/service/stream`, { apiKey });
+    const { key: apiKey } = await registerAt(stack, 'Headers');
+    const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey });
     try {
       expect(stream.status).toBe(200);
       const headers = new Headers(Object.entries(stream.headers).map(([name, value]) => [name, String(value)] as [string, string]));

@@ -6,38 +6,16 @@
  * test cuts.
  */
 import { AdminClient } from '@pos/shared/clients/admin-client';
-import { call } from '../support/http';
+import { adminHeader, call } from '../support/http';
+import { mongoCommandsFor } from '../support/metrics';
+import { roleOrigin, stopRoles } from '../support/roles';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
 import { TcpProxy } from '../support/tcp-proxy';
+import { eventually, pause } from '../support/wait';
 
 const SESSION_NOT_VALID = '{"error":"Session not valid"}';
 const UNAUTHORIZED = '{"message":"Unauthorized","uid":null}';
-const origin = (node: { port?: number }) => `http://127.0.0.1:${node.port}`;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The node's count of MongoDB commands sent (its /metrics). */
-async function mongoCommands(node: { port?: number }): Promise<number> {
-  const text = (await call('GET', `${origin(node)}/metrics`)).text;
-  return Number(/^pos_mongo_commands_total (\d+)/m.exec(text)?.[1]);
-}
-
-/** The MongoDB commands the node sent for `action`: less those of a scrape itself (pos_order_documents reads MongoDB). */
-async function mongoCommandsFor(node: { port?: number }, action: () => Promise<unknown>): Promise<number> {
-  const first = await mongoCommands(node);
-  const second = await mongoCommands(node);
-  await action();
-  return (await mongoCommands(node)) - second - (second - first);
-}
-
-const poll = (node: { port?: number }, key: string) => call('GET', `${origin(node)}/api/v1/orders/location`, { apiKey: key });
-
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await pause(50);
-  }
-}
+const poll = (node: { port?: number }, key: string) => call('GET', `${roleOrigin(node)}/api/v1/orders/location`, { apiKey: key });
 
 describe('session cache across two API nodes', () => {
   let env: StackEnv;
@@ -52,11 +30,11 @@ describe('session cache across two API nodes', () => {
     env = stackEnv();
     proxy = await TcpProxy.start(env.REDIS_URL!);
     [nodeA, nodeB, worker] = await Promise.all([spawnRole('api', env), spawnRole('api', { ...env, REDIS_URL: proxy.url() }), spawnRole('worker', env)]);
-    admin = new AdminClient(origin(nodeA), env.ADMIN_TOKEN!);
+    admin = new AdminClient(roleOrigin(nodeA), env.ADMIN_TOKEN!);
     locationId = (await admin.createLocation('Session cache')).id;
   });
   afterAll(async () => {
-    await Promise.all([nodeA, nodeB, worker].filter(Boolean).map((role) => (role.process.exitCode === null ? role.kill() : undefined)));
+    await stopRoles([nodeA, nodeB, worker], 'kill');
     await proxy?.close();
   });
 
@@ -73,7 +51,7 @@ describe('session cache across two API nodes', () => {
       const polls = async () => {
         for (let i = 0; i < 5; i++) expect((await poll(node, key)).status).toBe(200);
       };
-      expect(await mongoCommandsFor(node, polls)).toBe(5);
+      expect(await mongoCommandsFor(roleOrigin(node), polls)).toBe(5);
     }
   });
 
@@ -83,7 +61,7 @@ describe('session cache across two API nodes', () => {
       [nodeB, nodeA],
     ] as const) {
       const { key, sessionId } = await cachedRegister();
-      const closed = await call('DELETE', `${origin(closer)}/admin/v1/sessions/${sessionId}`, { headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` } });
+      const closed = await call('DELETE', `${roleOrigin(closer)}/admin/v1/sessions/${sessionId}`, { headers: adminHeader(env) });
       expect(closed.status).toBe(204);
       for (const node of [other, closer]) {
         const refused = await poll(node, key);
@@ -95,9 +73,9 @@ describe('session cache across two API nodes', () => {
 
   it('refuses a customer key on the other node once the customer closed its own session', async () => {
     const session = await admin.createCustomerSession(locationId, 4242, 7);
-    const customerGet = (node: { port?: number }) => call('GET', `${origin(node)}/api/v1/customer/orders/999`, { apiKey: session.apiKey });
+    const customerGet = (node: { port?: number }) => call('GET', `${roleOrigin(node)}/api/v1/customer/orders/999`, { apiKey: session.apiKey });
     for (const node of [nodeA, nodeB]) expect((await customerGet(node)).status).toBe(400); // known key, no such order
-    expect((await call('DELETE', `${origin(nodeA)}/api/v1/customer/session`, { apiKey: session.apiKey })).status).toBe(204);
+    expect((await call('DELETE', `${roleOrigin(nodeA)}/api/v1/customer/session`, { apiKey: session.apiKey })).status).toBe(204);
     const refused = await customerGet(nodeB);
     expect(refused.status).toBe(401);
     expect(refused.text).toBe(SESSION_NOT_VALID);
@@ -119,6 +97,8 @@ describe('session cache across two API nodes', () => {
     const expiresAt = new Date(Date.now() + 2_500);
     const session = await admin.createServiceSession(locationId, 'expiring', expiresAt.toISOString());
     for (const node of [nodeA, nodeB]) expect((await poll(node, session.apiKey)).status).toBe(200);
+    // The clock passing the expiry is what is tested: the key is cached on both nodes, where a
+    // session moved back in time in MongoDB would not be seen.
     await pause(expiresAt.getTime() - Date.now() + 50);
     for (const node of [nodeA, nodeB]) {
       const refused = await poll(node, session.apiKey);
@@ -144,15 +124,19 @@ describe('session cache across two API nodes', () => {
         expect((await poll(nodeB, other.key)).status).toBe(200);
         expect((await poll(nodeB, other.key)).status).toBe(200);
       };
-      expect(await mongoCommandsFor(nodeB, polls)).toBe(4);
+      expect(await mongoCommandsFor(roleOrigin(nodeB), polls)).toBe(4);
     } finally {
       await proxy.restore();
     }
     // Once its subscriber is back, node B caches again (and still refuses the closed key).
-    await until(async () => {
-      await poll(nodeB, other.key);
-      return (await mongoCommandsFor(nodeB, () => poll(nodeB, other.key))) === 1;
-    }, 'node B to cache again');
+    await eventually(
+      async () => {
+        await poll(nodeB, other.key);
+        return (await mongoCommandsFor(roleOrigin(nodeB), () => poll(nodeB, other.key))) === 1;
+      },
+      'node B to cache again',
+      20_000,
+    );
     // What it had cached before the cut is gone: the key closed meanwhile, first used now, is refused.
     const afterwards = await poll(nodeB, later.key);
     expect(afterwards.status).toBe(401);

@@ -15,8 +15,8 @@ import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
 import { customerAt } from '../support/customer';
 import { openDb } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { eventually } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
+import { eventually } from '../support/wait';
 
 const SESSIONS = 60;
 /** Failure reports kept in flight at once: more than the partition's workers take together. */

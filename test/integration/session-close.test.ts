@@ -4,7 +4,7 @@
  */
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt, listenToLocation, placeOrder } from '../support/customer';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -104,7 +104,7 @@ describe('closing sessions', () => {
     const events = await listenToLocation(stack.env.REDIS_PREFIX!, locationId);
     try {
       const closed = await call('DELETE', `${stack.origin}/admin/v1/sessions/${busy.customer.sessionId}`, {
-        headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+        headers: adminHeader(stack.env),
       });
       expect(closed.status).toBe(204);
       await expectClosedOutcome(busy, events);
@@ -149,7 +149,7 @@ describe('closing sessions', () => {
 
   it('closing an unknown session is a 404 problem', async () => {
     const res = await call('DELETE', `${stack.origin}/admin/v1/sessions/no-such-session`, {
-      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      headers: adminHeader(stack.env),
     });
     expect(res.status).toBe(404);
     expect(res.json()).toMatchObject({ title: 'Not found', detail: 'Session does not exist' });

@@ -18,5 +18,6 @@ describe('smoke', () => {
     const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
     expect(done.status).toBe(200);
     expect(done.json().state).toBe('COMPLETED');
+    expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json()).toEqual([]);
   });
 });

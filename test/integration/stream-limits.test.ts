@@ -6,10 +6,9 @@
 import net from 'node:net';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { eventually, TestStream } from '../support/sse-client';
+import { streamPath, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
-
-const streamPath = '/api/v1/notifications/service/stream';
+import { eventually } from '../support/wait';
 
 describe('event stream limits', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
@@ -19,7 +18,7 @@ describe('event stream limits', () => {
   const openStream = async (apiKey: string) => {
     const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey });
     open.push(stream);
-    if (stream.status === 200) await stream.waitFor(() => stream.retries.length > 0, 'the preamble');
+    if (stream.status === 200) await stream.preamble();
     return stream;
   };
   const closeAll = async () => {

@@ -11,16 +11,12 @@ import { RESYNC_BATCH_LOCATIONS } from '@pos/api/stream/resync-scheduler';
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startJongodb } from '../../scripts/embedded/jongodb';
 import { call, sampleRows } from '../support/http';
-import { metricValue } from '../support/metrics';
-import { eventually, TestStream } from '../support/sse-client';
+import { metricValue, mongoCommandsFor } from '../support/metrics';
+import { logged, roleOrigin, stopRoles } from '../support/roles';
+import { streamPath, TestStream } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
 import { TcpProxy } from '../support/tcp-proxy';
-
-const streamPath = '/api/v1/notifications/service/stream';
-const origin = (node: { port?: number }) => `http://127.0.0.1:${node.port}`;
-
-/** How many times the node has logged `message` (its children log JSON lines at info). */
-const logged = (node: ChildRole, message: string) => node.output().split(`"msg":"${message}"`).length - 1;
+import { eventually } from '../support/wait';
 
 /** Runs `task` over `items`, `width` at a time, keeping their order. */
 async function inParallel<T, R>(items: T[], width: number, task: (item: T) => Promise<R>): Promise<R[]> {
@@ -52,21 +48,21 @@ describe('a node with many locations re-reads them in batches', () => {
     [nodeA, nodeB] = await Promise.all([spawnRole('api', { ...env, REDIS_URL: proxy.url() }), spawnRole('api', env)]);
   });
   afterAll(async () => {
-    await Promise.all([nodeA, nodeB].filter(Boolean).map((role) => (role.process.exitCode === null ? role.kill() : undefined)));
+    await stopRoles([nodeA, nodeB], 'kill');
     await proxy?.close();
   });
 
   it(`costs a few MongoDB commands per batch of ${RESYNC_BATCH_LOCATIONS} locations, not per stream; each stream gets what it missed, once`, async () => {
-    const admin = new AdminClient(origin(nodeB), env.ADMIN_TOKEN!);
+    const admin = new AdminClient(roleOrigin(nodeB), env.ADMIN_TOKEN!);
     const registers = await inParallel(Array.from({ length: LOCATIONS }, (_, i) => i), 8, async (i) => {
       const location = await admin.createLocation(`batch-${i}`);
       const session = await admin.createServiceSession(location.id, `register-${i}`);
       return { locationId: location.id, key: session.apiKey };
     });
     const streams = await inParallel(registers, 16, async ({ key }) => {
-      const stream = await TestStream.open(`${origin(nodeA)}${streamPath}`, { apiKey: key });
+      const stream = await TestStream.open(`${roleOrigin(nodeA)}${streamPath}`, { apiKey: key });
       expect(stream.status).toBe(200);
-      await stream.waitFor(() => stream.raw.startsWith('retry:'), 'the preamble');
+      await stream.preamble();
       return stream;
     });
     try {
@@ -80,18 +76,16 @@ describe('a node with many locations re-reads them in batches', () => {
       await eventually(() => logged(nodeA, 'redis subscriptions lost; restoring them') === 1, 'node A to see Redis lost', 10_000);
       const placedDuring = await Promise.all(during.map(({ locationId }) => admin.createOrder(locationId, sampleRows)));
 
-      // A scrape reads MongoDB too (pos_order_documents): what one costs is taken off.
-      const first = await metricValue(origin(nodeA), 'pos_mongo_commands_total');
-      const second = await metricValue(origin(nodeA), 'pos_mongo_commands_total');
-      await proxy.restore();
-      await eventually(() => logged(nodeA, 'streams re-read after redis reconnect') === 1, 'the re-read to end', 20_000);
-      const commands = (await metricValue(origin(nodeA), 'pos_mongo_commands_total')) - second - (second - first);
+      const commands = await mongoCommandsFor(roleOrigin(nodeA), async () => {
+        await proxy.restore();
+        await eventually(() => logged(nodeA, 'streams re-read after redis reconnect') === 1, 'the re-read to end', 20_000);
+      });
 
-      const batches = await metricValue(origin(nodeA), 'pos_stream_resync_batches_total', { outcome: 'read' });
+      const batches = await metricValue(roleOrigin(nodeA), 'pos_stream_resync_batches_total', { outcome: 'read' });
       expect(batches).toBe(Math.ceil(LOCATIONS / RESYNC_BATCH_LOCATIONS));
       // Three reads a batch (work, orders written since, sessions), and a getMore for an answer of over 101 documents.
       expect(commands).toBeLessThanOrEqual(5 * batches);
-      expect(await metricValue(origin(nodeA), 'pos_stream_resyncs_total')).toBe(1);
+      expect(await metricValue(roleOrigin(nodeA), 'pos_stream_resyncs_total')).toBe(1);
 
       // A marker on each of those forty, then: each stream has what it missed, once, and nothing else.
       const markers = await Promise.all([...before, ...during].map(({ locationId }) => admin.createOrder(locationId, sampleRows)));
@@ -133,21 +127,21 @@ describe('a re-read that meets a stalled MongoDB, a second loss, and streams tha
     [nodeA, nodeB, worker] = await Promise.all([spawnRole('api', { ...env, REDIS_URL: proxy.url() }), spawnRole('api', env), spawnRole('worker', env)]);
   });
   afterAll(async () => {
-    await Promise.all([nodeA, nodeB, worker].filter(Boolean).map((role) => (role.process.exitCode === null ? role.kill() : undefined)));
+    await stopRoles([nodeA, nodeB, worker], 'kill');
     await proxy?.close();
     await mongo?.stop();
   });
 
   it('holds its streams until their read is in, reads again after a loss during the read, and sends each change once', async () => {
-    const admin = new AdminClient(origin(nodeB), env.ADMIN_TOKEN!);
+    const admin = new AdminClient(roleOrigin(nodeB), env.ADMIN_TOKEN!);
     const location = await admin.createLocation('stalled-resync', 3);
     const [keyOne, keyTwo, keyThree] = await Promise.all(
       ['one', 'two', 'three'].map(async (device) => (await admin.createServiceSession(location.id, device)).apiKey),
     );
     const orders: OrderRecord[] = [];
     for (let i = 0; i < 3; i++) orders.push(await admin.createOrder(location.id, sampleRows));
-    const one = await TestStream.open(`${origin(nodeA)}${streamPath}`, { apiKey: keyOne });
-    const two = await TestStream.open(`${origin(nodeA)}${streamPath}`, { apiKey: keyTwo });
+    const one = await TestStream.open(`${roleOrigin(nodeA)}${streamPath}`, { apiKey: keyOne });
+    const two = await TestStream.open(`${roleOrigin(nodeA)}${streamPath}`, { apiKey: keyTwo });
     let opening: { stream: TestStream; opened: Promise<TestStream> } | undefined;
     const pid = mongo.process.pid!;
     try {
@@ -164,7 +158,7 @@ describe('a re-read that meets a stalled MongoDB, a second loss, and streams tha
         await eventually(() => logged(nodeA, 'redis subscriptions restored') === 1, 'node A to resubscribe', 10_000);
         two.close(); // a stream that ends during the re-read
         // one that opens during it (its own reads wait too)
-        opening = TestStream.start(`${origin(nodeA)}${streamPath}`, { apiKey: keyThree, headers: { 'Last-Event-ID': '3.0' } });
+        opening = TestStream.start(`${roleOrigin(nodeA)}${streamPath}`, { apiKey: keyThree, headers: { 'Last-Event-ID': '3.0' } });
         await proxy.cut(); // a second loss while the read is in flight
         await eventually(() => logged(nodeA, 'redis subscriptions lost; restoring them') === 2, 'node A to see Redis lost again', 10_000);
         expect(one.events).toHaveLength(3);
@@ -173,13 +167,13 @@ describe('a re-read that meets a stalled MongoDB, a second loss, and streams tha
       }
       const three = await opening.opened;
       expect(three.status).toBe(200);
-      await three.waitFor(() => three.raw.startsWith('retry:'), 'the preamble', 10_000);
+      await three.preamble(10_000);
       // The first read is sent, though the second loss is not read yet.
       await one.eventCount(4, 10_000);
 
       // Written during the second outage: a re-announcement, a state change, new work.
-      const report = await call('POST', `${origin(nodeB)}/api/v1/orders/1/failure`, { apiKey: keyOne });
-      const completed = await call('PUT', `${origin(nodeB)}/api/v1/orders/2/statusupdate`, { apiKey: keyOne, body: { newState: 'COMPLETED' } });
+      const report = await call('POST', `${roleOrigin(nodeB)}/api/v1/orders/1/failure`, { apiKey: keyOne });
+      const completed = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/2/statusupdate`, { apiKey: keyOne, body: { newState: 'COMPLETED' } });
       const fifth = await admin.createOrder(location.id, sampleRows);
       expect([report.status, completed.status]).toEqual([200, 200]);
       expect(report.json<OrderRecord>()).toMatchObject({ state: 'PLACED', failedTime: expect.any(String) });
@@ -209,8 +203,8 @@ describe('a re-read that meets a stalled MongoDB, a second loss, and streams tha
         ['5.0', fifth],
         ['6.0', marker],
       ]);
-      expect(await metricValue(origin(nodeA), 'pos_stream_resyncs_total')).toBe(1);
-      expect(await metricValue(origin(nodeA), 'pos_streams_open')).toBe(2);
+      expect(await metricValue(roleOrigin(nodeA), 'pos_stream_resyncs_total')).toBe(1);
+      expect(await metricValue(roleOrigin(nodeA), 'pos_streams_open')).toBe(2);
       expect(nodeA.output()).not.toContain('resync-failed');
     } finally {
       process.kill(pid, 'SIGCONT');

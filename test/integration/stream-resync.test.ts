@@ -10,18 +10,14 @@ import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client'
 import { isOrderRecord, OrderDoc, OrderRecord } from '@pos/shared/domain/records';
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
-import { eventually, TestStream } from '../support/sse-client';
+import { logged, roleOrigin, stopRoles } from '../support/roles';
+import { streamPath, TestStream } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
 import { TcpProxy } from '../support/tcp-proxy';
+import { eventually, pause } from '../support/wait';
 
-const streamPath = '/api/v1/notifications/service/stream';
-const origin = (node: { port?: number }) => `http://127.0.0.1:${node.port}`;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** How many times the node has logged `message` (its children log JSON lines at info). */
-const logged = (node: ChildRole, message: string) => node.output().split(`"msg":"${message}"`).length - 1;
 const LOST = 'redis subscriptions lost; restoring them';
 const RESYNCED = 'streams re-read after redis reconnect';
 
@@ -92,17 +88,17 @@ describe('a soak: orders flowing through API node kills and a Redis restart', ()
     const roles = await Promise.all([spawnRole('api', env), spawnRole('api', env), spawnRole('api', env), spawnRole('worker', env)]);
     nodes = roles.slice(0, 3);
     worker = roles[3]!;
-    doors = await Promise.all(nodes.map((node) => TcpProxy.start(origin(node))));
+    doors = await Promise.all(nodes.map((node) => TcpProxy.start(roleOrigin(node))));
   });
   afterAll(async () => {
-    await Promise.all([...(nodes ?? []), worker].filter(Boolean).map((role) => (role.process.exitCode === null ? role.kill() : undefined)));
+    await stopRoles([...(nodes ?? []), worker], 'kill');
     await Promise.all((doors ?? []).map((door) => door.close()));
     await redisServer?.stop();
   });
 
   it('every order reaches each register exactly once as PLACED: on its streams, or by the poll after a reconnect', async () => {
     const [nodeA, nodeB, nodeC] = nodes as [ChildRole & { port?: number }, ChildRole & { port?: number }, ChildRole & { port?: number }];
-    const admin = new AdminClient(origin(nodeC), env.ADMIN_TOKEN!);
+    const admin = new AdminClient(roleOrigin(nodeC), env.ADMIN_TOKEN!);
     const locations = await Promise.all(['north', 'south'].map((name) => admin.createLocation(`soak-${name}`)));
     // Each location has a register behind each door: nodes A, B and C to begin with.
     const registers: SoakRegister[] = [];
@@ -127,24 +123,24 @@ describe('a soak: orders flowing through API node kills and a Redis restart', ()
             () => (created += 1),
             () => undefined,
           );
-          await pause(40);
+          await pause(40); // the load's pace
         }
       };
       const untilDone = async (step: () => Promise<{ status: number }>) => {
-        while (flowing && (await step().catch(() => ({ status: 0 }))).status !== 200) await pause(100);
+        while (flowing && (await step().catch(() => ({ status: 0 }))).status !== 200) await pause(100); // a client's retry delay
       };
       const customerOrders = async (locationId: string) => {
         const session = await admin.createCustomerSession(locationId, 7);
-        const url = `${origin(nodeC)}/api/v1/customer/orders`;
+        const url = `${roleOrigin(nodeC)}/api/v1/customer/orders`;
         while (flowing) {
           const opened = await call('POST', url, { apiKey: session.apiKey, body: { rows: sampleRows } }).catch(() => undefined);
           if (opened?.status !== 201) {
-            await pause(100);
+            await pause(100); // a client's retry delay
             continue;
           }
           const number = opened.json<OrderRecord>().number;
           const after = created + 3;
-          while (flowing && created < after) await pause(20);
+          await eventually(() => !flowing || created >= after, 'three more counter orders', 60_000);
           await untilDone(() => call('POST', `${url}/${number}/finish`, { apiKey: session.apiKey }));
           await untilDone(() => call('POST', `${url}/${number}/submit`, { apiKey: session.apiKey }));
         }
@@ -158,7 +154,7 @@ describe('a soak: orders flowing through API node kills and a Redis restart', ()
       try {
         await progress(30);
         await nodeA.kill(); // its registers reconnect through their door to node B
-        doors[0]!.retarget(origin(nodeB));
+        doors[0]!.retarget(roleOrigin(nodeB));
         // Orders flow for 6 s more, so that every stream has orders announced 2 to 5 s before the
         // loss (written within the 5 s margin that the re-read covers).
         await Promise.all([progress(30), pause(6_000)]);
@@ -173,8 +169,8 @@ describe('a soak: orders flowing through API node kills and a Redis restart', ()
         await progress(30);
 
         await nodeB.kill(); // its registers reconnect to node C
-        doors[0]!.retarget(origin(nodeC));
-        doors[1]!.retarget(origin(nodeC));
+        doors[0]!.retarget(roleOrigin(nodeC));
+        doors[1]!.retarget(roleOrigin(nodeC));
         await progress(30);
       } finally {
         flowing = false;
@@ -225,7 +221,7 @@ describe('a node losing Redis while the others go on', () => {
     ]);
   });
   afterAll(async () => {
-    await Promise.all([nodeA, nodeB, worker].filter(Boolean).map((role) => (role.process.exitCode === null ? role.kill() : undefined)));
+    await stopRoles([nodeA, nodeB, worker], 'kill');
     await proxy?.close();
   });
 
@@ -238,36 +234,36 @@ describe('a node losing Redis while the others go on', () => {
 
   /** Gives node A its Redis back, and waits until its streams are re-read. */
   async function restore(): Promise<void> {
-    const resyncs = () => metricValue(origin(nodeA), 'pos_stream_resyncs_total');
+    const resyncs = () => metricValue(roleOrigin(nodeA), 'pos_stream_resyncs_total');
     const before = await resyncs();
     await proxy.restore();
     await eventually(async () => (await resyncs()) > before, 'node A to re-read its streams', 20_000);
   }
 
   it('re-announcements and state changes below the cursor made meanwhile arrive once; what did not change, never', async () => {
-    const admin = new AdminClient(origin(nodeB), env.ADMIN_TOKEN!);
+    const admin = new AdminClient(roleOrigin(nodeB), env.ADMIN_TOKEN!);
     const location = await admin.createLocation('lost-subscription', 2);
     const session = await admin.createServiceSession(location.id, 'register');
     const key = session.apiKey;
     // One at a time: concurrent creates take their numbers in whatever order they arrive.
     const orders: OrderRecord[] = [];
     for (let i = 0; i < 4; i++) orders.push(await admin.createOrder(location.id, sampleRows));
-    const report = (number: number) => call('POST', `${origin(nodeB)}/api/v1/orders/${number}/failure`, { apiKey: key });
+    const report = (number: number) => call('POST', `${roleOrigin(nodeB)}/api/v1/orders/${number}/failure`, { apiKey: key });
     // order 4 reaches the threshold (2) and waits for an operator
     expect((await report(4)).status).toBe(200);
     expect((await report(4)).json<OrderRecord>().state).toBe('FAILED');
 
     // A register that already had everything reconnects to node A: nothing to replay.
-    const stream = await TestStream.open(`${origin(nodeA)}${streamPath}`, { apiKey: key, headers: { 'Last-Event-ID': '4.0' } });
+    const stream = await TestStream.open(`${roleOrigin(nodeA)}${streamPath}`, { apiKey: key, headers: { 'Last-Event-ID': '4.0' } });
     try {
       expect(stream.status).toBe(200);
-      await stream.waitFor(() => stream.raw.startsWith('retry:'), 'the preamble');
+      await stream.preamble();
 
       await cut();
-      const completed = await call('PUT', `${origin(nodeB)}/api/v1/orders/1/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+      const completed = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/1/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
       const refailed = await report(2); // below the threshold: back in PLACED, announced again
-      const recovered = await call('POST', `${origin(nodeB)}/admin/v1/locations/${location.id}/orders/4/recover`, {
-        headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+      const recovered = await call('POST', `${roleOrigin(nodeB)}/admin/v1/locations/${location.id}/orders/4/recover`, {
+        headers: adminHeader(env),
       });
       const fifth = await admin.createOrder(location.id, sampleRows);
       const command = await admin.createCommand(location.id, 'REQUEST_BILL');
@@ -299,17 +295,17 @@ describe('a node losing Redis while the others go on', () => {
   });
 
   it('never sends again what it announced before the loss; a late submit, a re-announcement and a state change made meanwhile come once', async () => {
-    const admin = new AdminClient(origin(nodeB), env.ADMIN_TOKEN!);
+    const admin = new AdminClient(roleOrigin(nodeB), env.ADMIN_TOKEN!);
     const location = await admin.createLocation('announced-before-loss', 3);
     const key = (await admin.createServiceSession(location.id, 'register')).apiKey;
     const customer = await admin.createCustomerSession(location.id, 12);
-    const carts = `${origin(nodeB)}/api/v1/customer/orders`;
+    const carts = `${roleOrigin(nodeB)}/api/v1/customer/orders`;
     // A customer's order takes number 1 and waits in NEW while counter orders 2 to 4 are announced.
     const cart = await call('POST', carts, { apiKey: customer.apiKey, body: { rows: sampleRows } });
     expect(cart.json<OrderRecord>().number).toBe(1);
     expect((await call('POST', `${carts}/1/finish`, { apiKey: customer.apiKey })).status).toBe(200);
 
-    const stream = await TestStream.open(`${origin(nodeA)}${streamPath}`, { apiKey: key });
+    const stream = await TestStream.open(`${roleOrigin(nodeA)}${streamPath}`, { apiKey: key });
     try {
       const announced: OrderRecord[] = [];
       for (let i = 0; i < 3; i++) announced.push(await admin.createOrder(location.id, sampleRows));
@@ -318,8 +314,8 @@ describe('a node losing Redis while the others go on', () => {
 
       await cut();
       const submitted = await call('POST', `${carts}/1/submit`, { apiKey: customer.apiKey }); // a first announcement, below the cursor
-      const refailed = await call('POST', `${origin(nodeB)}/api/v1/orders/3/failure`, { apiKey: key });
-      const completed = await call('PUT', `${origin(nodeB)}/api/v1/orders/4/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+      const refailed = await call('POST', `${roleOrigin(nodeB)}/api/v1/orders/3/failure`, { apiKey: key });
+      const completed = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/4/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
       const fifth = await admin.createOrder(location.id, sampleRows);
       for (const answer of [submitted, refailed, completed]) expect(answer.status).toBe(200);
       expect(refailed.json<OrderRecord>()).toMatchObject({ state: 'PLACED', failedTime: expect.any(String) });
@@ -331,7 +327,7 @@ describe('a node losing Redis while the others go on', () => {
 
       const marker = await admin.createOrder(location.id, sampleRows);
       await stream.eventCount(8, 10_000);
-      const list = (await call('GET', `${origin(nodeB)}/api/v1/orders/location`, { apiKey: key })).json<OrderRecord[]>();
+      const list = (await call('GET', `${roleOrigin(nodeB)}/api/v1/orders/location`, { apiKey: key })).json<OrderRecord[]>();
       expect(stream.events.map((e) => [e.id, e.json()])).toEqual([
         ['2.0', announced[0]],
         ['3.0', announced[1]],

@@ -3,8 +3,8 @@
  * front, and then only its own hop (the last address), which a client cannot forge.
  */
 import { call } from '../support/http';
-import { eventually } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv } from '../support/stack';
+import { eventually } from '../support/wait';
 
 describe.each([
   ['off (the default)', {}, '127.0.0.1'],

@@ -1,13 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
-import Redis from 'ioredis';
-import { loadConfig } from '@pos/shared/config';
-import { WORK_QUEUE } from '@pos/shared/queue/jobs';
-import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
 import { call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
-import { eventually } from '../support/sse-client';
+import { openWorkQueues } from '../support/queues';
 import { spawnRole, startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 /**
  * A worker killed in the middle of a job: BullMQ hands the job to the next worker once the
@@ -88,16 +84,14 @@ describe('a worker killed after answering (crash-after-answer)', () => {
     const rescuer = await spawnRole('worker', stack.env);
     try {
       for (let i = 0; i < LATER_REPORTS; i++) expect((await report()).status).toBe(200);
-      const connection = new Redis(stack.env.REDIS_URL!);
-      const queues = layoutPartitions(queueLayout(loadConfig(stack.env))).current.map((p) => new Queue(WORK_QUEUE, { connection, prefix: p.prefix }));
+      const { queues, close } = openWorkQueues(stack.env);
       try {
         await eventually(async () => {
-          const counts = await Promise.all(queues.map((q) => q.getJobCounts('active', 'wait', 'delayed')));
-          return counts.every((c) => Object.values(c).every((n) => n === 0));
+          const counts = await queues.jobCounts('active', 'waiting', 'delayed');
+          return Object.values(counts).every((n) => n === 0);
         }, "the killed worker's job run again", 45_000);
       } finally {
-        await Promise.all(queues.map((q) => q.close()));
-        connection.disconnect();
+        await close();
       }
       expect(rescuer.output()).toContain('job run again after it had answered');
       const stored = await db.order(location.id, order.number);

@@ -7,7 +7,7 @@
 import { MongoClient } from 'mongodb';
 import type { OrderDoc, OrderRecord } from '@pos/shared/domain/records';
 import { customerAt } from '../support/customer';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
 
 describe("the worker's order cache against another writer", () => {
@@ -46,6 +46,7 @@ describe("the worker's order cache against another writer", () => {
     const aborted = await status(order.number, 'ABORTED');
     expect(aborted.status).toBe(409);
     expect(aborted.json().detail).toContain('COMPLETED');
+    expect(await orders().findOne({ _id: `${locationId}:${order.number}` })).toMatchObject({ state: 'COMPLETED', version: 2 });
   });
 
   it('an answer without a write (conflict, unchanged) is never given from the cached order', async () => {
@@ -55,7 +56,7 @@ describe("the worker's order cache against another writer", () => {
     await writeBehindTheWorker(order.number, { state: 'FAILED', failedTime: new Date(), failureCount: 2 });
     // cached, the order is PLACED and a recovery would be a conflict; as it is, it recovers
     const recovered = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders/${order.number}/recover`, {
-      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      headers: adminHeader(stack.env),
     });
     expect(recovered.status).toBe(200);
     expect(recovered.json<OrderRecord>().state).toBe('PLACED');

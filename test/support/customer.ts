@@ -4,6 +4,7 @@ import { LocationEvent, locationChannel } from '@pos/shared/events/location-even
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { call, sampleRows } from './http';
 import type { Stack } from './stack';
+import { eventually, EVENTUALLY_MS } from './wait';
 
 export interface Customer {
   key: string;
@@ -32,28 +33,13 @@ export async function placeOrder(customer: Customer, rows: unknown = sampleRows)
 export async function listenToLocation(prefix: string, locationId: string) {
   const redis = new Redis(process.env.TEST_REDIS_URL!);
   const events: LocationEvent[] = [];
-  const waiters: (() => void)[] = [];
-  redis.on('message', (_channel: string, message: string) => {
-    events.push(JSON.parse(message) as LocationEvent);
-    for (const wake of waiters.splice(0)) wake();
-  });
+  redis.on('message', (_channel: string, message: string) => void events.push(JSON.parse(message) as LocationEvent));
   await redis.subscribe(locationChannel(prefix, locationId));
   return {
     events,
     /** Waits until `predicate` holds for the events so far (or fails after `timeoutMs`). */
-    async until(predicate: (events: LocationEvent[]) => boolean, timeoutMs = 10_000): Promise<LocationEvent[]> {
-      const deadline = Date.now() + timeoutMs;
-      while (!predicate(events)) {
-        const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`location events never matched; got ${JSON.stringify(events)}`);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, left);
-          waiters.push(() => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
-      }
+    async until(predicate: (events: LocationEvent[]) => boolean, timeoutMs = EVENTUALLY_MS): Promise<LocationEvent[]> {
+      await eventually(() => predicate(events), 'the location events to match', timeoutMs, () => `got ${JSON.stringify(events)}`);
       return events;
     },
     close: () => redis.quit().then(() => undefined),

@@ -6,7 +6,7 @@ import type { Stack, StackEnv } from './stack';
 export async function registerAt(stack: Pick<Stack, 'admin'>, name = 'Main Street', failureThreshold?: number) {
   const location = await stack.admin.createLocation(name, failureThreshold);
   const session = await stack.admin.createServiceSession(location.id, `register-${name}`);
-  return { location, key: session.apiKey, sessionId: session.sessionId };
+  return { location, locationId: location.id, key: session.apiKey, sessionId: session.sessionId };
 }
 
 /** Direct reads of a stack's database, for what the wire does not show (version, failure count). */

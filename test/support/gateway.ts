@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../scripts/embedded/child-server';
 import { ROOT } from '../../scripts/embedded/spawn-role';
+import { eventually } from './wait';
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((candidate) => fs.existsSync(candidate)) ?? 'nginx';
 
@@ -66,24 +67,20 @@ export async function startGateway(upstreamPort: number): Promise<Gateway> {
   );
 
   // Ready once it accepts connections; failed if it exits first (a bad configuration).
-  const deadline = Date.now() + 10_000;
-  for (;;) {
+  const accepts = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => (socket.destroy(), resolve(true)));
+      socket.once('error', () => resolve(false));
+    });
+  const listening = async () => {
     if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}):\n${output()}`);
-    const accepted = await Promise.race([
-      spawnError,
-      new Promise<boolean>((resolve) => {
-        const socket = net.connect(port, '127.0.0.1');
-        socket.once('connect', () => (socket.destroy(), resolve(true)));
-        socket.once('error', () => resolve(false));
-      }),
-    ]);
-    if (accepted) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`nginx did not listen within 10 s:\n${output()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return Promise.race([spawnError, accepts()]);
+  };
+  await eventually(listening, 'nginx to listen', 10_000, () => `output:\n${output()}`).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
 
   return {
     origin: `http://127.0.0.1:${port}`,

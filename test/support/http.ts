@@ -46,6 +46,11 @@ export async function call(method: string, url: string, options: CallOptions = {
   };
 }
 
+/** The admin API's credentials for a deployment: its ADMIN_TOKEN as a bearer token. */
+export function adminHeader(env: { ADMIN_TOKEN?: string }): { authorization: string } {
+  return { authorization: `Bearer ${env.ADMIN_TOKEN}` };
+}
+
 /** The rows tests order with: the one definition the benchmark uses too. */
 export { SAMPLE_ROWS as sampleRows } from '../../scripts/embedded/sample-rows';
 

@@ -1,15 +1,53 @@
 /** A node's /metrics as numbers, for tests that count what the node did. */
 import { call } from './http';
 
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Prometheus text exposition, sample lines only; a line that is neither a sample nor a comment fails. */
+export function parseMetrics(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) throw new Error(`not a sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const [, key, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** The first sample of `name` whose labels include `labels`; undefined when there is none. */
+export function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+  return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+}
+
+/** The samples of `origin`'s /metrics. */
+export async function scrapeMetrics(origin: string): Promise<Sample[]> {
+  return parseMetrics((await call('GET', `${origin}/metrics`)).text);
+}
+
 /** The value of one sample on `origin`'s /metrics (0 when absent, as a counter not yet counted). */
 export async function metricValue(origin: string, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const text = (await call('GET', `${origin}/metrics`)).text;
-  const wanted = Object.entries(labels);
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const found = new Map([...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map(([, key, value]) => [key!, value!]));
-    if (wanted.every(([key, value]) => found.get(key) === value)) return Number(match[3]);
-  }
-  return 0;
+  return valueOf(await scrapeMetrics(origin), name, labels) ?? 0;
+}
+
+/**
+ * The MongoDB commands `origin` sent for `action` (pos_mongo_commands_total), less those of a
+ * scrape itself (pos_order_documents reads MongoDB): two scrapes before measure what one costs.
+ */
+export async function mongoCommandsFor(origin: string, action: () => Promise<unknown>): Promise<number> {
+  const commands = async () => {
+    const value = valueOf(await scrapeMetrics(origin), 'pos_mongo_commands_total');
+    if (value === undefined) throw new Error(`${origin}/metrics has no pos_mongo_commands_total`);
+    return value;
+  };
+  const first = await commands();
+  const second = await commands();
+  await action();
+  return (await commands()) - second - (second - first);
 }

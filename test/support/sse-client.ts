@@ -5,6 +5,10 @@
 import http from 'node:http';
 import { SseParser } from '@pos/shared/clients/sse-parser';
 import { isServiceUrl, observe } from './contract';
+import { EVENTUALLY_MS } from './wait';
+
+/** The register's event stream, from the origin. */
+export const streamPath = '/api/v1/notifications/service/stream';
 
 export interface ReceivedEvent {
   event: string;
@@ -92,7 +96,7 @@ export class TestStream {
   }
 
   /** Waits until the condition holds (checked on every chunk), or fails naming what was awaited. */
-  waitFor(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  waitFor(condition: () => boolean, what: string, timeoutMs = EVENTUALLY_MS): Promise<void> {
     if (condition()) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const check = () => {
@@ -116,14 +120,19 @@ export class TestStream {
     });
   }
 
+  /** Waits for the `retry:` line the service opens every stream with. */
+  async preamble(timeoutMs = EVENTUALLY_MS): Promise<void> {
+    await this.waitFor(() => /^retry: \d+\n\n/.test(this.raw), 'the preamble', timeoutMs);
+  }
+
   /** Waits until `count` events have arrived in all, and returns them all. */
-  async eventCount(count: number, timeoutMs = 5_000): Promise<ReceivedEvent[]> {
+  async eventCount(count: number, timeoutMs = EVENTUALLY_MS): Promise<ReceivedEvent[]> {
     await this.waitFor(() => this.events.length >= count, `${count} events`, timeoutMs);
     return this.events;
   }
 
   /** Waits for the server to end the stream. */
-  async end(timeoutMs = 5_000): Promise<void> {
+  async end(timeoutMs = EVENTUALLY_MS): Promise<void> {
     await this.waitFor(() => this.isEnded, 'the end of the stream', timeoutMs).catch((err: Error) => {
       if (!this.isEnded) throw err;
     });
@@ -155,14 +164,5 @@ export class TestStream {
 
   private notify(): void {
     for (const check of [...this.waiters]) check();
-  }
-}
-
-/** Polls a condition of the system under test (not of a stream) until it holds. */
-export async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { dataLines, SseWriter } from '@pos/api/stream/sse-writer';
+import { eventually, pause } from '../support/wait';
 
 /**
  * A Writable with a small buffer, like a socket: it takes `chunk` at a time when told to
@@ -58,13 +59,14 @@ describe('SseWriter', () => {
     const writer = new SseWriter(out.stream, { keepaliveMs: 20, maxBufferBytes: 1 << 20, onOverflow: () => undefined });
     writer.start(1000);
     const clock = setInterval(() => writer.tick(), 20);
+    const keepalives = () => out.text().split(': keepalive\n\n').length - 1;
     try {
-      await new Promise((resolve) => setTimeout(resolve, 110));
+      await eventually(() => keepalives() >= 2, 'two keepalives');
       writer.end();
-      const count = out.text().split(': keepalive\n\n').length - 1;
-      expect(count).toBeGreaterThanOrEqual(2);
-      await new Promise((resolve) => setTimeout(resolve, 60));
-      expect(out.text().split(': keepalive\n\n').length - 1).toBe(count);
+      const count = keepalives();
+      // three ticks of the clock with the writer ended: the idle time is what is tested
+      await pause(60);
+      expect(keepalives()).toBe(count);
     } finally {
       clearInterval(clock);
     }

@@ -1,18 +1,13 @@
 import type { Db } from 'mongodb';
-import type { CommandKind } from '../domain/commands';
 import type { CommandDoc } from './documents';
 import { collections, deleteDue, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
 
-export interface NewCommand {
-  locationId: string;
-  number: number;
-  kind: CommandKind;
-  tableNumber?: number;
-  /** The customer session that asked for it; absent for the operator's. */
-  sessionId?: string;
-  idempotencyId?: string;
-}
+/** What the creator says; the repo adds the id and the times. */
+export type NewCommand = Pick<
+  CommandDoc,
+  'locationId' | 'number' | 'kind' | 'tableNumber' | 'sessionId' | 'idempotencyId'
+>;
 
 export class CommandsRepo {
   private readonly c;

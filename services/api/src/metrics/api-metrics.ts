@@ -30,6 +30,8 @@ export interface ApiMetrics {
   streamsOpen: Gauge;
   /** Makes `streamsOpen` report this hub's streams (the hub calls it: it is built after the metrics). */
   observeHub(hub: { readonly openStreams: number }): void;
+  /** Streams that ended on this node, by reason (`slow-client`: dropped for not reading fast enough). */
+  streamsEnded: Counter<'reason'>;
   /** Location events this node received from Redis pub/sub, by type. */
   eventsReceived: Counter<'type'>;
   /** Events written to streams (one per stream), by type. */
@@ -110,6 +112,12 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
     observeHub(observed) {
       hub = observed;
     },
+    streamsEnded: new Counter({
+      name: 'pos_streams_ended_total',
+      help: 'Event streams that ended on this node, by reason (slow-client: dropped for not reading fast enough)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
     eventsReceived: new Counter({
       name: 'pos_events_received_total',
       help: 'Location events received from Redis pub/sub',

@@ -157,7 +157,7 @@ describe('Redis memory on /metrics', () => {
   const scrape = async () => parseMetrics((await call('GET', `${stack.origin}/metrics`)).text);
   const info = async (field: string) => Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(await redis.info('memory'))![1]);
 
-  it('reports used memory and maxmemory as INFO memory does, by node; a hung Redis leaves them out without holding the scrape', async () => {
+  it('reports used memory and maxmemory as INFO memory does, by node; a hung Redis leaves them out without holding the scrape, and reads as not ready', async () => {
     await redis.config('SET', 'maxmemory', String(256 * 1024 * 1024));
     const before = await info('used_memory');
     const samples = await scrape();
@@ -178,10 +178,17 @@ describe('Redis memory on /metrics', () => {
       expect(res.status).toBe(200);
       // each scrape-time read has a deadline of a second
       expect(res.ms).toBeLessThan(5_000);
-      expect(valueOf(parseMetrics(res.text), 'pos_redis_memory_used_bytes', { node })).toBeUndefined();
+      const hung = parseMetrics(res.text);
+      expect(valueOf(hung, 'pos_redis_memory_used_bytes', { node })).toBeUndefined();
+      // what /readyz would answer: not ready, Redis not reached, MongoDB still reached
+      expect(valueOf(hung, 'pos_ready')).toBe(0);
+      expect(valueOf(hung, 'pos_dependency_up', { dependency: 'redis' })).toBe(0);
+      expect(valueOf(hung, 'pos_dependency_up', { dependency: 'mongodb' })).toBe(1);
     } finally {
       process.kill(redisServer.process.pid!, 'SIGCONT');
     }
     await eventually(async () => valueOf(await scrape(), 'pos_redis_memory_used_bytes', { node }) !== undefined, 'the gauge back', 10_000);
+    await eventually(async () => valueOf(await scrape(), 'pos_ready') === 1, 'ready again', 10_000);
+    expect(valueOf(await scrape(), 'pos_dependency_up', { dependency: 'redis' })).toBe(1);
   });
 });

@@ -1,8 +1,11 @@
 /**
  * Debian's Prometheus with the shipped scrape configuration and rules, scraping an API node
- * and a worker every second: the worker is killed, and the role-down alerts for it become
- * pending (their `for:` is minutes; pending shows the rule matched what a dead worker leaves).
+ * and a worker every second: the recording rules read what the nodes serve, and once the worker
+ * is killed the role-down alerts for it become pending (their `for:` is minutes; pending shows
+ * the rule matched what a dead worker leaves).
  */
+import { registerAt } from '../support/fixtures';
+import { call, sampleRows } from '../support/http';
 import { spawnRole, startStack, ChildRole } from '../support/stack';
 import { alertsOf, PrometheusAlert, queryOf, RunningPrometheus, startPrometheus } from '../support/prometheus';
 import { eventually } from '../support/wait';
@@ -42,6 +45,17 @@ describe('the shipped alert rules on a running deployment', () => {
     // the API's own readiness reaches Prometheus, and the rules read it
     await eventually(async () => (await queryOf(prometheus, 'pos_ready')).some((s) => s.value === 1), 'pos_ready scraped', 20_000);
     expect(workerDown(await alertsOf(prometheus))).toEqual([]);
+  });
+
+  it("records a status update as the rules expect: the job name as `exported_job` (the scrape job's `job` wins), the route in the register family", async () => {
+    const { key, locationId } = await registerAt(stack, 'Scraped');
+    const order = await stack.admin.createOrder(locationId, sampleRows);
+    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    expect(done.status).toBe(200);
+    const finished = () => queryOf(prometheus, 'exported_job_status:pos_jobs_processed:rate5m{exported_job="order-action"}');
+    await eventually(async () => (await finished()).length > 0, 'the worker\'s finished job recorded by exported_job', 20_000);
+    // and the status update counts in the register family
+    await eventually(async () => (await queryOf(prometheus, 'family:pos_http_requests:rate5m{family="register"}')).length > 0, 'the register family recorded', 20_000);
   });
 
   it('raises PosInstanceDown and PosRoleDown for the worker once it is killed', async () => {

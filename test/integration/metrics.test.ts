@@ -192,3 +192,38 @@ describe('Redis memory on /metrics', () => {
     expect(valueOf(await scrape(), 'pos_dependency_up', { dependency: 'redis' })).toBe(1);
   });
 });
+
+describe('queue wait on /metrics', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let worker: ChildRole | undefined;
+  beforeAll(async () => {
+    // no worker: jobs wait; their requests answer 503 soon
+    stack = await startStack({ JOB_TIMEOUT: '300ms', QUEUE_PARTITIONS: '2' }, { worker: false });
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await stack?.close();
+  });
+
+  const oldest = async () => valueOf(parseMetrics((await call('GET', `${stack.origin}/metrics`)).text), 'pos_queue_oldest_waiting_seconds');
+
+  it('reports how long the oldest waiting job has waited, not a later one, and 0 once none waits', async () => {
+    expect(await oldest()).toBe(0);
+    const loc = await stack.admin.createLocation('Queue wait');
+    const key = (await stack.admin.createServiceSession(loc.id, 'reg-q')).apiKey;
+    const orders = [await stack.admin.createOrder(loc.id, sampleRows), await stack.admin.createOrder(loc.id, sampleRows)];
+    const update = async (number: number) =>
+      expect((await call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(503);
+    const queuedAt = Date.now();
+    await update(orders[0]!.number);
+    await eventually(async () => ((await oldest()) ?? 0) >= 1, 'the first job waiting a second', 10_000);
+    // a job queued now does not make the oldest wait look shorter
+    await update(orders[1]!.number);
+    const waited = (await oldest())!;
+    expect(waited).toBeGreaterThanOrEqual(1);
+    expect(waited).toBeLessThanOrEqual((Date.now() - queuedAt) / 1000 + 0.1);
+
+    worker = await spawnRole('worker', stack.env);
+    await eventually(async () => (await oldest()) === 0, 'no job waiting once a worker runs', 20_000);
+  });
+});

@@ -14,7 +14,7 @@ const FANOUT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 
 /** What the scrape-time gauges read; absent ones are not reported. */
 export interface MetricSources {
-  queues?: Pick<WorkQueues, 'jobCounts'>;
+  queues?: Pick<WorkQueues, 'jobCounts' | 'oldestWaiting'>;
   subscriber?: { readonly channelCount: number };
   /** MongoDB commands this process has sent (the store's count). */
   mongoCommands?: () => number;
@@ -73,6 +73,22 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
           for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
         } catch {
           // Redis is down (BullMQ would wait for it): no values rather than stale ones; /readyz says why.
+        }
+      },
+    });
+  }
+  if (queues) {
+    new Gauge({
+      name: 'pos_queue_oldest_waiting_seconds',
+      help: 'How long the oldest job waiting in the work queue has waited, over all its partitions (0: none waits; shared by every node, read at scrape time)',
+      registers: [registry],
+      async collect() {
+        this.reset();
+        try {
+          const oldest = await withDeadline(queues.oldestWaiting(), 1_000, 'oldest waiting job');
+          this.set(oldest === undefined ? 0 : Math.max(0, Date.now() - oldest) / 1000);
+        } catch {
+          // as pos_queue_jobs: no value rather than a stale one
         }
       },
     });

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares a fresh Debian machine: redis-server and jq (for the README's walk-through) and,
-# with --test, Chromium for the browser tests and nginx for the gateway test, from Debian's
-# packages; then the npm dependencies from the lockfile, and the location board's static files
+# with --test, Chromium for the browser tests, nginx for the gateway test and Prometheus (promtool
+# for the alert rules' unit tests, the server for the alerting test), from Debian's packages; then the npm dependencies from the lockfile, and the location board's static files
 # (web/board/dist).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,7 @@ if [[ "${1:-}" == "--test" ]]; then
   command -v chromium >/dev/null 2>&1 || want+=(chromium)
   # in /usr/sbin, which a non-root PATH may lack
   [[ -x /usr/sbin/nginx ]] || command -v nginx >/dev/null 2>&1 || want+=(nginx)
+  command -v promtool >/dev/null 2>&1 || want+=(prometheus)
 fi
 
 if ((${#want[@]})); then
@@ -21,11 +22,13 @@ if ((${#want[@]})); then
   echo "setup: installing ${want[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
-  # The gateway test runs nginx itself; the packaged service (started by the install where
-  # systemd runs) is not wanted.
-  if [[ " ${want[*]} " == *" nginx "* ]] && command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nginx 2>/dev/null; then
-    $sudo systemctl disable --now nginx >/dev/null 2>&1 || true
-  fi
+  # The gateway and alerting tests run nginx and Prometheus themselves; the packaged services
+  # (started by the install where systemd runs) are not wanted.
+  for unit in nginx prometheus; do
+    if [[ " ${want[*]} " == *" $unit "* ]] && command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$unit" 2>/dev/null; then
+      $sudo systemctl disable --now "$unit" >/dev/null 2>&1 || true
+    fi
+  done
 fi
 
 # Exactly the lockfile's versions, as `npm ci` would; but `npm ci` refuses a lockfile without

@@ -157,7 +157,7 @@ describe('Redis memory on /metrics', () => {
   const scrape = async () => parseMetrics((await call('GET', `${stack.origin}/metrics`)).text);
   const info = async (field: string) => Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(await redis.info('memory'))![1]);
 
-  it('reports used memory and maxmemory as INFO memory does, by node; a hung Redis leaves them out without holding the scrape', async () => {
+  it('reports used memory and maxmemory as INFO memory does, by node; a hung Redis leaves them out without holding the scrape, and reads as not ready', async () => {
     await redis.config('SET', 'maxmemory', String(256 * 1024 * 1024));
     const before = await info('used_memory');
     const samples = await scrape();
@@ -178,10 +178,52 @@ describe('Redis memory on /metrics', () => {
       expect(res.status).toBe(200);
       // each scrape-time read has a deadline of a second
       expect(res.ms).toBeLessThan(5_000);
-      expect(valueOf(parseMetrics(res.text), 'pos_redis_memory_used_bytes', { node })).toBeUndefined();
+      const hung = parseMetrics(res.text);
+      expect(valueOf(hung, 'pos_redis_memory_used_bytes', { node })).toBeUndefined();
+      // what /readyz would answer: not ready, Redis not reached, MongoDB still reached
+      expect(valueOf(hung, 'pos_ready')).toBe(0);
+      expect(valueOf(hung, 'pos_dependency_up', { dependency: 'redis' })).toBe(0);
+      expect(valueOf(hung, 'pos_dependency_up', { dependency: 'mongodb' })).toBe(1);
     } finally {
       process.kill(redisServer.process.pid!, 'SIGCONT');
     }
     await eventually(async () => valueOf(await scrape(), 'pos_redis_memory_used_bytes', { node }) !== undefined, 'the gauge back', 10_000);
+    await eventually(async () => valueOf(await scrape(), 'pos_ready') === 1, 'ready again', 10_000);
+    expect(valueOf(await scrape(), 'pos_dependency_up', { dependency: 'redis' })).toBe(1);
+  });
+});
+
+describe('queue wait on /metrics', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let worker: ChildRole | undefined;
+  beforeAll(async () => {
+    // no worker: jobs wait; their requests answer 503 soon
+    stack = await startStack({ JOB_TIMEOUT: '300ms', QUEUE_PARTITIONS: '2' }, { worker: false });
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await stack?.close();
+  });
+
+  const oldest = async () => valueOf(parseMetrics((await call('GET', `${stack.origin}/metrics`)).text), 'pos_queue_oldest_waiting_seconds');
+
+  it('reports how long the oldest waiting job has waited, not a later one, and 0 once none waits', async () => {
+    expect(await oldest()).toBe(0);
+    const loc = await stack.admin.createLocation('Queue wait');
+    const key = (await stack.admin.createServiceSession(loc.id, 'reg-q')).apiKey;
+    const orders = [await stack.admin.createOrder(loc.id, sampleRows), await stack.admin.createOrder(loc.id, sampleRows)];
+    const update = async (number: number) =>
+      expect((await call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(503);
+    const queuedAt = Date.now();
+    await update(orders[0]!.number);
+    await eventually(async () => ((await oldest()) ?? 0) >= 1, 'the first job waiting a second', 10_000);
+    // a job queued now does not make the oldest wait look shorter
+    await update(orders[1]!.number);
+    const waited = (await oldest())!;
+    expect(waited).toBeGreaterThanOrEqual(1);
+    expect(waited).toBeLessThanOrEqual((Date.now() - queuedAt) / 1000 + 0.1);
+
+    worker = await spawnRole('worker', stack.env);
+    await eventually(async () => (await oldest()) === 0, 'no job waiting once a worker runs', 20_000);
   });
 });

@@ -6,6 +6,7 @@
 import net from 'node:net';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
+import { metricValue } from '../support/metrics';
 import { streamPath, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -84,7 +85,9 @@ describe('event stream limits', () => {
       }
     });
 
-    it('drops a client that reads none of it', async () => {
+    it('drops a client that reads none of it, and counts it as slow', async () => {
+      const slowDrops = () => metricValue(stack.origin, 'pos_streams_ended_total', { reason: 'slow-client' });
+      const dropsBefore = await slowDrops();
       const stalled = net.connect(stack.api.port, '127.0.0.1');
       let closed = false;
       stalled.on('close', () => (closed = true));
@@ -97,6 +100,7 @@ describe('event stream limits', () => {
         await eventually(() => stack.api.deps.hub.openStreams === 0, 'the stalled stream dropped', 15_000);
         stalled.resume();
         await eventually(() => closed, 'the connection closed');
+        expect(await slowDrops()).toBe(dropsBefore + 1);
       } finally {
         stalled.destroy();
       }

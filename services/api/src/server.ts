@@ -26,8 +26,10 @@ import type { ApiDeps } from './deps';
 import { IdempotencyStore } from './idempotency/idempotency-store';
 import { JobClient } from './jobs/job-client';
 import { rateLimitPerKey } from './middleware/rate-limit';
+import { checkReadiness } from './health/readiness';
 import { createApiMetrics } from './metrics/api-metrics';
 import { registerLifecycleMetrics } from './metrics/lifecycle-metrics';
+import { registerReadinessMetrics } from './metrics/readiness-metrics';
 import { registerRedisMemoryMetrics } from './metrics/redis-memory-metrics';
 import { ChannelSubscriber } from './pubsub/channel-subscriber';
 import { clusterNodes, singleRedisNodes } from './pubsub/subscriber-nodes';
@@ -151,6 +153,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     locations: new LocationsRepo(store.db),
     isAccepting: () => accepting,
   };
+  registerReadinessMetrics(metrics.registry, () => checkReadiness(deps));
 
   const apps = createApps(deps);
   const servers = [createHttpServer(config.http, apps.public.callback())];

@@ -99,6 +99,17 @@ export class WorkQueues {
     return sum;
   }
 
+  /**
+   * When the oldest job now waiting in any queue was added (ms since the epoch), or undefined
+   * when none waits: one script per queue reading the head of its wait list. A job retried after
+   * a failure keeps its first add's time.
+   */
+  async oldestWaiting(): Promise<number | undefined> {
+    const heads = await Promise.all(this.all.map(({ queue }) => queue.getJobs(['wait'], 0, 0, true)));
+    const added = heads.flat().map((job) => job.timestamp);
+    return added.length > 0 ? Math.min(...added) : undefined;
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.all.map(({ queue }) => queue.close()));
   }

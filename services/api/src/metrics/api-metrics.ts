@@ -14,7 +14,7 @@ const FANOUT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 
 /** What the scrape-time gauges read; absent ones are not reported. */
 export interface MetricSources {
-  queues?: Pick<WorkQueues, 'jobCounts'>;
+  queues?: Pick<WorkQueues, 'jobCounts' | 'oldestWaiting'>;
   subscriber?: { readonly channelCount: number };
   /** MongoDB commands this process has sent (the store's count). */
   mongoCommands?: () => number;
@@ -30,6 +30,8 @@ export interface ApiMetrics {
   streamsOpen: Gauge;
   /** Makes `streamsOpen` report this hub's streams (the hub calls it: it is built after the metrics). */
   observeHub(hub: { readonly openStreams: number }): void;
+  /** Streams that ended on this node, by reason (`slow-client`: dropped for not reading fast enough). */
+  streamsEnded: Counter<'reason'>;
   /** Location events this node received from Redis pub/sub, by type. */
   eventsReceived: Counter<'type'>;
   /** Events written to streams (one per stream), by type. */
@@ -75,6 +77,22 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       },
     });
   }
+  if (queues) {
+    new Gauge({
+      name: 'pos_queue_oldest_waiting_seconds',
+      help: 'How long the oldest job waiting in the work queue has waited, over all its partitions (0: none waits; shared by every node, read at scrape time)',
+      registers: [registry],
+      async collect() {
+        this.reset();
+        try {
+          const oldest = await withDeadline(queues.oldestWaiting(), 1_000, 'oldest waiting job');
+          this.set(oldest === undefined ? 0 : Math.max(0, Date.now() - oldest) / 1000);
+        } catch {
+          // as pos_queue_jobs: no value rather than a stale one
+        }
+      },
+    });
+  }
   if (subscriber) {
     new Gauge({
       name: 'pos_pubsub_channels',
@@ -110,6 +128,12 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
     observeHub(observed) {
       hub = observed;
     },
+    streamsEnded: new Counter({
+      name: 'pos_streams_ended_total',
+      help: 'Event streams that ended on this node, by reason (slow-client: dropped for not reading fast enough)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
     eventsReceived: new Counter({
       name: 'pos_events_received_total',
       help: 'Location events received from Redis pub/sub',

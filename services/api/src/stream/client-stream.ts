@@ -43,17 +43,21 @@ const RECENT_WINDOW_MS = RESYNC_MARGIN_MS + 2_000;
 /** Reads of a location that may fail in a row (MongoDB away) before its waiting streams end. */
 const RESYNC_ATTEMPTS = 3;
 
-export type EndReason =
-  | 'client-gone'
-  | 'timeout'
-  | 'session-closed'
-  | 'session-expired'
-  | 'replaced'
-  | 'key-retired'
-  | 'slow-client'
-  | 'shutdown'
-  | 'resync-failed'
-  | 'failed';
+/** Why a stream ended (the `stream ended` line's `reason`, `pos_streams_ended_total`'s label). */
+export const END_REASONS = [
+  'client-gone',
+  'timeout',
+  'session-closed',
+  'session-expired',
+  'replaced',
+  'key-retired',
+  'slow-client',
+  'shutdown',
+  'resync-failed',
+  'failed',
+] as const;
+
+export type EndReason = (typeof END_REASONS)[number];
 
 /**
  * Who holds the stream. A register, by its SERVICE session: the session is read again with every
@@ -74,7 +78,7 @@ export interface ClientStreamOptions {
   streams: Pick<StreamsConfig, 'maxBufferBytes'>;
   /** The node's keepalive interval and SSE_TIMEOUT, jittered per stream (the hub's). */
   clock: StreamClock;
-  metrics: Pick<ApiMetrics, 'eventsDelivered'>;
+  metrics: Pick<ApiMetrics, 'eventsDelivered' | 'streamsEnded'>;
   log: Logger;
   /** The request's id, which the head carries (X-Request-Id). */
   requestId: string;
@@ -350,6 +354,7 @@ export class ClientStream implements ClockedStream {
     if (reason === 'client-gone' || reason === 'slow-client') this.writer?.destroy();
     else this.writer?.end();
     this.options.onEnd(this);
+    this.options.metrics.streamsEnded.inc({ reason });
     const line = { reason, delivered: this.delivered, cursor: formatEventId(this.position), ms: Date.now() - this.joinedAt };
     if (reason === 'slow-client' || reason === 'resync-failed') this.options.log.warn(line, 'stream ended');
     else this.options.log.info(line, 'stream ended');

@@ -5,7 +5,7 @@ import type { Logger } from '@pos/shared/log';
 import { withDeadline } from '@pos/shared/util/deadline';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
-import { ClientStream } from './client-stream';
+import { ClientStream, END_REASONS } from './client-stream';
 import type { ResyncRepos } from './replay';
 import { ResyncScheduler } from './resync-scheduler';
 import { StreamClock } from './stream-clock';
@@ -14,7 +14,7 @@ import { parseLocationEvent, workEventOf } from './work-event';
 export interface StreamHubOptions {
   subscriber: ChannelSubscriber;
   prefix: string;
-  metrics: Pick<ApiMetrics, 'observeHub' | 'eventsReceived' | 'eventsDelivered' | 'fanOut' | 'streamResyncs' | 'streamResyncBatches'>;
+  metrics: Pick<ApiMetrics, 'observeHub' | 'eventsReceived' | 'eventsDelivered' | 'streamsEnded' | 'fanOut' | 'streamResyncs' | 'streamResyncBatches'>;
   log: Logger;
   /** What the re-read after a Redis reconnect reads, for many locations at once. */
   repos: ResyncRepos;
@@ -83,6 +83,8 @@ export class StreamHub {
     options.subscriber.on('lost', this.onLost);
     options.subscriber.on('resubscribed', this.onResubscribed);
     options.metrics.observeHub(this);
+    // Every reason from the start: "no stream dropped for being slow" reads as a 0, not a missing series.
+    for (const reason of END_REASONS) options.metrics.streamsEnded.inc({ reason }, 0);
   }
 
   get openStreams(): number {

@@ -203,6 +203,59 @@ describe('tracing with an OTLP endpoint', () => {
   });
 });
 
+describe('tracing a job run again after its worker died', () => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let env: StackEnv;
+  let api: ChildRole & { port?: number };
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    env = stackEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      // the dead worker's job is taken over within seconds; the request waits for it
+      JOB_LOCK_DURATION: '1s',
+      JOB_TIMEOUT: '45s',
+    });
+    api = await spawnRole('api', env);
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await receiver?.close();
+  });
+
+  it('gives the re-run a trace of its own, linked to the enqueue, not a child of the request', async () => {
+    const origin = `http://127.0.0.1:${api.port}`;
+    const register = await registerAt({ admin: new AdminClient(origin, env.ADMIN_TOKEN!) }, 'Rerun', 5);
+    const order = await new AdminClient(origin, env.ADMIN_TOKEN!).createOrder(register.locationId, sampleRows);
+    const traceId = hex(16);
+    const doomed = await spawnRole('worker', { ...env, FAULT_INJECT: 'crash-before-apply' });
+    const answer = call('POST', `${origin}/api/v1/orders/${order.number}/failure`, {
+      apiKey: register.key,
+      headers: { traceparent: `00-${traceId}-${hex(8)}-01` },
+      body: { reason: 'paper out' },
+    });
+    await doomed.exited;
+    const rescuer = await spawnRole('worker', env);
+    try {
+      expect((await answer).status).toBe(200);
+      const seen = () => receiver.spans.map((s) => `${s.service} ${s.name} ${s.traceId}`).join(', ');
+      let enqueue: ReceivedSpan | undefined;
+      await eventually(() => (enqueue = receiver.spans.find((s) => s.traceId === traceId && s.kind === PRODUCER)) !== undefined, 'the enqueue', 10_000, seen);
+      let rerun: ReceivedSpan | undefined;
+      await eventually(() => (rerun = receiver.spans.find((s) => s.kind === CONSUMER && s.service === 'pos-worker')) !== undefined, 'the re-run', 10_000, seen);
+      expect(rerun!.traceId).not.toBe(traceId);
+      expect(rerun).toMatchObject({ name: 'process order-work', parentSpanId: '', links: [{ traceId, spanId: enqueue!.spanId }] });
+      expect(rerun!.attributes).toMatchObject({ 'pos.order_number': order.number, 'pos.order.action': 'failure', 'pos.outcome.status': 200 });
+      // nothing the worker did joined the request's trace
+      expect(receiver.spans.filter((s) => s.traceId === traceId).map((s) => s.service)).not.toContain('pos-worker');
+    } finally {
+      expect(await rescuer.stop()).toBe(0);
+    }
+  });
+});
+
 describe('tracing with no OTLP endpoint', () => {
   /** The OpenTelemetry modules (the SDK, instrumentations, exporters) a process has loaded once the API and the worker modules are. */
   async function loadedTelemetry(extra: StackEnv): Promise<string[]> {

@@ -184,7 +184,7 @@ describe('tracing with an OTLP endpoint', () => {
     expect(accessLine && JSON.parse(accessLine)).toMatchObject({ trace_id: traceId, span_id: server!.spanId });
   });
 
-  it('makes the opening of an event stream a span, ended while the stream stays open', async () => {
+  it('makes the opening of an event stream a span, ended while the stream stays open; an event sent to streams a fan-out span', async () => {
     const register = await registerAt({ admin }, 'Streamed');
     const [traceId, parentId] = [hex(16), hex(8)];
     const stream = await TestStream.open(`${origin}/api/v1/notifications/service/stream`, { apiKey: register.key, headers: { traceparent: `00-${traceId}-${parentId}-01` } });
@@ -196,6 +196,14 @@ describe('tracing with an OTLP endpoint', () => {
         parentSpanId: parentId,
         attributes: { 'http.route': '/api/v1/notifications/service/stream', 'http.response.status_code': 200 },
       });
+      // an order created for the location reaches the stream: one fan-out span on the node
+      await admin.createOrder(register.locationId, sampleRows);
+      await eventually(
+        () => receiver.spans.some((s) => s.name === 'fan-out' && s.attributes['pos.location_id'] === register.locationId && s.attributes['pos.streams'] === 1),
+        'the fan-out span',
+        10_000,
+        seen,
+      );
       expect(receiver.spans.map((s) => s.raw).join('\n')).not.toContain(register.key);
     } finally {
       stream.close();

@@ -102,8 +102,8 @@ export function startSdk(config: TelemetryConfig, serviceName: string): Tracing 
       const parent = context.active();
       return runIn(tracer.startSpan(name, { attributes: fieldsOf(fields) }, parent), parent, run);
     },
-    startSpan(name, fields): OpenSpan {
-      const span = tracer.startSpan(name, { attributes: fieldsOf(fields) });
+    startSpan(name, fields, options): OpenSpan {
+      const span = tracer.startSpan(name, { attributes: fieldsOf(fields), root: options?.root });
       return {
         end(more) {
           if (more) span.setAttributes(fieldsOf(more));

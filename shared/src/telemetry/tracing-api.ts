@@ -29,8 +29,11 @@ export interface Tracing {
   annotate(fields: SpanFields): void;
   /** A span under the active one, made active for `run`, ended when `run` settles. */
   inSpan<T>(name: string, fields: SpanFields, run: () => Promise<T>): Promise<T>;
-  /** A span under the active one, left to the caller to end (a wait that spans callbacks). */
-  startSpan(name: string, fields: SpanFields): OpenSpan;
+  /**
+   * A span under the active one, or with `root` a trace of its own (work that no request of this
+   * process caused), left to the caller to end.
+   */
+  startSpan(name: string, fields: SpanFields, options?: { root?: boolean }): OpenSpan;
   /**
    * A server span for a request the http instrumentation leaves alone (an event stream, which
    * would hold its span for its whole life): under the caller's `traceparent`, ended when `run` settles.

@@ -40,10 +40,10 @@ export interface StatusUpdateResult extends LoadResult {
  */
 export async function measureStatusUpdates(
   backends: Backends,
-  options: { concurrencies: number[]; orders: number; locations?: number; bounds: LoadBounds; say(line: string): void; label?: string },
+  options: { concurrencies: number[]; orders: number; locations?: number; bounds: LoadBounds; say(line: string): void; label?: string; env?: Record<string, string> },
 ): Promise<StatusUpdateResult[]> {
   // Each deployment its own log files (a label's runs apart).
-  const deployment = await deploy(`${options.label ? `${options.label.trim()}-` : ''}status`, backends);
+  const deployment = await deploy(`${options.label ? `${options.label.trim()}-` : ''}status`, backends, { env: options.env });
   const locationCount = options.locations ?? 1;
   try {
     const { admin } = deployment;

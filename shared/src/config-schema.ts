@@ -364,6 +364,53 @@ export const CONFIG_SECTIONS = defineSections({
       },
     },
   },
+  telemetry: {
+    title: 'Tracing (OpenTelemetry)',
+    summary:
+      'Traces to an OpenTelemetry collector, set by the standard `OTEL_*` variables, which the OpenTelemetry SDK reads itself ([Tracing](tracing.md) lists the others it honours). With no endpoint, tracing is off and nothing of it is loaded.',
+    variables: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: {
+        type: 'string',
+        pattern: '^https?://',
+        unset: 'tracing is off',
+        description: 'The collector\'s OTLP base URL (`http://collector:4318`; traces go to its `/v1/traces`). Setting it turns tracing on.',
+      },
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: {
+        type: 'string',
+        pattern: '^https?://',
+        unset: 'the base URL\'s `/v1/traces`',
+        description: 'The full URL traces are sent to, instead of `OTEL_EXPORTER_OTLP_ENDPOINT`\'s; setting it also turns tracing on.',
+      },
+      OTEL_EXPORTER_OTLP_PROTOCOL: {
+        type: 'string',
+        enum: ['http/protobuf', 'http/json', 'grpc'],
+        default: 'http/protobuf',
+        description: 'How spans are sent to the collector.',
+      },
+      OTEL_SERVICE_NAME: {
+        type: 'string',
+        unset: '`pos-api`, `pos-worker`, or `pos` for `npm start`',
+        description: 'The `service.name` of every span of the process.',
+      },
+      OTEL_TRACES_SAMPLER: {
+        type: 'string',
+        enum: ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'],
+        default: 'parentbased_always_on',
+        description: 'Which traces are kept: the `parentbased_*` samplers follow the decision of an incoming `traceparent`.',
+      },
+      OTEL_TRACES_SAMPLER_ARG: {
+        type: 'string',
+        unset: '1 (with a `traceidratio` sampler: every trace)',
+        description: 'The ratio of a `traceidratio` sampler, from `0` to `1`.',
+      },
+      OTEL_TRACES_EXPORTER: {
+        type: 'string',
+        enum: ['otlp', 'console', 'none'],
+        default: 'otlp',
+        description: '`none` keeps tracing off even with an endpoint; `console` prints spans to stdout (a check on a workstation; it turns tracing on without an endpoint).',
+      },
+    },
+  },
   process: {
     title: 'Processes',
     summary: 'How every process of the service logs and stops.',
@@ -402,6 +449,7 @@ export const envSchema = constant({
     ...CONFIG_SECTIONS.idempotency.variables,
     ...CONFIG_SECTIONS.orders.variables,
     ...CONFIG_SECTIONS.lifecycle.variables,
+    ...CONFIG_SECTIONS.telemetry.variables,
     ...CONFIG_SECTIONS.process.variables,
   },
 });

@@ -170,6 +170,16 @@ function readSections(env: Env) {
       selectingTtlMs: parseDuration(env.SELECTING_TTL),
       intervalMs: parseDuration(env.LIFECYCLE_INTERVAL),
     },
+    telemetry: {
+      // On when spans have somewhere to go; the SDK reads these variables (and the others it knows) itself.
+      tracing: env.OTEL_TRACES_EXPORTER === 'console' || (env.OTEL_TRACES_EXPORTER === 'otlp' && Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)),
+      endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL,
+      exporter: env.OTEL_TRACES_EXPORTER,
+      serviceName: env.OTEL_SERVICE_NAME,
+      sampler: env.OTEL_TRACES_SAMPLER,
+      samplerArg: env.OTEL_TRACES_SAMPLER_ARG,
+    },
     process: {
       logLevel: env.LOG_LEVEL,
       shutdownGraceMs: parseDuration(env.SHUTDOWN_GRACE),
@@ -189,6 +199,7 @@ export type StreamsConfig = Config['streams'];
 export type IdempotencyConfig = Config['idempotency'];
 export type OrdersConfig = Config['orders'];
 export type LifecycleConfig = Config['lifecycle'];
+export type TelemetryConfig = Config['telemetry'];
 export type ProcessConfig = Config['process'];
 
 /** What no one variable's schema can say: how the listeners' settings go together. */

@@ -1,4 +1,5 @@
 import pino, { DestinationStream, Logger } from 'pino';
+import { tracing } from './telemetry/tracing';
 
 export type { Logger };
 
@@ -23,13 +24,18 @@ const REDACT = [
   '*.apiKeySecretPrevious',
 ];
 
-/** JSON lines on stdout, or on `destination` when one is given (`npm start` on a terminal). */
+/**
+ * JSON lines on stdout, or on `destination` when one is given (`npm start` on a terminal). Made
+ * after startTracing, so that with tracing on its lines carry the active span's ids.
+ */
 export function createLogger(level: string, name: string, destination?: LogDestination): Logger {
   const options = {
     level,
     base: { service: name, pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACT, censor: '[REDACTED]' },
+    // with tracing on, every line logged within a span names it (trace_id, span_id)
+    mixin: tracing()?.logFields,
   };
   return destination ? pino(options, destination) : pino(options);
 }

@@ -153,6 +153,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ LOG_LEVEL: 'verbose', FAULT_INJECT: 'crash-always' })).toThrow(/FAULT_INJECT must be equal to one of the allowed values.*LOG_LEVEL must be equal to one of the allowed values/);
   });
 
+  it('traces only when spans have somewhere to go: an OTLP endpoint, or the console exporter', () => {
+    expect(loadConfig({}).telemetry).toMatchObject({ tracing: false, protocol: 'http/protobuf', sampler: 'parentbased_always_on', exporter: 'otlp' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }).telemetry).toMatchObject({ tracing: true, endpoint: 'http://c:4318' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' }).telemetry.tracing).toBe(true);
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }).telemetry.tracing).toBe(false);
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: 'console' }).telemetry.tracing).toBe(true);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT[\s\S]*OTEL_EXPORTER_OTLP_PROTOCOL/);
+  });
+
   describe('sections', () => {
     /** A valid value other than the default, for each variable. */
     const SAMPLES: Record<string, string> = {
@@ -206,6 +215,13 @@ describe('configuration', () => {
       ORDER_RETENTION: '30d',
       SELECTING_TTL: '30m',
       LIFECYCLE_INTERVAL: '10s',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'pos-api-eu',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.1',
+      OTEL_TRACES_EXPORTER: 'none',
       LOG_LEVEL: 'warn',
       SHUTDOWN_GRACE: '30s',
     };

@@ -1,5 +1,6 @@
 import Koa, { type Middleware } from 'koa';
 import Router from '@koa/router';
+import { tracing } from '@pos/shared/telemetry/tracing';
 import type { AppState } from './context';
 import type { ApiDeps } from './deps';
 import { requestMetrics } from './metrics/request-metrics';
@@ -7,6 +8,7 @@ import { problemResponses } from './middleware/problems';
 import { requestContext } from './middleware/request-context';
 import { requestDeadline } from './middleware/request-deadline';
 import { securityHeaders } from './middleware/security-headers';
+import { traceRequests } from './middleware/trace-requests';
 import { adminRoutes } from './routes/admin';
 import { boardRoutes } from './routes/board';
 import { bullBoard } from './routes/bull-board';
@@ -66,6 +68,8 @@ export function createApp(deps: ApiDeps, mounts: Mount[]): Koa<AppState> {
   // Errors are rendered and logged by problemResponses; Koa's default printer would repeat them.
   app.silent = true;
 
+  const traces = tracing();
+  if (traces) app.use(traceRequests(traces));
   app.use(requestContext(deps.log));
   app.use(requestMetrics(deps.metrics));
   app.use(securityHeaders());

@@ -1,6 +1,8 @@
+import './tracing';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import { onShutdown, runMain } from '@pos/shared/process/lifecycle';
+import { tracing } from '@pos/shared/telemetry/tracing';
 import { startWorker } from './worker';
 
 const config = loadConfig();
@@ -9,6 +11,9 @@ const log = createLogger(config.process.logLevel, 'pos-worker');
 runMain(log, async () => {
   // The handler goes in first: a SIGTERM during start-up still shuts down cleanly.
   const starting = startWorker(config, log);
-  onShutdown(log, config.process.shutdownGraceMs, async () => (await starting).close());
+  onShutdown(log, config.process.shutdownGraceMs, async () => {
+    await (await starting).close();
+    await tracing()?.shutdown();
+  });
   await starting;
 });

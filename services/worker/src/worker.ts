@@ -8,6 +8,7 @@ import type { Logger } from '@pos/shared/log';
 import { checkJob } from '@pos/shared/queue/job-schemas';
 import { isReplyChannel, JobOutcome, JobPayload, JobReply, WORK_QUEUE } from '@pos/shared/queue/jobs';
 import type { Partition } from '@pos/shared/queue/partitions';
+import { jobSpanFields, withTelemetry } from '@pos/shared/queue/telemetry';
 import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
 import { closeRedis, createRedis, publish, redisTarget } from '@pos/shared/redis';
 import { OrderArchiveRepo } from '@pos/shared/store/archive';
@@ -17,6 +18,7 @@ import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { OrdersRepo } from '@pos/shared/store/orders';
 import { SessionsRepo } from '@pos/shared/store/sessions';
 import { storeProblem } from '@pos/shared/store/store-errors';
+import { annotate, traced } from '@pos/shared/telemetry/tracing';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { AnsweredJobs, standingAnswer } from './jobs/answered-jobs';
 import type { JobContext } from './jobs/context';
@@ -87,6 +89,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     // Nothing acts on data that breaks the queue contract; no retry would mend it.
     const checked = checkJob(job.name, job.data);
     if (typeof checked === 'string') throw new UnrecoverableError(`malformed job data: ${checked}`);
+    annotate(jobSpanFields(checked));
     const jobLog = log.child(jobFields(job));
     // Run before: if that run answered, its answer stands (see AnsweredJobs); a 200's order is read again.
     const answered = job.attemptsStarted > 1 ? await answers.recall(redis, job.id!) : undefined;
@@ -105,7 +108,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       checkpoint,
     };
     const outcome = await runJob(ctx, checked);
-    await outbox.send(redis, answers.record(job.id!, outcome), replyOf(job, outcome));
+    annotate({ 'pos.outcome.status': outcome.status });
+    await traced('publish events and reply', { 'pos.events': outbox.size }, () => outbox.send(redis, answers.record(job.id!, outcome), replyOf(job, outcome)));
     checkpoint('after-answer');
     return outcome;
   };
@@ -113,7 +117,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   // BullMQ leaves a connection it was given open on close; we close it ourselves.
   const workerConnection = createRedis(target, { maxRetriesPerRequest: null }, log);
   const consume = (partition: Partition): Worker<JobData, JobOutcome> => {
-    const worker = new Worker<JobData, JobOutcome>(WORK_QUEUE, process_, {
+    const worker = new Worker<JobData, JobOutcome>(WORK_QUEUE, process_, withTelemetry({
       connection: workerConnection,
       prefix: partition.prefix,
       concurrency: config.worker.concurrency,
@@ -123,7 +127,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       // After a lost connection (a failed-over master) fetch again soon: BullMQ's 15 s default
       // would leave the partition idle well past JOB_TIMEOUT once Redis is back.
       runRetryDelay: RUN_RETRY_DELAY_MS,
-    });
+    }));
     const partitionLog = partition.label ? log.child({ partition: partition.label }) : log;
     worker.on('failed', (job, err) => {
       if (!job) return;

@@ -11,6 +11,7 @@ import { Queue } from 'bullmq';
 import type { RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
+import { withTelemetry } from './telemetry';
 
 export const LIFECYCLE_QUEUE = 'order-lifecycle';
 export const LIFECYCLE_JOB = 'order-lifecycle';
@@ -57,7 +58,7 @@ export function lifecyclePrefix(redis: Pick<RedisConfig, 'prefix' | 'cluster'>):
 }
 
 export function createLifecycleQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue {
-  const queue = new Queue(LIFECYCLE_QUEUE, { connection, prefix: lifecyclePrefix(redis) });
+  const queue = new Queue(LIFECYCLE_QUEUE, withTelemetry({ connection, prefix: lifecyclePrefix(redis) }));
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'lifecycle queue connection error'));
   return queue;
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
 import { JOB, JobPayload, WORK_QUEUE, workJobOptions } from './jobs';
 import { Partition, partitionLayout, partitionOf } from './partitions';
+import { withTelemetry } from './telemetry';
 
 /** Where a deployment's work queues are: the layout it adds to, and an earlier one still drained. */
 export interface QueueLayout {
@@ -64,7 +65,7 @@ export class WorkQueues {
   constructor(connection: RedisClient, layout: QueueLayout, log: Logger, keepFailed: number) {
     const defaultJobOptions = workJobOptions(keepFailed);
     const open = (partition: Partition): PartitionQueue => {
-      const queue = new Queue(WORK_QUEUE, { connection, prefix: partition.prefix, defaultJobOptions });
+      const queue = new Queue(WORK_QUEUE, withTelemetry({ connection, prefix: partition.prefix, defaultJobOptions }));
       queue.on('error', (err: Error) => log.warn({ err: err.message, partition: partition.label }, 'work queue connection error'));
       return { partition, queue };
     };

@@ -4,7 +4,9 @@ import { Job, Queue } from 'bullmq';
 import { Problem, problems } from '@pos/shared/domain/problem';
 import type { Logger } from '@pos/shared/log';
 import { JOB, JobOutcome, JobPayload, JobReply } from '@pos/shared/queue/jobs';
+import { jobSpanFields } from '@pos/shared/queue/telemetry';
 import type { WorkQueues } from '@pos/shared/queue/work-queue';
+import { tracing } from '@pos/shared/telemetry/tracing';
 import { withDeadline } from '@pos/shared/util/deadline';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 
@@ -104,6 +106,13 @@ export class JobClient {
     const queue = this.queues.queueFor(payload);
     let resolve!: (outcome: JobOutcome) => void;
     const outcome = new Promise<JobOutcome>((r) => (resolve = r));
+    const traces = tracing();
+    if (traces) {
+      // the request's span names the order; the wait for the worker's reply is a span of its own
+      traces.annotate(jobSpanFields(payload));
+      const wait = traces.startSpan('await job outcome', { 'pos.job.name': payload.name });
+      void outcome.then((o) => wait.end({ 'pos.outcome.status': o.status }));
+    }
     const timer = setTimeout(() => void this.expire(jobId), Math.max(0, deadline - Date.now()));
     const entry: Pending = {
       outcome,

@@ -2,6 +2,7 @@ import type { StreamsConfig } from '@pos/shared/config';
 import { limitReached, ProblemError, problems } from '@pos/shared/domain/problem';
 import { locationChannel } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
+import { tracing } from '@pos/shared/telemetry/tracing';
 import { withDeadline } from '@pos/shared/util/deadline';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
@@ -208,9 +209,11 @@ export class StreamHub {
     }
     const work = workEventOf(event);
     if (!work) return;
+    const span = tracing()?.startSpan('fan-out', { 'pos.location_id': feed.locationId, 'pos.event.type': work.type }, { root: true });
     let written = 0;
     // A stream that ends while being written to leaves the set; iterating a Set survives that.
     for (const stream of feed.streams) if (stream.deliver(work)) written += 1;
+    span?.end({ 'pos.streams': written });
     if (written === 0) return;
     this.options.metrics.eventsDelivered.inc({ type: work.type }, written);
     if (event.at !== undefined) this.options.metrics.fanOut.observe(Math.max(0, epochNow() - event.at) / 1000);

@@ -3,6 +3,7 @@ import type { Config } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
 import { createLifecycleQueue, LIFECYCLE_JOB, LIFECYCLE_QUEUE, LifecycleRun, lifecyclePrefix, recordLifecycleRun, scheduleLifecycle } from '@pos/shared/queue/lifecycle';
 import type { RedisClient } from '@pos/shared/redis';
+import { withTelemetry } from '@pos/shared/queue/telemetry';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { LifecycleDeps, runLifecycle } from './lifecycle-run';
 
@@ -50,7 +51,7 @@ export async function startLifecycle(options: {
     return run;
   };
 
-  const worker = new Worker<unknown, LifecycleRun>(LIFECYCLE_QUEUE, process_, {
+  const worker = new Worker<unknown, LifecycleRun>(LIFECYCLE_QUEUE, process_, withTelemetry({
     connection: options.workerConnection,
     prefix: lifecyclePrefix(config.redis),
     concurrency: 1,
@@ -58,7 +59,7 @@ export async function startLifecycle(options: {
     stalledInterval: config.worker.jobLockDurationMs,
     // A run whose worker died is run once more (finishing what it began); then the schedule goes on.
     maxStalledCount: 1,
-  });
+  }));
   worker.on('failed', (job, err) => log.error({ err, jobId: job?.id }, 'lifecycle run failed; the next run takes over'));
   worker.on('error', (err) => log.error({ err }, 'lifecycle worker error'));
   await worker.waitUntilReady();

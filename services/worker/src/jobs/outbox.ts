@@ -10,6 +10,11 @@ import type { AnswerRecord } from './answered-jobs';
 export class Outbox {
   private readonly messages: [channel: string, message: string][] = [];
 
+  /** How many messages are held. */
+  get size(): number {
+    return this.messages.length;
+  }
+
   /** Takes the place of Redis's PUBLISH for the job's publisher (EventPublisher). */
   publish(channel: string, message: string): Promise<number> {
     this.messages.push([channel, message]);

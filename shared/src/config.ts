@@ -170,6 +170,13 @@ function readSections(env: Env) {
       selectingTtlMs: parseDuration(env.SELECTING_TTL),
       intervalMs: parseDuration(env.LIFECYCLE_INTERVAL),
     },
+    presence: {
+      windowMs: parseDuration(env.PRESENCE_WINDOW),
+      pauseWhenOffline: isOn(env.PAUSE_WHEN_OFFLINE),
+      pauseAfterFailedOrders: env.PAUSE_AFTER_FAILED_ORDERS,
+      orderDeadlineMs: env.ORDER_DEADLINE === undefined ? undefined : parseDuration(env.ORDER_DEADLINE),
+      autoAbortAfterMs: env.ORDER_AUTO_ABORT_AFTER === undefined ? undefined : parseDuration(env.ORDER_AUTO_ABORT_AFTER),
+    },
     process: {
       logLevel: env.LOG_LEVEL,
       shutdownGraceMs: parseDuration(env.SHUTDOWN_GRACE),
@@ -189,6 +196,7 @@ export type StreamsConfig = Config['streams'];
 export type IdempotencyConfig = Config['idempotency'];
 export type OrdersConfig = Config['orders'];
 export type LifecycleConfig = Config['lifecycle'];
+export type PresenceConfig = Config['presence'];
 export type ProcessConfig = Config['process'];
 
 /** What no one variable's schema can say: how the listeners' settings go together. */

@@ -65,7 +65,7 @@ describe('the decisions on status updates', () => {
   });
 
   it('a status update to PLACED on a FAILED order is operator recovery: count reset, orderTime set', () => {
-    const recovery = { type: 'apply', change: { state: 'PLACED', orderTime: now, failureCount: 0 } };
+    const recovery = { type: 'apply', change: { state: 'PLACED', orderTime: now, failureCount: 0, overdue: false } };
     expect(run('FAILED', status('PLACED'), 3)).toEqual(recovery);
     expect(run('FAILED', { kind: 'recover' }, 3)).toEqual(recovery);
   });

@@ -53,13 +53,13 @@ export function toCommandRecord(doc: CommandFields): CommandRecord {
   return Object.assign(record, commandKindFields(doc.kind));
 }
 
-/** The operator's form of an order record: the record's fields, then `failureCount`. */
-export function withFailureCount(record: OrderRecord, failureCount: number): OperatorOrderRecord {
-  return { ...record, failureCount };
+/** The operator's form of an order record: the record's fields, then `failureCount`, then `overdue` when it is. */
+export function withFailureCount(record: OrderRecord, failureCount: number, overdue?: boolean): OperatorOrderRecord {
+  return overdue === true ? { ...record, failureCount, overdue } : { ...record, failureCount };
 }
 
-export function toOperatorOrderRecord(doc: OrderFields & Pick<OrderDoc, 'failureCount'>): OperatorOrderRecord {
-  return withFailureCount(toOrderRecord(doc), doc.failureCount);
+export function toOperatorOrderRecord(doc: OrderFields & Pick<OrderDoc, 'failureCount' | 'overdue'>): OperatorOrderRecord {
+  return withFailureCount(toOrderRecord(doc), doc.failureCount, doc.overdue);
 }
 
 function commandKindFields(kind: CommandKind): Pick<CommandRecord, 'readTableState' | 'paymentNumber' | 'exportMainData'> {

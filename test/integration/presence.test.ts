@@ -2,51 +2,16 @@
  * Register presence and pausing a location (docs/presence-and-deadlines.md), over real HTTP on
  * two API nodes and two workers sharing one Redis and one MongoDB, with a 2 s PRESENCE_WINDOW.
  */
-import { AdminClient } from '@pos/shared/clients/admin-client';
-import { loadConfig } from '@pos/shared/config';
-import { createLogger } from '@pos/shared/log';
 import type { LocationChangeView } from '@pos/shared/schemas/responses';
-import { RunningApi, startApi } from '@pos/api/server';
-import { RunningWorker, startWorker } from '@pos/worker/worker';
-import { serviceAt } from '../support/contract';
 import { customerAt } from '../support/customer';
+import { Deployment, operatorStream, startDeployment } from '../support/deployment';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
 import { TestStream, streamPath } from '../support/sse-client';
-import { stackEnv, StackEnv } from '../support/stack';
 import { eventually } from '../support/wait';
 
 const WINDOW_MS = 2_000;
-
-/** Two API nodes and two workers of one deployment, in this process. */
-async function startDeployment(overrides: StackEnv = {}) {
-  const env = stackEnv({ PRESENCE_WINDOW: `${WINDOW_MS}ms`, ...overrides });
-  const config = loadConfig(env);
-  const log = createLogger(env.LOG_LEVEL!, 'test');
-  const workers: RunningWorker[] = [await startWorker(config, log), await startWorker(config, log)];
-  const apis: RunningApi[] = [await startApi(config, log), await startApi(config, log)];
-  const origins = apis.map((api) => `http://127.0.0.1:${api.port}`);
-  for (const origin of origins) serviceAt(origin);
-  return {
-    env,
-    a: { origin: origins[0]!, admin: new AdminClient(origins[0]!, env.ADMIN_TOKEN!), baseUrl: `${origins[0]}/api/v1` },
-    b: { origin: origins[1]!, admin: new AdminClient(origins[1]!, env.ADMIN_TOKEN!), baseUrl: `${origins[1]}/api/v1` },
-    async close() {
-      await Promise.all(apis.map((api) => api.close()));
-      await Promise.all(workers.map((worker) => worker.close()));
-    },
-  };
-}
-type Deployment = Awaited<ReturnType<typeof startDeployment>>;
-
-/** The operator's stream of a location, on a node. */
-async function operatorStream(origin: string, env: StackEnv, locationId: string): Promise<TestStream> {
-  const stream = await TestStream.open(`${origin}/admin/v1/locations/${locationId}/stream`, { headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` } });
-  expect(stream.status).toBe(200);
-  await stream.preamble();
-  return stream;
-}
 
 const locationEvents = (stream: TestStream) => stream.events.filter((e) => e.event === 'location').map((e) => e.json<LocationChangeView>());
 const changes = (stream: TestStream) => locationEvents(stream).map((e) => e.change);
@@ -56,7 +21,7 @@ describe('register presence across API nodes', () => {
   const open: TestStream[] = [];
 
   beforeAll(async () => {
-    d = await startDeployment();
+    d = await startDeployment({ PRESENCE_WINDOW: `${WINDOW_MS}ms` });
   });
   afterEach(() => {
     for (const stream of open.splice(0)) stream.close();
@@ -148,7 +113,7 @@ describe('pausing a location', () => {
   let d: Deployment;
 
   beforeAll(async () => {
-    d = await startDeployment();
+    d = await startDeployment({ PRESENCE_WINDOW: `${WINDOW_MS}ms` });
   });
   afterAll(async () => {
     await d?.close();
@@ -219,7 +184,7 @@ describe('PAUSE_WHEN_OFFLINE=1', () => {
   let d: Deployment;
 
   beforeAll(async () => {
-    d = await startDeployment({ PAUSE_WHEN_OFFLINE: '1' });
+    d = await startDeployment({ PRESENCE_WINDOW: `${WINDOW_MS}ms`, PAUSE_WHEN_OFFLINE: '1' });
   });
   afterAll(async () => {
     await d?.close();

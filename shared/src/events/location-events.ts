@@ -17,7 +17,16 @@ export type LocationEvent = (
    * order's write count) lets a stream drop a repeat or an overtaken state. Nodes older than
    * either leave it out.
    */
-  | { type: 'order'; record: OrderRecord; failureCount?: number; version?: number; overdue?: true }
+  | {
+      type: 'order';
+      record: OrderRecord;
+      failureCount?: number;
+      version?: number;
+      /** The order's placement is overdue (the operator's record carries it). */
+      overdue?: true;
+      /** For operators' streams alone: the announcement that the order went overdue (registers have its record). */
+      operatorOnly?: true;
+    }
   /** A location's presence or pause changed (operators' streams only; docs/presence-and-deadlines.md). */
   | { type: 'location'; location: LocationView; change: LocationChange }
   | { type: 'command'; record: CommandRecord }
@@ -44,6 +53,12 @@ export interface Publisher {
 /** Publishes on Redis as the deployment does: PUBLISH on one Redis, SPUBLISH on a cluster, bounded. */
 export const redisPublisher = (redis: RedisClient): Publisher => ({ publish: (channel, message) => publish(redis, channel, message) });
 
+function orderEventOf(doc: OrderDoc): LocationEvent & { type: 'order' } {
+  const event: LocationEvent & { type: 'order' } = { type: 'order', record: toOrderRecord(doc), failureCount: doc.failureCount, version: doc.version };
+  if (doc.overdue === true) event.overdue = true;
+  return event;
+}
+
 export class EventPublisher {
   constructor(
     private readonly redis: Publisher,
@@ -52,9 +67,12 @@ export class EventPublisher {
 
   /** An order's new state; `overdue` (operators' form only) once its placement is overdue. */
   order(doc: OrderDoc): Promise<void> {
-    const event: LocationEvent = { type: 'order', record: toOrderRecord(doc), failureCount: doc.failureCount, version: doc.version };
-    if (doc.overdue === true) event.overdue = true;
-    return this.publish(doc.locationId, event);
+    return this.publish(doc.locationId, orderEventOf(doc));
+  }
+
+  /** The order's placement just went overdue: announced to operators alone, once (the caller's guarded write decides). */
+  overdue(doc: OrderDoc): Promise<void> {
+    return this.publish(doc.locationId, { ...orderEventOf(doc), overdue: true, operatorOnly: true });
   }
 
   /** A location went online or offline, paused or resumed: the operator's view of it, as it is now. */

@@ -109,7 +109,7 @@ export function workEventOf(event: LocationEvent): WorkEvent | undefined {
       version: typeof event.version === 'number' ? event.version : undefined,
       overdue: event.overdue === true,
     });
-    if (event.overdue === true) work.operatorOnly = true;
+    if (event.operatorOnly === true) work.operatorOnly = true;
     return work;
   }
   if (event.type === 'command') return commandEvent(event.record);

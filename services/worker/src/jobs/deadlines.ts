@@ -67,7 +67,7 @@ export async function startDeadlines(options: {
       const marked = await orders.markOverdue(locationId, orderNumber, new Date(orderTime), new Date());
       if (!marked) return 'moved on';
       jobLog.info({ orderTime: new Date(orderTime).toISOString() }, 'order overdue');
-      await Promise.all([redis.incr(overdueCountKey(prefix)), events.order(marked)]);
+      await Promise.all([redis.incr(overdueCountKey(prefix)), events.overdue(marked)]);
       return 'overdue';
     }
     if (job.name === DEADLINE_JOB.autoAbort) {

@@ -5,7 +5,7 @@
  */
 import { type CommandRecord, isOrderRecord } from '@pos/shared/domain/records';
 import { cursorQuery, type StreamCursor } from '@pos/shared/events/stream-cursor';
-import type { LocationView, PresenceView } from '@pos/shared/schemas/responses';
+import type { LocationView, PresenceView } from '@pos/shared/domain/records';
 import type { BoardOrder, WorkRead } from './board-state';
 import { request, requestAll } from './http';
 

@@ -6,7 +6,7 @@
  */
 import type { CommandRecord } from '@pos/shared/domain/records';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { LocationChangeView, LocationView } from '@pos/shared/schemas/responses';
+import type { LocationChangeView, LocationView } from '@pos/shared/domain/records';
 import type { BoardApi, LocationStatus } from './api';
 import { applyCommand, applyOrder, applyRead, BoardOrder, BoardState, emptyBoard, expireFinished, revealedBy } from './board-state';
 import { commandArrival, orderArrival } from './format';

@@ -203,3 +203,46 @@ describe('PAUSE_WHEN_OFFLINE=1', () => {
     await eventually(async () => (await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).status === 201, 'a customer taken once online');
   });
 });
+
+describe('PAUSE_AFTER_FAILED_ORDERS=2', () => {
+  let d: Deployment;
+
+  beforeAll(async () => {
+    d = await startDeployment({ PAUSE_AFTER_FAILED_ORDERS: '2' });
+  });
+  afterAll(async () => {
+    await d?.close();
+  });
+
+  it('pauses a location whose orders fail twice in a row (a COMPLETED one resets the count), until an operator resumes it', async () => {
+    const { locationId, key } = await registerAt(d.a, 'failing', 1);
+    const watch = await operatorStream(d.a.origin, d.env, locationId);
+    const fail = async (number: number) =>
+      expect((await call('POST', `${d.b.baseUrl}/orders/${number}/failure`, { apiKey: key, body: { reason: 'printer' } })).json().state).toBe('FAILED');
+    const [first, second, third] = [
+      await d.a.admin.createOrder(locationId, sampleRows),
+      await d.a.admin.createOrder(locationId, sampleRows),
+      await d.a.admin.createOrder(locationId, sampleRows),
+    ];
+    await fail(first.number);
+    expect((await call('PUT', `${d.a.baseUrl}/orders/${second.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
+    await fail(third.number);
+    // one failure since the COMPLETED: not paused
+    expect((await d.b.admin.getLocation(locationId)).paused).toBe(false);
+
+    const fourth = await d.a.admin.createOrder(locationId, sampleRows);
+    await fail(fourth.number);
+    await eventually(() => changes(watch).includes('paused'), 'the paused event');
+    const paused = await d.b.admin.getLocation(locationId);
+    expect(paused).toMatchObject({ paused: true, pauseReason: 'failed orders' });
+    expect(paused).not.toHaveProperty('pausedUntil');
+    expect(locationEvents(watch).find((e) => e.change === 'paused')!.location).toEqual(paused);
+    const customer = await customerAt(d.b, locationId, 1);
+    const refused = await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } });
+    expect(refused.json()).toMatchObject({ status: 409, detail: 'Location is paused until an operator resumes it (failed orders)' });
+
+    expect((await d.a.admin.resumeLocation(locationId)).paused).toBe(false);
+    expect((await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).status).toBe(201);
+    watch.close();
+  });
+});

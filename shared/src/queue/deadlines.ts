@@ -68,8 +68,12 @@ export async function schedulePresenceSweep(queue: Queue, windowMs: number): Pro
  */
 export const deadlineJobId = (name: DeadlineJobName, job: DeadlineJob): string => `${name}-${job.locationId}-${job.orderNumber}-${job.orderTime}`;
 
-/** Kept long past any deadline, so that a repeated add finds its job and adds none. */
-const KEEP = { age: 7 * 24 * 3600, count: 100_000 };
+/**
+ * Finished deadline jobs kept for Bull Board, bounded (Redis runs `noeviction`). A repeated add
+ * comes while the job still waits, as a rule; one after it ran and was removed adds a job whose
+ * guarded write then changes nothing.
+ */
+const KEEP = { age: 3600, count: 1000 };
 
 /**
  * The deadline in ms for a location: its own `orderDeadline` (`0`: none), else ORDER_DEADLINE.

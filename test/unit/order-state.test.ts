@@ -135,3 +135,19 @@ describe('a customer move on a closed session', () => {
     expect(() => decide(at('NEW'), { kind: 'submit' }, {}, now)).toThrow(/session/);
   });
 });
+
+describe('the auto-abort of a placement (ORDER_AUTO_ABORT_AFTER)', () => {
+  const placedAt = new Date('2026-11-21T07:00:00.000Z');
+  const action: OrderAction = { kind: 'auto-abort', placedAt: placedAt.getTime() };
+
+  it('aborts the order still PLACED in that placement, setting completeTime', () => {
+    expect(decide({ state: 'PLACED', failureCount: 1, orderTime: placedAt }, action, {}, now)).toEqual({ type: 'apply', change: { state: 'ABORTED', completeTime: now } });
+  });
+
+  it('changes nothing once the order moved on: finished, failed, or placed again by a recovery', () => {
+    for (const state of ['COMPLETED', 'ABORTED', 'FAILED'] as const) {
+      expect(decide({ state, failureCount: 0, orderTime: placedAt }, action, {}, now)).toEqual({ type: 'unchanged' });
+    }
+    expect(decide({ state: 'PLACED', failureCount: 0, orderTime: new Date(placedAt.getTime() + 1) }, action, {}, now)).toEqual({ type: 'unchanged' });
+  });
+});

@@ -14,9 +14,12 @@ const USAGE = `usage: npm run admin -- <command> [args] [options]
 
 commands:
   create-location <name> [--failure-threshold N]
-  list-locations [--limit N] [--after ID]
+  list-locations [--limit N] [--after ID] [--online true|false]
   get-location <locationId>
-  update-location <locationId> [--name NAME] [--failure-threshold N]
+  update-location <locationId> [--name NAME] [--failure-threshold N] [--order-deadline DURATION]
+  presence <locationId>                                    online, since, the registers seen
+  pause <locationId> [--until ISO-8601] [--reason TEXT]    customers refused (409) until then, or until resumed
+  resume <locationId>
   create-service-session <locationId> <deviceId> [--expires-at ISO-8601]
   create-customer-session <locationId> <userNumber> [--table N]
   list-sessions <locationId> [--limit N] [--after ID]       never a key
@@ -25,7 +28,7 @@ commands:
   create-order <locationId> <rows as JSON> [--table N]     a counter order, created PLACED
   create-command <locationId> <${COMMAND_KINDS.join('|')}> [--table N]
   list-commands <locationId> [--limit N] [--after N]       live commands
-  list-orders <locationId> <state> [--limit N] [--after N]
+  list-orders <locationId> <state> [--limit N] [--after N] [--overdue true|false]
   recover-order <locationId> <orderNumber>
   history <locationId> [--from ISO-8601] [--to ISO-8601] [--limit N] [--after CURSOR] [--all]
                                                            archived finished orders by completion time;
@@ -41,6 +44,12 @@ class UsageError extends Error {}
 function int(value: string | undefined, what: string): number {
   if (!value || !/^[0-9]+$/.test(value)) throw new UsageError(`${what} must be a whole number`);
   return Number(value);
+}
+
+function bool(value: string | undefined, what: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value !== 'true' && value !== 'false') throw new UsageError(`${what} must be true or false`);
+  return value === 'true';
 }
 
 /** A page as printed: the items on stdout, and on stderr where the next page starts when this one is full. */
@@ -65,14 +74,25 @@ async function run(admin: AdminClient, command: string | undefined, args: string
       need(1);
       return admin.createLocation(a!, threshold);
     case 'list-locations':
-      return page(await admin.listLocations({ limit, after: afterId }), limit, (l) => l.id);
+      return page(await admin.listLocations({ limit, after: afterId, online: bool(opts.online, '--online') }), limit, (l) => l.id);
     case 'get-location':
       need(1);
       return admin.getLocation(a!);
     case 'update-location':
       need(1);
-      if (opts.name === undefined && threshold === undefined) throw new UsageError('update-location needs --name or --failure-threshold');
-      return admin.updateLocation(a!, { name: opts.name, failureThreshold: threshold });
+      if (opts.name === undefined && threshold === undefined && opts['order-deadline'] === undefined) {
+        throw new UsageError('update-location needs --name, --failure-threshold or --order-deadline');
+      }
+      return admin.updateLocation(a!, { name: opts.name, failureThreshold: threshold, orderDeadline: opts['order-deadline'] });
+    case 'presence':
+      need(1);
+      return admin.getPresence(a!);
+    case 'pause':
+      need(1);
+      return admin.pauseLocation(a!, { until: opts.until, reason: opts.reason });
+    case 'resume':
+      need(1);
+      return admin.resumeLocation(a!);
     case 'list-sessions':
       need(1);
       return page(await admin.listSessions(a!, { limit, after: afterId }), limit, (s) => s.sessionId);
@@ -102,7 +122,7 @@ async function run(admin: AdminClient, command: string | undefined, args: string
     case 'list-orders':
       need(2);
       if (!isOrderState(b!)) throw new UsageError(`unknown state ${b}`);
-      return page(await admin.listOrders(a!, b, { limit, after: afterNumber() }), limit, (o) => o.number);
+      return page(await admin.listOrders(a!, b, { limit, after: afterNumber(), overdue: bool(opts.overdue, '--overdue') }), limit, (o) => o.number);
     case 'recover-order':
       need(2);
       return admin.recoverOrder(a!, int(b, 'orderNumber'));
@@ -130,6 +150,11 @@ async function main(): Promise<number> {
       from: { type: 'string' },
       to: { type: 'string' },
       all: { type: 'boolean' },
+      online: { type: 'string' },
+      overdue: { type: 'string' },
+      'order-deadline': { type: 'string' },
+      until: { type: 'string' },
+      reason: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -364,6 +364,42 @@ export const CONFIG_SECTIONS = defineSections({
       },
     },
   },
+  presence: {
+    title: 'Presence, pause and order deadlines',
+    summary: 'When a location counts as online, when customers are refused, and when a PLACED order is overdue or aborted.',
+    variables: {
+      PRESENCE_WINDOW: {
+        type: 'string',
+        pattern: DURATION,
+        minDuration: '1s',
+        default: '60s',
+        description:
+          'A location is online while one of its register (SERVICE) sessions holds an event stream, or has made a request within this long. Each API node writes what it saw to Redis at most once per session per quarter of it; the worker checks every location seen on the same pace.',
+      },
+      PAUSE_WHEN_OFFLINE: {
+        ...flag,
+        description: '`1`: customers are refused (409 `Location not accepting orders`) while their location is not online, as while it is paused.',
+      },
+      PAUSE_AFTER_FAILED_ORDERS: {
+        type: 'integer',
+        minimum: 1,
+        unset: 'off: failed orders never pause a location',
+        description: 'A location whose orders reach FAILED this many times in a row (a COMPLETED order resets the count) pauses, with reason `failed orders`, until an operator resumes it.',
+      },
+      ORDER_DEADLINE: {
+        type: 'string',
+        pattern: DURATION,
+        unset: 'off, unless a location sets its own `orderDeadline`',
+        description: "A PLACED order still PLACED this long after its `orderTime` is overdue: announced once to operators, counted on `pos_orders_overdue_total`. A location's `orderDeadline` overrides it.",
+      },
+      ORDER_AUTO_ABORT_AFTER: {
+        type: 'string',
+        pattern: DURATION,
+        unset: 'off: PLACED orders wait for their register',
+        description: 'A PLACED order still PLACED this long after its `orderTime` is ABORTED by the service, as a register would abort it.',
+        },
+      },
+    },
   telemetry: {
     title: 'Tracing (OpenTelemetry)',
     summary:
@@ -449,6 +485,7 @@ export const envSchema = constant({
     ...CONFIG_SECTIONS.idempotency.variables,
     ...CONFIG_SECTIONS.orders.variables,
     ...CONFIG_SECTIONS.lifecycle.variables,
+    ...CONFIG_SECTIONS.presence.variables,
     ...CONFIG_SECTIONS.telemetry.variables,
     ...CONFIG_SECTIONS.process.variables,
   },

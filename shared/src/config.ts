@@ -170,6 +170,13 @@ function readSections(env: Env) {
       selectingTtlMs: parseDuration(env.SELECTING_TTL),
       intervalMs: parseDuration(env.LIFECYCLE_INTERVAL),
     },
+    presence: {
+      windowMs: parseDuration(env.PRESENCE_WINDOW),
+      pauseWhenOffline: isOn(env.PAUSE_WHEN_OFFLINE),
+      pauseAfterFailedOrders: env.PAUSE_AFTER_FAILED_ORDERS,
+      orderDeadlineMs: env.ORDER_DEADLINE === undefined ? undefined : parseDuration(env.ORDER_DEADLINE),
+      autoAbortAfterMs: env.ORDER_AUTO_ABORT_AFTER === undefined ? undefined : parseDuration(env.ORDER_AUTO_ABORT_AFTER),
+      },
     telemetry: {
       // On when spans have somewhere to go; the SDK reads these variables (and the others it knows) itself.
       tracing: env.OTEL_TRACES_EXPORTER === 'console' || (env.OTEL_TRACES_EXPORTER === 'otlp' && Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)),
@@ -199,6 +206,7 @@ export type StreamsConfig = Config['streams'];
 export type IdempotencyConfig = Config['idempotency'];
 export type OrdersConfig = Config['orders'];
 export type LifecycleConfig = Config['lifecycle'];
+export type PresenceConfig = Config['presence'];
 export type TelemetryConfig = Config['telemetry'];
 export type ProcessConfig = Config['process'];
 

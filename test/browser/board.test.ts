@@ -39,7 +39,8 @@ describe('the location board in Chromium', () => {
 
   beforeAll(async () => {
     if (!fs.existsSync(path.join(BOARD_DIST, 'index.html'))) throw new Error('the board is not built: run bash scripts/setup.sh --test (or npm run build:board)');
-    stack = await startStack();
+    // short presence window and order deadline, for the presence, pause and overdue test
+    stack = await startStack({ PRESENCE_WINDOW: '2s', ORDER_DEADLINE: '1s' });
     node = await spawnRole('api', stack.env);
     nodeOrigin = `http://127.0.0.1:${node.port}`;
     // one failure makes an order FAILED here, for the Recover test
@@ -185,6 +186,41 @@ describe('the location board in Chromium', () => {
 
       expect(opened.failures).toEqual([]);
       expectNoSecretsLeaked(opened, [stack.env.ADMIN_TOKEN!]);
+    } finally {
+      await opened.context.close();
+    }
+  });
+
+  it("operator: shows the location's presence and the registers seen, pauses and resumes it, marks overdue orders with each card's age in minutes", async () => {
+    const opened = await openBoard(nodeOrigin);
+    const { page } = opened;
+    const place = await registerAt(stack, 'Presence Kitchen');
+    try {
+      await signInAsOperator(page, place.location.id);
+      const status = page.getByRole('region', { name: 'Location status' });
+      await shown(status.getByText(/^Offline since/));
+      await shown(status.getByText('No register seen lately'));
+
+      // a register polls (on the other node): online, and the register is listed
+      expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: place.key })).status).toBe(200);
+      await shown(status.getByText(/^Online since/));
+      await shown(status.getByRole('list', { name: 'Registers seen' }).getByText(/^register-Presence Kitchen: polling, seen/));
+
+      // Pause and Resume act on the location
+      await status.getByRole('button', { name: 'Pause' }).click();
+      await shown(status.getByText(/^Paused: customers are refused/));
+      expect((await stack.admin.getLocation(place.location.id)).paused).toBe(true);
+      await status.getByRole('button', { name: 'Resume' }).click();
+      await shown(status.getByText('Taking orders'));
+      expect((await stack.admin.getLocation(place.location.id)).paused).toBe(false);
+
+      // an order past the location's deadline (1 s here) is marked; its age is in minutes
+      const order = await stack.admin.createOrder(place.location.id, sampleRows, 5);
+      const orderCard = card(page, 'Orders', `Order ${order.number}`);
+      await shown(orderCard);
+      await shown(orderCard.getByText('Overdue', { exact: true }));
+      expect(await orderCard.locator('time').innerText()).toBe('0 min');
+      expect(opened.failures).toEqual([]);
     } finally {
       await opened.context.close();
     }

@@ -15,16 +15,18 @@ import { slotOf } from '@pos/shared/redis';
 import { masterOf, masters, onCluster, onNode, portsOf } from '../support/cluster';
 import { registerAt } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';
-import { scrapeMetrics } from '../support/metrics';
+import { metricValue, scrapeMetrics } from '../support/metrics';
 import { streamPath, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 const clusterUrl = () => process.env.TEST_REDIS_CLUSTER_URL!;
 
 describe('on a Redis Cluster', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   beforeAll(async () => {
-    stack = await startStack(onCluster());
+    // a short presence window and order deadline, for the presence and deadline test
+    stack = await startStack({ ...onCluster(), PRESENCE_WINDOW: '2s', ORDER_DEADLINE: '1s' });
   });
   afterAll(() => stack.close());
 
@@ -121,8 +123,8 @@ describe('on a Redis Cluster', () => {
     });
     expect(board.status).toBe(200);
     const names = (board.json().queues as Array<{ name: string }>).map((q) => q.name).sort();
-    // every partition, and the lifecycle job's own queue
-    expect(names).toEqual([...layout.map((p) => `${p.label}:order-work`), 'order-lifecycle'].sort());
+    // every partition, and the lifecycle and deadline jobs' own queues
+    expect(names).toEqual([...layout.map((p) => `${p.label}:order-work`), 'order-lifecycle', 'order-deadlines'].sort());
   });
 
   it("keeps keyed answers (a record and its scope's count share a slot), and reports each master's memory on /metrics", async () => {
@@ -147,5 +149,19 @@ describe('on a Redis Cluster', () => {
     const ready = await call('GET', `${stack.origin}/readyz`);
     expect(ready.status).toBe(200);
     expect(ready.json()).toEqual({ status: 'ready', mongo: 'ok', redis: 'ok' });
+  });
+
+  it('keeps presence across the shards, sweeps it, and marks an overdue order (hash-tagged deadline and presence queues)', async () => {
+    const { key, location, sessionId } = await registerAt(stack, 'Cluster Presence');
+    expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
+    expect(await stack.admin.getPresence(location.id)).toMatchObject({ online: true, registers: [expect.objectContaining({ sessionId, streams: 0 })] });
+    await eventually(async () => (await stack.admin.getLocation(location.id)).online, 'the sweep announcing it online');
+
+    // (the earlier tests' orders go overdue too, under the same 1 s deadline: once each is the
+    // non-cluster test's to show; here, that it is counted)
+    const counted = await metricValue(stack.origin, 'pos_orders_overdue_total');
+    const order = await stack.admin.createOrder(location.id, sampleRows);
+    await eventually(async () => (await stack.admin.listOrders(location.id, 'PLACED', { overdue: true })).some((o) => o.number === order.number), 'the order overdue');
+    await eventually(async () => (await metricValue(stack.origin, 'pos_orders_overdue_total')) > counted, 'the overdue count');
   });
 });

@@ -36,10 +36,20 @@ describe('npm run admin', () => {
     expect(page.err).toBe(`next page: --after ${first.id}\n`);
     expect(JSON.parse((await admin('list-locations', '--after', first.id)).out)).toEqual([second]);
 
-    const changed = await admin('update-location', second.id, '--name', 'Cli renamed', '--failure-threshold', '5');
-    expect(JSON.parse(changed.out)).toEqual({ id: second.id, name: 'Cli renamed', failureThreshold: 5 });
-    expect(await stack.admin.getLocation(second.id)).toEqual({ id: second.id, name: 'Cli renamed', failureThreshold: 5 });
+    const changed = await admin('update-location', second.id, '--name', 'Cli renamed', '--failure-threshold', '5', '--order-deadline', '15m');
+    expect(JSON.parse(changed.out)).toEqual({ ...second, name: 'Cli renamed', failureThreshold: 5, orderDeadline: '15m' });
+    expect(await stack.admin.getLocation(second.id)).toEqual({ ...second, name: 'Cli renamed', failureThreshold: 5, orderDeadline: '15m' });
     expect((await admin('update-location', second.id)).code).toBe(2);
+  });
+
+  it('pauses and resumes a location, shows its presence and lists the dark ones', async () => {
+    const { location } = await registerAt(stack, 'Cli pause');
+    const paused = await admin('pause', location.id, '--until', '2099-01-01T00:00:00.000Z', '--reason', 'closed');
+    expect(JSON.parse(paused.out)).toMatchObject({ id: location.id, paused: true, pausedUntil: '2099-01-01T00:00:00.000Z', pauseReason: 'closed' });
+    expect(JSON.parse((await admin('resume', location.id)).out)).toMatchObject({ id: location.id, paused: false });
+    expect(JSON.parse((await admin('presence', location.id)).out)).toMatchObject({ online: false, registers: [] });
+    expect(JSON.parse((await admin('list-locations', '--online', 'false', '--limit', '1000')).out).map((l: { id: string }) => l.id)).toContain(location.id);
+    expect((await admin('list-locations', '--online', 'maybe')).code).toBe(2);
   });
 
   it("rotates a session's key and lists the sessions without keys", async () => {

@@ -58,17 +58,17 @@ describe('admin surface', () => {
     expect(await stack.admin.getLocation(location.id)).toEqual(location);
     expect(await stack.admin.updateLocation(location.id, { name: 'New name' })).toEqual({ ...location, name: 'New name' });
     expect(await stack.admin.updateLocation(location.id, { failureThreshold: 7 })).toEqual({ ...location, name: 'New name', failureThreshold: 7 });
-    expect(await stack.admin.getLocation(location.id)).toEqual({ id: location.id, name: 'New name', failureThreshold: 7 });
+    expect(await stack.admin.getLocation(location.id)).toEqual({ ...location, name: 'New name', failureThreshold: 7 });
 
     const patch = (id: string, body: unknown) => call('PATCH', admin(`/locations/${id}`), { headers: bearer, body });
     expect((await patch('no-such-location', { name: 'x' })).json()).toMatchObject({ status: 404, detail: 'Location does not exist' });
-    for (const body of [{}, { failureThreshold: 0 }, { name: '' }, { name: null }, { colour: 'red' }, { name: 'Refused', failureThreshold: 0 }]) {
+    for (const body of [{}, { failureThreshold: 0 }, { name: '' }, { name: null }, { colour: 'red' }, { name: 'Refused', failureThreshold: 0 }, { orderDeadline: 'soon' }]) {
       const res = await patch(location.id, body);
       expect(`${JSON.stringify(body)} ${res.status}`).toBe(`${JSON.stringify(body)} 400`);
     }
     expect((await call('PATCH', admin(`/locations/${location.id}`), { body: { name: 'x' } })).status).toBe(401);
     // none of them changed it
-    expect(await stack.admin.getLocation(location.id)).toEqual({ id: location.id, name: 'New name', failureThreshold: 7 });
+    expect(await stack.admin.getLocation(location.id)).toEqual({ ...location, name: 'New name', failureThreshold: 7 });
   });
 
   it('a changed failure threshold holds from the next failure report, on the running worker', async () => {

@@ -4,7 +4,7 @@
  * recorded crash points. Only for the handlers' logic; the repositories themselves are tested
  * against MongoDB by the integration tests.
  */
-import type { JobContext } from '@pos/worker/jobs/context';
+import { NO_FOLLOW_UPS, type JobContext } from '@pos/worker/jobs/context';
 import { OrderCache } from '@pos/worker/jobs/order-cache';
 import type { CrashPoint } from '@pos/worker/fault-injection';
 import type { OrderChange } from '@pos/shared/domain/order-state';
@@ -165,6 +165,7 @@ export function fakeJobContext(options: { jobId?: string; answered?: boolean; th
     sessions: new FakeSessions(),
     failureThreshold: async () => options.threshold ?? 3,
     events,
+    followUps: NO_FOLLOW_UPS,
     published,
     sessionChanges,
     passed,

@@ -31,6 +31,16 @@ describe('configuration', () => {
     expect(() => loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '5m' })).toThrow(/must be at most 5m/);
   });
 
+  it('keeps presence, pause and deadlines off but for a 60 s presence window', () => {
+    expect(loadConfig({}).presence).toEqual({ windowMs: 60_000, pauseWhenOffline: false, pauseAfterFailedOrders: undefined, orderDeadlineMs: undefined, autoAbortAfterMs: undefined });
+    expect(loadConfig({ ORDER_DEADLINE: '90s', ORDER_AUTO_ABORT_AFTER: '15m', PAUSE_AFTER_FAILED_ORDERS: '2' }).presence).toMatchObject({
+      orderDeadlineMs: 90_000,
+      autoAbortAfterMs: 900_000,
+      pauseAfterFailedOrders: 2,
+    });
+    expect(() => loadConfig({ PRESENCE_WINDOW: '500ms' })).toThrow(/PRESENCE_WINDOW must be at least 1s/);
+  });
+
   it('refuses a lifecycle interval under a second', () => {
     expect(() => loadConfig({ LIFECYCLE_INTERVAL: '500ms' })).toThrow(/LIFECYCLE_INTERVAL must be at least 1s/);
     expect(loadConfig({ LIFECYCLE_INTERVAL: '1s' }).lifecycle.intervalMs).toBe(1000);
@@ -215,6 +225,11 @@ describe('configuration', () => {
       ORDER_RETENTION: '30d',
       SELECTING_TTL: '30m',
       LIFECYCLE_INTERVAL: '10s',
+      PRESENCE_WINDOW: '30s',
+      PAUSE_WHEN_OFFLINE: '1',
+      PAUSE_AFTER_FAILED_ORDERS: '3',
+      ORDER_DEADLINE: '10m',
+      ORDER_AUTO_ABORT_AFTER: '30m',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',

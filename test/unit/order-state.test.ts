@@ -65,7 +65,7 @@ describe('the decisions on status updates', () => {
   });
 
   it('a status update to PLACED on a FAILED order is operator recovery: count reset, orderTime set', () => {
-    const recovery = { type: 'apply', change: { state: 'PLACED', orderTime: now, failureCount: 0 } };
+    const recovery = { type: 'apply', change: { state: 'PLACED', orderTime: now, failureCount: 0, overdue: false } };
     expect(run('FAILED', status('PLACED'), 3)).toEqual(recovery);
     expect(run('FAILED', { kind: 'recover' }, 3)).toEqual(recovery);
   });
@@ -133,5 +133,21 @@ describe('a customer move on a closed session', () => {
 
   it('is decided only with the session\'s state', () => {
     expect(() => decide(at('NEW'), { kind: 'submit' }, {}, now)).toThrow(/session/);
+  });
+});
+
+describe('the auto-abort of a placement (ORDER_AUTO_ABORT_AFTER)', () => {
+  const placedAt = new Date('2026-11-21T07:00:00.000Z');
+  const action: OrderAction = { kind: 'auto-abort', placedAt: placedAt.getTime() };
+
+  it('aborts the order still PLACED in that placement, setting completeTime', () => {
+    expect(decide({ state: 'PLACED', failureCount: 1, orderTime: placedAt }, action, {}, now)).toEqual({ type: 'apply', change: { state: 'ABORTED', completeTime: now } });
+  });
+
+  it('changes nothing once the order moved on: finished, failed, or placed again by a recovery', () => {
+    for (const state of ['COMPLETED', 'ABORTED', 'FAILED'] as const) {
+      expect(decide({ state, failureCount: 0, orderTime: placedAt }, action, {}, now)).toEqual({ type: 'unchanged' });
+    }
+    expect(decide({ state: 'PLACED', failureCount: 0, orderTime: new Date(placedAt.getTime() + 1) }, action, {}, now)).toEqual({ type: 'unchanged' });
   });
 });

@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import type { Db } from 'mongodb';
 import type { Config } from '@pos/shared/config';
 import type { EventPublisher } from '@pos/shared/events/location-events';
+import type { DeadlineJob } from '@pos/shared/queue/deadlines';
 import type { Logger } from '@pos/shared/log';
 import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import type { RedisClient } from '@pos/shared/redis';
@@ -17,6 +18,7 @@ import type { IdempotencyStore } from './idempotency/idempotency-store';
 import type { SessionLookup } from './auth/session-lookup';
 import type { JobClient } from './jobs/job-client';
 import type { ApiMetrics } from './metrics/api-metrics';
+import type { PresenceTracker } from './presence/presence-tracker';
 import type { ChannelSubscriber } from './pubsub/channel-subscriber';
 import type { StreamHub } from './stream/hub';
 
@@ -53,6 +55,10 @@ export interface ApiDeps {
   /** api_key to session, with the node's bounds on bad keys (the api_key authentication's). */
   sessionLookup: SessionLookup;
   locations: LocationsRepo;
+  /** This node's sightings of registers, written behind to Redis (presence). */
+  presence: PresenceTracker;
+  /** Where counter orders (created PLACED here) add their deadline jobs. */
+  deadlines: Queue<DeadlineJob>;
   /** False once shutdown begins, so that load balancers stop sending work. */
   isAccepting(): boolean;
 }

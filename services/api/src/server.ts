@@ -11,6 +11,7 @@ import { replyChannel } from '@pos/shared/queue/jobs';
 import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
 import { closeRedis, createRedis, isCluster, redisTarget } from '@pos/shared/redis';
 import { createLifecycleQueue } from '@pos/shared/queue/lifecycle';
+import { createDeadlineQueue } from '@pos/shared/queue/deadlines';
 import { OrderArchiveRepo } from '@pos/shared/store/archive';
 import { CommandsRepo } from '@pos/shared/store/commands';
 import { LocationsRepo } from '@pos/shared/store/locations';
@@ -34,6 +35,8 @@ import { registerRedisMemoryMetrics } from './metrics/redis-memory-metrics';
 import { ChannelSubscriber } from './pubsub/channel-subscriber';
 import { clusterNodes, singleRedisNodes } from './pubsub/subscriber-nodes';
 import { StreamHub } from './stream/hub';
+import { PresenceTracker } from './presence/presence-tracker';
+import { registerPresenceMetrics } from './metrics/presence-metrics';
 
 export interface RunningApi {
   /** The register-facing listener (PORT). */
@@ -115,6 +118,11 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     streams: config.streams,
   });
 
+  const locations = new LocationsRepo(store.db);
+  const presence = new PresenceTracker({ redis, prefix: config.redis.prefix, nodeId, windowMs: config.presence.windowMs, log: nodeLog });
+  registerPresenceMetrics(metrics.registry, { locations, redis, prefix: config.redis.prefix });
+  const deadlines = createDeadlineQueue(redis, config.redis, nodeLog);
+
   let accepting = true;
   const sessionLookup = new SessionLookup(
     sessions,
@@ -150,7 +158,9 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     work,
     sessions,
     sessionLookup,
-    locations: new LocationsRepo(store.db),
+    locations,
+    presence,
+    deadlines,
     isAccepting: () => accepting,
   };
   registerReadinessMetrics(metrics.registry, () => checkReadiness(deps));
@@ -176,6 +186,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       // Streams are never idle: end them first, or server.close would wait for the grace period.
       // Bounded: with Redis down their UNSUBSCRIBEs would wait for a reconnect.
       await settleWithin(hub.close(), 1_000, nodeLog, 'ending the event streams');
+      presence.stop();
       const closed = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
       for (const server of servers) server.closeIdleConnections();
       const grace = setTimeout(() => {
@@ -186,7 +197,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       clearTimeout(grace);
       await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
       await settleWithin(sessionLookup.stop(), 1_000, nodeLog, 'dropping the session channel');
-      await settleWithin(Promise.all([queues.close(), lifecycleQueue.close()]), 2_000, nodeLog, 'closing the queues');
+      await settleWithin(Promise.all([queues.close(), lifecycleQueue.close(), deadlines.close()]), 2_000, nodeLog, 'closing the queues');
       await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();
       nodeLog.info('api stopped');

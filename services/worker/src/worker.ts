@@ -27,6 +27,9 @@ import { faultInjection } from './fault-injection';
 import { runJob } from './jobs/handlers';
 import { startLifecycle } from './jobs/lifecycle';
 import { OrderCache } from './jobs/order-cache';
+import { NO_FOLLOW_UPS, type OrderFollowUps } from './jobs/context';
+import { startDeadlines } from './jobs/deadlines';
+import { orderFollowUps } from './jobs/follow-ups';
 import { Outbox } from './jobs/outbox';
 import { createWorkerMetrics, serveMetrics } from './metrics';
 
@@ -101,6 +104,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     const ctx: JobContext = {
       ...repos,
       events: new EventPublisher(outbox, config.redis.prefix),
+      followUps,
       failureThreshold,
       jobId: job.id!,
       answered: answered !== undefined,
@@ -148,6 +152,20 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     return worker;
   };
 
+  // Deadlines and presence (docs/presence-and-deadlines.md): their workers, and the follow-ups
+  // of order transitions that add deadline jobs and count failed orders.
+  let followUps: OrderFollowUps = NO_FOLLOW_UPS;
+  const deadlines = await startDeadlines({
+    config,
+    log,
+    redis,
+    workerConnection,
+    orders: repos.orders,
+    locations,
+    contextFor: (jobId, jobLog, events) => ({ ...repos, events, followUps, failureThreshold, jobId, answered: false, log: jobLog, checkpoint }),
+  });
+  followUps = orderFollowUps({ deadlines: deadlines.queue, locations, presence: config.presence, log });
+
   // Draining partitions are consumed too, and watched until empty (see watchDrain).
   const { current, draining } = layoutPartitions(queueLayout(config));
   const workers = [...current, ...draining].map(consume);
@@ -178,6 +196,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       await Promise.all([
         settleWithin(Promise.all(workers.map((worker) => worker.close())), config.process.shutdownGraceMs, log, 'finishing the active jobs'),
         lifecycle.close(),
+        deadlines.close(),
       ]);
       if (drain) await settleWithin(drain.stop(), 2_000, log, 'closing the drained queues');
       await Promise.all([closeRedis(redis), closeRedis(workerConnection)]);

@@ -5,8 +5,8 @@
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/records';
-import type { LocationUpdateInput, RowInput } from '../schemas/requests';
-import type { IssuedSession, LocationView, RotatedSession, SessionView } from '../schemas/responses';
+import type { LocationUpdateInput, PauseInput, RowInput } from '../schemas/requests';
+import type { IssuedSession, LocationView, PresenceView, RotatedSession, SessionView } from '../schemas/responses';
 import { historyCursorOf } from '../schemas/history';
 import { requestJson } from './json-http';
 
@@ -49,12 +49,28 @@ export class AdminClient {
     return this.call('GET', `/locations/${encodeURIComponent(id)}`);
   }
 
-  /** Locations in creation order; `after` is the last id of the previous page. */
-  listLocations(page: PageOptions<string> = {}): Promise<LocationView[]> {
-    return this.call('GET', `/locations${pageQuery(page)}`);
+  /** Locations in creation order; `after` is the last id of the previous page; `online` keeps those online (or, false, the dark ones). */
+  listLocations(page: PageOptions<string> & { online?: boolean } = {}): Promise<LocationView[]> {
+    const query = new URLSearchParams();
+    if (page.online !== undefined) query.set('online', String(page.online));
+    return this.call('GET', `/locations${pageQuery(page, query)}`);
   }
 
-  /** Changes a location's name or failure threshold (the threshold holds from the next failure report on). */
+  /** Whether a register is there: online, since when, and each register seen within PRESENCE_WINDOW. */
+  getPresence(id: string): Promise<PresenceView> {
+    return this.call('GET', `/locations/${encodeURIComponent(id)}/presence`);
+  }
+
+  /** Pauses a location (customers refused) until `until` (ISO-8601), or until resumed. */
+  pauseLocation(id: string, pause: PauseInput = {}): Promise<LocationView> {
+    return this.call('PUT', `/locations/${encodeURIComponent(id)}/pause`, pause);
+  }
+
+  resumeLocation(id: string): Promise<LocationView> {
+    return this.call('DELETE', `/locations/${encodeURIComponent(id)}/pause`);
+  }
+
+  /** Changes a location's name, failure threshold or order deadline (each holds from the next failure report or placement on). */
   updateLocation(id: string, changes: LocationUpdateInput): Promise<LocationView> {
     return this.call('PATCH', `/locations/${encodeURIComponent(id)}`, changes);
   }
@@ -102,8 +118,10 @@ export class AdminClient {
   }
 
   /** One page of a location's orders in a state (each with its failure count), by number; `after` is the last number of the previous page. */
-  listOrders(locationId: string, state: OrderState, page: PageOptions<number> = {}): Promise<OperatorOrderRecord[]> {
-    return this.call('GET', `/locations/${encodeURIComponent(locationId)}/orders${pageQuery(page, new URLSearchParams({ state }))}`);
+  listOrders(locationId: string, state: OrderState, page: PageOptions<number> & { overdue?: boolean } = {}): Promise<OperatorOrderRecord[]> {
+    const query = new URLSearchParams({ state });
+    if (page.overdue !== undefined) query.set('overdue', String(page.overdue));
+    return this.call('GET', `/locations/${encodeURIComponent(locationId)}/orders${pageQuery(page, query)}`);
   }
 
   /** Every order of a location in a state, page after page. */

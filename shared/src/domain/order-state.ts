@@ -28,12 +28,18 @@ export type OrderAction =
   /** Operator recovery of a FAILED order (admin API, or a status update to PLACED). */
   | { kind: 'recover' }
   /** The customer session that owns the order was closed. */
-  | { kind: 'session-closed' };
+  | { kind: 'session-closed' }
+  /**
+   * ORDER_AUTO_ABORT_AFTER ran out for the placement that began at `placedAt` (epoch ms): the
+   * service aborts it, unless it moved on (finished, or placed again by a recovery).
+   */
+  | { kind: 'auto-abort'; placedAt: number };
 
 /** The part of an order the machine reads. */
 export interface OrderFacts {
   state: OrderState;
   failureCount: number;
+  orderTime?: Date;
 }
 
 /** Field changes of an applied transition; timestamps are set to the decision's `now`. */
@@ -43,6 +49,8 @@ export interface OrderChange {
   completeTime?: Date;
   failedTime?: Date;
   failureCount?: number;
+  /** A recovery starts a new placement, not overdue (see the order deadline). */
+  overdue?: false;
 }
 
 /**
@@ -109,9 +117,13 @@ export function decide(order: OrderFacts, action: OrderAction, inputs: DecisionI
     case 'recover':
       if (state === 'PLACED') return unchanged;
       if (state !== 'FAILED') return conflict(state, 'recover');
-      return { type: 'apply', change: { state: 'PLACED', orderTime: now, failureCount: 0 } };
+      return { type: 'apply', change: { state: 'PLACED', orderTime: now, failureCount: 0, overdue: false } };
     case 'session-closed':
       if (state !== 'PLACED') return unchanged;
+      return { type: 'apply', change: { state: 'ABORTED', completeTime: now } };
+    case 'auto-abort':
+      // a register that finished it first wins; a newer placement has deadlines of its own
+      if (state !== 'PLACED' || order.orderTime?.getTime() !== action.placedAt) return unchanged;
       return { type: 'apply', change: { state: 'ABORTED', completeTime: now } };
   }
 }

@@ -17,6 +17,7 @@ export const PROBLEM_KINDS = {
   notFound: { status: 404, title: 'Not found' },
   methodNotAllowed: { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
+  notAccepting: { status: 409, title: 'Location not accepting orders' },
   payloadTooLarge: { status: 413, title: 'Payload too large' },
   unsupportedMediaType: { status: 415, title: 'Unsupported media type' },
   // The titles of the IETF draft "The Idempotency-Key HTTP Header Field".
@@ -129,6 +130,8 @@ export const problems = {
   /** A write that MongoDB or Redis did not answer (`storeDetail`: the store error's detail, with its id). */
   storeWriteUnknown: (storeDetail: string): Problem =>
     problemOf('unavailable', `${storeDetail}; the outcome is unknown: retry it with the same Idempotency-Key, or read before retrying it`),
+  /** A customer's create or submit at a paused (or, under PAUSE_WHEN_OFFLINE, offline) location. */
+  notAccepting: (detail: string): Problem => problemOf('notAccepting', detail),
   unauthorized: (detail: string): Problem => problemOf('unauthorized', detail),
   payloadTooLarge: (limit: number): Problem => problemOf('payloadTooLarge', `Request body is larger than ${limit} bytes`),
   /** A bound was reached; thrown by `limitReached` with its Retry-After. */

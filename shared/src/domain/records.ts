@@ -3,11 +3,13 @@
  * orders and commands: absent values are absent keys (never null), timestamps are ISO-8601 UTC
  * with milliseconds. The record types are derived from their JSON schemas (schemas/responses.ts).
  */
-import type { CommandRecord, OperatorOrderRecord, OrderRecord, OrderRow } from '../schemas/responses';
+import type { CommandRecord, LocationChangeView, LocationView, OperatorOrderRecord, OrderRecord, OrderRow, PresenceView } from '../schemas/responses';
 import type { CommandDoc, OrderDoc } from '../store/documents';
 import type { CommandKind } from './commands';
 
 export type { CommandRecord, CommandDoc, OperatorOrderRecord, OrderDoc, OrderRecord, OrderRow };
+/** The operator's records of a location (presence-and-deadlines): for the board, which reads them. */
+export type { LocationChangeView, LocationView, PresenceView };
 
 /** What an order's record is made of: reads for records fetch only these fields. */
 export type OrderFields = Pick<OrderDoc, 'number' | 'state' | 'tableNumber' | 'userNumber' | 'rows' | 'guestCount' | 'orderTime' | 'completeTime' | 'failedTime'>;
@@ -53,13 +55,13 @@ export function toCommandRecord(doc: CommandFields): CommandRecord {
   return Object.assign(record, commandKindFields(doc.kind));
 }
 
-/** The operator's form of an order record: the record's fields, then `failureCount`. */
-export function withFailureCount(record: OrderRecord, failureCount: number): OperatorOrderRecord {
-  return { ...record, failureCount };
+/** The operator's form of an order record: the record's fields, then `failureCount`, then `overdue` when it is. */
+export function withFailureCount(record: OrderRecord, failureCount: number, overdue?: boolean): OperatorOrderRecord {
+  return overdue === true ? { ...record, failureCount, overdue } : { ...record, failureCount };
 }
 
-export function toOperatorOrderRecord(doc: OrderFields & Pick<OrderDoc, 'failureCount'>): OperatorOrderRecord {
-  return withFailureCount(toOrderRecord(doc), doc.failureCount);
+export function toOperatorOrderRecord(doc: OrderFields & Pick<OrderDoc, 'failureCount' | 'overdue'>): OperatorOrderRecord {
+  return withFailureCount(toOrderRecord(doc), doc.failureCount, doc.overdue);
 }
 
 function commandKindFields(kind: CommandKind): Pick<CommandRecord, 'readTableState' | 'paymentNumber' | 'exportMainData'> {

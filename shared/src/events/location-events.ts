@@ -4,7 +4,9 @@
  * channel lives on one shard, chosen by its hash slot, instead of being copied to every node).
  */
 import type { CommandRecord, OrderRecord } from '../domain/records';
-import type { CommandDoc, OrderDoc } from '../store/documents';
+import type { LocationView } from '../schemas/responses';
+import type { CommandDoc, LocationDoc, OrderDoc } from '../store/documents';
+import { toLocationView } from '../store/locations';
 import { toCommandRecord, toOrderRecord } from '../domain/records';
 import { publish, RedisClient } from '../redis';
 import { SessionChange, sessionsChannel } from './session-changes';
@@ -15,7 +17,18 @@ export type LocationEvent = (
    * order's write count) lets a stream drop a repeat or an overtaken state. Nodes older than
    * either leave it out.
    */
-  | { type: 'order'; record: OrderRecord; failureCount?: number; version?: number }
+  | {
+      type: 'order';
+      record: OrderRecord;
+      failureCount?: number;
+      version?: number;
+      /** The order's placement is overdue (the operator's record carries it). */
+      overdue?: true;
+      /** For operators' streams alone: the announcement that the order went overdue (registers have its record). */
+      operatorOnly?: true;
+    }
+  /** A location's presence or pause changed (operators' streams only; docs/presence-and-deadlines.md). */
+  | { type: 'location'; location: LocationView; change: LocationChange }
   | { type: 'command'; record: CommandRecord }
   | { type: 'session-closed'; sessionId: string }
   | { type: 'key-rotated'; sessionId: string }
@@ -27,6 +40,9 @@ export type LocationEvent = (
   at?: number;
 };
 
+/** What a `location` event announces. */
+export type LocationChange = 'online' | 'offline' | 'paused' | 'resumed';
+
 export const locationChannel = (prefix: string, locationId: string): string => `${prefix}:loc:${locationId}`;
 
 /** Where events go: Redis (PUBLISH, or SPUBLISH on a cluster), or the worker's outbox, which holds them for the job's reply. */
@@ -37,14 +53,31 @@ export interface Publisher {
 /** Publishes on Redis as the deployment does: PUBLISH on one Redis, SPUBLISH on a cluster, bounded. */
 export const redisPublisher = (redis: RedisClient): Publisher => ({ publish: (channel, message) => publish(redis, channel, message) });
 
+function orderEventOf(doc: OrderDoc): LocationEvent & { type: 'order' } {
+  const event: LocationEvent & { type: 'order' } = { type: 'order', record: toOrderRecord(doc), failureCount: doc.failureCount, version: doc.version };
+  if (doc.overdue === true) event.overdue = true;
+  return event;
+}
+
 export class EventPublisher {
   constructor(
     private readonly redis: Publisher,
     private readonly prefix: string,
   ) {}
 
+  /** An order's new state; `overdue` (operators' form only) once its placement is overdue. */
   order(doc: OrderDoc): Promise<void> {
-    return this.publish(doc.locationId, { type: 'order', record: toOrderRecord(doc), failureCount: doc.failureCount, version: doc.version });
+    return this.publish(doc.locationId, orderEventOf(doc));
+  }
+
+  /** The order's placement just went overdue: announced to operators alone, once (the caller's guarded write decides). */
+  overdue(doc: OrderDoc): Promise<void> {
+    return this.publish(doc.locationId, { ...orderEventOf(doc), overdue: true, operatorOnly: true });
+  }
+
+  /** A location went online or offline, paused or resumed: the operator's view of it, as it is now. */
+  location(doc: LocationDoc, change: LocationChange): Promise<void> {
+    return this.publish(doc._id, { type: 'location', location: toLocationView(doc), change });
   }
 
   command(doc: CommandDoc): Promise<void> {

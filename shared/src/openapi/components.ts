@@ -11,6 +11,7 @@ import {
   locationSchema,
   locationUpdateSchema,
   orderSchema,
+  pauseSchema,
   rowSchema,
   rowsBodySchema,
   serviceSessionSchema,
@@ -20,8 +21,11 @@ import {
   commandRecordSchema,
   healthSchema,
   issuedSessionSchema,
+  locationChangeSchema,
   locationViewSchema,
   operatorOrderRecordSchema,
+  presenceRegisterSchema,
+  presenceSchema,
   orderRecordSchema,
   orderRowSchema,
   problemBodySchema,
@@ -57,6 +61,9 @@ export const commandEventSchema = sseEvent('command', 'CommandRecord', 'Sent onc
 /** The operator's stream: the same events, each order with its failure count. */
 export const operatorOrderEventSchema = sseEvent('order', 'OperatorOrderRecord', "Sent whenever one of the location's orders changes state; the order with its failure count.");
 
+/** Operators' streams only: a location's presence or pause changed. */
+export const locationEventSchema = sseEvent('location', 'LocationChange', "Operators' streams only: the location went online or offline, paused or resumed (docs/presence-and-deadlines.md).");
+
 /** The JSON 401: a recognised key whose session expired or is of the wrong type. */
 export const unauthorizedBodySchema = {
   type: 'object',
@@ -77,7 +84,12 @@ export const NAMED_SCHEMAS: [string, object][] = [
   ['OrderEvent', orderEventSchema],
   ['OperatorOrderEvent', operatorOrderEventSchema],
   ['CommandEvent', commandEventSchema],
+  ['LocationEvent', locationEventSchema],
   ['Location', locationViewSchema],
+  ['LocationChange', locationChangeSchema],
+  ['Presence', presenceSchema],
+  ['PresenceRegister', presenceRegisterSchema],
+  ['PauseInput', pauseSchema],
   ['Session', sessionViewSchema],
   ['IssuedSession', issuedSessionSchema],
   ['RotatedSession', rotatedSessionSchema],

@@ -5,7 +5,8 @@
 import { SESSION_NOT_VALID_BODY } from '../auth/session-rules';
 import { Problem, problems } from '../domain/problem';
 import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '../domain/records';
-import type { CommandDoc, OrderDoc } from '../store/documents';
+import type { PresenceView } from '../schemas/responses';
+import type { CommandDoc, LocationDoc, OrderDoc } from '../store/documents';
 import { storeProblem } from '../store/store-errors';
 import { toLocationView } from '../store/locations';
 import { toSessionView } from '../store/sessions';
@@ -48,13 +49,30 @@ const commandDoc: CommandDoc = {
   expiresAt: at('07:30:00.000'),
 };
 
+const locationDoc: LocationDoc = {
+  _id: EXAMPLE_IDS.location,
+  name: 'Main Street',
+  failureThreshold: 3,
+  orderSeq: 7,
+  commandSeq: 3,
+  createdAt: at('06:00:00.000'),
+  online: true,
+  onlineSince: at('06:05:00.000'),
+};
+
 export const examples = {
   placedOrder: toOrderRecord(orderDoc),
   operatorOrder: toOperatorOrderRecord({ ...orderDoc, failureCount: 1, failedTime: at('07:12:00.000') }),
   completedOrder: toOrderRecord({ ...orderDoc, state: 'COMPLETED', completeTime: at('07:14:40.310') }),
   selectingOrder: toOrderRecord({ ...orderDoc, state: 'SELECTING', orderTime: undefined }),
   command: toCommandRecord(commandDoc),
-  location: toLocationView({ _id: EXAMPLE_IDS.location, name: 'Main Street', failureThreshold: 3, orderSeq: 7, commandSeq: 3, createdAt: at('06:00:00.000') }),
+  location: toLocationView(locationDoc, at('07:00:00.000')),
+  pausedLocation: toLocationView({ ...locationDoc, pausedAt: at('07:00:00.000'), pausedUntil: at('09:00:00.000'), pauseReason: 'kitchen closed' }, at('07:00:00.000')),
+  presence: {
+    online: true,
+    since: at('06:05:00.000').toISOString(),
+    registers: [{ sessionId: EXAMPLE_IDS.session, deviceId: 'register-1', lastSeenAt: at('07:00:00.000').toISOString(), streams: 1 }],
+  } satisfies PresenceView,
   session: toSessionView({
     _id: EXAMPLE_IDS.session,
     type: 'SERVICE',
@@ -81,4 +99,5 @@ export const exampleProblems = {
   locationNotFound: problems.notFound('Location does not exist'),
   sessionNotFound: problems.notFound('Session does not exist'),
   orderNumber: problems.illegalArgument('Order number must be a positive integer'),
+  notAccepting: problems.notAccepting('Location is paused until 2026-11-21T09:00:00.000Z (kitchen closed)'),
 } satisfies Record<string, Problem>;

@@ -11,11 +11,13 @@ import {
   customerSessionSchema,
   failureReportSchema,
   idPageQuerySchema,
+  locationListQuerySchema,
   locationSchema,
   locationUpdateSchema,
   numberPageQuerySchema,
   orderListQuerySchema,
   orderSchema,
+  pauseSchema,
   rowsBodySchema,
   serviceSessionSchema,
   statusUpdateSchema,
@@ -27,11 +29,12 @@ import {
   locationViewSchema,
   operatorOrderRecordSchema,
   orderRecordSchema,
+  presenceSchema,
   readinessSchema,
   rotatedSessionSchema,
   sessionViewSchema,
 } from '../schemas/responses';
-import { commandEventSchema, HeaderName, JsonObject, operatorOrderEventSchema, orderEventSchema } from './components';
+import { commandEventSchema, HeaderName, JsonObject, locationEventSchema, operatorOrderEventSchema, orderEventSchema } from './components';
 import { EXAMPLE_IDS, exampleProblems as ex, examples } from './examples';
 
 export type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
@@ -129,12 +132,12 @@ const streamCursorQuery = {
 const html = { 'text/html': { schema: { type: 'string' } } };
 
 /** A stream's answer: the sequence of its events, orders in the given form (the register's or the operator's). */
-const eventStream = (orderEvent: object, order: object): Success => ({
+const eventStream = (orderEvent: object, order: object, more: object[] = []): Success => ({
   status: 200,
   description: 'The event stream (`Cache-Control: no-cache`, `X-Accel-Buffering: no`)',
   content: {
     'text/event-stream': {
-      schema: arrayOf({ oneOf: [orderEvent, commandEventSchema] }),
+      schema: arrayOf({ oneOf: [orderEvent, commandEventSchema, ...more] }),
       example: [
         { event: 'order', id: '7.0', data: JSON.stringify(order) },
         { event: 'command', id: '7.3', data: JSON.stringify(examples.command) },
@@ -252,6 +255,7 @@ export const OPERATIONS: OperationSpec[] = [
     problems: [
       ex.locationNotFound,
       problems.tooManyRequests('This session already has 5 open orders; another can be opened once one is completed or aborted'),
+      ex.notAccepting,
     ],
   },
   {
@@ -292,7 +296,13 @@ export const OPERATIONS: OperationSpec[] = [
       traits: ['queued'],
       params: [P.orderNumber],
       ok: { status: 200, description: 'The order after the transition', content: json(orderRecordSchema) },
-      problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict(`Order is SELECTING; cannot ${kind}`), problems.conflict(`Session is closed; cannot ${kind}`)],
+      problems: [
+        problems.orderNotFound(),
+        ex.orderNumber,
+        problems.conflict(`Order is SELECTING; cannot ${kind}`),
+        problems.conflict(`Session is closed; cannot ${kind}`),
+        ...(kind === 'submit' ? [ex.notAccepting] : []),
+      ],
     }),
   ),
   {
@@ -326,10 +336,10 @@ export const OPERATIONS: OperationSpec[] = [
     path: '/admin/v1/locations',
     tag: 'Admin',
     summary: 'List locations',
-    description: `${paged} In creation order (by id).`,
+    description: `${paged} In creation order (by id); \`?online=false\` lists the dark ones (presence as last announced).`,
     access: 'admin',
     traits: ['paged'],
-    query: idPageQuerySchema,
+    query: locationListQuerySchema,
     ok: { status: 200, description: 'A page of locations', content: json(arrayOf(locationViewSchema), [examples.location]) },
   },
   {
@@ -359,14 +369,58 @@ export const OPERATIONS: OperationSpec[] = [
     method: 'patch',
     path: '/admin/v1/locations/{id}',
     tag: 'Admin',
-    summary: 'Change a location’s name or failure threshold',
-    description: 'A new threshold holds from the next failure report on, on every worker, without a restart; orders already FAILED stay FAILED until recovered.',
+    summary: 'Change a location’s name, failure threshold or order deadline',
+    description:
+      'A new threshold holds from the next failure report on, on every worker, without a restart; orders already FAILED stay FAILED until recovered. ' +
+      'A new `orderDeadline` (over `ORDER_DEADLINE`; `0`: none) holds from the next placement on.',
     access: 'admin',
     traits: ['jsonBody'],
     params: [P.locationId],
     body: { schema: locationUpdateSchema, example: { failureThreshold: 5 } },
     ok: { status: 200, description: 'The location as changed', content: json(locationViewSchema, { ...examples.location, failureThreshold: 5 }) },
     problems: [ex.locationNotFound, problems.validation('body must have at least 1 field(s)')],
+  },
+  {
+    id: 'getLocationPresence',
+    method: 'get',
+    path: '/admin/v1/locations/{id}/presence',
+    tag: 'Admin',
+    summary: "A location's presence: online, since when, and the registers seen",
+    description:
+      'Online while a register (SERVICE) session holds an event stream on any node, or made a request within `PRESENCE_WINDOW`. ' +
+      'Read from Redis as the API nodes wrote it (each at most once per session per quarter window); `since` is the announced state\'s start.',
+    access: 'admin',
+    params: [P.locationId],
+    ok: { status: 200, description: 'The presence', content: json(presenceSchema, examples.presence) },
+    problems: [ex.locationNotFound],
+  },
+  {
+    id: 'pauseLocation',
+    method: 'put',
+    path: '/admin/v1/locations/{id}/pause',
+    tag: 'Admin',
+    summary: 'Pause a location: customers are refused until `until` (or until resumed)',
+    description:
+      "Customers' creates and submits answer 409 `Location not accepting orders` while it holds; registers, operators and counter orders work as before. " +
+      'A pause with `until` ends by itself at that time. Announced as a `location` event.',
+    access: 'admin',
+    traits: ['jsonBody'],
+    params: [P.locationId],
+    body: { schema: pauseSchema, example: { until: '2026-11-21T09:00:00.000Z', reason: 'kitchen closed' } },
+    ok: { status: 200, description: 'The location, paused', content: json(locationViewSchema, examples.pausedLocation) },
+    problems: [ex.locationNotFound, problems.validation('until must be in the future')],
+  },
+  {
+    id: 'resumeLocation',
+    method: 'delete',
+    path: '/admin/v1/locations/{id}/pause',
+    tag: 'Admin',
+    summary: 'Resume a paused location',
+    description: 'Customers are accepted again. Resuming a location that is not paused changes nothing.',
+    access: 'admin',
+    params: [P.locationId],
+    ok: { status: 200, description: 'The location', content: json(locationViewSchema, examples.location) },
+    problems: [ex.locationNotFound],
   },
   {
     id: 'listSessions',
@@ -574,11 +628,12 @@ export const OPERATIONS: OperationSpec[] = [
     summary: "Follow a location's work as server-sent events, as an operator",
     description:
       "The register stream's events, cursor, replay, keepalives, timeout and end at shutdown, for the admin token; each order carries " +
-      'its `failureCount`. It has no session to close or expire: the token is checked when it opens.',
+      'its `failureCount` (and `overdue: true` once its placement is overdue, announced once as an order event of its own). ' +
+      '`location` events announce presence and pause changes (they leave the cursor as it is). It has no session to close or expire: the token is checked when it opens.',
     access: 'admin',
     params: [P.locationId, P.lastEventId],
     query: streamCursorQuery,
-    ok: eventStream(operatorOrderEventSchema, examples.operatorOrder),
+    ok: eventStream(operatorOrderEventSchema, examples.operatorOrder, [locationEventSchema]),
     problems: [ex.locationNotFound, ...STREAM_PROBLEMS],
   },
 

@@ -117,12 +117,26 @@ export const locationSchema = {
   properties: { name: text, failureThreshold },
 } as const;
 
-/** A change of a location: either field or both; the threshold applies from the next failure report on. */
+/** A change of a location: any of its fields; the threshold applies from the next failure report on, the deadline from the next placement. */
 export const locationUpdateSchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: { name: text, failureThreshold },
+  properties: {
+    name: text,
+    failureThreshold,
+    orderDeadline: { type: 'string', maxLength: 16, pattern: '^[0-9]+(ms|s|m|h|d)?$', description: 'A duration (`90s`, `15m`); `0`: no deadline here' },
+  },
+} as const;
+
+/** A pause of a location: until when (absent: until resumed) and why. */
+export const pauseSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    until: { type: 'string', maxLength: LIMITS.timestampLength, format: 'date-time' },
+    reason: text,
+  },
 } as const;
 
 export const serviceSessionSchema = {
@@ -170,7 +184,17 @@ export const orderListQuerySchema = {
   required: ['state'],
   properties: {
     state: { type: 'string', enum: ORDER_STATES, description: 'The state of the orders listed; another name is a 400 "No enum constant ..."' },
+    overdue: { type: 'boolean', description: '`true`: only overdue orders; `false`: only the others' },
     ...numberPageQuerySchema.properties,
+  },
+} as const;
+
+/** The admin list of locations: a page by id, filtered on presence when asked. */
+export const locationListQuerySchema = {
+  type: 'object',
+  properties: {
+    online: { type: 'boolean', description: '`false`: the dark locations; `true`: those online' },
+    ...idPageQuerySchema.properties,
   },
 } as const;
 
@@ -187,6 +211,8 @@ export type CustomerSessionInput = FromSchema<typeof customerSessionSchema>;
 export type IdPageQuery = FromSchema<typeof idPageQuerySchema>;
 export type NumberPageQuery = FromSchema<typeof numberPageQuerySchema>;
 export type OrderListQuery = FromSchema<typeof orderListQuerySchema>;
+export type LocationListQuery = FromSchema<typeof locationListQuerySchema>;
+export type PauseInput = FromSchema<typeof pauseSchema>;
 
 /** Human names of required fields, for the interface's "<Name> is required." detail. */
 const FIELD_LABELS: Record<string, string> = {
@@ -254,10 +280,12 @@ export const validators = {
   serviceSession: compile<ServiceSessionInput>(serviceSessionSchema),
   customerSession: compile<CustomerSessionInput>(customerSessionSchema),
   locationUpdate: compile<LocationUpdateInput>(locationUpdateSchema),
+  pause: compile<PauseInput>(pauseSchema),
 };
 
 export const queryValidators = {
   idPage: compileQuery<IdPageQuery>(idPageQuerySchema),
   numberPage: compileQuery<NumberPageQuery>(numberPageQuerySchema),
   orderList: compileQuery<OrderListQuery>(orderListQuerySchema),
+  locationList: compileQuery<LocationListQuery>(locationListQuerySchema),
 };

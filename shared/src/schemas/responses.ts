@@ -61,6 +61,11 @@ export const operatorOrderRecordSchema = {
   properties: {
     ...orderRecordSchema.properties,
     failureCount: { type: 'integer', minimum: 0, description: 'Failures reported since the order was placed or last recovered' },
+    overdue: {
+      type: 'boolean',
+      const: true,
+      description: "Present while the order's placement went past its location's order deadline (docs/presence-and-deadlines.md); never in a register's record",
+    },
   },
 } as const;
 
@@ -81,14 +86,58 @@ export const commandRecordSchema = {
   },
 } as const;
 
+const duration = { type: 'string', pattern: '^[0-9]+(ms|s|m|h|d)?$', description: 'A duration: `90s`, `15m`, `2h` (a bare number is milliseconds)' } as const;
+
+/** A location as the operator sees it, with its presence and pause (what `location` events carry). */
 export const locationViewSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'name', 'failureThreshold'],
+  required: ['id', 'name', 'failureThreshold', 'online', 'since', 'paused'],
   properties: {
     id: { type: 'string' },
     name: { type: 'string' },
     failureThreshold: { ...positiveInt, description: 'Failure count at which an order stays FAILED until recovered' },
+    online: { type: 'boolean', description: 'A register holds an event stream, or made a request within PRESENCE_WINDOW' },
+    since: { ...timestamp, description: 'When the current `online` state began (the creation time, for a location never seen)' },
+    paused: { type: 'boolean', description: 'Customers are refused (409 `Location not accepting orders`)' },
+    pausedUntil: { ...timestamp, description: 'When the pause ends by itself; absent for a pause without end' },
+    pauseReason: { type: 'string', description: 'Why the location is paused, when it is' },
+    orderDeadline: { ...duration, description: "The location's own order deadline, overriding ORDER_DEADLINE (`0`: none)" },
+  },
+} as const;
+
+/** What an operator's stream sends as a `location` event: the location as it is now, and what changed. */
+export const locationChangeSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['location', 'change'],
+  properties: {
+    location: locationViewSchema,
+    change: { type: 'string', enum: ['online', 'offline', 'paused', 'resumed'] },
+  },
+} as const;
+
+/** A register seen within the presence window. */
+export const presenceRegisterSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['sessionId', 'deviceId', 'lastSeenAt', 'streams'],
+  properties: {
+    sessionId: { type: 'string' },
+    deviceId: { type: 'string' },
+    lastSeenAt: { ...timestamp, description: 'Its last request, or now while it holds a stream (to the write-behind pace: a quarter of PRESENCE_WINDOW)' },
+    streams: { type: 'integer', minimum: 0, description: 'Event streams it holds, across the API nodes' },
+  },
+} as const;
+
+export const presenceSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['online', 'since', 'registers'],
+  properties: {
+    online: { type: 'boolean' },
+    since: { ...timestamp, description: 'When the current state began' },
+    registers: { type: 'array', items: presenceRegisterSchema, description: 'Register (SERVICE) sessions seen within PRESENCE_WINDOW' },
   },
 } as const;
 
@@ -160,6 +209,9 @@ export type OrderRecord = FromSchema<typeof orderRecordSchema>;
 export type OperatorOrderRecord = FromSchema<typeof operatorOrderRecordSchema>;
 export type CommandRecord = FromSchema<typeof commandRecordSchema>;
 export type LocationView = FromSchema<typeof locationViewSchema>;
+export type PresenceView = FromSchema<typeof presenceSchema>;
+export type LocationChangeView = FromSchema<typeof locationChangeSchema>;
+export type PresenceRegister = FromSchema<typeof presenceRegisterSchema>;
 export type SessionView = FromSchema<typeof sessionViewSchema>;
 export type IssuedSession = FromSchema<typeof issuedSessionSchema>;
 export type RotatedSession = FromSchema<typeof rotatedSessionSchema>;

@@ -28,6 +28,8 @@ export interface OrderDoc {
   orderTime?: Date;
   completeTime?: Date;
   failedTime?: Date;
+  /** Set when this placement (its `orderTime`) went past the order deadline; operators only. */
+  overdue?: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -55,6 +57,17 @@ export interface LocationDoc {
   orderSeq: number;
   commandSeq: number;
   createdAt: Date;
+  /** The announced presence (the worker's sweep writes it; absent: never seen) and since when. */
+  online?: boolean;
+  onlineSince?: Date;
+  /** Set while paused; `pausedUntil` absent: until an operator resumes it. */
+  pausedAt?: Date;
+  pausedUntil?: Date;
+  pauseReason?: string;
+  /** The location's own order deadline (a duration; `0`: none), over ORDER_DEADLINE. */
+  orderDeadline?: string;
+  /** Its orders that reached FAILED in a row (PAUSE_AFTER_FAILED_ORDERS); a COMPLETED one resets it. */
+  failedInRow?: number;
 }
 
 export type SessionType = 'SERVICE' | 'CUSTOMER';

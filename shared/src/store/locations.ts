@@ -12,11 +12,39 @@ export type { LocationDoc, LocationView };
 export interface LocationChanges {
   name?: string;
   failureThreshold?: number;
+  orderDeadline?: string;
 }
 
-export function toLocationView(doc: LocationDoc): LocationView {
-  return { id: doc._id, name: doc.name, failureThreshold: doc.failureThreshold };
+/** The reason a location paused by itself after failed orders (PAUSE_AFTER_FAILED_ORDERS). */
+export const FAILED_ORDERS_REASON = 'failed orders';
+
+/** What a customer's admission reads of a location. */
+export type Admission = Pick<LocationDoc, '_id' | 'online' | 'pausedAt' | 'pausedUntil' | 'pauseReason'>;
+
+/** Paused now: a pause is in place and its `until`, if any, has not come (it ends by itself). */
+export function isPaused(doc: Pick<LocationDoc, 'pausedAt' | 'pausedUntil'>, now: Date): boolean {
+  return doc.pausedAt !== undefined && (doc.pausedUntil === undefined || doc.pausedUntil > now);
 }
+
+/** The operator's view of a location: its presence as last announced, and its pause as it is at `now`. */
+export function toLocationView(doc: LocationDoc, now = new Date()): LocationView {
+  const view: LocationView = {
+    id: doc._id,
+    name: doc.name,
+    failureThreshold: doc.failureThreshold,
+    online: doc.online === true,
+    since: (doc.onlineSince ?? doc.createdAt).toISOString(),
+    paused: isPaused(doc, now),
+  };
+  if (view.paused) {
+    if (doc.pausedUntil) view.pausedUntil = doc.pausedUntil.toISOString();
+    if (doc.pauseReason !== undefined) view.pauseReason = doc.pauseReason;
+  }
+  if (doc.orderDeadline !== undefined) view.orderDeadline = doc.orderDeadline;
+  return view;
+}
+
+const PAUSE_FIELDS = { pausedAt: '', pausedUntil: '', pauseReason: '' } as const;
 
 export class LocationsRepo {
   private readonly c;
@@ -35,9 +63,10 @@ export class LocationsRepo {
     return this.c.findOne({ _id: asString(id, 'locationId') });
   }
 
-  /** Locations by id (creation order), one page; served by the `_id` index. */
-  list(page: Page<string>): Promise<LocationDoc[]> {
+  /** Locations by id (creation order), one page, those online (or not) alone when `online` is given; served by the `_id` index. */
+  list(page: Page<string>, online?: boolean): Promise<LocationDoc[]> {
     const filter: Filter<LocationDoc> = page.after === undefined ? {} : { _id: { $gt: asString(page.after, 'after') } };
+    if (online !== undefined) filter.online = online ? true : { $ne: true };
     return this.c.find(filter).sort({ _id: 1 }).limit(page.limit).toArray();
   }
 
@@ -52,9 +81,102 @@ export class LocationsRepo {
     return doc?.failureThreshold;
   }
 
+  /** A location's own order deadline, when it has one (the worker's read for each placement). */
+  async orderDeadline(id: string): Promise<string | undefined> {
+    const doc = await this.c.findOne({ _id: asString(id, 'locationId') }, { projection: { orderDeadline: 1 } });
+    return doc?.orderDeadline;
+  }
+
+  /** What a customer's create or submit checks: the pause and the announced presence (one read). */
+  admission(id: string): Promise<Admission | null> {
+    return this.c.findOne<Admission>({ _id: asString(id, 'locationId') }, { projection: { online: 1, pausedAt: 1, pausedUntil: 1, pauseReason: 1 } });
+  }
+
   /** Hands out the next number of a sequence; a number is never reused, even if its insert fails. */
   async nextNumber(id: string, sequence: 'orderSeq' | 'commandSeq'): Promise<number | null> {
     const doc = await this.c.findOneAndUpdate({ _id: asString(id, 'locationId') }, { $inc: { [sequence]: 1 } }, { returnDocument: 'after' });
     return doc ? doc[sequence] : null;
+  }
+
+  /** Pauses (or re-pauses, with a new end) a location; the location after, or null when there is none. */
+  pause(id: string, pause: { until?: Date; reason?: string }, now: Date): Promise<LocationDoc | null> {
+    const set: Partial<LocationDoc> = { pausedAt: now };
+    const unset: Record<string, ''> = {};
+    if (pause.until) set.pausedUntil = pause.until;
+    else unset.pausedUntil = '';
+    if (pause.reason !== undefined) set.pauseReason = pause.reason;
+    else unset.pauseReason = '';
+    return this.c.findOneAndUpdate({ _id: asString(id, 'locationId') }, { $set: set, $unset: unset }, { returnDocument: 'after' });
+  }
+
+  /**
+   * Ends a pause. `expiredAt`: only a pause whose `until` has come by then (the sweep's end of a
+   * timed pause; a pause changed meanwhile is left alone). The location after, or null when no
+   * pause was ended (none in place, or none of that kind): the caller announces only a real end.
+   */
+  resume(id: string, expiredAt?: Date): Promise<LocationDoc | null> {
+    const filter: Filter<LocationDoc> = { _id: asString(id, 'locationId'), pausedAt: { $exists: true } };
+    if (expiredAt) filter.pausedUntil = { $lte: expiredAt };
+    return this.c.findOneAndUpdate(filter, { $unset: PAUSE_FIELDS }, { returnDocument: 'after' });
+  }
+
+  /** Ids of the locations whose timed pause has ended by `now` but is still in place. */
+  async pausesEnded(now: Date): Promise<string[]> {
+    const docs = await this.c.find({ pausedUntil: { $lte: now } }, { projection: { _id: 1 } }).toArray();
+    return docs.map((doc) => doc._id);
+  }
+
+  /** The announced presence of these locations, by id (one read); a location not found is absent. */
+  async announcedOnline(ids: string[]): Promise<Map<string, boolean>> {
+    if (ids.length === 0) return new Map();
+    const docs = await this.c.find({ _id: { $in: ids.map((id) => asString(id, 'locationId')) } }, { projection: { online: 1 } }).toArray();
+    return new Map(docs.map((doc) => [doc._id, doc.online === true]));
+  }
+
+  /** Ids of the locations announced online. */
+  async onlineIds(): Promise<string[]> {
+    const docs = await this.c.find({ online: true }, { projection: { _id: 1 } }).toArray();
+    return docs.map((doc) => doc._id);
+  }
+
+  /**
+   * Records a presence change, guarded: only the writer that moves the stored state writes, so
+   * that each change is announced once. The location after, or null when it already was so.
+   */
+  setOnline(id: string, online: boolean, now: Date): Promise<LocationDoc | null> {
+    return this.c.findOneAndUpdate(
+      { _id: asString(id, 'locationId'), online: online ? { $ne: true } : true },
+      { $set: { online, onlineSince: now } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /** Locations online, and paused now (the gauges, computed on scrape). */
+  async counts(now: Date): Promise<{ online: number; paused: number }> {
+    const [online, paused] = await Promise.all([
+      this.c.countDocuments({ online: true }),
+      this.c.countDocuments({ pausedAt: { $exists: true }, $or: [{ pausedUntil: { $exists: false } }, { pausedUntil: { $gt: now } }] }),
+    ]);
+    return { online, paused };
+  }
+
+  /**
+   * One more of the location's orders reached FAILED: at `limit` in a row it pauses (reason
+   * `failed orders`, no end) and the count starts again. Returns the location when this call
+   * paused it (the caller announces it), else null. Each step is one guarded command.
+   */
+  async noteFailedOrder(id: string, limit: number, now: Date): Promise<LocationDoc | null> {
+    const counted = await this.c.findOneAndUpdate({ _id: asString(id, 'locationId') }, { $inc: { failedInRow: 1 } }, { returnDocument: 'after' });
+    if (!counted || (counted.failedInRow ?? 0) < limit) return null;
+    return this.c.findOneAndUpdate(
+      { _id: counted._id, failedInRow: { $gte: limit }, pausedAt: { $exists: false } },
+      { $set: { pausedAt: now, pauseReason: FAILED_ORDERS_REASON, failedInRow: 0 } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /** An order of the location COMPLETED: the failures in a row start again (no write when there were none). */
+  async resetFailedOrders(id: string): Promise<void> {
+    await this.c.updateOne({ _id: asString(id, 'locationId'), failedInRow: { $gt: 0 } }, { $set: { failedInRow: 0 } });
   }
 }

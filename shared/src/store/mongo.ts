@@ -84,6 +84,9 @@ export async function ensureIndexes(db: Db): Promise<void> {
   const c = collections(db);
   await Promise.all([
     c.sessions.createIndex({ keyHash: 1 }, { unique: true }),
+    // the presence sweep's and gauges' reads: locations online, timed pauses due
+    c.locations.createIndex({ online: 1 }, { partialFilterExpression: { online: true } }),
+    c.locations.createIndex({ pausedUntil: 1 }, { sparse: true }),
     // the key a rotation replaced, looked up beside keyHash while it is in its grace period
     c.sessions.createIndex({ previousKeyHash: 1 }, { sparse: true }),
     // a location's sessions, page by page (the admin list)

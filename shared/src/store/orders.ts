@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderRow } from '../domain/records';
 import type { OrderDoc } from './documents';
@@ -104,8 +104,10 @@ export class OrdersRepo {
   }
 
   /** Orders in a state numbered above `after`, ascending, at most `limit`: one range of the `{locationId, state, number}` index. */
-  listByState(locationId: string, state: OrderState, after = 0, limit?: number): Promise<ListedOrder[]> {
-    const filter = { locationId: asString(locationId, 'locationId'), state: asString(state, 'state') as OrderState, number: { $gt: asInteger(after, 'after') } };
+  listByState(locationId: string, state: OrderState, after = 0, limit?: number, overdue?: boolean): Promise<ListedOrder[]> {
+    const filter: Filter<OrderDoc> = { locationId: asString(locationId, 'locationId'), state: asString(state, 'state') as OrderState, number: { $gt: asInteger(after, 'after') } };
+    // (a filter on the range read, not an index of its own: overdue orders are few among a location's PLACED)
+    if (overdue !== undefined) filter.overdue = overdue ? true : { $ne: true };
     const cursor = this.c.find<ListedOrder>(filter, WITHOUT_JOBS).sort({ number: 1 });
     return (limit ? cursor.limit(limit) : cursor).toArray();
   }
@@ -196,6 +198,20 @@ export class OrdersRepo {
   async versionsOf(ids: string[]): Promise<Map<string, number>> {
     const docs = await this.c.find({ _id: { $in: ids } }, { projection: { version: 1 } }).toArray();
     return new Map(docs.map((doc) => [doc._id, doc.version]));
+  }
+
+  /**
+   * Marks the placement that began at `orderTime` overdue, if the order is still PLACED in that
+   * placement and not yet marked: one guarded command, so that of all who try (a job run again,
+   * two workers) one alone gets the order back and announces it. The version moves on, so that
+   * streams tell the marked order from the unmarked one.
+   */
+  markOverdue(locationId: string, number: number, orderTime: Date, now: Date): Promise<OrderDoc | null> {
+    return this.c.findOneAndUpdate(
+      { _id: recordId(locationId, number), locationId, number, state: 'PLACED', orderTime, overdue: { $ne: true } },
+      { $set: { overdue: true, updatedAt: now }, $inc: { version: 1 } },
+      { returnDocument: 'after' },
+    );
   }
 
   /** Documents in the collection (from its metadata on MongoDB: no scan). */

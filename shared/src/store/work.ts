@@ -5,10 +5,10 @@ import { collections } from './mongo';
 import { asInteger, asString } from './query-values';
 
 /**
- * A PLACED order as the work reads it: its record's fields, its failure count (an operator's
- * stream shows it) and its version (a stream tells a repeat from news by it).
+ * A PLACED order as the work reads it: its record's fields, its failure count and overdue mark (an operator's
+ * stream shows them) and its version (a stream tells a repeat from news by it).
  */
-export type WorkOrder = OrderFields & Pick<OrderDoc, 'failureCount' | 'version'>;
+export type WorkOrder = OrderFields & Pick<OrderDoc, 'failureCount' | 'version' | 'overdue'>;
 
 /** A location's work as registers see it, each list by number. */
 export interface Work {
@@ -31,6 +31,7 @@ const ORDER_FIELDS = {
   completeTime: 1,
   failedTime: 1,
   failureCount: 1,
+  overdue: 1,
   version: 1,
 };
 const COMMAND_FIELDS = { _id: 0, number: 1, kind: 1, tableNumber: 1 };

@@ -5,6 +5,7 @@
  */
 import { type CommandRecord, isOrderRecord } from '@pos/shared/domain/records';
 import { cursorQuery, type StreamCursor } from '@pos/shared/events/stream-cursor';
+import type { LocationView, PresenceView } from '@pos/shared/domain/records';
 import type { BoardOrder, WorkRead } from './board-state';
 import { request, requestAll } from './http';
 
@@ -34,6 +35,16 @@ export interface BoardApi {
   /** Operators only. */
   recover?(orderNumber: number): Promise<BoardOrder>;
   acknowledge(commandNumber: number): Promise<CommandRecord>;
+  /** Operators only: the location (presence and pause) and the registers seen. */
+  readStatus?(): Promise<LocationStatus>;
+  /** Operators only: pauses the location (customers refused) until `until`, or until resumed. */
+  pause?(until?: string): Promise<LocationView>;
+  resume?(): Promise<LocationView>;
+}
+
+export interface LocationStatus {
+  location: LocationView;
+  presence: PresenceView;
 }
 
 /** The admin API's prefix (services/api/src/routes/admin.ts). */
@@ -88,6 +99,12 @@ export function operatorApi(secret: string, locationId: string): BoardApi {
     setStatus: (n, newState) => call('PUT', `/orders/${n}/statusupdate`, { newState }),
     recover: (n) => call('POST', `/orders/${n}/recover`),
     acknowledge: (n) => call('DELETE', `/commands/${n}`),
+    readStatus: async () => {
+      const [location, presence] = await Promise.all([call<LocationView>('GET', ''), call<PresenceView>('GET', '/presence')]);
+      return { location, presence };
+    },
+    pause: (until) => call('PUT', '/pause', until === undefined ? {} : { until }),
+    resume: () => call('DELETE', '/pause'),
   };
 }
 

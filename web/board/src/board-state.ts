@@ -12,8 +12,8 @@
  */
 import type { CommandRecord, OrderRecord } from '@pos/shared/domain/records';
 
-/** An order as the board holds it: operators' reads and streams add its failure count. */
-export type BoardOrder = OrderRecord & { failureCount?: number };
+/** An order as the board holds it: operators' reads and streams add its failure count and overdue mark. */
+export type BoardOrder = OrderRecord & { failureCount?: number; overdue?: boolean };
 
 export interface FinishedOrder {
   order: BoardOrder;

@@ -11,6 +11,7 @@ import { CommandsColumn } from './commands-column';
 import { FailedColumn } from './failed-column';
 import { FinishedColumn } from './finished-column';
 import { Header } from './header';
+import { LocationStatusBar } from './location-status';
 import { OrdersColumn } from './orders-column';
 import { Problems } from './problems';
 import { useLiveBoard } from './use-live-board';
@@ -84,6 +85,11 @@ export function Board({ api, title, onSignOut }: BoardProps) {
       live.announce(`Command ${command.number} acknowledged`);
     });
 
+  const togglePause = (paused: boolean) =>
+    act('location', async () => {
+      live.applyLocation(paused ? await api.resume!() : await api.pause!());
+    });
+
   const { board, now } = live;
   const operator = api.mode === 'operator';
 
@@ -94,6 +100,9 @@ export function Board({ api, title, onSignOut }: BoardProps) {
         {live.announcement}
       </div>
       <Problems problems={live.problems} onDismiss={live.dismissProblems} />
+      {operator && live.status && (
+        <LocationStatusBar status={live.status} now={now} busy={busy.has('location')} onPause={() => void togglePause(false)} onResume={() => void togglePause(true)} />
+      )}
       {/* busy until the first read is in: what shows meanwhile is not yet the location's work */}
       <main class="columns" aria-busy={!live.loaded}>
         <OrdersColumn

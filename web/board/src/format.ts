@@ -12,6 +12,12 @@ export function age(iso: string | undefined, now: number): string {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/** "0 min", "12 min", "75 min": a card's age in whole minutes, at `now`. */
+export function ageInMinutes(iso: string | undefined, now: number): string {
+  if (!iso) return '';
+  return `${Math.max(0, Math.floor((now - Date.parse(iso)) / 60_000))} min`;
+}
+
 /** How urgent an order's wait is: fresh, waiting (over 10 min), late (over 20 min). */
 export function urgency(iso: string | undefined, now: number): 'fresh' | 'waiting' | 'late' {
   const minutes = iso ? (now - Date.parse(iso)) / 60_000 : 0;

@@ -20,7 +20,7 @@ export type Connection =
 export interface LiveStreamHandlers {
   /** The stream is open: the server is subscribed, so a read now misses nothing that follows. */
   onOpen(): void;
-  onEvent(type: 'order' | 'command', data: unknown): void;
+  onEvent(type: 'order' | 'command' | 'location', data: unknown): void;
   onConnection(connection: Connection): void;
   /** A 401, or another answer that a retry would not change: the stream stops. */
   onRefused(error: Error): void;
@@ -133,7 +133,7 @@ export class LiveStream {
       onEvent: (event) => {
         const position = parseEventId(event.id);
         if (position) this.cursor = furthest(this.cursor, position);
-        if (event.event !== 'order' && event.event !== 'command') return;
+        if (event.event !== 'order' && event.event !== 'command' && event.event !== 'location') return;
         this.handlers.onEvent(event.event, JSON.parse(event.data));
       },
       onRetry: (ms) => {

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import type { BoardOrder } from './board-state';
-import { age, clock, tableLabel, urgency } from './format';
+import { ageInMinutes, clock, tableLabel, urgency } from './format';
 
 export interface OrderCardProps {
   order: BoardOrder;
@@ -19,17 +19,19 @@ export function OrderCard({ order, now, operator, children }: OrderCardProps) {
     ? (order.failureCount ?? 0) > 0 && `Failed ${order.failureCount}×`
     : order.failedTime !== undefined && (order.state === 'FAILED' ? 'Failed' : 'Failed before');
   return (
-    <article class={`card order ${urgency(order.state === 'PLACED' ? order.orderTime : undefined, now)}`} aria-labelledby={id}>
+    <article class={`card order ${urgency(order.state === 'PLACED' ? order.orderTime : undefined, now)}${order.overdue ? ' overdue' : ''}`} aria-labelledby={id}>
       <header>
         <h3 id={id}>
           Order {order.number} <span class="sub">{tableLabel(order.tableNumber)}</span>
         </h3>
         {since && (
           <time dateTime={since} title={clock(since)}>
-            {age(since, now)}
+            {ageInMinutes(since, now)}
           </time>
         )}
       </header>
+      {/* operators only: past the location's order deadline */}
+      {order.overdue && order.state === 'PLACED' && <p class="overdue-mark">Overdue</p>}
       {failures && <p class="failures">{failures}</p>}
       <ul class="rows">
         {order.rows.map((row) => (

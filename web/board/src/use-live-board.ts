@@ -6,7 +6,8 @@
  */
 import type { CommandRecord } from '@pos/shared/domain/records';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { BoardApi } from './api';
+import type { LocationChangeView, LocationView } from '@pos/shared/domain/records';
+import type { BoardApi, LocationStatus } from './api';
 import { applyCommand, applyOrder, applyRead, BoardOrder, BoardState, emptyBoard, expireFinished, revealedBy } from './board-state';
 import { commandArrival, orderArrival } from './format';
 import { AuthError } from './http';
@@ -17,6 +18,9 @@ const REREAD_MS = 60_000;
 const TICK_MS = 5_000;
 
 type StreamEvent = { type: 'order'; order: BoardOrder } | { type: 'command'; command: CommandRecord };
+
+/** How often an operator's board reads the registers seen (presence changes come as events). */
+const PRESENCE_READ_MS = 15_000;
 
 export interface LiveBoard {
   board: BoardState;
@@ -29,6 +33,10 @@ export interface LiveBoard {
   now: number;
   /** Whether the first read of the work has come back (what was there when the board opened). */
   loaded: boolean;
+  /** Operators: the location's presence and pause, and the registers seen (read, then kept by `location` events). */
+  status: LocationStatus | undefined;
+  /** An answer of a pause or resume, applied at once (its event follows). */
+  applyLocation(location: LocationView): void;
   /** An action's answer, applied at once (its event follows) and not announced. */
   applyAnswer(order: BoardOrder): void;
   /** A change the board makes itself (an acknowledged command). */
@@ -48,6 +56,7 @@ export function useLiveBoard(api: BoardApi, onSignOut: (message?: string) => voi
   const [problems, setProblems] = useState<string[]>([]);
   const [now, setNow] = useState(Date.now());
   const [loaded, setLoaded] = useState(false);
+  const [status, setStatus] = useState<LocationStatus | undefined>(undefined);
   const streamRef = useRef<LiveStream | undefined>(undefined);
   // The board's truth, updated in order by reads and events; `board` renders it.
   const state = useRef<BoardState>(emptyBoard);
@@ -121,10 +130,26 @@ export function useLiveBoard(api: BoardApi, onSignOut: (message?: string) => voi
     }
   };
 
+  const readStatus = () => {
+    api.readStatus?.().then(setStatus, (err: unknown) => fail(err, "Could not read the location's presence"));
+  };
+  const applyLocation = (location: LocationView) => setStatus((current) => current && { ...current, location });
+
   useEffect(() => {
     const stream = new LiveStream((cursor) => api.stream(cursor), {
-      onOpen: () => void reread('opened'),
+      onOpen: () => {
+        void reread('opened');
+        readStatus();
+      },
       onEvent: (type, data) => {
+        if (type === 'location') {
+          const { location, change } = data as LocationChangeView;
+          applyLocation(location);
+          announce(`Location ${change}`);
+          // who is there changed: read the registers again
+          if (change === 'online' || change === 'offline') readStatus();
+          return;
+        }
         const event: StreamEvent = type === 'order' ? { type, order: data as BoardOrder } : { type, command: data as CommandRecord };
         if (reading.current.inFlight) reading.current.buffered.push(event);
         else apply(event, true);
@@ -140,10 +165,12 @@ export function useLiveBoard(api: BoardApi, onSignOut: (message?: string) => voi
       if (expired !== state.current) commit(expired);
     }, TICK_MS);
     const periodic = setInterval(() => void reread('periodic'), REREAD_MS);
+    const presence = api.readStatus ? setInterval(readStatus, PRESENCE_READ_MS) : undefined;
     return () => {
       stream.stop();
       clearInterval(tick);
       clearInterval(periodic);
+      clearInterval(presence);
       reading.current.generation += 1;
     };
   }, [api]);
@@ -155,6 +182,8 @@ export function useLiveBoard(api: BoardApi, onSignOut: (message?: string) => voi
     problems,
     now,
     loaded,
+    status,
+    applyLocation,
     applyAnswer: (order) => apply({ type: 'order', order }, false),
     change: (next) => commit(next(state.current)),
     announce,

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Next } from 'koa';
 import { SESSION_NOT_VALID_BODY, UNAUTHORIZED_BODY } from '@pos/shared/auth/session-rules';
 import { limitReached } from '@pos/shared/domain/problem';
-import type { SessionType } from '@pos/shared/store/documents';
+import type { SessionDoc, SessionType } from '@pos/shared/store/documents';
 import type { SessionLookup } from '../auth/session-lookup';
 import { AppContext, queryOf } from '../context';
 
@@ -42,7 +42,7 @@ async function rejectionDelay(res: ServerResponse): Promise<void> {
  * and puts the session on ctx.state. A rejection is one of the interface's two 401s after the
  * delay; while the node already delays API_KEY_MAX_REJECTIONS of them, a 429 at once instead.
  */
-export function requireSession(lookup: SessionLookup, type: SessionType) {
+export function requireSession(lookup: SessionLookup, type: SessionType, onSighted?: (session: SessionDoc) => void) {
   return async function apiKeyAuth(ctx: AppContext, next: Next): Promise<void> {
     const { keyHash, session, form, verdict } = await lookup.authenticate(apiKeyOf(ctx), type, new Date());
     if (!verdict.ok) {
@@ -70,6 +70,7 @@ export function requireSession(lookup: SessionLookup, type: SessionType) {
     }
     ctx.state.session = verdict.session;
     ctx.state.keyHash = keyHash;
+    onSighted?.(verdict.session);
     // The request's own logger takes the bindings (no second child: an event stream keeps it for its life).
     ctx.state.log.setBindings({ sessionId: verdict.session._id, locationId: verdict.session.locationId });
     await next();

@@ -8,6 +8,8 @@ import { encodeHistoryCursor, parseHistoryQuery } from '@pos/shared/schemas/hist
 import type { LocationDoc } from '@pos/shared/store/documents';
 import { toLocationView } from '@pos/shared/store/locations';
 import { isId } from '@pos/shared/store/query-values';
+import type { LocationChange } from '@pos/shared/events/location-events';
+import { readPresence } from '@pos/shared/presence/presence-store';
 import { toSessionView } from '@pos/shared/store/sessions';
 import { SessionKeys } from '../auth/session-keys';
 import type { AppContext, AppState } from '../context';
@@ -43,6 +45,15 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     return location;
   };
 
+  /** The change is stored: a lost announcement must not fail the request (the board reads the location again). */
+  const announceLocation = async (ctx: AppContext, location: LocationDoc, change: LocationChange): Promise<void> => {
+    try {
+      await deps.events.location(location, change);
+    } catch (err) {
+      ctx.state.log.warn({ err, change }, 'could not announce the location change');
+    }
+  };
+
   const keys = new SessionKeys({
     sessions: deps.sessions,
     events: deps.events,
@@ -60,12 +71,48 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   });
 
   router.get('/locations', admin, async (ctx: AppContext) => {
-    const page = queryOf(ctx, queryValidators.idPage);
-    sendPage(ctx, (await deps.locations.list(page)).map(toLocationView), page.limit, (last) => last.id);
+    const page = queryOf(ctx, queryValidators.locationList);
+    const now = new Date();
+    sendPage(ctx, (await deps.locations.list(page, page.online)).map((doc) => toLocationView(doc, now)), page.limit, (last) => last.id);
   });
 
   router.get('/locations/:id', admin, async (ctx: AppContext) => {
     ctx.body = toLocationView(await locationOf(ctx));
+  });
+
+  // The registers seen within PRESENCE_WINDOW, read from Redis as the nodes wrote them.
+  router.get('/locations/:id/presence', admin, async (ctx: AppContext) => {
+    const location = await locationOf(ctx);
+    const now = Date.now();
+    const presence = await readPresence(deps.redis, deps.config.redis.prefix, location._id, deps.config.presence.windowMs, now);
+    // The announced state's start while it agrees; a change not yet announced (the worker's
+    // sweep does, within a quarter of the window) is seen now.
+    const since = presence.online === (location.online === true) ? (location.onlineSince ?? location.createdAt) : new Date(now);
+    ctx.body = { online: presence.online, since: since.toISOString(), registers: presence.registers };
+  });
+
+  router.put('/locations/:id/pause', ...write, async (ctx: AppContext) => {
+    const input = bodyOf(ctx, validators.pause);
+    const now = new Date();
+    const until = input.until === undefined ? undefined : new Date(input.until);
+    if (until && until <= now) throw new ProblemError(problems.validation('until must be in the future'));
+    await beginWork(ctx);
+    const location = isId(ctx.params.id) ? await deps.locations.pause(ctx.params.id, { until, reason: input.reason }, now) : null;
+    if (!location) throw new ProblemError(problems.notFound('Location does not exist'));
+    ctx.state.log.info({ locationId: location._id, until, reason: input.reason }, 'location paused');
+    await announceLocation(ctx, location, 'paused');
+    ctx.body = toLocationView(location, now);
+  });
+
+  router.delete('/locations/:id/pause', ...write, async (ctx: AppContext) => {
+    await beginWork(ctx);
+    const location = await locationOf(ctx);
+    const resumed = await deps.locations.resume(location._id);
+    if (resumed) {
+      ctx.state.log.info({ locationId: location._id }, 'location resumed');
+      await announceLocation(ctx, resumed, 'resumed');
+    }
+    ctx.body = toLocationView(resumed ?? location);
   });
 
   router.patch('/locations/:id', ...write, async (ctx: AppContext) => {
@@ -149,7 +196,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     if (typeof state !== 'string' || state === '') throw new ProblemError(problems.required('state'));
     if (!isOrderState(state)) throw new ProblemError(problems.noEnumConstant(state));
     const page = queryOf(ctx, queryValidators.orderList);
-    const orders = await deps.orders.listByState(location._id, page.state, page.after, page.limit);
+    const orders = await deps.orders.listByState(location._id, page.state, page.after, page.limit, page.overdue);
     // the operator's form: each order with its failure count
     sendPage(ctx, orders.map(toOperatorOrderRecord), page.limit, (last) => last.number);
   });

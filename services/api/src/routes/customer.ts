@@ -13,6 +13,7 @@ import { requireSession } from '../middleware/api-key-auth';
 import { beginWork, idempotency } from '../middleware/idempotency';
 import { bodyOf, jsonBody } from '../middleware/json-body';
 import { createCommand, createOrder, numberRows } from '../work/create-work';
+import { admitCustomerOrder } from '../work/admission';
 import { CustomerLimits } from '../work/customer-limits';
 import { numberParam, sendOutcome } from './respond';
 import { createRouter } from './router';
@@ -58,6 +59,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
     const session = sessionOf(ctx);
     const input = bodyOf(ctx, validators.order);
     const tableNumber = limits.tableOf(session, input.tableNumber);
+    await admitCustomerOrder(deps, session.locationId);
     await beginWork(ctx);
     const order = await limits.openOrder(session, () =>
       createOrder(
@@ -107,6 +109,7 @@ export function customerRoutes(deps: ApiDeps): Router<AppState> {
   for (const kind of ['finish', 'submit'] as const) {
     router.post(`/orders/:number/${kind}`, ...write, async (ctx: AppContext) => {
       const orderNumber = numberParam(ctx.params.number, 'Order');
+      if (kind === 'submit') await admitCustomerOrder(deps, sessionOf(ctx).locationId);
       await beginWork(ctx);
       const outcome = await deps.jobs.run(
         { name: JOB.orderAction, data: { scope: scopeOf(ctx), orderNumber, action: { kind } } },

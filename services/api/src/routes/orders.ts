@@ -16,7 +16,7 @@ import { createRouter } from './router';
 export function serviceRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(deps.config.http.basePath);
   // authenticated, then counted against the key's rate limit (when RATE_LIMIT is set)
-  const service = [requireSession(deps.sessionLookup, 'SERVICE'), deps.rateLimit];
+  const service = [requireSession(deps.sessionLookup, 'SERVICE', deps.presence.sighted), deps.rateLimit];
   const json = jsonBody(deps.config.http.bodyLimitBytes);
   // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key
   // (each handler calls beginWork once its input is checked).

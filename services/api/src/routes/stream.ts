@@ -61,8 +61,14 @@ export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: Stream
 export function streamRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(deps.config.http.basePath);
 
-  router.get('/notifications/service/stream', requireSession(deps.sessionLookup, 'SERVICE'), deps.rateLimit, async (ctx: AppContext) => {
-    await serveStream(ctx, deps, { kind: 'register', session: sessionOf(ctx), keyHash: ctx.state.keyHash ?? '' });
+  router.get('/notifications/service/stream', requireSession(deps.sessionLookup, 'SERVICE', deps.presence.sighted), deps.rateLimit, async (ctx: AppContext) => {
+    const session = sessionOf(ctx);
+    await serveStream(ctx, deps, { kind: 'register', session, keyHash: ctx.state.keyHash ?? '' });
+    // A stream held is presence on every node's reading until it ends (see PresenceTracker).
+    if (ctx.state.ending) {
+      deps.presence.streamOpened(session);
+      void ctx.state.ending.then(() => deps.presence.streamClosed(session._id));
+    }
   });
 
   return router;

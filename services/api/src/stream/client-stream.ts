@@ -260,6 +260,7 @@ export class ClientStream implements ClockedStream {
    * when it was written to the client now.
    */
   deliver(event: WorkEvent): boolean {
+    if (event.operatorOnly && this.audience !== 'operator') return false;
     if (this.phase === 'live') return this.send(event);
     if (this.phase !== 'ended') this.buffer.push(event);
     return false;
@@ -437,7 +438,7 @@ export class ClientStream implements ClockedStream {
       if (this.alreadySent(event)) return false;
       this.position.orderNumber = Math.max(this.position.orderNumber, event.number);
       this.remember(event);
-    } else this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
+    } else if (event.type === 'command') this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
     if (!this.writer?.frame(frameOf(event, formatEventId(this.position), this.audience))) return false;
     this.delivered += 1;
     if (!counted) this.options.metrics.eventsDelivered.inc({ type: event.type });

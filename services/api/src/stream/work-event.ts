@@ -1,6 +1,7 @@
 import { OrderState, isVisibleToRegisters } from '@pos/shared/domain/order-state';
 import { type CommandRecord, type OrderRecord, withFailureCount } from '@pos/shared/domain/records';
-import type { LocationEvent } from '@pos/shared/events/location-events';
+import type { LocationChange, LocationEvent } from '@pos/shared/events/location-events';
+import type { LocationView } from '@pos/shared/schemas/responses';
 import { dataLines, eventFrame } from './sse-writer';
 
 /** What a stream writes of an event: the record as JSON, and that JSON framed as `data:` lines. */
@@ -29,14 +30,20 @@ export type Audience = 'register' | 'operator';
 
 /** An event as streams send it: the record serialised once, however many streams get it. */
 export interface WorkEvent extends EventData {
-  type: 'order' | 'command';
+  /** `location`: a location's presence or pause, for operators alone. */
+  type: 'order' | 'command' | 'location';
   number: number;
   /** The order's state; absent on commands. */
   state?: OrderState;
   /** The order's version (its write count) when known: a later state has a higher one. */
   version?: number;
-  /** An order with its failure count: what the operator's form is made of. */
-  counted?: { record: OrderRecord; failureCount: number };
+  /** An order with its failure count (and overdue mark): what the operator's form is made of. */
+  counted?: { record: OrderRecord; failureCount: number; overdue?: boolean };
+  /**
+   * For operators' streams alone: a location event, or the announcement that an order is overdue
+   * (its record, for a register, is one it already has).
+   */
+  operatorOnly?: boolean;
   /**
    * The operator's form of a counted order (with its `failureCount`), made when an operator's
    * stream first sends it: most events reach register streams only. Streams still tell two
@@ -53,28 +60,34 @@ function framed(data: string): EventData {
 export function dataFor(event: WorkEvent, audience: Audience): EventData {
   const { counted } = event;
   if (audience === 'register' || !counted) return event;
-  return (event.operator ??= framed(JSON.stringify(withFailureCount(counted.record, counted.failureCount))));
+  return (event.operator ??= framed(JSON.stringify(withFailureCount(counted.record, counted.failureCount, counted.overdue))));
 }
 
 /** What a stream knows of an order beyond its record: from the stored order, or the pub/sub message. */
 export interface OrderFacts {
   failureCount?: number;
   version?: number;
+  overdue?: boolean;
 }
 
 /**
  * An order's event. Without a failure count (a message from an older node) the operator form is
  * the register's.
  */
-export function orderEvent(record: OrderRecord, { failureCount, version }: OrderFacts = {}): WorkEvent {
+export function orderEvent(record: OrderRecord, { failureCount, version, overdue }: OrderFacts = {}): WorkEvent {
   const event: WorkEvent = { type: 'order', number: record.number, state: record.state, ...framed(JSON.stringify(record)) };
-  if (failureCount !== undefined) event.counted = { record, failureCount };
+  if (failureCount !== undefined) event.counted = overdue === true ? { record, failureCount, overdue } : { record, failureCount };
   if (version !== undefined) event.version = version;
   return event;
 }
 
 export function commandEvent(record: CommandRecord): WorkEvent {
   return { type: 'command', number: record.number, ...framed(JSON.stringify(record)) };
+}
+
+/** A location's event as operators' streams send it (`event: location`): the location and what changed. */
+export function locationWorkEvent(location: LocationView, change: LocationChange): WorkEvent {
+  return { type: 'location', number: 0, operatorOnly: true, ...framed(JSON.stringify({ location, change })) };
 }
 
 /** A pub/sub message, or undefined when it is unreadable. */
@@ -91,11 +104,15 @@ export function parseLocationEvent(message: string): LocationEvent | undefined {
 export function workEventOf(event: LocationEvent): WorkEvent | undefined {
   if (event.type === 'order') {
     if (!isVisibleToRegisters(event.record.state)) return undefined;
-    return orderEvent(event.record, {
+    const work = orderEvent(event.record, {
       failureCount: typeof event.failureCount === 'number' ? event.failureCount : undefined,
       version: typeof event.version === 'number' ? event.version : undefined,
+      overdue: event.overdue === true,
     });
+    if (event.operatorOnly === true) work.operatorOnly = true;
+    return work;
   }
   if (event.type === 'command') return commandEvent(event.record);
+  if (event.type === 'location') return locationWorkEvent(event.location, event.change);
   return undefined;
 }

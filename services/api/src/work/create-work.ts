@@ -1,4 +1,5 @@
 import type { CommandKind } from '@pos/shared/domain/commands';
+import { addDeadlines } from '@pos/shared/queue/deadlines';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { OrderRow } from '@pos/shared/domain/records';
 import type { CommandDoc, OrderDoc } from '@pos/shared/store/documents';
@@ -7,7 +8,7 @@ import type { RowInput } from '@pos/shared/schemas/requests';
 import { isDuplicateKey } from '@pos/shared/store/store-errors';
 import type { ApiDeps } from '../deps';
 
-type WorkDeps = Pick<ApiDeps, 'locations' | 'orders' | 'commands' | 'events' | 'config' | 'metrics'>;
+type WorkDeps = Pick<ApiDeps, 'locations' | 'orders' | 'commands' | 'events' | 'config' | 'metrics' | 'deadlines'>;
 
 export interface OrderRequest {
   locationId: string;
@@ -84,7 +85,13 @@ export async function createOrder(deps: WorkDeps, log: Logger, request: OrderReq
     idempotencyId,
     (id) => deps.orders.findCreatedBy(request.locationId, id),
   );
-  if (order.state === 'PLACED') await announce(deps, log, 'order', deps.events.order(order));
+  if (order.state === 'PLACED') {
+    await announce(deps, log, 'order', deps.events.order(order));
+    // A counter order is placed here, not by the worker: its deadlines are added here (a retry adds none twice).
+    await addDeadlines(deps.deadlines, deps.config.presence, order, () => deps.locations.orderDeadline(order.locationId)).catch((err: unknown) =>
+      log.warn({ err, orderNumber: order.number }, 'could not add the order deadlines'),
+    );
+  }
   return order;
 }
 

@@ -3,8 +3,20 @@ import type { EventPublisher } from '@pos/shared/events/location-events';
 import type { OrderArchiveRepo } from '@pos/shared/store/archive';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
+import type { OrderDoc } from '@pos/shared/store/documents';
 import type { CrashPoint } from '../fault-injection';
 import type { OrderCache } from './order-cache';
+
+/** What follows an applied order transition, besides its announcement (presence-and-deadlines). */
+export interface OrderFollowUps {
+  /** The order is PLACED in a new placement (or found so on a re-run): its deadline jobs are added; safe to repeat. */
+  placed(order: OrderDoc): Promise<void>;
+  /** A transition was applied: FAILED and COMPLETED orders counted for PAUSE_AFTER_FAILED_ORDERS (a pause is announced through `events`). */
+  applied(before: OrderDoc, after: OrderDoc, events: EventPublisher): Promise<void>;
+}
+
+/** Follow-ups that do nothing: for contexts (tests, tools) where no deadline or pause applies. */
+export const NO_FOLLOW_UPS: OrderFollowUps = { placed: () => Promise.resolve(), applied: () => Promise.resolve() };
 
 /** What a job handler may touch: of each repository, the few calls the handlers make. */
 export interface JobContext {
@@ -21,6 +33,7 @@ export interface JobContext {
   /** The location's failure threshold, as it is now (an admin may change it). */
   failureThreshold(locationId: string): Promise<number>;
   events: EventPublisher;
+  followUps: OrderFollowUps;
   /** Test-only crash points around the MongoDB write and the answer (FAULT_INJECT). */
   checkpoint(point: CrashPoint): void;
 }

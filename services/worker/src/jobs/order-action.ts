@@ -38,6 +38,8 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
       // The write landed before a crash; the announcement may not have.
       ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
       await ctx.events.order(order);
+      // (the run that wrote may have died before adding the placement's deadlines)
+      if (order.state === 'PLACED') await ctx.followUps.placed(order);
       return { status: 200, body: toOrderRecord(order) };
     }
 
@@ -99,5 +101,12 @@ async function commit(ctx: JobContext, job: OrderActionJob, order: OrderDoc, dec
     'order transition applied',
   );
   await ctx.events.order(updated);
+  await ctx.followUps.applied(order, updated, ctx.events);
+  if (isPlacement(order, updated)) await ctx.followUps.placed(updated);
   return { status: 200, body: toOrderRecord(updated) };
+}
+
+/** A new placement: the order became PLACED, or was placed again (a recovery sets a new `orderTime`). */
+function isPlacement(before: OrderDoc, after: OrderDoc): boolean {
+  return after.state === 'PLACED' && (before.state !== 'PLACED' || before.orderTime?.getTime() !== after.orderTime?.getTime());
 }

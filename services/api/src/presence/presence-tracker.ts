@@ -1,0 +1,103 @@
+import type { Logger } from '@pos/shared/log';
+import { writeSightings } from '@pos/shared/presence/presence-store';
+import type { RedisClient } from '@pos/shared/redis';
+import type { SessionDoc } from '@pos/shared/store/documents';
+
+interface Seen {
+  locationId: string;
+  deviceId: string;
+  lastSeenAt: number;
+  /** Streams the session holds on this node. */
+  streams: number;
+  /** When this node last wrote the session's field (epoch ms). */
+  writtenAt: number;
+}
+
+/**
+ * This node's sightings of register (SERVICE) sessions, written behind to Redis
+ * (presence-store.ts): a request costs a map look-up, and a Redis write only when the session's
+ * field is older than a quarter of PRESENCE_WINDOW; a stream that opens or ends is written at
+ * once (it changes the count). Sessions holding streams are rewritten every quarter window, so
+ * that their fields stay fresh while nothing else happens. A failed write is left to the next one.
+ */
+export class PresenceTracker {
+  private readonly seen = new Map<string, Seen>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly refreshMs: number;
+
+  constructor(
+    private readonly options: { redis: RedisClient; prefix: string; nodeId: string; windowMs: number; log: Logger },
+  ) {
+    this.refreshMs = Math.max(250, Math.floor(options.windowMs / 4));
+    this.timer = setInterval(() => this.refresh(), this.refreshMs);
+    this.timer.unref();
+  }
+
+  /** A request of a register's session (a poll, a status update, a stream's opening). */
+  readonly sighted = (session: SessionDoc, now = Date.now()): void => {
+    const entry = this.entryOf(session, now);
+    entry.lastSeenAt = now;
+    if (now - entry.writtenAt >= this.refreshMs) this.write(entry.locationId, [session._id], now);
+  };
+
+  streamOpened(session: SessionDoc, now = Date.now()): void {
+    const entry = this.entryOf(session, now);
+    entry.streams += 1;
+    entry.lastSeenAt = now;
+    this.write(entry.locationId, [session._id], now);
+  }
+
+  streamClosed(sessionId: string, now = Date.now()): void {
+    const entry = this.seen.get(sessionId);
+    if (!entry) return;
+    entry.streams = Math.max(0, entry.streams - 1);
+    entry.lastSeenAt = now;
+    this.write(entry.locationId, [sessionId], now);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private entryOf(session: SessionDoc, now: number): Seen {
+    let entry = this.seen.get(session._id);
+    if (!entry) {
+      entry = { locationId: session.locationId, deviceId: session.deviceId ?? '', lastSeenAt: now, streams: 0, writtenAt: 0 };
+      this.seen.set(session._id, entry);
+    }
+    return entry;
+  }
+
+  /** Every quarter window: sessions holding streams are seen now; sessions gone quiet for a window are forgotten. */
+  private refresh(now = Date.now()): void {
+    const byLocation = new Map<string, string[]>();
+    for (const [sessionId, entry] of this.seen) {
+      if (entry.streams > 0) {
+        entry.lastSeenAt = now;
+        const ids = byLocation.get(entry.locationId) ?? [];
+        ids.push(sessionId);
+        byLocation.set(entry.locationId, ids);
+      } else if (entry.lastSeenAt <= now - this.options.windowMs) this.seen.delete(sessionId);
+    }
+    for (const [locationId, ids] of byLocation) this.write(locationId, ids, now);
+  }
+
+  private write(locationId: string, sessionIds: string[], now: number): void {
+    const { redis, prefix, nodeId, windowMs, log } = this.options;
+    const sightings = [];
+    for (const sessionId of sessionIds) {
+      const entry = this.seen.get(sessionId);
+      if (!entry) continue;
+      entry.writtenAt = now;
+      sightings.push({ sessionId, deviceId: entry.deviceId, lastSeenAt: entry.lastSeenAt, streams: entry.streams });
+    }
+    writeSightings(redis, prefix, nodeId, locationId, sightings, windowMs).catch((err: unknown) => {
+      // the next sighting (or the quarter-window refresh) writes it again
+      for (const sessionId of sessionIds) {
+        const entry = this.seen.get(sessionId);
+        if (entry) entry.writtenAt = 0;
+      }
+      log.warn({ err, locationId }, 'could not write register presence');
+    });
+  }
+}

@@ -1,0 +1,132 @@
+import { Job, Queue, Worker } from 'bullmq';
+import type { Config } from '@pos/shared/config';
+import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
+import type { Logger } from '@pos/shared/log';
+import { locationsSeenSince, readPresence } from '@pos/shared/presence/presence-store';
+import {
+  createDeadlineQueue,
+  createPresenceQueue,
+  DEADLINE_JOB,
+  DEADLINE_QUEUE,
+  DeadlineJob,
+  deadlinePrefix,
+  overdueCountKey,
+  PRESENCE_QUEUE,
+  PRESENCE_SWEEP_JOB,
+  presencePrefix,
+  schedulePresenceSweep,
+} from '@pos/shared/queue/deadlines';
+import type { RedisClient } from '@pos/shared/redis';
+import type { LocationsRepo } from '@pos/shared/store/locations';
+import type { OrdersRepo } from '@pos/shared/store/orders';
+import { settleWithin } from '@pos/shared/util/deadline';
+import type { JobContext } from './context';
+import { applyOrderAction } from './order-action';
+
+export interface RunningDeadlines {
+  /** Where placements add their deadline jobs (the worker's follow-ups). */
+  queue: Queue<DeadlineJob>;
+  close(): Promise<void>;
+}
+
+/**
+ * The order deadlines and the presence sweep on this worker (docs/presence-and-deadlines.md).
+ *
+ * A deadline job marks its placement overdue with one guarded write, and only the run whose write
+ * matched announces it and counts it: once per placement, however many workers or re-runs. An
+ * auto-abort goes through the order transition every other job uses (version-guarded, its job id
+ * recorded on the order), so a register's COMPLETED that lands first wins.
+ *
+ * The sweep (one at a time across the workers, every quarter of PRESENCE_WINDOW) reads the
+ * presence of every location seen lately or announced online, and writes each change with a
+ * guarded update: the write that matched announces it. It also ends timed pauses that are due.
+ */
+export async function startDeadlines(options: {
+  config: Pick<Config, 'presence' | 'redis' | 'worker' | 'process'>;
+  log: Logger;
+  redis: RedisClient;
+  workerConnection: RedisClient;
+  orders: Pick<OrdersRepo, 'markOverdue'>;
+  locations: Pick<LocationsRepo, 'announcedOnline' | 'onlineIds' | 'setOnline' | 'pausesEnded' | 'resume'>;
+  /** A job context for an order transition run by this worker outside the work queue. */
+  contextFor(jobId: string, log: Logger, events: EventPublisher): JobContext;
+}): Promise<RunningDeadlines> {
+  const { config, redis, orders, locations } = options;
+  const { prefix } = config.redis;
+  const log = options.log.child({ queue: DEADLINE_QUEUE });
+  const events = new EventPublisher(redisPublisher(redis), prefix);
+  const queue = createDeadlineQueue(redis, config.redis, log);
+  const presenceQueue = createPresenceQueue(redis, config.redis, log);
+  const windowMs = config.presence.windowMs;
+  await schedulePresenceSweep(presenceQueue, windowMs);
+
+  const deadline = async (job: Job<DeadlineJob>): Promise<string> => {
+    const { locationId, orderNumber, orderTime } = job.data;
+    const jobLog = log.child({ jobId: job.id, job: job.name, locationId, orderNumber });
+    if (job.name === DEADLINE_JOB.overdue) {
+      const marked = await orders.markOverdue(locationId, orderNumber, new Date(orderTime), new Date());
+      if (!marked) return 'moved on';
+      jobLog.info({ orderTime: new Date(orderTime).toISOString() }, 'order overdue');
+      await Promise.all([redis.incr(overdueCountKey(prefix)), events.overdue(marked)]);
+      return 'overdue';
+    }
+    if (job.name === DEADLINE_JOB.autoAbort) {
+      const ctx = options.contextFor(job.id!, jobLog, events);
+      const outcome = await applyOrderAction(ctx, { scope: { locationId }, orderNumber, action: { kind: 'auto-abort', placedAt: orderTime } });
+      return String(outcome.status);
+    }
+    throw new Error(`unknown job ${job.name}`);
+  };
+
+  const sweep = async (): Promise<void> => {
+    const now = Date.now();
+    const at = new Date(now);
+    const seen = await locationsSeenSince(redis, prefix, now - 2 * windowMs);
+    const candidates = [...new Set([...seen, ...(await locations.onlineIds())])];
+    const announced = await locations.announcedOnline(candidates);
+    for (const locationId of candidates) {
+      if (!announced.has(locationId)) continue; // a location that is no more
+      const { online } = await readPresence(redis, prefix, locationId, windowMs, now);
+      if (online === announced.get(locationId)) continue;
+      const changed = await locations.setOnline(locationId, online, at);
+      if (!changed) continue;
+      log.info({ locationId, online }, online ? 'location online' : 'location offline');
+      await events.location(changed, online ? 'online' : 'offline');
+    }
+    for (const locationId of await locations.pausesEnded(at)) {
+      const resumed = await locations.resume(locationId, at);
+      if (!resumed) continue;
+      log.info({ locationId }, 'location pause ended');
+      await events.location(resumed, 'resumed');
+    }
+  };
+
+  const lock = { lockDuration: config.worker.jobLockDurationMs, stalledInterval: config.worker.jobLockDurationMs };
+  const deadlineWorker = new Worker<DeadlineJob, string>(DEADLINE_QUEUE, deadline, {
+    connection: options.workerConnection,
+    prefix: deadlinePrefix(config.redis),
+    concurrency: 4,
+    ...lock,
+  });
+  const sweepWorker = new Worker(
+    PRESENCE_QUEUE,
+    async (job: Job) => {
+      if (job.name !== PRESENCE_SWEEP_JOB) throw new Error(`unknown job ${job.name}`);
+      await sweep();
+    },
+    { connection: options.workerConnection, prefix: presencePrefix(config.redis), concurrency: 1, maxStalledCount: 1, ...lock },
+  );
+  for (const worker of [deadlineWorker, sweepWorker]) {
+    worker.on('failed', (job, err) => log.warn({ err, jobId: job?.id, job: job?.name }, 'deadline or presence job failed'));
+    worker.on('error', (err) => log.error({ err }, 'deadline or presence worker error'));
+  }
+  await Promise.all([deadlineWorker.waitUntilReady(), sweepWorker.waitUntilReady()]);
+
+  return {
+    queue,
+    async close() {
+      await settleWithin(Promise.all([deadlineWorker.close(), sweepWorker.close()]), config.process.shutdownGraceMs, log, 'finishing the deadline jobs');
+      await settleWithin(Promise.all([queue.close(), presenceQueue.close()]), 2_000, log, 'closing the deadline queues');
+    },
+  };
+}

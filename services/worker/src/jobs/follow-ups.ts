@@ -1,0 +1,42 @@
+import type { Queue } from 'bullmq';
+import type { PresenceConfig } from '@pos/shared/config';
+import type { Logger } from '@pos/shared/log';
+import { addDeadlines, type DeadlineJob } from '@pos/shared/queue/deadlines';
+import type { LocationsRepo } from '@pos/shared/store/locations';
+import type { OrderFollowUps } from './context';
+
+/**
+ * The worker's follow-ups of order transitions: a placement's deadline jobs, and the count of
+ * failed orders in a row that pauses a location (PAUSE_AFTER_FAILED_ORDERS). Each is off, and
+ * costs nothing, unless its setting is on (deadlines: unless ORDER_DEADLINE, ORDER_AUTO_ABORT_AFTER
+ * or a location's own deadline is set; the location's is read once per placement).
+ */
+export function orderFollowUps(deps: {
+  deadlines: Queue<DeadlineJob>;
+  locations: Pick<LocationsRepo, 'orderDeadline' | 'noteFailedOrder' | 'resetFailedOrders'>;
+  presence: Pick<PresenceConfig, 'orderDeadlineMs' | 'autoAbortAfterMs' | 'pauseAfterFailedOrders'>;
+  log: Logger;
+}): OrderFollowUps {
+  const { presence, locations } = deps;
+  return {
+    // Throws when the jobs could not be added: the job is run again, finds itself applied, and adds them then.
+    placed: (order) => addDeadlines(deps.deadlines, presence, order, () => locations.orderDeadline(order.locationId)),
+
+    async applied(before, after, events) {
+      const limit = presence.pauseAfterFailedOrders;
+      if (limit === undefined || before.state === after.state) return;
+      // The order's own write was guarded (once per transition); a count lost to a crash right
+      // after it is not made up (the count only delays a pause).
+      try {
+        if (after.state === 'COMPLETED') await locations.resetFailedOrders(after.locationId);
+        if (after.state !== 'FAILED') return;
+        const paused = await locations.noteFailedOrder(after.locationId, limit, new Date());
+        if (!paused) return;
+        deps.log.warn({ locationId: after.locationId, failedInRow: limit }, 'location paused after failed orders');
+        await events.location(paused, 'paused');
+      } catch (err) {
+        deps.log.error({ err, locationId: after.locationId }, 'could not count the failed order');
+      }
+    },
+  };
+}

@@ -13,10 +13,6 @@ import { ChildRole, spawnRole, startStack } from '../support/stack';
  * merge; the test fails while a listed metric exists, so that none stays listed.
  */
 const EXPECTED_FROM_OTHER_ISSUES = [
-  // issue 21: presence and order deadlines
-  'pos_locations_online',
-  'pos_locations_paused',
-  'pos_orders_overdue_total',
   // issue 23: webhooks, on the worker's METRICS_PORT
   'pos_webhook_deliveries_total',
   'pos_webhook_delivery_seconds_bucket',

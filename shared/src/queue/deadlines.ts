@@ -10,6 +10,7 @@ import { parseDuration } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
 import type { OrderDoc } from '../store/documents';
+import { withTelemetry } from './telemetry';
 
 export const DEADLINE_QUEUE = 'order-deadlines';
 export const DEADLINE_JOB = { overdue: 'order-overdue', autoAbort: 'order-auto-abort' } as const;
@@ -38,13 +39,13 @@ export function presencePrefix(redis: Pick<RedisConfig, 'prefix' | 'cluster'>): 
 }
 
 export function createDeadlineQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<DeadlineJob> {
-  const queue = new Queue<DeadlineJob>(DEADLINE_QUEUE, { connection, prefix: deadlinePrefix(redis) });
+  const queue = new Queue<DeadlineJob>(DEADLINE_QUEUE, withTelemetry({ connection, prefix: deadlinePrefix(redis) }));
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'deadline queue connection error'));
   return queue;
 }
 
 export function createPresenceQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue {
-  const queue = new Queue(PRESENCE_QUEUE, { connection, prefix: presencePrefix(redis) });
+  const queue = new Queue(PRESENCE_QUEUE, withTelemetry({ connection, prefix: presencePrefix(redis) }));
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'presence queue connection error'));
   return queue;
 }

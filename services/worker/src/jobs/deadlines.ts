@@ -20,6 +20,7 @@ import type { RedisClient } from '@pos/shared/redis';
 import type { LocationsRepo } from '@pos/shared/store/locations';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import { settleWithin } from '@pos/shared/util/deadline';
+import { withTelemetry } from '@pos/shared/queue/telemetry';
 import type { JobContext } from './context';
 import { applyOrderAction } from './order-action';
 
@@ -102,19 +103,19 @@ export async function startDeadlines(options: {
   };
 
   const lock = { lockDuration: config.worker.jobLockDurationMs, stalledInterval: config.worker.jobLockDurationMs };
-  const deadlineWorker = new Worker<DeadlineJob, string>(DEADLINE_QUEUE, deadline, {
+  const deadlineWorker = new Worker<DeadlineJob, string>(DEADLINE_QUEUE, deadline, withTelemetry({
     connection: options.workerConnection,
     prefix: deadlinePrefix(config.redis),
     concurrency: 4,
     ...lock,
-  });
+  }));
   const sweepWorker = new Worker(
     PRESENCE_QUEUE,
     async (job: Job) => {
       if (job.name !== PRESENCE_SWEEP_JOB) throw new Error(`unknown job ${job.name}`);
       await sweep();
     },
-    { connection: options.workerConnection, prefix: presencePrefix(config.redis), concurrency: 1, maxStalledCount: 1, ...lock },
+    withTelemetry({ connection: options.workerConnection, prefix: presencePrefix(config.redis), concurrency: 1, maxStalledCount: 1, ...lock }),
   );
   for (const worker of [deadlineWorker, sweepWorker]) {
     worker.on('failed', (job, err) => log.warn({ err, jobId: job?.id, job: job?.name }, 'deadline or presence job failed'));

@@ -170,6 +170,16 @@ function readSections(env: Env) {
       selectingTtlMs: parseDuration(env.SELECTING_TTL),
       intervalMs: parseDuration(env.LIFECYCLE_INTERVAL),
     },
+    webhooks: {
+      retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE.split(',').map(parseDuration),
+      disableAfterMs: parseDuration(env.WEBHOOK_DISABLE_AFTER),
+      logRetentionMs: parseDuration(env.WEBHOOK_LOG_RETENTION),
+      timeoutMs: parseDuration(env.WEBHOOK_TIMEOUT),
+      concurrency: env.WEBHOOK_CONCURRENCY,
+      allowPrivate: isOn(env.WEBHOOK_ALLOW_PRIVATE),
+      // Falls back to API_KEY_SECRET (the API requires it); a worker without either cannot sign.
+      secretKey: env.WEBHOOK_SECRET_KEY ?? env.API_KEY_SECRET,
+    },
     process: {
       logLevel: env.LOG_LEVEL,
       shutdownGraceMs: parseDuration(env.SHUTDOWN_GRACE),
@@ -190,6 +200,7 @@ export type IdempotencyConfig = Config['idempotency'];
 export type OrdersConfig = Config['orders'];
 export type LifecycleConfig = Config['lifecycle'];
 export type ProcessConfig = Config['process'];
+export type WebhooksConfig = Config['webhooks'];
 
 /** What no one variable's schema can say: how the listeners' settings go together. */
 function checkListeners(http: HttpConfig): void {

@@ -8,6 +8,7 @@ import { requestContext } from './middleware/request-context';
 import { requestDeadline } from './middleware/request-deadline';
 import { securityHeaders } from './middleware/security-headers';
 import { adminRoutes } from './routes/admin';
+import { webhookRoutes } from './routes/webhooks';
 import { boardRoutes } from './routes/board';
 import { bullBoard } from './routes/bull-board';
 import { customerRoutes } from './routes/customer';
@@ -38,7 +39,7 @@ function publicSurface(deps: ApiDeps): Mount[] {
 
 /** The operator surfaces: on `ADMIN_PORT` when it is set, never then on `PORT`. */
 function operatorSurface(deps: ApiDeps): Mount[] {
-  return [adminRoutes(deps), metricsRoutes(deps), bullBoard(deps)];
+  return [adminRoutes(deps), webhookRoutes(deps), metricsRoutes(deps), bullBoard(deps)];
 }
 
 /** The Koa app of each listener: `public` on PORT, and `operator` on ADMIN_PORT when it is set. */

@@ -58,7 +58,7 @@ function checkWrite(ctx: AppContext): void {
  * Read-only unless BULL_BOARD_WRITABLE: then only GET, HEAD and OPTIONS pass (405 otherwise),
  * and the board hides its buttons.
  */
-export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'adminToken' | 'config'>): Middleware<AppState> {
+export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'webhookQueue' | 'adminToken' | 'config'>): Middleware<AppState> {
   const writable = deps.config.auth.bullBoardWritable;
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
   createBullBoard({
@@ -68,6 +68,8 @@ export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'adm
       ),
       // The lifecycle queue is shown read-only: its runs come from the schedule, not from retries.
       new BullMQAdapter(deps.lifecycleQueue, { readOnlyMode: true }),
+      // Webhook deliveries: a failed one may be retried from the board, like a work job.
+      new BullMQAdapter(deps.webhookQueue, { readOnlyMode: !writable }),
     ],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'POS order work' } },

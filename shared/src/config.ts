@@ -177,8 +177,8 @@ function readSections(env: Env) {
       timeoutMs: parseDuration(env.WEBHOOK_TIMEOUT),
       concurrency: env.WEBHOOK_CONCURRENCY,
       allowPrivate: isOn(env.WEBHOOK_ALLOW_PRIVATE),
-      // Falls back to API_KEY_SECRET (the API requires it); a worker without either cannot sign.
-      secretKey: env.WEBHOOK_SECRET_KEY ?? env.API_KEY_SECRET,
+      // Unset: the roles use API_KEY_SECRET (webhookSecretKey below).
+      secretKey: env.WEBHOOK_SECRET_KEY,
     },
     process: {
       logLevel: env.LOG_LEVEL,
@@ -211,6 +211,11 @@ function checkListeners(http: HttpConfig): void {
   if (http.headersTimeoutMs <= http.keepAliveTimeoutMs) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT must be longer than HTTP_KEEPALIVE_TIMEOUT');
   // Node refuses a headers timeout over its whole-request timeout (5 min).
   if (http.headersTimeoutMs > HTTP_REQUEST_TIMEOUT_MS) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT (or HTTP_KEEPALIVE_TIMEOUT + 1s) must be at most 5m');
+}
+
+/** The server secret webhook secrets are sealed under: WEBHOOK_SECRET_KEY, else API_KEY_SECRET. */
+export function webhookSecretKey(config: { webhooks: Pick<WebhooksConfig, 'secretKey'>; auth: Pick<AuthConfig, 'apiKeySecret'> }): string | undefined {
+  return config.webhooks.secretKey ?? config.auth.apiKeySecret;
 }
 
 /** Reads the environment once; throws ConfigError naming every bad variable. */

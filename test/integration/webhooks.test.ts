@@ -53,7 +53,7 @@ describe('webhooks', () => {
     return created;
   }
 
-  it('delivers every transition of a scripted day exactly once after dedupe by webhook-id, signed, each order's versions in data', async () => {
+  it('delivers every transition of a scripted day exactly once after dedupe by webhook-id, signed, each order version in data', async () => {
     const r = await receiver();
     const { location, key } = await registerAt(stack, 'Webhook day', 2);
     const created = await subscribe(r, ALL_TYPES, [location.id]);

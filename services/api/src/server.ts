@@ -145,7 +145,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     webhookQueue,
     webhooks,
     webhookDeliveries: new WebhookDeliveriesRepo(store.db),
-    webhookSecrets: new SecretBox(config.webhooks.secretKey ?? keySecret),
+    webhookSecrets: new SecretBox(config.webhooks.secretKey ?? keySecret), // see webhookSecretKey
     subscriber,
     hub,
     jobs,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
-import { requireUrls } from '@pos/shared/config';
+import { requireUrls, webhookSecretKey } from '@pos/shared/config';
 import { problems } from '@pos/shared/domain/problem';
 import { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
@@ -157,11 +157,12 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const { current, draining } = layoutPartitions(queueLayout(config));
   const workers = [...current, ...draining].map(consume);
   const drain = draining.length > 0 ? await watchDrain(draining, redis, log) : undefined;
-  const deliveryWorker = config.webhooks.secretKey
+  const secretKey = webhookSecretKey(config);
+  const deliveryWorker = secretKey
     ? startDeliveryWorker(workerConnection, config.redis, config.webhooks, config.worker.jobLockDurationMs, {
         webhooks,
         deliveries: new WebhookDeliveriesRepo(store.db),
-        secrets: new SecretBox(config.webhooks.secretKey),
+        secrets: new SecretBox(secretKey),
         metrics: metrics.webhooks,
         log: log.child({ queue: 'webhook-delivery' }),
       })

@@ -121,8 +121,8 @@ describe('on a Redis Cluster', () => {
     });
     expect(board.status).toBe(200);
     const names = (board.json().queues as Array<{ name: string }>).map((q) => q.name).sort();
-    // every partition, and the lifecycle job's own queue
-    expect(names).toEqual([...layout.map((p) => `${p.label}:order-work`), 'order-lifecycle'].sort());
+    // every partition, the lifecycle job's own queue and the webhook deliveries'
+    expect(names).toEqual([...layout.map((p) => `${p.label}:order-work`), 'order-lifecycle', 'webhook-delivery'].sort());
   });
 
   it("keeps keyed answers (a record and its scope's count share a slot), and reports each master's memory on /metrics", async () => {

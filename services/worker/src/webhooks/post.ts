@@ -14,7 +14,7 @@ export class DeliveryTimeout extends Error {}
 export function postTo(target: CheckedUrl, headers: Record<string, string>, body: string, timeoutMs: number): Promise<number> {
   const lookup: LookupFunction = (_host, options, callback) => {
     // Node asks for every address when it may try several families; it gets the checked one.
-    if (options.all) (callback as unknown as (err: null, addresses: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
+    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
     else callback(null, target.address, target.family);
   };
   const client = target.url.protocol === 'https:' ? https : http;

@@ -1,4 +1,8 @@
+import { Queue } from 'bullmq';
+import Redis from 'ioredis';
+import { WEBHOOK_QUEUE } from '@pos/shared/queue/webhook-queue';
 import { call, sampleRows } from '../support/http';
+import { openWorkQueues } from '../support/queues';
 import { registerAt } from '../support/fixtures';
 import { spawnRole, startStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -45,6 +49,38 @@ describe('webhooks and killed workers', () => {
       const [delivered] = [...r.delivered().values()];
       expect(delivered).toMatchObject({ type: 'order.completed', data: { locationId: location.id, order: { number: order.number, state: 'COMPLETED', version: 1 } } });
       expect(new Set(r.received.map((w) => w.id)).size).toBe(1);
+    } finally {
+      expect(await rescuer.stop()).toBe(0);
+    }
+  }, 60_000);
+
+  it('a worker killed after answering: the re-run offers the event again and it is queued once', async () => {
+    const { r, location, key, sub } = await subscribed('Killed after answering', ['order.completed']);
+    const order = await stack.admin.createOrder(location.id, sampleRows);
+    const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-answer' });
+    expect((await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
+    expect(await doomed.exited).toBeNull();
+    const rescuer = await spawnRole('worker', stack.env);
+    try {
+      await eventually(() => rescuer.output().includes('job run again after it had answered'), 'the re-run of the answered job', 30_000);
+      const { queues, close } = openWorkQueues(stack.env);
+      try {
+        await eventually(async () => Object.values(await queues.jobCounts('active', 'waiting', 'delayed')).every((n) => n === 0), 'the re-run done', 30_000);
+      } finally {
+        await close();
+      }
+      await eventually(() => r.delivered().size === 1, 'the completion delivered', 30_000);
+      // The re-run announced the order again (same webhook-id, so no second delivery job): one attempt in all.
+      await eventually(async () => (await stack.admin.listWebhookDeliveries(sub.id)).length >= 1, 'the attempt logged');
+      const queue = new Queue(WEBHOOK_QUEUE, { connection: new Redis(stack.env.REDIS_URL!), prefix: stack.env.REDIS_PREFIX! });
+      try {
+        await eventually(async () => Object.values(await queue.getJobCounts('waiting', 'active', 'delayed')).every((n) => n === 0), 'the webhook queue settled');
+      } finally {
+        await queue.close();
+        await queue.disconnect();
+      }
+      expect(r.received).toHaveLength(1);
+      expect(await stack.admin.listWebhookDeliveries(sub.id)).toHaveLength(1);
     } finally {
       expect(await rescuer.stop()).toBe(0);
     }

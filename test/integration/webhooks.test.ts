@@ -120,6 +120,8 @@ describe('webhooks', () => {
     expect(entries.some((d) => d.outcome === 'retrying' && d.nextRetryAt !== undefined)).toBe(true);
     // Every attempt of one event carries the same webhook-id.
     expect(new Set(r.received.map((w) => w.id)).size).toBe(2);
+    // A success ends the failing spell: the endpoint is healthy again.
+    expect(await stack.admin.getWebhook(sub.id)).not.toHaveProperty('failingSince');
   });
 
   it('signs with both secrets during the rotation grace, then only with the new one', async () => {
@@ -216,6 +218,35 @@ describe('webhooks', () => {
     await stack.admin.deleteWebhook(sub.id);
     const gone = await call('GET', `${stack.operatorOrigin}/admin/v1/webhooks/${sub.id}`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
     expect(gone.status).toBe(404);
+  });
+});
+
+describe('an endpoint failing for WEBHOOK_DISABLE_AFTER', () => {
+  let stack: TestStack;
+  let r: Receiver;
+
+  beforeAll(async () => {
+    stack = await startStack({ WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_SCHEDULE: FAST_RETRIES, WEBHOOK_DISABLE_AFTER: '1s' });
+    r = await startReceiver();
+  });
+  afterAll(async () => {
+    await stack.close();
+    await r.close();
+  });
+
+  it('is disabled once it has failed that long without a success, and says since when', async () => {
+    await r.setMode({ status: 503 });
+    const { location } = await registerAt(stack, 'Webhook failing');
+    const sub = await stack.admin.createWebhook({ url: r.url, events: ['order.placed'], locationIds: [location.id] });
+    r.secrets.push(sub.secret);
+    await stack.admin.createOrder(location.id, sampleRows);
+    await eventually(async () => (await stack.admin.getWebhook(sub.id)).failingSince !== undefined, 'the endpoint failing');
+    await eventually(async () => (await stack.admin.getWebhook(sub.id)).disabledAt !== undefined, 'the endpoint disabled', 15_000);
+    const view = await stack.admin.getWebhook(sub.id);
+    expect(view.disabledReason).toBe(`no delivery succeeded since ${view.failingSince}`);
+    const [last] = await stack.admin.listWebhookDeliveries(sub.id);
+    expect(last).toMatchObject({ outcome: 'disabled', statusCode: 503 });
+    expect(last!.attempt).toBeGreaterThan(1);
   });
 });
 

@@ -72,7 +72,8 @@ export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: J
   let outcome: WebhookOutcome;
   if (ok) {
     outcome = 'delivered';
-    await deps.webhooks.succeeded(subscription._id);
+    // A healthy endpoint (nothing to clear) costs no write.
+    if (subscription.failingSince) await deps.webhooks.succeeded(subscription._id);
   } else if (result.statusCode === 410) {
     outcome = 'disabled';
     await deps.webhooks.disable(subscription._id, `the endpoint answered 410 Gone at ${now.toISOString()}`, now);

@@ -34,6 +34,16 @@ commands:
                                                            archived finished orders by completion time;
                                                            a page with its next cursor, or with --all
                                                            every page's orders in one list
+  create-webhook <url> <type,type,...> [--locations ID,ID,...] [--description TEXT]
+                                                           the secret, shown once
+  list-webhooks [--limit N] [--after ID]
+  get-webhook <webhookId>
+  update-webhook <webhookId> [--url URL] [--events T,T] [--locations ID,ID|all] [--description TEXT] [--enable]
+  delete-webhook <webhookId>
+  rotate-webhook-secret <webhookId>                        the new secret, shown once; the old one signs too for KEY_ROTATION_GRACE
+  test-webhook <webhookId>                                 queues a webhook.test delivery
+  webhook-deliveries <webhookId> [--limit N] [--after ID]  the delivery log, newest first
+  redeliver <webhookId> <deliveryId>
 
 Lists print one page (default 100 items); a full page names the next one on stderr (--after ...).
 
@@ -52,6 +62,11 @@ function bool(value: string | undefined, what: string): boolean | undefined {
   return value === 'true';
 }
 
+/** A comma-separated list option; undefined when absent. */
+function list(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+}
+
 /** A page as printed: the items on stdout, and on stderr where the next page starts when this one is full. */
 function page<T>(items: T[], limit: number | undefined, cursorOf: (item: T) => string | number): T[] {
   const last = items.at(-1);
@@ -59,7 +74,7 @@ function page<T>(items: T[], limit: number | undefined, cursorOf: (item: T) => s
   return items;
 }
 
-async function run(admin: AdminClient, command: string | undefined, args: string[], opts: Record<string, string | undefined> & { all?: boolean }) {
+async function run(admin: AdminClient, command: string | undefined, args: string[], opts: Record<string, string | undefined> & { all?: boolean; enable?: boolean }) {
   const [a, b] = args;
   const need = (n: number) => {
     if (args.length < n) throw new UsageError(`${command} needs ${n} argument(s)`);
@@ -132,6 +147,37 @@ async function run(admin: AdminClient, command: string | undefined, args: string
       if (opts.all) return admin.allHistory(a!, query);
       return page(await admin.orderHistory(a!, { ...query, limit, after: opts.after }), limit, historyCursorOf);
     }
+    case 'create-webhook':
+      need(2);
+      return admin.createWebhook({ url: a!, events: list(b)!, locationIds: list(opts.locations), description: opts.description });
+    case 'list-webhooks':
+      return page(await admin.listWebhooks({ limit, after: afterId }), limit, (w) => w.id);
+    case 'get-webhook':
+      need(1);
+      return admin.getWebhook(a!);
+    case 'update-webhook': {
+      need(1);
+      const locationIds = opts.locations === 'all' ? [] : list(opts.locations);
+      const changes = { url: opts.url, events: list(opts.events), locationIds, description: opts.description, ...(opts.enable ? { enabled: true as const } : {}) };
+      if (Object.values(changes).every((v) => v === undefined)) throw new UsageError('update-webhook needs --url, --events, --locations, --description or --enable');
+      return admin.updateWebhook(a!, changes);
+    }
+    case 'delete-webhook':
+      need(1);
+      await admin.deleteWebhook(a!);
+      return { deleted: a };
+    case 'rotate-webhook-secret':
+      need(1);
+      return admin.rotateWebhookSecret(a!);
+    case 'test-webhook':
+      need(1);
+      return admin.testWebhook(a!);
+    case 'webhook-deliveries':
+      need(1);
+      return page(await admin.listWebhookDeliveries(a!, { limit, after: afterId }), limit, (d) => d.id);
+    case 'redeliver':
+      need(2);
+      return admin.redeliverWebhook(a!, b!);
     default:
       throw new UsageError(command ? `unknown command ${command}` : 'no command given');
   }
@@ -155,6 +201,11 @@ async function main(): Promise<number> {
       'order-deadline': { type: 'string' },
       until: { type: 'string' },
       reason: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      locations: { type: 'string' },
+      description: { type: 'string' },
+      enable: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -166,7 +217,7 @@ async function main(): Promise<number> {
   if (!token) throw new UsageError('ADMIN_TOKEN is not set');
   const admin = new AdminClient(process.env.POS_URL ?? 'http://localhost:8080', token);
   const [command, ...args] = positionals;
-  const result = await run(admin, command, args, values as Record<string, string | undefined> & { all?: boolean });
+  const result = await run(admin, command, args, values as Record<string, string | undefined> & { all?: boolean; enable?: boolean });
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   return 0;
 }

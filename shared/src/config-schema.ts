@@ -444,6 +444,39 @@ export const CONFIG_SECTIONS = defineSections({
         enum: ['otlp', 'console', 'none'],
         default: 'otlp',
         description: '`none` keeps tracing off even with an endpoint; `console` prints spans to stdout (a check on a workstation; it turns tracing on without an endpoint).',
+        },
+      },
+    },
+  webhooks: {
+    title: 'Webhooks',
+    summary: "Signed deliveries of the service's events to a chain's own systems (docs/webhooks.md): their retries, their log, the key their secrets are kept under.",
+    variables: {
+      WEBHOOK_RETRY_SCHEDULE: {
+        type: 'string',
+        pattern: `^${DURATION.slice(1, -1)}(,${DURATION.slice(1, -1)})*$`,
+        default: '5s,5m,30m,2h,5h,10h,10h',
+        description:
+          'The waits before each retry of a delivery whose first attempt (made at once) failed, comma-separated; once they run out the delivery has failed. The default is the Standard Webhooks recommendation.',
+      },
+      WEBHOOK_DISABLE_AFTER: {
+        type: 'string',
+        pattern: DURATION,
+        default: '5d',
+        description: 'An endpoint whose deliveries have failed for this long without a single success is disabled (a 410 Gone disables it at once).',
+      },
+      WEBHOOK_LOG_RETENTION: { type: 'string', pattern: DURATION, default: '28d', description: 'How long the delivery log keeps each attempt.' },
+      WEBHOOK_TIMEOUT: { type: 'string', pattern: DURATION, default: '10s', description: "How long a delivery waits for the endpoint's answer; a 2xx within it is success." },
+      WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 1, default: 20, description: 'Deliveries one worker makes at once (on the webhook queue, never on the work queue).' },
+      WEBHOOK_ALLOW_PRIVATE: {
+        ...flag,
+        description: '`1`: endpoints may be on loopback, private, link-local or cloud-metadata addresses (tests, private networks). Refused otherwise, at creation and at each delivery.',
+      },
+      WEBHOOK_SECRET_KEY: {
+        type: 'string',
+        minLength: 32,
+        unset: 'derived from `API_KEY_SECRET`',
+        description:
+          'The server secret that endpoint secrets are encrypted under in MongoDB (AES-256-GCM, key by HKDF-SHA256). The same on every API node and worker. Set it apart from `API_KEY_SECRET` to rotate that without losing the webhook secrets.',
       },
     },
   },
@@ -487,6 +520,7 @@ export const envSchema = constant({
     ...CONFIG_SECTIONS.lifecycle.variables,
     ...CONFIG_SECTIONS.presence.variables,
     ...CONFIG_SECTIONS.telemetry.variables,
+    ...CONFIG_SECTIONS.webhooks.variables,
     ...CONFIG_SECTIONS.process.variables,
   },
 });

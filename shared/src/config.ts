@@ -176,7 +176,7 @@ function readSections(env: Env) {
       pauseAfterFailedOrders: env.PAUSE_AFTER_FAILED_ORDERS,
       orderDeadlineMs: env.ORDER_DEADLINE === undefined ? undefined : parseDuration(env.ORDER_DEADLINE),
       autoAbortAfterMs: env.ORDER_AUTO_ABORT_AFTER === undefined ? undefined : parseDuration(env.ORDER_AUTO_ABORT_AFTER),
-      },
+    },
     telemetry: {
       // On when spans have somewhere to go; the SDK reads these variables (and the others it knows) itself.
       tracing: env.OTEL_TRACES_EXPORTER === 'console' || (env.OTEL_TRACES_EXPORTER === 'otlp' && Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)),
@@ -186,6 +186,16 @@ function readSections(env: Env) {
       serviceName: env.OTEL_SERVICE_NAME,
       sampler: env.OTEL_TRACES_SAMPLER,
       samplerArg: env.OTEL_TRACES_SAMPLER_ARG,
+    },
+    webhooks: {
+      retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE.split(',').map(parseDuration),
+      disableAfterMs: parseDuration(env.WEBHOOK_DISABLE_AFTER),
+      logRetentionMs: parseDuration(env.WEBHOOK_LOG_RETENTION),
+      timeoutMs: parseDuration(env.WEBHOOK_TIMEOUT),
+      concurrency: env.WEBHOOK_CONCURRENCY,
+      allowPrivate: isOn(env.WEBHOOK_ALLOW_PRIVATE),
+      // Unset: the roles use API_KEY_SECRET (webhookSecretKey below).
+      secretKey: env.WEBHOOK_SECRET_KEY,
     },
     process: {
       logLevel: env.LOG_LEVEL,
@@ -208,6 +218,7 @@ export type OrdersConfig = Config['orders'];
 export type LifecycleConfig = Config['lifecycle'];
 export type PresenceConfig = Config['presence'];
 export type TelemetryConfig = Config['telemetry'];
+export type WebhooksConfig = Config['webhooks'];
 export type ProcessConfig = Config['process'];
 
 /** What no one variable's schema can say: how the listeners' settings go together. */
@@ -219,6 +230,11 @@ function checkListeners(http: HttpConfig): void {
   if (http.headersTimeoutMs <= http.keepAliveTimeoutMs) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT must be longer than HTTP_KEEPALIVE_TIMEOUT');
   // Node refuses a headers timeout over its whole-request timeout (5 min).
   if (http.headersTimeoutMs > HTTP_REQUEST_TIMEOUT_MS) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT (or HTTP_KEEPALIVE_TIMEOUT + 1s) must be at most 5m');
+}
+
+/** The server secret webhook secrets are sealed under: WEBHOOK_SECRET_KEY, else API_KEY_SECRET. */
+export function webhookSecretKey(config: { webhooks: Pick<WebhooksConfig, 'secretKey'>; auth: Pick<AuthConfig, 'apiKeySecret'> }): string | undefined {
+  return config.webhooks.secretKey ?? config.auth.apiKeySecret;
 }
 
 /** Reads the environment once; throws ConfigError naming every bad variable. */

@@ -52,6 +52,26 @@ describe('npm run admin', () => {
     expect((await admin('list-locations', '--online', 'maybe')).code).toBe(2);
   });
 
+  it('subscribes an endpoint to webhooks, changes it, rotates its secret and removes it', async () => {
+    const location = await stack.admin.createLocation('Cli webhooks');
+    // A public address literal: no DNS, and no event of this location is ever sent.
+    const created = await admin('create-webhook', 'https://93.184.215.14/hooks', 'order.placed,order.completed', '--locations', location.id, '--description', 'analytics');
+    expect(created.code).toBe(0);
+    const sub = JSON.parse(created.out);
+    expect(sub).toMatchObject({ url: 'https://93.184.215.14/hooks', events: ['order.placed', 'order.completed'], locationIds: [location.id], description: 'analytics' });
+    expect(sub.secret).toMatch(/^whsec_/);
+    const changed = await admin('update-webhook', sub.id, '--events', 'order.failed', '--locations', 'all');
+    expect(JSON.parse(changed.out)).toMatchObject({ id: sub.id, events: ['order.failed'] });
+    expect(JSON.parse(changed.out)).not.toHaveProperty('locationIds');
+    expect(JSON.parse((await admin('list-webhooks')).out).map((w: { id: string }) => w.id)).toContain(sub.id);
+    const rotated = JSON.parse((await admin('rotate-webhook-secret', sub.id)).out);
+    expect(rotated.secret).not.toBe(sub.secret);
+    expect(JSON.parse((await admin('get-webhook', sub.id)).out)).not.toHaveProperty('secret');
+    expect((await admin('create-webhook', 'http://127.0.0.1/hooks', 'order.placed')).code).toBe(1);
+    expect((await admin('delete-webhook', sub.id)).code).toBe(0);
+    expect((await admin('get-webhook', sub.id)).code).toBe(1);
+  });
+
   it("rotates a session's key and lists the sessions without keys", async () => {
     const { location, key, sessionId } = await registerAt(stack, 'Cli keys');
     const rotated = await admin('rotate-key', sessionId);

@@ -57,14 +57,14 @@ describe('Bull Board over HTTP', () => {
     }
   });
 
-  it('answers the board API with the work, lifecycle and deadline queues, untouched by the problem middleware', async () => {
+  it('answers the board API with the work, lifecycle, deadline and webhook delivery queues, untouched by the problem middleware', async () => {
     const res = await call('GET', `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=10`, {
       headers: bearer,
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const names = (res.json().queues as { name: string }[]).map((q) => q.name);
-    expect(names).toEqual(['order-work', 'order-lifecycle', 'order-deadlines']);
+    expect(names).toEqual(['order-work', 'order-lifecycle', 'order-deadlines', 'webhook-delivery']);
 
     // The board's own "not found" answers keep the board's body.
     const missing = await call('GET', `${stack.origin}/admin/queues/api/queues/no-such-queue/some-job`, { headers: bearer });

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, parseDuration, requireUrls } from '@pos/shared/config';
+import { ConfigError, loadConfig, parseDuration, requireUrls, webhookSecretKey } from '@pos/shared/config';
 import { CONFIG_SECTIONS, envSchema } from '@pos/shared/config-schema';
 
 describe('configuration', () => {
@@ -39,6 +39,26 @@ describe('configuration', () => {
       pauseAfterFailedOrders: 2,
     });
     expect(() => loadConfig({ PRESENCE_WINDOW: '500ms' })).toThrow(/PRESENCE_WINDOW must be at least 1s/);
+  });
+
+  it('reads the webhook settings: the retry schedule, disabling, the log, the secret key', () => {
+    expect(loadConfig({}).webhooks).toMatchObject({
+      retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      disableAfterMs: 5 * 86_400_000,
+      logRetentionMs: 28 * 86_400_000,
+      timeoutMs: 10_000,
+      allowPrivate: false,
+      secretKey: undefined,
+    });
+    const secret = 'k'.repeat(32);
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,2s,4s', WEBHOOK_ALLOW_PRIVATE: '1', API_KEY_SECRET: secret }).webhooks).toMatchObject({
+      retryScheduleMs: [1_000, 2_000, 4_000],
+      allowPrivate: true,
+    });
+    expect(webhookSecretKey(loadConfig({ API_KEY_SECRET: secret }))).toBe(secret);
+    expect(webhookSecretKey(loadConfig({ API_KEY_SECRET: secret, WEBHOOK_SECRET_KEY: 'w'.repeat(32) }))).toBe('w'.repeat(32));
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,,2s' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
+    expect(() => loadConfig({ WEBHOOK_SECRET_KEY: 'short' })).toThrow(/WEBHOOK_SECRET_KEY/);
   });
 
   it('refuses a lifecycle interval under a second', () => {
@@ -237,6 +257,13 @@ describe('configuration', () => {
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: '0.1',
       OTEL_TRACES_EXPORTER: 'none',
+      WEBHOOK_RETRY_SCHEDULE: '1s,1m',
+      WEBHOOK_DISABLE_AFTER: '1d',
+      WEBHOOK_LOG_RETENTION: '7d',
+      WEBHOOK_TIMEOUT: '5s',
+      WEBHOOK_CONCURRENCY: '5',
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      WEBHOOK_SECRET_KEY: 'w'.repeat(32),
       LOG_LEVEL: 'warn',
       SHUTDOWN_GRACE: '30s',
     };

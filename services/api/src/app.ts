@@ -10,6 +10,7 @@ import { requestDeadline } from './middleware/request-deadline';
 import { securityHeaders } from './middleware/security-headers';
 import { traceRequests } from './middleware/trace-requests';
 import { adminRoutes } from './routes/admin';
+import { webhookRoutes } from './routes/webhooks';
 import { boardRoutes } from './routes/board';
 import { bullBoard } from './routes/bull-board';
 import { customerRoutes } from './routes/customer';
@@ -40,7 +41,7 @@ function publicSurface(deps: ApiDeps): Mount[] {
 
 /** The operator surfaces: on `ADMIN_PORT` when it is set, never then on `PORT`. */
 function operatorSurface(deps: ApiDeps): Mount[] {
-  return [adminRoutes(deps), metricsRoutes(deps), bullBoard(deps)];
+  return [adminRoutes(deps), webhookRoutes(deps), metricsRoutes(deps), bullBoard(deps)];
 }
 
 /** The Koa app of each listener: `public` on PORT, and `operator` on ADMIN_PORT when it is set. */

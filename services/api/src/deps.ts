@@ -13,6 +13,9 @@ import type { LocationsRepo } from '@pos/shared/store/locations';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { WorkRepo } from '@pos/shared/store/work';
+import type { DeliveryJobData } from '@pos/shared/queue/webhook-queue';
+import type { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
+import type { SecretBox } from '@pos/shared/webhooks/secrets';
 import type { AppState } from './context';
 import type { IdempotencyStore } from './idempotency/idempotency-store';
 import type { SessionLookup } from './auth/session-lookup';
@@ -36,6 +39,12 @@ export interface ApiDeps {
   queues: WorkQueues;
   /** The order lifecycle job's queue (archive, expiry, purges), for Bull Board. */
   lifecycleQueue: Queue;
+  /** The webhook delivery queue (tests and redeliveries are added here; the worker delivers). */
+  webhookQueue: Queue<DeliveryJobData>;
+  webhooks: WebhooksRepo;
+  webhookDeliveries: WebhookDeliveriesRepo;
+  /** Seals webhook secrets under WEBHOOK_SECRET_KEY (else API_KEY_SECRET). */
+  webhookSecrets: SecretBox;
   subscriber: ChannelSubscriber;
   /** The event streams open on this node and their location subscriptions. */
   hub: StreamHub;

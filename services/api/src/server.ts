@@ -12,6 +12,10 @@ import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
 import { closeRedis, createRedis, isCluster, redisTarget } from '@pos/shared/redis';
 import { createLifecycleQueue } from '@pos/shared/queue/lifecycle';
 import { createDeadlineQueue } from '@pos/shared/queue/deadlines';
+import { createWebhookQueue } from '@pos/shared/queue/webhook-queue';
+import { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
+import { WebhookEmitter } from '@pos/shared/webhooks/emitter';
+import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { OrderArchiveRepo } from '@pos/shared/store/archive';
 import { CommandsRepo } from '@pos/shared/store/commands';
 import { LocationsRepo } from '@pos/shared/store/locations';
@@ -89,6 +93,10 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
   const queues = new WorkQueues(redis, queueLayout(config), nodeLog, config.queue.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(redis, config.redis, nodeLog);
+  const webhookQueue = createWebhookQueue(redis, config.redis, nodeLog);
+  const webhooks = new WebhooksRepo(store.db);
+  // Events the API publishes itself (counter orders, commands) are fanned out as they are published.
+  const webhookEmitter = new WebhookEmitter({ redis, prefix: config.redis.prefix, webhooks, queue: webhookQueue, retryScheduleMs: config.webhooks.retryScheduleMs });
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   const orders = new OrdersRepo(store.db);
   const archive = new OrderArchiveRepo(store.db);
@@ -144,13 +152,17 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     redis,
     queues,
     lifecycleQueue,
+    webhookQueue,
+    webhooks,
+    webhookDeliveries: new WebhookDeliveriesRepo(store.db),
+    webhookSecrets: new SecretBox(config.webhooks.secretKey ?? keySecret), // see webhookSecretKey
     subscriber,
     hub,
     jobs,
     rateLimit: rateLimitPerKey(config.limits.rateLimit, redis, config.redis.prefix, nodeLog),
     // A first attempt still holding its key past the longest wait (JOB_TIMEOUT) is taken for dead.
     idempotency: new IdempotencyStore(redis, config.redis.prefix, config.idempotency.ttlMs, config.queue.jobTimeoutMs + 5_000),
-    events: new EventPublisher(redisPublisher(redis), config.redis.prefix),
+    events: new EventPublisher(redisPublisher(redis), config.redis.prefix, webhookEmitter),
     metrics,
     orders,
     archive,
@@ -197,7 +209,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       clearTimeout(grace);
       await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
       await settleWithin(sessionLookup.stop(), 1_000, nodeLog, 'dropping the session channel');
-      await settleWithin(Promise.all([queues.close(), lifecycleQueue.close(), deadlines.close()]), 2_000, nodeLog, 'closing the queues');
+      await settleWithin(Promise.all([queues.close(), lifecycleQueue.close(), deadlines.close(), webhookQueue.close()]), 2_000, nodeLog, 'closing the queues');
       await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();
       nodeLog.info('api stopped');

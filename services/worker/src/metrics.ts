@@ -1,13 +1,20 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { mongoCommandsCounter } from '@pos/shared/metrics/mongo-commands';
 
 export interface WorkerMetrics {
   registry: Registry;
   /** Jobs this worker finished, by job name and outcome status. */
   jobsProcessed: Counter<'job' | 'status'>;
+  webhooks: WebhookMetrics;
+}
+
+export interface WebhookMetrics {
+  /** Delivery attempts by outcome: delivered, retrying, failed (its schedule ran out), disabled (it disabled the endpoint). */
+  deliveries: Counter<'outcome'>;
+  deliverySeconds: Histogram;
 }
 
 /**
@@ -24,7 +31,19 @@ export function createWorkerMetrics(mongoCommands: () => number): WorkerMetrics 
     labelNames: ['job', 'status'],
     registers: [registry],
   });
-  return { registry, jobsProcessed };
+  const deliveries = new Counter({
+    name: 'pos_webhook_deliveries_total',
+    help: 'Webhook delivery attempts, by outcome: delivered, retrying, failed (the retry schedule ran out), disabled (the attempt disabled the endpoint)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const deliverySeconds = new Histogram({
+    name: 'pos_webhook_delivery_seconds',
+    help: "Time of one webhook delivery attempt, from the address check to the endpoint's answer",
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  return { registry, jobsProcessed, webhooks: { deliveries, deliverySeconds } };
 }
 
 /** GET /metrics on its own listener (nothing else is served); resolves with the port. */

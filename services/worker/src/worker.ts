@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
-import { requireUrls } from '@pos/shared/config';
+import { requireUrls, webhookSecretKey } from '@pos/shared/config';
 import { problems } from '@pos/shared/domain/problem';
 import { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
@@ -17,6 +17,10 @@ import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { OrdersRepo } from '@pos/shared/store/orders';
 import { SessionsRepo } from '@pos/shared/store/sessions';
+import { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
+import { createWebhookQueue } from '@pos/shared/queue/webhook-queue';
+import { WebhookEmitter } from '@pos/shared/webhooks/emitter';
+import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { storeProblem } from '@pos/shared/store/store-errors';
 import { annotate, traced } from '@pos/shared/telemetry/tracing';
 import { settleWithin } from '@pos/shared/util/deadline';
@@ -32,6 +36,7 @@ import { startDeadlines } from './jobs/deadlines';
 import { orderFollowUps } from './jobs/follow-ups';
 import { Outbox } from './jobs/outbox';
 import { createWorkerMetrics, serveMetrics } from './metrics';
+import { startDeliveryWorker } from './webhooks/delivery';
 
 export interface RunningWorker {
   /** Stops taking jobs, lets the active ones finish, then disconnects. */
@@ -73,6 +78,10 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const failureThreshold = async (locationId: string): Promise<number> =>
     (await locations.failureThreshold(locationId)) ?? config.orders.failureThreshold;
 
+  const webhooks = new WebhooksRepo(store.db);
+  const webhookQueue = createWebhookQueue(redis, config.redis, log);
+  const webhookEmitter = new WebhookEmitter({ redis, prefix: config.redis.prefix, webhooks, queue: webhookQueue, retryScheduleMs: config.webhooks.retryScheduleMs });
+
   const answers = new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs);
   const checkpoint = faultInjection(config.worker.faultInject, log);
 
@@ -100,10 +109,10 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     const standing = answered && standingAnswer(answered);
     if (standing) return standing;
     // The job's events go out with its reply, after it (one round trip; see Outbox).
-    const outbox = new Outbox();
+    const outbox = new Outbox(webhookEmitter);
     const ctx: JobContext = {
       ...repos,
-      events: new EventPublisher(outbox, config.redis.prefix),
+      events: new EventPublisher(outbox, config.redis.prefix, outbox),
       followUps,
       failureThreshold,
       jobId: job.id!,
@@ -162,6 +171,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     workerConnection,
     orders: repos.orders,
     locations,
+    webhooks: webhookEmitter,
     contextFor: (jobId, jobLog, events) => ({ ...repos, events, followUps, failureThreshold, jobId, answered: false, log: jobLog, checkpoint }),
   });
   followUps = orderFollowUps({ deadlines: deadlines.queue, locations, presence: config.presence, log });
@@ -170,14 +180,25 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const { current, draining } = layoutPartitions(queueLayout(config));
   const workers = [...current, ...draining].map(consume);
   const drain = draining.length > 0 ? await watchDrain(draining, redis, log) : undefined;
-  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  const secretKey = webhookSecretKey(config);
+  const deliveryWorker = secretKey
+    ? startDeliveryWorker(workerConnection, config.redis, config.webhooks, config.worker.jobLockDurationMs, {
+        webhooks,
+        deliveries: new WebhookDeliveriesRepo(store.db),
+        secrets: new SecretBox(secretKey),
+        metrics: metrics.webhooks,
+        log: log.child({ queue: 'webhook-delivery' }),
+      })
+    : undefined;
+  if (!deliveryWorker) log.warn('neither WEBHOOK_SECRET_KEY nor API_KEY_SECRET is set: this worker delivers no webhooks');
+  await Promise.all([...workers, ...(deliveryWorker ? [deliveryWorker] : [])].map((worker) => worker.waitUntilReady()));
   const listener = config.worker.metricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.worker.metricsPort, config.http.host);
   const lifecycle = await startLifecycle({
     config,
     log,
     redis,
     workerConnection,
-    deps: { orders: repos.orders, archive: repos.archive, commands: new CommandsRepo(store.db), checkpoint },
+    deps: { orders: repos.orders, archive: repos.archive, commands: new CommandsRepo(store.db), webhookDeliveries: new WebhookDeliveriesRepo(store.db), checkpoint },
   });
   log.info(
     {
@@ -194,11 +215,17 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     async close() {
       listener?.server.close();
       await Promise.all([
-        settleWithin(Promise.all(workers.map((worker) => worker.close())), config.process.shutdownGraceMs, log, 'finishing the active jobs'),
+        settleWithin(
+          Promise.all([...workers, ...(deliveryWorker ? [deliveryWorker] : [])].map((worker) => worker.close())),
+          config.process.shutdownGraceMs,
+          log,
+          'finishing the active jobs',
+        ),
         lifecycle.close(),
         deadlines.close(),
       ]);
       if (drain) await settleWithin(drain.stop(), 2_000, log, 'closing the drained queues');
+      await settleWithin(webhookQueue.close(), 2_000, log, 'closing the webhook queue');
       await Promise.all([closeRedis(redis), closeRedis(workerConnection)]);
       await store.close();
       log.info('worker stopped');

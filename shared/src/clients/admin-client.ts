@@ -5,8 +5,18 @@
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/records';
-import type { LocationUpdateInput, PauseInput, RowInput } from '../schemas/requests';
-import type { IssuedSession, LocationView, PresenceView, RotatedSession, SessionView } from '../schemas/responses';
+import type { LocationUpdateInput, PauseInput, RowInput, WebhookInput, WebhookUpdateInput } from '../schemas/requests';
+import type {
+  IssuedSession,
+  IssuedWebhook,
+  LocationView,
+  PresenceView,
+  QueuedDelivery,
+  RotatedSession,
+  SessionView,
+  WebhookDelivery,
+  WebhookView,
+} from '../schemas/responses';
 import { historyCursorOf } from '../schemas/history';
 import { requestJson } from './json-http';
 
@@ -16,7 +26,7 @@ export interface HistoryRange {
   to?: string;
 }
 
-export type { IssuedSession, RotatedSession };
+export type { IssuedSession, IssuedWebhook, QueuedDelivery, RotatedSession, WebhookDelivery, WebhookView };
 
 /** Which page of a list: at most `limit` (default 100, at most 1000) items after `after`, the last cursor of the previous page. */
 export interface PageOptions<Cursor> {
@@ -172,6 +182,46 @@ export class AdminClient {
 
   recoverOrder(locationId: string, orderNumber: number): Promise<OrderRecord> {
     return this.call('POST', `/locations/${encodeURIComponent(locationId)}/orders/${orderNumber}/recover`);
+  }
+
+  /** Subscribes an endpoint; the answer holds its secret, shown this once. */
+  createWebhook(input: WebhookInput): Promise<IssuedWebhook> {
+    return this.call('POST', '/webhooks', input);
+  }
+
+  listWebhooks(page: PageOptions<string> = {}): Promise<WebhookView[]> {
+    return this.call('GET', `/webhooks${pageQuery(page)}`);
+  }
+
+  getWebhook(id: string): Promise<WebhookView> {
+    return this.call('GET', `/webhooks/${encodeURIComponent(id)}`);
+  }
+
+  updateWebhook(id: string, changes: WebhookUpdateInput): Promise<WebhookView> {
+    return this.call('PATCH', `/webhooks/${encodeURIComponent(id)}`, changes);
+  }
+
+  deleteWebhook(id: string): Promise<void> {
+    return this.call('DELETE', `/webhooks/${encodeURIComponent(id)}`);
+  }
+
+  /** A new secret, shown this once; the old one signs too for KEY_ROTATION_GRACE more. */
+  rotateWebhookSecret(id: string): Promise<IssuedWebhook> {
+    return this.call('POST', `/webhooks/${encodeURIComponent(id)}/rotate-secret`);
+  }
+
+  /** Queues a `webhook.test` delivery. */
+  testWebhook(id: string): Promise<QueuedDelivery> {
+    return this.call('POST', `/webhooks/${encodeURIComponent(id)}/test`);
+  }
+
+  /** One page of the endpoint's delivery attempts, newest first; `after` is the last id of the previous page. */
+  listWebhookDeliveries(id: string, page: PageOptions<string> = {}): Promise<WebhookDelivery[]> {
+    return this.call('GET', `/webhooks/${encodeURIComponent(id)}/deliveries${pageQuery(page)}`);
+  }
+
+  redeliverWebhook(id: string, deliveryId: string): Promise<QueuedDelivery> {
+    return this.call('POST', `/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`);
   }
 
   private call<T>(method: string, path: string, body?: unknown): Promise<T> {

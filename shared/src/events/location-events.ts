@@ -43,6 +43,18 @@ export type LocationEvent = (
 /** What a `location` event announces. */
 export type LocationChange = 'online' | 'offline' | 'paused' | 'resumed';
 
+/** What EventPublisher offers the webhooks: every location event, and one only webhooks hear of. */
+export type WebhookSource = LocationEvent | { type: 'command-acknowledged'; record: CommandRecord };
+
+/**
+ * Where EventPublisher offers each event for webhooks (webhooks/emitter.ts maps and fans them
+ * out): in the worker the job's outbox, which adds the deliveries before the job answers; in the
+ * API the emitter itself.
+ */
+export interface WebhookSink {
+  offer(locationId: string, event: WebhookSource, at: number): Promise<void>;
+}
+
 export const locationChannel = (prefix: string, locationId: string): string => `${prefix}:loc:${locationId}`;
 
 /** Where events go: Redis (PUBLISH, or SPUBLISH on a cluster), or the worker's outbox, which holds them for the job's reply. */
@@ -63,6 +75,7 @@ export class EventPublisher {
   constructor(
     private readonly redis: Publisher,
     private readonly prefix: string,
+    private readonly webhooks?: WebhookSink,
   ) {}
 
   /** An order's new state; `overdue` (operators' form only) once its placement is overdue. */
@@ -84,6 +97,11 @@ export class EventPublisher {
     return this.publish(doc.locationId, { type: 'command', record: toCommandRecord(doc) });
   }
 
+  /** A command acknowledged: for webhooks only (streams drop acknowledged commands by themselves). */
+  async commandAcknowledged(doc: CommandDoc): Promise<void> {
+    await this.webhooks?.offer(doc.locationId, { type: 'command-acknowledged', record: toCommandRecord(doc) }, performance.timeOrigin + performance.now());
+  }
+
   sessionClosed(locationId: string, sessionId: string): Promise<void> {
     return this.publish(locationId, { type: 'session-closed', sessionId });
   }
@@ -101,6 +119,7 @@ export class EventPublisher {
 
   private async publish(locationId: string, event: LocationEvent): Promise<void> {
     event.at = performance.timeOrigin + performance.now();
-    await this.redis.publish(locationChannel(this.prefix, locationId), JSON.stringify(event));
+    // Offered to the webhooks even when the publish fails: they do not depend on it.
+    await Promise.all([this.redis.publish(locationChannel(this.prefix, locationId), JSON.stringify(event)), this.webhooks?.offer(locationId, event, event.at)]);
   }
 }

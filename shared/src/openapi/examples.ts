@@ -10,11 +10,14 @@ import type { CommandDoc, LocationDoc, OrderDoc } from '../store/documents';
 import { storeProblem } from '../store/store-errors';
 import { toLocationView } from '../store/locations';
 import { toSessionView } from '../store/sessions';
+import { toWebhookView } from '../store/webhooks';
 
 export const EXAMPLE_IDS = {
   location: '019a8f2c-5b1e-7c3d-9a40-2e6f1b7d8c90',
   session: '019a8f2d-0c4a-7e21-8b5f-4d3c2a1b0e9f',
   error: '6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f',
+  webhook: '019a8f2e-7d10-7a55-9c31-5e4f3a2b1c0d',
+  delivery: '019a8f31-2a6b-7f08-a1d2-3c4b5a6f7e8d',
 } as const;
 
 const at = (time: string) => new Date(`2026-11-21T${time}Z`);
@@ -82,6 +85,27 @@ export const examples = {
     createdAt: at('06:01:00.000'),
   }),
   apiKey: 'pos_D9YuS2GvbS-wEih4_-Yxpw0FdyZgyw8HLNBLYr8q2QaINhsuWx68d0bWEGiy6lZv',
+  webhook: toWebhookView({
+    _id: EXAMPLE_IDS.webhook,
+    url: 'https://hq.example.com/pos-events',
+    events: ['order.placed', 'order.completed'],
+    secret: '',
+    createdAt: at('06:02:00.000'),
+    updatedAt: at('06:02:00.000'),
+  }),
+  webhookSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/WcwdTzYwAs=',
+  webhookMessageId: 'msg_Xo3sPq0Lz9vN2bY7cQ1wE4rT',
+  webhookDelivery: {
+    id: EXAMPLE_IDS.delivery,
+    webhookId: 'msg_Xo3sPq0Lz9vN2bY7cQ1wE4rT',
+    type: 'order.placed',
+    attempt: 2,
+    outcome: 'retrying' as const,
+    statusCode: 503,
+    durationMs: 84,
+    at: '2026-11-21T07:11:09.500Z',
+    nextRetryAt: '2026-11-21T07:16:09.500Z',
+  },
   sessionNotValid: SESSION_NOT_VALID_BODY,
   unauthorized: { message: 'Unauthorized', uid: null },
 };
@@ -98,6 +122,7 @@ export const exampleProblems = {
   malformedJson: problems.validation('Malformed JSON in request body'),
   locationNotFound: problems.notFound('Location does not exist'),
   sessionNotFound: problems.notFound('Session does not exist'),
+  webhookNotFound: problems.notFound('Webhook subscription does not exist'),
   orderNumber: problems.illegalArgument('Order number must be a positive integer'),
   notAccepting: problems.notAccepting('Location is paused until 2026-11-21T09:00:00.000Z (kitchen closed)'),
 } satisfies Record<string, Problem>;

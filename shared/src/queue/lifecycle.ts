@@ -27,9 +27,11 @@ export interface LifecycleCounts {
   purged: number;
   /** Expired commands removed. */
   commandsPurged: number;
+  /** Webhook delivery log entries past WEBHOOK_LOG_RETENTION removed. */
+  deliveriesPurged: number;
 }
 
-export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = ['archived', 'expired', 'purged', 'commandsPurged'];
+export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = ['archived', 'expired', 'purged', 'commandsPurged', 'deliveriesPurged'];
 
 export interface LifecycleRun extends LifecycleCounts {
   durationMs: number;

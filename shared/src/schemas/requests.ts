@@ -9,6 +9,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { COMMAND_KINDS, CUSTOMER_COMMAND_KINDS, CommandKind } from '../domain/commands';
 import { ORDER_STATES } from '../domain/order-state';
 import { Problem, problems } from '../domain/problem';
+import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 
 const ajv = new Ajv({ allErrors: false, strict: true });
 addFormats(ajv, ['date-time']);
@@ -153,6 +154,46 @@ export const customerSessionSchema = {
   properties: { userNumber: positiveInt, tableNumber: { ...positiveInt } },
 } as const;
 
+/** An endpoint's URL: http(s), checked further (SSRF) by the route. */
+const webhookUrl = { type: 'string', minLength: 1, maxLength: 2048, format: TEXT_FORMATS.line, description: 'http(s) URL of the endpoint' } as const;
+const webhookEvents = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 50,
+  uniqueItems: true,
+  items: { type: 'string', enum: WEBHOOK_EVENT_TYPES },
+  description: 'The event types delivered',
+} as const;
+const webhookLocations = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 1000,
+  uniqueItems: true,
+  items: { type: 'string', minLength: 1, maxLength: 64 },
+  description: 'The locations whose events are delivered; absent: every location',
+} as const;
+
+export const webhookSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url', 'events'],
+  properties: { url: webhookUrl, events: webhookEvents, locationIds: webhookLocations, description: block(LIMITS.reasonLength) },
+} as const;
+
+/** A change of a subscription; `locationIds: []` makes it cover every location again, `enabled: true` re-enables a disabled one. */
+export const webhookUpdateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    url: webhookUrl,
+    events: webhookEvents,
+    locationIds: { ...webhookLocations, minItems: 0 },
+    description: block(LIMITS.reasonLength),
+    enabled: { type: 'boolean', const: true, description: 'true: re-enable a disabled endpoint' },
+  },
+} as const;
+
 const limit = {
   type: 'integer',
   minimum: 1,
@@ -205,6 +246,8 @@ export type OrderInput = FromSchema<typeof orderSchema>;
 export type RowsInput = FromSchema<typeof rowsBodySchema>;
 export type CommandInput = FromSchema<typeof commandBodySchema>;
 export type LocationInput = FromSchema<typeof locationSchema>;
+export type WebhookInput = FromSchema<typeof webhookSchema>;
+export type WebhookUpdateInput = FromSchema<typeof webhookUpdateSchema>;
 export type LocationUpdateInput = FromSchema<typeof locationUpdateSchema>;
 export type ServiceSessionInput = FromSchema<typeof serviceSessionSchema>;
 export type CustomerSessionInput = FromSchema<typeof customerSessionSchema>;
@@ -281,6 +324,8 @@ export const validators = {
   customerSession: compile<CustomerSessionInput>(customerSessionSchema),
   locationUpdate: compile<LocationUpdateInput>(locationUpdateSchema),
   pause: compile<PauseInput>(pauseSchema),
+  webhook: compile<WebhookInput>(webhookSchema),
+  webhookUpdate: compile<WebhookUpdateInput>(webhookUpdateSchema),
 };
 
 export const queryValidators = {

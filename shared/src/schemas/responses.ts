@@ -186,6 +186,70 @@ export const rotatedSessionSchema = {
   properties: { ...sessionViewProperties, apiKey },
 } as const;
 
+const webhookViewProperties = {
+  id: { type: 'string', description: 'The subscription id' },
+  url: { type: 'string', description: 'http(s) URL of the endpoint' },
+  events: { type: 'array', items: { type: 'string' }, description: 'The event types delivered' },
+  locationIds: { type: 'array', items: { type: 'string' }, description: 'The locations whose events are delivered; absent: every location' },
+  description: { type: 'string' },
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  previousSecretExpiresAt: { ...timestamp, description: 'Until when the secret replaced by the last rotation still signs deliveries (beside the new one)' },
+  disabledAt: { ...timestamp, description: 'Set when deliveries stopped: after WEBHOOK_DISABLE_AFTER of failures, or a 410 Gone' },
+  disabledReason: { type: 'string', description: 'Why the endpoint was disabled' },
+  failingSince: { ...timestamp, description: 'The first failed attempt since the last success, while failures last' },
+} as const;
+
+/** A webhook subscription as the admin API shows it: never its secret. */
+export const webhookViewSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'url', 'events', 'createdAt', 'updatedAt'],
+  properties: webhookViewProperties,
+} as const;
+
+const webhookSecret = {
+  type: 'string',
+  pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
+  description: 'The signing secret, shown this once: `whsec_` and base64 of 32 random bytes; stored encrypted under the server key',
+} as const;
+
+/** A subscription just created, or whose secret was just rotated: with its secret. */
+export const issuedWebhookSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'url', 'events', 'createdAt', 'updatedAt', 'secret'],
+  properties: { ...webhookViewProperties, secret: webhookSecret },
+} as const;
+
+/** One delivery attempt in the log. */
+export const webhookDeliverySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'webhookId', 'type', 'attempt', 'outcome', 'durationMs', 'at'],
+  properties: {
+    id: { type: 'string', description: 'The attempt, for redelivery' },
+    webhookId: { type: 'string', description: 'The `webhook-id` header: the same on every attempt of one event to one endpoint' },
+    type: { type: 'string', description: 'The event type' },
+    attempt: { ...positiveInt, description: 'The attempt number (a redelivery starts again at 1)' },
+    outcome: { type: 'string', enum: ['delivered', 'retrying', 'failed', 'disabled'] },
+    statusCode: { type: 'integer', minimum: 100, maximum: 599, description: "The endpoint's answer, when it answered" },
+    error: { type: 'string', description: 'Why no answer came (timeout, refused address, connection error)' },
+    durationMs: { type: 'integer', minimum: 0 },
+    at: timestamp,
+    nextRetryAt: { ...timestamp, description: 'When the next attempt is due (outcome `retrying`)' },
+    redelivery: { type: 'boolean', const: true, description: 'Sent by a redeliver request' },
+  },
+} as const;
+
+/** A delivery queued (a test event, a redelivery). */
+export const queuedDeliverySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['webhookId', 'type'],
+  properties: { webhookId: webhookDeliverySchema.properties.webhookId, type: webhookDeliverySchema.properties.type },
+} as const;
+
 export const healthSchema = {
   type: 'object',
   additionalProperties: false,
@@ -215,6 +279,10 @@ export type PresenceRegister = FromSchema<typeof presenceRegisterSchema>;
 export type SessionView = FromSchema<typeof sessionViewSchema>;
 export type IssuedSession = FromSchema<typeof issuedSessionSchema>;
 export type RotatedSession = FromSchema<typeof rotatedSessionSchema>;
+export type WebhookView = FromSchema<typeof webhookViewSchema>;
+export type IssuedWebhook = FromSchema<typeof issuedWebhookSchema>;
+export type WebhookDelivery = FromSchema<typeof webhookDeliverySchema>;
+export type QueuedDelivery = FromSchema<typeof queuedDeliverySchema>;
 export type HealthBody = FromSchema<typeof healthSchema>;
 export type ReadinessBody = FromSchema<typeof readinessSchema>;
 

@@ -99,3 +99,45 @@ export interface ArchivedOrderDoc extends OrderDoc {
   /** Set on an unsubmitted order (SELECTING or NEW) that expired: kept for the record, answered as a missing order. */
   expiredAt?: Date;
 }
+
+export interface WebhookDoc {
+  _id: string;
+  url: string;
+  events: string[];
+  /** Absent: every location. */
+  locationIds?: string[];
+  description?: string;
+  /** The signing secret, sealed under the server key (webhooks/secrets.ts); never on the wire after creation. */
+  secret: string;
+  /** The secret the last rotation replaced; it signs too until previousSecretExpiresAt. */
+  previousSecret?: string;
+  previousSecretExpiresAt?: Date;
+  createdAt: Date;
+  updatedAt: Date;
+  /** The first failed attempt since the last success; cleared by a success. */
+  failingSince?: Date;
+  disabledAt?: Date;
+  disabledReason?: string;
+}
+
+export type WebhookOutcome = 'delivered' | 'retrying' | 'failed' | 'disabled';
+
+/** One attempt of one delivery, kept for WEBHOOK_LOG_RETENTION. */
+export interface WebhookDeliveryDoc {
+  /** UUIDv7: newest first is descending `_id`. */
+  _id: string;
+  subscriptionId: string;
+  webhookId: string;
+  type: string;
+  /** The body sent, so that it can be sent again (redelivery). */
+  body: string;
+  attempt: number;
+  outcome: WebhookOutcome;
+  statusCode?: number;
+  error?: string;
+  durationMs: number;
+  at: Date;
+  nextRetryAt?: Date;
+  redelivery?: true;
+  purgeAt: Date;
+}

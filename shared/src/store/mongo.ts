@@ -1,6 +1,6 @@
 import { Collection, Db, Filter, MongoClient } from 'mongodb';
 import type { MongoConfig } from '../config';
-import type { ArchivedOrderDoc, CommandDoc, LocationDoc, OrderDoc, SessionDoc } from './documents';
+import type { ArchivedOrderDoc, CommandDoc, LocationDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
 import { asInteger, asString } from './query-values';
 
 export interface Store {
@@ -72,6 +72,9 @@ export function collections(db: Db) {
     commands: db.collection<CommandDoc>('commands'),
     /** Orders that left `orders`: finished ones and expired carts (store/archive.ts). */
     orderArchive: db.collection<ArchivedOrderDoc>('orderArchive'),
+    webhooks: db.collection<WebhookDoc>('webhooks'),
+    /** The webhook delivery log (store/webhooks.ts). */
+    webhookDeliveries: db.collection<WebhookDeliveryDoc>('webhookDeliveries'),
   };
 }
 
@@ -114,6 +117,9 @@ export async function ensureIndexes(db: Db): Promise<void> {
     // MongoDB removes archived orders past their retention; the lifecycle job's purge does the
     // same where no TTL monitor runs, and both are harmless to each other.
     c.orderArchive.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
+    // an endpoint's delivery log, newest first; dropped after WEBHOOK_LOG_RETENTION (TTL, and the lifecycle job's purge)
+    c.webhookDeliveries.createIndex({ subscriptionId: 1, _id: -1 }),
+    c.webhookDeliveries.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
   ]);
 }
 

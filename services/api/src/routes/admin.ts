@@ -223,6 +223,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     const command = await deps.commands.acknowledge(location._id, number, new Date());
     if (!command) throw new ProblemError(problems.commandNotFound());
     ctx.state.log.info({ commandNumber: number }, 'command acknowledged');
+    await deps.events.commandAcknowledged(command).catch((err: unknown) => ctx.state.log.warn({ err }, 'could not offer the acknowledgement to webhooks'));
     ctx.body = toCommandRecord(command);
   });
 

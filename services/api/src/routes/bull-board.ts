@@ -58,7 +58,7 @@ function checkWrite(ctx: AppContext): void {
  * Read-only unless BULL_BOARD_WRITABLE: then only GET, HEAD and OPTIONS pass (405 otherwise),
  * and the board hides its buttons.
  */
-export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'deadlines' | 'adminToken' | 'config'>): Middleware<AppState> {
+export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'deadlines' | 'webhookQueue' | 'adminToken' | 'config'>): Middleware<AppState> {
   const writable = deps.config.auth.bullBoardWritable;
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
   createBullBoard({
@@ -70,6 +70,8 @@ export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'dea
       new BullMQAdapter(deps.lifecycleQueue, { readOnlyMode: true }),
       // the order deadlines' delayed jobs (docs/presence-and-deadlines.md), to look at
       new BullMQAdapter(deps.deadlines, { readOnlyMode: true }),
+      // Webhook deliveries: a failed one may be retried from the board, like a work job.
+      new BullMQAdapter(deps.webhookQueue, { readOnlyMode: !writable }),
     ],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'POS order work' } },

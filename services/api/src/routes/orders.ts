@@ -58,6 +58,7 @@ export function serviceRoutes(deps: ApiDeps): Router<AppState> {
     const command = await deps.commands.acknowledge(sessionOf(ctx).locationId, number, new Date());
     if (!command) throw new ProblemError(problems.commandNotFound());
     ctx.state.log.info({ commandNumber: number }, 'command acknowledged');
+    await deps.events.commandAcknowledged(command).catch((err: unknown) => ctx.state.log.warn({ err }, 'could not offer the acknowledgement to webhooks'));
     ctx.body = toCommandRecord(command);
   });
 

@@ -1,6 +1,6 @@
 import { Job, Queue, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
-import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
+import { EventPublisher, redisPublisher, WebhookSink } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { locationsSeenSince, readPresence } from '@pos/shared/presence/presence-store';
 import {
@@ -49,13 +49,15 @@ export async function startDeadlines(options: {
   workerConnection: RedisClient;
   orders: Pick<OrdersRepo, 'markOverdue'>;
   locations: Pick<LocationsRepo, 'announcedOnline' | 'onlineIds' | 'setOnline' | 'pausesEnded' | 'resume'>;
+  /** Where location, overdue and auto-abort events go for the webhooks. */
+  webhooks: WebhookSink;
   /** A job context for an order transition run by this worker outside the work queue. */
   contextFor(jobId: string, log: Logger, events: EventPublisher): JobContext;
 }): Promise<RunningDeadlines> {
   const { config, redis, orders, locations } = options;
   const { prefix } = config.redis;
   const log = options.log.child({ queue: DEADLINE_QUEUE });
-  const events = new EventPublisher(redisPublisher(redis), prefix);
+  const events = new EventPublisher(redisPublisher(redis), prefix, options.webhooks);
   const queue = createDeadlineQueue(redis, config.redis, log);
   const presenceQueue = createPresenceQueue(redis, config.redis, log);
   const windowMs = config.presence.windowMs;

@@ -5,11 +5,14 @@ import type { OrderArchiveRepo } from '@pos/shared/store/archive';
 import type { ArchivedOrderDoc } from '@pos/shared/store/documents';
 import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { OrdersRepo } from '@pos/shared/store/orders';
+import type { WebhookDeliveriesRepo } from '@pos/shared/store/webhooks';
 
 export interface LifecycleDeps {
   orders: Pick<OrdersRepo, 'untouchedSince' | 'removeIfUnchanged' | 'versionsOf'>;
   archive: Pick<OrderArchiveRepo, 'keep' | 'dropCopies' | 'purge'>;
   commands: Pick<CommandsRepo, 'purgeExpired'>;
+  /** The webhook delivery log (its TTL index does the same where a TTL monitor runs). */
+  webhookDeliveries?: Pick<WebhookDeliveriesRepo, 'purge'>;
   log: Logger;
   /** Test-only: the point between the archive copy and the hot delete (FAULT_INJECT crashes there). */
   checkpoint?(point: 'mid-archive'): void | Promise<void>;
@@ -91,5 +94,11 @@ export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSetti
     const removed = await deps.archive.purge(now, batchSize);
     return { read: removed, done: removed };
   });
-  return { archived, expired, purged, commandsPurged, durationMs: Date.now() - started, complete };
+  const deliveriesPurged = deps.webhookDeliveries
+    ? await drain(async () => {
+        const removed = await deps.webhookDeliveries!.purge(now, batchSize);
+        return { read: removed, done: removed };
+      })
+    : 0;
+  return { archived, expired, purged, commandsPurged, deliveriesPurged, durationMs: Date.now() - started, complete };
 }

@@ -1,4 +1,6 @@
+import type { WebhookSink, WebhookSource } from '@pos/shared/events/location-events';
 import { isCluster, publish, RedisClient } from '@pos/shared/redis';
+import type { OfferedEvent, WebhookEmitter } from '@pos/shared/webhooks/emitter';
 import type { AnswerRecord } from './answered-jobs';
 
 /**
@@ -6,9 +8,17 @@ import type { AnswerRecord } from './answered-jobs';
  * then sent together with its reply, in order, in one round trip to Redis instead of one each.
  * Holding them is safe: a job whose messages could not be sent fails and is run again, and its
  * re-run finds its id on the order and announces the order again.
+ *
+ * It holds the job's events for the webhooks too, and adds their deliveries first: a job whose
+ * worker dies before then is run again and offers them again (each delivery's job id is its
+ * webhook-id, so one added already is not added twice). Only a transition that was written
+ * produces one.
  */
-export class Outbox {
+export class Outbox implements WebhookSink {
   private readonly messages: [channel: string, message: string][] = [];
+  private readonly offered: OfferedEvent[] = [];
+
+  constructor(private readonly webhooks?: WebhookEmitter) {}
 
   /** How many messages are held. */
   get size(): number {
@@ -21,6 +31,11 @@ export class Outbox {
     return Promise.resolve(0);
   }
 
+  offer(locationId: string, event: WebhookSource, at: number): Promise<void> {
+    if (this.webhooks) this.offered.push({ locationId, event, at });
+    return Promise.resolve();
+  }
+
   /**
    * Sends what the job published, then the record of its answer, then its reply (when a node
    * waits for one): one pipeline on one Redis. The record goes before the reply, so that a reply
@@ -28,6 +43,8 @@ export class Outbox {
    * (a pipeline may not span slots; a message is an SPUBLISH to its channel's shard).
    */
   async send(redis: RedisClient, [key, value, ttlMs]: AnswerRecord, reply?: [channel: string, message: string]): Promise<void> {
+    const offered = this.offered.splice(0);
+    if (offered.length > 0) await this.webhooks!.emit(offered);
     const messages = this.messages.splice(0);
     if (isCluster(redis)) {
       for (const [channel, message] of messages) await publish(redis, channel, message);

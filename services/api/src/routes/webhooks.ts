@@ -1,0 +1,156 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type Router from '@koa/router';
+import { ProblemError, problems } from '@pos/shared/domain/problem';
+import { addDeliveries, DeliveryJobData } from '@pos/shared/queue/webhook-queue';
+import { queryValidators, validators } from '@pos/shared/schemas/requests';
+import type { IssuedWebhook, QueuedDelivery, WebhookDelivery } from '@pos/shared/schemas/responses';
+import type { WebhookDeliveryDoc, WebhookDoc } from '@pos/shared/store/documents';
+import { newId } from '@pos/shared/store/ids';
+import { isId } from '@pos/shared/store/query-values';
+import { toWebhookView } from '@pos/shared/store/webhooks';
+import { deliveryBody, subscriptionsChanged } from '@pos/shared/webhooks/emitter';
+import { TEST_EVENT_TYPE } from '@pos/shared/webhooks/event-types';
+import { newWebhookSecret } from '@pos/shared/webhooks/secrets';
+import { checkWebhookUrl, UrlRefused } from '@pos/shared/webhooks/url-guard';
+import type { AppContext, AppState } from '../context';
+import type { ApiDeps } from '../deps';
+import { requireAdmin } from '../middleware/admin-auth';
+import { beginWork, idempotency } from '../middleware/idempotency';
+import { bodyOf, jsonBody } from '../middleware/json-body';
+import { ADMIN_PREFIX } from './admin';
+import { queryOf, sendPage } from './pages';
+import { createRouter } from './router';
+
+function toDeliveryView(doc: WebhookDeliveryDoc): WebhookDelivery {
+  const view: WebhookDelivery = { id: doc._id, webhookId: doc.webhookId, type: doc.type, attempt: doc.attempt, outcome: doc.outcome, durationMs: doc.durationMs, at: doc.at.toISOString() };
+  if (doc.statusCode !== undefined) view.statusCode = doc.statusCode;
+  if (doc.error !== undefined) view.error = doc.error;
+  if (doc.nextRetryAt) view.nextRetryAt = doc.nextRetryAt.toISOString();
+  if (doc.redelivery) view.redelivery = true;
+  return view;
+}
+
+/**
+ * Webhook subscriptions (docs/webhooks.md): create, list, read, change, remove, rotate the
+ * secret, send a test event, read the delivery log, redeliver. Every change of the set of
+ * subscriptions tells the fan-out's caches (subscriptionsChanged).
+ */
+export function webhookRoutes(deps: ApiDeps): Router<AppState> {
+  const router = createRouter(ADMIN_PREFIX);
+  const admin = requireAdmin(deps.adminToken);
+  const json = jsonBody(deps.config.http.bodyLimitBytes);
+  const write = [admin, json, idempotency(deps.idempotency, () => ({ scope: 'admin', maxRecords: deps.config.idempotency.maxRecords }))];
+  const { webhooks: settings } = deps.config;
+  const changed = () => subscriptionsChanged(deps.redis, deps.config.redis.prefix);
+
+  const subscriptionOf = async (ctx: AppContext): Promise<WebhookDoc> => {
+    const found = isId(ctx.params.id) ? await deps.webhooks.find(ctx.params.id) : null;
+    if (!found) throw new ProblemError(problems.notFound('Webhook subscription does not exist'));
+    return found;
+  };
+
+  /** The SSRF guard at creation: a refused URL is a 400 saying why. */
+  const checkUrl = async (url: string) => {
+    try {
+      await checkWebhookUrl(url, settings.allowPrivate);
+    } catch (err) {
+      if (err instanceof UrlRefused) throw new ProblemError(problems.validation(err.message));
+      throw err;
+    }
+  };
+
+  const enqueue = async (delivery: DeliveryJobData, jobId: string): Promise<QueuedDelivery> => {
+    await addDeliveries(deps.webhookQueue, settings.retryScheduleMs, [delivery], () => jobId);
+    return { webhookId: delivery.webhookId, type: delivery.type };
+  };
+
+  router.post('/webhooks', ...write, async (ctx: AppContext) => {
+    const input = bodyOf(ctx, validators.webhook);
+    await checkUrl(input.url);
+    await beginWork(ctx);
+    const now = new Date();
+    const secret = newWebhookSecret();
+    const doc: WebhookDoc = { _id: newId(), url: input.url, events: input.events, secret: deps.webhookSecrets.seal(secret), createdAt: now, updatedAt: now };
+    if (input.locationIds) doc.locationIds = input.locationIds;
+    if (input.description !== undefined) doc.description = input.description;
+    await deps.webhooks.create(doc);
+    await changed();
+    ctx.state.log.info({ subscriptionId: doc._id, events: doc.events }, 'webhook subscription created');
+    const body: IssuedWebhook = { ...toWebhookView(doc), secret };
+    ctx.status = 201;
+    ctx.body = body;
+  });
+
+  router.get('/webhooks', admin, async (ctx: AppContext) => {
+    const page = queryOf(ctx, queryValidators.idPage);
+    sendPage(ctx, (await deps.webhooks.list(page)).map(toWebhookView), page.limit, (last) => last.id);
+  });
+
+  router.get('/webhooks/:id', admin, async (ctx: AppContext) => {
+    ctx.body = toWebhookView(await subscriptionOf(ctx));
+  });
+
+  router.patch('/webhooks/:id', ...write, async (ctx: AppContext) => {
+    const changes = bodyOf(ctx, validators.webhookUpdate);
+    if (changes.url !== undefined) await checkUrl(changes.url);
+    await beginWork(ctx);
+    const updated = isId(ctx.params.id) ? await deps.webhooks.update(ctx.params.id, changes, new Date()) : null;
+    if (!updated) throw new ProblemError(problems.notFound('Webhook subscription does not exist'));
+    await changed();
+    ctx.state.log.info({ subscriptionId: updated._id, fields: Object.keys(changes) }, 'webhook subscription updated');
+    ctx.body = toWebhookView(updated);
+  });
+
+  router.delete('/webhooks/:id', ...write, async (ctx: AppContext) => {
+    await beginWork(ctx);
+    if (!isId(ctx.params.id) || !(await deps.webhooks.remove(ctx.params.id))) throw new ProblemError(problems.notFound('Webhook subscription does not exist'));
+    await changed();
+    ctx.state.log.info({ subscriptionId: ctx.params.id }, 'webhook subscription removed');
+    ctx.status = 204;
+  });
+
+  // The old secret signs beside the new one for KEY_ROTATION_GRACE: receivers switch without a gap.
+  router.post('/webhooks/:id/rotate-secret', ...write, async (ctx: AppContext) => {
+    await beginWork(ctx);
+    const current = await subscriptionOf(ctx);
+    const now = new Date();
+    const secret = newWebhookSecret();
+    const rotated = await deps.webhooks.rotate(current._id, deps.webhookSecrets.seal(secret), current.secret, new Date(now.getTime() + deps.config.auth.keyRotationGraceMs), now);
+    // Another rotation won the race: this one's secret was never stored.
+    if (!rotated) throw new ProblemError(problems.conflict('The secret was rotated concurrently; rotate again'));
+    ctx.state.log.info({ subscriptionId: rotated._id }, 'webhook secret rotated');
+    const body: IssuedWebhook = { ...toWebhookView(rotated), secret };
+    ctx.body = body;
+  });
+
+  router.post('/webhooks/:id/test', ...write, async (ctx: AppContext) => {
+    await beginWork(ctx);
+    const subscription = await subscriptionOf(ctx);
+    const webhookId = `msg_${randomBytes(18).toString('base64url')}`;
+    const body = deliveryBody(TEST_EVENT_TYPE, new Date(), undefined, { subscriptionId: subscription._id });
+    ctx.status = 202;
+    ctx.body = await enqueue({ subscriptionId: subscription._id, webhookId, type: TEST_EVENT_TYPE, body }, webhookId);
+  });
+
+  router.get('/webhooks/:id/deliveries', admin, async (ctx: AppContext) => {
+    const subscription = await subscriptionOf(ctx);
+    const page = queryOf(ctx, queryValidators.idPage);
+    sendPage(ctx, (await deps.webhookDeliveries.list(subscription._id, page)).map(toDeliveryView), page.limit, (last) => last.id);
+  });
+
+  // The same body and webhook-id again (receivers that saw it drop it), on a schedule of its own.
+  router.post('/webhooks/:id/deliveries/:deliveryId/redeliver', ...write, async (ctx: AppContext) => {
+    await beginWork(ctx);
+    const subscription = await subscriptionOf(ctx);
+    const entry = isId(ctx.params.deliveryId) ? await deps.webhookDeliveries.find(subscription._id, ctx.params.deliveryId) : null;
+    if (!entry) throw new ProblemError(problems.notFound('Delivery does not exist'));
+    ctx.state.log.info({ subscriptionId: subscription._id, webhookId: entry.webhookId }, 'webhook redelivery queued');
+    ctx.status = 202;
+    ctx.body = await enqueue(
+      { subscriptionId: subscription._id, webhookId: entry.webhookId, type: entry.type, body: entry.body, redelivery: true },
+      `${entry.webhookId}-redelivery-${randomUUID()}`,
+    );
+  });
+
+  return router;
+}

@@ -1,0 +1,130 @@
+/**
+ * The webhook delivery worker: one attempt per run of a delivery job, on the webhook queue.
+ * Each attempt checks the endpoint's address again (DNS rebinding), signs the body afresh (the
+ * `webhook-timestamp` is the attempt's) with the endpoint's secret and, during a rotation's grace,
+ * the replaced one too, POSTs it, logs the attempt, and counts it. A 2xx is success; anything
+ * else is retried on WEBHOOK_RETRY_SCHEDULE (BullMQ's backoff) until the schedule runs out; a
+ * 410 Gone, or failures without a success for WEBHOOK_DISABLE_AFTER, disable the endpoint.
+ */
+import { Job, UnrecoverableError, Worker } from 'bullmq';
+import { Webhook } from 'standardwebhooks';
+import type { RedisConfig, WebhooksConfig } from '@pos/shared/config';
+import type { Logger } from '@pos/shared/log';
+import { DeliveryJobData, retryDelay, WEBHOOK_QUEUE, webhookPrefix } from '@pos/shared/queue/webhook-queue';
+import type { RedisClient } from '@pos/shared/redis';
+import type { WebhookDoc, WebhookOutcome } from '@pos/shared/store/documents';
+import { newId } from '@pos/shared/store/ids';
+import type { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
+import type { SecretBox } from '@pos/shared/webhooks/secrets';
+import { checkWebhookUrl } from '@pos/shared/webhooks/url-guard';
+import type { WebhookMetrics } from '../metrics';
+import { postTo } from './post';
+
+export interface DeliveryDeps {
+  webhooks: Pick<WebhooksRepo, 'find' | 'succeeded' | 'failed' | 'disable'>;
+  deliveries: Pick<WebhookDeliveriesRepo, 'record'>;
+  secrets: SecretBox;
+  metrics: WebhookMetrics;
+  log: Logger;
+}
+
+/** The `webhook-signature` header: the current secret's signature, then the replaced one's during its grace. */
+function signatures(deps: DeliveryDeps, subscription: WebhookDoc, webhookId: string, at: Date, body: string): string {
+  const sealed = [subscription.secret];
+  if (subscription.previousSecret && subscription.previousSecretExpiresAt && subscription.previousSecretExpiresAt > at) sealed.push(subscription.previousSecret);
+  return sealed.map((s) => new Webhook(deps.secrets.open(s)).sign(webhookId, at, body)).join(' ');
+}
+
+interface Attempt {
+  statusCode?: number;
+  error?: string;
+}
+
+async function attempt(deps: DeliveryDeps, config: WebhooksConfig, subscription: WebhookDoc, data: DeliveryJobData): Promise<Attempt> {
+  try {
+    const target = await checkWebhookUrl(subscription.url, config.allowPrivate);
+    const at = new Date();
+    const headers = {
+      'webhook-id': data.webhookId,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': signatures(deps, subscription, data.webhookId, at, data.body),
+    };
+    return { statusCode: await postTo(target, headers, data.body, config.timeoutMs) };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: Job<DeliveryJobData>): Promise<WebhookOutcome | 'dropped'> {
+  const { data } = job;
+  const subscription = await deps.webhooks.find(data.subscriptionId);
+  // Removed, or disabled since the event: nothing is sent (a redelivery is the operator's call).
+  if (!subscription || (subscription.disabledAt && !data.redelivery)) return 'dropped';
+
+  const number = job.attemptsMade + 1;
+  const started = performance.now();
+  const result = await attempt(deps, config, subscription, data);
+  const seconds = (performance.now() - started) / 1000;
+  const now = new Date();
+  const ok = result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300;
+  const last = number >= (job.opts.attempts ?? 1);
+
+  let outcome: WebhookOutcome;
+  if (ok) {
+    outcome = 'delivered';
+    // A healthy endpoint (nothing to clear) costs no write.
+    if (subscription.failingSince) await deps.webhooks.succeeded(subscription._id);
+  } else if (result.statusCode === 410) {
+    outcome = 'disabled';
+    await deps.webhooks.disable(subscription._id, `the endpoint answered 410 Gone at ${now.toISOString()}`, now);
+  } else {
+    const failingSince = await deps.webhooks.failed(subscription._id, now);
+    if (failingSince && now.getTime() - failingSince.getTime() >= config.disableAfterMs) {
+      outcome = 'disabled';
+      await deps.webhooks.disable(subscription._id, `no delivery succeeded since ${failingSince.toISOString()}`, now);
+    } else outcome = last ? 'failed' : 'retrying';
+  }
+
+  await deps.deliveries.record({
+    _id: newId(),
+    subscriptionId: subscription._id,
+    webhookId: data.webhookId,
+    type: data.type,
+    body: data.body,
+    attempt: number,
+    outcome,
+    ...result,
+    durationMs: Math.round(seconds * 1000),
+    at: now,
+    ...(outcome === 'retrying' ? { nextRetryAt: new Date(now.getTime() + retryDelay(config.retryScheduleMs, number)) } : {}),
+    ...(data.redelivery ? { redelivery: true as const } : {}),
+    purgeAt: new Date(now.getTime() + config.logRetentionMs),
+  });
+  deps.metrics.deliveries.inc({ outcome });
+  deps.metrics.deliverySeconds.observe(seconds);
+  deps.log.info({ webhookId: data.webhookId, subscriptionId: subscription._id, type: data.type, attempt: number, outcome, ...result }, 'webhook delivery attempt');
+  return outcome;
+}
+
+/** The delivery worker on its own queue; each failed attempt throws, so BullMQ schedules the next. */
+export function startDeliveryWorker(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, config: WebhooksConfig, lockDurationMs: number, deps: DeliveryDeps): Worker<DeliveryJobData> {
+  const worker = new Worker<DeliveryJobData, WebhookOutcome | 'dropped'>(
+    WEBHOOK_QUEUE,
+    async (job) => {
+      const outcome = await deliver(deps, config, job);
+      if (outcome === 'retrying') throw new Error('delivery attempt failed; retried on the schedule');
+      if (outcome === 'failed' || outcome === 'disabled') throw new UnrecoverableError(`delivery ${outcome}`);
+      return outcome;
+    },
+    {
+      connection,
+      prefix: webhookPrefix(redis),
+      concurrency: config.concurrency,
+      lockDuration: lockDurationMs,
+      stalledInterval: lockDurationMs,
+      settings: { backoffStrategy: (attemptsMade: number) => retryDelay(config.retryScheduleMs, attemptsMade) },
+    },
+  );
+  worker.on('error', (err) => deps.log.error({ err }, 'webhook worker error'));
+  return worker;
+}

@@ -1,0 +1,64 @@
+/**
+ * The webhook delivery queue's contract: its name, prefix, job data and options. Deliveries have
+ * a queue of their own, so that a slow endpoint never holds a slot of the work queue.
+ */
+import { Queue } from 'bullmq';
+import type { RedisConfig } from '../config';
+import type { Logger } from '../log';
+import type { RedisClient } from '../redis';
+
+export const WEBHOOK_QUEUE = 'webhook-delivery';
+export const WEBHOOK_JOB = 'deliver';
+/** The name of the custom backoff strategy the delivery worker implements (WEBHOOK_RETRY_SCHEDULE). */
+export const WEBHOOK_BACKOFF = 'webhook-schedule';
+
+export interface DeliveryJobData {
+  subscriptionId: string;
+  /** The `webhook-id` header. */
+  webhookId: string;
+  type: string;
+  /** The JSON body, fixed when the event was fanned out: every attempt sends the same bytes. */
+  body: string;
+  redelivery?: true;
+}
+
+/**
+ * A delivery's job id is its webhook-id, so that an event offered again (a re-run job announces its
+ * order again) adds nothing while the first job is kept: completed jobs are kept an hour, longer
+ * than any re-run comes (a few lock periods). A redelivery gets an id of its own.
+ */
+const KEEP_COMPLETED = { age: 3600 };
+const KEEP_FAILED = { age: 7 * 86_400, count: 10_000 };
+
+/** On a Redis Cluster a hash tag of its own, so that all of the queue's keys share one slot. */
+export function webhookPrefix(redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string {
+  return redis.cluster ? `${redis.prefix}:{webhooks}` : redis.prefix;
+}
+
+export function createWebhookQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<DeliveryJobData> {
+  const queue = new Queue<DeliveryJobData>(WEBHOOK_QUEUE, { connection, prefix: webhookPrefix(redis) });
+  queue.on('error', (err: Error) => log.warn({ err: err.message }, 'webhook queue connection error'));
+  return queue;
+}
+
+/** The first attempt at once, then one per wait of WEBHOOK_RETRY_SCHEDULE. */
+export function deliveryJobOptions(retryScheduleMs: number[], jobId: string) {
+  return {
+    jobId,
+    attempts: retryScheduleMs.length + 1,
+    backoff: { type: WEBHOOK_BACKOFF },
+    removeOnComplete: KEEP_COMPLETED,
+    removeOnFail: KEEP_FAILED,
+  };
+}
+
+/** The wait before attempt `attemptsMade + 1` (BullMQ's custom backoff strategy). */
+export function retryDelay(retryScheduleMs: number[], attemptsMade: number): number {
+  return retryScheduleMs[Math.min(attemptsMade, retryScheduleMs.length) - 1] ?? 0;
+}
+
+/** Adds deliveries: one round trip (a MULTI on the queue's slot). */
+export async function addDeliveries(queue: Queue<DeliveryJobData>, retryScheduleMs: number[], deliveries: DeliveryJobData[], jobId = (d: DeliveryJobData) => d.webhookId): Promise<void> {
+  if (deliveries.length === 0) return;
+  await queue.addBulk(deliveries.map((data) => ({ name: WEBHOOK_JOB, data, opts: deliveryJobOptions(retryScheduleMs, jobId(data)) })));
+}

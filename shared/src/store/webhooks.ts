@@ -1,0 +1,126 @@
+/**
+ * Webhook subscriptions and their delivery log. A subscription's `secret` is sealed
+ * (webhooks/secrets.ts); the view never shows it.
+ */
+import type { Db } from 'mongodb';
+import type { WebhookView } from '../schemas/responses';
+import type { WebhookDeliveryDoc, WebhookDoc } from './documents';
+import { collections, deleteDue } from './mongo';
+import type { Page } from './page';
+
+export function toWebhookView(doc: WebhookDoc): WebhookView {
+  const view: WebhookView = { id: doc._id, url: doc.url, events: doc.events, createdAt: doc.createdAt.toISOString(), updatedAt: doc.updatedAt.toISOString() };
+  if (doc.locationIds) view.locationIds = doc.locationIds;
+  if (doc.description !== undefined) view.description = doc.description;
+  if (doc.previousSecretExpiresAt && doc.previousSecretExpiresAt > new Date()) view.previousSecretExpiresAt = doc.previousSecretExpiresAt.toISOString();
+  if (doc.failingSince) view.failingSince = doc.failingSince.toISOString();
+  if (doc.disabledAt) view.disabledAt = doc.disabledAt.toISOString();
+  if (doc.disabledReason) view.disabledReason = doc.disabledReason;
+  return view;
+}
+
+/** What a subscription's fan-out needs: no secret. */
+export type WebhookTarget = Pick<WebhookDoc, '_id' | 'events' | 'locationIds'>;
+
+export type WebhookChanges = Partial<Pick<WebhookDoc, 'url' | 'events' | 'description'>> & { locationIds?: string[]; enabled?: true };
+
+export class WebhooksRepo {
+  private readonly c;
+
+  constructor(db: Db) {
+    this.c = collections(db).webhooks;
+  }
+
+  async create(doc: WebhookDoc): Promise<WebhookDoc> {
+    await this.c.insertOne(doc);
+    return doc;
+  }
+
+  find(id: string): Promise<WebhookDoc | null> {
+    return this.c.findOne({ _id: id });
+  }
+
+  list(page: Page<string>): Promise<WebhookDoc[]> {
+    return this.c
+      .find(page.after === undefined ? {} : { _id: { $gt: page.after } })
+      .sort({ _id: 1 })
+      .limit(page.limit)
+      .toArray();
+  }
+
+  /** Every enabled subscription, for the fan-out's cache (a deployment has a handful). */
+  enabledTargets(): Promise<WebhookTarget[]> {
+    return this.c.find({ disabledAt: { $exists: false } }, { projection: { _id: 1, events: 1, locationIds: 1 } }).toArray();
+  }
+
+  update(id: string, changes: WebhookChanges, now: Date): Promise<WebhookDoc | null> {
+    const { locationIds, enabled, ...fields } = changes;
+    const set: Partial<WebhookDoc> = { ...fields, updatedAt: now };
+    const unset: Record<string, ''> = {};
+    if (locationIds !== undefined) {
+      if (locationIds.length > 0) set.locationIds = locationIds;
+      else unset.locationIds = '';
+    }
+    if (enabled) Object.assign(unset, { disabledAt: '', disabledReason: '', failingSince: '' });
+    return this.c.findOneAndUpdate({ _id: id }, { $set: set, ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}) }, { returnDocument: 'after' });
+  }
+
+  async remove(id: string): Promise<boolean> {
+    return (await this.c.deleteOne({ _id: id })).deletedCount === 1;
+  }
+
+  /** A new sealed secret; the current one stays valid until `previousExpiresAt`. */
+  rotate(id: string, secret: string, previousSecret: string, previousExpiresAt: Date, now: Date): Promise<WebhookDoc | null> {
+    return this.c.findOneAndUpdate(
+      { _id: id, secret: previousSecret },
+      { $set: { secret, previousSecret, previousSecretExpiresAt: previousExpiresAt, updatedAt: now } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  async succeeded(id: string): Promise<void> {
+    await this.c.updateOne({ _id: id, failingSince: { $exists: true } }, { $unset: { failingSince: '' } });
+  }
+
+  /** Records a failure; returns since when the endpoint has been failing (null: it is gone). */
+  async failed(id: string, now: Date): Promise<Date | null> {
+    await this.c.updateOne({ _id: id, failingSince: { $exists: false } }, { $set: { failingSince: now } });
+    const doc = await this.c.findOne({ _id: id }, { projection: { failingSince: 1 } });
+    return doc?.failingSince ?? null;
+  }
+
+  /** Disables the endpoint (once: the first reason stands). */
+  async disable(id: string, reason: string, now: Date): Promise<void> {
+    await this.c.updateOne({ _id: id, disabledAt: { $exists: false } }, { $set: { disabledAt: now, disabledReason: reason, updatedAt: now } });
+  }
+}
+
+export class WebhookDeliveriesRepo {
+  private readonly c;
+
+  constructor(db: Db) {
+    this.c = collections(db).webhookDeliveries;
+  }
+
+  async record(doc: WebhookDeliveryDoc): Promise<void> {
+    await this.c.insertOne(doc);
+  }
+
+  /** An endpoint's attempts, newest first; `after` is the last id of the previous page. */
+  list(subscriptionId: string, page: Page<string>): Promise<WebhookDeliveryDoc[]> {
+    return this.c
+      .find(page.after === undefined ? { subscriptionId } : { subscriptionId, _id: { $lt: page.after } })
+      .sort({ subscriptionId: 1, _id: -1 })
+      .limit(page.limit)
+      .toArray();
+  }
+
+  find(subscriptionId: string, id: string): Promise<WebhookDeliveryDoc | null> {
+    return this.c.findOne({ _id: id, subscriptionId });
+  }
+
+  /** What the TTL index does, where no TTL monitor runs (the lifecycle job calls it). */
+  purge(now: Date, limit: number): Promise<number> {
+    return deleteDue(this.c, 'purgeAt', now, limit);
+  }
+}

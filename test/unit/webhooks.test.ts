@@ -1,0 +1,65 @@
+import type { OrderRecord } from '@pos/shared/domain/records';
+import { retryDelay } from '@pos/shared/queue/webhook-queue';
+import { webhookIdOf } from '@pos/shared/webhooks/emitter';
+import { WEBHOOK_EVENT_TYPES, webhooksOf } from '@pos/shared/webhooks/event-types';
+import { newWebhookSecret, SecretBox } from '@pos/shared/webhooks/secrets';
+import { isForbiddenAddress } from '@pos/shared/webhooks/url-guard';
+
+const record = (state: OrderRecord['state']): OrderRecord => ({ number: 7, state, rows: [], guestCount: 1 }) as unknown as OrderRecord;
+const order = (state: OrderRecord['state'], failureCount = 0, version = 1) => ({ type: 'order' as const, record: record(state), failureCount, version });
+const types = (event: Parameters<typeof webhooksOf>[0]) => webhooksOf(event).map((w) => w.type).sort();
+
+describe('the webhook mapping table', () => {
+  it('maps each order transition to its types', () => {
+    expect(types(order('PLACED'))).toEqual(['order.placed']);
+    expect(types(order('PLACED', 1))).toEqual(['order.failed', 'order.placed']);
+    expect(types(order('FAILED', 3))).toEqual(['order.failed']);
+    expect(types(order('COMPLETED'))).toEqual(['order.completed']);
+    expect(types(order('ABORTED'))).toEqual(['order.aborted']);
+    expect(types(order('SELECTING'))).toEqual([]);
+    expect(types(order('NEW'))).toEqual([]);
+    expect(types({ type: 'session-closed', sessionId: 's' })).toEqual([]);
+    expect(types({ type: 'command', record: { number: 3, state: 'PLACED' } as never })).toEqual(['command.created']);
+    expect(types({ type: 'command-acknowledged', record: { number: 3, state: 'PLACED' } as never })).toEqual(['command.acknowledged']);
+    expect(WEBHOOK_EVENT_TYPES).toEqual(['order.placed', 'order.completed', 'order.aborted', 'order.failed', 'command.created', 'command.acknowledged']);
+  });
+
+  it('gives an event the same key whenever it is published again, and another version another key', () => {
+    const [first] = webhooksOf(order('COMPLETED', 0, 4));
+    const [again] = webhooksOf(order('COMPLETED', 0, 4));
+    const [later] = webhooksOf(order('COMPLETED', 0, 5));
+    expect(again!.eventKey).toBe(first!.eventKey);
+    expect(later!.eventKey).not.toBe(first!.eventKey);
+    expect(first!.data).toMatchObject({ order: { number: 7, version: 4, failureCount: 0 } });
+    expect(webhookIdOf('loc', first!.eventKey, 'sub')).toBe(webhookIdOf('loc', first!.eventKey, 'sub'));
+    expect(webhookIdOf('loc', first!.eventKey, 'sub')).not.toBe(webhookIdOf('loc', first!.eventKey, 'other'));
+    expect(webhookIdOf('loc', first!.eventKey, 'sub')).toMatch(/^msg_[A-Za-z0-9_-]{24}$/);
+  });
+});
+
+describe('webhook endpoint addresses', () => {
+  it.each(['127.0.0.1', '10.0.0.8', '172.20.1.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '168.63.129.16'])(
+    'refuses %s',
+    (address) => expect(isForbiddenAddress(address)).toBe(true),
+  );
+  it.each(['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111', '172.32.0.1'])('allows %s', (address) => expect(isForbiddenAddress(address)).toBe(false));
+});
+
+describe('webhook secrets', () => {
+  it('are whsec_ and base64 of 32 bytes, sealed so that the stored text does not show them', () => {
+    const secret = newWebhookSecret();
+    expect(Buffer.from(secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
+    const box = new SecretBox('s'.repeat(32));
+    const sealed = box.seal(secret);
+    expect(sealed).not.toContain(secret.slice(6));
+    expect(box.open(sealed)).toBe(secret);
+    expect(() => new SecretBox('t'.repeat(32)).open(sealed)).toThrow();
+  });
+});
+
+describe('the retry schedule', () => {
+  it('waits each step of WEBHOOK_RETRY_SCHEDULE before the next attempt', () => {
+    const schedule = [5_000, 300_000, 1_800_000];
+    expect([1, 2, 3].map((attemptsMade) => retryDelay(schedule, attemptsMade))).toEqual(schedule);
+  });
+});

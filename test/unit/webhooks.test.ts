@@ -21,7 +21,34 @@ describe('the webhook mapping table', () => {
     expect(types({ type: 'session-closed', sessionId: 's' })).toEqual([]);
     expect(types({ type: 'command', record: { number: 3, state: 'PLACED' } as never })).toEqual(['command.created']);
     expect(types({ type: 'command-acknowledged', record: { number: 3, state: 'PLACED' } as never })).toEqual(['command.acknowledged']);
-    expect(WEBHOOK_EVENT_TYPES).toEqual(['order.placed', 'order.completed', 'order.aborted', 'order.failed', 'command.created', 'command.acknowledged']);
+    expect(WEBHOOK_EVENT_TYPES).toEqual([
+      'order.placed',
+      'order.completed',
+      'order.aborted',
+      'order.failed',
+      'command.created',
+      'command.acknowledged',
+      'order.overdue',
+      'location.online',
+      'location.offline',
+      'location.paused',
+      'location.resumed',
+    ]);
+  });
+
+  it('maps the overdue announcement to order.overdue alone, once per placement, and location changes to their types', () => {
+    const placed = { type: 'order', record: { number: 7, state: 'PLACED', orderTime: '2026-01-01T10:00:00.000Z' }, version: 1 } as const;
+    const announced = webhooksOf({ ...placed, overdue: true, operatorOnly: true } as never);
+    expect(announced.map((w) => w.type)).toEqual(['order.overdue']);
+    // A later state change of an overdue order is that change, not another overdue.
+    expect(types({ ...placed, record: { ...placed.record, state: 'COMPLETED' }, overdue: true } as never)).toEqual(['order.completed']);
+    const again = webhooksOf({ ...placed, version: 2, overdue: true, operatorOnly: true } as never);
+    expect(again[0]!.eventKey).toBe(announced[0]!.eventKey);
+    const replaced = webhooksOf({ ...placed, record: { ...placed.record, orderTime: '2026-01-01T11:00:00.000Z' }, overdue: true, operatorOnly: true } as never);
+    expect(replaced[0]!.eventKey).not.toBe(announced[0]!.eventKey);
+    const location = { id: 'l1', name: 'x', online: true, since: '2026-01-01T10:00:00.000Z', paused: false };
+    expect(types({ type: 'location', location, change: 'online', at: 1 } as never)).toEqual(['location.online']);
+    expect(types({ type: 'location', location, change: 'paused', at: 1 } as never)).toEqual(['location.paused']);
   });
 
   it('gives an event the same key whenever it is published again, and another version another key', () => {

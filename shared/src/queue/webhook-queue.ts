@@ -6,6 +6,7 @@ import { Queue } from 'bullmq';
 import type { RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
+import { withTelemetry } from './telemetry';
 
 export const WEBHOOK_QUEUE = 'webhook-delivery';
 export const WEBHOOK_JOB = 'deliver';
@@ -36,7 +37,7 @@ export function webhookPrefix(redis: Pick<RedisConfig, 'prefix' | 'cluster'>): s
 }
 
 export function createWebhookQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<DeliveryJobData> {
-  const queue = new Queue<DeliveryJobData>(WEBHOOK_QUEUE, { connection, prefix: webhookPrefix(redis) });
+  const queue = new Queue<DeliveryJobData>(WEBHOOK_QUEUE, withTelemetry({ connection, prefix: webhookPrefix(redis) }));
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'webhook queue connection error'));
   return queue;
 }

@@ -12,6 +12,7 @@ import type { RedisConfig, WebhooksConfig } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
 import { DeliveryJobData, retryDelay, WEBHOOK_QUEUE, webhookPrefix } from '@pos/shared/queue/webhook-queue';
 import type { RedisClient } from '@pos/shared/redis';
+import { withTelemetry } from '@pos/shared/queue/telemetry';
 import type { WebhookDoc, WebhookOutcome } from '@pos/shared/store/documents';
 import { newId } from '@pos/shared/store/ids';
 import type { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
@@ -116,14 +117,14 @@ export function startDeliveryWorker(connection: RedisClient, redis: Pick<RedisCo
       if (outcome === 'failed' || outcome === 'disabled') throw new UnrecoverableError(`delivery ${outcome}`);
       return outcome;
     },
-    {
+    withTelemetry({
       connection,
       prefix: webhookPrefix(redis),
       concurrency: config.concurrency,
       lockDuration: lockDurationMs,
       stalledInterval: lockDurationMs,
       settings: { backoffStrategy: (attemptsMade: number) => retryDelay(config.retryScheduleMs, attemptsMade) },
-    },
+    }),
   );
   worker.on('error', (err) => deps.log.error({ err }, 'webhook worker error'));
   return worker;

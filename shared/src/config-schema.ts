@@ -364,6 +364,18 @@ export const CONFIG_SECTIONS = defineSections({
       },
     },
   },
+  audit: {
+    title: 'Operators and audit',
+    summary: 'How long the record of operator actions is kept.',
+    variables: {
+      AUDIT_RETENTION: {
+        type: 'string',
+        pattern: DURATION,
+        default: '400d',
+        description: 'How long an audit record (one operator write) is kept, from the write; MongoDB removes older ones, and the lifecycle job too.',
+      },
+    },
+  },
   process: {
     title: 'Processes',
     summary: 'How every process of the service logs and stops.',
@@ -402,6 +414,7 @@ export const envSchema = constant({
     ...CONFIG_SECTIONS.idempotency.variables,
     ...CONFIG_SECTIONS.orders.variables,
     ...CONFIG_SECTIONS.lifecycle.variables,
+    ...CONFIG_SECTIONS.audit.variables,
     ...CONFIG_SECTIONS.process.variables,
   },
 });

@@ -170,6 +170,9 @@ function readSections(env: Env) {
       selectingTtlMs: parseDuration(env.SELECTING_TTL),
       intervalMs: parseDuration(env.LIFECYCLE_INTERVAL),
     },
+    audit: {
+      retentionMs: parseDuration(env.AUDIT_RETENTION),
+    },
     process: {
       logLevel: env.LOG_LEVEL,
       shutdownGraceMs: parseDuration(env.SHUTDOWN_GRACE),
@@ -189,6 +192,7 @@ export type StreamsConfig = Config['streams'];
 export type IdempotencyConfig = Config['idempotency'];
 export type OrdersConfig = Config['orders'];
 export type LifecycleConfig = Config['lifecycle'];
+export type AuditConfig = Config['audit'];
 export type ProcessConfig = Config['process'];
 
 /** What no one variable's schema can say: how the listeners' settings go together. */

@@ -15,6 +15,7 @@ import { docsRoutes } from './routes/docs';
 import { healthRoutes } from './routes/health';
 import { landingRoutes } from './routes/landing';
 import { metricsRoutes } from './routes/metrics';
+import { operatorRoutes } from './routes/operators';
 import { serviceRoutes } from './routes/orders';
 import { streamRoutes } from './routes/stream';
 import { readServiceInfo } from './service-info';
@@ -38,7 +39,7 @@ function publicSurface(deps: ApiDeps): Mount[] {
 
 /** The operator surfaces: on `ADMIN_PORT` when it is set, never then on `PORT`. */
 function operatorSurface(deps: ApiDeps): Mount[] {
-  return [adminRoutes(deps), metricsRoutes(deps), bullBoard(deps)];
+  return [adminRoutes(deps), operatorRoutes(deps), metricsRoutes(deps), bullBoard(deps)];
 }
 
 /** The Koa app of each listener: `public` on PORT, and `operator` on ADMIN_PORT when it is set. */

@@ -7,13 +7,16 @@ import type { Logger } from '@pos/shared/log';
 import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import type { RedisClient } from '@pos/shared/redis';
 import type { OrderArchiveRepo } from '@pos/shared/store/archive';
+import type { AuditRepo } from '@pos/shared/store/audit';
 import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { LocationsRepo } from '@pos/shared/store/locations';
+import type { OperatorsRepo } from '@pos/shared/store/operators';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { WorkRepo } from '@pos/shared/store/work';
 import type { AppState } from './context';
 import type { IdempotencyStore } from './idempotency/idempotency-store';
+import type { OperatorLookup } from './auth/operator-lookup';
 import type { SessionLookup } from './auth/session-lookup';
 import type { JobClient } from './jobs/job-client';
 import type { ApiMetrics } from './metrics/api-metrics';
@@ -53,6 +56,10 @@ export interface ApiDeps {
   /** api_key to session, with the node's bounds on bad keys (the api_key authentication's). */
   sessionLookup: SessionLookup;
   locations: LocationsRepo;
+  operators: OperatorsRepo;
+  /** An operator's bearer token to its account, cached like sessions (auth/operator-lookup.ts). */
+  operatorLookup: OperatorLookup;
+  audit: AuditRepo;
   /** False once shutdown begins, so that load balancers stop sending work. */
   isAccepting(): boolean;
 }

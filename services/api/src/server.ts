@@ -12,15 +12,18 @@ import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
 import { closeRedis, createRedis, isCluster, redisTarget } from '@pos/shared/redis';
 import { createLifecycleQueue } from '@pos/shared/queue/lifecycle';
 import { OrderArchiveRepo } from '@pos/shared/store/archive';
+import { AuditRepo } from '@pos/shared/store/audit';
 import { CommandsRepo } from '@pos/shared/store/commands';
 import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
+import { OperatorsRepo } from '@pos/shared/store/operators';
 import { OrdersRepo } from '@pos/shared/store/orders';
 import { SessionsRepo } from '@pos/shared/store/sessions';
 import { WorkRepo } from '@pos/shared/store/work';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { createApps } from './app';
 import { createHttpServer } from './http-server';
+import { OperatorLookup } from './auth/operator-lookup';
 import { SessionLookup } from './auth/session-lookup';
 import type { ApiDeps } from './deps';
 import { IdempotencyStore } from './idempotency/idempotency-store';
@@ -125,6 +128,14 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     },
   );
   await sessionLookup.start();
+  const operators = new OperatorsRepo(store.db);
+  // Operators change on the session channel too: a deleted one's token stops on every node at once.
+  const operatorLookup = new OperatorLookup(operators, [keySecret, ...auth.apiKeySecretPrevious], {
+    feed: subscriber,
+    channel: sessionsChannel(config.redis.prefix),
+    max: auth.sessionCacheSize,
+  });
+  await operatorLookup.start();
   const deps: ApiDeps = {
     config,
     adminToken: auth.adminToken,
@@ -149,6 +160,9 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     sessions,
     sessionLookup,
     locations: new LocationsRepo(store.db),
+    operators,
+    operatorLookup,
+    audit: new AuditRepo(store.db),
     isAccepting: () => accepting,
   };
 
@@ -182,7 +196,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       await closed;
       clearTimeout(grace);
       await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
-      await settleWithin(sessionLookup.stop(), 1_000, nodeLog, 'dropping the session channel');
+      await settleWithin(Promise.all([sessionLookup.stop(), operatorLookup.stop()]), 1_000, nodeLog, 'dropping the session channel');
       await settleWithin(Promise.all([queues.close(), lifecycleQueue.close()]), 2_000, nodeLog, 'closing the queues');
       await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();

@@ -130,6 +130,8 @@ export const problems = {
   storeWriteUnknown: (storeDetail: string): Problem =>
     problemOf('unavailable', `${storeDetail}; the outcome is unknown: retry it with the same Idempotency-Key, or read before retrying it`),
   unauthorized: (detail: string): Problem => problemOf('unauthorized', detail),
+  /** An operator's role does not allow this (docs/operators.md). */
+  forbidden: (detail: string): Problem => problemOf('forbidden', detail),
   payloadTooLarge: (limit: number): Problem => problemOf('payloadTooLarge', `Request body is larger than ${limit} bytes`),
   /** A bound was reached; thrown by `limitReached` with its Retry-After. */
   tooManyRequests: (detail: string): Problem => problemOf('tooManyRequests', detail),

@@ -10,3 +10,8 @@ export const sessionsChannel = (prefix: string): string => `${prefix}:sessions`;
 export interface SessionChange {
   sessionId: string;
 }
+
+/** An operator account changed (deleted, its token rotated, its role or scope): the same channel, the same rule. */
+export interface OperatorChange {
+  operatorId: string;
+}

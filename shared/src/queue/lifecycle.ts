@@ -26,9 +26,11 @@ export interface LifecycleCounts {
   purged: number;
   /** Expired commands removed. */
   commandsPurged: number;
+  /** Audit records past AUDIT_RETENTION removed. */
+  auditPurged: number;
 }
 
-export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = ['archived', 'expired', 'purged', 'commandsPurged'];
+export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = ['archived', 'expired', 'purged', 'commandsPurged', 'auditPurged'];
 
 export interface LifecycleRun extends LifecycleCounts {
   durationMs: number;

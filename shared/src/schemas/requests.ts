@@ -174,6 +174,41 @@ export const orderListQuerySchema = {
   },
 } as const;
 
+const operatorRole = { type: 'string', enum: ['viewer', 'manager', 'admin'] } as const;
+const operatorLocations = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 1000, uniqueItems: true } as const;
+
+export const operatorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'role'],
+  properties: { name: text, role: operatorRole, locationIds: operatorLocations },
+} as const;
+
+/** A change of an operator: any of its fields; `locationIds: []` is not allowed (`null` is not either: absent means unchanged). */
+export const operatorUpdateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name: text,
+    role: operatorRole,
+    locationIds: operatorLocations,
+    allLocations: { type: 'boolean', const: true, description: 'Removes `locationIds`: the operator covers every location' },
+  },
+} as const;
+
+/** The audit log's filters and page: newest first, `after` the id of the last record of the previous page. */
+export const auditQuerySchema = {
+  type: 'object',
+  properties: {
+    locationId: { type: 'string', minLength: 1, maxLength: 64, description: 'Only records of this location' },
+    operatorId: { type: 'string', minLength: 1, maxLength: 64, description: 'Only records of this operator' },
+    from: { type: 'string', format: 'date-time', maxLength: LIMITS.timestampLength, description: 'Only records at or after this time' },
+    to: { type: 'string', format: 'date-time', maxLength: LIMITS.timestampLength, description: 'Only records before this time' },
+    ...idPageQuerySchema.properties,
+  },
+} as const;
+
 export type RowInput = FromSchema<typeof rowSchema>;
 export type StatusUpdateInput = FromSchema<typeof statusUpdateSchema>;
 export type FailureReportInput = FromSchema<typeof failureReportSchema>;
@@ -187,6 +222,9 @@ export type CustomerSessionInput = FromSchema<typeof customerSessionSchema>;
 export type IdPageQuery = FromSchema<typeof idPageQuerySchema>;
 export type NumberPageQuery = FromSchema<typeof numberPageQuerySchema>;
 export type OrderListQuery = FromSchema<typeof orderListQuerySchema>;
+export type OperatorInput = FromSchema<typeof operatorSchema>;
+export type OperatorUpdateInput = FromSchema<typeof operatorUpdateSchema>;
+export type AuditQuery = FromSchema<typeof auditQuerySchema>;
 
 /** Human names of required fields, for the interface's "<Name> is required." detail. */
 const FIELD_LABELS: Record<string, string> = {
@@ -254,10 +292,13 @@ export const validators = {
   serviceSession: compile<ServiceSessionInput>(serviceSessionSchema),
   customerSession: compile<CustomerSessionInput>(customerSessionSchema),
   locationUpdate: compile<LocationUpdateInput>(locationUpdateSchema),
+  operator: compile<OperatorInput>(operatorSchema),
+  operatorUpdate: compile<OperatorUpdateInput>(operatorUpdateSchema),
 };
 
 export const queryValidators = {
   idPage: compileQuery<IdPageQuery>(idPageQuerySchema),
   numberPage: compileQuery<NumberPageQuery>(numberPageQuerySchema),
   orderList: compileQuery<OrderListQuery>(orderListQuerySchema),
+  audit: compileQuery<AuditQuery>(auditQuerySchema),
 };

@@ -35,9 +35,15 @@ export class LocationsRepo {
     return this.c.findOne({ _id: asString(id, 'locationId') });
   }
 
-  /** Locations by id (creation order), one page; served by the `_id` index. */
-  list(page: Page<string>): Promise<LocationDoc[]> {
-    const filter: Filter<LocationDoc> = page.after === undefined ? {} : { _id: { $gt: asString(page.after, 'after') } };
+  /**
+   * Locations by id (creation order), one page; served by the `_id` index. `within`: only these
+   * (an operator's scope).
+   */
+  list(page: Page<string>, within?: readonly string[]): Promise<LocationDoc[]> {
+    const ids: Filter<LocationDoc>['_id'] = {};
+    if (page.after !== undefined) ids.$gt = asString(page.after, 'after');
+    if (within) ids.$in = within.map((id) => asString(id, 'locationId'));
+    const filter: Filter<LocationDoc> = Object.keys(ids).length === 0 ? {} : { _id: ids };
     return this.c.find(filter).sort({ _id: 1 }).limit(page.limit).toArray();
   }
 

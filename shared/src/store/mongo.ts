@@ -1,6 +1,6 @@
 import { Collection, Db, Filter, MongoClient } from 'mongodb';
 import type { MongoConfig } from '../config';
-import type { ArchivedOrderDoc, CommandDoc, LocationDoc, OrderDoc, SessionDoc } from './documents';
+import type { ArchivedOrderDoc, AuditDoc, CommandDoc, LocationDoc, OperatorDoc, OrderDoc, SessionDoc } from './documents';
 import { asInteger, asString } from './query-values';
 
 export interface Store {
@@ -72,6 +72,9 @@ export function collections(db: Db) {
     commands: db.collection<CommandDoc>('commands'),
     /** Orders that left `orders`: finished ones and expired carts (store/archive.ts). */
     orderArchive: db.collection<ArchivedOrderDoc>('orderArchive'),
+    operators: db.collection<OperatorDoc>('operators'),
+    /** One record per operator write (store/audit.ts). */
+    audit: db.collection<AuditDoc>('audit'),
   };
 }
 
@@ -111,6 +114,12 @@ export async function ensureIndexes(db: Db): Promise<void> {
     // MongoDB removes archived orders past their retention; the lifecycle job's purge does the
     // same where no TTL monitor runs, and both are harmless to each other.
     c.orderArchive.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
+    c.operators.createIndex({ tokenHash: 1 }, { unique: true }),
+    // The audit log newest first: all of it, by location (a manager's read), by operator.
+    c.audit.createIndex({ locationId: 1, _id: -1 }),
+    c.audit.createIndex({ operatorId: 1, _id: -1 }),
+    // Past AUDIT_RETENTION, as the archive: the TTL monitor, and the lifecycle job's purge.
+    c.audit.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
   ]);
 }
 

@@ -9,6 +9,7 @@ const ACTION: Record<keyof LifecycleCounts, string> = {
   expired: 'expired',
   purged: 'purged',
   commandsPurged: 'commands_purged',
+  auditPurged: 'audit_purged',
 };
 
 export interface LifecycleMetricSources {

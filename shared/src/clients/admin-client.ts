@@ -5,8 +5,8 @@
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/records';
-import type { LocationUpdateInput, RowInput } from '../schemas/requests';
-import type { IssuedSession, LocationView, RotatedSession, SessionView } from '../schemas/responses';
+import type { LocationUpdateInput, OperatorInput, OperatorUpdateInput, RowInput } from '../schemas/requests';
+import type { AuditRecord, IssuedOperator, IssuedSession, LocationView, OperatorView, RotatedSession, SessionView } from '../schemas/responses';
 import { historyCursorOf } from '../schemas/history';
 import { requestJson } from './json-http';
 
@@ -16,7 +16,15 @@ export interface HistoryRange {
   to?: string;
 }
 
-export type { IssuedSession, RotatedSession };
+export type { AuditRecord, IssuedOperator, IssuedSession, OperatorView, RotatedSession };
+
+/** The audit log's filters: a location, an operator, a time range [from, to) in ISO-8601. */
+export interface AuditFilter {
+  locationId?: string;
+  operatorId?: string;
+  from?: string;
+  to?: string;
+}
 
 /** Which page of a list: at most `limit` (default 100, at most 1000) items after `after`, the last cursor of the previous page. */
 export interface PageOptions<Cursor> {
@@ -154,6 +162,40 @@ export class AdminClient {
 
   recoverOrder(locationId: string, orderNumber: number): Promise<OrderRecord> {
     return this.call('POST', `/locations/${encodeURIComponent(locationId)}/orders/${orderNumber}/recover`);
+  }
+
+  /** A new operator account (admins only); its token is in this answer only. */
+  createOperator(operator: OperatorInput): Promise<IssuedOperator> {
+    return this.call('POST', '/operators', operator);
+  }
+
+  listOperators(page: PageOptions<string> = {}): Promise<OperatorView[]> {
+    return this.call('GET', `/operators${pageQuery(page)}`);
+  }
+
+  getOperator(id: string): Promise<OperatorView> {
+    return this.call('GET', `/operators/${encodeURIComponent(id)}`);
+  }
+
+  /** Changes its name, role or locations (`allLocations: true`: every location); holds on every node at once. */
+  updateOperator(id: string, changes: OperatorUpdateInput): Promise<OperatorView> {
+    return this.call('PATCH', `/operators/${encodeURIComponent(id)}`, changes);
+  }
+
+  /** A new token, shown this once; the old one stops at once. */
+  rotateOperatorToken(id: string): Promise<IssuedOperator> {
+    return this.call('POST', `/operators/${encodeURIComponent(id)}/rotate-token`);
+  }
+
+  deleteOperator(id: string): Promise<void> {
+    return this.call('DELETE', `/operators/${encodeURIComponent(id)}`);
+  }
+
+  /** One page of the audit log, newest first; `after` is the id of the last record of the previous page. */
+  listAudit(filter: AuditFilter & PageOptions<string> = {}): Promise<AuditRecord[]> {
+    const query = new URLSearchParams();
+    for (const name of ['locationId', 'operatorId', 'from', 'to'] as const) if (filter[name] !== undefined) query.set(name, filter[name]);
+    return this.call('GET', `/audit${pageQuery(filter, query)}`);
   }
 
   private call<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -14,6 +14,7 @@ const ajv = new Ajv({ allErrors: false, strict: true });
 addFormats(ajv, ['date-time']);
 /** Query strings are text: their numbers are read as numbers, and absent values take their defaults. */
 const queryAjv = new Ajv({ allErrors: false, strict: true, coerceTypes: true, useDefaults: true });
+addFormats(queryAjv, ['date-time']);
 
 /**
  * Text that reaches register screens and kitchen printers carries no control characters

@@ -14,6 +14,8 @@ export interface AuditDeps {
   /** AUDIT_RETENTION. */
   retentionMs: number;
   writes: Counter<'outcome'>;
+  /** Where the routes are mounted, before their own patterns (Bull Board's app, under BULL_BOARD_PATH). */
+  mountPath?: string;
 }
 
 /** A route of one location (`/admin/v1/locations/:id/...`): its `id` is the location. */
@@ -63,7 +65,8 @@ async function record(ctx: AppContext, status: number, deps: AuditDeps): Promise
   const operator = operatorOfRequest(ctx);
   const at = new Date();
   const targets = targetsOf(ctx);
-  const route = (ctx as AppContext & { _matchedRoute?: string })._matchedRoute ?? ctx.path;
+  const matched = (ctx as AppContext & { _matchedRoute?: string })._matchedRoute;
+  const route = matched === undefined ? ctx.path : `${deps.mountPath ?? ''}${matched}`;
   const doc: AuditDoc = {
     _id: newId(),
     at,

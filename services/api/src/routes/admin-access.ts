@@ -39,12 +39,13 @@ export function adminAccess(deps: ApiDeps) {
 }
 
 /**
- * A 404 (the missing record's own, `detail`) unless the operator covers the location; the
- * location is then the one the write's audit record names.
+ * A 404 (the missing record's own, `detail`) unless the operator covers the location, which the
+ * write's audit record names either way.
  */
 export function checkLocation(ctx: AppContext, locationId: string, detail = 'Location does not exist'): void {
-  if (!coversLocation(operatorOfRequest(ctx), locationId)) throw new ProblemError(problems.notFound(detail));
+  // named in the audit record even when refused: an attempt on a location is that location's
   ctx.state.auditLocationId = locationId;
+  if (!coversLocation(operatorOfRequest(ctx), locationId)) throw new ProblemError(problems.notFound(detail));
 }
 
 /** The location the path's `:id` names: a 404 when it does not exist or is outside the operator's scope (then without a read). */

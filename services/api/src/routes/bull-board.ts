@@ -84,7 +84,7 @@ export function bullBoard(
   const board = serverAdapter.registerPlugin() as unknown as Middleware<AppState>;
   const authenticate = authenticateOperator(deps, { browser: true });
   const adminOnly = allowRole('admin');
-  const audit = auditWrites({ audit: deps.audit, retentionMs: deps.config.audit.retentionMs, writes: deps.metrics.auditWrites });
+  const audit = auditWrites({ audit: deps.audit, retentionMs: deps.config.audit.retentionMs, writes: deps.metrics.auditWrites, mountPath: BULL_BOARD_PATH });
 
   return async function bullBoardMiddleware(ctx: AppContext, next: Next): Promise<void> {
     if (ctx.path !== BULL_BOARD_PATH && !ctx.path.startsWith(`${BULL_BOARD_PATH}/`)) return next();

@@ -6,7 +6,7 @@ import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/records';
 import type { LocationUpdateInput, OperatorInput, OperatorUpdateInput, RowInput } from '../schemas/requests';
-import type { AuditRecord, IssuedOperator, IssuedSession, LocationView, OperatorView, RotatedSession, SessionView } from '../schemas/responses';
+import type { AuditRecord, CurrentOperator, IssuedOperator, IssuedSession, LocationView, OperatorView, RotatedSession, SessionView } from '../schemas/responses';
 import { historyCursorOf } from '../schemas/history';
 import { requestJson } from './json-http';
 
@@ -162,6 +162,11 @@ export class AdminClient {
 
   recoverOrder(locationId: string, orderNumber: number): Promise<OrderRecord> {
     return this.call('POST', `/locations/${encodeURIComponent(locationId)}/orders/${orderNumber}/recover`);
+  }
+
+  /** Who this client's token is. */
+  me(): Promise<CurrentOperator> {
+    return this.call('GET', '/me');
   }
 
   /** A new operator account (admins only); its token is in this answer only. */

@@ -33,6 +33,7 @@ import {
   operatorViewSchema,
   issuedOperatorSchema,
   auditRecordSchema,
+  currentOperatorSchema,
   orderRecordSchema,
   readinessSchema,
   rotatedSessionSchema,
@@ -690,6 +691,17 @@ export const OPERATIONS: OperationSpec[] = [
   },
 
   // ---- Operators and audit (docs/operators.md) ----
+  {
+    id: 'getCurrentOperator',
+    method: 'get',
+    path: '/admin/v1/me',
+    tag: 'Admin',
+    summary: 'Who this token is',
+    description: "The token's operator: `root` for `ADMIN_TOKEN`; its role and, when bound, its locations. What the board reads to offer only what the role allows.",
+    access: 'admin',
+    role: 'viewer',
+    ok: { status: 200, description: 'The operator', content: json(currentOperatorSchema, { id: EXAMPLE_IDS.operator, name: 'Main Street manager', role: 'manager', locationIds: [EXAMPLE_IDS.location] }) },
+  },
   {
     id: 'createOperator',
     method: 'post',

@@ -173,6 +173,19 @@ export const issuedOperatorSchema = {
   },
 } as const;
 
+/** Who a token is: what the board reads to offer only what the role allows. */
+export const currentOperatorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'role'],
+  properties: {
+    id: { type: 'string', description: 'Absent for the root credential (`ADMIN_TOKEN`)' },
+    name: { type: 'string', description: '`root` for `ADMIN_TOKEN`' },
+    role,
+    locationIds,
+  },
+} as const;
+
 /** One record of the audit log: an operator write. Never a key, token or secret. */
 export const auditRecordSchema = {
   type: 'object',
@@ -226,6 +239,7 @@ export type RotatedSession = FromSchema<typeof rotatedSessionSchema>;
 export type OperatorView = FromSchema<typeof operatorViewSchema>;
 export type IssuedOperator = FromSchema<typeof issuedOperatorSchema>;
 export type AuditRecord = FromSchema<typeof auditRecordSchema>;
+export type CurrentOperator = FromSchema<typeof currentOperatorSchema>;
 export type HealthBody = FromSchema<typeof healthSchema>;
 export type ReadinessBody = FromSchema<typeof readinessSchema>;
 

@@ -3,7 +3,7 @@ import { hashApiKey } from '@pos/shared/auth/keys';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { Logger } from '@pos/shared/log';
 import { queryValidators, validators } from '@pos/shared/schemas/requests';
-import type { IssuedOperator } from '@pos/shared/schemas/responses';
+import type { CurrentOperator, IssuedOperator } from '@pos/shared/schemas/responses';
 import { toAuditRecord } from '@pos/shared/store/audit';
 import type { OperatorDoc } from '@pos/shared/store/documents';
 import { toOperatorView } from '@pos/shared/store/operators';
@@ -46,6 +46,15 @@ export function operatorRoutes(deps: ApiDeps): Router<AppState> {
       log.warn({ err, operatorId }, 'could not tell the nodes of an operator change');
     }
   };
+
+  // Who this token is: the board offers only what the role allows.
+  router.get('/me', ...read('viewer'), (ctx: AppContext) => {
+    const { id, name, role, locationIds } = operatorOfRequest(ctx);
+    const me: CurrentOperator = { name, role };
+    if (id !== undefined) me.id = id;
+    if (locationIds !== undefined) me.locationIds = [...locationIds];
+    ctx.body = me;
+  });
 
   router.post('/operators', ...write('admin'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.operator);

@@ -10,6 +10,7 @@ import { AdminClient, type AuditRecord, type IssuedOperator } from '@pos/shared/
 import { OPERATIONS } from '@pos/shared/openapi/operations';
 import { rolesFrom } from '@pos/shared/auth/roles';
 import { call, CallOptions, HttpResult, sampleRows } from '../support/http';
+import { mongoCommandsFor } from '../support/metrics';
 import { roleOrigin, stopRoles } from '../support/roles';
 import { ChildRole, spawnRole, stackEnv, startStack, StackEnv } from '../support/stack';
 
@@ -142,6 +143,15 @@ describe('operators: roles, scope and audit', () => {
     }
     expect((await stack.admin.listOrders(locationA, 'PLACED')).find((o) => o.number === order.number)).toBeDefined();
     expect((await get(token, '/admin/v1/audit')).status).toBe(403);
+  });
+
+  it('an audit record costs one MongoDB command, the insert awaited once; a cached token none', async () => {
+    const refusedWrite = () => call('POST', `${stack.origin}/admin/v1/locations/${locationA}/orders`, { headers: bearer(viewer.token), body: { rows: sampleRows } });
+    await refusedWrite();
+    // the token is cached and the write refused before its work: what is left is its audit record
+    expect(await mongoCommandsFor(stack.origin, refusedWrite)).toBe(1);
+    // a read is not audited: its own read of the location only
+    expect(await mongoCommandsFor(stack.origin, () => get(viewer.token, `/admin/v1/locations/${locationA}`))).toBe(1);
   });
 
   it('each role gets a 403 on every operation above it, and never on one within it', async () => {

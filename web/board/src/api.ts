@@ -3,13 +3,19 @@
  * with its location's SERVICE key in `api_key`; an operator only the admin API, with its token
  * (an operator's, or ADMIN_TOKEN) as a bearer. The secret goes in headers, never in a URL.
  */
-import type { CurrentOperator } from '@pos/shared/schemas/responses';
 import { type CommandRecord, isOrderRecord } from '@pos/shared/domain/records';
 import { cursorQuery, type StreamCursor } from '@pos/shared/events/stream-cursor';
 import type { BoardOrder, WorkRead } from './board-state';
 import { request, requestAll } from './http';
 
 export type Mode = 'kitchen' | 'operator';
+
+/** What `GET /admin/v1/me` answers (the OpenAPI document's CurrentOperator): who the token is. */
+interface CurrentOperator {
+  name: string;
+  role: 'viewer' | 'manager' | 'admin';
+  locationIds?: string[];
+}
 
 export interface Credentials {
   mode: Mode;

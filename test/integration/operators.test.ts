@@ -11,8 +11,9 @@ import { OPERATIONS } from '@pos/shared/openapi/operations';
 import { rolesFrom } from '@pos/shared/auth/roles';
 import { call, CallOptions, HttpResult, sampleRows } from '../support/http';
 import { mongoCommandsFor } from '../support/metrics';
-import { roleOrigin, stopRoles } from '../support/roles';
+import { logged, roleOrigin, stopRoles } from '../support/roles';
 import { ChildRole, spawnRole, stackEnv, startStack, StackEnv } from '../support/stack';
+import { eventually } from '../support/wait';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const basic = (password: string) => ({ authorization: `Basic ${Buffer.from(`someone:${password}`).toString('base64')}` });
@@ -287,5 +288,24 @@ describe("a deleted operator's token across two API nodes", () => {
         expect(refused.json().title).toBe('Unauthorized');
       }
     }
+  });
+
+  it("ends the deleted operator's open streams on every node, as a closed session's", async () => {
+    const root = new AdminClient(roleOrigin(nodes[0]!), env.ADMIN_TOKEN!);
+    const location = await root.createLocation('Streams end');
+    const operator = await root.createOperator({ name: 'Watching', role: 'viewer' });
+    const ended = nodes.map(async (node) => {
+      const res = await fetch(`${roleOrigin(node)}/admin/v1/locations/${location.id}/stream`, { headers: bearer(operator.token) });
+      expect(res.status).toBe(200);
+      // the body ends when the server ends the stream
+      await res.text();
+      return 'ended';
+    });
+    // both streams are open (each node logs it)
+    await eventually(() => nodes.every((node) => logged(node, 'stream opened') === 1), 'both streams open');
+    const deleted = await call('DELETE', `${roleOrigin(nodes[1]!)}/admin/v1/operators/${operator.id}`, { headers: bearer(env.ADMIN_TOKEN!) });
+    expect(deleted.status).toBe(204);
+    await expect(Promise.all(ended)).resolves.toEqual(['ended', 'ended']);
+    await eventually(() => nodes.every((node) => node.output().includes('"reason":"operator-changed"')), 'both streams ended for the change');
   });
 });

@@ -5,7 +5,7 @@ import { generateApiKey } from '@pos/shared/auth/keys';
 import type { Config, MongoConfig } from '@pos/shared/config';
 import { ConfigError, requireUrls } from '@pos/shared/config';
 import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
-import { sessionsChannel } from '@pos/shared/events/session-changes';
+import { operatorIdOf, sessionsChannel } from '@pos/shared/events/session-changes';
 import type { Logger } from '@pos/shared/log';
 import { replyChannel } from '@pos/shared/queue/jobs';
 import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
@@ -136,6 +136,12 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     max: auth.sessionCacheSize,
   });
   await operatorLookup.start();
+  // A changed operator's streams end on every node, as a closed session's do.
+  const endOperatorStreams = (message: string) => {
+    const operatorId = operatorIdOf(message);
+    if (operatorId !== undefined) hub.operatorChanged(operatorId);
+  };
+  await subscriber.subscribe(sessionsChannel(config.redis.prefix), endOperatorStreams);
   const deps: ApiDeps = {
     config,
     adminToken: auth.adminToken,
@@ -196,7 +202,12 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       await closed;
       clearTimeout(grace);
       await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
-      await settleWithin(Promise.all([sessionLookup.stop(), operatorLookup.stop()]), 1_000, nodeLog, 'dropping the session channel');
+      await settleWithin(
+        Promise.all([sessionLookup.stop(), operatorLookup.stop(), subscriber.unsubscribe(sessionsChannel(config.redis.prefix), endOperatorStreams)]),
+        1_000,
+        nodeLog,
+        'dropping the session channel',
+      );
       await settleWithin(Promise.all([queues.close(), lifecycleQueue.close()]), 2_000, nodeLog, 'closing the queues');
       await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();

@@ -15,3 +15,13 @@ export interface SessionChange {
 export interface OperatorChange {
   operatorId: string;
 }
+
+/** The operator a change message names; undefined for a session's change or an unreadable one. */
+export function operatorIdOf(message: string): string | undefined {
+  try {
+    const { operatorId } = JSON.parse(message) as Partial<OperatorChange>;
+    return typeof operatorId === 'string' ? operatorId : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -190,7 +190,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
    */
   router.get('/locations/:id/stream', ...read('viewer'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
-    await serveStream(ctx, deps, { kind: 'operator', locationId: location._id });
+    await serveStream(ctx, deps, { kind: 'operator', locationId: location._id, operatorId: operatorOfRequest(ctx).id });
   });
 
   // Finished orders once archived (ORDER_ARCHIVE_AFTER after they finished), by completion time.

@@ -214,7 +214,9 @@ function roleOf(spec: OperationSpec): { roles?: Role[]; note?: string; problems:
   const roles = rolesFrom(spec.role);
   return {
     roles,
-    note: `Roles: ${roles.map((role) => `\`${role}\``).join(', ')} (docs/operators.md). Out of the token's locations is the same 404 as missing.`,
+    note:
+      `Roles: ${roles.map((role) => `\`${role}\``).join(', ')} (docs/operators.md).` +
+      (/\{(id|sessionId)\}/.test(spec.path) ? " A location outside the token's locations answers the same 404 as a missing one." : ''),
     problems: spec.role === 'viewer' ? [] : [problems.forbidden(`This needs the ${spec.role} role; this token is a viewer`)],
   };
 }

@@ -16,9 +16,9 @@ import { operatorOfRequest } from '../middleware/admin-auth';
 import { beginWork } from '../middleware/idempotency';
 import { bodyOf } from '../middleware/json-body';
 import { createCommand, createOrder } from '../work/create-work';
+import { adminAccess, checkLocation, locationOf as scopedLocation } from './admin-access';
 import { linkNext, queryOf, sendPage } from './pages';
 import { numberParam, sendOutcome } from './respond';
-import { adminAccess, checkLocation, locationOf as scopedLocation } from './admin-access';
 import { createRouter } from './router';
 import { serveStream } from './stream';
 

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { AdminClient, type AuditRecord, type IssuedOperator } from '@pos/shared/clients/admin-client';
 import { OPERATIONS } from '@pos/shared/openapi/operations';
 import { rolesFrom } from '@pos/shared/auth/roles';
+import { openDb } from '../support/fixtures';
 import { call, CallOptions, HttpResult, sampleRows } from '../support/http';
 import { mongoCommandsFor } from '../support/metrics';
 import { logged, roleOrigin, stopRoles } from '../support/roles';
@@ -65,6 +66,16 @@ describe('operators: roles, scope and audit', () => {
     expect(res.status).toBe(201);
     expect(record).toMatchObject({ operatorName: 'root', role: 'admin', route: '/admin/v1/locations', targets: {}, status: 201 });
     expect(record.operatorId).toBeUndefined();
+    // kept AUDIT_RETENTION (400 days by default): MongoDB's TTL index and the lifecycle purge read purgeAt
+    const { db, close } = await openDb(stack.env);
+    try {
+      const stored = await db.collection<{ at: Date; purgeAt: Date }>('audit').findOne({ requestId: record.requestId });
+      expect(stored!.purgeAt.getTime() - stored!.at.getTime()).toBe(400 * 86_400_000);
+      const ttl = (await db.collection('audit').indexes()).find((index) => index.key.purgeAt === 1);
+      expect(ttl?.expireAfterSeconds).toBe(0);
+    } finally {
+      await close();
+    }
   });
 
   it('a manager of location A cannot see or touch location B', async () => {

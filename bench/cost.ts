@@ -21,6 +21,8 @@ export interface WatchedProcess {
 export interface MongoCounter {
   role: string;
   metricsUrl: string;
+  /** What the scrape sends: an API node's /metrics needs its admin token. */
+  headers?: Record<string, string>;
 }
 
 export interface ProbeTargets {
@@ -93,8 +95,8 @@ async function commandStats(redis: RedisClient): Promise<CommandStats> {
 
 async function mongoCommands(counters: MongoCounter[]): Promise<Map<string, number>> {
   const counts = await Promise.all(
-    counters.map(async ({ role, metricsUrl }) => {
-      const text = await (await fetch(metricsUrl, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })).text();
+    counters.map(async ({ role, metricsUrl, headers }) => {
+      const text = await (await fetch(metricsUrl, { headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })).text();
       const match = /^pos_mongo_commands_total (\d+(?:\.\d+)?)/m.exec(text);
       return [role, match ? Number(match[1]) : NaN] as const;
     }),

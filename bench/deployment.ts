@@ -98,6 +98,7 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
       const nodeArgs = [...(options.apiNodeArgs ?? []), ...profileArgs(backends, `${name}-api${i + 1}`)];
       const child = await spawnNode(`${name}-api${i + 1}`, roleEntry('api'), env, ROLE_READY.api, backends.logDir, nodeArgs);
       const origin = `http://127.0.0.1:${child.ready[1]}`;
+      adminTokens.set(origin, env.ADMIN_TOKEN);
       apis.push({ origin, baseUrl: `${origin}/api/v1`, child });
     }
   } catch (err) {
@@ -117,7 +118,7 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
           { role: 'worker', pid: worker.process.pid! },
           ...backends.serverProcesses,
         ],
-        mongoCounters: [...apis.map((api, i) => ({ role: `api${i + 1}`, metricsUrl: `${api.origin}/metrics` })), { role: 'worker', metricsUrl: workerMetrics }],
+        mongoCounters: [...apis.map((api, i) => ({ role: `api${i + 1}`, metricsUrl: `${api.origin}/metrics`, headers: metricsHeaders(api.origin) })), { role: 'worker', metricsUrl: workerMetrics }],
         redis: backends.redis,
       });
     },
@@ -137,9 +138,18 @@ export async function collectGarbage(apis: ApiNode[]): Promise<void> {
 /** The Node options that make collectGarbage work. */
 export const GC_HOOK = ['--expose-gc', '--require', path.join(__dirname, 'gc-on-signal.ts')];
 
+/** The ADMIN_TOKEN of each API node deployed: an API node's /metrics needs an admin credential. */
+const adminTokens = new Map<string, string>();
+
+/** The headers that open `origin`'s /metrics (none for a worker's METRICS_PORT). */
+function metricsHeaders(origin: string): Record<string, string> {
+  const token = adminTokens.get(origin);
+  return token === undefined ? {} : { authorization: `Bearer ${token}` };
+}
+
 /** The samples of a node's /metrics, keyed `name` or `name{labels as sent}`. */
 export async function scrapeMetrics(origin: string): Promise<Map<string, number>> {
-  const response = await fetch(`${origin}/metrics`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  const response = await fetch(`${origin}/metrics`, { headers: metricsHeaders(origin), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   const text = await response.text();
   const samples = new Map<string, number>();
   for (const line of text.split('\n')) {

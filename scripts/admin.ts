@@ -1,6 +1,6 @@
 /**
  * The admin command-line tool: the admin API from a shell. Prints JSON answers on stdout.
- *   POS_URL=http://localhost:8080 ADMIN_TOKEN=... npm run admin -- <command> [args]
+ *   POS_URL=http://localhost:8080 POS_ADMIN_TOKEN=... npm run admin -- <command> [args]
  */
 import { parseArgs } from 'node:util';
 import { AdminClient } from '@pos/shared/clients/admin-client';
@@ -44,10 +44,34 @@ commands:
   test-webhook <webhookId>                                 queues a webhook.test delivery
   webhook-deliveries <webhookId> [--limit N] [--after ID]  the delivery log, newest first
   redeliver <webhookId> <deliveryId>
+  create-operator <name> <viewer|manager|admin> [--locations ID,ID]
+                                                           its token, shown once; without --locations: all
+  list-operators [--limit N] [--after ID]
+  get-operator <operatorId>
+  update-operator <operatorId> [--name NAME] [--role ROLE] [--locations ID,ID | --all-locations]
+  rotate-operator-token <operatorId>                       the new token, shown once; the old one stops at once
+  delete-operator <operatorId>
+  audit [--location ID] [--operator ID] [--from ISO-8601] [--to ISO-8601] [--limit N] [--after ID]
+                                                           operator writes, newest first
 
 Lists print one page (default 100 items); a full page names the next one on stderr (--after ...).
 
-environment: POS_URL (default http://localhost:8080; with ADMIN_PORT set, the operator listener's), ADMIN_TOKEN (required)`;
+options: --token TOKEN   the bearer token: ADMIN_TOKEN or an operator's (else POS_ADMIN_TOKEN, then ADMIN_TOKEN;
+                        the environment keeps it out of the process list and the shell history)
+
+environment: POS_URL (default http://localhost:8080; with ADMIN_PORT set, the operator listener's), POS_ADMIN_TOKEN or ADMIN_TOKEN`;
+
+const ROLES = ['viewer', 'manager', 'admin'] as const;
+
+function role(value: string | undefined): (typeof ROLES)[number] {
+  if (!(ROLES as readonly (string | undefined)[]).includes(value)) throw new UsageError(`role must be one of ${ROLES.join(', ')}`);
+  return value as (typeof ROLES)[number];
+}
+
+/** `--locations A,B` as a list; undefined when absent. */
+function locationList(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(',').filter((id) => id !== '');
+}
 
 class UsageError extends Error {}
 
@@ -74,7 +98,9 @@ function page<T>(items: T[], limit: number | undefined, cursorOf: (item: T) => s
   return items;
 }
 
-async function run(admin: AdminClient, command: string | undefined, args: string[], opts: Record<string, string | undefined> & { all?: boolean; enable?: boolean }) {
+type Options = Record<string, string | undefined> & { all?: boolean; enable?: boolean; 'all-locations'?: boolean };
+
+async function run(admin: AdminClient, command: string | undefined, args: string[], opts: Options) {
   const [a, b] = args;
   const need = (n: number) => {
     if (args.length < n) throw new UsageError(`${command} needs ${n} argument(s)`);
@@ -178,6 +204,31 @@ async function run(admin: AdminClient, command: string | undefined, args: string
     case 'redeliver':
       need(2);
       return admin.redeliverWebhook(a!, b!);
+    case 'create-operator':
+      need(2);
+      return admin.createOperator({ name: a!, role: role(b), locationIds: locationList(opts.locations) });
+    case 'list-operators':
+      return page(await admin.listOperators({ limit, after: afterId }), limit, (o) => o.id);
+    case 'get-operator':
+      need(1);
+      return admin.getOperator(a!);
+    case 'update-operator':
+      need(1);
+      return admin.updateOperator(a!, {
+        name: opts.name,
+        role: opts.role === undefined ? undefined : role(opts.role),
+        locationIds: locationList(opts.locations),
+        allLocations: opts['all-locations'] ? true : undefined,
+      });
+    case 'rotate-operator-token':
+      need(1);
+      return admin.rotateOperatorToken(a!);
+    case 'delete-operator':
+      need(1);
+      await admin.deleteOperator(a!);
+      return { deleted: a };
+    case 'audit':
+      return page(await admin.listAudit({ locationId: opts.location, operatorId: opts.operator, from: opts.from, to: opts.to, limit, after: afterId }), limit, (r) => r.id);
     default:
       throw new UsageError(command ? `unknown command ${command}` : 'no command given');
   }
@@ -206,6 +257,11 @@ async function main(): Promise<number> {
       locations: { type: 'string' },
       description: { type: 'string' },
       enable: { type: 'boolean' },
+      token: { type: 'string' },
+      role: { type: 'string' },
+      'all-locations': { type: 'boolean' },
+      location: { type: 'string' },
+      operator: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -213,11 +269,11 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const token = process.env.ADMIN_TOKEN;
-  if (!token) throw new UsageError('ADMIN_TOKEN is not set');
+  const token = values.token || process.env.POS_ADMIN_TOKEN || process.env.ADMIN_TOKEN;
+  if (!token) throw new UsageError('no token: pass --token, or set POS_ADMIN_TOKEN (or ADMIN_TOKEN)');
   const admin = new AdminClient(process.env.POS_URL ?? 'http://localhost:8080', token);
   const [command, ...args] = positionals;
-  const result = await run(admin, command, args, values as Record<string, string | undefined> & { all?: boolean; enable?: boolean });
+  const result = await run(admin, command, args, values as Options);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   return 0;
 }

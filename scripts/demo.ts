@@ -97,7 +97,7 @@ runMain(log, async () => {
 
   const desk = new RegisterDesk(new RegisterClient({ baseUrl, apiKey: register.apiKey }), paceMs, say);
   const deskDone = desk.run(stopping.signal);
-  const pace = new PaceReport(operatorOrigin, { latencies: () => desk.takeLatencies(), orders: () => apps.reduce((n, app) => n + app.ordersSubmitted, 0) }, say);
+  const pace = new PaceReport(operatorOrigin, config.auth.adminToken!, { latencies: () => desk.takeLatencies(), orders: () => apps.reduce((n, app) => n + app.ordersSubmitted, 0) }, say);
   pace.start();
   stopping.signal.addEventListener('abort', () => pace.stop());
 

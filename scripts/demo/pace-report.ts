@@ -24,9 +24,10 @@ export interface MinuteFigures {
 const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : 0);
 const ms = (value: number) => Math.round(value * 10) / 10;
 
-async function documents(origin: string): Promise<Pick<MinuteFigures, 'hot' | 'archived' | 'lastRunMs'>> {
+async function documents(origin: string, adminToken: string): Promise<Pick<MinuteFigures, 'hot' | 'archived' | 'lastRunMs'>> {
   try {
-    const text = await (await fetch(`${origin}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+    const headers = { authorization: `Bearer ${adminToken}` };
+    const text = await (await fetch(`${origin}/metrics`, { headers, signal: AbortSignal.timeout(5_000) })).text();
     const value = (sample: string) => {
       const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
       return line === undefined ? undefined : Number(line.slice(sample.length + 1));
@@ -48,6 +49,8 @@ export class PaceReport {
 
   constructor(
     private readonly origin: string,
+    /** ADMIN_TOKEN: the API's /metrics needs an admin credential. */
+    private readonly adminToken: string,
     private readonly sources: { latencies(): number[]; orders(): number },
     private readonly say: (line: string) => void,
     private readonly everyMs = 60_000,
@@ -77,7 +80,7 @@ export class PaceReport {
       p90Ms: ms(percentile(sorted, 90)),
       p99Ms: ms(percentile(sorted, 99)),
       load: Math.round(os.loadavg()[0]! * 10) / 10,
-      ...(await documents(this.origin)),
+      ...(await documents(this.origin, this.adminToken)),
     };
     this.minutes.push(figures);
     const count = (n: number | undefined) => (n === undefined ? '?' : String(n));

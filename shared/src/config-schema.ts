@@ -477,6 +477,18 @@ export const CONFIG_SECTIONS = defineSections({
         unset: 'derived from `API_KEY_SECRET`',
         description:
           'The server secret that endpoint secrets are encrypted under in MongoDB (AES-256-GCM, key by HKDF-SHA256). The same on every API node and worker. Set it apart from `API_KEY_SECRET` to rotate that without losing the webhook secrets.',
+        },
+      },
+    },
+  audit: {
+    title: 'Operators and audit',
+    summary: 'How long the record of operator actions is kept.',
+    variables: {
+      AUDIT_RETENTION: {
+        type: 'string',
+        pattern: DURATION,
+        default: '400d',
+        description: 'How long an audit record (one operator write) is kept, from the write; MongoDB removes older ones, and the lifecycle job too.',
       },
     },
   },
@@ -521,6 +533,7 @@ export const envSchema = constant({
     ...CONFIG_SECTIONS.presence.variables,
     ...CONFIG_SECTIONS.telemetry.variables,
     ...CONFIG_SECTIONS.webhooks.variables,
+    ...CONFIG_SECTIONS.audit.variables,
     ...CONFIG_SECTIONS.process.variables,
   },
 });

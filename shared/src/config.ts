@@ -197,6 +197,9 @@ function readSections(env: Env) {
       // Unset: the roles use API_KEY_SECRET (webhookSecretKey below).
       secretKey: env.WEBHOOK_SECRET_KEY,
     },
+    audit: {
+      retentionMs: parseDuration(env.AUDIT_RETENTION),
+    },
     process: {
       logLevel: env.LOG_LEVEL,
       shutdownGraceMs: parseDuration(env.SHUTDOWN_GRACE),
@@ -219,6 +222,7 @@ export type LifecycleConfig = Config['lifecycle'];
 export type PresenceConfig = Config['presence'];
 export type TelemetryConfig = Config['telemetry'];
 export type WebhooksConfig = Config['webhooks'];
+export type AuditConfig = Config['audit'];
 export type ProcessConfig = Config['process'];
 
 /** What no one variable's schema can say: how the listeners' settings go together. */

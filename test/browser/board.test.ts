@@ -94,12 +94,12 @@ describe('the location board in Chromium', () => {
     return { context, page, failures, requests };
   }
 
-  async function signInAsOperator(page: Page, locationId: string): Promise<void> {
+  async function signInAsOperator(page: Page, locationId: string, token = stack.env.ADMIN_TOKEN!, { waitLive = true } = {}): Promise<void> {
     await page.getByRole('radio', { name: /^Operator/ }).check();
     await page.getByLabel('Location id', { exact: true }).fill(locationId);
-    await page.getByLabel('Admin token', { exact: true }).fill(stack.env.ADMIN_TOKEN!);
+    await page.getByLabel('Operator token', { exact: true }).fill(token);
     await page.getByRole('button', { name: 'Open board' }).click();
-    await live(page);
+    if (waitLive) await live(page);
   }
 
   async function signInAsKitchen(page: Page, key: string): Promise<void> {
@@ -265,6 +265,44 @@ describe('the location board in Chromium', () => {
       expectNoSecretsLeaked(opened, [stack.env.ADMIN_TOKEN!]);
     } finally {
       await opened.context.close();
+    }
+  });
+
+  it("operator token: the sign-in offers only its locations, a viewer's board has no action, another location is refused", async () => {
+    const other = await stack.admin.createLocation('Not yours');
+    const viewer = await stack.admin.createOperator({ name: 'Board viewer', role: 'viewer', locationIds: [kitchen.location.id] });
+    const order = await stack.admin.createOrder(kitchen.location.id, sampleRows, 5);
+    const command = await stack.admin.createCommand(kitchen.location.id, 'REQUEST_BILL', 5);
+    const opened = await openBoard(nodeOrigin);
+    const { page } = opened;
+    try {
+      // the token's locations are offered, and only they
+      await page.getByRole('radio', { name: /^Operator/ }).check();
+      await page.getByLabel('Operator token', { exact: true }).fill(viewer.token);
+      await page.getByLabel('Operator token', { exact: true }).blur();
+      await page.locator(`#operator-locations option[value="${kitchen.location.id}"]`).waitFor({ state: 'attached', timeout: WAIT_MS });
+      expect(await page.locator('#operator-locations option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).toEqual([
+        kitchen.location.id,
+      ]);
+
+      // another location answers as a missing one
+      await signInAsOperator(page, other.id, viewer.token, { waitLive: false });
+      await shown(page.getByRole('alert').filter({ hasText: 'No location with that id is open to this token.' }));
+
+      // its own: the work is shown, without a button that would change it
+      await page.getByLabel('Location id', { exact: true }).fill(kitchen.location.id);
+      await page.getByRole('button', { name: 'Open board' }).click();
+      await live(page);
+      await shown(card(page, 'Orders', `Order ${order.number}`));
+      await shown(card(page, 'Commands', 'Bill requested'));
+      expect(await page.getByRole('heading', { level: 1 }).innerText()).toContain('Operator · viewer');
+      expect(await page.getByRole('button', { name: /^(Complete|Abort|Acknowledge|Recover)/ }).count()).toBe(0);
+      expect(opened.failures.filter((f) => !f.startsWith(`404 ${nodeOrigin}/admin/v1/locations/${other.id}`))).toEqual([]);
+      expectNoSecretsLeaked(opened, [viewer.token]);
+    } finally {
+      await opened.context.close();
+      await stack.admin.acknowledgeCommand(kitchen.location.id, command.number);
+      await stack.admin.updateStatus(kitchen.location.id, order.number, 'ABORTED');
     }
   });
 

@@ -17,11 +17,17 @@ describe('npm run admin', () => {
 
   /** Runs the tool as `npm run admin -- ...` does; its exit code, stdout and stderr. */
   function admin(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+    return adminWith({ ADMIN_TOKEN: stack.env.ADMIN_TOKEN! }, ...args);
+  }
+
+  /** The tool with these token variables (and no other from this process). */
+  function adminWith(tokens: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+    const { ADMIN_TOKEN: _root, POS_ADMIN_TOKEN: _operator, ...env } = process.env;
     return new Promise((resolve) => {
       execFile(
         process.execPath,
         ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), ...args],
-        { cwd: ROOT, env: { ...process.env, POS_URL: stack.origin, ADMIN_TOKEN: stack.env.ADMIN_TOKEN! } },
+        { cwd: ROOT, env: { ...env, POS_URL: stack.origin, ...tokens } },
         (err, out, errOut) => resolve({ code: err ? Number(err.code ?? 1) : 0, out, err: errOut }),
       );
     });
@@ -88,5 +94,35 @@ describe('npm run admin', () => {
     const unknown = await admin('rotate-key', 'no-such-session');
     expect(unknown.code).toBe(1);
     expect(unknown.err).toMatch(/404 Not found: Session does not exist/);
+  });
+
+  it('manages operators, and acts as one with --token or POS_ADMIN_TOKEN', async () => {
+    const location = await stack.admin.createLocation('Cli operators');
+    const created = await admin('create-operator', 'Cli manager', 'manager', '--locations', location.id);
+    expect(created.code).toBe(0);
+    const operator = JSON.parse(created.out);
+    expect(operator).toMatchObject({ name: 'Cli manager', role: 'manager', locationIds: [location.id] });
+    expect(JSON.parse((await admin('update-operator', operator.id, '--role', 'viewer')).out)).toMatchObject({ role: 'viewer' });
+
+    // its token, from the command line or the environment: a viewer of one location
+    for (const [tokens, args] of [
+      [{}, ['--token', operator.token]],
+      [{ POS_ADMIN_TOKEN: operator.token }, []],
+    ] as const) {
+      const listed = await adminWith(tokens, 'list-locations', ...args);
+      expect(JSON.parse(listed.out)).toEqual([location]);
+      const refused = await adminWith(tokens, 'create-location', 'Not mine', ...args);
+      expect(refused.code).toBe(1);
+      expect(refused.err).toMatch(/403 Forbidden/);
+    }
+    expect((await adminWith({}, 'list-locations')).code).toBe(2);
+
+    const audit = JSON.parse((await admin('audit', '--operator', operator.id)).out);
+    expect(audit).toEqual([
+      expect.objectContaining({ method: 'POST', route: '/admin/v1/locations', status: 403 }),
+      expect.objectContaining({ method: 'POST', route: '/admin/v1/locations', status: 403 }),
+    ]);
+    expect(JSON.parse((await admin('delete-operator', operator.id)).out)).toEqual({ deleted: operator.id });
+    expect((await adminWith({ POS_ADMIN_TOKEN: operator.token }, 'list-locations')).code).toBe(1);
   });
 });

@@ -41,7 +41,7 @@ describe('the front door with ADMIN_PORT: operator surfaces on their own listene
   });
 
   it('serves the operator surfaces on ADMIN_PORT, and the register interface only on PORT', async () => {
-    const metrics = await rawCall(stack.operatorOrigin, 'GET', '/metrics');
+    const metrics = await rawCall(stack.operatorOrigin, 'GET', '/metrics', { headers: token });
     expect(metrics.status).toBe(200);
     expect(metrics.text).toContain('pos_http_requests_total');
     const board = await rawCall(stack.operatorOrigin, 'GET', '/admin/queues', { headers: token });

@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client';
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { mongoCommandsFor, parseMetrics, Sample, valueOf } from '../support/metrics';
 import { ChildRole, spawnRole, startStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -15,7 +15,7 @@ describe('GET /metrics', () => {
   afterAll(() => stack.close());
 
   async function scrape(): Promise<Sample[]> {
-    const res = await call('GET', `${stack.origin}/metrics`);
+    const res = await call('GET', `${stack.origin}/metrics`, { headers: adminHeader(stack.env) });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     return parseMetrics(res.text);
@@ -154,7 +154,7 @@ describe('Redis memory on /metrics', () => {
     await redisServer?.stop();
   });
 
-  const scrape = async () => parseMetrics((await call('GET', `${stack.origin}/metrics`)).text);
+  const scrape = async () => parseMetrics((await call('GET', `${stack.origin}/metrics`, { headers: adminHeader(stack.env) })).text);
   const info = async (field: string) => Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(await redis.info('memory'))![1]);
 
   it('reports used memory and maxmemory as INFO memory does, by node; a hung Redis leaves them out without holding the scrape, and reads as not ready', async () => {
@@ -174,7 +174,7 @@ describe('Redis memory on /metrics', () => {
 
     process.kill(redisServer.process.pid!, 'SIGSTOP');
     try {
-      const res = await call('GET', `${stack.origin}/metrics`);
+      const res = await call('GET', `${stack.origin}/metrics`, { headers: adminHeader(stack.env) });
       expect(res.status).toBe(200);
       // each scrape-time read has a deadline of a second
       expect(res.ms).toBeLessThan(5_000);

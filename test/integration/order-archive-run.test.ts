@@ -8,7 +8,9 @@ import { Db, MongoClient } from 'mongodb';
 import { createLogger } from '@pos/shared/log';
 import type { OrderDoc } from '@pos/shared/domain/records';
 import { OrderArchiveRepo, ArchivedOrderDoc } from '@pos/shared/store/archive';
+import { AuditRepo } from '@pos/shared/store/audit';
 import { CommandsRepo } from '@pos/shared/store/commands';
+import { newId } from '@pos/shared/store/ids';
 import { ensureIndexes } from '@pos/shared/store/mongo';
 import { NewOrder, OrdersRepo } from '@pos/shared/store/orders';
 import { LifecycleDeps, LifecycleSettings, runLifecycle } from '@pos/worker/jobs/lifecycle-run';
@@ -157,6 +159,31 @@ describe('a lifecycle run', () => {
     expect(run).toMatchObject({ purged: 4, commandsPurged: 1, complete: true });
     expect(await cold().countDocuments()).toBe(0);
     expect(await db.collection('commands').countDocuments()).toBe(0);
+  });
+
+  it('purges audit records past AUDIT_RETENTION, batch by batch, and keeps the others', async () => {
+    const audit = new AuditRepo(db);
+    const now = new Date();
+    const record = (purgeInMs: number) =>
+      audit.insert({
+        _id: newId(),
+        at: now,
+        operatorName: 'root',
+        role: 'admin',
+        method: 'POST',
+        route: '/admin/v1/locations',
+        targets: {},
+        status: 201,
+        requestId: randomBytes(4).toString('hex'),
+        purgeAt: new Date(now.getTime() + purgeInMs),
+      });
+    for (let i = 0; i < 5; i++) await record(-MINUTE);
+    await record(MINUTE);
+    // without the repo (the API's nodes only), records are left to the TTL index
+    expect(await runLifecycle(deps, settings, { batchSize: 2, budgetMs: 60_000 }, now)).toMatchObject({ auditPurged: 0 });
+    const run = await runLifecycle({ ...deps, audit }, settings, { batchSize: 2, budgetMs: 60_000 }, now);
+    expect(run).toMatchObject({ auditPurged: 5, complete: true });
+    expect(await db.collection('audit').countDocuments()).toBe(1);
   });
 
   it('pages a location\'s history by completion time with a cursor', async () => {

@@ -1,6 +1,6 @@
 import { startJongodb } from '../../scripts/embedded/jongodb';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
-import { call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { registerAt } from '../support/fixtures';
 import { startStack } from '../support/stack';
 
@@ -38,7 +38,7 @@ describe('backing services unreachable', () => {
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
       expect(res.json().detail).toMatch(/the request was not queued and nothing of it will be applied; retry it$/);
-      const metrics = await call('GET', `${stack.origin}/metrics`);
+      const metrics = await call('GET', `${stack.origin}/metrics`, { headers: adminHeader(stack.env) });
       expect(metrics.status).toBe(200);
       expect(metrics.text).not.toMatch(/^pos_queue_jobs\{/m);
       const list = await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key });

@@ -46,7 +46,7 @@ describe('security headers', () => {
       ['admin 401', call('GET', `${stack.origin}/admin/v1/locations/${locationId}`), 401],
       ['404', call('GET', `${stack.origin}/nowhere`), 404],
       ['healthz', call('GET', `${stack.origin}/healthz`), 200],
-      ['metrics', call('GET', `${stack.origin}/metrics`), 200],
+      ['metrics', call('GET', `${stack.origin}/metrics`, { headers: adminHeader(stack.env) }), 200],
     ];
     for (const [what, answer, status] of answers) {
       const res = await answer;

@@ -26,9 +26,30 @@ export function valueOf(samples: Sample[], name: string, labels: Record<string, 
   return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 }
 
+/** The ADMIN_TOKEN of each API origin the stacks started: an API node's /metrics needs an admin credential. */
+const adminTokens = new Map<string, string>();
+
+/** Records the admin token of an API origin (stack.ts does, for every node it starts). */
+export function adminTokenAt(origin: string, token: string | undefined): void {
+  if (token !== undefined) adminTokens.set(origin, token);
+}
+
+/** The headers that open `origin`'s /metrics: its admin token when it is an API node (a worker's METRICS_PORT needs none). */
+export function metricsHeaders(origin: string): Record<string, string> {
+  const token = adminTokens.get(origin);
+  return token === undefined ? {} : { authorization: `Bearer ${token}` };
+}
+
+/** `origin`'s /metrics, as text; a failure to answer 200 fails. */
+export async function metricsText(origin: string): Promise<string> {
+  const res = await call('GET', `${origin}/metrics`, { headers: metricsHeaders(origin) });
+  if (res.status !== 200) throw new Error(`${origin}/metrics answered ${res.status}`);
+  return res.text;
+}
+
 /** The samples of `origin`'s /metrics. */
 export async function scrapeMetrics(origin: string): Promise<Sample[]> {
-  return parseMetrics((await call('GET', `${origin}/metrics`)).text);
+  return parseMetrics(await metricsText(origin));
 }
 
 /** The value of one sample on `origin`'s /metrics (0 when absent, as a counter not yet counted). */

@@ -11,6 +11,7 @@ import { RunningApi, startApi } from '@pos/api/server';
 import { RunningWorker, startWorker } from '@pos/worker/worker';
 import { Role, ROLE_READY, roleEntry, spawnNode } from '../../scripts/embedded/spawn-role';
 import { serviceAt } from './contract';
+import { adminTokenAt } from './metrics';
 
 export { ROOT } from '../../scripts/embedded/spawn-role';
 
@@ -61,6 +62,7 @@ export async function startStack(overrides: StackEnv = {}, options: { worker?: b
   const operatorOrigin = api.adminPort === undefined ? origin : `http://127.0.0.1:${api.adminPort}`;
   serviceAt(origin);
   if (operatorOrigin !== origin) serviceAt(operatorOrigin);
+  for (const at of [origin, operatorOrigin]) adminTokenAt(at, env.ADMIN_TOKEN);
   return {
     env,
     api,
@@ -96,7 +98,10 @@ export async function spawnRole(role: Role, env: StackEnv): Promise<ChildRole & 
     ready: ROLE_READY[role],
   });
   const { process: proc, exited } = child;
-  if (role === 'api') serviceAt(`http://127.0.0.1:${child.ready[1]}`);
+  if (role === 'api') {
+    serviceAt(`http://127.0.0.1:${child.ready[1]}`);
+    adminTokenAt(`http://127.0.0.1:${child.ready[1]}`, env.ADMIN_TOKEN);
+  }
   return {
     process: proc,
     port: role === 'api' ? Number(child.ready[1]) : undefined,

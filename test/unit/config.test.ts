@@ -10,6 +10,7 @@ describe('configuration', () => {
       auth: { customerSessionTtlMs: 12 * 3_600_000, keyRotationGraceMs: 10 * 60_000 },
       streams: { keepaliveMs: 15_000, timeoutMs: 30 * 60_000 },
       lifecycle: { archiveAfterMs: 15 * 60_000, retentionMs: 90 * 86_400_000, selectingTtlMs: 2 * 3_600_000, intervalMs: 60_000 },
+      audit: { retentionMs: 400 * 86_400_000 },
     });
     expect(config.mongo.url).toBeUndefined();
   });
@@ -264,6 +265,7 @@ describe('configuration', () => {
       WEBHOOK_CONCURRENCY: '5',
       WEBHOOK_ALLOW_PRIVATE: '1',
       WEBHOOK_SECRET_KEY: 'w'.repeat(32),
+      AUDIT_RETENTION: '30d',
       LOG_LEVEL: 'warn',
       SHUTDOWN_GRACE: '30s',
     };

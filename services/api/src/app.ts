@@ -18,6 +18,7 @@ import { docsRoutes } from './routes/docs';
 import { healthRoutes } from './routes/health';
 import { landingRoutes } from './routes/landing';
 import { metricsRoutes } from './routes/metrics';
+import { operatorRoutes } from './routes/operators';
 import { serviceRoutes } from './routes/orders';
 import { streamRoutes } from './routes/stream';
 import { readServiceInfo } from './service-info';
@@ -41,7 +42,7 @@ function publicSurface(deps: ApiDeps): Mount[] {
 
 /** The operator surfaces: on `ADMIN_PORT` when it is set, never then on `PORT`. */
 function operatorSurface(deps: ApiDeps): Mount[] {
-  return [adminRoutes(deps), webhookRoutes(deps), metricsRoutes(deps), bullBoard(deps)];
+  return [adminRoutes(deps), operatorRoutes(deps), webhookRoutes(deps), metricsRoutes(deps), bullBoard(deps)];
 }
 
 /** The Koa app of each listener: `public` on PORT, and `operator` on ADMIN_PORT when it is set. */

@@ -1,7 +1,17 @@
 import { ParsedUrlQuery, parse } from 'node:querystring';
 import type { ParameterizedContext } from 'koa';
 import type { Logger } from '@pos/shared/log';
+import type { Role } from '@pos/shared/auth/roles';
 import type { SessionDoc } from '@pos/shared/store/documents';
+
+/** Who makes an operator request: root (ADMIN_TOKEN, no id) or an operator account. */
+export interface Operator {
+  id?: string;
+  name: string;
+  role: Role;
+  /** The locations it covers; absent: all. */
+  locationIds?: readonly string[];
+}
 
 /** What middleware puts on `ctx.state` for the handlers after it. */
 export interface AppState {
@@ -12,6 +22,10 @@ export interface AppState {
    * subscription) end by it; see the request-deadline middleware.
    */
   deadline: number;
+  /** Set by the operator authentication of admin routes, Bull Board and /metrics. */
+  operator?: Operator;
+  /** The location an operator write concerns, once the route knows it (for its audit record). */
+  auditLocationId?: string;
   /** Set by the api_key authentication of service and customer routes. */
   session?: SessionDoc;
   /** The hash of the key that opened it (a rotated-out key works only until its grace ends). */

@@ -8,8 +8,10 @@ import type { Logger } from '@pos/shared/log';
 import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import type { RedisClient } from '@pos/shared/redis';
 import type { OrderArchiveRepo } from '@pos/shared/store/archive';
+import type { AuditRepo } from '@pos/shared/store/audit';
 import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { LocationsRepo } from '@pos/shared/store/locations';
+import type { OperatorsRepo } from '@pos/shared/store/operators';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { WorkRepo } from '@pos/shared/store/work';
@@ -18,6 +20,7 @@ import type { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webh
 import type { SecretBox } from '@pos/shared/webhooks/secrets';
 import type { AppState } from './context';
 import type { IdempotencyStore } from './idempotency/idempotency-store';
+import type { OperatorLookup } from './auth/operator-lookup';
 import type { SessionLookup } from './auth/session-lookup';
 import type { JobClient } from './jobs/job-client';
 import type { ApiMetrics } from './metrics/api-metrics';
@@ -68,6 +71,10 @@ export interface ApiDeps {
   presence: PresenceTracker;
   /** Where counter orders (created PLACED here) add their deadline jobs. */
   deadlines: Queue<DeadlineJob>;
+  operators: OperatorsRepo;
+  /** An operator's bearer token to its account, cached like sessions (auth/operator-lookup.ts). */
+  operatorLookup: OperatorLookup;
+  audit: AuditRepo;
   /** False once shutdown begins, so that load balancers stop sending work. */
   isAccepting(): boolean;
 }

@@ -5,7 +5,7 @@ import { generateApiKey } from '@pos/shared/auth/keys';
 import type { Config, MongoConfig } from '@pos/shared/config';
 import { ConfigError, requireUrls } from '@pos/shared/config';
 import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
-import { sessionsChannel } from '@pos/shared/events/session-changes';
+import { operatorIdOf, sessionsChannel } from '@pos/shared/events/session-changes';
 import type { Logger } from '@pos/shared/log';
 import { replyChannel } from '@pos/shared/queue/jobs';
 import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
@@ -17,15 +17,18 @@ import { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks'
 import { WebhookEmitter } from '@pos/shared/webhooks/emitter';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { OrderArchiveRepo } from '@pos/shared/store/archive';
+import { AuditRepo } from '@pos/shared/store/audit';
 import { CommandsRepo } from '@pos/shared/store/commands';
 import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
+import { OperatorsRepo } from '@pos/shared/store/operators';
 import { OrdersRepo } from '@pos/shared/store/orders';
 import { SessionsRepo } from '@pos/shared/store/sessions';
 import { WorkRepo } from '@pos/shared/store/work';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { createApps } from './app';
 import { createHttpServer } from './http-server';
+import { OperatorLookup } from './auth/operator-lookup';
 import { SessionLookup } from './auth/session-lookup';
 import type { ApiDeps } from './deps';
 import { IdempotencyStore } from './idempotency/idempotency-store';
@@ -143,6 +146,20 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     },
   );
   await sessionLookup.start();
+  const operators = new OperatorsRepo(store.db);
+  // Operators change on the session channel too: a deleted one's token stops on every node at once.
+  const operatorLookup = new OperatorLookup(operators, [keySecret, ...auth.apiKeySecretPrevious], {
+    feed: subscriber,
+    channel: sessionsChannel(config.redis.prefix),
+    max: auth.sessionCacheSize,
+  });
+  await operatorLookup.start();
+  // A changed operator's streams end on every node, as a closed session's do.
+  const endOperatorStreams = (message: string) => {
+    const operatorId = operatorIdOf(message);
+    if (operatorId !== undefined) hub.operatorChanged(operatorId);
+  };
+  await subscriber.subscribe(sessionsChannel(config.redis.prefix), endOperatorStreams);
   const deps: ApiDeps = {
     config,
     adminToken: auth.adminToken,
@@ -173,6 +190,9 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     locations,
     presence,
     deadlines,
+    operators,
+    operatorLookup,
+    audit: new AuditRepo(store.db),
     isAccepting: () => accepting,
   };
   registerReadinessMetrics(metrics.registry, () => checkReadiness(deps));
@@ -208,7 +228,12 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       await closed;
       clearTimeout(grace);
       await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
-      await settleWithin(sessionLookup.stop(), 1_000, nodeLog, 'dropping the session channel');
+      await settleWithin(
+        Promise.all([sessionLookup.stop(), operatorLookup.stop(), subscriber.unsubscribe(sessionsChannel(config.redis.prefix), endOperatorStreams)]),
+        1_000,
+        nodeLog,
+        'dropping the session channel',
+      );
       await settleWithin(Promise.all([queues.close(), lifecycleQueue.close(), deadlines.close(), webhookQueue.close()]), 2_000, nodeLog, 'closing the queues');
       await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();

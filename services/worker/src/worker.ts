@@ -12,6 +12,7 @@ import { jobSpanFields, withTelemetry } from '@pos/shared/queue/telemetry';
 import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
 import { closeRedis, createRedis, publish, redisTarget } from '@pos/shared/redis';
 import { OrderArchiveRepo } from '@pos/shared/store/archive';
+import { AuditRepo } from '@pos/shared/store/audit';
 import { CommandsRepo } from '@pos/shared/store/commands';
 import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
@@ -198,7 +199,14 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     log,
     redis,
     workerConnection,
-    deps: { orders: repos.orders, archive: repos.archive, commands: new CommandsRepo(store.db), webhookDeliveries: new WebhookDeliveriesRepo(store.db), checkpoint },
+    deps: {
+      orders: repos.orders,
+      archive: repos.archive,
+      commands: new CommandsRepo(store.db),
+      webhookDeliveries: new WebhookDeliveriesRepo(store.db),
+      audit: new AuditRepo(store.db),
+      checkpoint,
+    },
   });
   log.info(
     {

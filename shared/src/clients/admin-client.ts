@@ -5,11 +5,15 @@
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/records';
-import type { LocationUpdateInput, PauseInput, RowInput, WebhookInput, WebhookUpdateInput } from '../schemas/requests';
+import type { LocationUpdateInput, OperatorInput, OperatorUpdateInput, PauseInput, RowInput, WebhookInput, WebhookUpdateInput } from '../schemas/requests';
 import type {
+  AuditRecord,
+  CurrentOperator,
+  IssuedOperator,
   IssuedSession,
   IssuedWebhook,
   LocationView,
+  OperatorView,
   PresenceView,
   QueuedDelivery,
   RotatedSession,
@@ -26,7 +30,15 @@ export interface HistoryRange {
   to?: string;
 }
 
-export type { IssuedSession, IssuedWebhook, QueuedDelivery, RotatedSession, WebhookDelivery, WebhookView };
+export type { AuditRecord, IssuedOperator, IssuedSession, IssuedWebhook, OperatorView, QueuedDelivery, RotatedSession, WebhookDelivery, WebhookView };
+
+/** The audit log's filters: a location, an operator, a time range [from, to) in ISO-8601. */
+export interface AuditFilter {
+  locationId?: string;
+  operatorId?: string;
+  from?: string;
+  to?: string;
+}
 
 /** Which page of a list: at most `limit` (default 100, at most 1000) items after `after`, the last cursor of the previous page. */
 export interface PageOptions<Cursor> {
@@ -222,6 +234,45 @@ export class AdminClient {
 
   redeliverWebhook(id: string, deliveryId: string): Promise<QueuedDelivery> {
     return this.call('POST', `/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`);
+  }
+
+  /** Who this client's token is. */
+  me(): Promise<CurrentOperator> {
+    return this.call('GET', '/me');
+  }
+
+  /** A new operator account (admins only); its token is in this answer only. */
+  createOperator(operator: OperatorInput): Promise<IssuedOperator> {
+    return this.call('POST', '/operators', operator);
+  }
+
+  listOperators(page: PageOptions<string> = {}): Promise<OperatorView[]> {
+    return this.call('GET', `/operators${pageQuery(page)}`);
+  }
+
+  getOperator(id: string): Promise<OperatorView> {
+    return this.call('GET', `/operators/${encodeURIComponent(id)}`);
+  }
+
+  /** Changes its name, role or locations (`allLocations: true`: every location); holds on every node at once. */
+  updateOperator(id: string, changes: OperatorUpdateInput): Promise<OperatorView> {
+    return this.call('PATCH', `/operators/${encodeURIComponent(id)}`, changes);
+  }
+
+  /** A new token, shown this once; the old one stops at once. */
+  rotateOperatorToken(id: string): Promise<IssuedOperator> {
+    return this.call('POST', `/operators/${encodeURIComponent(id)}/rotate-token`);
+  }
+
+  deleteOperator(id: string): Promise<void> {
+    return this.call('DELETE', `/operators/${encodeURIComponent(id)}`);
+  }
+
+  /** One page of the audit log, newest first; `after` is the id of the last record of the previous page. */
+  listAudit(filter: AuditFilter & PageOptions<string> = {}): Promise<AuditRecord[]> {
+    const query = new URLSearchParams();
+    for (const name of ['locationId', 'operatorId', 'from', 'to'] as const) if (filter[name] !== undefined) query.set(name, filter[name]);
+    return this.call('GET', `/audit${pageQuery(filter, query)}`);
   }
 
   private call<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -133,6 +133,8 @@ export const problems = {
   /** A customer's create or submit at a paused (or, under PAUSE_WHEN_OFFLINE, offline) location. */
   notAccepting: (detail: string): Problem => problemOf('notAccepting', detail),
   unauthorized: (detail: string): Problem => problemOf('unauthorized', detail),
+  /** An operator's role does not allow this (docs/operators.md). */
+  forbidden: (detail: string): Problem => problemOf('forbidden', detail),
   payloadTooLarge: (limit: number): Problem => problemOf('payloadTooLarge', `Request body is larger than ${limit} bytes`),
   /** A bound was reached; thrown by `limitReached` with its Retry-After. */
   tooManyRequests: (detail: string): Problem => problemOf('tooManyRequests', detail),

@@ -9,7 +9,7 @@ import type { CommandDoc, LocationDoc, OrderDoc } from '../store/documents';
 import { toLocationView } from '../store/locations';
 import { toCommandRecord, toOrderRecord } from '../domain/records';
 import { publish, RedisClient } from '../redis';
-import { SessionChange, sessionsChannel } from './session-changes';
+import { OperatorChange, SessionChange, sessionsChannel } from './session-changes';
 
 export type LocationEvent = (
   /**
@@ -114,6 +114,12 @@ export class EventPublisher {
   /** Tells every API node that the session changed (closed, key rotated): see session-changes. */
   async sessionChanged(sessionId: string): Promise<void> {
     const change: SessionChange = { sessionId };
+    await this.redis.publish(sessionsChannel(this.prefix), JSON.stringify(change));
+  }
+
+  /** Tells every API node that an operator changed (deleted, token rotated, role or scope): see session-changes. */
+  async operatorChanged(operatorId: string): Promise<void> {
+    const change: OperatorChange = { operatorId };
     await this.redis.publish(sessionsChannel(this.prefix), JSON.stringify(change));
   }
 

@@ -10,3 +10,18 @@ export const sessionsChannel = (prefix: string): string => `${prefix}:sessions`;
 export interface SessionChange {
   sessionId: string;
 }
+
+/** An operator account changed (deleted, its token rotated, its role or scope): the same channel, the same rule. */
+export interface OperatorChange {
+  operatorId: string;
+}
+
+/** The operator a change message names; undefined for a session's change or an unreadable one. */
+export function operatorIdOf(message: string): string | undefined {
+  try {
+    const { operatorId } = JSON.parse(message) as Partial<OperatorChange>;
+    return typeof operatorId === 'string' ? operatorId : undefined;
+  } catch {
+    return undefined;
+  }
+}

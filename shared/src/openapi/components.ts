@@ -145,8 +145,12 @@ export const SECURITY_SCHEMES = {
     description: "A CUSTOMER session's key (a customer app), issued by `POST /admin/v1/locations/{id}/customer-sessions`.",
   },
   customerKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'The same key as a query parameter, used only when the header is absent.' },
-  adminToken: { type: 'http', scheme: 'bearer', description: 'The `ADMIN_TOKEN` of the deployment.' },
-  adminBasic: { type: 'http', scheme: 'basic', description: 'Bull Board in a browser: any user name, the admin token as the password.' },
+  adminToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: "The deployment's `ADMIN_TOKEN` (root: an admin of every location), or an operator's token (its role and locations; see each operation's `x-roles`).",
+  },
+  adminBasic: { type: 'http', scheme: 'basic', description: "Bull Board in a browser: any user name, the admin token (or an admin operator's token) as the password." },
 } as const;
 
 /** Response headers: the name on the wire, and the header object. */

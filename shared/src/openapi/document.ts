@@ -7,6 +7,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { ErrorObject } from 'ajv';
+import { Role, rolesFrom } from '../auth/roles';
 import { Problem, problemBody, problems } from '../domain/problem';
 import { LIMITS, problemFromSchemaError } from '../schemas/requests';
 import {
@@ -117,7 +118,7 @@ const TAGS: Record<Tag, string> = {
   Register: 'The register interface (docs/register-interface.md, part 4): a SERVICE key in `api_key`.',
   'Event stream': "The register's server-sent events (docs/register-interface.md, part 6).",
   'Customer app': 'The customer app: a CUSTOMER key in `api_key`.',
-  Admin: 'The restaurant administrator: `Authorization: Bearer <ADMIN_TOKEN>`. Keep it off the public edge.',
+  Admin: 'Operators: `Authorization: Bearer <token>`, the deployment\'s `ADMIN_TOKEN` (an admin of every location) or an operator\'s token (a role, and maybe locations: docs/operators.md). Keep it off the public edge.',
   Operations: 'Health, metrics and the work queue, for operators.',
   Documentation: 'This document and its pages.',
 };
@@ -206,12 +207,27 @@ function byStatus(list: Problem[]): Map<number, Problem[]> {
   return grouped;
 }
 
+/** What an operation's role adds: who may call it (`x-roles`, and a line of its description) and the 403 of the others. */
+function roleOf(spec: OperationSpec): { roles?: Role[]; note?: string; problems: Problem[] } {
+  if (spec.access !== 'admin' && spec.access !== 'board') return { problems: [] };
+  if (!spec.role) throw new Error(`operation ${spec.id} has no role`);
+  const roles = rolesFrom(spec.role);
+  return {
+    roles,
+    note:
+      `Roles: ${roles.map((role) => `\`${role}\``).join(', ')} (docs/operators.md).` +
+      (/\{(id|sessionId)\}/.test(spec.path) ? " A location outside the token's locations answers the same 404 as a missing one." : ''),
+    problems: spec.role === 'viewer' ? [] : [problems.forbidden(`This needs the ${spec.role} role; this token is a viewer`)],
+  };
+}
+
 function operation(spec: OperationSpec, path: string, options: DocumentOptions): JsonObject {
   const access = ACCESS[spec.access];
+  const role = roleOf(spec);
   const writes = spec.method === 'get' ? [] : access.writes;
   const contributions = [...new Set([...access.traits, ...writes, ...(spec.traits ?? [])])].map((trait) => TRAITS[trait](options, spec));
   const extraHeaders = (status: number | 'ok') => [...new Set(contributions.flatMap((c) => c.headers?.[status] ?? []))];
-  const own = byStatus(spec.problems ?? []);
+  const own = byStatus([...(spec.problems ?? []), ...role.problems]);
   const generic = byStatus([...contributions.flatMap((c) => c.problems), ex.internal]);
   const common = commonProblems(options);
 
@@ -244,9 +260,10 @@ function operation(spec: OperationSpec, path: string, options: DocumentOptions):
   return {
     operationId: spec.id,
     summary: spec.summary,
-    ...(spec.description && { description: spec.description }),
+    ...((spec.description || role.note) && { description: [spec.description, role.note].filter(Boolean).join('\n\n') }),
     tags: [spec.tag],
     security: access.security,
+    ...(role.roles && { 'x-roles': role.roles }),
     ...(parameters.length > 0 && { parameters }),
     ...(spec.body && {
       requestBody: {

@@ -15,6 +15,9 @@ import { toWebhookView } from '../store/webhooks';
 export const EXAMPLE_IDS = {
   location: '019a8f2c-5b1e-7c3d-9a40-2e6f1b7d8c90',
   session: '019a8f2d-0c4a-7e21-8b5f-4d3c2a1b0e9f',
+  operator: '019a8f2b-1d2e-7f30-9b41-5c6d7e8f9a0b',
+  audit: '019a8f31-2a3b-7c4d-8e5f-6a7b8c9d0e1f',
+  request: 'b3c1e6a2-7d4f-4e1a-9c2b-8f5e3d1a0c47',
   error: '6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f',
   webhook: '019a8f2e-7d10-7a55-9c31-5e4f3a2b1c0d',
   delivery: '019a8f31-2a6b-7f08-a1d2-3c4b5a6f7e8d',
@@ -84,6 +87,20 @@ export const examples = {
     deviceId: 'register-1',
     createdAt: at('06:01:00.000'),
   }),
+  operator: { id: EXAMPLE_IDS.operator, name: 'Main Street manager', role: 'manager', locationIds: [EXAMPLE_IDS.location], createdAt: '2026-11-21T05:50:00.000Z' },
+  auditRecord: {
+    id: EXAMPLE_IDS.audit,
+    at: '2026-11-21T07:12:30.411Z',
+    operatorId: EXAMPLE_IDS.operator,
+    operatorName: 'Main Street manager',
+    role: 'manager',
+    method: 'POST',
+    route: '/admin/v1/locations/:id/orders/:number/recover',
+    targets: { id: EXAMPLE_IDS.location, number: '7' },
+    locationId: EXAMPLE_IDS.location,
+    status: 200,
+    requestId: EXAMPLE_IDS.request,
+  },
   apiKey: 'pos_D9YuS2GvbS-wEih4_-Yxpw0FdyZgyw8HLNBLYr8q2QaINhsuWx68d0bWEGiy6lZv',
   webhook: toWebhookView({
     _id: EXAMPLE_IDS.webhook,
@@ -123,6 +140,7 @@ export const exampleProblems = {
   locationNotFound: problems.notFound('Location does not exist'),
   sessionNotFound: problems.notFound('Session does not exist'),
   webhookNotFound: problems.notFound('Webhook subscription does not exist'),
+  operatorNotFound: problems.notFound('Operator does not exist'),
   orderNumber: problems.illegalArgument('Order number must be a positive integer'),
   notAccepting: problems.notAccepting('Location is paused until 2026-11-21T09:00:00.000Z (kitchen closed)'),
 } satisfies Record<string, Problem>;

@@ -29,9 +29,11 @@ export interface LifecycleCounts {
   commandsPurged: number;
   /** Webhook delivery log entries past WEBHOOK_LOG_RETENTION removed. */
   deliveriesPurged: number;
+  /** Audit records past AUDIT_RETENTION removed. */
+  auditPurged: number;
 }
 
-export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = ['archived', 'expired', 'purged', 'commandsPurged', 'deliveriesPurged'];
+export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = ['archived', 'expired', 'purged', 'commandsPurged', 'deliveriesPurged', 'auditPurged'];
 
 export interface LifecycleRun extends LifecycleCounts {
   durationMs: number;

@@ -15,6 +15,7 @@ const ajv = new Ajv({ allErrors: false, strict: true });
 addFormats(ajv, ['date-time']);
 /** Query strings are text: their numbers are read as numbers, and absent values take their defaults. */
 const queryAjv = new Ajv({ allErrors: false, strict: true, coerceTypes: true, useDefaults: true });
+addFormats(queryAjv, ['date-time']);
 
 /**
  * Text that reaches register screens and kitchen printers carries no control characters
@@ -239,6 +240,41 @@ export const locationListQuerySchema = {
   },
 } as const;
 
+const operatorRole = { type: 'string', enum: ['viewer', 'manager', 'admin'] } as const;
+const operatorLocations = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 1000, uniqueItems: true } as const;
+
+export const operatorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'role'],
+  properties: { name: text, role: operatorRole, locationIds: operatorLocations },
+} as const;
+
+/** A change of an operator: any of its fields; `locationIds: []` is not allowed (`null` is not either: absent means unchanged). */
+export const operatorUpdateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name: text,
+    role: operatorRole,
+    locationIds: operatorLocations,
+    allLocations: { type: 'boolean', const: true, description: 'Removes `locationIds`: the operator covers every location' },
+  },
+} as const;
+
+/** The audit log's filters and page: newest first, `after` the id of the last record of the previous page. */
+export const auditQuerySchema = {
+  type: 'object',
+  properties: {
+    locationId: { type: 'string', minLength: 1, maxLength: 64, description: 'Only records of this location' },
+    operatorId: { type: 'string', minLength: 1, maxLength: 64, description: 'Only records of this operator' },
+    from: { type: 'string', format: 'date-time', maxLength: LIMITS.timestampLength, description: 'Only records at or after this time' },
+    to: { type: 'string', format: 'date-time', maxLength: LIMITS.timestampLength, description: 'Only records before this time' },
+    ...idPageQuerySchema.properties,
+  },
+} as const;
+
 export type RowInput = FromSchema<typeof rowSchema>;
 export type StatusUpdateInput = FromSchema<typeof statusUpdateSchema>;
 export type FailureReportInput = FromSchema<typeof failureReportSchema>;
@@ -256,6 +292,9 @@ export type NumberPageQuery = FromSchema<typeof numberPageQuerySchema>;
 export type OrderListQuery = FromSchema<typeof orderListQuerySchema>;
 export type LocationListQuery = FromSchema<typeof locationListQuerySchema>;
 export type PauseInput = FromSchema<typeof pauseSchema>;
+export type OperatorInput = FromSchema<typeof operatorSchema>;
+export type OperatorUpdateInput = FromSchema<typeof operatorUpdateSchema>;
+export type AuditQuery = FromSchema<typeof auditQuerySchema>;
 
 /** Human names of required fields, for the interface's "<Name> is required." detail. */
 const FIELD_LABELS: Record<string, string> = {
@@ -326,6 +365,8 @@ export const validators = {
   pause: compile<PauseInput>(pauseSchema),
   webhook: compile<WebhookInput>(webhookSchema),
   webhookUpdate: compile<WebhookUpdateInput>(webhookUpdateSchema),
+  operator: compile<OperatorInput>(operatorSchema),
+  operatorUpdate: compile<OperatorUpdateInput>(operatorUpdateSchema),
 };
 
 export const queryValidators = {
@@ -333,4 +374,5 @@ export const queryValidators = {
   numberPage: compileQuery<NumberPageQuery>(numberPageQuerySchema),
   orderList: compileQuery<OrderListQuery>(orderListQuerySchema),
   locationList: compileQuery<LocationListQuery>(locationListQuerySchema),
+  audit: compileQuery<AuditQuery>(auditQuerySchema),
 };

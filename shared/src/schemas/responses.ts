@@ -250,6 +250,79 @@ export const queuedDeliverySchema = {
   properties: { webhookId: webhookDeliverySchema.properties.webhookId, type: webhookDeliverySchema.properties.type },
 } as const;
 
+const role = { type: 'string', enum: ['viewer', 'manager', 'admin'], description: 'viewer reads; manager also acts on its locations; admin does everything' } as const;
+const locationIds = {
+  type: 'array',
+  items: { type: 'string' },
+  minItems: 1,
+  description: 'The locations it covers; absent: all locations',
+} as const;
+
+const operatorViewProperties = {
+  id: { type: 'string' },
+  name: { type: 'string' },
+  role,
+  locationIds,
+  createdAt: timestamp,
+  tokenRotatedAt: { ...timestamp, description: 'When its token was last replaced' },
+} as const;
+
+/** An operator account as the admin API shows it: never its token, never the token's hash. */
+export const operatorViewSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'name', 'role', 'createdAt'],
+  properties: operatorViewProperties,
+} as const;
+
+/** An operator just created, or whose token was just replaced: with its token, shown this once. */
+export const issuedOperatorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'name', 'role', 'createdAt', 'token'],
+  properties: {
+    ...operatorViewProperties,
+    token: { ...apiKey, description: 'The bearer token, shown this once; only its hash is stored. The shape of an API key.' },
+  },
+} as const;
+
+/** Who a token is: what the board reads to offer only what the role allows. */
+export const currentOperatorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'role'],
+  properties: {
+    id: { type: 'string', description: 'Absent for the root credential (`ADMIN_TOKEN`)' },
+    name: { type: 'string', description: '`root` for `ADMIN_TOKEN`' },
+    role,
+    locationIds,
+  },
+} as const;
+
+/** One record of the audit log: an operator write. Never a key, token or secret. */
+export const auditRecordSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'at', 'operatorName', 'role', 'method', 'route', 'targets', 'status', 'requestId'],
+  properties: {
+    id: { type: 'string' },
+    at: timestamp,
+    operatorId: { type: 'string', description: 'Absent for the root credential (`ADMIN_TOKEN`)' },
+    operatorName: { type: 'string', description: '`root` for `ADMIN_TOKEN`' },
+    role,
+    method: { type: 'string' },
+    route: { type: 'string', description: 'The route pattern, e.g. `/admin/v1/locations/:id/orders/:number/recover`' },
+    targets: {
+      type: 'object',
+      description: 'The ids the path named, by parameter (`id` a location, `number`, `sessionId`, `operatorId`, ...)',
+      additionalProperties: { type: 'string' },
+    },
+    locationId: { type: 'string', description: 'The location the write concerns, when one' },
+    status: { type: 'integer', description: 'The status of the answer' },
+    requestId: { type: 'string' },
+  },
+} as const;
+
 export const healthSchema = {
   type: 'object',
   additionalProperties: false,
@@ -283,6 +356,10 @@ export type WebhookView = FromSchema<typeof webhookViewSchema>;
 export type IssuedWebhook = FromSchema<typeof issuedWebhookSchema>;
 export type WebhookDelivery = FromSchema<typeof webhookDeliverySchema>;
 export type QueuedDelivery = FromSchema<typeof queuedDeliverySchema>;
+export type OperatorView = FromSchema<typeof operatorViewSchema>;
+export type IssuedOperator = FromSchema<typeof issuedOperatorSchema>;
+export type AuditRecord = FromSchema<typeof auditRecordSchema>;
+export type CurrentOperator = FromSchema<typeof currentOperatorSchema>;
 export type HealthBody = FromSchema<typeof healthSchema>;
 export type ReadinessBody = FromSchema<typeof readinessSchema>;
 

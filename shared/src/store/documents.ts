@@ -141,3 +141,39 @@ export interface WebhookDeliveryDoc {
   redelivery?: true;
   purgeAt: Date;
 }
+
+/** What an operator may do (auth/roles.ts): each role can do what the one before it can. */
+export type OperatorRole = 'viewer' | 'manager' | 'admin';
+
+export interface OperatorDoc {
+  _id: string;
+  name: string;
+  role: OperatorRole;
+  /** The locations it covers; absent: all of them. */
+  locationIds?: string[];
+  /** SHA-256 of the token; the token itself is never stored. */
+  tokenHash: string;
+  createdAt: Date;
+  tokenRotatedAt?: Date;
+}
+
+/** One operator write (an admin API call that changes something, a Bull Board action). */
+export interface AuditDoc {
+  _id: string;
+  at: Date;
+  /** Absent for the root credential (ADMIN_TOKEN), named `root`. */
+  operatorId?: string;
+  operatorName: string;
+  role: OperatorRole;
+  method: string;
+  /** The route's pattern (`/admin/v1/locations/:id/orders`), not the path: ids are in `targets`. */
+  route: string;
+  /** The ids the route's parameters name (location, order number, session, operator, webhook). */
+  targets: Record<string, string>;
+  /** The location it concerns, for the scoped reads of the log. */
+  locationId?: string;
+  status: number;
+  requestId: string;
+  /** The record is removed at this moment (AUDIT_RETENTION after the write). */
+  purgeAt: Date;
+}

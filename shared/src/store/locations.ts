@@ -63,10 +63,16 @@ export class LocationsRepo {
     return this.c.findOne({ _id: asString(id, 'locationId') });
   }
 
-  /** Locations by id (creation order), one page, those online (or not) alone when `online` is given; served by the `_id` index. */
-  list(page: Page<string>, online?: boolean): Promise<LocationDoc[]> {
-    const filter: Filter<LocationDoc> = page.after === undefined ? {} : { _id: { $gt: asString(page.after, 'after') } };
-    if (online !== undefined) filter.online = online ? true : { $ne: true };
+  /**
+   * Locations by id (creation order), one page; served by the `_id` index. `within`: only these
+   * (an operator's scope); `online`: those online (or not) alone.
+   */
+  list(page: Page<string>, options: { within?: readonly string[]; online?: boolean } = {}): Promise<LocationDoc[]> {
+    const ids: Filter<LocationDoc>['_id'] = {};
+    if (page.after !== undefined) ids.$gt = asString(page.after, 'after');
+    if (options.within) ids.$in = options.within.map((id) => asString(id, 'locationId'));
+    const filter: Filter<LocationDoc> = Object.keys(ids).length === 0 ? {} : { _id: ids };
+    if (options.online !== undefined) filter.online = options.online ? true : { $ne: true };
     return this.c.find(filter).sort({ _id: 1 }).limit(page.limit).toArray();
   }
 

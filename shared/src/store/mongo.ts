@@ -1,6 +1,6 @@
 import { Collection, Db, Filter, MongoClient } from 'mongodb';
 import type { MongoConfig } from '../config';
-import type { ArchivedOrderDoc, CommandDoc, LocationDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
+import type { ArchivedOrderDoc, AuditDoc, CommandDoc, LocationDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
 import { asInteger, asString } from './query-values';
 
 export interface Store {
@@ -75,6 +75,9 @@ export function collections(db: Db) {
     webhooks: db.collection<WebhookDoc>('webhooks'),
     /** The webhook delivery log (store/webhooks.ts). */
     webhookDeliveries: db.collection<WebhookDeliveryDoc>('webhookDeliveries'),
+    operators: db.collection<OperatorDoc>('operators'),
+    /** One record per operator write (store/audit.ts). */
+    audit: db.collection<AuditDoc>('audit'),
   };
 }
 
@@ -120,6 +123,12 @@ export async function ensureIndexes(db: Db): Promise<void> {
     // an endpoint's delivery log, newest first; dropped after WEBHOOK_LOG_RETENTION (TTL, and the lifecycle job's purge)
     c.webhookDeliveries.createIndex({ subscriptionId: 1, _id: -1 }),
     c.webhookDeliveries.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
+    c.operators.createIndex({ tokenHash: 1 }, { unique: true }),
+    // The audit log newest first: all of it, by location (a manager's read), by operator.
+    c.audit.createIndex({ locationId: 1, _id: -1 }),
+    c.audit.createIndex({ operatorId: 1, _id: -1 }),
+    // Past AUDIT_RETENTION, as the archive: the TTL monitor, and the lifecycle job's purge.
+    c.audit.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
   ]);
 }
 

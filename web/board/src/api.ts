@@ -1,7 +1,7 @@
 /**
  * The two ways the board talks to the service. A kitchen uses only the register interface,
- * with its location's SERVICE key in `api_key`; an operator only the admin API, with the admin
- * token as a bearer. The secret goes in headers, never in a URL.
+ * with its location's SERVICE key in `api_key`; an operator only the admin API, with its token
+ * (an operator's, or ADMIN_TOKEN) as a bearer. The secret goes in headers, never in a URL.
  */
 import { type CommandRecord, isOrderRecord } from '@pos/shared/domain/records';
 import { cursorQuery, type StreamCursor } from '@pos/shared/events/stream-cursor';
@@ -11,9 +11,16 @@ import { request, requestAll } from './http';
 
 export type Mode = 'kitchen' | 'operator';
 
+/** What `GET /admin/v1/me` answers (the OpenAPI document's CurrentOperator): who the token is. */
+interface CurrentOperator {
+  name: string;
+  role: 'viewer' | 'manager' | 'admin';
+  locationIds?: string[];
+}
+
 export interface Credentials {
   mode: Mode;
-  /** The SERVICE key (kitchen) or the admin token (operator). */
+  /** The SERVICE key (kitchen) or an operator's token (ADMIN_TOKEN or an operator account's). */
   secret: string;
   /** The operator's chosen location; a kitchen's key names its own. */
   locationId?: string;
@@ -34,6 +41,10 @@ export interface BoardApi {
   setStatus(orderNumber: number, newState: 'COMPLETED' | 'ABORTED'): Promise<BoardOrder>;
   /** Operators only. */
   recover?(orderNumber: number): Promise<BoardOrder>;
+  /** Whether the buttons that change things are offered: a kitchen and a manager or admin, not a viewer (once signed in). */
+  readonly canAct: boolean;
+  /** The operator's role, once signed in (docs/operators.md). */
+  readonly role?: CurrentOperator['role'];
   acknowledge(commandNumber: number): Promise<CommandRecord>;
   /** Operators only: the location (presence and pause) and the registers seen. */
   readStatus?(): Promise<LocationStatus>;
@@ -68,6 +79,7 @@ export function kitchenApi(secret: string, base = basePath()): BoardApi {
   };
   return {
     mode: 'kitchen',
+    canAct: true,
     signIn: async () => {
       await readWork();
       return 'Location board';
@@ -84,9 +96,21 @@ export function operatorApi(secret: string, locationId: string): BoardApi {
   const headers = { authorization: `Bearer ${secret}` };
   const at = `${ADMIN_PREFIX}/locations/${encodeURIComponent(locationId)}`;
   const call = <T>(method: string, path: string, body?: unknown) => request<T>(method, `${at}${path}`, headers, body).then((a) => a.body);
+  let role: CurrentOperator['role'] | undefined;
   return {
     mode: 'operator',
-    signIn: async () => (await call<{ name: string }>('GET', '')).name,
+    get canAct() {
+      return role === 'manager' || role === 'admin';
+    },
+    get role() {
+      return role;
+    },
+    // The location (a 404 outside the token's scope, as a missing one) and who the token is.
+    signIn: async () => {
+      const [location, me] = await Promise.all([call<{ name: string }>('GET', ''), request<CurrentOperator>('GET', `${ADMIN_PREFIX}/me`, headers)]);
+      role = me.body.role;
+      return location.name;
+    },
     stream: (cursor) => ({ url: `${at}/stream${cursorQuery(cursor)}`, headers }),
     readWork: async () => {
       const [placed, failed, commands] = await Promise.all([
@@ -106,6 +130,11 @@ export function operatorApi(secret: string, locationId: string): BoardApi {
     pause: (until) => call('PUT', '/pause', until === undefined ? {} : { until }),
     resume: () => call('DELETE', '/pause'),
   };
+}
+
+/** The locations an operator's token may open (its scope; the first 1000), for the sign-in's choices. */
+export async function operatorLocations(secret: string): Promise<{ id: string; name: string }[]> {
+  return (await request<{ id: string; name: string }[]>('GET', `${ADMIN_PREFIX}/locations?limit=1000`, { authorization: `Bearer ${secret}` })).body;
 }
 
 export function apiFor(credentials: Credentials): BoardApi {

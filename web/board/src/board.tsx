@@ -92,10 +92,12 @@ export function Board({ api, title, onSignOut }: BoardProps) {
 
   const { board, now } = live;
   const operator = api.mode === 'operator';
+  // a viewer reads: no button that would change something (the API would refuse it with a 403)
+  const canAct = api.canAct;
 
   return (
     <div class="board">
-      <Header title={title} operator={operator} connection={live.connection} onRetry={live.retryNow} onSignOut={() => onSignOut()} />
+      <Header title={title} operator={operator} role={api.role} connection={live.connection} onRetry={live.retryNow} onSignOut={() => onSignOut()} />
       <div class="visually-hidden" role="status" aria-live="polite" aria-atomic="true">
         {live.announcement}
       </div>
@@ -109,14 +111,15 @@ export function Board({ api, title, onSignOut }: BoardProps) {
           orders={sorted(board.placed)}
           now={now}
           operator={operator}
+          canAct={canAct}
           busy={busy}
           confirming={confirming}
           onComplete={(order) => void finish(order, 'COMPLETED')}
           onAbort={abort}
         />
         <div class="side">
-          <CommandsColumn commands={sorted(board.commands)} busy={busy} onAcknowledge={(command) => void acknowledge(command)} />
-          <FailedColumn orders={sorted(board.failed)} now={now} operator={operator} busy={busy} onRecover={(order) => void recover(order)} />
+          <CommandsColumn commands={sorted(board.commands)} canAct={canAct} busy={busy} onAcknowledge={(command) => void acknowledge(command)} />
+          <FailedColumn orders={sorted(board.failed)} now={now} operator={operator} canAct={canAct} busy={busy} onRecover={(order) => void recover(order)} />
           <FinishedColumn finished={board.finished} />
         </div>
       </main>

@@ -5,12 +5,14 @@ import { commandLabel, tableLabel } from './format';
 export interface CommandsColumnProps {
   /** The live commands, oldest first. */
   commands: CommandRecord[];
+  /** False for a viewer: no Acknowledge. */
+  canAct: boolean;
   busy: ReadonlySet<string>;
   onAcknowledge(command: CommandRecord): void;
 }
 
 /** The live commands, each with Acknowledge. */
-export function CommandsColumn({ commands, busy, onAcknowledge }: CommandsColumnProps) {
+export function CommandsColumn({ commands, canAct, busy, onAcknowledge }: CommandsColumnProps) {
   return (
     <Column name="commands" title="Commands" count={`${commands.length} live`}>
       {commands.length === 0 ? (
@@ -24,15 +26,17 @@ export function CommandsColumn({ commands, busy, onAcknowledge }: CommandsColumn
                   {commandLabel(command)} <span class="sub">{tableLabel(command.tableNumber)}</span>
                 </h3>
                 <span class="number">Command {command.number}</span>
-                <button
-                  type="button"
-                  class="primary"
-                  aria-label={`Acknowledge command ${command.number}`}
-                  disabled={busy.has(`command-${command.number}`)}
-                  onClick={() => onAcknowledge(command)}
-                >
-                  Acknowledge
-                </button>
+                {canAct && (
+                  <button
+                    type="button"
+                    class="primary"
+                    aria-label={`Acknowledge command ${command.number}`}
+                    disabled={busy.has(`command-${command.number}`)}
+                    onClick={() => onAcknowledge(command)}
+                  >
+                    Acknowledge
+                  </button>
+                )}
               </article>
             </li>
           ))}

@@ -7,12 +7,14 @@ export interface FailedColumnProps {
   orders: BoardOrder[];
   now: number;
   operator: boolean;
+  /** False for a viewer: no Recover. */
+  canAct: boolean;
   busy: ReadonlySet<string>;
   onRecover(order: BoardOrder): void;
 }
 
 /** Failed orders: operators recover them; a kitchen waits for an operator. */
-export function FailedColumn({ orders, now, operator, busy, onRecover }: FailedColumnProps) {
+export function FailedColumn({ orders, now, operator, canAct, busy, onRecover }: FailedColumnProps) {
   return (
     <Column name="failed" title="Failed" count={String(orders.length)}>
       {orders.length === 0 ? (
@@ -22,7 +24,7 @@ export function FailedColumn({ orders, now, operator, busy, onRecover }: FailedC
           {orders.map((order) => (
             <li key={order.number}>
               <OrderCard order={order} now={now} operator={operator}>
-                {operator ? (
+                {operator && canAct ? (
                   <button
                     type="button"
                     class="primary"
@@ -33,7 +35,7 @@ export function FailedColumn({ orders, now, operator, busy, onRecover }: FailedC
                     Recover
                   </button>
                 ) : (
-                  <p class="note">Waiting for an operator</p>
+                  <p class="note">{operator ? 'Waiting for a manager' : 'Waiting for an operator'}</p>
                 )}
               </OrderCard>
             </li>

@@ -3,17 +3,19 @@ import type { Connection } from './live-stream';
 export interface HeaderProps {
   title: string;
   operator: boolean;
+  /** The operator's role, shown beside the mode. */
+  role?: string;
   connection: Connection;
   onRetry(): void;
   onSignOut(): void;
 }
 
 /** The board's top bar: the location, the mode, the stream's connection, and Sign out. */
-export function Header({ title, operator, connection, onRetry, onSignOut }: HeaderProps) {
+export function Header({ title, operator, role, connection, onRetry, onSignOut }: HeaderProps) {
   return (
     <header class="topbar">
       <h1>
-        {title} <span class="mode">{operator ? 'Operator' : 'Kitchen'}</span>
+        {title} <span class="mode">{operator ? `Operator${role ? ` · ${role}` : ''}` : 'Kitchen'}</span>
       </h1>
       <ConnectionBadge connection={connection} onRetry={onRetry} />
       <button type="button" class="quiet" onClick={onSignOut}>

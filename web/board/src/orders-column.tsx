@@ -7,6 +7,8 @@ export interface OrdersColumnProps {
   orders: BoardOrder[];
   now: number;
   operator: boolean;
+  /** False for a viewer: the orders are shown without Complete and Abort. */
+  canAct: boolean;
   /** Keys of the actions under way (`order-<number>`). */
   busy: ReadonlySet<string>;
   /** The order whose Abort waits for its confirmation. */
@@ -17,7 +19,7 @@ export interface OrdersColumnProps {
 }
 
 /** The open orders, each with Complete and Abort. */
-export function OrdersColumn({ orders, now, operator, busy, confirming, onComplete, onAbort }: OrdersColumnProps) {
+export function OrdersColumn({ orders, now, operator, canAct, busy, confirming, onComplete, onAbort }: OrdersColumnProps) {
   return (
     <Column name="orders" title="Orders" count={`${orders.length} open`} class="orders">
       {orders.length === 0 ? (
@@ -27,24 +29,28 @@ export function OrdersColumn({ orders, now, operator, busy, confirming, onComple
           {orders.map((order) => (
             <li key={order.number}>
               <OrderCard order={order} now={now} operator={operator}>
-                <button
-                  type="button"
-                  class="primary"
-                  aria-label={`Complete order ${order.number}`}
-                  disabled={busy.has(`order-${order.number}`)}
-                  onClick={() => onComplete(order)}
-                >
-                  Complete
-                </button>
-                <button
-                  type="button"
-                  class={confirming === order.number ? 'danger confirming' : 'danger'}
-                  aria-label={confirming === order.number ? `Confirm abort of order ${order.number}` : `Abort order ${order.number}`}
-                  disabled={busy.has(`order-${order.number}`)}
-                  onClick={() => onAbort(order)}
-                >
-                  {confirming === order.number ? 'Confirm abort' : 'Abort'}
-                </button>
+                {canAct && (
+                  <>
+                    <button
+                      type="button"
+                      class="primary"
+                      aria-label={`Complete order ${order.number}`}
+                      disabled={busy.has(`order-${order.number}`)}
+                      onClick={() => onComplete(order)}
+                    >
+                      Complete
+                    </button>
+                    <button
+                      type="button"
+                      class={confirming === order.number ? 'danger confirming' : 'danger'}
+                      aria-label={confirming === order.number ? `Confirm abort of order ${order.number}` : `Abort order ${order.number}`}
+                      disabled={busy.has(`order-${order.number}`)}
+                      onClick={() => onAbort(order)}
+                    >
+                      {confirming === order.number ? 'Confirm abort' : 'Abort'}
+                    </button>
+                  </>
+                )}
               </OrderCard>
             </li>
           ))}

@@ -1,6 +1,9 @@
-/** Sign-in: a kitchen with its location's SERVICE key, or an operator with the admin token and a location. */
+/**
+ * Sign-in: a kitchen with its location's SERVICE key, or an operator with its token and a location;
+ * once the token is entered, the locations it may open are offered.
+ */
 import { useState } from 'preact/hooks';
-import { apiFor, BoardApi, Credentials, Mode } from './api';
+import { apiFor, BoardApi, Credentials, Mode, operatorLocations } from './api';
 import { canRemember } from './credentials';
 import { AuthError, RequestError } from './http';
 
@@ -17,6 +20,13 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
   const [keep, setKeep] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
   const [working, setWorking] = useState(false);
+  const [choices, setChoices] = useState<{ id: string; name: string }[]>([]);
+
+  /** The locations the entered token may open; none when it is refused (the submit says why). */
+  const offerLocations = (token: string) => {
+    if (mode !== 'operator' || token.trim() === '') return;
+    operatorLocations(token.trim()).then(setChoices, () => setChoices([]));
+  };
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -29,8 +39,8 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
       const title = await api.signIn();
       onSignedIn(credentials, api, title, keep);
     } catch (err) {
-      if (err instanceof AuthError) setError(mode === 'kitchen' ? 'That key was not accepted.' : 'That admin token was not accepted.');
-      else if (err instanceof RequestError && err.status === 404 && mode === 'operator') setError('No location has that id.');
+      if (err instanceof AuthError) setError(mode === 'kitchen' ? 'That key was not accepted.' : 'That token was not accepted.');
+      else if (err instanceof RequestError && err.status === 404 && mode === 'operator') setError('No location with that id is open to this token.');
       else setError((err as Error).message);
     } finally {
       setWorking(false);
@@ -55,7 +65,7 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
           </label>
           <label class="choice">
             <input type="radio" name="mode" value="operator" checked={mode === 'operator'} onChange={() => setMode('operator')} />
-            Operator <span class="sub">the admin token, any location</span>
+            Operator <span class="sub">an operator's token, a location it covers</span>
           </label>
         </fieldset>
         {mode === 'operator' && (
@@ -66,13 +76,19 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
               required
               autocomplete="off"
               spellcheck={false}
+              list="operator-locations"
               value={locationId}
               onInput={(event) => setLocationId(event.currentTarget.value)}
             />
+            <datalist id="operator-locations">
+              {choices.map((choice) => (
+                <option key={choice.id} value={choice.id} label={choice.name} />
+              ))}
+            </datalist>
           </label>
         )}
         <label class="field">
-          {mode === 'kitchen' ? 'Register key' : 'Admin token'}
+          {mode === 'kitchen' ? 'Register key' : 'Operator token'}
           <input
             name="secret"
             type="password"
@@ -80,6 +96,7 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
             autocomplete="off"
             value={secret}
             onInput={(event) => setSecret(event.currentTarget.value)}
+            onChange={(event) => offerLocations(event.currentTarget.value)}
           />
         </label>
         {canRemember() && (

@@ -9,8 +9,7 @@ import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import type { IssuedSession, RotatedSession } from '@pos/shared/schemas/responses';
-import type { NewSession } from '@pos/shared/store/documents';
-import { isId } from '@pos/shared/store/query-values';
+import type { NewSession, SessionDoc } from '@pos/shared/store/documents';
 import { type RotatedSessionDoc, type SessionsRepo, toSessionView } from '@pos/shared/store/sessions';
 import { withDeadline } from '@pos/shared/util/deadline';
 
@@ -18,7 +17,7 @@ import { withDeadline } from '@pos/shared/util/deadline';
 const ROTATION_NOTICE_TIMEOUT_MS = 2_000;
 
 export interface SessionKeyDeps {
-  sessions: Pick<SessionsRepo, 'create' | 'find' | 'rotateKey'>;
+  sessions: Pick<SessionsRepo, 'create' | 'rotateKey'>;
   events: Pick<EventPublisher, 'sessionChanged' | 'keyRotated'>;
   /** A new API key, signed under API_KEY_SECRET. */
   newApiKey(): string;
@@ -38,13 +37,12 @@ export class SessionKeys {
   }
 
   /**
-   * A new key for an open session, which the answer shows this once; the old one works for
-   * KEY_ROTATION_GRACE more. A 404 problem for a session that does not exist, a 409 for one that is
-   * closed, or that was closed or rotated since it was read.
+   * A new key for an open session (as just read), which the answer shows this once; the old one
+   * works for KEY_ROTATION_GRACE more. A 409 problem for a session that is closed, or that was
+   * closed or rotated since it was read.
    */
-  async rotate(sessionId: string, log: Logger): Promise<RotatedSession> {
-    const session = isId(sessionId) ? await this.deps.sessions.find(sessionId) : null;
-    if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
+  async rotate(session: SessionDoc, log: Logger): Promise<RotatedSession> {
+    const sessionId = session._id;
     if (session.closedAt) throw new ProblemError(problems.conflict('Session is closed; its key cannot be rotated'));
     const apiKey = this.deps.newApiKey();
     const rotated = await this.deps.sessions.rotateKey(session, hashApiKey(apiKey), new Date(), this.deps.keyRotationGraceMs);

@@ -52,6 +52,8 @@ export interface ApiMetrics {
   jobDuration: Histogram<'job' | 'status'>;
   /** Requests made with keys of the unsigned shape issued before keys were signed, by outcome. */
   unsignedKeyRequests: Counter<'outcome'>;
+  /** Audit records of operator writes, by outcome: written, or failed (the write answered anyway). */
+  auditWrites: Counter<'outcome'>;
 }
 
 export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
@@ -114,6 +116,13 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
   });
   // Both series from the start: "no unsigned key accepted" reads as a 0, not as a missing series.
   for (const outcome of ['accepted', 'rejected']) unsignedKeyRequests.inc({ outcome }, 0);
+  const auditWrites = new Counter({
+    name: 'pos_audit_writes_total',
+    help: 'Audit records of operator writes, by outcome: written, or failed (logged; the write was answered anyway)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  for (const outcome of ['written', 'failed']) auditWrites.inc({ outcome }, 0);
 
   return {
     registry,
@@ -190,5 +199,6 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       registers: [registry],
     }),
     unsignedKeyRequests,
+    auditWrites,
   };
 }

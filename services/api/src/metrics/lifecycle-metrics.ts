@@ -10,6 +10,7 @@ const ACTION: Record<keyof LifecycleCounts, string> = {
   purged: 'purged',
   commandsPurged: 'commands_purged',
   deliveriesPurged: 'webhook_deliveries_purged',
+  auditPurged: 'audit_purged',
 };
 
 export interface LifecycleMetricSources {

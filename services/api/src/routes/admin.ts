@@ -5,7 +5,7 @@ import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '@pos/shar
 import { JOB } from '@pos/shared/queue/jobs';
 import { queryValidators, validators } from '@pos/shared/schemas/requests';
 import { encodeHistoryCursor, parseHistoryQuery } from '@pos/shared/schemas/history';
-import type { LocationDoc } from '@pos/shared/store/documents';
+import type { LocationDoc, SessionDoc } from '@pos/shared/store/documents';
 import { toLocationView } from '@pos/shared/store/locations';
 import { isId } from '@pos/shared/store/query-values';
 import type { LocationChange } from '@pos/shared/events/location-events';
@@ -14,10 +14,11 @@ import { toSessionView } from '@pos/shared/store/sessions';
 import { SessionKeys } from '../auth/session-keys';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
-import { requireAdmin } from '../middleware/admin-auth';
-import { beginWork, idempotency } from '../middleware/idempotency';
-import { bodyOf, jsonBody } from '../middleware/json-body';
+import { operatorOfRequest } from '../middleware/admin-auth';
+import { beginWork } from '../middleware/idempotency';
+import { bodyOf } from '../middleware/json-body';
 import { createCommand, createOrder } from '../work/create-work';
+import { adminAccess, checkLocation, locationOf as scopedLocation } from './admin-access';
 import { linkNext, queryOf, sendPage } from './pages';
 import { numberParam, sendOutcome } from './respond';
 import { createRouter } from './router';
@@ -32,17 +33,19 @@ export const ADMIN_PREFIX = '/admin/v1';
  */
 export function adminRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(ADMIN_PREFIX);
-  const admin = requireAdmin(deps.adminToken);
-  const json = jsonBody(deps.config.http.bodyLimitBytes);
-  // Every write: authenticated, its body read, and safe to retry under an Idempotency-Key (each
-  // handler calls beginWork once its path and body are checked; finding the location is work).
-  const write = [admin, json, idempotency(deps.idempotency, () => ({ scope: 'admin', maxRecords: deps.config.idempotency.maxRecords }))];
+  // Each route's role, in one word (admin-access.ts). Every write is audited, its body read, and
+  // safe to retry under an Idempotency-Key (each handler calls beginWork once its path and body
+  // are checked; finding the location is work).
+  const { read, write } = adminAccess(deps);
+  const locationOf = (ctx: AppContext): Promise<LocationDoc> => scopedLocation(ctx, deps);
 
-  const locationOf = async (ctx: AppContext): Promise<LocationDoc> => {
-    // A malformed id names no location: no read for it.
-    const location = isId(ctx.params.id) ? await deps.locations.find(ctx.params.id) : null;
-    if (!location) throw new ProblemError(problems.notFound('Location does not exist'));
-    return location;
+  /** The session the path names, in the operator's scope: a 404 otherwise. */
+  const sessionOf = async (ctx: AppContext): Promise<SessionDoc> => {
+    const sessionId = String(ctx.params.sessionId);
+    const session = isId(sessionId) ? await deps.sessions.find(sessionId) : null;
+    if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
+    checkLocation(ctx, session.locationId, 'Session does not exist');
+    return session;
   };
 
   /** The change is stored: a lost announcement must not fail the request (the board reads the location again). */
@@ -61,7 +64,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     keyRotationGraceMs: deps.config.auth.keyRotationGraceMs,
   });
 
-  router.post('/locations', ...write, async (ctx: AppContext) => {
+  router.post('/locations', ...write('admin'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.location);
     await beginWork(ctx);
     const location = await deps.locations.create(input.name, input.failureThreshold ?? deps.config.orders.failureThreshold, new Date());
@@ -70,18 +73,20 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toLocationView(location);
   });
 
-  router.get('/locations', admin, async (ctx: AppContext) => {
+  router.get('/locations', ...read('viewer'), async (ctx: AppContext) => {
     const page = queryOf(ctx, queryValidators.locationList);
     const now = new Date();
-    sendPage(ctx, (await deps.locations.list(page, page.online)).map((doc) => toLocationView(doc, now)), page.limit, (last) => last.id);
+    // only the locations the operator covers
+    const locations = await deps.locations.list(page, { within: operatorOfRequest(ctx).locationIds, online: page.online });
+    sendPage(ctx, locations.map((doc) => toLocationView(doc, now)), page.limit, (last) => last.id);
   });
 
-  router.get('/locations/:id', admin, async (ctx: AppContext) => {
+  router.get('/locations/:id', ...read('viewer'), async (ctx: AppContext) => {
     ctx.body = toLocationView(await locationOf(ctx));
   });
 
   // The registers seen within PRESENCE_WINDOW, read from Redis as the nodes wrote them.
-  router.get('/locations/:id/presence', admin, async (ctx: AppContext) => {
+  router.get('/locations/:id/presence', ...read('viewer'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const now = Date.now();
     const presence = await readPresence(deps.redis, deps.config.redis.prefix, location._id, deps.config.presence.windowMs, now);
@@ -91,12 +96,13 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = { online: presence.online, since: since.toISOString(), registers: presence.registers };
   });
 
-  router.put('/locations/:id/pause', ...write, async (ctx: AppContext) => {
+  router.put('/locations/:id/pause', ...write('manager'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.pause);
     const now = new Date();
     const until = input.until === undefined ? undefined : new Date(input.until);
     if (until && until <= now) throw new ProblemError(problems.validation('until must be in the future'));
     await beginWork(ctx);
+    checkLocation(ctx, String(ctx.params.id));
     const location = isId(ctx.params.id) ? await deps.locations.pause(ctx.params.id, { until, reason: input.reason }, now) : null;
     if (!location) throw new ProblemError(problems.notFound('Location does not exist'));
     ctx.state.log.info({ locationId: location._id, until, reason: input.reason }, 'location paused');
@@ -104,7 +110,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toLocationView(location, now);
   });
 
-  router.delete('/locations/:id/pause', ...write, async (ctx: AppContext) => {
+  router.delete('/locations/:id/pause', ...write('manager'), async (ctx: AppContext) => {
     await beginWork(ctx);
     const location = await locationOf(ctx);
     const resumed = await deps.locations.resume(location._id);
@@ -115,9 +121,10 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toLocationView(resumed ?? location);
   });
 
-  router.patch('/locations/:id', ...write, async (ctx: AppContext) => {
+  router.patch('/locations/:id', ...write('admin'), async (ctx: AppContext) => {
     const changes = bodyOf(ctx, validators.locationUpdate);
     await beginWork(ctx);
+    checkLocation(ctx, String(ctx.params.id));
     const location = await deps.locations.update(String(ctx.params.id), changes);
     if (!location) throw new ProblemError(problems.notFound('Location does not exist'));
     // The worker reads the threshold for each failure report: the change holds from the next one.
@@ -125,13 +132,13 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toLocationView(location);
   });
 
-  router.get('/locations/:id/sessions', admin, async (ctx: AppContext) => {
+  router.get('/locations/:id/sessions', ...read('viewer'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const page = queryOf(ctx, queryValidators.idPage);
     sendPage(ctx, (await deps.sessions.listByLocation(location._id, page)).map(toSessionView), page.limit, (last) => last.sessionId);
   });
 
-  router.post('/locations/:id/service-sessions', ...write, async (ctx: AppContext) => {
+  router.post('/locations/:id/service-sessions', ...write('manager'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.serviceSession);
     const expiresAt = input.expiresAt ? new Date(input.expiresAt) : undefined;
     await beginWork(ctx);
@@ -140,7 +147,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.status = 201;
   });
 
-  router.post('/locations/:id/customer-sessions', ...write, async (ctx: AppContext) => {
+  router.post('/locations/:id/customer-sessions', ...write('manager'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.customerSession);
     await beginWork(ctx);
     const location = await locationOf(ctx);
@@ -149,20 +156,19 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.status = 201;
   });
 
-  router.post('/sessions/:sessionId/rotate-key', ...write, async (ctx: AppContext) => {
+  router.post('/sessions/:sessionId/rotate-key', ...write('manager'), async (ctx: AppContext) => {
     await beginWork(ctx);
-    ctx.body = await keys.rotate(String(ctx.params.sessionId), ctx.state.log);
+    ctx.body = await keys.rotate(await sessionOf(ctx), ctx.state.log);
   });
 
-  router.delete('/sessions/:sessionId', ...write, async (ctx: AppContext) => {
-    const { sessionId } = ctx.params;
+  router.delete('/sessions/:sessionId', ...write('manager'), async (ctx: AppContext) => {
     await beginWork(ctx);
-    if (!isId(sessionId)) throw new ProblemError(problems.notFound('Session does not exist'));
+    const { _id: sessionId } = await sessionOf(ctx);
     const outcome = await deps.jobs.run({ name: JOB.sessionClose, data: { sessionId } }, ctx.state);
     sendOutcome(ctx, outcome);
   });
 
-  router.post('/locations/:id/orders', ...write, async (ctx: AppContext) => {
+  router.post('/locations/:id/orders', ...write('manager'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.order);
     await beginWork(ctx);
     const location = await locationOf(ctx);
@@ -172,7 +178,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toOrderRecord(order);
   });
 
-  router.post('/locations/:id/commands', ...write, async (ctx: AppContext) => {
+  router.post('/locations/:id/commands', ...write('manager'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.command);
     await beginWork(ctx);
     const location = await locationOf(ctx);
@@ -182,14 +188,14 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toCommandRecord(command);
   });
 
-  router.get('/locations/:id/commands', admin, async (ctx: AppContext) => {
+  router.get('/locations/:id/commands', ...read('viewer'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const page = queryOf(ctx, queryValidators.numberPage);
     const commands = await deps.commands.listLive(location._id, new Date(), page.after, page.limit);
     sendPage(ctx, commands.map(toCommandRecord), page.limit, (last) => last.number);
   });
 
-  router.get('/locations/:id/orders', admin, async (ctx: AppContext) => {
+  router.get('/locations/:id/orders', ...read('viewer'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const state = ctx.query.state;
     // the register interface's wording for a missing or unknown state name
@@ -202,7 +208,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   });
 
   // A status update on the location's behalf: the register's transition, through the same queue.
-  router.put('/locations/:id/orders/:number/statusupdate', ...write, async (ctx: AppContext) => {
+  router.put('/locations/:id/orders/:number/statusupdate', ...write('manager'), async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
     const { newState } = bodyOf(ctx, validators.statusUpdate);
     if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
@@ -216,7 +222,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   });
 
   // Acknowledging a command on the location's behalf, as a register would.
-  router.delete('/locations/:id/commands/:number', ...write, async (ctx: AppContext) => {
+  router.delete('/locations/:id/commands/:number', ...write('manager'), async (ctx: AppContext) => {
     const number = numberParam(ctx.params.number, 'Command');
     await beginWork(ctx);
     const location = await locationOf(ctx);
@@ -231,13 +237,13 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
    * The location's event stream for the operator: the register stream's events, cursor, replay
    * and end (it shares their machinery), with each order's failure count.
    */
-  router.get('/locations/:id/stream', admin, async (ctx: AppContext) => {
+  router.get('/locations/:id/stream', ...read('viewer'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
-    await serveStream(ctx, deps, { kind: 'operator', locationId: location._id });
+    await serveStream(ctx, deps, { kind: 'operator', locationId: location._id, operatorId: operatorOfRequest(ctx).id });
   });
 
   // Finished orders once archived (ORDER_ARCHIVE_AFTER after they finished), by completion time.
-  router.get('/locations/:id/history', admin, async (ctx: AppContext) => {
+  router.get('/locations/:id/history', ...read('viewer'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const page = await deps.archive.history({ locationId: location._id, ...parseHistoryQuery(ctx.query) });
     // a bare array, paged like the other lists (its cursor is opaque: completion time and number)
@@ -245,7 +251,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = page.orders.map(toOrderRecord);
   });
 
-  router.post('/locations/:id/orders/:number/recover', ...write, async (ctx: AppContext) => {
+  router.post('/locations/:id/orders/:number/recover', ...write('manager'), async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
     await beginWork(ctx);
     const location = await locationOf(ctx);

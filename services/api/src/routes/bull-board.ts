@@ -7,7 +7,8 @@ import { ProblemError, problemOf } from '@pos/shared/domain/problem';
 import { storeProblem } from '@pos/shared/store/store-errors';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
-import { requireAdmin } from '../middleware/admin-auth';
+import { allowRole, authenticateOperator } from '../middleware/admin-auth';
+import { auditWrites } from '../middleware/audit';
 
 export const BULL_BOARD_PATH = '/admin/queues';
 
@@ -51,14 +52,16 @@ function checkWrite(ctx: AppContext): void {
 }
 
 /**
- * Bull Board (the work queue's dashboard) at /admin/queues, behind the admin token: every
+ * Bull Board (the work queue's dashboard) at /admin/queues, for admins (ADMIN_TOKEN or an admin operator's token): every
  * partition, `p1of3:order-work` and so on (the single queue of one Redis is plain `order-work`).
  * Its Koa adapter mounts a Koa app of its own (views, static assets, JSON API) with koa-mount,
  * so everything under the path, page and assets alike, passes the admin check first.
  * Read-only unless BULL_BOARD_WRITABLE: then only GET, HEAD and OPTIONS pass (405 otherwise),
  * and the board hides its buttons.
  */
-export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'deadlines' | 'webhookQueue' | 'adminToken' | 'config'>): Middleware<AppState> {
+export function bullBoard(
+  deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'deadlines' | 'webhookQueue' | 'adminToken' | 'operatorLookup' | 'audit' | 'metrics' | 'config'>,
+): Middleware<AppState> {
   const writable = deps.config.auth.bullBoardWritable;
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
   createBullBoard({
@@ -83,19 +86,26 @@ export function bullBoard(deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'dea
     return errorHandler(err);
   });
   const board = serverAdapter.registerPlugin() as unknown as Middleware<AppState>;
-  const admin = requireAdmin(deps.adminToken, { browser: true });
+  const authenticate = authenticateOperator(deps, { browser: true });
+  const adminOnly = allowRole('admin');
+  const audit = auditWrites({ audit: deps.audit, retentionMs: deps.config.audit.retentionMs, writes: deps.metrics.auditWrites, mountPath: BULL_BOARD_PATH });
 
   return async function bullBoardMiddleware(ctx: AppContext, next: Next): Promise<void> {
     if (ctx.path !== BULL_BOARD_PATH && !ctx.path.startsWith(`${BULL_BOARD_PATH}/`)) return next();
-    await admin(ctx, async () => {
-      if (!SAFE_METHODS.has(ctx.method)) {
-        if (!writable) {
-          throw new ProblemError(problemOf('methodNotAllowed', 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)'), { Allow: 'GET, HEAD, OPTIONS' });
-        }
-        checkWrite(ctx);
-      }
-      // Unknown sub-paths fall through the board to `next`, and so end as the usual 404 problem.
-      await board(ctx, next);
-    });
+    // An admin's (the whole deployment's queues), every write audited, refusals included.
+    await authenticate(ctx, () =>
+      audit(ctx, () =>
+        adminOnly(ctx, async () => {
+          if (!SAFE_METHODS.has(ctx.method)) {
+            if (!writable) {
+              throw new ProblemError(problemOf('methodNotAllowed', 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)'), { Allow: 'GET, HEAD, OPTIONS' });
+            }
+            checkWrite(ctx);
+          }
+          // Unknown sub-paths fall through the board to `next`, and so end as the usual 404 problem.
+          await board(ctx, next);
+        }),
+      ),
+    );
   };
 }

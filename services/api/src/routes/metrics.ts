@@ -1,15 +1,17 @@
 import type Router from '@koa/router';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
+import { allowRole, authenticateOperator } from '../middleware/admin-auth';
 import { createRouter } from './router';
 
 /**
- * GET /metrics, Prometheus text. Unauthenticated like /healthz: it carries no keys, ids or
- * order data, and deployments keep it (with /admin) off the public edge.
+ * GET /metrics, Prometheus text, for admins (`Authorization: Bearer <ADMIN_TOKEN>` or an admin
+ * operator's token): it carries no keys or order data, but it tells how busy each location is.
+ * The worker's METRICS_PORT stays open (an internal port).
  */
-export function metricsRoutes(deps: Pick<ApiDeps, 'metrics'>): Router<AppState> {
+export function metricsRoutes(deps: Pick<ApiDeps, 'metrics' | 'adminToken' | 'operatorLookup'>): Router<AppState> {
   const router = createRouter();
-  router.get('/metrics', async (ctx: AppContext) => {
+  router.get('/metrics', authenticateOperator(deps), allowRole('admin'), async (ctx: AppContext) => {
     const { registry } = deps.metrics;
     ctx.body = await registry.metrics();
     ctx.set('Content-Type', registry.contentType);

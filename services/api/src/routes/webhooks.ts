@@ -14,10 +14,10 @@ import { newWebhookSecret } from '@pos/shared/webhooks/secrets';
 import { checkWebhookUrl, UrlRefused } from '@pos/shared/webhooks/url-guard';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
-import { requireAdmin } from '../middleware/admin-auth';
-import { beginWork, idempotency } from '../middleware/idempotency';
-import { bodyOf, jsonBody } from '../middleware/json-body';
+import { beginWork } from '../middleware/idempotency';
+import { bodyOf } from '../middleware/json-body';
 import { ADMIN_PREFIX } from './admin';
+import { adminAccess } from './admin-access';
 import { queryOf, sendPage } from './pages';
 import { createRouter } from './router';
 
@@ -37,9 +37,8 @@ function toDeliveryView(doc: WebhookDeliveryDoc): WebhookDelivery {
  */
 export function webhookRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(ADMIN_PREFIX);
-  const admin = requireAdmin(deps.adminToken);
-  const json = jsonBody(deps.config.http.bodyLimitBytes);
-  const write = [admin, json, idempotency(deps.idempotency, () => ({ scope: 'admin', maxRecords: deps.config.idempotency.maxRecords }))];
+  // Subscriptions are the chain's, not a location's: admins only (admin-access.ts).
+  const { read, write } = adminAccess(deps);
   const { webhooks: settings } = deps.config;
   const changed = () => subscriptionsChanged(deps.redis, deps.config.redis.prefix);
 
@@ -64,7 +63,7 @@ export function webhookRoutes(deps: ApiDeps): Router<AppState> {
     return { webhookId: delivery.webhookId, type: delivery.type };
   };
 
-  router.post('/webhooks', ...write, async (ctx: AppContext) => {
+  router.post('/webhooks', ...write('admin'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.webhook);
     await checkUrl(input.url);
     await beginWork(ctx);
@@ -81,16 +80,16 @@ export function webhookRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = body;
   });
 
-  router.get('/webhooks', admin, async (ctx: AppContext) => {
+  router.get('/webhooks', ...read('admin'), async (ctx: AppContext) => {
     const page = queryOf(ctx, queryValidators.idPage);
     sendPage(ctx, (await deps.webhooks.list(page)).map(toWebhookView), page.limit, (last) => last.id);
   });
 
-  router.get('/webhooks/:id', admin, async (ctx: AppContext) => {
+  router.get('/webhooks/:id', ...read('admin'), async (ctx: AppContext) => {
     ctx.body = toWebhookView(await subscriptionOf(ctx));
   });
 
-  router.patch('/webhooks/:id', ...write, async (ctx: AppContext) => {
+  router.patch('/webhooks/:id', ...write('admin'), async (ctx: AppContext) => {
     const changes = bodyOf(ctx, validators.webhookUpdate);
     if (changes.url !== undefined) await checkUrl(changes.url);
     await beginWork(ctx);
@@ -101,7 +100,7 @@ export function webhookRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toWebhookView(updated);
   });
 
-  router.delete('/webhooks/:id', ...write, async (ctx: AppContext) => {
+  router.delete('/webhooks/:id', ...write('admin'), async (ctx: AppContext) => {
     await beginWork(ctx);
     if (!isId(ctx.params.id) || !(await deps.webhooks.remove(ctx.params.id))) throw new ProblemError(problems.notFound('Webhook subscription does not exist'));
     await changed();
@@ -110,7 +109,7 @@ export function webhookRoutes(deps: ApiDeps): Router<AppState> {
   });
 
   // The old secret signs beside the new one for KEY_ROTATION_GRACE: receivers switch without a gap.
-  router.post('/webhooks/:id/rotate-secret', ...write, async (ctx: AppContext) => {
+  router.post('/webhooks/:id/rotate-secret', ...write('admin'), async (ctx: AppContext) => {
     await beginWork(ctx);
     const current = await subscriptionOf(ctx);
     const now = new Date();
@@ -123,7 +122,7 @@ export function webhookRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = body;
   });
 
-  router.post('/webhooks/:id/test', ...write, async (ctx: AppContext) => {
+  router.post('/webhooks/:id/test', ...write('admin'), async (ctx: AppContext) => {
     await beginWork(ctx);
     const subscription = await subscriptionOf(ctx);
     const webhookId = `msg_${randomBytes(18).toString('base64url')}`;
@@ -132,14 +131,14 @@ export function webhookRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = await enqueue({ subscriptionId: subscription._id, webhookId, type: TEST_EVENT_TYPE, body }, webhookId);
   });
 
-  router.get('/webhooks/:id/deliveries', admin, async (ctx: AppContext) => {
+  router.get('/webhooks/:id/deliveries', ...read('admin'), async (ctx: AppContext) => {
     const subscription = await subscriptionOf(ctx);
     const page = queryOf(ctx, queryValidators.idPage);
     sendPage(ctx, (await deps.webhookDeliveries.list(subscription._id, page)).map(toDeliveryView), page.limit, (last) => last.id);
   });
 
   // The same body and webhook-id again (receivers that saw it drop it), on a schedule of its own.
-  router.post('/webhooks/:id/deliveries/:deliveryId/redeliver', ...write, async (ctx: AppContext) => {
+  router.post('/webhooks/:id/deliveries/:deliveryId/redeliver', ...write('admin'), async (ctx: AppContext) => {
     await beginWork(ctx);
     const subscription = await subscriptionOf(ctx);
     const entry = isId(ctx.params.deliveryId) ? await deps.webhookDeliveries.find(subscription._id, ctx.params.deliveryId) : null;

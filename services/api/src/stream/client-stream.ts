@@ -51,6 +51,7 @@ export const END_REASONS = [
   'session-expired',
   'replaced',
   'key-retired',
+  'operator-changed',
   'slow-client',
   'shutdown',
   'resync-failed',
@@ -62,12 +63,13 @@ export type EndReason = (typeof END_REASONS)[number];
 /**
  * Who holds the stream. A register, by its SERVICE session: the session is read again with every
  * replay and must stay valid, and the stream ends when it is closed or expires. An operator, by
- * the admin token (checked when the stream opened; it has no session), for any location.
+ * its token (checked when the stream opened; it has no session): an operator account's stream
+ * ends when the account changes (deleted, its token rotated, its role or locations changed).
  */
 export type StreamReader =
   /** `keyHash`: the key the stream was opened with; a rotation ends the stream when that key's grace ends. */
   | { kind: 'register'; session: SessionDoc; keyHash: string }
-  | { kind: 'operator'; locationId: string };
+  | { kind: 'operator'; locationId: string; operatorId?: string };
 
 export interface ClientStreamOptions {
   reader: StreamReader;
@@ -107,6 +109,8 @@ export interface ResyncPart {
 export class ClientStream implements ClockedStream {
   /** The register's session; absent on an operator's stream. */
   readonly sessionId: string | undefined;
+  /** The operator account holding it; absent on a register's stream and on ADMIN_TOKEN's. */
+  readonly operatorId: string | undefined;
   readonly locationId: string;
   readonly audience: Audience;
   /** Resolves with the reason when the stream has ended. */
@@ -150,6 +154,7 @@ export class ClientStream implements ClockedStream {
   constructor(private readonly options: ClientStreamOptions) {
     const { reader } = options;
     this.sessionId = reader.kind === 'register' ? reader.session._id : undefined;
+    this.operatorId = reader.kind === 'operator' ? reader.operatorId : undefined;
     this.locationId = reader.kind === 'register' ? reader.session.locationId : reader.locationId;
     this.audience = reader.kind;
     this.position = startOf(options.cursor);

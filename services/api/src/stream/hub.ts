@@ -55,6 +55,8 @@ export class StreamHub {
   private readonly feedOf = new Map<ClientStream, LocationFeed>();
   /** Each session's streams on this node, oldest first. */
   private readonly ofSession = new Map<string, Set<ClientStream>>();
+  /** Operator accounts' streams, by account: a change of the account ends them. */
+  private readonly ofOperator = new Map<string, Set<ClientStream>>();
   private readonly unsubscribing = new Set<Promise<void>>();
   private accepting = true;
   /** Reads the locations again after a Redis reconnect, in batches. */
@@ -116,6 +118,10 @@ export class StreamHub {
       this.ofSession.set(sessionId, own);
       own.add(stream);
     }
+    if (stream.operatorId !== undefined) {
+      const streams = this.ofOperator.get(stream.operatorId) ?? new Set<ClientStream>();
+      this.ofOperator.set(stream.operatorId, streams.add(stream));
+    }
     const feed = this.feeds.get(stream.locationId) ?? this.openFeed(stream.locationId);
     feed.streams.add(stream);
     this.feedOf.set(stream, feed);
@@ -144,6 +150,10 @@ export class StreamHub {
       const own = this.ofSession.get(stream.sessionId);
       if (own?.delete(stream) && own.size === 0) this.ofSession.delete(stream.sessionId);
     }
+    if (stream.operatorId !== undefined) {
+      const streams = this.ofOperator.get(stream.operatorId);
+      if (streams?.delete(stream) && streams.size === 0) this.ofOperator.delete(stream.operatorId);
+    }
     const feed = this.feedOf.get(stream);
     if (!feed) return;
     this.feedOf.delete(stream);
@@ -155,6 +165,14 @@ export class StreamHub {
       .catch((err: unknown) => this.options.log.warn({ err, channel: feed.channel }, 'could not unsubscribe'))
       .finally(() => this.unsubscribing.delete(done));
     this.unsubscribing.add(done);
+  };
+
+  /**
+   * An operator account changed (deleted, token rotated, role or locations): its streams end, as a
+   * closed session's do; one whose operator may still read the location reconnects with its cursor.
+   */
+  readonly operatorChanged = (operatorId: string): void => {
+    for (const stream of [...(this.ofOperator.get(operatorId) ?? [])]) stream.end('operator-changed');
   };
 
   /** Called by a stream that waits for its location's re-read (one that was reading its first replay when Redis was lost). */

@@ -2,6 +2,7 @@ import type { Logger } from '@pos/shared/log';
 import type { OrderState } from '@pos/shared/domain/order-state';
 import type { LifecycleRun } from '@pos/shared/queue/lifecycle';
 import type { OrderArchiveRepo } from '@pos/shared/store/archive';
+import type { AuditRepo } from '@pos/shared/store/audit';
 import type { ArchivedOrderDoc } from '@pos/shared/store/documents';
 import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { OrdersRepo } from '@pos/shared/store/orders';
@@ -13,6 +14,8 @@ export interface LifecycleDeps {
   commands: Pick<CommandsRepo, 'purgeExpired'>;
   /** The webhook delivery log (its TTL index does the same where a TTL monitor runs). */
   webhookDeliveries?: Pick<WebhookDeliveriesRepo, 'purge'>;
+  /** Absent: audit records are left to MongoDB's TTL monitor. */
+  audit?: Pick<AuditRepo, 'purge'>;
   log: Logger;
   /** Test-only: the point between the archive copy and the hot delete (FAULT_INJECT crashes there). */
   checkpoint?(point: 'mid-archive'): void | Promise<void>;
@@ -39,7 +42,7 @@ const UNSUBMITTED: OrderState[] = ['SELECTING', 'NEW'];
 
 /**
  * One run of the lifecycle job: expired commands removed, expired (unsubmitted) orders and finished orders
- * moved to the archive, archived orders past retention removed. Batched and bounded in time;
+ * moved to the archive, archived orders and audit records past retention removed. Batched and bounded in time;
  * every step is idempotent, so a run that crashed anywhere is finished by the next one (and two
  * runs that overlap, which the queue's global concurrency prevents, would not harm each other).
  *
@@ -100,5 +103,12 @@ export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSetti
         return { read: removed, done: removed };
       })
     : 0;
-  return { archived, expired, purged, commandsPurged, deliveriesPurged, durationMs: Date.now() - started, complete };
+  const audit = deps.audit;
+  const auditPurged = audit
+    ? await drain(async () => {
+        const removed = await audit.purge(now, batchSize);
+        return { read: removed, done: removed };
+      })
+    : 0;
+  return { archived, expired, purged, commandsPurged, deliveriesPurged, auditPurged, durationMs: Date.now() - started, complete };
 }

@@ -45,7 +45,7 @@ export async function startLifecycle(options: {
     const runLog = log.child({ jobId: job.id });
     const run = await runLifecycle({ ...options.deps, log: runLog }, settings, limits);
     await recordLifecycleRun(redis, config.redis.prefix, run, Date.now());
-    const moved = run.archived + run.expired + run.purged + run.commandsPurged + run.deliveriesPurged;
+    const moved = run.archived + run.expired + run.purged + run.commandsPurged + run.deliveriesPurged + run.auditPurged;
     if (moved > 0 || !run.complete) runLog.info(run, 'lifecycle run');
     else runLog.debug(run, 'lifecycle run');
     return run;

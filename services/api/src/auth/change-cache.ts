@@ -1,0 +1,135 @@
+import { LRUCache } from 'lru-cache';
+
+/**
+ * Documents found are kept at most this long even when nothing says they changed: a safety net
+ * (a worker of an older release that closes sessions without telling the nodes), not the rule.
+ */
+const CACHED_TTL_MS = 60_000;
+
+/**
+ * The cache is used only while every change published up to this long ago is known to have
+ * reached this node (its subscriber answered a PING sent since): a subscriber connection that
+ * died silently stops the cache within this bound.
+ */
+export const CACHE_LEASE_MS = 3_000;
+
+/** What the cache needs of the node's subscriber connection (ChannelSubscriber). */
+export interface ChangeFeed {
+  subscribe(channel: string, handler: (message: string) => void): Promise<void>;
+  unsubscribe(channel: string, handler: (message: string) => void): Promise<void>;
+  confirmedWithin(ms: number): boolean;
+  on(event: 'lost' | 'resubscribed', listener: () => void): unknown;
+  off(event: 'lost' | 'resubscribed', listener: () => void): unknown;
+}
+
+export interface ChangeCacheOptions {
+  feed: ChangeFeed;
+  /** The deployment's change channel (`sessionsChannel`): sessions and operators. */
+  channel: string;
+  /** Documents kept at most (SESSION_CACHE_SIZE). */
+  max: number;
+}
+
+/** The id a change message names: `{ sessionId }` (session-changes.ts) or `{ operatorId }`. */
+function changedId(message: string): string | undefined {
+  try {
+    const change = JSON.parse(message) as { sessionId?: unknown; operatorId?: unknown };
+    const id = change.sessionId ?? change.operatorId;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Documents (sessions, operators) by the hash of the secret that opens them, never answering for
+ * one that changed:
+ * - a change is published on the deployment's change channel before it is answered; every node
+ *   drops that document's entries when it arrives;
+ * - a document read while a change was arriving is used for its request but not kept;
+ * - while the node's subscriber connection is down, or has not confirmed it is current within
+ *   CACHE_LEASE_MS, the cache is neither read nor filled (every request reads MongoDB), and a lost
+ *   connection empties it: changes published meanwhile never reach this node.
+ */
+export class ChangeCache<T extends { _id: string }> {
+  private readonly cached: LRUCache<string, T>;
+  /** The hashes cached for each document (one; more during a key rotation). */
+  private readonly keysOf = new Map<string, Set<string>>();
+  /** Moves on with every change heard of and every lost connection: a read spanning one is not kept. */
+  private generation = 0;
+  /** True once the change channel is subscribed (and until stop). */
+  private listening = false;
+  private readonly onMessage = (message: string) => this.onChange(message);
+  private readonly onLost = () => this.dropAll();
+
+  constructor(private readonly options: ChangeCacheOptions) {
+    this.cached = new LRUCache<string, T>({
+      max: options.max,
+      ttl: CACHED_TTL_MS,
+      dispose: (doc, keyHash) => this.unindex(doc._id, keyHash),
+    });
+  }
+
+  /** Listens to changes; until it has, nothing is cached. */
+  async start(): Promise<void> {
+    this.options.feed.on('lost', this.onLost);
+    await this.options.feed.subscribe(this.options.channel, this.onMessage);
+    this.listening = true;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.listening) return;
+    this.listening = false;
+    this.dropAll();
+    this.options.feed.off('lost', this.onLost);
+    await this.options.feed.unsubscribe(this.options.channel, this.onMessage);
+  }
+
+  /** The document cached for the hash, when the cache may answer now. */
+  get(keyHash: string): T | undefined {
+    return this.usable() ? this.cached.get(keyHash) : undefined;
+  }
+
+  /**
+   * Call before a read: the returned function keeps what the read found, unless a change
+   * arrived meanwhile or the cache could not answer at either end.
+   */
+  beginRead(): (keyHash: string, doc: T) => void {
+    const generation = this.generation;
+    const usable = this.usable();
+    return (keyHash, doc) => {
+      if (usable && generation === this.generation && this.usable()) this.keep(keyHash, doc);
+    };
+  }
+
+  private usable(): boolean {
+    return this.listening && this.options.feed.confirmedWithin(CACHE_LEASE_MS);
+  }
+
+  private keep(keyHash: string, doc: T): void {
+    this.cached.set(keyHash, doc);
+    let keys = this.keysOf.get(doc._id);
+    if (!keys) this.keysOf.set(doc._id, (keys = new Set()));
+    keys.add(keyHash);
+  }
+
+  private unindex(id: string, keyHash: string): void {
+    const keys = this.keysOf.get(id);
+    if (keys?.delete(keyHash) && keys.size === 0) this.keysOf.delete(id);
+  }
+
+  /** A document changed (closed, deleted, its key rotated): its entries go, and reads in flight are not kept. */
+  private onChange(message: string): void {
+    this.generation += 1;
+    const id = changedId(message);
+    // Unreadable: which document changed is unknown, so none is trusted.
+    if (id === undefined) return this.dropAll();
+    for (const keyHash of [...(this.keysOf.get(id) ?? [])]) this.cached.delete(keyHash);
+  }
+
+  private dropAll(): void {
+    this.generation += 1;
+    this.cached.clear();
+    this.keysOf.clear();
+  }
+}

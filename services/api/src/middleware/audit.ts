@@ -1,0 +1,92 @@
+import type { Next } from 'koa';
+import type { Counter } from 'prom-client';
+import { ProblemError } from '@pos/shared/domain/problem';
+import type { AuditRepo } from '@pos/shared/store/audit';
+import type { AuditDoc } from '@pos/shared/store/documents';
+import { newId } from '@pos/shared/store/ids';
+import { storeProblem } from '@pos/shared/store/store-errors';
+import type { AppContext } from '../context';
+import { isSafeMethod } from './problems';
+import { operatorOfRequest } from './admin-auth';
+
+export interface AuditDeps {
+  audit: Pick<AuditRepo, 'insert'>;
+  /** AUDIT_RETENTION. */
+  retentionMs: number;
+  writes: Counter<'outcome'>;
+  /** Where the routes are mounted, before their own patterns (Bull Board's app, under BULL_BOARD_PATH). */
+  mountPath?: string;
+}
+
+/** A route of one location (`/admin/v1/locations/:id/...`): its `id` is the location. */
+const LOCATION_ROUTE = /\/locations\/:id(?:\/|$)/;
+
+/** The status an error becomes once the problem renderer has it (middleware/problems.ts). */
+function statusOf(err: unknown): number {
+  if (err instanceof ProblemError) return err.problem.status;
+  return storeProblem(err, '')?.status ?? 500;
+}
+
+/**
+ * Path parameters as audit targets: ids and numbers only. The route's pattern
+ * (`/admin/v1/locations/:id/orders/:number/recover`) names them; a parameter holds no secret
+ * (keys and tokens travel in headers and bodies, which are never recorded).
+ */
+function targetsOf(ctx: AppContext): Record<string, string> {
+  const params = (ctx as AppContext & { params?: Record<string, string> }).params ?? {};
+  return Object.fromEntries(Object.entries(params).map(([name, value]) => [name, String(value).slice(0, 128)]));
+}
+
+/**
+ * Records every operator write (any method but GET, HEAD and OPTIONS) once its outcome is known:
+ * one MongoDB insert, awaited before the answer goes out, so that an answered write always has
+ * its record (a buffer would lose what a crash caught in it). A failed insert is logged and
+ * counted, and the answer goes out anyway: the write itself is done and must not be reported as
+ * failed. Runs after authentication (it needs the operator) and before the role check, so that
+ * refused attempts are recorded too.
+ */
+export function auditWrites(deps: AuditDeps) {
+  return async function audit(ctx: AppContext, next: Next): Promise<void> {
+    if (isSafeMethod(ctx.method)) return next();
+    let status = 500;
+    try {
+      await next();
+      status = ctx.status;
+    } catch (err) {
+      status = statusOf(err);
+      throw err;
+    } finally {
+      await record(ctx, status, deps);
+    }
+  };
+}
+
+async function record(ctx: AppContext, status: number, deps: AuditDeps): Promise<void> {
+  const operator = operatorOfRequest(ctx);
+  const at = new Date();
+  const targets = targetsOf(ctx);
+  const matched = (ctx as AppContext & { _matchedRoute?: string })._matchedRoute;
+  const route = matched === undefined ? ctx.path : `${deps.mountPath ?? ''}${matched}`;
+  const doc: AuditDoc = {
+    _id: newId(),
+    at,
+    operatorId: operator.id,
+    operatorName: operator.name,
+    role: operator.role,
+    method: ctx.method,
+    route,
+    targets,
+    // the route's scope check (routes/admin-access.ts) names it once known; else a location's route names it
+    locationId: ctx.state.auditLocationId ?? (LOCATION_ROUTE.test(route) ? targets.id : undefined),
+    status,
+    requestId: ctx.state.requestId,
+    purgeAt: new Date(at.getTime() + deps.retentionMs),
+  };
+  try {
+    await deps.audit.insert(doc);
+    deps.writes.inc({ outcome: 'written' });
+  } catch (err) {
+    deps.writes.inc({ outcome: 'failed' });
+    ctx.state.log.error({ err, audit: { ...doc, purgeAt: undefined } }, 'audit record not written');
+  }
+}

@@ -1,0 +1,72 @@
+import type { Db } from 'mongodb';
+import type { OperatorView } from '../schemas/responses';
+import type { OperatorDoc, OperatorRole } from './documents';
+import { newId } from './ids';
+import { collections } from './mongo';
+import type { Page } from './page';
+import { asString } from './query-values';
+
+export type { OperatorDoc };
+
+export interface OperatorChanges {
+  name?: string;
+  role?: OperatorRole;
+  /** `null`: every location. */
+  locationIds?: string[] | null;
+}
+
+/** The admin's view of an operator: never its token, never the token's hash. */
+export function toOperatorView(doc: OperatorDoc): OperatorView {
+  const view: OperatorView = { id: doc._id, name: doc.name, role: doc.role, createdAt: doc.createdAt.toISOString() };
+  if (doc.locationIds) view.locationIds = doc.locationIds;
+  if (doc.tokenRotatedAt) view.tokenRotatedAt = doc.tokenRotatedAt.toISOString();
+  return view;
+}
+
+export class OperatorsRepo {
+  private readonly c;
+
+  constructor(db: Db) {
+    this.c = collections(db).operators;
+  }
+
+  async create(operator: Pick<OperatorDoc, 'name' | 'role' | 'locationIds' | 'tokenHash'>, now: Date): Promise<OperatorDoc> {
+    const doc: OperatorDoc = { _id: newId(), createdAt: now, ...operator };
+    await this.c.insertOne(doc);
+    return doc;
+  }
+
+  find(id: string): Promise<OperatorDoc | null> {
+    return this.c.findOne({ _id: asString(id, 'operatorId') });
+  }
+
+  findByTokenHash(tokenHash: string): Promise<OperatorDoc | null> {
+    return this.c.findOne({ tokenHash: asString(tokenHash, 'tokenHash') });
+  }
+
+  list(page: Page<string>): Promise<OperatorDoc[]> {
+    const filter = page.after === undefined ? {} : { _id: { $gt: asString(page.after, 'after') } };
+    return this.c.find(filter).sort({ _id: 1 }).limit(page.limit).toArray();
+  }
+
+  /** The operator as changed; null when it does not exist. */
+  update(id: string, changes: OperatorChanges): Promise<OperatorDoc | null> {
+    const { locationIds, ...set } = changes;
+    const update = {
+      ...(Object.keys(set).length > 0 || Array.isArray(locationIds) ? { $set: { ...set, ...(locationIds ? { locationIds } : {}) } } : {}),
+      ...(locationIds === null ? { $unset: { locationIds: '' as const } } : {}),
+    };
+    return this.c.findOneAndUpdate({ _id: asString(id, 'operatorId') }, update, { returnDocument: 'after' });
+  }
+
+  /** Replaces the token: the old one stops at once (no grace, unlike a register key). Null when it does not exist. */
+  rotateToken(id: string, tokenHash: string, now: Date): Promise<OperatorDoc | null> {
+    return this.c.findOneAndUpdate({ _id: asString(id, 'operatorId') }, { $set: { tokenHash, tokenRotatedAt: now } }, { returnDocument: 'after' });
+  }
+
+  /** True when it existed. */
+  async remove(id: string): Promise<boolean> {
+    const { deletedCount } = await this.c.deleteOne({ _id: asString(id, 'operatorId') });
+    return deletedCount === 1;
+  }
+}

@@ -68,11 +68,6 @@ function role(value: string | undefined): (typeof ROLES)[number] {
   return value as (typeof ROLES)[number];
 }
 
-/** `--locations A,B` as a list; undefined when absent. */
-function locationList(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(',').filter((id) => id !== '');
-}
-
 class UsageError extends Error {}
 
 function int(value: string | undefined, what: string): number {
@@ -206,7 +201,7 @@ async function run(admin: AdminClient, command: string | undefined, args: string
       return admin.redeliverWebhook(a!, b!);
     case 'create-operator':
       need(2);
-      return admin.createOperator({ name: a!, role: role(b), locationIds: locationList(opts.locations) });
+      return admin.createOperator({ name: a!, role: role(b), locationIds: list(opts.locations) });
     case 'list-operators':
       return page(await admin.listOperators({ limit, after: afterId }), limit, (o) => o.id);
     case 'get-operator':
@@ -217,7 +212,7 @@ async function run(admin: AdminClient, command: string | undefined, args: string
       return admin.updateOperator(a!, {
         name: opts.name,
         role: opts.role === undefined ? undefined : role(opts.role),
-        locationIds: locationList(opts.locations),
+        locationIds: list(opts.locations),
         allLocations: opts['all-locations'] ? true : undefined,
       });
     case 'rotate-operator-token':

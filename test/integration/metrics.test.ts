@@ -3,7 +3,7 @@ import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client'
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
 import { adminHeader, call, sampleRows } from '../support/http';
-import { mongoCommandsFor, parseMetrics, Sample, valueOf } from '../support/metrics';
+import { metricsText, mongoCommandsFor, parseMetrics, Sample, valueOf } from '../support/metrics';
 import { ChildRole, spawnRole, startStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -205,7 +205,7 @@ describe('queue wait on /metrics', () => {
     await stack?.close();
   });
 
-  const oldest = async () => valueOf(parseMetrics((await call('GET', `${stack.origin}/metrics`)).text), 'pos_queue_oldest_waiting_seconds');
+  const oldest = async () => valueOf(parseMetrics(await metricsText(stack.origin)), 'pos_queue_oldest_waiting_seconds');
 
   it('reports how long the oldest waiting job has waited, not a later one, and 0 once none waits', async () => {
     expect(await oldest()).toBe(0);

@@ -8,6 +8,7 @@ import { createLogger } from '@pos/shared/log';
 import { RunningApi, startApi } from '@pos/api/server';
 import { RunningWorker, startWorker } from '@pos/worker/worker';
 import { serviceAt } from './contract';
+import { adminTokenAt } from './metrics';
 import { TestStream } from './sse-client';
 import { stackEnv, StackEnv } from './stack';
 
@@ -19,7 +20,10 @@ export async function startDeployment(overrides: StackEnv = {}) {
   const workers: RunningWorker[] = [await startWorker(config, log), await startWorker(config, log)];
   const apis: RunningApi[] = [await startApi(config, log), await startApi(config, log)];
   const origins = apis.map((api) => `http://127.0.0.1:${api.port}`);
-  for (const origin of origins) serviceAt(origin);
+  for (const origin of origins) {
+    serviceAt(origin);
+    adminTokenAt(origin, env.ADMIN_TOKEN);
+  }
   return {
     env,
     a: { origin: origins[0]!, admin: new AdminClient(origins[0]!, env.ADMIN_TOKEN!), baseUrl: `${origins[0]}/api/v1` },

@@ -71,6 +71,8 @@ export interface StreamsLevel {
 
 export interface StreamsSummary {
   streams: number;
+  /** Locations the streams belong to (1: all on one location). */
+  locations?: number;
   rssPerStreamKiB: number;
   /** The same figure for bare servers holding as many responses (Node's http; Koa). */
   rssFloorNodeKiB?: number;

@@ -8,6 +8,7 @@ import { summarise } from './summary';
 import type { BenchResults, ClusterResults, Ratio, Summary } from './results';
 import type { StatusUpdateResult } from './service-load';
 import type { StreamsLevel } from './streams';
+import type { ChainStreamsLevel } from './chain-streams';
 
 // Their JSON shape is results.ts's; named here too for the readers of the tables.
 export type { BenchResults, ClusterResults, Machine, Ratio } from './results';
@@ -87,6 +88,7 @@ export function renderTables(r: BenchResults): string {
   );
   out.push('', `Per added stream: ${mem.rssPerStreamKiB} KiB RSS, ${mem.heapPerStreamKiB} KiB heap (mean of the nodes).`);
   if (r.streams) out.push('', renderStreams(r.streams));
+  if (r.chainStreams) out.push('', renderChainStreams(r.chainStreams));
   if (r.archive) out.push('', renderArchive(r.archive));
   const c = r.ceilings;
   out.push('', '**Ceilings** (same run)', '');
@@ -120,6 +122,7 @@ function costRows(r: BenchResults): [string, number | string, Cost | undefined][
     ...(r.variants ?? []).map((v) => [`poll, ${v.poll.records} orders, ${v.name} on`, v.poll.concurrency, v.poll.cost] as [string, number, Cost | undefined]),
     ...r.fanOut.map((f) => [`fan-out submission, ${f.streams} streams`, 1, f.cost] as [string, number, Cost | undefined]),
     ...(r.streams ? [[`fan-out submission, ${r.streams.streams} streams, 1 node`, 1, r.streams.cost] as [string, number, Cost | undefined]] : []),
+    ...(r.chainStreams ? [[`order created, ${r.chainStreams.streams} streams over ${r.chainStreams.locations} locations`, r.chainStreams.concurrency, r.chainStreams.cost] as [string, number, Cost | undefined]] : []),
     ...c.koa.map((k) => ['bare Koa (empty list)', k.concurrency, k.cost] as [string, number, Cost | undefined]),
     ...c.koaPayload.map((k) => [`bare Koa (${k.records} records)`, k.concurrency, k.cost] as [string, number, Cost | undefined]),
     ...c.bullmq.map((b) => ['bare BullMQ add-and-wait', b.concurrency, b.cost] as [string, number, Cost | undefined]),
@@ -168,6 +171,17 @@ export function renderStreams(s: StreamsLevel): string {
       (s.memoryFloors?.length
         ? ` Floors, bare servers holding as many stream responses open, measured the same way: ${s.memoryFloors.map((f) => `${f.server === 'node' ? "Node's http alone" : 'through Koa'} ${f.rssPerStreamKiB} KiB RSS, ${f.heapPerStreamKiB} KiB heap`).join('; ')}.`
         : ''),
+  ].join('\n');
+}
+
+export function renderChainStreams(c: ChainStreamsLevel): string {
+  const m = c.memory;
+  return [
+    `**${c.streams} streams over ${c.locations} locations on one API node** (a chain: two register streams per location, each location its own key; held by ${c.clientProcesses} client processes over raw sockets)`,
+    '',
+    `Memory per open stream: ${m.rssPerStreamKiB} KiB RSS, ${m.heapPerStreamKiB} KiB heap used (after a full GC; RSS ${m.rssBeforeMiB} → ${m.rssAfterMiB} MiB, heap ${m.heapBeforeMiB} → ${m.heapAfterMiB} MiB).` +
+      (c.memoryFloors?.length ? ` Floors (bare servers holding as many): ${c.memoryFloors.map((f) => `${f.server === 'node' ? "Node's http alone" : 'through Koa'} ${f.rssPerStreamKiB} KiB RSS`).join('; ')}.` : ''),
+    `Fan-out while ${c.events} orders are created across the chain, ${c.concurrency} at a time (admin create request to arrival on each of the location's streams): p50 ${c.arrival.p50Ms} ms, p99 ${c.arrival.p99Ms} ms, max ${c.arrival.maxMs} ms; ${c.arrival.missed} arrivals missed.`,
   ].join('\n');
 }
 
@@ -254,7 +268,19 @@ export function renderSummary(s: Summary): string {
         ['Redis commands per status update (floor; bare BullMQ per job)', s.redisCommands.statusUpdate, `${s.redisCommands.floorPerJob ?? ''}; ${s.redisCommands.bullmqCeilingPerJob}`, '', '', ''],
         ['Redis commands per poll', s.redisCommands.poll, '', '', '', ''],
         ...(s.streams ? streamRows(s.streams, `${s.streams.streams} streams of one location on one node`) : []),
-        ...(s.chainStreams ? streamRows(s.chainStreams, `${s.chainStreams.streams} streams over ${s.chainStreams.locations ?? '?'} locations on one node`) : []),
+        ...(s.chainStreams
+          ? [
+              [
+                `RSS per open stream, ${s.chainStreams.streams} streams over ${s.chainStreams.locations} locations on one node (beside it: bare Node http / bare Koa holding as many)`,
+                `${s.chainStreams.rssPerStreamKiB} KiB`,
+                s.chainStreams.rssFloorKoaKiB === undefined ? '' : `${s.chainStreams.rssFloorNodeKiB} / ${s.chainStreams.rssFloorKoaKiB} KiB`,
+                '',
+                `≤ ${s.chainStreams.rssTargetKiB} KiB`,
+                mark(s.chainStreams.rssMet),
+              ],
+              [`fan-out over ${s.chainStreams.locations} locations while orders flow, create to arrival, p50 / p99`, `${s.chainStreams.fanOutP50Ms} / ${s.chainStreams.fanOutP99Ms} ms`, '', '', '', `${s.chainStreams.missed} missed`],
+            ]
+          : []),
       ],
     ),
   );

@@ -4,6 +4,7 @@
  */
 import type { ArchiveScenario } from './archive-load';
 import type { Ceilings } from './ceilings';
+import type { ChainStreamsLevel } from './chain-streams';
 import type { FanOutLevel, StreamMemory } from './fan-out';
 import type { ProfileSummary } from './profile';
 import type { PollResult, StatusUpdateResult, Variant } from './service-load';
@@ -58,6 +59,8 @@ export interface BenchResults {
   archive?: ArchiveScenario;
   /** The 10,000-stream level on one API node (absent with BENCH_STREAMS=0). */
   streams?: StreamsLevel;
+  /** The streams level in a chain's shape: two streams per location (absent with BENCH_CHAIN_STREAMS=0 and from earlier runs). */
+  chainStreams?: ChainStreamsLevel;
   ceilings: Ceilings;
   /** Absent when the run left the cluster out (BENCH_ONLY). */
   cluster?: ClusterResults;
@@ -90,6 +93,20 @@ export interface Target {
   /** The ratio the target allows (at most). */
   target: number;
   met: boolean;
+}
+
+export interface ChainStreamsSummary {
+  streams: number;
+  locations: number;
+  rssPerStreamKiB: number;
+  /** Bare Node http / bare Koa holding as many stream responses (the one-location level's floors). */
+  rssFloorNodeKiB?: number;
+  rssFloorKoaKiB?: number;
+  rssTargetKiB: number;
+  rssMet: boolean;
+  fanOutP50Ms: number;
+  fanOutP99Ms: number;
+  missed: number;
 }
 
 /** What one request cost, by process (CPU ms from /proc), with its commands, throughput and latency. */
@@ -134,6 +151,6 @@ export interface Summary {
   redisCommands: { statusUpdate: number; floorPerJob: number; bullmqCeilingPerJob: number; poll: number };
   /** The streams level: RSS per stream (at most 16 KiB) and fan-out against its floor (at most 1.5). */
   streams?: StreamsSummary;
-  /** The streams level over many locations (one or two streams per location), when run. */
-  chainStreams?: StreamsSummary;
+  /** The streams level over many locations (two streams per location), when run: RSS per stream (at most 16 KiB) and fan-out p99 while orders flow. */
+  chainStreams?: ChainStreamsSummary;
 }

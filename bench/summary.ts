@@ -95,5 +95,21 @@ export function summarise(r: BenchResults): Summary {
       poll: poll16?.cost?.redisCommands ?? 0,
     },
     ...(r.streams ? { streams: summariseStreams(r.streams) } : {}),
+    ...(r.chainStreams
+      ? {
+          chainStreams: {
+            streams: r.chainStreams.streams,
+            locations: r.chainStreams.locations,
+            rssPerStreamKiB: r.chainStreams.memory.rssPerStreamKiB,
+            rssFloorNodeKiB: r.chainStreams.memoryFloors?.find((f) => f.server === 'node')?.rssPerStreamKiB,
+            rssFloorKoaKiB: r.chainStreams.memoryFloors?.find((f) => f.server === 'koa')?.rssPerStreamKiB,
+            rssTargetKiB: 16,
+            rssMet: r.chainStreams.memory.rssPerStreamKiB <= 16,
+            fanOutP50Ms: r.chainStreams.arrival.p50Ms,
+            fanOutP99Ms: r.chainStreams.arrival.p99Ms,
+            missed: r.chainStreams.arrival.missed,
+          },
+        }
+      : {}),
   };
 }

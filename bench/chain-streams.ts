@@ -21,7 +21,17 @@ export interface ChainStreamsLevel {
   streams: number;
   locations: number;
   clientProcesses: number;
-  memory: { rssBeforeMiB: number; rssAfterMiB: number; heapBeforeMiB: number; heapAfterMiB: number; rssPerStreamKiB: number; heapPerStreamKiB: number };
+  memory: {
+    rssBeforeMiB: number;
+    rssAfterMiB: number;
+    heapBeforeMiB: number;
+    heapAfterMiB: number;
+    rssPerStreamKiB: number;
+    heapPerStreamKiB: number;
+    /** V8's heap as reserved, and memory outside it (buffers), per stream: where RSS beyond the heap used goes. */
+    heapTotalPerStreamKiB: number;
+    externalPerStreamKiB: number;
+  };
   /** Orders created across the chain while measuring, `concurrency` at a time. */
   events: number;
   concurrency: number;
@@ -49,7 +59,7 @@ export async function measureChainStreams(
     const api = apis[0]!;
     const port = Number(new URL(api.origin).port);
     const created = Date.now();
-    const locations = await inBatches(locationCount, 8, async (i) => {
+    const locations = await inBatches(locationCount, 16, async (i) => {
       const location = await admin.createLocation(`Bench chain ${i + 1}`);
       const { apiKey } = await admin.createServiceSession(location.id, 'bench-chain');
       return { id: location.id, apiKey };
@@ -96,8 +106,12 @@ export async function measureChainStreams(
       heapAfterMiB: mib(heap[1]),
       rssPerStreamKiB: round((rss[1] - rss[0]) / added / 1024, 1),
       heapPerStreamKiB: round((heap[1] - heap[0]) / added / 1024, 1),
+      heapTotalPerStreamKiB: round((sample(after, 'nodejs_heap_size_total_bytes') - sample(before, 'nodejs_heap_size_total_bytes')) / added / 1024, 1),
+      externalPerStreamKiB: round((sample(after, 'nodejs_external_memory_bytes') - sample(before, 'nodejs_external_memory_bytes')) / added / 1024, 1),
     };
-    say(`chain streams: ${memory.rssPerStreamKiB} KiB RSS, ${memory.heapPerStreamKiB} KiB heap used per stream`);
+    say(
+      `chain streams: ${memory.rssPerStreamKiB} KiB RSS, ${memory.heapPerStreamKiB} KiB heap used (${memory.heapTotalPerStreamKiB} KiB reserved, ${memory.externalPerStreamKiB} KiB external) per stream`,
+    );
 
     // Fan-out while orders flow: orders created at locations spread over the chain, several at once.
     const stride = Math.max(1, Math.floor(locationCount / options.events));

@@ -179,7 +179,7 @@ export function renderChainStreams(c: ChainStreamsLevel): string {
   return [
     `**${c.streams} streams over ${c.locations} locations on one API node** (a chain: two register streams per location, each location its own key; held by ${c.clientProcesses} client processes over raw sockets)`,
     '',
-    `Memory per open stream: ${m.rssPerStreamKiB} KiB RSS, ${m.heapPerStreamKiB} KiB heap used (after a full GC; RSS ${m.rssBeforeMiB} → ${m.rssAfterMiB} MiB, heap ${m.heapBeforeMiB} → ${m.heapAfterMiB} MiB).` +
+    `Memory per open stream: ${m.rssPerStreamKiB} KiB RSS, ${m.heapPerStreamKiB} KiB heap used, ${m.heapTotalPerStreamKiB} KiB heap reserved, ${m.externalPerStreamKiB} KiB external (after a full GC; RSS ${m.rssBeforeMiB} → ${m.rssAfterMiB} MiB, heap ${m.heapBeforeMiB} → ${m.heapAfterMiB} MiB).` +
       (c.memoryFloors?.length ? ` Floors (bare servers holding as many): ${c.memoryFloors.map((f) => `${f.server === 'node' ? "Node's http alone" : 'through Koa'} ${f.rssPerStreamKiB} KiB RSS`).join('; ')}.` : ''),
     `Fan-out while ${c.events} orders are created across the chain, ${c.concurrency} at a time (admin create request to arrival on each of the location's streams): p50 ${c.arrival.p50Ms} ms, p99 ${c.arrival.p99Ms} ms, max ${c.arrival.maxMs} ms; ${c.arrival.missed} arrivals missed.`,
   ].join('\n');

@@ -11,7 +11,7 @@
  *
  * Settings (env): MALLOC_ARENA_MAX (for the processes it starts; default 2, as in the images),
  * BENCH_SETTLE_MS (idle time before each memory reading, default 40000), BENCH_SECONDS (per run,
- * default 8), BENCH_MAX_OPS (per run, default 50000), BENCH_FANOUT_SUBMISSIONS (per stream count,
+ * default 8), BENCH_WARMUP_OPS (before each run, default 1000), BENCH_MAX_OPS (per run, default 50000), BENCH_FANOUT_SUBMISSIONS (per stream count,
  * default 20), BENCH_STREAMS (the streams level, default 10000 on one API node), BENCH_QUICK=1 (a short smoke run: 1 s runs, 1/10/50 streams,
  * 1,000 at the streams level, 1,000 finished orders; results go to bench/results/quick.json only),
  * BENCH_ONLY=cluster or BENCH_ONLY=archive (that scenario alone, to bench/results/<name>-only.json),
@@ -55,7 +55,7 @@ const number = (name: string, fallback: number) => {
 };
 const SECONDS = number('BENCH_SECONDS', quick ? 1 : 8);
 const MAX_OPS = number('BENCH_MAX_OPS', 50000);
-const WARMUP_OPS = quick ? 50 : 1000;
+const WARMUP_OPS = number('BENCH_WARMUP_OPS', quick ? 50 : 1000);
 const CONCURRENCIES = [1, 16, 64];
 const POLL_CONCURRENCY = 16;
 const POLL_RECORDS = [10, 200];

@@ -265,7 +265,7 @@ export function renderSummary(s: Summary): string {
       [
         ['MongoDB commands per status update (API + worker)', s.mongoRoundTrips.statusUpdate, '', '', `≤ ${s.mongoRoundTrips.target}`, mark(s.mongoRoundTrips.statusUpdate <= s.mongoRoundTrips.target)],
         ['MongoDB commands per poll', s.mongoRoundTrips.poll, '', '', `≤ ${s.mongoRoundTrips.target}`, mark(s.mongoRoundTrips.poll <= s.mongoRoundTrips.target)],
-        ['Redis commands per status update (floor; bare BullMQ per job)', s.redisCommands.statusUpdate, `${s.redisCommands.floorPerJob ?? ''}; ${s.redisCommands.bullmqCeilingPerJob}`, '', '', ''],
+        ['Redis commands per status update (floor; bare BullMQ per job)', s.redisCommands.statusUpdate, `${s.redisCommands.floorPerJob || '–'}; ${s.redisCommands.bullmqCeilingPerJob}`, '', '', ''],
         ['Redis commands per poll', s.redisCommands.poll, '', '', '', ''],
         ...(s.streams ? streamRows(s.streams, `${s.streams.streams} streams of one location on one node`) : []),
         ...(s.chainStreams

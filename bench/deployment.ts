@@ -90,6 +90,8 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     // The fan-out's streams share a few register keys: far above the per-session default of 4.
     SSE_MAX_STREAMS_PER_SESSION: '10000',
     SSE_MAX_STREAMS: String(options.maxStreams ?? 10_000),
+    // The fan-out scenarios make all their orders with one customer session before submitting them.
+    CUSTOMER_MAX_OPEN_ORDERS: '1000',
     METRICS_PORT: '0',
     ...(backends.redisCluster ? { REDIS_CLUSTER: '1' } : {}),
     ...options.env,

@@ -15,7 +15,8 @@
  * default 20), BENCH_STREAMS (the streams level, default 10000 on one API node), BENCH_QUICK=1 (a short smoke run: 1 s runs, 1/10/50 streams,
  * 1,000 at the streams level, 1,000 finished orders; results go to bench/results/quick.json only),
  * BENCH_ONLY=cluster or BENCH_ONLY=archive (that scenario alone, to bench/results/<name>-only.json),
- * BENCH_ONLY=polls,streams (only those of status, polls, variants, fanout, streams, archive, cluster after
+ * BENCH_CHAIN_STREAMS (the streams level in a chain's shape, two streams per location: default 10000 over 5,000 locations; 0 leaves it out),
+ * BENCH_ONLY=polls,streams (only those of status, polls, variants, fanout, streams, chain, archive, cluster after
  * the ceilings; for development; results to bench/results/quick.json only).
  * `npm run bench -- --profile`: the API and worker processes write CPU profiles, and their top
  * functions and packages are printed (profiling slows them: compare figures of unprofiled runs).
@@ -43,6 +44,7 @@ import type { BenchResults, ClusterResults, Machine, SourceCommit } from './resu
 import { measureLocationPolls, measureStatusUpdates, Variant } from './service-load';
 import type { VariantResult } from './results';
 import { measureStreams } from './streams';
+import { measureChainStreams } from './chain-streams';
 import { renderProfile, summariseProfiles } from './profile';
 import { summarise } from './summary';
 
@@ -69,6 +71,12 @@ const FANOUT_LEVELS = quick ? [1, 10, 50] : [1, 100, 1000];
 const FANOUT_SUBMISSIONS = quick ? 5 : number('BENCH_FANOUT_SUBMISSIONS', 20);
 const STREAMS = number('BENCH_STREAMS', quick ? 1_000 : 10_000);
 const STREAM_EVENTS = quick ? 3 : 10;
+/** The streams level in a chain's shape (BENCH_CHAIN_STREAMS; 0 leaves it out): two register streams per location. */
+const CHAIN_STREAMS = number('BENCH_CHAIN_STREAMS', quick ? 1_000 : 10_000);
+const CHAIN_LOCATIONS = CHAIN_STREAMS / 2;
+/** Orders created across the chain while its fan-out is measured, and how many at a time. */
+const CHAIN_EVENTS = quick ? 50 : 500;
+const CHAIN_CONCURRENCY = 4;
 /** Processes holding the streams level's connections. */
 const STREAM_CLIENTS = STREAMS >= 5_000 ? 4 : 2;
 /** Orders the status updates cycle through: 64 clients get four each. */
@@ -234,6 +242,17 @@ async function main(): Promise<void> {
       : { levels: [], memory: { streams: 0, nodes: [], rssPerStreamKiB: 0, heapPerStreamKiB: 0 } };
     const streams =
       runs('streams') && STREAMS > 0 ? await measureStreams(backends, { streams: STREAMS, clientProcesses: STREAM_CLIENTS, events: STREAM_EVENTS, say }) : undefined;
+    const chainStreams =
+      runs('chain') && CHAIN_STREAMS > 0
+        ? await measureChainStreams(backends, {
+            streams: CHAIN_STREAMS,
+            locations: CHAIN_LOCATIONS,
+            clientProcesses: CHAIN_STREAMS >= 5_000 ? 4 : 2,
+            events: CHAIN_EVENTS,
+            concurrency: CHAIN_CONCURRENCY,
+            say,
+          })
+        : undefined;
     const cluster = runs('cluster') ? await measureOnCluster({ mongoUrl, logDir, bounds, serverProcesses }) : undefined;
     const archive = runs('archive') ? await measureArchive() : undefined;
 
@@ -267,6 +286,8 @@ async function main(): Promise<void> {
       streamMemory: fanOut.memory!,
       ...(archive ? { archive } : {}),
       ...(streams ? { streams } : {}),
+      // a socket costs the same whatever location it serves: the one-location level's floors hold for both
+      ...(chainStreams ? { chainStreams: { ...chainStreams, ...(streams?.streams === chainStreams.streams ? { memoryFloors: streams.memoryFloors } : {}) } } : {}),
       ceilings,
       ...(cluster ? { cluster } : {}),
       logs: logDir,

@@ -140,7 +140,7 @@ export interface Summary {
   statusUpdate: (FloorComparison & { targets: { totalCpu: number; rps: number }; totalCpuMet: boolean; rpsMet: boolean })[];
   /**
    * Polls against their floor, by records and concurrency. Targets: API CPU at most 1.2 times the
-   * floor's, and MongoDB work (commands, and the stand-in's CPU) no more than the floor's.
+   * floor's, and MongoDB work (whole commands, and the stand-in's CPU) no more than the floor's.
    */
   poll: (FloorComparison & { records: number; targets: { apiCpu: number; mongo: number }; apiCpuMet: boolean; mongoMet: boolean })[];
   /** Each feature's cost row: its figures at 16 clients, as ratios to the floor and what it adds to the service without it. */

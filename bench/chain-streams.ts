@@ -59,7 +59,7 @@ export async function measureChainStreams(
     const api = apis[0]!;
     const port = Number(new URL(api.origin).port);
     const created = Date.now();
-    const locations = await inBatches(locationCount, 16, async (i) => {
+    const locations = await inBatches(locationCount, 8, async (i) => {
       const location = await admin.createLocation(`Bench chain ${i + 1}`);
       const { apiKey } = await admin.createServiceSession(location.id, 'bench-chain');
       return { id: location.id, apiKey };

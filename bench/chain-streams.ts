@@ -52,7 +52,8 @@ export async function measureChainStreams(
   const { streams, locations: locationCount, say } = options;
   const perLocation = Math.max(1, Math.round(streams / locationCount));
   raiseFileLimit(streams + 1_000, say);
-  const deployment = await deploy('chain-streams', backends, { apiCount: 1, apiNodeArgs: GC_HOOK, maxStreams: streams });
+  // The stand-in slows as the sessions and locations pile up: its reads may outlast the default MONGO_TIMEOUT while thousands are created.
+  const deployment = await deploy('chain-streams', backends, { apiCount: 1, apiNodeArgs: GC_HOOK, maxStreams: streams, env: { MONGO_TIMEOUT: '30s' } });
   const clients: Helper<ClientCommand, ClientReply>[] = [];
   try {
     const { admin, apis } = deployment;

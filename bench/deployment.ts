@@ -10,7 +10,7 @@ import { AdminClient } from '@pos/shared/clients/admin-client';
 import type { RedisClient } from '@pos/shared/redis';
 import { REQUEST_TIMEOUT_MS } from '@pos/shared/clients/json-http';
 import { ROLE_READY, roleEntry } from '../scripts/embedded/spawn-role';
-import { CostProbe, WatchedProcess } from './cost';
+import { CostProbe, MongoCounter, WatchedProcess } from './cost';
 import { BenchChild, spawnNode } from './processes';
 import type { RedisProcess } from './redis-cpu';
 
@@ -30,9 +30,9 @@ export interface Backends {
   profileDir?: string;
 }
 
-/** The probe of runs that involve no service process (the ceilings): these, plus Redis and MongoDB. */
-export function probeOf(backends: Backends, processes: WatchedProcess[]): CostProbe {
-  return new CostProbe({ processes: [...processes, ...backends.serverProcesses], redis: backends.redis });
+/** The probe of runs that involve no service process (ceilings, floors): these, plus Redis and MongoDB. */
+export function probeOf(backends: Backends, processes: WatchedProcess[], mongoCounters: MongoCounter[] = []): CostProbe {
+  return new CostProbe({ processes: [...processes, ...backends.serverProcesses], redis: backends.redis, mongoCounters });
 }
 
 export interface ApiNode {
@@ -43,6 +43,9 @@ export interface ApiNode {
 
 export interface Deployment {
   name: string;
+  /** Its MongoDB database and Redis prefix (a floor measured beside it reads the same documents). */
+  db: string;
+  redisPrefix: string;
   apis: ApiNode[];
   worker: BenchChild;
   admin: AdminClient;
@@ -87,6 +90,8 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     // The fan-out's streams share a few register keys: far above the per-session default of 4.
     SSE_MAX_STREAMS_PER_SESSION: '10000',
     SSE_MAX_STREAMS: String(options.maxStreams ?? 10_000),
+    // The fan-out scenarios make all their orders with one customer session before submitting them.
+    CUSTOMER_MAX_OPEN_ORDERS: '1000',
     METRICS_PORT: '0',
     ...(backends.redisCluster ? { REDIS_CLUSTER: '1' } : {}),
     ...options.env,
@@ -107,6 +112,8 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
   }
   return {
     name,
+    db: id,
+    redisPrefix: id,
     apis,
     worker,
     admin: new AdminClient(apis[0]!.origin, env.ADMIN_TOKEN),

@@ -4,10 +4,10 @@
  */
 import type { ArchiveScenario } from './archive-load';
 import type { Ceilings } from './ceilings';
+import type { ChainStreamsLevel } from './chain-streams';
 import type { FanOutLevel, StreamMemory } from './fan-out';
-import type { LoadResult } from './load';
 import type { ProfileSummary } from './profile';
-import type { StatusUpdateResult } from './service-load';
+import type { PollResult, StatusUpdateResult, Variant } from './service-load';
 import type { StreamsLevel, StreamsSummary } from './streams';
 
 export interface Machine {
@@ -49,13 +49,18 @@ export interface BenchResults {
   machine: Machine;
   settings: { secondsPerRun: number; maxOpsPerRun: number; warmupOps: number; fanOutSubmissions: number };
   statusUpdates: (StatusUpdateResult & { vs: Ratio })[];
-  locationPolls: (LoadResult & { records: number; vs: Ratio })[];
+  /** Each with its floor (absent from runs before issue 25); `vs` is against the floor when there is one. */
+  locationPolls: (PollResult & { vs: Ratio })[];
+  /** The service with a feature switched on (absent when none is listed). */
+  variants?: VariantResult[];
   fanOut: (FanOutLevel & { vs: Omit<Ratio, 'ceilingRps' | 'rpsRatio'> })[];
   streamMemory: StreamMemory;
   /** Absent from runs made before the scenario existed. */
   archive?: ArchiveScenario;
   /** The 10,000-stream level on one API node (absent with BENCH_STREAMS=0). */
   streams?: StreamsLevel;
+  /** The streams level in a chain's shape: two streams per location (absent with BENCH_CHAIN_STREAMS=0 and from earlier runs). */
+  chainStreams?: ChainStreamsLevel;
   ceilings: Ceilings;
   /** Absent when the run left the cluster out (BENCH_ONLY). */
   cluster?: ClusterResults;
@@ -64,6 +69,12 @@ export interface BenchResults {
   /** With --profile: where each API and worker process spent its time. */
   profiles?: ProfileSummary[];
   logs: string;
+}
+
+/** A feature's cost row: the status updates and polls at 16 clients of a deployment with its settings. */
+export interface VariantResult extends Variant {
+  statusUpdate: StatusUpdateResult;
+  poll: PollResult;
 }
 
 /** The same scenarios on a Redis Cluster. */
@@ -84,18 +95,62 @@ export interface Target {
   met: boolean;
 }
 
+export interface ChainStreamsSummary {
+  streams: number;
+  locations: number;
+  rssPerStreamKiB: number;
+  /** Bare Node http / bare Koa holding as many stream responses (the one-location level's floors). */
+  rssFloorNodeKiB?: number;
+  rssFloorKoaKiB?: number;
+  rssTargetKiB: number;
+  rssMet: boolean;
+  fanOutP50Ms: number;
+  fanOutP99Ms: number;
+  missed: number;
+}
+
+/** What one request cost, by process (CPU ms from /proc), with its commands, throughput and latency. */
+export interface RequestCost {
+  /** The HTTP process (the API nodes; the floor's Koa process), the worker (none for a poll), Redis, MongoDB, and their sum. */
+  apiMs: number;
+  workerMs: number;
+  redisMs: number;
+  mongoMs: number;
+  totalMs: number;
+  mongoCommands: number;
+  redisCommands: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** The service against its floor at one concurrency: each figure's ratio (service / floor). */
+export interface FloorComparison {
+  clients: number;
+  service: RequestCost;
+  floor: RequestCost;
+  ratio: { apiMs: number; workerMs: number; redisMs: number; mongoMs: number; totalMs: number; mongoCommands: number; redisCommands: number; rps: number; p50Ms: number; p99Ms: number };
+}
+
 export interface Summary {
-  /** API CPU per poll (ms) against bare Koa's CPU per request serving the same records; target 5. */
-  pollCpu: (Target & { records: number; clients: number })[];
   /**
-   * API + worker CPU per status update (ms) against bare Koa per request plus bare BullMQ
-   * add-and-wait per job (producer and worker); target 2.
+   * Status updates against their floor at each concurrency. Targets, at 16 clients: total CPU
+   * (API, worker, Redis, MongoDB) at most 1.3 times the floor's, throughput at least 0.8 times.
    */
-  statusUpdateCpu: (Target & { clients: number; apiMs: number; workerMs: number; koaMs: number; producerMs: number; echoWorkerMs: number })[];
+  statusUpdate: (FloorComparison & { targets: { totalCpu: number; rps: number }; totalCpuMet: boolean; rpsMet: boolean })[];
+  /**
+   * Polls against their floor, by records and concurrency. Targets: API CPU at most 1.2 times the
+   * floor's, and MongoDB work (whole commands, and the stand-in's CPU) no more than the floor's.
+   */
+  poll: (FloorComparison & { records: number; targets: { apiCpu: number; mongo: number }; apiCpuMet: boolean; mongoMet: boolean })[];
+  /** Each feature's cost row: its figures at 16 clients, as ratios to the floor and what it adds to the service without it. */
+  variants?: { name: string; statusUpdate: RequestCost & { totalToFloor: number; addedMs: number }; poll: RequestCost & { apiToFloor: number; addedApiMs: number } }[];
   /** MongoDB commands per request on the hot paths (API + worker); at most 2 each. */
   mongoRoundTrips: { statusUpdate: number; poll: number; target: number; met: boolean };
-  /** Redis commands per request (script-internal commands included), next to the bare queue's per job. */
-  redisCommands: { statusUpdate: number; bullmqCeilingPerJob: number; poll: number };
+  /** Redis commands per request (script-internal commands included), next to the floor's and the bare queue's per job. */
+  redisCommands: { statusUpdate: number; floorPerJob: number; bullmqCeilingPerJob: number; poll: number };
   /** The streams level: RSS per stream (at most 16 KiB) and fan-out against its floor (at most 1.5). */
   streams?: StreamsSummary;
+  /** The streams level over many locations (two streams per location), when run: RSS per stream (at most 16 KiB) and fan-out p99 while orders flow. */
+  chainStreams?: ChainStreamsSummary;
 }

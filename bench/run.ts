@@ -11,11 +11,12 @@
  *
  * Settings (env): MALLOC_ARENA_MAX (for the processes it starts; default 2, as in the images),
  * BENCH_SETTLE_MS (idle time before each memory reading, default 40000), BENCH_SECONDS (per run,
- * default 8), BENCH_MAX_OPS (per run, default 50000), BENCH_FANOUT_SUBMISSIONS (per stream count,
+ * default 8), BENCH_WARMUP_OPS (before each run, default 1000), BENCH_MAX_OPS (per run, default 50000), BENCH_FANOUT_SUBMISSIONS (per stream count,
  * default 20), BENCH_STREAMS (the streams level, default 10000 on one API node), BENCH_QUICK=1 (a short smoke run: 1 s runs, 1/10/50 streams,
  * 1,000 at the streams level, 1,000 finished orders; results go to bench/results/quick.json only),
  * BENCH_ONLY=cluster or BENCH_ONLY=archive (that scenario alone, to bench/results/<name>-only.json),
- * BENCH_ONLY=polls,streams (only those of status, polls, fanout, streams, archive, cluster after
+ * BENCH_CHAIN_STREAMS (the streams level in a chain's shape, two streams per location: default 10000 over 5,000 locations; 0 leaves it out),
+ * BENCH_ONLY=polls,streams (only those of status, polls, variants, fanout, streams, chain, archive, cluster after
  * the ceilings; for development; results to bench/results/quick.json only).
  * `npm run bench -- --profile`: the API and worker processes write CPU profiles, and their top
  * functions and packages are printed (profiling slows them: compare figures of unprofiled runs).
@@ -40,8 +41,10 @@ import type { LoadBounds, LoadResult } from './load';
 import type { RedisProcess } from './redis-cpu';
 import { renderArchive, renderClusterTable, renderTables, versus } from './report';
 import type { BenchResults, ClusterResults, Machine, SourceCommit } from './results';
-import { measureLocationPolls, measureStatusUpdates } from './service-load';
+import { measureLocationPolls, measureStatusUpdates, Variant } from './service-load';
+import type { VariantResult } from './results';
 import { measureStreams } from './streams';
+import { measureChainStreams } from './chain-streams';
 import { renderProfile, summariseProfiles } from './profile';
 import { summarise } from './summary';
 
@@ -54,14 +57,26 @@ const number = (name: string, fallback: number) => {
 };
 const SECONDS = number('BENCH_SECONDS', quick ? 1 : 8);
 const MAX_OPS = number('BENCH_MAX_OPS', 50000);
-const WARMUP_OPS = quick ? 50 : 1000;
+const WARMUP_OPS = number('BENCH_WARMUP_OPS', quick ? 50 : 1000);
 const CONCURRENCIES = [1, 16, 64];
 const POLL_CONCURRENCY = 16;
 const POLL_RECORDS = [10, 200];
+/**
+ * Features measured as cost rows of their own: the service started with their settings beside its
+ * own, the same status updates and polls at 16 clients, each against the same run's floor. A
+ * feature's row is one entry, e.g. `{ name: 'webhooks', env: { WEBHOOK_URL: '…' } }`.
+ */
+const VARIANTS: Variant[] = [];
 const FANOUT_LEVELS = quick ? [1, 10, 50] : [1, 100, 1000];
 const FANOUT_SUBMISSIONS = quick ? 5 : number('BENCH_FANOUT_SUBMISSIONS', 20);
 const STREAMS = number('BENCH_STREAMS', quick ? 1_000 : 10_000);
 const STREAM_EVENTS = quick ? 3 : 10;
+/** The streams level in a chain's shape (BENCH_CHAIN_STREAMS; 0 leaves it out): two register streams per location. */
+const CHAIN_STREAMS = number('BENCH_CHAIN_STREAMS', quick ? 1_000 : 10_000);
+const CHAIN_LOCATIONS = CHAIN_STREAMS / 2;
+/** Orders created across the chain while its fan-out is measured, and how many at a time. */
+const CHAIN_EVENTS = quick ? 50 : 500;
+const CHAIN_CONCURRENCY = 4;
 /** Processes holding the streams level's connections. */
 const STREAM_CLIENTS = STREAMS >= 5_000 ? 4 : 2;
 /** Orders the status updates cycle through: 64 clients get four each. */
@@ -211,14 +226,33 @@ async function main(): Promise<void> {
     }
     const ceilings = await measureCeilings(backends, { concurrencies: CONCURRENCIES, pollConcurrency: POLL_CONCURRENCY, pollRecords: POLL_RECORDS, bounds, say });
     const statusUpdates = runs('status')
-      ? await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say })
+      ? await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say, floor: true })
       : [];
-    const locationPolls = runs('polls') ? await measureLocationPolls(backends, { concurrency: POLL_CONCURRENCY, records: POLL_RECORDS, bounds, say }) : [];
+    const locationPolls = runs('polls')
+      ? await measureLocationPolls(backends, { concurrencies: CONCURRENCIES, records: POLL_RECORDS, bounds, say, floor: true })
+      : [];
+    const variants: VariantResult[] = [];
+    for (const variant of runs('variants') ? VARIANTS : []) {
+      const [statusUpdate] = await measureStatusUpdates(backends, { concurrencies: [16], orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say, variant });
+      const [poll] = await measureLocationPolls(backends, { concurrencies: [POLL_CONCURRENCY], records: [POLL_RECORDS[0]!], bounds, say, variant });
+      variants.push({ ...variant, statusUpdate: statusUpdate!, poll: poll! });
+    }
     const fanOut = runs('fanout')
       ? await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, warmup: 2, say })
       : { levels: [], memory: { streams: 0, nodes: [], rssPerStreamKiB: 0, heapPerStreamKiB: 0 } };
     const streams =
       runs('streams') && STREAMS > 0 ? await measureStreams(backends, { streams: STREAMS, clientProcesses: STREAM_CLIENTS, events: STREAM_EVENTS, say }) : undefined;
+    const chainStreams =
+      runs('chain') && CHAIN_STREAMS > 0
+        ? await measureChainStreams(backends, {
+            streams: CHAIN_STREAMS,
+            locations: CHAIN_LOCATIONS,
+            clientProcesses: CHAIN_STREAMS >= 5_000 ? 4 : 2,
+            events: CHAIN_EVENTS,
+            concurrency: CHAIN_CONCURRENCY,
+            say,
+          })
+        : undefined;
     const cluster = runs('cluster') ? await measureOnCluster({ mongoUrl, logDir, bounds, serverProcesses }) : undefined;
     const archive = runs('archive') ? await measureArchive() : undefined;
 
@@ -231,14 +265,16 @@ async function main(): Promise<void> {
       ...(commit ? { commit } : {}),
       machine: host,
       settings: { secondsPerRun: SECONDS, maxOpsPerRun: MAX_OPS, warmupOps: WARMUP_OPS, fanOutSubmissions: FANOUT_SUBMISSIONS },
+      // Judged against the floor (bench/floors.ts), measured beside each run.
       statusUpdates: statusUpdates.map((s) => ({
         ...s,
-        vs: versus(s, 'bullmq add-and-wait', at(ceilings.bullmq, (b) => b.concurrency === s.concurrency)),
+        vs: s.floor ? versus(s, 'floor', s.floor) : versus(s, 'bullmq add-and-wait', at(ceilings.bullmq, (b) => b.concurrency === s.concurrency)),
       })),
       locationPolls: locationPolls.map((p) => ({
         ...p,
-        vs: versus(p, `bare koa, ${p.records} records`, at(ceilings.koaPayload, (k) => k.records === p.records)),
+        vs: p.floor ? versus(p, 'floor', p.floor) : versus(p, `bare koa, ${p.records} records`, at(ceilings.koaPayload, (k) => k.records === p.records)),
       })),
+      ...(variants.length > 0 ? { variants } : {}),
       fanOut: fanOut.levels.map((f) => ({
         ...f,
         vs: {
@@ -250,6 +286,8 @@ async function main(): Promise<void> {
       streamMemory: fanOut.memory!,
       ...(archive ? { archive } : {}),
       ...(streams ? { streams } : {}),
+      // a socket costs the same whatever location it serves: the one-location level's floors hold for both
+      ...(chainStreams ? { chainStreams: { ...chainStreams, ...(streams?.streams === chainStreams.streams ? { memoryFloors: streams.memoryFloors } : {}) } } : {}),
       ceilings,
       ...(cluster ? { cluster } : {}),
       logs: logDir,

@@ -5,6 +5,7 @@
 import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
 import type { Backends } from './deployment';
 import { deploy, scrapeMetrics } from './deployment';
+import { startPollFloor, startStatusFloor } from './floors';
 import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad } from './load';
 import { CpuShare, measureCpu } from './redis-cpu';
 
@@ -29,6 +30,20 @@ export interface StatusUpdateResult extends LoadResult {
   locations: number;
   /** Each Redis process's CPU during the run. */
   redisCpu: CpuShare[];
+  /** The floor at the same concurrency, measured right after on the same database (bench/floors.ts). */
+  floor?: LoadResult;
+}
+
+/** A deployment's settings beyond the bench's own: a feature switched on (its cost row), or none. */
+export interface Variant {
+  name: string;
+  env: Record<string, string>;
+}
+
+export interface PollResult extends LoadResult {
+  records: number;
+  /** The poll floor on the same location's orders, right after (bench/floors.ts). */
+  floor?: LoadResult;
 }
 
 /**
@@ -40,10 +55,22 @@ export interface StatusUpdateResult extends LoadResult {
  */
 export async function measureStatusUpdates(
   backends: Backends,
-  options: { concurrencies: number[]; orders: number; locations?: number; bounds: LoadBounds; say(line: string): void; label?: string; env?: Record<string, string> },
+  options: {
+    concurrencies: number[];
+    orders: number;
+    locations?: number;
+    bounds: LoadBounds;
+    say(line: string): void;
+    label?: string;
+    /** Measure the floor after each concurrency's run. */
+    floor?: boolean;
+    variant?: Variant;
+  },
 ): Promise<StatusUpdateResult[]> {
   // Each deployment its own log files (a label's runs apart).
-  const deployment = await deploy(`${options.label ? `${options.label.trim()}-` : ''}status`, backends, { env: options.env });
+  const name = `${options.label ? `${options.label.trim()}-` : ''}status${options.variant ? `-${options.variant.name}` : ''}`;
+  const deployment = await deploy(name, backends, { env: options.variant?.env });
+  const floor = options.floor ? await startStatusFloor(backends, deployment) : undefined;
   const locationCount = options.locations ?? 1;
   try {
     const { admin } = deployment;
@@ -56,6 +83,13 @@ export async function measureStatusUpdates(
       const location = locations[i % locationCount]!;
       return { apiKey: location.apiKey, number: (await admin.createOrder(location.id, SAMPLE_ROWS)).number };
     });
+    // The floor's orders are its own: its writes add to their failure counts too.
+    const floorTargets = floor
+      ? await inBatches(options.orders, 8, async (i) => {
+          const location = locations[i % locationCount]!;
+          return { locationId: location.id, number: (await admin.createOrder(location.id, SAMPLE_ROWS)).number };
+        })
+      : [];
     // Each update adds one to an order's failure count, which must stay below the threshold.
     const bounds = { ...options.bounds, maxOps: Math.min(options.bounds.maxOps, targets.length * 300) };
     const results: StatusUpdateResult[] = [];
@@ -82,48 +116,83 @@ export async function measureStatusUpdates(
       const jobsAfter = jobTotals(await scrapeMetrics(deployment.apis[0]!.origin));
       const count = jobsAfter.count - jobsBefore.count;
       const serverJobMeanMs = count > 0 ? Math.round(((jobsAfter.sum - jobsBefore.sum) / count) * 1e5) / 100 : 0;
-      results.push({ ...result, serverJobMeanMs, locations: locationCount, redisCpu });
       options.say(
-        `${options.label ?? ''}status updates c=${c}, ${locationCount} location(s): ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, job mean ${serverJobMeanMs} ms, errors ${result.errors}`,
+        `${options.label ?? ''}status updates${options.variant ? ` (${options.variant.name})` : ''} c=${c}, ${locationCount} location(s): ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, job mean ${serverJobMeanMs} ms, errors ${result.errors}`,
       );
+      let floorResult: LoadResult | undefined;
+      if (floor) {
+        const floorTarget = keepAliveTarget(floor.origin, c);
+        floorResult = await runLoad(
+          c,
+          async (client, iteration) => {
+            const { locationId, number } = floorTargets[client + c * (iteration % perClient)]!;
+            await httpCall(floorTarget, 'PUT', `/orders/${number}/statusupdate`, { headers: { 'x-location': locationId }, body });
+          },
+          bounds,
+          floor.probe(),
+        );
+        floorTarget.agent.destroy();
+        options.say(`status update floor c=${c}: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms, errors ${floorResult.errors}`);
+      }
+      results.push({ ...result, serverJobMeanMs, locations: locationCount, redisCpu, ...(floorResult ? { floor: floorResult } : {}) });
     }
     return results;
   } finally {
+    await floor?.stop();
     await deployment.stop();
   }
 }
 
-/** GET /orders/location on locations holding 10 and 200 PLACED orders. */
+/** GET /orders/location on locations holding 10 and 200 PLACED orders, at each concurrency; with `floor`, the poll floor after each run. */
 export async function measureLocationPolls(
   backends: Backends,
-  options: { concurrency: number; records: number[]; bounds: LoadBounds; say(line: string): void },
-): Promise<(LoadResult & { records: number })[]> {
-  const deployment = await deploy('polls', backends);
+  options: { concurrencies: number[]; records: number[]; bounds: LoadBounds; say(line: string): void; floor?: boolean; variant?: Variant },
+): Promise<PollResult[]> {
+  const deployment = await deploy(`polls${options.variant ? `-${options.variant.name}` : ''}`, backends, { env: options.variant?.env });
+  const floor = options.floor ? await startPollFloor(backends, deployment) : undefined;
   try {
     const { admin } = deployment;
-    const results: (LoadResult & { records: number })[] = [];
+    const results: PollResult[] = [];
     for (const records of options.records) {
       const location = await admin.createLocation(`Bench polls ${records}`);
       const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
       await inBatches(records, 1, () => admin.createOrder(location.id, SAMPLE_ROWS));
-      const c = options.concurrency;
-      const target = keepAliveTarget(deployment.apis[0]!.origin, c);
-      const result = await runLoad(
-        c,
-        async () => {
-          const text = await httpCall(target, 'GET', '/api/v1/orders/location', { headers: { api_key: apiKey } });
-          // A cheap check that the answer is the whole list, not an error body with a 200.
-          if (!text.startsWith('[')) throw new Error('not a list');
-        },
-        options.bounds,
-        deployment.probe(),
-      );
-      target.agent.destroy();
-      results.push({ ...result, records });
-      options.say(`location polls ${records} orders c=${c}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
+      for (const c of options.concurrencies) {
+        const target = keepAliveTarget(deployment.apis[0]!.origin, c);
+        const result = await runLoad(
+          c,
+          async () => {
+            const text = await httpCall(target, 'GET', '/api/v1/orders/location', { headers: { api_key: apiKey } });
+            // A cheap check that the answer is the whole list, not an error body with a 200.
+            if (!text.startsWith('[')) throw new Error('not a list');
+          },
+          options.bounds,
+          deployment.probe(),
+        );
+        target.agent.destroy();
+        options.say(`location polls${options.variant ? ` (${options.variant.name})` : ''} ${records} orders c=${c}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
+        let floorResult: LoadResult | undefined;
+        if (floor) {
+          const floorTarget = keepAliveTarget(floor.origin, c);
+          const path = `/orders/location?locationId=${encodeURIComponent(location.id)}`;
+          floorResult = await runLoad(
+            c,
+            async () => {
+              const text = await httpCall(floorTarget, 'GET', path);
+              if (!text.startsWith('[')) throw new Error('not a list');
+            },
+            options.bounds,
+            floor.probe(),
+          );
+          floorTarget.agent.destroy();
+          options.say(`poll floor ${records} orders c=${c}: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms`);
+        }
+        results.push({ ...result, records, ...(floorResult ? { floor: floorResult } : {}) });
+      }
     }
     return results;
   } finally {
+    await floor?.stop();
     await deployment.stop();
   }
 }

@@ -10,9 +10,17 @@ import net from 'node:net';
 export type ClientCommand =
   | { cmd: 'open'; port: number; count: number; /** HTTP request per connection; none for the floor */ requests?: string[] }
   | { cmd: 'expect'; marker: string; timeoutMs: number }
+  /** From now on, note the arrival of every `"productId":"<prefix>…"` on every connection (the chain level's events). */
+  | { cmd: 'watch'; prefix: string }
+  /** Stop noting; the arrivals by marker (epoch ms, one per connection that saw it). */
+  | { cmd: 'collect' }
   | { cmd: 'close' };
 
-export type ClientReply = { opened: number; failed: number; errors: string[] } | { arrivals: number[]; missed: number } | { closed: true };
+export type ClientReply =
+  | { opened: number; failed: number; errors: string[] }
+  | { arrivals: number[]; missed: number }
+  | { seen: Record<string, number[]> }
+  | { closed: true };
 
 const epochNow = () => performance.timeOrigin + performance.now();
 
@@ -25,8 +33,19 @@ interface Conn {
 
 const conns: Conn[] = [];
 let expecting: { marker: string; arrivals: number[]; done(): void } | undefined;
+let watching: { pattern: RegExp; seen: Map<string, number[]> } | undefined;
 
 function onData(conn: Conn, chunk: Buffer): void {
+  if (watching) {
+    // An event's frame is one write on the server: whole in one chunk but for a rare split, which counts as a miss.
+    const at = epochNow();
+    for (const match of chunk.toString('latin1').matchAll(watching.pattern)) {
+      const list = watching.seen.get(match[1]!) ?? [];
+      list.push(at);
+      watching.seen.set(match[1]!, list);
+    }
+    return;
+  }
   const watch = expecting;
   if (!watch || conn.arrivedAt !== undefined) return;
   const text = conn.tail + chunk.toString('latin1');
@@ -119,6 +138,14 @@ async function handle(command: ClientCommand): Promise<ClientReply> {
       });
       expecting = undefined;
       return { arrivals, missed: conns.length - arrivals.length };
+    }
+    case 'watch':
+      watching = { pattern: new RegExp(`"productId":"(${command.prefix}[0-9]+)"`, 'g'), seen: new Map() };
+      return { seen: {} };
+    case 'collect': {
+      const seen = Object.fromEntries(watching?.seen ?? []);
+      watching = undefined;
+      return { seen };
     }
     case 'close':
       for (const conn of conns.splice(0)) conn.socket.destroy();

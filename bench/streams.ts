@@ -23,14 +23,14 @@ const ROWS = [{ productId: 'sku-burger', name: 'Burger', quantity: 1, unitPrice:
 /** Register keys the streams share (SSE_MAX_STREAMS_PER_SESSION is raised for the benchmark). */
 const KEYS = 10;
 /** Streams open when the memory baseline is taken (the code paths warm, the node settled). */
-const BASELINE_STREAMS = 100;
+export const BASELINE_STREAMS = 100;
 /**
  * Idle time before each memory reading (BENCH_SETTLE_MS): V8 gives back the heap pages that the
  * burst of opening left empty only once allocation has been quiet for some 40 s (its memory
  * reducer), and open streams are long-lived, so the reading is of the settled process.
  */
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? (process.env.BENCH_QUICK === '1' ? 2_000 : 40_000));
-const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+export const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 export interface StreamsLevel {
   streams: number;
@@ -71,6 +71,8 @@ export interface StreamsLevel {
 
 export interface StreamsSummary {
   streams: number;
+  /** Locations the streams belong to (1: all on one location). */
+  locations?: number;
   rssPerStreamKiB: number;
   /** The same figure for bare servers holding as many responses (Node's http; Koa). */
   rssFloorNodeKiB?: number;
@@ -87,7 +89,7 @@ export interface StreamsSummary {
 const mib = (bytes: number) => round(bytes / 1024 / 1024, 1);
 
 /** A forked helper process answering one command at a time over IPC. */
-class Helper<Command, Reply> {
+export class Helper<Command, Reply> {
   private waiting: ((reply: Reply) => void) | undefined;
 
   private constructor(readonly child: ChildProcess) {

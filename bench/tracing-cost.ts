@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round += 1) {
       for (const [label, env] of chosen) {
         const before = bytes;
-        const [result] = await measureStatusUpdates(backends, { concurrencies: [16], orders: 256, bounds, say: () => undefined, label, env });
+        const [result] = await measureStatusUpdates(backends, { concurrencies: [16], orders: 256, bounds, say: () => undefined, label, variant: { name: label, env } });
         const ops = result!.cost?.ops ?? 1;
         say(
           `tracing ${label}: ${result!.rps} rps, p50 ${result!.p50Ms} ms, p99 ${result!.p99Ms} ms; CPU per update: api ${cpuOf(result!.cost, (r) => r === 'api1')} ms, worker ${cpuOf(result!.cost, (r) => r === 'worker')} ms; OTLP ${Math.round((bytes - before) / ops)} B/update`,

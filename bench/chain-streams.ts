@@ -1,0 +1,159 @@
+/**
+ * The streams level in a chain's shape: streams spread over many locations (two register
+ * streams per location, each location its own key), on one API node, so that what a location
+ * costs the node (its feed, its channel subscription, its session, its replay read) shows
+ * beside what a stream costs. Measures the node's memory per open stream (after a full GC, as
+ * the one-location level does) and the fan-out while orders flow across the locations: orders
+ * created at locations spread over the chain, several at a time, each timed from its create
+ * request to its arrival on each of its location's streams. The memory floor (bare servers
+ * holding as many sockets) is the one-location level's when that ran: a socket costs the same
+ * whatever location it serves.
+ */
+import type { Cost } from './cost';
+import type { Backends } from './deployment';
+import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
+import { inBatches } from './service-load';
+import { percentile, round } from './statistics';
+import type { ClientCommand, ClientReply } from './stream-clients';
+import { BASELINE_STREAMS, Helper, raiseFileLimit, settle, StreamsLevel } from './streams';
+
+export interface ChainStreamsLevel {
+  streams: number;
+  locations: number;
+  clientProcesses: number;
+  memory: {
+    rssBeforeMiB: number;
+    rssAfterMiB: number;
+    heapBeforeMiB: number;
+    heapAfterMiB: number;
+    rssPerStreamKiB: number;
+    heapPerStreamKiB: number;
+    /** V8's heap as reserved, and memory outside it (buffers), per stream: where RSS beyond the heap used goes. */
+    heapTotalPerStreamKiB: number;
+    externalPerStreamKiB: number;
+  };
+  /** Orders created across the chain while measuring, `concurrency` at a time. */
+  events: number;
+  concurrency: number;
+  /** Create request to arrival on each of the location's streams, ms. */
+  arrival: { p50Ms: number; p99Ms: number; maxMs: number; missed: number };
+  /** What one created order cost the processes behind it. */
+  cost?: Cost;
+  memoryFloors?: StreamsLevel['memoryFloors'];
+}
+
+const mib = (bytes: number) => round(bytes / 1024 / 1024, 1);
+const ROWS = (marker: string) => [{ productId: marker, name: 'Burger', quantity: 1, unitPrice: 1290 }];
+
+export async function measureChainStreams(
+  backends: Backends,
+  options: { streams: number; locations: number; clientProcesses: number; events: number; concurrency: number; say(line: string): void },
+): Promise<ChainStreamsLevel> {
+  const { streams, locations: locationCount, say } = options;
+  const perLocation = Math.max(1, Math.round(streams / locationCount));
+  raiseFileLimit(streams + 1_000, say);
+  // The stand-in slows as the sessions and locations pile up: its reads may outlast the default MONGO_TIMEOUT while thousands are created.
+  const deployment = await deploy('chain-streams', backends, { apiCount: 1, apiNodeArgs: GC_HOOK, maxStreams: streams, env: { MONGO_TIMEOUT: '30s' } });
+  const clients: Helper<ClientCommand, ClientReply>[] = [];
+  try {
+    const { admin, apis } = deployment;
+    const api = apis[0]!;
+    const port = Number(new URL(api.origin).port);
+    const created = Date.now();
+    const locations = await inBatches(locationCount, 8, async (i) => {
+      const location = await admin.createLocation(`Bench chain ${i + 1}`);
+      const { apiKey } = await admin.createServiceSession(location.id, 'bench-chain');
+      return { id: location.id, apiKey };
+    });
+    say(`chain streams: ${locationCount} locations with a register key each (${Math.round((Date.now() - created) / 1000)} s)`);
+    // Stream i belongs to location floor(i / perLocation): a location's streams are neighbours.
+    const requestOf = (i: number) =>
+      `GET /api/v1/notifications/service/stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\napi_key: ${locations[Math.floor(i / perLocation) % locationCount]!.apiKey}\r\nAccept: text/event-stream\r\n\r\n`;
+    for (let i = 0; i < options.clientProcesses; i++) clients.push(Helper.start<ClientCommand, ClientReply>('bench/stream-clients.ts').helper);
+    /** Opens streams [from, to), in contiguous slices, one per client process. */
+    const openRange = async (from: number, to: number) => {
+      const size = Math.ceil((to - from) / clients.length);
+      const replies = await Promise.all(
+        clients.map((c, k) => {
+          const start = from + k * size;
+          const end = Math.min(to, start + size);
+          if (end <= start) return Promise.resolve({ opened: 0, failed: 0, errors: [] } as ClientReply);
+          const requests = Array.from({ length: end - start }, (_, j) => requestOf(start + j));
+          return c.ask({ cmd: 'open', port, count: requests.length, requests });
+        }),
+      );
+      const opened = replies.reduce((sum, r) => sum + ('opened' in r ? r.opened : 0), 0);
+      if (opened < to - from) throw new Error(`opened ${opened} of ${to - from} streams: ${replies.flatMap((r) => ('errors' in r ? r.errors : [])).join('; ')}`);
+    };
+
+    await openRange(0, BASELINE_STREAMS);
+    await settle();
+    await collectGarbage(apis);
+    const before = await scrapeMetrics(api.origin);
+    const opened = Date.now();
+    await openRange(BASELINE_STREAMS, streams);
+    say(`chain streams: ${streams} open over ${locationCount} locations (${Math.round((Date.now() - opened) / 1000)} s to open)`);
+    await settle();
+    await collectGarbage(apis);
+    const after = await scrapeMetrics(api.origin);
+    const sample = (m: Map<string, number>, name: string) => m.get(name) ?? 0;
+    const added = sample(after, 'pos_streams_open') - sample(before, 'pos_streams_open');
+    const rss = [sample(before, 'process_resident_memory_bytes'), sample(after, 'process_resident_memory_bytes')] as const;
+    const heap = [sample(before, 'nodejs_heap_size_used_bytes'), sample(after, 'nodejs_heap_size_used_bytes')] as const;
+    const memory = {
+      rssBeforeMiB: mib(rss[0]),
+      rssAfterMiB: mib(rss[1]),
+      heapBeforeMiB: mib(heap[0]),
+      heapAfterMiB: mib(heap[1]),
+      rssPerStreamKiB: round((rss[1] - rss[0]) / added / 1024, 1),
+      heapPerStreamKiB: round((heap[1] - heap[0]) / added / 1024, 1),
+      heapTotalPerStreamKiB: round((sample(after, 'nodejs_heap_size_total_bytes') - sample(before, 'nodejs_heap_size_total_bytes')) / added / 1024, 1),
+      externalPerStreamKiB: round((sample(after, 'nodejs_external_memory_bytes') - sample(before, 'nodejs_external_memory_bytes')) / added / 1024, 1),
+    };
+    say(
+      `chain streams: ${memory.rssPerStreamKiB} KiB RSS, ${memory.heapPerStreamKiB} KiB heap used (${memory.heapTotalPerStreamKiB} KiB reserved, ${memory.externalPerStreamKiB} KiB external) per stream`,
+    );
+
+    // Fan-out while orders flow: orders created at locations spread over the chain, several at once.
+    const stride = Math.max(1, Math.floor(locationCount / options.events));
+    const warmup = Math.min(20, options.events);
+    const total = warmup + options.events;
+    const startedAt = new Map<string, number>();
+    const locationOfEvent = (e: number) => locations[(e * stride) % locationCount]!;
+    const flow = (from: number, to: number) =>
+      inBatches(to - from, options.concurrency, async (i) => {
+        const marker = `fan${from + i}`;
+        startedAt.set(marker, performance.timeOrigin + performance.now());
+        await admin.createOrder(locationOfEvent(from + i).id, ROWS(marker));
+      });
+    await flow(0, warmup);
+    await Promise.all(clients.map((c) => c.ask({ cmd: 'watch', prefix: 'fan' })));
+    const probe = deployment.probe();
+    await probe.start();
+    await flow(warmup, total);
+    // the last events' frames are on their way
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const cost = await probe.stop(options.events);
+    const seen = new Map<string, number[]>();
+    for (const reply of await Promise.all(clients.map((c) => c.ask({ cmd: 'collect' })))) {
+      if (!('seen' in reply)) continue;
+      for (const [marker, times] of Object.entries(reply.seen)) seen.set(marker, [...(seen.get(marker) ?? []), ...times]);
+    }
+    const latencies: number[] = [];
+    let missed = 0;
+    for (let e = warmup; e < total; e++) {
+      const marker = `fan${e}`;
+      const times = seen.get(marker) ?? [];
+      latencies.push(...times.map((at) => at - startedAt.get(marker)!));
+      missed += Math.max(0, perLocation - times.length);
+    }
+    latencies.sort((a, b) => a - b);
+    const arrival = { p50Ms: round(percentile(latencies, 50)), p99Ms: round(percentile(latencies, 99)), maxMs: round(latencies.at(-1) ?? 0), missed };
+    say(`chain streams: fan-out while ${options.events} orders flow (${options.concurrency} at a time): p50 ${arrival.p50Ms} ms, p99 ${arrival.p99Ms} ms, missed ${missed}`);
+    await Promise.all(clients.map((c) => c.ask({ cmd: 'close' })));
+    return { streams, locations: locationCount, clientProcesses: clients.length, memory, events: options.events, concurrency: options.concurrency, arrival, cost };
+  } finally {
+    for (const client of clients) client.stop();
+    await deployment.stop().catch(() => undefined);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The bench's summary judges the service against its floors (issue 25): ratios service / floor
+ * per process and in total, and each target met or not. Figures here are made up; no timing.
+ */
+import type { Cost } from '../../bench/cost';
+import type { LoadResult } from '../../bench/load';
+import type { BenchResults } from '../../bench/results';
+import { summarise } from '../../bench/summary';
+
+const cost = (cpuMs: Record<string, number>, mongo: Record<string, number>, redis = 0): Cost => ({
+  ops: 1000,
+  cpuMs,
+  mongoCommands: mongo,
+  redisCommands: redis,
+  redisByCommand: {},
+  redisUsec: 0,
+});
+
+const run = (concurrency: number, rps: number, c: Cost): LoadResult => ({
+  concurrency,
+  ops: 1000,
+  errors: 0,
+  seconds: 1,
+  rps,
+  p50Ms: 1,
+  p99Ms: 2,
+  maxMs: 3,
+  errorSamples: [],
+  cost: c,
+});
+
+const ratio = { ceiling: 'floor', ceilingRps: 0, ceilingP50Ms: 0, rpsRatio: 0, p50Multiple: 0 };
+
+function results(update: { service: Cost; floor: Cost; rps: [number, number] }, poll: { service: Cost; floor: Cost }): BenchResults {
+  return {
+    statusUpdates: [
+      {
+        ...run(16, update.rps[0], update.service),
+        serverJobMeanMs: 1,
+        locations: 16,
+        redisCpu: [],
+        floor: run(16, update.rps[1], update.floor),
+        vs: ratio,
+      },
+    ],
+    locationPolls: [{ ...run(16, 100, poll.service), records: 10, floor: run(16, 100, poll.floor), vs: ratio }],
+    ceilings: { koa: [], koaPayload: [], bullmq: [], redis: [], pubsubHop: run(1, 1, cost({}, {})) },
+  } as unknown as BenchResults;
+}
+
+const floorUpdate = cost({ 'floor-api': 0.3, 'floor-worker': 0.5, redis: 0.1, mongo: 0.1 }, { 'floor-worker': 2 }, 44);
+const floorPoll = cost({ 'floor-api': 1, redis: 0, mongo: 0.4 }, { 'floor-api': 1 });
+
+describe('bench summary against the floors', () => {
+  test('a status update within 1.3× the floor in total CPU and at 0.8× its throughput meets both targets', () => {
+    const service = cost({ api1: 0.4, worker: 0.6, redis: 0.1, mongo: 0.1 }, { api1: 0, worker: 2 }, 46);
+    const [u] = summarise(results({ service, floor: floorUpdate, rps: [800, 1000] }, { service: floorPoll, floor: floorPoll })).statusUpdate;
+    expect(u).toMatchObject({ clients: 16, totalCpuMet: true, rpsMet: true });
+    expect(u!.service.totalMs).toBeCloseTo(1.2);
+    expect(u!.floor.totalMs).toBeCloseTo(1.0);
+    expect(u!.ratio).toMatchObject({ totalMs: 1.2, apiMs: 1.33, workerMs: 1.2, mongoCommands: 1, rps: 0.8 });
+  });
+
+  test('a status update beyond 1.3× in CPU, or below 0.8× in throughput, does not', () => {
+    const service = cost({ api1: 0.6, worker: 0.7, redis: 0.1, mongo: 0.1 }, { worker: 2 });
+    const [u] = summarise(results({ service, floor: floorUpdate, rps: [700, 1000] }, { service: floorPoll, floor: floorPoll })).statusUpdate;
+    expect(u).toMatchObject({ totalCpuMet: false, rpsMet: false });
+    expect(u!.ratio.totalMs).toBe(1.5);
+  });
+
+  test('a poll meets its targets with API CPU within 1.2× and no more MongoDB work than the floor', () => {
+    const within = cost({ api1: 1.2, redis: 0, mongo: 0.4 }, { api1: 1 });
+    const [p] = summarise(results({ service: floorUpdate, floor: floorUpdate, rps: [1, 1] }, { service: within, floor: floorPoll })).poll;
+    expect(p).toMatchObject({ records: 10, apiCpuMet: true, mongoMet: true });
+
+    const moreMongo = cost({ api1: 1.1, redis: 0, mongo: 0.4 }, { api1: 2 });
+    const [q] = summarise(results({ service: floorUpdate, floor: floorUpdate, rps: [1, 1] }, { service: moreMongo, floor: floorPoll })).poll;
+    expect(q).toMatchObject({ apiCpuMet: true, mongoMet: false });
+
+    // a session read again now and then is the authentication's, not more work for the poll
+    const sessionRefresh = cost({ api1: 1.1, redis: 0, mongo: 0.4 }, { api1: 1.02 });
+    const [r] = summarise(results({ service: floorUpdate, floor: floorUpdate, rps: [1, 1] }, { service: sessionRefresh, floor: floorPoll })).poll;
+    expect(r).toMatchObject({ mongoMet: true });
+  });
+});

@@ -59,7 +59,7 @@ export async function metricValue(origin: string, name: string, labels: Record<s
 
 /**
  * The MongoDB commands `origin` sent for `action` (pos_mongo_commands_total), less those of a
- * scrape itself (pos_order_documents reads MongoDB): two scrapes before measure what one costs.
+ * scrape itself (pos_order_documents and other gauges read MongoDB at scrape time).
  */
 export async function mongoCommandsFor(origin: string, action: () => Promise<unknown>): Promise<number> {
   const commands = async () => {
@@ -67,8 +67,21 @@ export async function mongoCommandsFor(origin: string, action: () => Promise<unk
     if (value === undefined) throw new Error(`${origin}/metrics has no pos_mongo_commands_total`);
     return value;
   };
-  const first = await commands();
-  const second = await commands();
+  // A scrape's own reads (the readiness ping, the presence gauges) are counted by a later scrape,
+  // sometimes one late on a loaded machine: take a scrape's cost once two in a row agree, and read
+  // the action's count once the scrapes after it cost that again.
+  const before = [await commands(), await commands(), await commands()];
+  while (before.at(-1)! - before.at(-2)! !== before.at(-2)! - before.at(-3)!) {
+    if (before.length > 12) throw new Error(`${origin}: a scrape's MongoDB cost never settled (${before.join(', ')})`);
+    before.push(await commands());
+  }
+  const cost = before.at(-1)! - before.at(-2)!;
   await action();
-  return (await commands()) - second - (second - first);
+  const after = [await commands(), await commands()];
+  while (after.at(-1)! - after.at(-2)! !== cost) {
+    if (after.length > 10) throw new Error(`${origin}: a scrape's MongoDB cost never settled after the action (${after.join(', ')})`);
+    after.push(await commands());
+  }
+  // Each scrape since the last one before the action added its own cost.
+  return after.at(-1)! - before.at(-1)! - after.length * cost;
 }

@@ -10,6 +10,7 @@ import { parseDuration } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
 import type { OrderDoc } from '../store/documents';
+import { queuePrefix } from './prefix';
 import { withTelemetry } from './telemetry';
 
 export const DEADLINE_QUEUE = 'order-deadlines';
@@ -30,13 +31,8 @@ export interface DeadlineJob {
 /** The deployment's count of orders marked overdue (each once), which every API node's /metrics reports. */
 export const overdueCountKey = (prefix: string): string => `${prefix}:deadlines:overdue`;
 
-export function deadlinePrefix(redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string {
-  return redis.cluster ? `${redis.prefix}:{deadlines}` : redis.prefix;
-}
-
-export function presencePrefix(redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string {
-  return redis.cluster ? `${redis.prefix}:{presence}` : redis.prefix;
-}
+export const deadlinePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'deadlines');
+export const presencePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'presence');
 
 export function createDeadlineQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<DeadlineJob> {
   const queue = new Queue<DeadlineJob>(DEADLINE_QUEUE, withTelemetry({ connection, prefix: deadlinePrefix(redis) }));

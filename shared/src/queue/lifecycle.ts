@@ -11,6 +11,7 @@ import { Queue } from 'bullmq';
 import type { RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
+import { queuePrefix } from './prefix';
 import { withTelemetry } from './telemetry';
 
 export const LIFECYCLE_QUEUE = 'order-lifecycle';
@@ -53,13 +54,7 @@ const statsKey = (prefix: string) => `${prefix}:lifecycle:stats`;
 /** Finished runs are kept a while for Bull Board; each carries its figures as its return value. */
 const KEEP_RUNS = { count: 100 };
 
-/**
- * The queue's key prefix: the deployment's, and on a Redis Cluster a hash tag of its own, so that
- * all of the queue's keys share one slot (BullMQ's scripts touch several at once).
- */
-export function lifecyclePrefix(redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string {
-  return redis.cluster ? `${redis.prefix}:{lifecycle}` : redis.prefix;
-}
+export const lifecyclePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'lifecycle');
 
 export function createLifecycleQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue {
   const queue = new Queue(LIFECYCLE_QUEUE, withTelemetry({ connection, prefix: lifecyclePrefix(redis) }));

@@ -6,6 +6,7 @@ import { Queue } from 'bullmq';
 import type { RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
+import { queuePrefix } from './prefix';
 import { withTelemetry } from './telemetry';
 
 export const WEBHOOK_QUEUE = 'webhook-delivery';
@@ -31,10 +32,7 @@ export interface DeliveryJobData {
 const KEEP_COMPLETED = { age: 3600 };
 const KEEP_FAILED = { age: 7 * 86_400, count: 10_000 };
 
-/** On a Redis Cluster a hash tag of its own, so that all of the queue's keys share one slot. */
-export function webhookPrefix(redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string {
-  return redis.cluster ? `${redis.prefix}:{webhooks}` : redis.prefix;
-}
+export const webhookPrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'webhooks');
 
 export function createWebhookQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<DeliveryJobData> {
   const queue = new Queue<DeliveryJobData>(WEBHOOK_QUEUE, withTelemetry({ connection, prefix: webhookPrefix(redis) }));

@@ -252,7 +252,7 @@ describe('tracing a job run again after its worker died', () => {
       let enqueue: ReceivedSpan | undefined;
       await eventually(() => (enqueue = receiver.spans.find((s) => s.traceId === traceId && s.kind === PRODUCER)) !== undefined, 'the enqueue', 10_000, seen);
       let rerun: ReceivedSpan | undefined;
-      await eventually(() => (rerun = receiver.spans.find((s) => s.kind === CONSUMER && s.service === 'pos-worker')) !== undefined, 'the re-run', 10_000, seen);
+      await eventually(() => (rerun = receiver.spans.find((s) => s.kind === CONSUMER && s.service === 'pos-worker' && s.name === 'process order-work')) !== undefined, 'the re-run', 10_000, seen);
       expect(rerun!.traceId).not.toBe(traceId);
       expect(rerun).toMatchObject({ name: 'process order-work', parentSpanId: '', links: [{ traceId, spanId: enqueue!.spanId }] });
       expect(rerun!.attributes).toMatchObject({ 'pos.order_number': order.number, 'pos.order.action': 'failure', 'pos.outcome.status': 200 });

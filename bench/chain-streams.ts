@@ -9,8 +9,13 @@
  * holding as many sockets) is the one-location level's when that ran: a socket costs the same
  * whatever location it serves.
  */
+import { MongoClient } from 'mongodb';
+import { generateApiKey, hashApiKey } from '@pos/shared/auth/keys';
+import type { LocationDoc, SessionDoc } from '@pos/shared/store/documents';
+import { newId } from '@pos/shared/store/ids';
+import { collections } from '@pos/shared/store/mongo';
 import type { Cost } from './cost';
-import type { Backends } from './deployment';
+import type { Backends, Deployment } from './deployment';
 import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
 import { inBatches } from './service-load';
 import { percentile, round } from './statistics';
@@ -42,6 +47,38 @@ export interface ChainStreamsLevel {
   memoryFloors?: StreamsLevel['memoryFloors'];
 }
 
+/**
+ * The chain's locations, each with a register session, written straight into the deployment's
+ * database (as the admin API writes them, less the audit records): through the admin API, the
+ * stand-in slowed with every location and session until it timed out at about 3,900 on a loaded
+ * machine, and their creation is not what this level measures.
+ */
+async function seedLocations(mongoUrl: string, deployment: Deployment, count: number): Promise<{ id: string; apiKey: string }[]> {
+  const client = new MongoClient(mongoUrl);
+  try {
+    const c = collections(client.db(deployment.db));
+    const now = new Date();
+    const seeded: { id: string; apiKey: string }[] = [];
+    for (let from = 0; from < count; from += SEED_BATCH) {
+      const locations: LocationDoc[] = [];
+      const sessions: SessionDoc[] = [];
+      for (let i = from; i < Math.min(count, from + SEED_BATCH); i++) {
+        const location: LocationDoc = { _id: newId(), name: `Bench chain ${i + 1}`, failureThreshold: 3, orderSeq: 0, commandSeq: 0, createdAt: now };
+        const apiKey = generateApiKey(deployment.apiKeySecret);
+        locations.push(location);
+        sessions.push({ _id: newId(), createdAt: now, type: 'SERVICE', locationId: location._id, deviceId: 'bench-chain', keyHash: hashApiKey(apiKey) });
+        seeded.push({ id: location._id, apiKey });
+      }
+      await c.locations.insertMany(locations);
+      await c.sessions.insertMany(sessions);
+    }
+    return seeded;
+  } finally {
+    await client.close();
+  }
+}
+
+const SEED_BATCH = 500;
 const mib = (bytes: number) => round(bytes / 1024 / 1024, 1);
 const ROWS = (marker: string) => [{ productId: marker, name: 'Burger', quantity: 1, unitPrice: 1290 }];
 
@@ -60,11 +97,7 @@ export async function measureChainStreams(
     const api = apis[0]!;
     const port = Number(new URL(api.origin).port);
     const created = Date.now();
-    const locations = await inBatches(locationCount, 8, async (i) => {
-      const location = await admin.createLocation(`Bench chain ${i + 1}`);
-      const { apiKey } = await admin.createServiceSession(location.id, 'bench-chain');
-      return { id: location.id, apiKey };
-    });
+    const locations = await seedLocations(backends.mongoUrl, deployment, locationCount);
     say(`chain streams: ${locationCount} locations with a register key each (${Math.round((Date.now() - created) / 1000)} s)`);
     // Stream i belongs to location floor(i / perLocation): a location's streams are neighbours.
     const requestOf = (i: number) =>

@@ -30,6 +30,8 @@ export interface ProbeTargets {
   mongoCounters?: MongoCounter[];
   /** A connection to the Redis every process uses, for INFO commandstats (on a cluster, every master's). */
   redis: RedisClient;
+  /** Awaited before the stop's readings: work the run caused after its answers (e.g. webhook deliveries) counts in its cost. */
+  settled?: () => Promise<void>;
 }
 
 export interface Cost {
@@ -127,6 +129,7 @@ export class CostProbe {
   }
 
   async stop(ops: number): Promise<Cost> {
+    await this.targets.settled?.();
     const cpu = this.cpu();
     const redis = await commandStats(this.targets.redis);
     const mongo = await mongoCommands(this.targets.mongoCounters ?? []);

@@ -46,11 +46,13 @@ export interface Deployment {
   /** Its MongoDB database and Redis prefix (a floor measured beside it reads the same documents). */
   db: string;
   redisPrefix: string;
+  /** Its API_KEY_SECRET: a scenario that seeds sessions into its database signs their keys with it. */
+  apiKeySecret: string;
   apis: ApiNode[];
   worker: BenchChild;
   admin: AdminClient;
-  /** A probe over this deployment's processes, Redis and MongoDB. */
-  probe(): CostProbe;
+  /** A probe over this deployment's processes, Redis and MongoDB; `settled` is awaited before its stop's readings. */
+  probe(settled?: () => Promise<void>): CostProbe;
   stop(): Promise<void>;
 }
 
@@ -114,10 +116,11 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     name,
     db: id,
     redisPrefix: id,
+    apiKeySecret: env.API_KEY_SECRET,
     apis,
     worker,
     admin: new AdminClient(apis[0]!.origin, env.ADMIN_TOKEN),
-    probe() {
+    probe(settled?: () => Promise<void>) {
       const workerMetrics = `http://127.0.0.1:${worker.ready[1]}/metrics`;
       return new CostProbe({
         processes: [
@@ -127,6 +130,7 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
         ],
         mongoCounters: [...apis.map((api, i) => ({ role: `api${i + 1}`, metricsUrl: `${api.origin}/metrics`, headers: metricsHeaders(api.origin) })), { role: 'worker', metricsUrl: workerMetrics }],
         redis: backends.redis,
+        settled,
       });
     },
     async stop() {

@@ -248,6 +248,14 @@ export function renderSummary(s: Summary): string {
       '',
     );
   }
+  if (s.presence) {
+    out.push(
+      `Presence is always on (in every row above): the tracker's work on a request is ${s.presence.trackerCpuNsPerRequest} ns of API CPU, and it wrote ` +
+        `${s.presence.redisCommandsPerPoll} Redis commands per poll (HSET, PEXPIRE, ZADD once per session per quarter window). ` +
+        'The audit trail is written by admin writes only: no register or customer request pays for it.',
+      '',
+    );
+  }
   const streamRows = (st: NonNullable<Summary['streams']>, label: string) => [
     [
       `RSS per open stream, ${label} (beside it: bare Node http / bare Koa holding as many)`,

@@ -8,6 +8,7 @@ import type { ChainStreamsLevel } from './chain-streams';
 import type { FanOutLevel, StreamMemory } from './fan-out';
 import type { ProfileSummary } from './profile';
 import type { PollResult, StatusUpdateResult, Variant } from './service-load';
+import type { PresenceCost } from './presence-cost';
 import type { StreamsLevel, StreamsSummary } from './streams';
 
 export interface Machine {
@@ -53,6 +54,8 @@ export interface BenchResults {
   locationPolls: (PollResult & { vs: Ratio })[];
   /** The service with a feature switched on (absent when none is listed). */
   variants?: VariantResult[];
+  /** Presence's share of a request (always on, so not a variant): bench/presence-cost.ts. */
+  presence?: PresenceCost;
   fanOut: (FanOutLevel & { vs: Omit<Ratio, 'ceilingRps' | 'rpsRatio'> })[];
   streamMemory: StreamMemory;
   /** Absent from runs made before the scenario existed. */
@@ -72,7 +75,7 @@ export interface BenchResults {
 }
 
 /** A feature's cost row: the status updates and polls at 16 clients of a deployment with its settings. */
-export interface VariantResult extends Variant {
+export interface VariantResult extends Pick<Variant, 'name' | 'env'> {
   statusUpdate: StatusUpdateResult;
   poll: PollResult;
 }
@@ -145,6 +148,8 @@ export interface Summary {
   poll: (FloorComparison & { records: number; targets: { apiCpu: number; mongo: number }; apiCpuMet: boolean; mongoMet: boolean })[];
   /** Each feature's cost row: its figures at 16 clients, as ratios to the floor and what it adds to the service without it. */
   variants?: { name: string; statusUpdate: RequestCost & { totalToFloor: number; addedMs: number }; poll: RequestCost & { apiToFloor: number; addedApiMs: number } }[];
+  /** Presence's share of a request (always on). */
+  presence?: PresenceCost;
   /** MongoDB commands per request on the hot paths (API + worker); at most 2 each. */
   mongoRoundTrips: { statusUpdate: number; poll: number; target: number; met: boolean };
   /** Redis commands per request (script-internal commands included), next to the floor's and the bare queue's per job. */

@@ -41,7 +41,9 @@ import type { LoadBounds, LoadResult } from './load';
 import type { RedisProcess } from './redis-cpu';
 import { renderArchive, renderClusterTable, renderTables, versus } from './report';
 import type { BenchResults, ClusterResults, Machine, SourceCommit } from './results';
-import { measureLocationPolls, measureStatusUpdates, Variant } from './service-load';
+import { measureLocationPolls, measureStatusUpdates } from './service-load';
+import { startFeatureVariants } from './feature-variants';
+import { presenceCost } from './presence-cost';
 import type { VariantResult } from './results';
 import { measureStreams } from './streams';
 import { measureChainStreams } from './chain-streams';
@@ -61,12 +63,6 @@ const WARMUP_OPS = number('BENCH_WARMUP_OPS', quick ? 50 : 1000);
 const CONCURRENCIES = [1, 16, 64];
 const POLL_CONCURRENCY = 16;
 const POLL_RECORDS = [10, 200];
-/**
- * Features measured as cost rows of their own: the service started with their settings beside its
- * own, the same status updates and polls at 16 clients, each against the same run's floor. A
- * feature's row is one entry, e.g. `{ name: 'webhooks', env: { WEBHOOK_URL: '…' } }`.
- */
-const VARIANTS: Variant[] = [];
 const FANOUT_LEVELS = quick ? [1, 10, 50] : [1, 100, 1000];
 const FANOUT_SUBMISSIONS = quick ? 5 : number('BENCH_FANOUT_SUBMISSIONS', 20);
 const STREAMS = number('BENCH_STREAMS', quick ? 1_000 : 10_000);
@@ -231,12 +227,25 @@ async function main(): Promise<void> {
     const locationPolls = runs('polls')
       ? await measureLocationPolls(backends, { concurrencies: CONCURRENCIES, records: POLL_RECORDS, bounds, say, floor: true })
       : [];
+    /**
+     * Features measured as cost rows of their own (bench/feature-variants.ts): the service started
+     * with their settings, the same status updates and polls at 16 clients, each against the same
+     * run's floor. Presence is always on: its share of a poll is isolated instead.
+     */
     const variants: VariantResult[] = [];
-    for (const variant of runs('variants') ? VARIANTS : []) {
-      const [statusUpdate] = await measureStatusUpdates(backends, { concurrencies: [16], orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say, variant });
-      const [poll] = await measureLocationPolls(backends, { concurrencies: [POLL_CONCURRENCY], records: [POLL_RECORDS[0]!], bounds, say, variant });
-      variants.push({ ...variant, statusUpdate: statusUpdate!, poll: poll! });
+    if (runs('variants')) {
+      const features = await startFeatureVariants();
+      closers.push(features.stop);
+      for (const { name, env, setup, settled } of features.variants) {
+        const variant = { name, env, setup, settled };
+        const [statusUpdate] = await measureStatusUpdates(backends, { concurrencies: [16], orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say, variant });
+        const [poll] = await measureLocationPolls(backends, { concurrencies: [POLL_CONCURRENCY], records: [POLL_RECORDS[0]!], bounds, say, variant });
+        // the results hold the settings, not the functions
+        variants.push({ name, env, statusUpdate: statusUpdate!, poll: poll! });
+      }
     }
+    const presence = presenceCost(probeRedis, locationPolls.find((p) => p.concurrency === POLL_CONCURRENCY && p.records === POLL_RECORDS[0])?.cost);
+    say(`presence: ${presence.trackerCpuNsPerRequest} ns of tracker CPU per request, ${presence.redisCommandsPerPoll} Redis writes per poll`);
     const fanOut = runs('fanout')
       ? await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, warmup: 2, say })
       : { levels: [], memory: { streams: 0, nodes: [], rssPerStreamKiB: 0, heapPerStreamKiB: 0 } };
@@ -275,6 +284,7 @@ async function main(): Promise<void> {
         vs: p.floor ? versus(p, 'floor', p.floor) : versus(p, `bare koa, ${p.records} records`, at(ceilings.koaPayload, (k) => k.records === p.records)),
       })),
       ...(variants.length > 0 ? { variants } : {}),
+      presence,
       fanOut: fanOut.levels.map((f) => ({
         ...f,
         vs: {

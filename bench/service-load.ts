@@ -3,7 +3,7 @@
  * location polls (the read path), each on its own fresh deployment.
  */
 import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
-import type { Backends } from './deployment';
+import type { Backends, Deployment } from './deployment';
 import { deploy, scrapeMetrics } from './deployment';
 import { startPollFloor, startStatusFloor } from './floors';
 import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad } from './load';
@@ -38,6 +38,10 @@ export interface StatusUpdateResult extends LoadResult {
 export interface Variant {
   name: string;
   env: Record<string, string>;
+  /** Run on the deployment before its measured runs (e.g. a webhook subscription). */
+  setup?(deployment: Deployment): Promise<void>;
+  /** Resolves once the work a run caused beyond its answers is done (e.g. deliveries), so that it counts in the run's cost. */
+  settled?(): Promise<void>;
 }
 
 export interface PollResult extends LoadResult {
@@ -70,6 +74,7 @@ export async function measureStatusUpdates(
   // Each deployment its own log files (a label's runs apart).
   const name = `${options.label ? `${options.label.trim()}-` : ''}status${options.variant ? `-${options.variant.name}` : ''}`;
   const deployment = await deploy(name, backends, { env: options.variant?.env });
+  await options.variant?.setup?.(deployment);
   const floor = options.floor ? await startStatusFloor(backends, deployment) : undefined;
   const locationCount = options.locations ?? 1;
   try {
@@ -96,7 +101,7 @@ export async function measureStatusUpdates(
     for (const c of options.concurrencies) {
       const jobsBefore = jobTotals(await scrapeMetrics(deployment.apis[0]!.origin));
       const target = keepAliveTarget(deployment.apis[0]!.origin, c);
-      const probe = deployment.probe();
+      const probe = deployment.probe(options.variant?.settled);
       const perClient = Math.floor(targets.length / c);
       const body = JSON.stringify({ newState: 'FAILED' });
       let cpu: ReturnType<typeof measureCpu> | undefined;
@@ -149,6 +154,7 @@ export async function measureLocationPolls(
   options: { concurrencies: number[]; records: number[]; bounds: LoadBounds; say(line: string): void; floor?: boolean; variant?: Variant },
 ): Promise<PollResult[]> {
   const deployment = await deploy(`polls${options.variant ? `-${options.variant.name}` : ''}`, backends, { env: options.variant?.env });
+  await options.variant?.setup?.(deployment);
   const floor = options.floor ? await startPollFloor(backends, deployment) : undefined;
   try {
     const { admin } = deployment;
@@ -167,7 +173,7 @@ export async function measureLocationPolls(
             if (!text.startsWith('[')) throw new Error('not a list');
           },
           options.bounds,
-          deployment.probe(),
+          deployment.probe(options.variant?.settled),
         );
         target.agent.destroy();
         options.say(`location polls${options.variant ? ` (${options.variant.name})` : ''} ${records} orders c=${c}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);

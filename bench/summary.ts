@@ -88,6 +88,7 @@ export function summarise(r: BenchResults): Summary {
     statusUpdate,
     poll,
     ...(variants ? { variants } : {}),
+    ...(r.presence ? { presence: r.presence } : {}),
     mongoRoundTrips: { ...mongo, met: mongo.statusUpdate <= 2 && mongo.poll <= 2 },
     redisCommands: {
       statusUpdate: update16?.cost?.redisCommands ?? 0,

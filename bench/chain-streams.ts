@@ -20,23 +20,13 @@ import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
 import { inBatches } from './service-load';
 import { percentile, round } from './statistics';
 import type { ClientCommand, ClientReply } from './stream-clients';
-import { BASELINE_STREAMS, Helper, raiseFileLimit, settle, StreamsLevel } from './streams';
+import { BASELINE_STREAMS, Helper, memoryPerStream, raiseFileLimit, settle, StreamMemory, StreamsLevel } from './streams';
 
 export interface ChainStreamsLevel {
   streams: number;
   locations: number;
   clientProcesses: number;
-  memory: {
-    rssBeforeMiB: number;
-    rssAfterMiB: number;
-    heapBeforeMiB: number;
-    heapAfterMiB: number;
-    rssPerStreamKiB: number;
-    heapPerStreamKiB: number;
-    /** V8's heap as reserved, and memory outside it (buffers), per stream: where RSS beyond the heap used goes. */
-    heapTotalPerStreamKiB: number;
-    externalPerStreamKiB: number;
-  };
+  memory: StreamMemory;
   /** Orders created across the chain while measuring, `concurrency` at a time. */
   events: number;
   concurrency: number;
@@ -79,7 +69,6 @@ async function seedLocations(mongoUrl: string, deployment: Deployment, count: nu
 }
 
 const SEED_BATCH = 500;
-const mib = (bytes: number) => round(bytes / 1024 / 1024, 1);
 const ROWS = (marker: string) => [{ productId: marker, name: 'Burger', quantity: 1, unitPrice: 1290 }];
 
 export async function measureChainStreams(
@@ -129,20 +118,7 @@ export async function measureChainStreams(
     await settle();
     await collectGarbage(apis);
     const after = await scrapeMetrics(api.origin);
-    const sample = (m: Map<string, number>, name: string) => m.get(name) ?? 0;
-    const added = sample(after, 'pos_streams_open') - sample(before, 'pos_streams_open');
-    const rss = [sample(before, 'process_resident_memory_bytes'), sample(after, 'process_resident_memory_bytes')] as const;
-    const heap = [sample(before, 'nodejs_heap_size_used_bytes'), sample(after, 'nodejs_heap_size_used_bytes')] as const;
-    const memory = {
-      rssBeforeMiB: mib(rss[0]),
-      rssAfterMiB: mib(rss[1]),
-      heapBeforeMiB: mib(heap[0]),
-      heapAfterMiB: mib(heap[1]),
-      rssPerStreamKiB: round((rss[1] - rss[0]) / added / 1024, 1),
-      heapPerStreamKiB: round((heap[1] - heap[0]) / added / 1024, 1),
-      heapTotalPerStreamKiB: round((sample(after, 'nodejs_heap_size_total_bytes') - sample(before, 'nodejs_heap_size_total_bytes')) / added / 1024, 1),
-      externalPerStreamKiB: round((sample(after, 'nodejs_external_memory_bytes') - sample(before, 'nodejs_external_memory_bytes')) / added / 1024, 1),
-    };
+    const memory = memoryPerStream(before, after);
     say(
       `chain streams: ${memory.rssPerStreamKiB} KiB RSS, ${memory.heapPerStreamKiB} KiB heap used (${memory.heapTotalPerStreamKiB} KiB reserved, ${memory.externalPerStreamKiB} KiB external) per stream`,
     );

@@ -36,18 +36,7 @@ export interface StreamsLevel {
   streams: number;
   clientProcesses: number;
   /** After a full GC, with BASELINE_STREAMS open and with all of them. */
-  memory: {
-    baselineStreams: number;
-    rssBeforeMiB: number;
-    rssAfterMiB: number;
-    heapBeforeMiB: number;
-    heapAfterMiB: number;
-    rssPerStreamKiB: number;
-    heapPerStreamKiB: number;
-    /** V8's heap as reserved (used plus free space in its pages), and memory outside it (buffers), per stream. */
-    heapTotalPerStreamKiB: number;
-    externalPerStreamKiB: number;
-  };
+  memory: StreamMemory & { baselineStreams: number };
   events: number;
   /** The node's own figure per event: the worker's publication to the node's last write, ms. */
   serverFanOutMs: { p50: number; max: number; values: number[] };
@@ -87,6 +76,35 @@ export interface StreamsSummary {
 }
 
 const mib = (bytes: number) => round(bytes / 1024 / 1024, 1);
+
+/** What the open streams added to a node between two scrapes (each after a full GC), per stream. */
+export interface StreamMemory {
+  rssBeforeMiB: number;
+  rssAfterMiB: number;
+  heapBeforeMiB: number;
+  heapAfterMiB: number;
+  rssPerStreamKiB: number;
+  heapPerStreamKiB: number;
+  /** V8's heap as reserved (used plus free space in its pages), and memory outside it (buffers), per stream. */
+  heapTotalPerStreamKiB: number;
+  externalPerStreamKiB: number;
+}
+
+export function memoryPerStream(before: Map<string, number>, after: Map<string, number>): StreamMemory {
+  const sample = (m: Map<string, number>, name: string) => m.get(name) ?? 0;
+  const added = sample(after, 'pos_streams_open') - sample(before, 'pos_streams_open');
+  const perStream = (name: string) => round((sample(after, name) - sample(before, name)) / added / 1024, 1);
+  return {
+    rssBeforeMiB: mib(sample(before, 'process_resident_memory_bytes')),
+    rssAfterMiB: mib(sample(after, 'process_resident_memory_bytes')),
+    heapBeforeMiB: mib(sample(before, 'nodejs_heap_size_used_bytes')),
+    heapAfterMiB: mib(sample(after, 'nodejs_heap_size_used_bytes')),
+    rssPerStreamKiB: perStream('process_resident_memory_bytes'),
+    heapPerStreamKiB: perStream('nodejs_heap_size_used_bytes'),
+    heapTotalPerStreamKiB: perStream('nodejs_heap_size_total_bytes'),
+    externalPerStreamKiB: perStream('nodejs_external_memory_bytes'),
+  };
+}
 
 /** A forked helper process answering one command at a time over IPC. */
 export class Helper<Command, Reply> {
@@ -187,21 +205,7 @@ export async function measureStreams(
     await settle();
     await collectGarbage(apis);
     const after = await scrapeMetrics(api.origin);
-    const sample = (m: Map<string, number>, name: string) => m.get(name) ?? 0;
-    const added = sample(after, 'pos_streams_open') - sample(before, 'pos_streams_open');
-    const rss = [sample(before, 'process_resident_memory_bytes'), sample(after, 'process_resident_memory_bytes')] as const;
-    const heap = [sample(before, 'nodejs_heap_size_used_bytes'), sample(after, 'nodejs_heap_size_used_bytes')] as const;
-    const memory = {
-      baselineStreams: sample(before, 'pos_streams_open'),
-      rssBeforeMiB: mib(rss[0]),
-      rssAfterMiB: mib(rss[1]),
-      heapBeforeMiB: mib(heap[0]),
-      heapAfterMiB: mib(heap[1]),
-      rssPerStreamKiB: round((rss[1] - rss[0]) / added / 1024, 1),
-      heapPerStreamKiB: round((heap[1] - heap[0]) / added / 1024, 1),
-      heapTotalPerStreamKiB: round((sample(after, 'nodejs_heap_size_total_bytes') - sample(before, 'nodejs_heap_size_total_bytes')) / added / 1024, 1),
-      externalPerStreamKiB: round((sample(after, 'nodejs_external_memory_bytes') - sample(before, 'nodejs_external_memory_bytes')) / added / 1024, 1),
-    };
+    const memory = { baselineStreams: before.get('pos_streams_open') ?? 0, ...memoryPerStream(before, after) };
     say(
       `streams: ${memory.rssPerStreamKiB} KiB RSS, ${memory.heapPerStreamKiB} KiB heap used (${memory.heapTotalPerStreamKiB} KiB heap reserved, ${memory.externalPerStreamKiB} KiB external) per stream`,
     );

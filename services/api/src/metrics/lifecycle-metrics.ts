@@ -2,6 +2,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { LIFECYCLE_COUNTS, LifecycleCounts, LifecycleStats, readLifecycleStats } from '@pos/shared/queue/lifecycle';
 import type { RedisClient } from '@pos/shared/redis';
 import { withDeadline } from '@pos/shared/util/deadline';
+import { scrapeRead } from './scrape-read';
 
 /** The `action` label of each count. */
 const ACTION: Record<keyof LifecycleCounts, string> = {
@@ -29,14 +30,7 @@ export interface LifecycleMetricSources {
 export function registerLifecycleMetrics(registry: Registry, sources: LifecycleMetricSources): void {
   const registers = [registry];
 
-  // One read per scrape, shared by the metrics below (prom-client collects them in turn).
-  let pending: Promise<LifecycleStats | undefined> | undefined;
-  const stats = () => {
-    pending ??= withDeadline(readLifecycleStats(sources.redis, sources.prefix), 1_000, 'lifecycle stats')
-      .catch(() => undefined)
-      .finally(() => setImmediate(() => (pending = undefined)));
-    return pending;
-  };
+  const stats = scrapeRead(() => withDeadline(readLifecycleStats(sources.redis, sources.prefix), 1_000, 'lifecycle stats').catch(() => undefined));
 
   new Gauge({
     name: 'pos_order_documents',

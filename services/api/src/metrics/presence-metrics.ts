@@ -3,6 +3,7 @@ import { overdueCountKey } from '@pos/shared/queue/deadlines';
 import type { RedisClient } from '@pos/shared/redis';
 import type { LocationsRepo } from '@pos/shared/store/locations';
 import { withDeadline } from '@pos/shared/util/deadline';
+import { scrapeRead } from './scrape-read';
 
 /**
  * Presence and deadlines, read at scrape time: the locations online and paused (two counts in
@@ -12,13 +13,7 @@ import { withDeadline } from '@pos/shared/util/deadline';
  */
 export function registerPresenceMetrics(registry: Registry, sources: { locations: Pick<LocationsRepo, 'counts'>; redis: Pick<RedisClient, 'get'>; prefix: string }): void {
   const registers = [registry];
-  let pending: Promise<{ online: number; paused: number } | undefined> | undefined;
-  const counts = () => {
-    pending ??= withDeadline(sources.locations.counts(new Date()), 1_000, 'location counts')
-      .catch(() => undefined)
-      .finally(() => setImmediate(() => (pending = undefined)));
-    return pending;
-  };
+  const counts = scrapeRead(() => withDeadline(sources.locations.counts(new Date()), 1_000, 'location counts').catch(() => undefined));
   new Gauge({
     name: 'pos_locations_online',
     help: 'Locations online: a register holds a stream or made a request within PRESENCE_WINDOW (as the sweep last announced)',

@@ -1,5 +1,6 @@
 import { Gauge, Registry } from 'prom-client';
 import type { Readiness } from '../health/readiness';
+import { scrapeRead } from './scrape-read';
 
 /**
  * `pos_ready` and `pos_dependency_up`: what /readyz would answer, checked at scrape time (one
@@ -7,11 +8,7 @@ import type { Readiness } from '../health/readiness';
  * ready, and which dependency it cannot reach, without a probe of its own.
  */
 export function registerReadinessMetrics(registry: Registry, check: () => Promise<Readiness>): void {
-  let pending: Promise<Readiness> | undefined;
-  const readiness = () => {
-    pending ??= check().finally(() => setImmediate(() => (pending = undefined)));
-    return pending;
-  };
+  const readiness = scrapeRead(check);
   new Gauge({
     name: 'pos_ready',
     help: 'Whether this node is ready (1) or not (0), as /readyz answers: MongoDB and Redis answer, subscriptions in place, not shutting down',

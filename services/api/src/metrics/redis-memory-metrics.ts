@@ -2,6 +2,7 @@ import { Gauge, Registry } from 'prom-client';
 import type Redis from 'ioredis';
 import { isCluster, nodeKey, RedisClient } from '@pos/shared/redis';
 import { withDeadline } from '@pos/shared/util/deadline';
+import { scrapeRead } from './scrape-read';
 
 /** A scrape waits this long for each node's INFO; a node that does not answer is left out. */
 const INFO_TIMEOUT_MS = 1_000;
@@ -47,12 +48,7 @@ export async function readRedisMemory(redis: RedisClient, timeoutMs = INFO_TIMEO
  * depth: aggregate nodes' reports with `max`.
  */
 export function registerRedisMemoryMetrics(registry: Registry, redis: RedisClient): void {
-  // One read per scrape, shared by both gauges (prom-client collects them in turn).
-  let pending: Promise<RedisMemory[]> | undefined;
-  const memory = () => {
-    pending ??= readRedisMemory(redis).finally(() => setImmediate(() => (pending = undefined)));
-    return pending;
-  };
+  const memory = scrapeRead(() => readRedisMemory(redis));
   const gauge = (name: string, help: string, value: (m: RedisMemory) => number) =>
     new Gauge({
       name,

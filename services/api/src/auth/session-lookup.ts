@@ -1,18 +1,10 @@
-import { LRUCache } from 'lru-cache';
 import type { Counter } from 'prom-client';
 import { hashApiKey, KeyForm, keyFormOf } from '@pos/shared/auth/keys';
 import { judgeSession, SessionVerdict } from '@pos/shared/auth/session-rules';
 import type { SessionDoc, SessionType } from '@pos/shared/store/documents';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
-import { ChangeCache, type ChangeCacheOptions } from './change-cache';
-
-/**
- * Key hashes that matched no session, or a closed one, are answered from memory for this long.
- * Neither can become valid (a key is stored before it is shown; a closed session stays
- * closed), so the bound on time only keeps the entries fresh, and the one on count the memory.
- */
-const REFUSED_TTL_MS = 60_000;
-const REFUSED_MAX = 10_000;
+import type { ChangeCacheOptions } from './change-cache';
+import { HashLookup } from './hash-lookup';
 
 /** Which keys are looked up at all. */
 export interface KeyPolicy {
@@ -48,26 +40,26 @@ export type SessionCacheOptions = ChangeCacheOptions;
  * channel by the worker before the close answers, and drops the session on every node.
  */
 export class SessionLookup {
-  private readonly refused = new LRUCache<string, true>({ max: REFUSED_MAX, ttl: REFUSED_TTL_MS });
-  private readonly cached: ChangeCache<SessionDoc> | undefined;
+  private readonly byHash: HashLookup<SessionDoc>;
   private rejecting = 0;
 
   constructor(
-    private readonly sessions: Pick<SessionsRepo, 'findByKeyHash'>,
+    sessions: Pick<SessionsRepo, 'findByKeyHash'>,
     private readonly keys: KeyPolicy,
     private readonly maxRejections: number,
     cache?: SessionCacheOptions,
   ) {
-    if (cache && cache.max > 0) this.cached = new ChangeCache<SessionDoc>(cache);
+    // A closed session never opens again: its key is refused from memory, like an unknown one.
+    this.byHash = new HashLookup((hash) => sessions.findByKeyHash(hash), (session) => !session.closedAt, cache);
   }
 
   /** Listens to session changes; until it has, nothing is cached. */
-  async start(): Promise<void> {
-    await this.cached?.start();
+  start(): Promise<void> {
+    return this.byHash.start();
   }
 
-  async stop(): Promise<void> {
-    await this.cached?.stop();
+  stop(): Promise<void> {
+    return this.byHash.stop();
   }
 
   /**
@@ -90,14 +82,7 @@ export class SessionLookup {
     // Never issued by this deployment (or no longer accepted unsigned): not looked up.
     if (form === 'made-up' || (form === 'unsigned' && !this.keys.acceptUnsigned)) return { keyHash: '', session: null, form };
     const keyHash = hashApiKey(key);
-    if (this.refused.has(keyHash)) return { keyHash, session: null, form };
-    const hit = this.cached?.get(keyHash);
-    if (hit) return { keyHash, session: hit, form };
-    const keep = this.cached?.beginRead();
-    const session = await this.sessions.findByKeyHash(keyHash);
-    if (!session || session.closedAt) this.refused.set(keyHash, true);
-    else keep?.(keyHash, session);
-    return { keyHash, session, form };
+    return { keyHash, session: await this.byHash.find(keyHash), form };
   }
 
   /**

@@ -43,11 +43,16 @@ export interface SpawnNodeOptions {
   timeoutMs?: number;
   /** Called as soon as the child exists, before it is ready. */
   onSpawn?(child: ChildProcess): void;
+  /**
+   * The child is meant to die (a fault injected into it) and may do so before its ready line:
+   * its exit then ends the wait as the line would, with `ready` an empty match.
+   */
+  mayDieFirst?: boolean;
 }
 
 export interface NodeChild {
   process: ChildProcess;
-  /** The first match of the ready pattern. */
+  /** The first match of the ready pattern (empty when a `mayDieFirst` child died first). */
   ready: RegExpMatchArray;
   /** Everything the child has written (when it appends to a log file, what it added there). */
   output(): string;
@@ -98,7 +103,9 @@ export async function spawnNode(options: SpawnNodeOptions): Promise<NodeChild> {
     const poller = logFile === undefined ? undefined : setInterval(check, 100);
     child.stdout?.on('data', check);
     child.stderr?.on('data', check);
-    void exited.then((code) => finish(() => reject(failure(`exited (${code}) before it was ready`))));
+    void exited.then((code) =>
+      finish(() => (options.mayDieFirst ? resolve(''.match(/^/)!) : reject(failure(`exited (${code}) before it was ready`)))),
+    );
   }).catch(async (err: Error) => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');

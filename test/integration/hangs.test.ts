@@ -6,6 +6,7 @@
  * of its own, never the run's.
  */
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import { generateApiKey } from '@pos/shared/auth/keys';
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startJongodb } from '../../scripts/embedded/jongodb';
@@ -27,7 +28,17 @@ const unissuedKey = (stack: { env: Record<string, string> }) => generateApiKey(s
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
-const hang = (server: ChildServer) => process.kill(server.process.pid!, 'SIGSTOP');
+/** Stops the server and returns once the kernel shows every thread of it stopped. */
+async function hang(server: ChildServer): Promise<void> {
+  const pid = server.process.pid!;
+  process.kill(pid, 'SIGSTOP');
+  const threadStates = () =>
+    fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    });
+  await eventually(() => threadStates().every((state) => state === 'T'), `process ${pid} stopped`, 5_000);
+}
 const resume = (server: ChildServer) => process.kill(server.process.pid!, 'SIGCONT');
 
 /** A request's answer as the tests read it: status, Retry-After, the problem's detail, and how long it took. */
@@ -70,9 +81,15 @@ async function openStream(url: string, apiKey: string): Promise<Answer & { strea
   }
 }
 
+/** What a 503 check compares; any other answer shows its body and time too. */
+function seen(what: string, answer: Answer) {
+  const { status, retryAfter, text, ms } = answer;
+  return status === 503 ? { what, status, retryAfter } : { what, status, retryAfter, text, ms };
+}
+
 /** Answered in time with a 503 and Retry-After. */
 function expectUnavailable(answer: Answer, what: string): void {
-  expect({ what, status: answer.status, retryAfter: answer.retryAfter }).toEqual({ what, status: 503, retryAfter: '1' });
+  expect(seen(what, answer)).toEqual({ what, status: 503, retryAfter: '1' });
   expect(answer.ms).toBeLessThan(BOUND_MS);
 }
 
@@ -125,7 +142,7 @@ describe('Redis hangs', () => {
     const adminCreate = () =>
       request('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, { headers: { ...auth, ...keyed(adminKey) }, body: { rows: sampleRows } });
 
-    hang(redis);
+    await hang(redis);
     try {
       // The first poll may wait for the rate limiter's count once; from then on none waits for Redis.
       const first = await poll();
@@ -244,7 +261,7 @@ describe('MongoDB hangs', () => {
     const adminCreate = () =>
       request('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, { headers: { ...auth, ...keyed(adminKey) }, body: { rows: sampleRows } });
 
-    hang(mongo);
+    await hang(mongo);
     try {
       const [keyedWrite, unkeyedWrite, poll, unknownKey, adminWrite, stream] = await Promise.all([
         update(),
@@ -330,14 +347,14 @@ describe('a request whose calls outlast its deadline', () => {
         body: { rows: sampleRows },
       });
 
-    hang(mongo);
+    await hang(mongo);
     try {
       const [poll, adminWrite] = await Promise.all([request('GET', `${stack.baseUrl}/orders/location`, { apiKey: key }), adminCreate()]);
       for (const [what, answer] of [
         ['poll', poll],
         ['admin write', adminWrite],
       ] as const) {
-        expect({ what, status: answer.status, retryAfter: answer.retryAfter }).toEqual({ what, status: 503, retryAfter: '1' });
+        expect(seen(what, answer)).toEqual({ what, status: 503, retryAfter: '1' });
         expect(answer.ms).toBeLessThan(jobTimeoutMs + 2_000);
       }
       expect(poll.detail).toBe('The request was not answered in time; retry it');

@@ -108,7 +108,8 @@ describe('a worker killed between the archive copy and the hot delete', () => {
     const before = (await placement(db, location.id)).hot;
     expect(before).toHaveLength(ORDERS);
 
-    const doomed = await spawnRole('worker', { ...stack.env, ORDER_ARCHIVE_AFTER: '0s', FAULT_INJECT: 'crash-mid-archive' });
+    // The lifecycle job is due every second: the doomed worker may take it, and die, before its ready line.
+    const doomed = await spawnRole('worker', { ...stack.env, ORDER_ARCHIVE_AFTER: '0s', FAULT_INJECT: 'crash-mid-archive' }, { mayDieFirst: true });
     const code = await doomed.exited;
     expect({ code, signal: doomed.process.signalCode }).toEqual({ code: null, signal: 'SIGKILL' });
     const midway = await placement(db, location.id);

@@ -89,13 +89,14 @@ export interface ChildRole {
 }
 
 /** Starts a role (`services/<role>/src/main.ts`) as a child and waits for its ready log line. */
-export async function spawnRole(role: Role, env: StackEnv): Promise<ChildRole & { port?: number }> {
+export async function spawnRole(role: Role, env: StackEnv, options: { mayDieFirst?: boolean } = {}): Promise<ChildRole & { port?: number }> {
   const child = await spawnNode({
     name: role,
     entry: roleEntry(role),
     // The ready line is an info line, so children always log at info.
     env: { ...env, LOG_LEVEL: 'info' },
     ready: ROLE_READY[role],
+    mayDieFirst: options.mayDieFirst,
   });
   const { process: proc, exited } = child;
   if (role === 'api') {

@@ -32,12 +32,16 @@ type Stack = Awaited<ReturnType<typeof startStack>>;
 async function hang(server: ChildServer): Promise<void> {
   const pid = server.process.pid!;
   process.kill(pid, 'SIGSTOP');
-  const threadStates = () =>
-    fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
+  // A thread's state follows its name's closing parenthesis; a thread gone meanwhile counts as stopped.
+  const stopped = (tid: string) => {
+    try {
       const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    });
-  await eventually(() => threadStates().every((state) => state === 'T'), `process ${pid} stopped`, 5_000);
+      return stat[stat.lastIndexOf(')') + 2] === 'T';
+    } catch {
+      return true;
+    }
+  };
+  await eventually(() => fs.readdirSync(`/proc/${pid}/task`).every(stopped), `process ${pid} stopped`, 5_000);
 }
 const resume = (server: ChildServer) => process.kill(server.process.pid!, 'SIGCONT');
 

@@ -1,19 +1,21 @@
 /**
  * Order deadlines (docs/presence-and-deadlines.md) over real HTTP on two API nodes and two
  * workers: an overdue placement announced and counted once, a recovery's new placement counted
- * again, and the auto-abort racing registers' COMPLETED with one winner per order.
+ * again, and the auto-abort racing registers' COMPLETED with one winner per order; and a worker
+ * killed between the overdue mark and its announcement, whose job run again announces it.
  */
 import type { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import type { OperatorOrderRecord, OrderRecord } from '@pos/shared/domain/records';
 import { createLogger } from '@pos/shared/log';
-import { addDeadlines, createDeadlineQueue, DEADLINE_JOB, type DeadlineJob } from '@pos/shared/queue/deadlines';
+import { addDeadlines, countOverdueOnce, createDeadlineQueue, DEADLINE_JOB, type DeadlineJob } from '@pos/shared/queue/deadlines';
 import { customerAt, listenToLocation, placeOrder } from '../support/customer';
 import { Deployment, operatorStream, startDeployment } from '../support/deployment';
-import { registerAt } from '../support/fixtures';
+import { openDb, registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
 import { streamPath, TestStream } from '../support/sse-client';
+import { ChildRole, spawnRole, Stack, startStack } from '../support/stack';
 import { eventually, pause } from '../support/wait';
 
 /** The announcements that an order went overdue: PLACED and marked (later events of the order carry the mark too). */
@@ -182,5 +184,61 @@ describe('ORDER_AUTO_ABORT_AFTER', () => {
     const order = await d.a.admin.createOrder(locationId, sampleRows);
     await eventually(() => overdueEvents(operator, order.number).length === 1, 'the overdue event');
     operator.close();
+  });
+});
+
+describe('a worker that dies between the overdue mark and its announcement', () => {
+  let stack: Stack;
+  let db: Awaited<ReturnType<typeof openDb>>;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    redis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: null });
+    // The API alone here: the workers are children, one to die and one to take over.
+    stack = await startStack({ ORDER_DEADLINE: '1s', JOB_LOCK_DURATION: '1s' }, { worker: false });
+    db = await openDb(stack.env);
+  });
+  afterAll(async () => {
+    await db?.close();
+    redis?.disconnect();
+    await stack?.close();
+  });
+
+  it('leaves the mark, and the job run again announces and counts it, once', async () => {
+    const { location } = await registerAt(stack, 'overdue-crash');
+    const listener = await listenToLocation(stack.env.REDIS_PREFIX!, location.id);
+    const announcements = () => listener.events.filter((e) => e.type === 'order' && e.operatorOnly === true);
+    const counted = await metricValue(stack.origin, 'pos_orders_overdue_total');
+    let rescuer: ChildRole | undefined;
+    try {
+      const order = await stack.admin.createOrder(location.id, sampleRows);
+      // The deadline job runs a second after the order's placement: this worker marks it, then dies.
+      const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-overdue-mark' }, { mayDieFirst: true });
+      expect({ code: await doomed.exited, signal: doomed.process.signalCode }).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(await db.order(location.id, order.number)).toMatchObject({ state: 'PLACED', overdue: true, version: 1 });
+      expect(announcements()).toEqual([]);
+
+      rescuer = await spawnRole('worker', stack.env);
+      await listener.until(() => announcements().length > 0, 15_000);
+      await eventually(async () => (await metricValue(stack.origin, 'pos_orders_overdue_total')) === counted + 1, 'the overdue count');
+      const queue = createDeadlineQueue(redis, { prefix: stack.env.REDIS_PREFIX!, cluster: false }, createLogger('silent', 'test'));
+      try {
+        await eventually(async () => (await queue.getJobCounts('completed')).completed === 1, 'the deadline job completed');
+        // The count is the job's once, whichever of its runs got to it: one more run counts nothing.
+        const [job] = await queue.getJobs(['completed']);
+        expect(job!.returnvalue).toBe('overdue, announced again');
+        await countOverdueOnce(redis, stack.env.REDIS_PREFIX!, job!.id!);
+      } finally {
+        await queue.close();
+      }
+      // announced once, the order as marked; counted once
+      expect(announcements()).toHaveLength(1);
+      expect(announcements()[0]).toMatchObject({ record: { number: order.number, state: 'PLACED', orderTime: order.orderTime }, overdue: true });
+      expect(await metricValue(stack.origin, 'pos_orders_overdue_total')).toBe(counted + 1);
+      expect(await db.order(location.id, order.number)).toMatchObject({ overdue: true, version: 1 });
+    } finally {
+      await listener.close();
+      if (rescuer) expect(await rescuer.stop()).toBe(0);
+    }
   });
 });

@@ -5,8 +5,11 @@
  */
 import type { Logger } from '@pos/shared/log';
 
-/** Around the MongoDB write and the answer of a job, and between the archive copy and the hot delete. */
-export type CrashPoint = 'before-apply' | 'after-apply' | 'after-answer' | 'mid-archive';
+/**
+ * Around the MongoDB write and the answer of a job, between the archive copy and the hot delete,
+ * and between a deadline job's overdue mark and its announcement.
+ */
+export type CrashPoint = 'before-apply' | 'after-apply' | 'after-answer' | 'mid-archive' | 'after-overdue-mark';
 
 export type Checkpoint = (point: CrashPoint) => void;
 

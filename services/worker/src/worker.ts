@@ -174,6 +174,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     locations,
     webhooks: webhookEmitter,
     contextFor: (jobId, jobLog, events) => ({ ...repos, events, followUps, failureThreshold, jobId, answered: false, log: jobLog, checkpoint }),
+    checkpoint,
   });
   followUps = orderFollowUps({ deadlines: deadlines.queue, locations, presence: config.presence, log });
 

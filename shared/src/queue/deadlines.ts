@@ -28,8 +28,21 @@ export interface DeadlineJob {
   orderTime: number;
 }
 
-/** The deployment's count of orders marked overdue (each once), which every API node's /metrics reports. */
-export const overdueCountKey = (prefix: string): string => `${prefix}:deadlines:overdue`;
+/**
+ * The deployment's count of orders marked overdue (each once), which every API node's /metrics
+ * reports. Hash-tagged so that each marking job's counted-key (below) shares its Cluster slot.
+ */
+export const overdueCountKey = (prefix: string): string => `${prefix}:{deadlines:overdue}`;
+
+/** How long a marking job's counted-key outlives its count: far longer than the job's re-runs take. */
+const COUNTED_TTL_MS = 24 * 60 * 60 * 1000;
+const COUNT_ONCE_SCRIPT = `if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then return redis.call('INCR', KEYS[1]) end return 0`;
+
+/** Counts the placement `jobId` marked overdue, once however often that job runs (one atomic script). */
+export async function countOverdueOnce(redis: RedisClient, prefix: string, jobId: string): Promise<void> {
+  const key = overdueCountKey(prefix);
+  await redis.eval(COUNT_ONCE_SCRIPT, 2, key, `${key}:counted:${jobId}`, COUNTED_TTL_MS);
+}
 
 export const deadlinePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'deadlines');
 export const presencePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'presence');

@@ -204,14 +204,19 @@ export class OrdersRepo {
    * Marks the placement that began at `orderTime` overdue, if the order is still PLACED in that
    * placement and not yet marked: one guarded command, so that of all who try (a job run again,
    * two workers) one alone gets the order back and announces it. The version moves on, so that
-   * streams tell the marked order from the unmarked one.
+   * streams tell the marked order from the unmarked one. `jobId`, the marking job, is kept.
    */
-  markOverdue(locationId: string, number: number, orderTime: Date, now: Date): Promise<OrderDoc | null> {
+  markOverdue(locationId: string, number: number, orderTime: Date, now: Date, jobId: string): Promise<OrderDoc | null> {
     return this.c.findOneAndUpdate(
       { _id: recordId(locationId, number), locationId, number, state: 'PLACED', orderTime, overdue: { $ne: true } },
-      { $set: { overdue: true, updatedAt: now }, $inc: { version: 1 } },
+      { $set: { overdue: true, overdueJob: jobId, updatedAt: now }, $inc: { version: 1 } },
       { returnDocument: 'after' },
     );
+  }
+
+  /** The order, if `jobId` marked this placement overdue and it is still PLACED in it. */
+  markedOverdueBy(locationId: string, number: number, orderTime: Date, jobId: string): Promise<OrderDoc | null> {
+    return this.c.findOne({ _id: recordId(locationId, number), locationId, number, state: 'PLACED', orderTime, overdue: true, overdueJob: jobId });
   }
 
   /** Documents in the collection (from its metadata on MongoDB: no scan). */

@@ -10,7 +10,7 @@ import {
   DEADLINE_QUEUE,
   DeadlineJob,
   deadlinePrefix,
-  overdueCountKey,
+  countOverdueOnce,
   PRESENCE_QUEUE,
   PRESENCE_SWEEP_JOB,
   presencePrefix,
@@ -21,6 +21,7 @@ import type { LocationsRepo } from '@pos/shared/store/locations';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
+import type { Checkpoint } from '../fault-injection';
 import type { JobContext } from './context';
 import { applyOrderAction } from './order-action';
 
@@ -33,8 +34,10 @@ export interface RunningDeadlines {
 /**
  * The order deadlines and the presence sweep on this worker (docs/presence-and-deadlines.md).
  *
- * A deadline job marks its placement overdue with one guarded write, and only the run whose write
- * matched announces it and counts it: once per placement, however many workers or re-runs. An
+ * A deadline job marks its placement overdue with one guarded write, and only that job announces
+ * it and counts it: once per placement, however many workers or copies of the job. The write
+ * records the job, so that the job run again after a crash between its write and its announcement
+ * announces it then (the count kept once by a key per job). An
  * auto-abort goes through the order transition every other job uses (version-guarded, its job id
  * recorded on the order), so a register's COMPLETED that lands first wins.
  *
@@ -47,12 +50,14 @@ export async function startDeadlines(options: {
   log: Logger;
   redis: RedisClient;
   workerConnection: RedisClient;
-  orders: Pick<OrdersRepo, 'markOverdue'>;
+  orders: Pick<OrdersRepo, 'markOverdue' | 'markedOverdueBy'>;
   locations: Pick<LocationsRepo, 'announcedOnline' | 'onlineIds' | 'setOnline' | 'pausesEnded' | 'resume'>;
   /** Where location, overdue and auto-abort events go for the webhooks. */
   webhooks: WebhookSink;
   /** A job context for an order transition run by this worker outside the work queue. */
   contextFor(jobId: string, log: Logger, events: EventPublisher): JobContext;
+  /** FAULT_INJECT's crash points (tests). */
+  checkpoint: Checkpoint;
 }): Promise<RunningDeadlines> {
   const { config, redis, orders, locations } = options;
   const { prefix } = config.redis;
@@ -67,11 +72,18 @@ export async function startDeadlines(options: {
     const { locationId, orderNumber, orderTime } = job.data;
     const jobLog = log.child({ jobId: job.id, job: job.name, locationId, orderNumber });
     if (job.name === DEADLINE_JOB.overdue) {
-      const marked = await orders.markOverdue(locationId, orderNumber, new Date(orderTime), new Date());
-      if (!marked) return 'moved on';
-      jobLog.info({ orderTime: new Date(orderTime).toISOString() }, 'order overdue');
-      await Promise.all([redis.incr(overdueCountKey(prefix)), events.overdue(marked)]);
-      return 'overdue';
+      const placedAt = new Date(orderTime);
+      const marked = await orders.markOverdue(locationId, orderNumber, placedAt, new Date(), job.id!);
+      if (marked) {
+        jobLog.info({ orderTime: placedAt.toISOString() }, 'order overdue');
+        options.checkpoint('after-overdue-mark');
+      }
+      // A run after one that died (stalled, or failed) may find the mark its own: the count and the
+      // announcement that run may not have made are made now (counted once; an announcement is safe to repeat).
+      const order = marked ?? (job.attemptsStarted > 1 ? await orders.markedOverdueBy(locationId, orderNumber, placedAt, job.id!) : null);
+      if (!order) return 'moved on';
+      await Promise.all([countOverdueOnce(redis, prefix, job.id!), events.overdue(order)]);
+      return marked ? 'overdue' : 'overdue, announced again';
     }
     if (job.name === DEADLINE_JOB.autoAbort) {
       const ctx = options.contextFor(job.id!, jobLog, events);

@@ -1,15 +1,18 @@
 /**
  * Register presence and pausing a location (docs/presence-and-deadlines.md), over real HTTP on
- * two API nodes and two workers sharing one Redis and one MongoDB, with a 2 s PRESENCE_WINDOW.
+ * two API nodes and two workers sharing one Redis and one MongoDB, with a 2 s PRESENCE_WINDOW;
+ * and a sweep killed between a change and its announcement, whose next sweep announces it.
  */
 import type { LocationChangeView } from '@pos/shared/schemas/responses';
-import { customerAt } from '../support/customer';
+import type { LocationDoc } from '@pos/shared/store/documents';
+import { customerAt, listenToLocation } from '../support/customer';
 import { Deployment, operatorStream, startDeployment } from '../support/deployment';
-import { registerAt } from '../support/fixtures';
+import { openDb, registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
 import { TestStream, streamPath } from '../support/sse-client';
-import { eventually } from '../support/wait';
+import { ChildRole, spawnRole, Stack, startStack } from '../support/stack';
+import { eventually, pause } from '../support/wait';
 
 const WINDOW_MS = 2_000;
 
@@ -244,5 +247,50 @@ describe('PAUSE_AFTER_FAILED_ORDERS=2', () => {
     expect((await d.a.admin.resumeLocation(locationId)).paused).toBe(false);
     expect((await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).status).toBe(201);
     watch.close();
+  });
+});
+
+describe('a sweep that dies between its change and its announcement', () => {
+  let stack: Stack;
+  let db: Awaited<ReturnType<typeof openDb>>;
+
+  beforeAll(async () => {
+    // The API alone here: the workers are children, one to die and one to take over.
+    stack = await startStack({ PRESENCE_WINDOW: `${WINDOW_MS}ms`, JOB_LOCK_DURATION: '1s' }, { worker: false });
+    db = await openDb(stack.env);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await stack?.close();
+  });
+
+  it('leaves the change recorded, and the next sweep announces it once', async () => {
+    const { locationId, key } = await registerAt(stack, 'sweep-crash');
+    const listener = await listenToLocation(stack.env.REDIS_PREFIX!, locationId);
+    const announced = () => listener.events.flatMap((e) => (e.type === 'location' ? [e.change] : []));
+    const location = () => db.db.collection<LocationDoc>('locations').findOne({ _id: locationId });
+    // The register keeps polling: the location stays online throughout.
+    const poll = () => call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key });
+    expect((await poll()).status).toBe(200);
+    const polling = setInterval(() => void poll(), 250);
+    let rescuer: ChildRole | undefined;
+    try {
+      const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-location-change' }, { mayDieFirst: true });
+      expect({ code: await doomed.exited, signal: doomed.process.signalCode }).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(await location()).toMatchObject({ online: true, unannounced: ['online'] });
+      expect(announced()).toEqual([]);
+
+      rescuer = await spawnRole('worker', stack.env);
+      await listener.until(() => announced().length > 0);
+      await eventually(async () => (await location())?.unannounced === undefined, 'the change cleared');
+      // The sweeps of a window more (four) have nothing more to announce: the time is what is tested.
+      await pause(WINDOW_MS);
+      expect(announced()).toEqual(['online']);
+      expect(listener.events[0]).toMatchObject({ type: 'location', change: 'online', location: { id: locationId, online: true } });
+    } finally {
+      clearInterval(polling);
+      await listener.close();
+      if (rescuer) expect(await rescuer.stop()).toBe(0);
+    }
   });
 });

@@ -34,7 +34,7 @@ describe('docs/configuration.md, rendered from the configuration schema', () => 
     expect(row('TRUST_PROXY')?.slice(1, 3)).toEqual(['`0`', 'flag']);
     expect(row('SESSION_CACHE_SIZE')?.[2]).toBe('integer, at least 0');
     expect(row('LOG_LEVEL')?.[2]).toBe('one of `fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`');
-    expect(row('FAULT_INJECT')?.slice(1, 3)).toEqual(['none', 'one of `crash-before-apply`, `crash-after-apply`, `crash-after-answer`, `crash-mid-archive`']);
+    expect(row('FAULT_INJECT')?.slice(1, 3)).toEqual(['none', 'one of `crash-before-apply`, `crash-after-apply`, `crash-after-answer`, `crash-mid-archive`, `crash-after-overdue-mark`, `crash-after-location-change`']);
     // a `|` inside a cell is escaped, or the table would gain a column
     expect(row('MONGO_WRITE_CONCERN')?.[2]).toBe('text matching `^(majority\\|[1-9][0-9]*)$`');
     for (const cells of [...rows.values()].flat()) expect(cells).toHaveLength(4);

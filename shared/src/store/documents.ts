@@ -70,7 +70,15 @@ export interface LocationDoc {
   orderDeadline?: string;
   /** Its orders that reached FAILED in a row (PAUSE_AFTER_FAILED_ORDERS); a COMPLETED one resets it. */
   failedInRow?: number;
+  /**
+   * Changes the worker's sweep wrote and has not announced yet, cleared once it has: a sweep that
+   * dies between its write and its announcement leaves them for the next sweep.
+   */
+  unannounced?: SweptChange[];
 }
+
+/** The location changes the presence sweep writes. */
+export type SweptChange = 'online' | 'offline' | 'resumed';
 
 export type SessionType = 'SERVICE' | 'CUSTOMER';
 

@@ -1,6 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import type { LocationView } from '../schemas/responses';
-import type { LocationDoc } from './documents';
+import type { LocationDoc, SweptChange } from './documents';
 import { newId } from './ids';
 import { collections } from './mongo';
 import type { Page } from './page';
@@ -117,13 +117,25 @@ export class LocationsRepo {
 
   /**
    * Ends a pause. `expiredAt`: only a pause whose `until` has come by then (the sweep's end of a
-   * timed pause; a pause changed meanwhile is left alone). The location after, or null when no
-   * pause was ended (none in place, or none of that kind): the caller announces only a real end.
+   * timed pause; a pause changed meanwhile is left alone), recorded as unannounced for the sweep.
+   * The location after, or null when no pause was ended (none in place, or none of that kind): the
+   * caller announces only a real end.
    */
   resume(id: string, expiredAt?: Date): Promise<LocationDoc | null> {
     const filter: Filter<LocationDoc> = { _id: asString(id, 'locationId'), pausedAt: { $exists: true } };
-    if (expiredAt) filter.pausedUntil = { $lte: expiredAt };
-    return this.c.findOneAndUpdate(filter, { $unset: PAUSE_FIELDS }, { returnDocument: 'after' });
+    if (!expiredAt) return this.c.findOneAndUpdate(filter, { $unset: PAUSE_FIELDS }, { returnDocument: 'after' });
+    filter.pausedUntil = { $lte: expiredAt };
+    return this.c.findOneAndUpdate(filter, { $unset: PAUSE_FIELDS, $addToSet: { unannounced: 'resumed' } }, { returnDocument: 'after' });
+  }
+
+  /** The locations with changes the sweep wrote and did not announce (few: a sweep died between the two). */
+  unannouncedChanges(): Promise<LocationDoc[]> {
+    return this.c.find({ unannounced: { $exists: true } }).toArray();
+  }
+
+  /** The sweep announced `changes`: cleared, unless more were written meanwhile (then the next sweep announces them all). */
+  async announced(id: string, changes: SweptChange[]): Promise<void> {
+    await this.c.updateOne({ _id: asString(id, 'locationId'), unannounced: changes }, { $unset: { unannounced: '' } });
   }
 
   /** Ids of the locations whose timed pause has ended by `now` but is still in place. */
@@ -147,12 +159,13 @@ export class LocationsRepo {
 
   /**
    * Records a presence change, guarded: only the writer that moves the stored state writes, so
-   * that each change is announced once. The location after, or null when it already was so.
+   * that each change is announced once (recorded as unannounced until it is). The location after,
+   * or null when it already was so.
    */
   setOnline(id: string, online: boolean, now: Date): Promise<LocationDoc | null> {
     return this.c.findOneAndUpdate(
       { _id: asString(id, 'locationId'), online: online ? { $ne: true } : true },
-      { $set: { online, onlineSince: now } },
+      { $set: { online, onlineSince: now }, $addToSet: { unannounced: online ? 'online' : 'offline' } },
       { returnDocument: 'after' },
     );
   }

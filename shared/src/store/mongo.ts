@@ -93,6 +93,8 @@ export async function ensureIndexes(db: Db): Promise<void> {
     // the presence sweep's and gauges' reads: locations online, timed pauses due
     c.locations.createIndex({ online: 1 }, { partialFilterExpression: { online: true } }),
     c.locations.createIndex({ pausedUntil: 1 }, { sparse: true }),
+    // the sweep's changes not yet announced (a sweep died between its write and its announcement)
+    c.locations.createIndex({ unannounced: 1 }, { sparse: true }),
     // the key a rotation replaced, looked up beside keyHash while it is in its grace period
     c.sessions.createIndex({ previousKeyHash: 1 }, { sparse: true }),
     // a location's sessions, page by page (the admin list)

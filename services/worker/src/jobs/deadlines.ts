@@ -17,6 +17,7 @@ import {
   schedulePresenceSweep,
 } from '@pos/shared/queue/deadlines';
 import type { RedisClient } from '@pos/shared/redis';
+import type { LocationDoc } from '@pos/shared/store/documents';
 import type { LocationsRepo } from '@pos/shared/store/locations';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import { settleWithin } from '@pos/shared/util/deadline';
@@ -44,6 +45,8 @@ export interface RunningDeadlines {
  * The sweep (one at a time across the workers, every quarter of PRESENCE_WINDOW) reads the
  * presence of every location seen lately or announced online, and writes each change with a
  * guarded update: the write that matched announces it. It also ends timed pauses that are due.
+ * Each write records its change as unannounced until announced, so that a sweep dying in between
+ * leaves it to the next one.
  */
 export async function startDeadlines(options: {
   config: Pick<Config, 'presence' | 'redis' | 'worker' | 'process'>;
@@ -51,7 +54,7 @@ export async function startDeadlines(options: {
   redis: RedisClient;
   workerConnection: RedisClient;
   orders: Pick<OrdersRepo, 'markOverdue' | 'markedOverdueBy'>;
-  locations: Pick<LocationsRepo, 'announcedOnline' | 'onlineIds' | 'setOnline' | 'pausesEnded' | 'resume'>;
+  locations: Pick<LocationsRepo, 'announcedOnline' | 'onlineIds' | 'setOnline' | 'pausesEnded' | 'resume' | 'unannouncedChanges' | 'announced'>;
   /** Where location, overdue and auto-abort events go for the webhooks. */
   webhooks: WebhookSink;
   /** A job context for an order transition run by this worker outside the work queue. */
@@ -93,7 +96,22 @@ export async function startDeadlines(options: {
     throw new Error(`unknown job ${job.name}`);
   };
 
+  /** Announces the changes the sweep wrote on `doc`, each still true of it, then clears them. */
+  const announce = async (doc: LocationDoc): Promise<void> => {
+    const changes = doc.unannounced ?? [];
+    for (const change of changes) {
+      const current = change === 'resumed' ? doc.pausedAt === undefined : (change === 'online') === (doc.online === true);
+      if (current) await events.location(doc, change);
+    }
+    await locations.announced(doc._id, changes);
+  };
+
   const sweep = async (): Promise<void> => {
+    // What an earlier sweep wrote and did not live to announce (its announcement is safe to repeat).
+    for (const doc of await locations.unannouncedChanges()) {
+      log.info({ locationId: doc._id, changes: doc.unannounced }, 'announcing what an earlier sweep wrote');
+      await announce(doc);
+    }
     const now = Date.now();
     const at = new Date(now);
     const seen = await locationsSeenSince(redis, prefix, now - 2 * windowMs);
@@ -106,13 +124,14 @@ export async function startDeadlines(options: {
       const changed = await locations.setOnline(locationId, online, at);
       if (!changed) continue;
       log.info({ locationId, online }, online ? 'location online' : 'location offline');
-      await events.location(changed, online ? 'online' : 'offline');
+      options.checkpoint('after-location-change');
+      await announce(changed);
     }
     for (const locationId of await locations.pausesEnded(at)) {
       const resumed = await locations.resume(locationId, at);
       if (!resumed) continue;
       log.info({ locationId }, 'location pause ended');
-      await events.location(resumed, 'resumed');
+      await announce(resumed);
     }
   };
 

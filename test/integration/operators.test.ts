@@ -2,8 +2,9 @@
  * Operator accounts, roles and the audit log (docs/operators.md), over real HTTP: each role is
  * refused what is above it (403) on every operation of the OpenAPI table, a token scoped to a
  * location sees nothing of another (the same 404 as a missing record, lists filtered), a deleted
- * or rotated token stops on both API nodes at once, Bull Board and /metrics are an admin's, and
- * every write, refused or not, leaves exactly one audit record with no secret in it.
+ * or rotated token stops on both API nodes at once (and on a node that missed the change while cut
+ * off from Redis, once it is back), Bull Board and /metrics are an admin's, and every write,
+ * refused or not, leaves exactly one audit record with no secret in it.
  */
 import { randomUUID } from 'node:crypto';
 import { AdminClient, type AuditRecord, type IssuedOperator } from '@pos/shared/clients/admin-client';
@@ -13,7 +14,9 @@ import { openDb } from '../support/fixtures';
 import { call, CallOptions, HttpResult, sampleRows } from '../support/http';
 import { mongoCommandsFor } from '../support/metrics';
 import { logged, roleOrigin, stopRoles } from '../support/roles';
+import { TestStream } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv, startStack, StackEnv } from '../support/stack';
+import { TcpProxy } from '../support/tcp-proxy';
 import { eventually } from '../support/wait';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -318,5 +321,53 @@ describe("a deleted operator's token across two API nodes", () => {
     expect(deleted.status).toBe(204);
     await expect(Promise.all(ended)).resolves.toEqual(['ended', 'ended']);
     await eventually(() => nodes.every((node) => node.output().includes('"reason":"operator-changed"')), 'both streams ended for the change');
+  });
+});
+
+describe('a node that missed an operator change while cut off from Redis', () => {
+  let env: StackEnv;
+  let proxy: TcpProxy;
+  let cutOff: ChildRole & { port?: number };
+  let other: ChildRole & { port?: number };
+
+  beforeAll(async () => {
+    env = stackEnv();
+    proxy = await TcpProxy.start(env.REDIS_URL!);
+    [cutOff, other] = await Promise.all([spawnRole('api', { ...env, REDIS_URL: proxy.url() }), spawnRole('api', env)]);
+  });
+  afterAll(async () => {
+    await stopRoles([cutOff, other], 'kill');
+    await proxy?.close();
+  });
+
+  it("reads its streams' operators again once it is back, and ends the deleted one's stream alone", async () => {
+    const root = new AdminClient(roleOrigin(other), env.ADMIN_TOKEN!);
+    const location = await root.createLocation('Missed change');
+    const [gone, staying] = await Promise.all([
+      root.createOperator({ name: 'Deleted meanwhile', role: 'viewer' }),
+      root.createOperator({ name: 'Unchanged', role: 'viewer' }),
+    ]);
+    const open = async (operator: IssuedOperator) => {
+      const stream = await TestStream.open(`${roleOrigin(cutOff)}/admin/v1/locations/${location.id}/stream`, { headers: bearer(operator.token) });
+      expect(stream.status).toBe(200);
+      return stream;
+    };
+    const [goneStream, stayingStream] = [await open(gone), await open(staying)];
+    try {
+      await proxy.cut();
+      await eventually(() => logged(cutOff, 'redis subscriptions lost; restoring them') === 1, 'the node to see Redis lost');
+      // deleted through the other node: its announcement never reaches the cut-off node
+      expect((await call('DELETE', `${roleOrigin(other)}/admin/v1/operators/${gone.id}`, { headers: bearer(env.ADMIN_TOKEN!) })).status).toBe(204);
+      expect(goneStream.isEnded).toBe(false);
+
+      await proxy.restore();
+      await goneStream.end(10_000);
+      await eventually(() => logged(cutOff, 'stream ended') === 1, 'the stream ended on the node');
+      expect(cutOff.output()).toContain('"reason":"operator-changed"');
+      expect(stayingStream.isEnded).toBe(false);
+    } finally {
+      goneStream.close();
+      stayingStream.close();
+    }
   });
 });

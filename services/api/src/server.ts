@@ -119,12 +119,14 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
 
   const sessions = new SessionsRepo(store.db);
   const work = new WorkRepo(store.db);
+  const operators = new OperatorsRepo(store.db);
   const hub = new StreamHub({
     subscriber,
     prefix: config.redis.prefix,
     metrics,
     log: nodeLog,
     repos: { work, orders, sessions },
+    operators,
     subscribeTimeoutMs: config.queue.jobTimeoutMs,
     streams: config.streams,
   });
@@ -146,7 +148,6 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     },
   );
   await sessionLookup.start();
-  const operators = new OperatorsRepo(store.db);
   // Operators change on the session channel too: a deleted one's token stops on every node at once.
   const operatorLookup = new OperatorLookup(operators, [keySecret, ...auth.apiKeySecretPrevious], {
     feed: subscriber,

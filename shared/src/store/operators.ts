@@ -40,6 +40,12 @@ export class OperatorsRepo {
     return this.c.findOne({ _id: asString(id, 'operatorId') });
   }
 
+  /** Those of `ids` that exist (one read). */
+  findMany(ids: string[]): Promise<OperatorDoc[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.c.find({ _id: { $in: ids.map((id) => asString(id, 'operatorId')) } }).toArray();
+  }
+
   findByTokenHash(tokenHash: string): Promise<OperatorDoc | null> {
     return this.c.findOne({ tokenHash: asString(tokenHash, 'tokenHash') });
   }

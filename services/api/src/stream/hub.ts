@@ -4,7 +4,10 @@ import { locationChannel } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { tracing } from '@pos/shared/telemetry/tracing';
 import { withDeadline } from '@pos/shared/util/deadline';
+import type { OperatorDoc } from '@pos/shared/store/documents';
+import type { OperatorsRepo } from '@pos/shared/store/operators';
 import type { ApiMetrics } from '../metrics/api-metrics';
+import { coversLocation } from '../middleware/admin-auth';
 import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
 import { ClientStream, END_REASONS } from './client-stream';
 import type { ResyncRepos } from './replay';
@@ -19,6 +22,8 @@ export interface StreamHubOptions {
   log: Logger;
   /** What the re-read after a Redis reconnect reads, for many locations at once. */
   repos: ResyncRepos;
+  /** The operator accounts, read again after a Redis reconnect for the streams they hold. */
+  operators: Pick<OperatorsRepo, 'findMany'>;
   /** How long a new stream waits for its location's subscription before a 503. */
   subscribeTimeoutMs: number;
   /**
@@ -73,6 +78,7 @@ export class StreamHub {
   private readonly onResubscribed = (lostAt: number) => {
     for (const feed of this.feeds.values()) for (const stream of feed.streams) stream.holdForResync(lostAt);
     this.resync.resume(this.feeds.keys());
+    void this.recheckOperators();
   };
 
   constructor(private readonly options: StreamHubOptions) {
@@ -174,6 +180,31 @@ export class StreamHub {
   readonly operatorChanged = (operatorId: string): void => {
     for (const stream of [...(this.ofOperator.get(operatorId) ?? [])]) stream.end('operator-changed');
   };
+
+  /**
+   * An operator's change published while the subscriptions were down never reached this node: the
+   * accounts holding streams here are read again (one read), and a stream its account no longer
+   * allows ends as a change would have ended it: the account deleted, its token rotated since the
+   * stream opened, or its locations no longer covering the stream's. If the read fails, they all
+   * end (their reconnection authenticates again).
+   */
+  private async recheckOperators(): Promise<void> {
+    const ids = [...this.ofOperator.keys()];
+    if (ids.length === 0) return;
+    let current: Map<string, OperatorDoc> | undefined;
+    try {
+      current = new Map((await this.options.operators.findMany(ids)).map((doc) => [doc._id, doc]));
+    } catch (err) {
+      this.options.log.warn({ err }, 'could not read the operators of open streams again: ending their streams');
+    }
+    for (const id of ids) {
+      const doc = current?.get(id);
+      for (const stream of [...(this.ofOperator.get(id) ?? [])]) {
+        const allowed = doc !== undefined && !(doc.tokenRotatedAt && doc.tokenRotatedAt.getTime() >= stream.joinedAt) && coversLocation(doc, stream.locationId);
+        if (!allowed) stream.end('operator-changed');
+      }
+    }
+  }
 
   /** Called by a stream that waits for its location's re-read (one that was reading its first replay when Redis was lost). */
   readonly requestResync = (stream: ClientStream): void => {

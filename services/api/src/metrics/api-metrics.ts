@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { mongoCommandsCounter } from '@pos/shared/metrics/mongo-commands';
 import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import { withDeadline } from '@pos/shared/util/deadline';
+import { boundedRead, SCRAPE_READ_TIMEOUT_MS } from './scrape-read';
 
 /** BullMQ job states reported as queue depth. */
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
@@ -70,12 +71,9 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       registers: [registry],
       async collect() {
         this.reset();
-        try {
-          const counts = await withDeadline(queues.jobCounts(...QUEUE_STATES), 1_000, 'queue job counts');
-          for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
-        } catch {
-          // Redis is down (BullMQ would wait for it): no values rather than stale ones; /readyz says why.
-        }
+        // Redis down (BullMQ would wait for it): no values rather than stale ones; /readyz says why.
+        const counts = await boundedRead(queues.jobCounts(...QUEUE_STATES), 'queue job counts');
+        if (counts) for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
       },
     });
   }
@@ -87,7 +85,7 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
       async collect() {
         this.reset();
         try {
-          const oldest = await withDeadline(queues.oldestWaiting(), 1_000, 'oldest waiting job');
+          const oldest = await withDeadline(queues.oldestWaiting(), SCRAPE_READ_TIMEOUT_MS, 'oldest waiting job');
           this.set(oldest === undefined ? 0 : Math.max(0, Date.now() - oldest) / 1000);
         } catch {
           // as pos_queue_jobs: no value rather than a stale one

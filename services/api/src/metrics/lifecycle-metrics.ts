@@ -1,8 +1,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import { LIFECYCLE_COUNTS, LifecycleCounts, LifecycleStats, readLifecycleStats } from '@pos/shared/queue/lifecycle';
 import type { RedisClient } from '@pos/shared/redis';
-import { withDeadline } from '@pos/shared/util/deadline';
-import { scrapeRead } from './scrape-read';
+import { boundedRead, scrapeRead } from './scrape-read';
 
 /** The `action` label of each count. */
 const ACTION: Record<keyof LifecycleCounts, string> = {
@@ -30,7 +29,7 @@ export interface LifecycleMetricSources {
 export function registerLifecycleMetrics(registry: Registry, sources: LifecycleMetricSources): void {
   const registers = [registry];
 
-  const stats = scrapeRead(() => withDeadline(readLifecycleStats(sources.redis, sources.prefix), 1_000, 'lifecycle stats').catch(() => undefined));
+  const stats = scrapeRead(() => boundedRead(readLifecycleStats(sources.redis, sources.prefix), 'lifecycle stats'));
 
   new Gauge({
     name: 'pos_order_documents',
@@ -39,7 +38,7 @@ export function registerLifecycleMetrics(registry: Registry, sources: LifecycleM
     registers,
     async collect() {
       this.reset();
-      const count = (what: { count(): Promise<number> }) => withDeadline(what.count(), 1_000, 'collection count').catch(() => undefined);
+      const count = (what: { count(): Promise<number> }) => boundedRead(what.count(), 'collection count');
       const [orders, archive] = await Promise.all([count(sources.orders), count(sources.archive)]);
       if (orders !== undefined) this.set({ collection: 'orders' }, orders);
       if (archive !== undefined) this.set({ collection: 'orderArchive' }, archive);

@@ -2,8 +2,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { overdueCountKey } from '@pos/shared/queue/deadlines';
 import type { RedisClient } from '@pos/shared/redis';
 import type { LocationsRepo } from '@pos/shared/store/locations';
-import { withDeadline } from '@pos/shared/util/deadline';
-import { scrapeRead } from './scrape-read';
+import { boundedRead, scrapeRead } from './scrape-read';
 
 /**
  * Presence and deadlines, read at scrape time: the locations online and paused (two counts in
@@ -13,7 +12,7 @@ import { scrapeRead } from './scrape-read';
  */
 export function registerPresenceMetrics(registry: Registry, sources: { locations: Pick<LocationsRepo, 'counts'>; redis: Pick<RedisClient, 'get'>; prefix: string }): void {
   const registers = [registry];
-  const counts = scrapeRead(() => withDeadline(sources.locations.counts(new Date()), 1_000, 'location counts').catch(() => undefined));
+  const counts = scrapeRead(() => boundedRead(sources.locations.counts(new Date()), 'location counts'));
   new Gauge({
     name: 'pos_locations_online',
     help: 'Locations online: a register holds a stream or made a request within PRESENCE_WINDOW (as the sweep last announced)',
@@ -40,7 +39,7 @@ export function registerPresenceMetrics(registry: Registry, sources: { locations
     registers,
     async collect() {
       this.reset();
-      const value = await withDeadline(sources.redis.get(overdueCountKey(sources.prefix)), 1_000, 'overdue count').catch(() => null);
+      const value = await boundedRead(sources.redis.get(overdueCountKey(sources.prefix)), 'overdue count');
       this.inc(Number(value ?? 0));
     },
   });

@@ -2,10 +2,8 @@ import { Gauge, Registry } from 'prom-client';
 import type Redis from 'ioredis';
 import { isCluster, nodeKey, RedisClient } from '@pos/shared/redis';
 import { withDeadline } from '@pos/shared/util/deadline';
-import { scrapeRead } from './scrape-read';
+import { SCRAPE_READ_TIMEOUT_MS, scrapeRead } from './scrape-read';
 
-/** A scrape waits this long for each node's INFO; a node that does not answer is left out. */
-const INFO_TIMEOUT_MS = 1_000;
 
 export interface RedisMemory {
   node: string;
@@ -32,7 +30,7 @@ function nodesOf(redis: RedisClient): { node: string; connection: Redis }[] {
 }
 
 /** Each node's memory, read now; a node that fails or does not answer within the deadline is absent. */
-export async function readRedisMemory(redis: RedisClient, timeoutMs = INFO_TIMEOUT_MS): Promise<RedisMemory[]> {
+export async function readRedisMemory(redis: RedisClient, timeoutMs = SCRAPE_READ_TIMEOUT_MS): Promise<RedisMemory[]> {
   const read = async ({ node, connection }: { node: string; connection: Redis }) => {
     const memory = parseMemoryInfo(await withDeadline(connection.info('memory'), timeoutMs, `Redis INFO ${node}`));
     return memory && { node, ...memory };

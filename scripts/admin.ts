@@ -53,6 +53,8 @@ commands:
   delete-operator <operatorId>
   audit [--location ID] [--operator ID] [--from ISO-8601] [--to ISO-8601] [--limit N] [--after ID]
                                                            operator writes, newest first
+  audit verify                                             checks the log's hash chain, oldest first; names the
+                                                           first broken link and exits 1 if there is one
 
 Lists print one page (default 100 items); a full page names the next one on stderr (--after ...).
 
@@ -223,6 +225,12 @@ async function run(admin: AdminClient, command: string | undefined, args: string
       await admin.deleteOperator(a!);
       return { deleted: a };
     case 'audit':
+      if (a === 'verify') {
+        const result = await admin.verifyAuditChain();
+        if (!result.intact) process.exitCode = 1;
+        return result;
+      }
+      if (a !== undefined) throw new UsageError(`unknown audit command ${a}`);
       return page(await admin.listAudit({ locationId: opts.location, operatorId: opts.operator, from: opts.from, to: opts.to, limit, after: afterId }), limit, (r) => r.id);
     default:
       throw new UsageError(command ? `unknown command ${command}` : 'no command given');
@@ -270,7 +278,7 @@ async function main(): Promise<number> {
   const [command, ...args] = positionals;
   const result = await run(admin, command, args, values as Options);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  return 0;
+  return Number(process.exitCode ?? 0);
 }
 
 main().then(

@@ -37,7 +37,14 @@ function main(): number {
   for (const { doc, render } of docGenerators()) {
     const file = path.join(ROOT, doc);
     const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
-    if (current !== render()) findings.push({ file: doc, line: 1, message: 'out of date with its sources: run `npm run docs`' });
+    let expected: string | undefined;
+    try {
+      expected = render(current);
+    } catch (err) {
+      findings.push({ file: doc, line: 1, message: (err as Error).message });
+      continue;
+    }
+    if (current !== expected) findings.push({ file: doc, line: 1, message: 'out of date with its sources: run `npm run docs`' });
   }
   const files = repositoryFiles();
   const markdown = files.filter((file) => file.endsWith('.md'));

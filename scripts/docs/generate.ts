@@ -9,8 +9,8 @@ const ROOT = path.resolve(__dirname, '../..');
 
 for (const { doc, render } of docGenerators()) {
   const file = path.join(ROOT, doc);
-  const text = render();
   const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+  const text = render(before);
   if (before === text) {
     process.stdout.write(`docs: ${doc} is up to date\n`);
     continue;

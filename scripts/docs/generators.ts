@@ -4,17 +4,19 @@
  */
 import { renderBenchmarks } from './benchmarks';
 import { renderConfiguration } from './configuration';
+import { generatedSection, renderOperatorAccess } from './operator-access';
 
 export interface DocGenerator {
   /** Repository-relative path of the document. */
   doc: string;
-  /** Its whole text, from the sources it is generated from. */
-  render(): string;
+  /** Its whole text, from the sources it is generated from (and, for a page with a generated section, its current text). */
+  render(current: string | undefined): string;
 }
 
 export function docGenerators(): DocGenerator[] {
   return [
-    { doc: 'docs/benchmarks.md', render: renderBenchmarks },
-    { doc: 'docs/configuration.md', render: renderConfiguration },
+    { doc: 'docs/benchmarks.md', render: () => renderBenchmarks() },
+    { doc: 'docs/configuration.md', render: () => renderConfiguration() },
+    { doc: 'docs/operators.md', render: (current) => generatedSection(current, 'operator-access', renderOperatorAccess()) },
   ];
 }

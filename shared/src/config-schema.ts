@@ -82,8 +82,25 @@ export const CONFIG_SECTIONS = defineSections({
       HTTP_HEADERS_TIMEOUT: {
         type: 'string',
         pattern: DURATION,
-        unset: '`HTTP_KEEPALIVE_TIMEOUT` + 1s',
-        description: "How long a request's headers may take to arrive. Longer than `HTTP_KEEPALIVE_TIMEOUT`, and at most `5m`.",
+        minDuration: '1s',
+        default: '10s',
+        description:
+          "How long a request's headers may take to arrive, from its first byte; a client that trickles them slower is cut off (an idle keep-alive connection is not timed by it). At most `HTTP_REQUEST_TIMEOUT`.",
+      },
+      HTTP_REQUEST_TIMEOUT: {
+        type: 'string',
+        pattern: DURATION,
+        minDuration: '1s',
+        default: '30s',
+        description:
+          'How long a whole request (headers and body) may take to arrive; a client that sends it slower is cut off with a 408. An event stream is not timed by it once its request has arrived.',
+      },
+      HTTP_MAX_CONNECTIONS: {
+        type: 'integer',
+        minimum: 1,
+        unset: '`SSE_MAX_STREAMS` + 1024: every stream, and room for requests',
+        description:
+          "The connections each listener of an API node holds at once; beyond, a new connection is closed at once (the gateway's retry goes to another node).",
       },
     },
   },
@@ -303,6 +320,19 @@ export const CONFIG_SECTIONS = defineSections({
         description: "Streams one session (a register's key) holds on a node; a new one ends that session's oldest.",
       },
       SSE_MAX_STREAMS: { type: 'integer', minimum: 1, default: 10000, description: 'Streams one node holds; beyond, a new stream is answered 429 with `Retry-After`.' },
+      SSE_MAX_OPERATOR_STREAMS: {
+        type: 'integer',
+        minimum: 0,
+        unset: 'a quarter of `SSE_MAX_STREAMS`',
+        description:
+          "Operators' streams (boards, the admin API's stream) one node holds in all, out of `SSE_MAX_STREAMS`: the rest is kept for registers, which operators can never lock out. Beyond, an operator's new stream is answered 429.",
+      },
+      SSE_MAX_STREAMS_PER_OPERATOR: {
+        type: 'integer',
+        minimum: 1,
+        default: 8,
+        description: "Streams one operator account (or `ADMIN_TOKEN`) holds on a node; a new one ends that account's oldest.",
+      },
     },
   },
   idempotency: {
@@ -467,6 +497,39 @@ export const CONFIG_SECTIONS = defineSections({
       WEBHOOK_LOG_RETENTION: { type: 'string', pattern: DURATION, default: '28d', description: 'How long the delivery log keeps each attempt.' },
       WEBHOOK_TIMEOUT: { type: 'string', pattern: DURATION, default: '10s', description: "How long a delivery waits for the endpoint's answer; a 2xx within it is success." },
       WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 1, default: 20, description: 'Deliveries one worker makes at once (on the webhook queue, never on the work queue).' },
+      WEBHOOK_ENDPOINT_CONCURRENCY: {
+        type: 'integer',
+        minimum: 1,
+        default: 2,
+        description: "Of those, the deliveries one worker makes at once to one subscription: a slow endpoint holds no more slots than this, and the others' deliveries go on.",
+      },
+      WEBHOOK_CIRCUIT_FAILURES: {
+        type: 'integer',
+        minimum: 1,
+        default: 5,
+        description:
+          "Failed attempts in a row (errors, timeouts, non-2xx answers) after which a worker stops sending to a subscription's endpoint: its deliveries wait, unattempted, until one probe after `WEBHOOK_CIRCUIT_COOLDOWN` succeeds.",
+      },
+      WEBHOOK_CIRCUIT_COOLDOWN: {
+        type: 'string',
+        pattern: DURATION,
+        minDuration: '1s',
+        default: '30s',
+        description: 'How long an open circuit waits before its probe; each failed probe doubles the wait, up to 10 times this.',
+      },
+      WEBHOOK_MAX_PENDING: {
+        type: 'integer',
+        minimum: 1,
+        default: 10000,
+        description:
+          "Deliveries one subscription may have waiting (queued or between retries); beyond, the oldest waiting one is dropped, logged in the delivery log as `dropped` (redeliverable from there) and counted.",
+      },
+      WEBHOOK_TEST_LIMIT: {
+        type: 'string',
+        pattern: '^[1-9][0-9]{0,8}/[0-9]+(s|m|h)$',
+        default: '10/1m',
+        description: 'Test events and redeliveries one subscription may be sent through the admin API, as `count/window`, across all nodes; 429 above.',
+      },
       WEBHOOK_ALLOW_PRIVATE: {
         ...flag,
         description: '`1`: endpoints may be on loopback, private, link-local or cloud-metadata addresses (tests, private networks). Refused otherwise, at creation and at each delivery.',

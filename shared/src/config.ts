@@ -26,13 +26,13 @@ export interface RateLimit {
 
 const RATE_LIMIT_PATTERN = /^([0-9]+)\/(.+)$/;
 
-/** `20/1s`: 20 requests per second; windows are whole seconds, minutes or hours. */
-export function parseRateLimit(text: string | undefined): RateLimit | undefined {
+/** `20/1s`: 20 requests per second; windows are whole seconds, minutes or hours. `name`: the variable, for errors. */
+export function parseRateLimit(text: string | undefined, name = 'RATE_LIMIT'): RateLimit | undefined {
   if (text === undefined) return undefined;
   const match = RATE_LIMIT_PATTERN.exec(text);
-  if (!match?.[1] || !match[2]) throw new ConfigError('invalid configuration: RATE_LIMIT must be count/window');
+  if (!match?.[1] || !match[2]) throw new ConfigError(`invalid configuration: ${name} must be count/window`);
   const windowSeconds = parseDuration(match[2]) / 1000;
-  if (windowSeconds < 1) throw new ConfigError(`invalid configuration: RATE_LIMIT window must be at least 1s`);
+  if (windowSeconds < 1) throw new ConfigError(`invalid configuration: ${name} window must be at least 1s`);
   return { points: Number(match[1]), windowSeconds };
 }
 
@@ -56,9 +56,6 @@ const isOn = (flag: string): boolean => flag === '1' || flag === 'true';
 
 /** MONGO_WRITE_CONCERN as the driver's `w`. */
 const writeConcern = (text: string): 'majority' | number => (text === 'majority' ? text : Number(text));
-
-/** Node's default `requestTimeout`: the longest a request may take to arrive whole. */
-const HTTP_REQUEST_TIMEOUT_MS = 300_000;
 
 /**
  * `minDuration`: a duration at least this long (config-schema.ts). A value that is no duration
@@ -96,7 +93,6 @@ function readEnv(env: NodeJS.ProcessEnv): Env {
 /** The sections of the configuration, each from its variables; `Config` is their type. */
 function readSections(env: Env) {
   const redisCluster = isOn(env.REDIS_CLUSTER);
-  const keepAliveTimeoutMs = parseDuration(env.HTTP_KEEPALIVE_TIMEOUT);
   return {
     http: {
       port: env.PORT,
@@ -105,8 +101,10 @@ function readSections(env: Env) {
       basePath: env.BASE_PATH,
       trustProxy: isOn(env.TRUST_PROXY),
       bodyLimitBytes: env.BODY_LIMIT,
-      keepAliveTimeoutMs,
-      headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT === undefined ? keepAliveTimeoutMs + 1000 : parseDuration(env.HTTP_HEADERS_TIMEOUT),
+      keepAliveTimeoutMs: parseDuration(env.HTTP_KEEPALIVE_TIMEOUT),
+      headersTimeoutMs: parseDuration(env.HTTP_HEADERS_TIMEOUT),
+      requestTimeoutMs: parseDuration(env.HTTP_REQUEST_TIMEOUT),
+      maxConnections: env.HTTP_MAX_CONNECTIONS ?? env.SSE_MAX_STREAMS + 1024,
     },
     mongo: {
       url: env.MONGO_URL,
@@ -154,6 +152,8 @@ function readSections(env: Env) {
       maxBufferBytes: env.SSE_MAX_BUFFER,
       maxStreamsPerSession: env.SSE_MAX_STREAMS_PER_SESSION,
       maxStreams: env.SSE_MAX_STREAMS,
+      maxOperatorStreams: env.SSE_MAX_OPERATOR_STREAMS ?? Math.floor(env.SSE_MAX_STREAMS / 4),
+      maxStreamsPerOperator: env.SSE_MAX_STREAMS_PER_OPERATOR,
     },
     idempotency: {
       ttlMs: parseDuration(env.IDEMPOTENCY_TTL),
@@ -193,6 +193,11 @@ function readSections(env: Env) {
       logRetentionMs: parseDuration(env.WEBHOOK_LOG_RETENTION),
       timeoutMs: parseDuration(env.WEBHOOK_TIMEOUT),
       concurrency: env.WEBHOOK_CONCURRENCY,
+      endpointConcurrency: env.WEBHOOK_ENDPOINT_CONCURRENCY,
+      circuitFailures: env.WEBHOOK_CIRCUIT_FAILURES,
+      circuitCooldownMs: parseDuration(env.WEBHOOK_CIRCUIT_COOLDOWN),
+      maxPending: env.WEBHOOK_MAX_PENDING,
+      testLimit: parseRateLimit(env.WEBHOOK_TEST_LIMIT, 'WEBHOOK_TEST_LIMIT')!,
       allowPrivate: isOn(env.WEBHOOK_ALLOW_PRIVATE),
       // Unset: the roles use API_KEY_SECRET (webhookSecretKey below).
       secretKey: env.WEBHOOK_SECRET_KEY,
@@ -230,10 +235,8 @@ function checkListeners(http: HttpConfig): void {
   if (http.adminPort !== undefined && http.adminPort !== 0 && http.adminPort === http.port) {
     throw new ConfigError('invalid configuration: ADMIN_PORT must differ from PORT');
   }
-  // Above it, as load balancer guides ask (Node before 18 ran the headers timer on idle kept connections).
-  if (http.headersTimeoutMs <= http.keepAliveTimeoutMs) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT must be longer than HTTP_KEEPALIVE_TIMEOUT');
-  // Node refuses a headers timeout over its whole-request timeout (5 min).
-  if (http.headersTimeoutMs > HTTP_REQUEST_TIMEOUT_MS) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT (or HTTP_KEEPALIVE_TIMEOUT + 1s) must be at most 5m');
+  // Node refuses a headers timeout over its whole-request timeout.
+  if (http.headersTimeoutMs > http.requestTimeoutMs) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT must be at most HTTP_REQUEST_TIMEOUT');
 }
 
 /** The server secret webhook secrets are sealed under: WEBHOOK_SECRET_KEY, else API_KEY_SECRET. */

@@ -95,6 +95,33 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
     }
   }, 30_000);
 
+  it('answers 429 itself to an address past its burst of requests (limit_req), and the next second serves it again', async () => {
+    const statuses = await Promise.all(Array.from({ length: 160 }, () => rawCall(gateway.origin, 'GET', '/healthz').then((res) => res.status)));
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(100);
+    expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
+    // 50 a second refill the bucket: the refusal lasts only while the address sends too fast
+    await eventually(async () => (await rawCall(gateway.origin, 'GET', '/healthz')).status === 200, 'the address served again', 5_000);
+  });
+
+  it('answers 429 to an address holding 100 requests in flight (limit_conn): event streams count', async () => {
+    const streams: TestStream[] = [];
+    // the burst the test before spent refills at 50 a second: opening 100 streams needs it whole
+    await pause(2_500);
+    try {
+      for (let i = 0; i < 25; i++) {
+        const key = (await stack.admin.createServiceSession(locationId, `register-conn-${i}`)).apiKey;
+        for (let j = 0; j < 4; j++) streams.push(await TestStream.open(`${gateway.origin}${streamPath}`, { apiKey: key }));
+      }
+      expect(streams.map((stream) => stream.status)).toEqual(streams.map(() => 200));
+      expect((await rawCall(gateway.origin, 'GET', '/healthz')).status).toBe(429);
+      streams.pop()!.close();
+      await eventually(async () => (await rawCall(gateway.origin, 'GET', '/healthz')).status === 200, 'room for one more');
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+  });
+
   it('logs no query string (a key may travel in it)', async () => {
     await call('GET', `${gateway.origin}/api/v1/orders/location?api_key=${encodeURIComponent(apiKey)}`);
     // nginx writes the access line after answering

@@ -69,13 +69,13 @@ describe('operators: roles, scope and audit', () => {
     expect(res.status).toBe(201);
     expect(record).toMatchObject({ operatorName: 'root', role: 'admin', route: '/admin/v1/locations', targets: {}, status: 201 });
     expect(record.operatorId).toBeUndefined();
-    // kept AUDIT_RETENTION (400 days by default): MongoDB's TTL index and the lifecycle purge read purgeAt
+    // kept AUDIT_RETENTION (400 days by default): the lifecycle purge reads purgeAt, oldest first; no TTL
+    // index, which would take records out of the middle of the hash chain
     const { db, close } = await openDb(stack.env);
     try {
       const stored = await db.collection<{ at: Date; purgeAt: Date }>('audit').findOne({ requestId: record.requestId });
       expect(stored!.purgeAt.getTime() - stored!.at.getTime()).toBe(400 * 86_400_000);
-      const ttl = (await db.collection('audit').indexes()).find((index) => index.key.purgeAt === 1);
-      expect(ttl?.expireAfterSeconds).toBe(0);
+      expect((await db.collection('audit').indexes()).filter((index) => index.expireAfterSeconds !== undefined)).toEqual([]);
     } finally {
       await close();
     }
@@ -160,7 +160,7 @@ describe('operators: roles, scope and audit', () => {
     expect((await get(token, '/admin/v1/audit')).status).toBe(403);
   });
 
-  it('an audit record costs one MongoDB command, the insert awaited once; a cached token none', async () => {
+  it('an audit record costs one MongoDB command, the insert awaited once (the chain\'s last link is known); a cached token none', async () => {
     const refusedWrite = () => call('POST', `${stack.origin}/admin/v1/locations/${locationA}/orders`, { headers: bearer(viewer.token), body: { rows: sampleRows } });
     await refusedWrite();
     // the token is cached and the write refused before its work: what is left is its audit record

@@ -161,11 +161,11 @@ describe('a lifecycle run', () => {
     expect(await db.collection('commands').countDocuments()).toBe(0);
   });
 
-  it('purges audit records past AUDIT_RETENTION, batch by batch, and keeps the others', async () => {
+  it('purges audit records past AUDIT_RETENTION oldest first, batch by batch, and the chain still verifies from its anchor', async () => {
     const audit = new AuditRepo(db);
     const now = new Date();
     const record = (purgeInMs: number) =>
-      audit.insert({
+      audit.append({
         _id: newId(),
         at: now,
         operatorName: 'root',
@@ -179,11 +179,20 @@ describe('a lifecycle run', () => {
       });
     for (let i = 0; i < 5; i++) await record(-MINUTE);
     await record(MINUTE);
-    // without the repo (the API's nodes only), records are left to the TTL index
-    expect(await runLifecycle(deps, settings, { batchSize: 2, budgetMs: 60_000 }, now)).toMatchObject({ auditPurged: 0 });
+    // a record due sooner behind one not yet due (AUDIT_RETENTION shortened since): kept, so that the chain has no gap
+    await record(-MINUTE);
     const run = await runLifecycle({ ...deps, audit }, settings, { batchSize: 2, budgetMs: 60_000 }, now);
     expect(run).toMatchObject({ auditPurged: 5, complete: true });
-    expect(await db.collection('audit').countDocuments()).toBe(1);
+    expect((await db.collection('audit').find().sort({ seq: 1 }).toArray()).map((doc) => doc.seq)).toEqual([6, 7]);
+    expect(await audit.verify(undefined)).toEqual({ intact: true, checked: 2, firstSeq: 6, lastSeq: 7, complete: true });
+    expect(await db.collection('auditAnchors').findOne({ _id: 'audit' as never })).toMatchObject({ seq: 5 });
+
+    // once the one in front is due, both go
+    const later = new Date(now.getTime() + 2 * MINUTE);
+    expect(await runLifecycle({ ...deps, audit }, settings, { batchSize: 2, budgetMs: 60_000 }, later)).toMatchObject({ auditPurged: 2 });
+    expect(await audit.verify(undefined)).toEqual({ intact: true, checked: 0, complete: true });
+    expect((await record(MINUTE)).seq).toBe(8);
+    expect(await audit.verify(undefined)).toMatchObject({ intact: true, checked: 1, firstSeq: 8, lastSeq: 8 });
   });
 
   it('pages a location\'s history by completion time with a cursor', async () => {

@@ -1,7 +1,9 @@
 /**
  * What one key, or many, can hold of a node through event streams: SSE_MAX_STREAMS_PER_SESSION
- * (the newest stream of a session ends its oldest), SSE_MAX_STREAMS (a 429 beyond it), and a
- * replay written only as fast as the client reads it (one that reads nothing is dropped).
+ * (the newest stream of a session ends its oldest), SSE_MAX_STREAMS (a 429 beyond it), the
+ * operators' share (SSE_MAX_OPERATOR_STREAMS, SSE_MAX_STREAMS_PER_OPERATOR: registers are never
+ * locked out by operators), and a replay written only as fast as the client reads it (one that
+ * reads nothing is dropped).
  */
 import net from 'node:net';
 import { registerAt } from '../support/fixtures';
@@ -116,4 +118,64 @@ describe('event stream limits', () => {
       expect(stream.isEnded).toBe(false);
     });
   });
+});
+
+describe("operators' share of a node's streams", () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  const open: TestStream[] = [];
+  const operatorStream = async (token: string, locationId: string) => {
+    const stream = await TestStream.open(`${stack.origin}/admin/v1/locations/${locationId}/stream`, { headers: { authorization: `Bearer ${token}` } });
+    open.push(stream);
+    if (stream.status === 200) await stream.preamble();
+    return stream;
+  };
+
+  // SSE_MAX_STREAMS 12: operators hold a quarter (3) by default; each account up to SSE_MAX_STREAMS_PER_OPERATOR
+  beforeAll(async () => {
+    stack = await startStack({ SSE_MAX_STREAMS: '12', SSE_MAX_STREAMS_PER_OPERATOR: '2' }, { worker: false });
+  });
+  afterEach(async () => {
+    for (const stream of open.splice(0)) stream.close();
+    await eventually(() => stack.api.deps.hub.openStreams === 0, 'every stream closed');
+  });
+  afterAll(() => stack?.close());
+
+  it("a viewer opening streams until refused leaves room for registers' streams", async () => {
+    const locations = await Promise.all(['One', 'Two', 'Three', 'Four'].map((name) => stack.admin.createLocation(`Share ${name}`)));
+    const viewers = await Promise.all(['a', 'b'].map((name) => stack.admin.createOperator({ name: `Viewer ${name}`, role: 'viewer' })));
+    expect((await operatorStream(viewers[0]!.token, locations[0]!.id)).status).toBe(200);
+    expect((await operatorStream(viewers[0]!.token, locations[1]!.id)).status).toBe(200);
+    expect((await operatorStream(viewers[1]!.token, locations[2]!.id)).status).toBe(200);
+    const refused = await call('GET', `${stack.origin}/admin/v1/locations/${locations[3]!.id}/stream`, { headers: { authorization: `Bearer ${viewers[1]!.token}` } });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(refused.json().detail).toBe('This node holds its limit of 3 operator streams; the rest is kept for registers');
+
+    // registers still get theirs, up to the node's limit
+    for (let i = 0; i < 4; i++) {
+      const { key } = await registerAt(stack, `Share register ${i}`);
+      expect((await openStream(key)).status).toBe(200);
+    }
+    expect(stack.api.deps.hub.openStreams).toBe(7);
+  });
+
+  it("an account's newest stream beyond SSE_MAX_STREAMS_PER_OPERATOR ends its oldest, adding none", async () => {
+    const location = await stack.admin.createLocation('Share board');
+    const viewer = await stack.admin.createOperator({ name: 'Viewer with boards', role: 'viewer' });
+    const first = await operatorStream(viewer.token, location.id);
+    await operatorStream(viewer.token, location.id);
+    const third = await operatorStream(viewer.token, location.id);
+    expect(third.status).toBe(200);
+    await first.end();
+    expect(stack.api.deps.hub.openStreams).toBe(2);
+    // the root token is an account too
+    for (let i = 0; i < 3; i++) expect((await operatorStream(stack.env.ADMIN_TOKEN!, location.id)).status).toBe(i < 1 ? 200 : 429);
+  });
+
+  const openStream = async (apiKey: string) => {
+    const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey });
+    open.push(stream);
+    if (stream.status === 200) await stream.preamble();
+    return stream;
+  };
 });

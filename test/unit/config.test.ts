@@ -24,12 +24,26 @@ describe('configuration', () => {
     expect(parseDuration('90d')).toBe(90 * 86_400_000);
   });
 
-  it('keeps idle HTTP connections longer than the gateway does (65 s), the headers timeout above that', () => {
-    expect(loadConfig({}).http).toMatchObject({ keepAliveTimeoutMs: 65_000, headersTimeoutMs: 66_000 });
-    expect(loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '2m' }).http).toMatchObject({ keepAliveTimeoutMs: 120_000, headersTimeoutMs: 121_000 });
-    expect(loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '10s', HTTP_HEADERS_TIMEOUT: '30s' }).http).toMatchObject({ keepAliveTimeoutMs: 10_000, headersTimeoutMs: 30_000 });
-    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT: '65s' })).toThrow(/HTTP_HEADERS_TIMEOUT must be longer than HTTP_KEEPALIVE_TIMEOUT/);
-    expect(() => loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '5m' })).toThrow(/must be at most 5m/);
+  it('keeps idle HTTP connections longer than the gateway does (65 s); a request has 10 s for its headers, 30 s in all', () => {
+    expect(loadConfig({}).http).toMatchObject({ keepAliveTimeoutMs: 65_000, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 11_024 });
+    expect(loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '2m' }).http).toMatchObject({ keepAliveTimeoutMs: 120_000, headersTimeoutMs: 10_000 });
+    expect(loadConfig({ HTTP_HEADERS_TIMEOUT: '30s', HTTP_REQUEST_TIMEOUT: '1m' }).http).toMatchObject({ headersTimeoutMs: 30_000, requestTimeoutMs: 60_000 });
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT: '31s' })).toThrow(/HTTP_HEADERS_TIMEOUT must be at most HTTP_REQUEST_TIMEOUT/);
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT: '500ms' })).toThrow(/HTTP_HEADERS_TIMEOUT must be at least 1s/);
+    // room for every stream, and for requests
+    expect(loadConfig({ SSE_MAX_STREAMS: '100' }).http.maxConnections).toBe(1_124);
+    expect(loadConfig({ HTTP_MAX_CONNECTIONS: '50' }).http.maxConnections).toBe(50);
+  });
+
+  it("keeps a quarter of a node's streams for operators, and the rest for registers", () => {
+    expect(loadConfig({}).streams).toMatchObject({ maxStreams: 10_000, maxOperatorStreams: 2_500, maxStreamsPerOperator: 8 });
+    expect(loadConfig({ SSE_MAX_STREAMS: '12' }).streams.maxOperatorStreams).toBe(3);
+    expect(loadConfig({ SSE_MAX_OPERATOR_STREAMS: '0' }).streams.maxOperatorStreams).toBe(0);
+  });
+
+  it("gives webhook endpoints a share: 2 attempts at once, a circuit after 5 failures in a row, 10,000 waiting; 10 tests a minute", () => {
+    expect(loadConfig({}).webhooks).toMatchObject({ endpointConcurrency: 2, circuitFailures: 5, circuitCooldownMs: 30_000, maxPending: 10_000, testLimit: { points: 10, windowSeconds: 60 } });
+    expect(() => loadConfig({ WEBHOOK_TEST_LIMIT: '5/0s' })).toThrow(/WEBHOOK_TEST_LIMIT window must be at least 1s/);
   });
 
   it('keeps presence, pause and deadlines off but for a 60 s presence window', () => {
@@ -203,7 +217,9 @@ describe('configuration', () => {
       TRUST_PROXY: '1',
       BODY_LIMIT: '4096',
       HTTP_KEEPALIVE_TIMEOUT: '70s',
-      HTTP_HEADERS_TIMEOUT: '2m',
+      HTTP_HEADERS_TIMEOUT: '20s',
+      HTTP_REQUEST_TIMEOUT: '1m',
+      HTTP_MAX_CONNECTIONS: '500',
       MONGO_URL: 'mongodb://db.internal:27017',
       MONGO_DB: 'orders',
       MONGO_WRITE_CONCERN: '2',
@@ -237,6 +253,8 @@ describe('configuration', () => {
       SSE_MAX_BUFFER: '2048',
       SSE_MAX_STREAMS_PER_SESSION: '2',
       SSE_MAX_STREAMS: '100',
+      SSE_MAX_OPERATOR_STREAMS: '10',
+      SSE_MAX_STREAMS_PER_OPERATOR: '3',
       IDEMPOTENCY_TTL: '1h',
       IDEMPOTENCY_MAX_RECORDS: '50',
       IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '5',
@@ -263,14 +281,19 @@ describe('configuration', () => {
       WEBHOOK_LOG_RETENTION: '7d',
       WEBHOOK_TIMEOUT: '5s',
       WEBHOOK_CONCURRENCY: '5',
+      WEBHOOK_ENDPOINT_CONCURRENCY: '1',
+      WEBHOOK_CIRCUIT_FAILURES: '3',
+      WEBHOOK_CIRCUIT_COOLDOWN: '1m',
+      WEBHOOK_MAX_PENDING: '100',
+      WEBHOOK_TEST_LIMIT: '1/1s',
       WEBHOOK_ALLOW_PRIVATE: '1',
       WEBHOOK_SECRET_KEY: 'w'.repeat(32),
       AUDIT_RETENTION: '30d',
       LOG_LEVEL: 'warn',
       SHUTDOWN_GRACE: '30s',
     };
-    /** Besides its own section: a cluster takes six queue partitions by default. */
-    const ALSO_CHANGES: Record<string, string[]> = { REDIS_CLUSTER: ['queue'] };
+    /** Besides its own section: a cluster takes six queue partitions by default; a node's connections follow its streams. */
+    const ALSO_CHANGES: Record<string, string[]> = { REDIS_CLUSTER: ['queue'], SSE_MAX_STREAMS: ['http'] };
 
     it('are the schema\'s sections', () => {
       expect(Object.keys(loadConfig({}))).toEqual(Object.keys(CONFIG_SECTIONS));
@@ -285,7 +308,7 @@ describe('configuration', () => {
           const changed = Object.entries(config)
             .filter(([key, values]) => JSON.stringify(values) !== defaults.get(key))
             .map(([key]) => key);
-          expect({ name, changed }).toEqual({ name, changed: [section, ...(ALSO_CHANGES[name] ?? [])] });
+          expect({ name, changed: changed.sort() }).toEqual({ name, changed: [section, ...(ALSO_CHANGES[name] ?? [])].sort() });
         }
       }
     });

@@ -28,7 +28,8 @@ describe('docs/configuration.md, rendered from the configuration schema', () => 
     expect(row('PORT')).toEqual(['`PORT`', '`8080`', 'integer, 0 to 65535', CONFIG_SECTIONS.http.variables.PORT.description]);
     expect(row('MONGO_URL')?.[1]).toMatch(/^required by the API and the worker/);
     expect(row('API_KEY_SECRET')?.slice(1, 3)).toEqual(['required by the API; `npm start` generates one', 'text of at least 32 characters matching `^[^,\\s]*$`']);
-    expect(row('HTTP_HEADERS_TIMEOUT')?.slice(1, 3)).toEqual(['`HTTP_KEEPALIVE_TIMEOUT` + 1s', 'duration']);
+    expect(row('HTTP_HEADERS_TIMEOUT')?.slice(1, 3)).toEqual(['`10s`', 'duration, at least `1s`']);
+    expect(row('HTTP_MAX_CONNECTIONS')?.slice(1, 3)).toEqual(['`SSE_MAX_STREAMS` + 1024: every stream, and room for requests', 'integer, at least 1']);
     expect(row('LIFECYCLE_INTERVAL')?.slice(1, 3)).toEqual(['`1m`', 'duration, at least `1s`']);
     expect(row('REDIS_COMMAND_TIMEOUT')?.[2]).toBe('duration, at least `100ms`');
     expect(row('TRUST_PROXY')?.slice(1, 3)).toEqual(['`0`', 'flag']);

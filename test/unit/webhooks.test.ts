@@ -70,6 +70,27 @@ describe('webhook endpoint addresses', () => {
     (address) => expect(isForbiddenAddress(address)).toBe(true),
   );
   it.each(['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111', '172.32.0.1'])('allows %s', (address) => expect(isForbiddenAddress(address)).toBe(false));
+
+  // IPv6 forms that carry an IPv4 address are judged by it: a metadata or loopback address inside is refused.
+  it.each([
+    ['64:ff9b::a9fe:a9fe', 'NAT64 of 169.254.169.254'],
+    ['64:ff9b:1::808:808', "NAT64's local-use prefix, not globally reachable"],
+    ['2002:a9fe:a9fe::', '6to4 of 169.254.169.254'],
+    ['::127.0.0.1', 'IPv4-compatible 127.0.0.1'],
+    ['::a00:1', 'IPv4-compatible 10.0.0.1'],
+    ['::ffff:0:7f00:1', 'IPv4-translated 127.0.0.1'],
+    ['::ffff:a9fe:a9fe', 'IPv4-mapped, hexadecimal'],
+    ['2001:0:a9fe:a9fe:8000:63bf:f7f7:f7f7', 'Teredo, server 169.254.169.254'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'Teredo, client 127.0.0.1'],
+    ['2001:db8::1', 'documentation'],
+    ['not an address', 'no address at all'],
+  ])('refuses %s (%s)', (address) => expect(isForbiddenAddress(address)).toBe(true));
+  it.each([
+    ['64:ff9b::808:808', 'NAT64 of 8.8.8.8'],
+    ['2002:808:808::1', '6to4 of 8.8.8.8'],
+    ['::ffff:8.8.8.8', 'IPv4-mapped 8.8.8.8'],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'Teredo, server 65.54.227.120, client 8.8.8.8'],
+  ])('allows %s (%s)', (address) => expect(isForbiddenAddress(address)).toBe(false));
 });
 
 describe('webhook secrets', () => {

@@ -2,6 +2,7 @@ import { ParsedUrlQuery, parse } from 'node:querystring';
 import type { ParameterizedContext } from 'koa';
 import type { Logger } from '@pos/shared/log';
 import type { Role } from '@pos/shared/auth/roles';
+import type { AuditChange } from '@pos/shared/schemas/responses';
 import type { SessionDoc } from '@pos/shared/store/documents';
 
 /** Who makes an operator request: root (ADMIN_TOKEN, no id) or an operator account. */
@@ -26,6 +27,8 @@ export interface AppState {
   operator?: Operator;
   /** The location an operator write concerns, once the route knows it (for its audit record). */
   auditLocationId?: string;
+  /** What an operator write changed, cleaned of secrets, once the handler knows it (for its audit record). */
+  auditChange?: AuditChange;
   /** Set by the api_key authentication of service and customer routes. */
   session?: SessionDoc;
   /** The hash of the key that opened it (a rotated-out key works only until its grace ends). */

@@ -17,6 +17,7 @@ import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { WorkRepo } from '@pos/shared/store/work';
 import type { DeliveryJobData } from '@pos/shared/queue/webhook-queue';
 import type { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
+import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
 import type { SecretBox } from '@pos/shared/webhooks/secrets';
 import type { AppState } from './context';
 import type { IdempotencyStore } from './idempotency/idempotency-store';
@@ -46,6 +47,8 @@ export interface ApiDeps {
   webhookQueue: Queue<DeliveryJobData>;
   webhooks: WebhooksRepo;
   webhookDeliveries: WebhookDeliveriesRepo;
+  /** Where test events and redeliveries are added, within each subscription's cap. */
+  deliveries: DeliveryQueue;
   /** Seals webhook secrets under WEBHOOK_SECRET_KEY (else API_KEY_SECRET). */
   webhookSecrets: SecretBox;
   subscriber: ChannelSubscriber;

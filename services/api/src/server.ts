@@ -12,9 +12,7 @@ import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
 import { closeRedis, createRedis, isCluster, redisTarget } from '@pos/shared/redis';
 import { createLifecycleQueue } from '@pos/shared/queue/lifecycle';
 import { createDeadlineQueue } from '@pos/shared/queue/deadlines';
-import { createWebhookQueue } from '@pos/shared/queue/webhook-queue';
-import { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
-import { WebhookEmitter } from '@pos/shared/webhooks/emitter';
+import { createWebhooks } from '@pos/shared/webhooks/wiring';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { OrderArchiveRepo } from '@pos/shared/store/archive';
 import { AuditRepo } from '@pos/shared/store/audit';
@@ -96,11 +94,9 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
   const queues = new WorkQueues(redis, queueLayout(config), nodeLog, config.queue.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(redis, config.redis, nodeLog);
-  const webhookQueue = createWebhookQueue(redis, config.redis, nodeLog);
-  const webhooks = new WebhooksRepo(store.db);
-  // Events the API publishes itself (counter orders, commands) are fanned out as they are published.
-  const webhookEmitter = new WebhookEmitter({ redis, prefix: config.redis.prefix, webhooks, queue: webhookQueue, retryScheduleMs: config.webhooks.retryScheduleMs });
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
+  // Events the API publishes itself (counter orders, commands) are fanned out as they are published.
+  const webhooks = createWebhooks({ db: store.db, redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log: nodeLog });
   const orders = new OrdersRepo(store.db);
   const archive = new OrderArchiveRepo(store.db);
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redis.prefix, orders, archive });
@@ -170,9 +166,10 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     redis,
     queues,
     lifecycleQueue,
-    webhookQueue,
-    webhooks,
-    webhookDeliveries: new WebhookDeliveriesRepo(store.db),
+    webhookQueue: webhooks.queue,
+    webhooks: webhooks.subscriptions,
+    webhookDeliveries: webhooks.log,
+    deliveries: webhooks.deliveries,
     webhookSecrets: new SecretBox(config.webhooks.secretKey ?? keySecret), // see webhookSecretKey
     subscriber,
     hub,
@@ -180,7 +177,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     rateLimit: rateLimitPerKey(config.limits.rateLimit, redis, config.redis.prefix, nodeLog),
     // A first attempt still holding its key past the longest wait (JOB_TIMEOUT) is taken for dead.
     idempotency: new IdempotencyStore(redis, config.redis.prefix, config.idempotency.ttlMs, config.queue.jobTimeoutMs + 5_000),
-    events: new EventPublisher(redisPublisher(redis), config.redis.prefix, webhookEmitter),
+    events: new EventPublisher(redisPublisher(redis), config.redis.prefix, webhooks.emitter),
     metrics,
     orders,
     archive,
@@ -235,7 +232,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
         nodeLog,
         'dropping the session channel',
       );
-      await settleWithin(Promise.all([queues.close(), lifecycleQueue.close(), deadlines.close(), webhookQueue.close()]), 2_000, nodeLog, 'closing the queues');
+      await settleWithin(Promise.all([queues.close(), lifecycleQueue.close(), deadlines.close(), webhooks.queue.close()]), 2_000, nodeLog, 'closing the queues');
       await Promise.all([closeRedis(redis), subscriber.quit()]);
       await store.close();
       nodeLog.info('api stopped');

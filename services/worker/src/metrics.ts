@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { mongoCommandsCounter } from '@pos/shared/metrics/mongo-commands';
 
 export interface WorkerMetrics {
@@ -15,6 +15,8 @@ export interface WebhookMetrics {
   /** Delivery attempts by outcome: delivered, retrying, failed (its schedule ran out), disabled (it disabled the endpoint). */
   deliveries: Counter<'outcome'>;
   deliverySeconds: Histogram;
+  /** Deliveries held back unattempted by their endpoint's share: `endpoint-busy`, `circuit-open`. */
+  held: Counter<'reason'>;
 }
 
 /**
@@ -43,7 +45,26 @@ export function createWorkerMetrics(mongoCommands: () => number): WorkerMetrics 
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  return { registry, jobsProcessed, webhooks: { deliveries, deliverySeconds } };
+  const held = new Counter({
+    name: 'pos_webhook_deliveries_held_total',
+    help: "Webhook deliveries put back on the queue unattempted, by reason: endpoint-busy (its endpoint had WEBHOOK_ENDPOINT_CONCURRENCY attempts under way), circuit-open",
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  for (const reason of ['endpoint-busy', 'circuit-open']) held.inc({ reason }, 0);
+  return { registry, jobsProcessed, webhooks: { deliveries, deliverySeconds, held } };
+}
+
+/** `pos_webhook_circuits_open`: the endpoints whose circuit is open on this worker, read at scrape time. */
+export function circuitsOpenGauge(registry: Registry, open: () => number): Gauge {
+  return new Gauge({
+    name: 'pos_webhook_circuits_open',
+    help: 'Webhook endpoints whose circuit this worker holds open (WEBHOOK_CIRCUIT_FAILURES failed attempts in a row)',
+    registers: [registry],
+    collect() {
+      this.set(open());
+    },
+  });
 }
 
 /** GET /metrics on its own listener (nothing else is served); resolves with the port. */

@@ -18,9 +18,7 @@ import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { OrdersRepo } from '@pos/shared/store/orders';
 import { SessionsRepo } from '@pos/shared/store/sessions';
-import { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
-import { createWebhookQueue } from '@pos/shared/queue/webhook-queue';
-import { WebhookEmitter } from '@pos/shared/webhooks/emitter';
+import { createWebhooks } from '@pos/shared/webhooks/wiring';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { storeProblem } from '@pos/shared/store/store-errors';
 import { annotate, traced } from '@pos/shared/telemetry/tracing';
@@ -36,8 +34,9 @@ import { NO_FOLLOW_UPS, type OrderFollowUps } from './jobs/context';
 import { startDeadlines } from './jobs/deadlines';
 import { orderFollowUps } from './jobs/follow-ups';
 import { Outbox } from './jobs/outbox';
-import { createWorkerMetrics, serveMetrics } from './metrics';
-import { startDeliveryWorker } from './webhooks/delivery';
+import { circuitsOpenGauge, createWorkerMetrics, serveMetrics } from './metrics';
+import { startDeliveryWorker, succeeded } from './webhooks/delivery';
+import { EndpointGuards } from './webhooks/endpoint-guards';
 
 export interface RunningWorker {
   /** Stops taking jobs, lets the active ones finish, then disconnects. */
@@ -79,9 +78,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const failureThreshold = async (locationId: string): Promise<number> =>
     (await locations.failureThreshold(locationId)) ?? config.orders.failureThreshold;
 
-  const webhooks = new WebhooksRepo(store.db);
-  const webhookQueue = createWebhookQueue(redis, config.redis, log);
-  const webhookEmitter = new WebhookEmitter({ redis, prefix: config.redis.prefix, webhooks, queue: webhookQueue, retryScheduleMs: config.webhooks.retryScheduleMs });
+  const webhooks = createWebhooks({ db: store.db, redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
+  const webhookEmitter = webhooks.emitter;
 
   const answers = new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs);
   const checkpoint = faultInjection(config.worker.faultInject, log);
@@ -183,10 +181,14 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const workers = [...current, ...draining].map(consume);
   const drain = draining.length > 0 ? await watchDrain(draining, redis, log) : undefined;
   const secretKey = webhookSecretKey(config);
+  const guards = new EndpointGuards(config.webhooks, succeeded);
+  circuitsOpenGauge(metrics.registry, () => guards.openCircuits);
   const deliveryWorker = secretKey
     ? startDeliveryWorker(workerConnection, config.redis, config.webhooks, config.worker.jobLockDurationMs, {
-        webhooks,
-        deliveries: new WebhookDeliveriesRepo(store.db),
+        webhooks: webhooks.subscriptions,
+        deliveries: webhooks.log,
+        pending: webhooks.deliveries,
+        guards,
         secrets: new SecretBox(secretKey),
         metrics: metrics.webhooks,
         log: log.child({ queue: 'webhook-delivery' }),
@@ -204,7 +206,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       orders: repos.orders,
       archive: repos.archive,
       commands: new CommandsRepo(store.db),
-      webhookDeliveries: new WebhookDeliveriesRepo(store.db),
+      webhookDeliveries: webhooks.log,
       audit: new AuditRepo(store.db),
       checkpoint,
     },
@@ -234,7 +236,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
         deadlines.close(),
       ]);
       if (drain) await settleWithin(drain.stop(), 2_000, log, 'closing the drained queues');
-      await settleWithin(webhookQueue.close(), 2_000, log, 'closing the webhook queue');
+      await settleWithin(webhooks.queue.close(), 2_000, log, 'closing the webhook queue');
       await Promise.all([closeRedis(redis), closeRedis(workerConnection)]);
       await store.close();
       log.info('worker stopped');

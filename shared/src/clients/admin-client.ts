@@ -8,6 +8,7 @@ import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/
 import type { LocationUpdateInput, OperatorInput, OperatorUpdateInput, PauseInput, RowInput, WebhookInput, WebhookUpdateInput } from '../schemas/requests';
 import type {
   AuditRecord,
+  AuditVerification,
   CurrentOperator,
   IssuedOperator,
   IssuedSession,
@@ -30,7 +31,7 @@ export interface HistoryRange {
   to?: string;
 }
 
-export type { AuditRecord, IssuedOperator, IssuedSession, IssuedWebhook, OperatorView, QueuedDelivery, RotatedSession, WebhookDelivery, WebhookView };
+export type { AuditRecord, AuditVerification, IssuedOperator, IssuedSession, IssuedWebhook, OperatorView, QueuedDelivery, RotatedSession, WebhookDelivery, WebhookView };
 
 /** The audit log's filters: a location, an operator, a time range [from, to) in ISO-8601. */
 export interface AuditFilter {
@@ -273,6 +274,27 @@ export class AdminClient {
     const query = new URLSearchParams();
     for (const name of ['locationId', 'operatorId', 'from', 'to'] as const) if (filter[name] !== undefined) query.set(name, filter[name]);
     return this.call('GET', `/audit${pageQuery(filter, query)}`);
+  }
+
+  /** One stretch of the audit chain's check, after the record `after` (absent: from where the chain starts). */
+  verifyAudit(options: { after?: number; limit?: number } = {}): Promise<AuditVerification> {
+    const query = new URLSearchParams();
+    if (options.after !== undefined) query.set('after', String(options.after));
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    const text = query.toString();
+    return this.call('GET', `/audit/verify${text ? `?${text}` : ''}`);
+  }
+
+  /** The whole chain, stretch by stretch: what the last stretch found, with every record checked counted. */
+  async verifyAuditChain(): Promise<AuditVerification> {
+    let result = await this.verifyAudit();
+    let checked = result.checked;
+    const firstSeq = result.firstSeq;
+    while (result.intact && !result.complete && result.lastSeq !== undefined) {
+      result = await this.verifyAudit({ after: result.lastSeq });
+      checked += result.checked;
+    }
+    return { ...result, checked, ...(firstSeq !== undefined && { firstSeq }) };
   }
 
   private call<T>(method: string, path: string, body?: unknown): Promise<T> {

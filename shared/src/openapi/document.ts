@@ -8,6 +8,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { ErrorObject } from 'ajv';
 import { Role, rolesFrom } from '../auth/roles';
+import { BoundAccess, CHAIN_WIDE_DETAIL } from '../auth/scope';
 import { Problem, problemBody, problems } from '../domain/problem';
 import { LIMITS, problemFromSchemaError } from '../schemas/requests';
 import {
@@ -207,17 +208,29 @@ function byStatus(list: Problem[]): Map<number, Problem[]> {
   return grouped;
 }
 
-/** What an operation's role adds: who may call it (`x-roles`, and a line of its description) and the 403 of the others. */
-function roleOf(spec: OperationSpec): { roles?: Role[]; note?: string; problems: Problem[] } {
+/** What a bound operator may do, in words (the description's line and `x-bound`). */
+function boundLine(spec: OperationSpec): string {
+  if (spec.bound === 'chain') return 'Chain-wide: an operator bound to locations is refused (403).';
+  const what = spec.boundNote ?? (/\{(id|sessionId)\}/.test(spec.path) ? 'its own locations only; another location answers the same 404 as a missing one' : 'within its own locations');
+  return `An operator bound to locations: ${what}.`;
+}
+
+/**
+ * What an operation's role and scope add: who may call it (`x-roles`), what an operator bound to
+ * locations may do with it (`x-bound`), a line of its description for each, and the 403s.
+ */
+function roleOf(spec: OperationSpec): { roles?: Role[]; bound?: BoundAccess; note?: string; problems: Problem[] } {
   if (spec.access !== 'admin' && spec.access !== 'board') return { problems: [] };
-  if (!spec.role) throw new Error(`operation ${spec.id} has no role`);
+  if (!spec.role || !spec.bound) throw new Error(`operation ${spec.id} has no role or bound access`);
   const roles = rolesFrom(spec.role);
   return {
     roles,
-    note:
-      `Roles: ${roles.map((role) => `\`${role}\``).join(', ')} (docs/operators.md).` +
-      (/\{(id|sessionId)\}/.test(spec.path) ? " A location outside the token's locations answers the same 404 as a missing one." : ''),
-    problems: spec.role === 'viewer' ? [] : [problems.forbidden(`This needs the ${spec.role} role; this token is a viewer`)],
+    bound: spec.bound,
+    note: `Roles: ${roles.map((role) => `\`${role}\``).join(', ')} (docs/operators.md). ${boundLine(spec)}`,
+    problems: [
+      ...(spec.role === 'viewer' ? [] : [problems.forbidden(`This needs the ${spec.role} role; this token is a viewer`)]),
+      ...(spec.bound === 'chain' ? [problems.forbidden(CHAIN_WIDE_DETAIL)] : []),
+    ],
   };
 }
 
@@ -264,6 +277,7 @@ function operation(spec: OperationSpec, path: string, options: DocumentOptions):
     tags: [spec.tag],
     security: access.security,
     ...(role.roles && { 'x-roles': role.roles }),
+    ...(role.bound && { 'x-bound': role.bound }),
     ...(parameters.length > 0 && { parameters }),
     ...(spec.body && {
       requestBody: {

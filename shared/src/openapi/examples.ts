@@ -6,11 +6,12 @@ import { SESSION_NOT_VALID_BODY } from '../auth/session-rules';
 import { Problem, problems } from '../domain/problem';
 import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '../domain/records';
 import type { PresenceView } from '../schemas/responses';
-import type { CommandDoc, LocationDoc, OrderDoc } from '../store/documents';
+import type { AuditDoc, CommandDoc, LocationDoc, OrderDoc } from '../store/documents';
 import { storeProblem } from '../store/store-errors';
 import { toLocationView } from '../store/locations';
 import { toSessionView } from '../store/sessions';
 import { toWebhookView } from '../store/webhooks';
+import { auditHash, toAuditRecord } from '../store/audit';
 
 export const EXAMPLE_IDS = {
   location: '019a8f2c-5b1e-7c3d-9a40-2e6f1b7d8c90',
@@ -66,6 +67,26 @@ const locationDoc: LocationDoc = {
   onlineSince: at('06:05:00.000'),
 };
 
+/** An audit record as the service writes it: an operator's creation, chained to the one before. */
+function exampleAuditRecord() {
+  const doc: AuditDoc = {
+    _id: EXAMPLE_IDS.audit,
+    at: new Date('2026-11-21T07:12:30.411Z'),
+    operatorName: 'HQ ops',
+    role: 'admin',
+    method: 'POST',
+    route: '/admin/v1/operators',
+    targets: {},
+    status: 201,
+    requestId: EXAMPLE_IDS.request,
+    change: { id: EXAMPLE_IDS.operator, after: { name: 'Main Street manager', role: 'manager', locationIds: [EXAMPLE_IDS.location] } },
+    seq: 42,
+    prevHash: '5d41402abc4b2a76b9719d911017c592ae5d8c3e6c1a4b6f0e2d7c9a8b1f3e40',
+    purgeAt: new Date('2027-12-26T07:12:30.411Z'),
+  };
+  return toAuditRecord({ ...doc, hash: auditHash(doc) });
+}
+
 export const examples = {
   placedOrder: toOrderRecord(orderDoc),
   operatorOrder: toOperatorOrderRecord({ ...orderDoc, failureCount: 1, failedTime: at('07:12:00.000') }),
@@ -88,19 +109,7 @@ export const examples = {
     createdAt: at('06:01:00.000'),
   }),
   operator: { id: EXAMPLE_IDS.operator, name: 'Main Street manager', role: 'manager', locationIds: [EXAMPLE_IDS.location], createdAt: '2026-11-21T05:50:00.000Z' },
-  auditRecord: {
-    id: EXAMPLE_IDS.audit,
-    at: '2026-11-21T07:12:30.411Z',
-    operatorId: EXAMPLE_IDS.operator,
-    operatorName: 'Main Street manager',
-    role: 'manager',
-    method: 'POST',
-    route: '/admin/v1/locations/:id/orders/:number/recover',
-    targets: { id: EXAMPLE_IDS.location, number: '7' },
-    locationId: EXAMPLE_IDS.location,
-    status: 200,
-    requestId: EXAMPLE_IDS.request,
-  },
+  auditRecord: exampleAuditRecord(),
   apiKey: 'pos_D9YuS2GvbS-wEih4_-Yxpw0FdyZgyw8HLNBLYr8q2QaINhsuWx68d0bWEGiy6lZv',
   webhook: toWebhookView({
     _id: EXAMPLE_IDS.webhook,

@@ -55,9 +55,3 @@ export function deliveryJobOptions(retryScheduleMs: number[], jobId: string) {
 export function retryDelay(retryScheduleMs: number[], attemptsMade: number): number {
   return retryScheduleMs[Math.min(attemptsMade, retryScheduleMs.length) - 1] ?? 0;
 }
-
-/** Adds deliveries: one round trip (a MULTI on the queue's slot). */
-export async function addDeliveries(queue: Queue<DeliveryJobData>, retryScheduleMs: number[], deliveries: DeliveryJobData[], jobId = (d: DeliveryJobData) => d.webhookId): Promise<void> {
-  if (deliveries.length === 0) return;
-  await queue.addBulk(deliveries.map((data) => ({ name: WEBHOOK_JOB, data, opts: deliveryJobOptions(retryScheduleMs, jobId(data)) })));
-}

@@ -275,6 +275,15 @@ export const auditQuerySchema = {
   },
 } as const;
 
+/** One stretch of the audit chain's check: after the record `after` (absent: from where the chain starts). */
+export const auditVerifyQuerySchema = {
+  type: 'object',
+  properties: {
+    after: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The `lastSeq` of the previous stretch; absent for the first' },
+    limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 10_000, description: 'The most records this stretch checks' },
+  },
+} as const;
+
 export type RowInput = FromSchema<typeof rowSchema>;
 export type StatusUpdateInput = FromSchema<typeof statusUpdateSchema>;
 export type FailureReportInput = FromSchema<typeof failureReportSchema>;
@@ -295,6 +304,7 @@ export type PauseInput = FromSchema<typeof pauseSchema>;
 export type OperatorInput = FromSchema<typeof operatorSchema>;
 export type OperatorUpdateInput = FromSchema<typeof operatorUpdateSchema>;
 export type AuditQuery = FromSchema<typeof auditQuerySchema>;
+export type AuditVerifyQuery = FromSchema<typeof auditVerifyQuerySchema>;
 
 /** Human names of required fields, for the interface's "<Name> is required." detail. */
 const FIELD_LABELS: Record<string, string> = {
@@ -375,4 +385,5 @@ export const queryValidators = {
   orderList: compileQuery<OrderListQuery>(orderListQuerySchema),
   locationList: compileQuery<LocationListQuery>(locationListQuerySchema),
   audit: compileQuery<AuditQuery>(auditQuerySchema),
+  auditVerify: compileQuery<AuditVerifyQuery>(auditVerifyQuerySchema),
 };

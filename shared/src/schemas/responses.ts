@@ -232,7 +232,11 @@ export const webhookDeliverySchema = {
     webhookId: { type: 'string', description: 'The `webhook-id` header: the same on every attempt of one event to one endpoint' },
     type: { type: 'string', description: 'The event type' },
     attempt: { ...positiveInt, description: 'The attempt number (a redelivery starts again at 1)' },
-    outcome: { type: 'string', enum: ['delivered', 'retrying', 'failed', 'disabled'] },
+    outcome: {
+      type: 'string',
+      enum: ['delivered', 'retrying', 'failed', 'disabled', 'dropped'],
+      description: '`dropped`: taken out unattempted, the subscription having more than `WEBHOOK_MAX_PENDING` deliveries waiting (redeliverable)',
+    },
     statusCode: { type: 'integer', minimum: 100, maximum: 599, description: "The endpoint's answer, when it answered" },
     error: { type: 'string', description: 'Why no answer came (timeout, refused address, connection error)' },
     durationMs: { type: 'integer', minimum: 0 },
@@ -299,6 +303,25 @@ export const currentOperatorSchema = {
   },
 } as const;
 
+/** A value an audit record names: an id, a name, a role, a URL, a switch, a list of ids or types. */
+const auditValue = { oneOf: [{ type: 'string' }, { type: 'integer' }, { type: 'boolean' }, { type: 'array', items: { type: 'string' } }] } as const;
+const auditFields = {
+  type: 'object',
+  additionalProperties: auditValue,
+  description: 'Fields by name: `role`, `locationIds` or `allLocations: true`, a subscription\'s `url` (query values redacted), `events`, ...',
+} as const;
+
+/** What a write changed, cleaned of secrets (never a key, token or webhook secret). */
+export const auditChangeSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', description: 'The id (or number) of what the write created' },
+    before: { ...auditFields, description: `The changed or removed fields as they were. ${auditFields.description}` },
+    after: { ...auditFields, description: `The created or changed fields as the write left them. ${auditFields.description}` },
+  },
+} as const;
+
 /** One record of the audit log: an operator write. Never a key, token or secret. */
 export const auditRecordSchema = {
   type: 'object',
@@ -320,6 +343,39 @@ export const auditRecordSchema = {
     locationId: { type: 'string', description: 'The location the write concerns, when one' },
     status: { type: 'integer', description: 'The status of the answer' },
     requestId: { type: 'string' },
+    change: auditChangeSchema,
+    seq: { type: 'integer', minimum: 1, description: "The record's place in the log's hash chain (absent on records written before the chain)" },
+    prevHash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The `hash` of the record before it (`seq` - 1), or 64 zeros for the first' },
+    hash: {
+      type: 'string',
+      pattern: '^[0-9a-f]{64}$',
+      description: 'SHA-256, in hex, of `prevHash`, a newline, and this record as JSON without `hash` (RFC 8785 canonical form): `npm run admin -- audit verify` checks the chain',
+    },
+  },
+} as const;
+
+/** The outcome of a check of the audit log's hash chain, over one stretch of it. */
+export const auditVerificationSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['intact', 'checked', 'complete'],
+  properties: {
+    intact: { type: 'boolean', description: 'Whether every record checked matches its hash and follows the one before it' },
+    checked: { type: 'integer', minimum: 0, description: 'Records checked in this stretch' },
+    firstSeq: { type: 'integer', description: 'The first record checked' },
+    lastSeq: { type: 'integer', description: 'The last record checked and found intact: the `after` of the next stretch' },
+    complete: { type: 'boolean', description: 'Whether the check reached the newest record (or a broken link); `false`: call again with `after=lastSeq`' },
+    brokenAt: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['seq', 'reason'],
+      description: 'The first broken link',
+      properties: {
+        seq: { type: 'integer', description: 'Where the chain breaks' },
+        id: { type: 'string', description: 'The record found there, when one is' },
+        reason: { type: 'string' },
+      },
+    },
   },
 } as const;
 
@@ -359,6 +415,8 @@ export type QueuedDelivery = FromSchema<typeof queuedDeliverySchema>;
 export type OperatorView = FromSchema<typeof operatorViewSchema>;
 export type IssuedOperator = FromSchema<typeof issuedOperatorSchema>;
 export type AuditRecord = FromSchema<typeof auditRecordSchema>;
+export type AuditChange = FromSchema<typeof auditChangeSchema>;
+export type AuditVerification = FromSchema<typeof auditVerificationSchema>;
 export type CurrentOperator = FromSchema<typeof currentOperatorSchema>;
 export type HealthBody = FromSchema<typeof healthSchema>;
 export type ReadinessBody = FromSchema<typeof readinessSchema>;

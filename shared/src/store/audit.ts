@@ -1,15 +1,27 @@
 /**
- * The audit log: one document per operator write, kept until `purgeAt` (AUDIT_RETENTION after
- * it), read newest first. Ids are UUIDv7, so `_id` order is time order.
+ * The audit log: one document per operator write, read newest first, kept until `purgeAt`
+ * (AUDIT_RETENTION after it). Ids are UUIDv7, so `_id` order is time order.
+ *
+ * The log is a hash chain, so that a record changed or removed in MongoDB is found: each record
+ * has the next `seq` and carries `prevHash` (the record before's `hash`) and `hash`, SHA-256 of
+ * `prevHash`, a newline and the record as the API shows it without `hash`, in RFC 8785's
+ * canonical JSON. A writer reads the newest record and inserts the next `seq`, which a unique
+ * index gives to one writer only; the others read again. Retention removes the oldest records
+ * only, in `seq` order, and first records where the chain now starts (the anchor).
  */
-import type { Db, Filter } from 'mongodb';
-import type { AuditRecord } from '../schemas/responses';
-import type { AuditDoc } from './documents';
-import { collections, deleteDue } from './mongo';
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { Collection, Db, Filter, MongoServerError } from 'mongodb';
+import type { AuditRecord, AuditVerification } from '../schemas/responses';
+import type { AuditAnchorDoc, AuditDoc } from './documents';
+import { collections } from './mongo';
 import type { Page } from './page';
 import { asString } from './query-values';
 
 export type { AuditDoc };
+
+/** What a writer gives: the record without its place in the chain. */
+export type AuditEntry = Omit<AuditDoc, 'seq' | 'prevHash' | 'hash'>;
 
 export interface AuditFilter {
   locationId?: string;
@@ -19,6 +31,13 @@ export interface AuditFilter {
   /** The reader's scope: records of these locations only (a scoped manager). Absent: all. */
   withinLocations?: readonly string[];
 }
+
+/** The `prevHash` of the first record. */
+export const GENESIS_HASH = '0'.repeat(64);
+/** Writers racing for the same `seq` read again; past this many tries the write is reported failed. */
+const APPEND_TRIES = 20;
+/** The most records one verification reads. */
+export const VERIFY_MAX = 10_000;
 
 export function toAuditRecord(doc: AuditDoc): AuditRecord {
   const record: AuditRecord = {
@@ -34,18 +53,51 @@ export function toAuditRecord(doc: AuditDoc): AuditRecord {
   };
   if (doc.operatorId !== undefined) record.operatorId = doc.operatorId;
   if (doc.locationId !== undefined) record.locationId = doc.locationId;
+  if (doc.change !== undefined) record.change = doc.change;
+  if (doc.seq !== undefined) record.seq = doc.seq;
+  if (doc.prevHash !== undefined) record.prevHash = doc.prevHash;
+  if (doc.hash !== undefined) record.hash = doc.hash;
   return record;
 }
 
+/** The hash a record must carry: over `prevHash` and the record as served, without `hash`. */
+export function auditHash(doc: AuditDoc): string {
+  const { hash: _hash, ...content } = toAuditRecord(doc);
+  return createHash('sha256').update(`${doc.prevHash ?? ''}\n${canonicalize(content)}`).digest('hex');
+}
+
+const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000;
+
 export class AuditRepo {
-  private readonly c;
+  private readonly c: Collection<AuditDoc>;
+  private readonly anchors: Collection<AuditAnchorDoc>;
+  /** The link this process appended last. */
+  private last?: { seq: number; hash: string };
 
   constructor(db: Db) {
     this.c = collections(db).audit;
+    this.anchors = collections(db).auditAnchors;
   }
 
-  async insert(doc: AuditDoc): Promise<void> {
-    await this.c.insertOne(doc);
+  /**
+   * Appends the record to the chain; returns it as stored. Concurrent writers each get their own
+   * `seq`. The link this process wrote last is tried first (one insert, no read, when no other
+   * process wrote since); a taken `seq` reads the newest link and tries again.
+   */
+  async append(entry: AuditEntry): Promise<AuditDoc> {
+    for (let tries = 1; ; tries += 1) {
+      const last = this.last ?? (await this.newest());
+      const doc: AuditDoc = { ...entry, seq: (last?.seq ?? 0) + 1, prevHash: last?.hash ?? GENESIS_HASH };
+      doc.hash = auditHash(doc);
+      try {
+        await this.c.insertOne(doc);
+        this.last = { seq: doc.seq!, hash: doc.hash };
+        return doc;
+      } catch (err) {
+        this.last = undefined;
+        if (!isDuplicateKey(err) || tries >= APPEND_TRIES) throw err;
+      }
+    }
   }
 
   /** One page, newest first; `after` is the id of the last record of the previous page. */
@@ -62,8 +114,75 @@ export class AuditRepo {
     return this.c.find(query).sort({ _id: -1 }).limit(page.limit).toArray();
   }
 
-  /** Removes up to `limit` records past their retention (where no TTL monitor runs). */
-  purge(now: Date, limit: number): Promise<number> {
-    return deleteDue(this.c, 'purgeAt', now, limit);
+  /**
+   * Checks the chain from the record after `afterSeq` (absent: from where it starts), at most
+   * `limit` records: each follows the one before it and matches its hash. Names the first broken link.
+   */
+  async verify(afterSeq: number | undefined, limit = VERIFY_MAX): Promise<AuditVerification> {
+    let expected: { seq: number; hash: string };
+    if (afterSeq === undefined) {
+      const anchor = await this.anchors.findOne({ _id: 'audit' });
+      expected = { seq: (anchor?.seq ?? 0) + 1, hash: anchor?.hash ?? GENESIS_HASH };
+    } else {
+      const previous = await this.c.findOne({ seq: afterSeq });
+      if (!previous?.hash) return { intact: false, checked: 0, complete: true, brokenAt: { seq: afterSeq, reason: `record ${afterSeq} does not exist` } };
+      expected = { seq: afterSeq + 1, hash: previous.hash };
+    }
+    const records = await this.c
+      .find({ seq: { $gte: expected.seq } })
+      .sort({ seq: 1 })
+      .limit(Math.min(limit, VERIFY_MAX) + 1)
+      .toArray();
+    const firstSeq = expected.seq;
+    let checked = 0;
+    for (const doc of records.slice(0, limit)) {
+      const broken = (reason: string): AuditVerification => ({
+        intact: false,
+        checked,
+        firstSeq,
+        ...(checked > 0 && { lastSeq: expected.seq - 1 }),
+        complete: true,
+        brokenAt: { seq: expected.seq, ...(doc.seq === expected.seq && { id: doc._id }), reason },
+      });
+      if (doc.seq !== expected.seq) return broken(`record ${expected.seq} is missing: the next is ${doc.seq}`);
+      if (doc.prevHash !== expected.hash) return broken(`its prevHash is not the hash of record ${expected.seq - 1}: a record before it was changed or replaced`);
+      if (auditHash(doc) !== doc.hash) return broken('its content does not match its hash: it was changed after it was written');
+      checked += 1;
+      expected = { seq: expected.seq + 1, hash: doc.hash };
+    }
+    return { intact: true, checked, ...(checked > 0 && { firstSeq, lastSeq: expected.seq - 1 }), complete: records.length <= limit };
+  }
+
+  /**
+   * Removes up to `limit` records past their retention, oldest first in the chain, stopping at
+   * the first one not yet due; where the chain now starts is recorded first, so that a crash in
+   * between leaves records before the anchor, never a gap after it. Records from before the chain
+   * go by their `purgeAt`.
+   */
+  async purge(now: Date, limit: number): Promise<number> {
+    const oldest = await this.c.find({ seq: { $exists: true } }).sort({ seq: 1 }).limit(limit).toArray();
+    const firstNotDue = oldest.findIndex((doc) => doc.purgeAt > now);
+    const last = (firstNotDue < 0 ? oldest : oldest.slice(0, firstNotDue)).at(-1);
+    let removed = 0;
+    if (last?.seq !== undefined && last.hash !== undefined) {
+      try {
+        // Forward only: a slower purge that read an older stretch must not move the anchor back.
+        await this.anchors.updateOne({ _id: 'audit', seq: { $lt: last.seq } }, { $set: { seq: last.seq, hash: last.hash } }, { upsert: true });
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      removed += (await this.c.deleteMany({ seq: { $lte: last.seq } })).deletedCount;
+    }
+    const legacy = await this.c.find({ seq: { $exists: false }, purgeAt: { $lte: now } }, { projection: { _id: 1 } }).limit(limit).toArray();
+    if (legacy.length > 0) removed += (await this.c.deleteMany({ _id: { $in: legacy.map((doc) => doc._id) }, seq: { $exists: false } })).deletedCount;
+    return removed;
+  }
+
+  /** The chain's last link: its newest record, or, once retention removed them all, the anchor. */
+  private async newest(): Promise<{ seq: number; hash: string } | undefined> {
+    // majority: a record a failover could still roll back must not be built upon
+    const doc = await this.c.findOne({ seq: { $exists: true } }, { sort: { seq: -1 }, readConcern: { level: 'majority' } });
+    if (doc?.seq !== undefined && doc.hash !== undefined) return { seq: doc.seq, hash: doc.hash };
+    return (await this.anchors.findOne({ _id: 'audit' })) ?? undefined;
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
-import type { OrderRow } from '../schemas/responses';
+import type { AuditChange, OrderRow } from '../schemas/responses';
 
 export interface OrderDoc {
   _id: string;
@@ -130,7 +130,8 @@ export interface WebhookDoc {
   disabledReason?: string;
 }
 
-export type WebhookOutcome = 'delivered' | 'retrying' | 'failed' | 'disabled';
+/** `dropped`: never attempted again, the subscription having more than WEBHOOK_MAX_PENDING waiting. */
+export type WebhookOutcome = 'delivered' | 'retrying' | 'failed' | 'disabled' | 'dropped';
 
 /** One attempt of one delivery, kept for WEBHOOK_LOG_RETENTION. */
 export interface WebhookDeliveryDoc {
@@ -184,6 +185,22 @@ export interface AuditDoc {
   locationId?: string;
   status: number;
   requestId: string;
-  /** The record is removed at this moment (AUDIT_RETENTION after the write). */
+  /** What the write changed, cleaned of secrets. */
+  change?: AuditChange;
+  /**
+   * The record's place in the hash chain, the hash of the one before it, and its own
+   * (store/audit.ts); absent on records written before the chain.
+   */
+  seq?: number;
+  prevHash?: string;
+  hash?: string;
+  /** The record is removed at this moment (AUDIT_RETENTION after the write), oldest first. */
   purgeAt: Date;
+}
+
+/** Where the audit chain now starts: the last record the retention removed (store/audit.ts). */
+export interface AuditAnchorDoc {
+  _id: 'audit';
+  seq: number;
+  hash: string;
 }

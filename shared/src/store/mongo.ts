@@ -1,6 +1,6 @@
 import { Collection, Db, Filter, MongoClient } from 'mongodb';
 import type { MongoConfig } from '../config';
-import type { ArchivedOrderDoc, AuditDoc, CommandDoc, LocationDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
+import type { ArchivedOrderDoc, AuditAnchorDoc, AuditDoc, CommandDoc, LocationDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
 import { asInteger, asString } from './query-values';
 
 export interface Store {
@@ -78,6 +78,8 @@ export function collections(db: Db) {
     operators: db.collection<OperatorDoc>('operators'),
     /** One record per operator write (store/audit.ts). */
     audit: db.collection<AuditDoc>('audit'),
+    /** Where the audit log's hash chain starts once retention removed its oldest records. */
+    auditAnchors: db.collection<AuditAnchorDoc>('auditAnchors'),
   };
 }
 
@@ -88,6 +90,7 @@ export function collections(db: Db) {
  */
 export async function ensureIndexes(db: Db): Promise<void> {
   const c = collections(db);
+  await dropAuditTtl(c.audit);
   await Promise.all([
     c.sessions.createIndex({ keyHash: 1 }, { unique: true }),
     // the presence sweep's and gauges' reads: locations online, timed pauses due
@@ -129,9 +132,23 @@ export async function ensureIndexes(db: Db): Promise<void> {
     // The audit log newest first: all of it, by location (a manager's read), by operator.
     c.audit.createIndex({ locationId: 1, _id: -1 }),
     c.audit.createIndex({ operatorId: 1, _id: -1 }),
-    // Past AUDIT_RETENTION, as the archive: the TTL monitor, and the lifecycle job's purge.
-    c.audit.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
+    // The hash chain: one writer per place; retention reads the oldest, and (seq absent, null in
+    // the index) the records from before the chain by their purgeAt.
+    c.audit.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } }),
+    c.audit.createIndex({ seq: 1, purgeAt: 1 }),
   ]);
+}
+
+/**
+ * The audit log was once removed by a TTL index on `purgeAt`, which takes records out of the
+ * middle of the hash chain when AUDIT_RETENTION is shortened: retention is the lifecycle job's
+ * now, oldest first (store/audit.ts). Dropped where an earlier version made it.
+ */
+async function dropAuditTtl(audit: Collection<AuditDoc>): Promise<void> {
+  const indexes = await audit.indexes().catch(() => []);
+  const ttl = indexes.find((index) => index.key.purgeAt === 1 && index.expireAfterSeconds !== undefined);
+  // another process starting at the same time may have dropped it first
+  if (ttl?.name) await audit.dropIndex(ttl.name).catch(() => undefined);
 }
 
 /**

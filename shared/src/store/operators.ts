@@ -1,10 +1,10 @@
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { OperatorView } from '../schemas/responses';
 import type { OperatorDoc, OperatorRole } from './documents';
 import { newId } from './ids';
 import { collections } from './mongo';
 import type { Page } from './page';
-import { asString } from './query-values';
+import { asString, withinLocations } from './query-values';
 
 export type { OperatorDoc };
 
@@ -50,8 +50,11 @@ export class OperatorsRepo {
     return this.c.findOne({ tokenHash: asString(tokenHash, 'tokenHash') });
   }
 
-  list(page: Page<string>): Promise<OperatorDoc[]> {
-    const filter = page.after === undefined ? {} : { _id: { $gt: asString(page.after, 'after') } };
+  /** One page by id; `within`: only operators whose locations all lie within these (a bound reader's). */
+  list(page: Page<string>, within?: readonly string[]): Promise<OperatorDoc[]> {
+    const filter: Filter<OperatorDoc> = {};
+    if (page.after !== undefined) filter._id = { $gt: asString(page.after, 'after') };
+    if (within) filter.locationIds = withinLocations(within);
     return this.c.find(filter).sort({ _id: 1 }).limit(page.limit).toArray();
   }
 

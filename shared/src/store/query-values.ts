@@ -23,3 +23,12 @@ export function asInteger(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new TypeError(`${what} must be an integer in a query`);
   return value;
 }
+
+/**
+ * The filter on a `locationIds` field for records bound to locations that all lie within
+ * `within` (an operator account, a webhook subscription, as a bound operator may see them);
+ * a record without the field spans every location and does not match.
+ */
+export function withinLocations(within: readonly string[]) {
+  return { $exists: true, $not: { $elemMatch: { $nin: within.map((id) => asString(id, 'locationId')) } } };
+}

@@ -2,11 +2,12 @@
  * Webhook subscriptions and their delivery log. A subscription's `secret` is sealed
  * (webhooks/secrets.ts); the view never shows it.
  */
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { WebhookView } from '../schemas/responses';
 import type { WebhookDeliveryDoc, WebhookDoc } from './documents';
 import { collections, deleteDue } from './mongo';
 import type { Page } from './page';
+import { asString, withinLocations } from './query-values';
 
 export function toWebhookView(doc: WebhookDoc): WebhookView {
   const view: WebhookView = { id: doc._id, url: doc.url, events: doc.events, createdAt: doc.createdAt.toISOString(), updatedAt: doc.updatedAt.toISOString() };
@@ -40,12 +41,12 @@ export class WebhooksRepo {
     return this.c.findOne({ _id: id });
   }
 
-  list(page: Page<string>): Promise<WebhookDoc[]> {
-    return this.c
-      .find(page.after === undefined ? {} : { _id: { $gt: page.after } })
-      .sort({ _id: 1 })
-      .limit(page.limit)
-      .toArray();
+  /** One page by id; `within`: only subscriptions whose locations all lie within these (a bound reader's). */
+  list(page: Page<string>, within?: readonly string[]): Promise<WebhookDoc[]> {
+    const filter: Filter<WebhookDoc> = {};
+    if (page.after !== undefined) filter._id = { $gt: asString(page.after, 'after') };
+    if (within) filter.locationIds = withinLocations(within);
+    return this.c.find(filter).sort({ _id: 1 }).limit(page.limit).toArray();
   }
 
   /** Every enabled subscription, for the fan-out's cache (a deployment has a handful). */

@@ -7,9 +7,9 @@
  * read once per event that maps to a webhook (one GET), and a changed generation reloads them.
  */
 import { createHash } from 'node:crypto';
-import type { Queue } from 'bullmq';
 import type { RedisClient } from '../redis';
-import { addDeliveries, DeliveryJobData } from '../queue/webhook-queue';
+import type { DeliveryJobData } from '../queue/webhook-queue';
+import type { DeliveryQueue } from './delivery-queue';
 import type { WebhookTarget, WebhooksRepo } from '../store/webhooks';
 import type { WebhookSink } from '../events/location-events';
 import { WebhookSource, webhooksOf } from './event-types';
@@ -42,7 +42,7 @@ export class WebhookEmitter implements WebhookSink {
   private cache?: { generation: string | null; targets: WebhookTarget[] };
 
   constructor(
-    private readonly deps: { redis: RedisClient; prefix: string; webhooks: Pick<WebhooksRepo, 'enabledTargets'>; queue: Queue<DeliveryJobData>; retryScheduleMs: number[] },
+    private readonly deps: { redis: RedisClient; prefix: string; webhooks: Pick<WebhooksRepo, 'enabledTargets'>; deliveries: Pick<DeliveryQueue, 'add'> },
   ) {}
 
   /** The deliveries of some events, in order; an event that maps to no webhook costs nothing. */
@@ -73,9 +73,9 @@ export class WebhookEmitter implements WebhookSink {
     return this.emit([{ locationId, event, at }]);
   }
 
-  /** Fans the events out and adds their deliveries (one round trip, when any). */
+  /** Fans the events out and adds their deliveries (two round trips, when any). */
   async emit(events: OfferedEvent[]): Promise<void> {
-    await addDeliveries(this.deps.queue, this.deps.retryScheduleMs, await this.deliveriesOf(events));
+    await this.deps.deliveries.add(await this.deliveriesOf(events));
   }
 
   private async targets(): Promise<WebhookTarget[]> {

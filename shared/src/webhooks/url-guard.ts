@@ -1,45 +1,59 @@
 /**
- * The SSRF guard of webhook endpoints: http(s) only, and a host that resolves to no loopback,
- * private, link-local, shared (CGNAT), unspecified, multicast or cloud-metadata address. Checked at
- * creation and again at each delivery, which then connects to the address it checked (a name
- * that resolves elsewhere the second time, DNS rebinding, cannot slip through).
+ * The SSRF guard of webhook endpoints: http(s) only, and a host that resolves to global unicast
+ * addresses only: no loopback, private, link-local, shared (CGNAT), unspecified, multicast,
+ * reserved or cloud-metadata address, nor an IPv6 address that carries one of those (IPv4-mapped,
+ * -translated, -compatible, NAT64, 6to4, Teredo). Checked at creation and again at each delivery,
+ * which then connects to the address it checked (a name that resolves elsewhere the second time,
+ * DNS rebinding, cannot slip through). The ranges are ipaddr.js's (its IANA special-purpose
+ * registries); only what those registries do not name is written here.
  */
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const blocked = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, and the metadata service of AWS, GCP and Azure (169.254.169.254)
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 3], // multicast and reserved, up to the broadcast address
-] as const)
-  blocked.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7], // unique local, including AWS's metadata address fd00:ec2::254
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  blocked.addSubnet(network, prefix, 'ipv6');
-// Azure's wire server and Alibaba's metadata service sit on public-looking addresses.
-blocked.addAddress('168.63.129.16', 'ipv4');
-blocked.addAddress('100.100.100.200', 'ipv4');
+/** Azure's wire server and Alibaba's metadata service sit on public-looking addresses. */
+const METADATA_ADDRESSES = new Set(['168.63.129.16', '100.100.100.200']);
 
-/** Whether an address is one a webhook may not reach (an IPv4-mapped IPv6 address counts as its IPv4 address). */
+const ipv4Of = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+
+/**
+ * The IPv4 addresses an IPv6 address carries, by its range; undefined when it carries none. A
+ * Teredo address carries two: its server's, and its client's (inverted, RFC 4380).
+ */
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+  const p = address.parts;
+  switch (address.range()) {
+    case 'ipv4Mapped': // ::ffff:0:0/96
+    case 'rfc6145': // ::ffff:0:0:0/96, IPv4-translated
+      return [ipv4Of(p[6]!, p[7]!)];
+    case '6to4': // 2002::/16: the IPv4 address follows the prefix
+      return [ipv4Of(p[1]!, p[2]!)];
+    case 'teredo': // 2001::/32
+      return [ipv4Of(p[2]!, p[3]!), ipv4Of(~p[6]! & 0xffff, ~p[7]! & 0xffff)];
+    default:
+      break;
+  }
+  // NAT64's well-known prefix (RFC 6052), and the deprecated IPv4-compatible ::/96 (:: and ::1 among them).
+  if (address.match(ipaddr.IPv6.parse('64:ff9b::'), 96) || address.match(ipaddr.IPv6.parse('::'), 96)) return [ipv4Of(p[6]!, p[7]!)];
+  return undefined;
+}
+
+const forbiddenIPv4 = (address: ipaddr.IPv4): boolean => address.range() !== 'unicast' || METADATA_ADDRESSES.has(address.toString());
+
+/**
+ * Whether an address is one a webhook may not reach: anything but a global unicast address. An
+ * IPv6 address that carries an IPv4 address is judged by that address; NAT64's local-use prefix
+ * (64:ff9b:1::/48, RFC 8215) is not globally reachable, whatever it carries.
+ */
 export function isForbiddenAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return blocked.check(mapped[1]!, 'ipv4');
-  const family = isIP(address);
-  if (family === 0) return true;
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (!ipaddr.isValid(address) || isIP(address) === 0) return true;
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return forbiddenIPv4(parsed as ipaddr.IPv4);
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.match(ipaddr.IPv6.parse('64:ff9b:1::'), 48)) return true;
+  const carried = embeddedIPv4(v6);
+  if (carried) return carried.some(forbiddenIPv4);
+  return v6.range() !== 'unicast';
 }
 
 export class UrlRefused extends Error {}

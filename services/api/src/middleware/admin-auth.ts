@@ -64,8 +64,3 @@ export function allowRole(role: Role) {
     await next();
   };
 }
-
-/** Whether the operator covers the location (an operator without `locationIds` covers all). */
-export function coversLocation(operator: Operator, locationId: string): boolean {
-  return operator.locationIds === undefined || operator.locationIds.includes(locationId);
-}

@@ -1,8 +1,7 @@
 import type { Next } from 'koa';
 import type { Counter } from 'prom-client';
 import { ProblemError } from '@pos/shared/domain/problem';
-import type { AuditRepo } from '@pos/shared/store/audit';
-import type { AuditDoc } from '@pos/shared/store/documents';
+import { AuditEntry, AuditRepo, toAuditRecord } from '@pos/shared/store/audit';
 import { newId } from '@pos/shared/store/ids';
 import { storeProblem } from '@pos/shared/store/store-errors';
 import type { AppContext } from '../context';
@@ -10,7 +9,7 @@ import { isSafeMethod } from './problems';
 import { operatorOfRequest } from './admin-auth';
 
 export interface AuditDeps {
-  audit: Pick<AuditRepo, 'insert'>;
+  audit: Pick<AuditRepo, 'append'>;
   /** AUDIT_RETENTION. */
   retentionMs: number;
   writes: Counter<'outcome'>;
@@ -38,12 +37,14 @@ function targetsOf(ctx: AppContext): Record<string, string> {
 }
 
 /**
- * Records every operator write (any method but GET, HEAD and OPTIONS) once its outcome is known:
- * one MongoDB insert, awaited before the answer goes out, so that an answered write always has
- * its record (a buffer would lose what a crash caught in it). A failed insert is logged and
- * counted, and the answer goes out anyway: the write itself is done and must not be reported as
- * failed. Runs after authentication (it needs the operator) and before the role check, so that
- * refused attempts are recorded too.
+ * Records every operator write (any method but GET, HEAD and OPTIONS) once its outcome is known,
+ * with what the handler says it changed (`ctx.state.auditChange`): appended to the log's hash
+ * chain (a read and an insert), awaited before the answer goes out, so that an answered write
+ * always has its record (a buffer would lose what a crash caught in it), and logged as an
+ * `audit record` line, which ships the chain's hashes off the box with the logs. A failed append
+ * is logged and counted, and the answer goes out anyway: the write itself is done and must not be
+ * reported as failed. Runs after authentication (it needs the operator) and before the role
+ * check, so that refused attempts are recorded too.
  */
 export function auditWrites(deps: AuditDeps) {
   return async function audit(ctx: AppContext, next: Next): Promise<void> {
@@ -67,7 +68,7 @@ async function record(ctx: AppContext, status: number, deps: AuditDeps): Promise
   const targets = targetsOf(ctx);
   const matched = (ctx as AppContext & { _matchedRoute?: string })._matchedRoute;
   const route = matched === undefined ? ctx.path : `${deps.mountPath ?? ''}${matched}`;
-  const doc: AuditDoc = {
+  const entry: AuditEntry = {
     _id: newId(),
     at,
     operatorId: operator.id,
@@ -80,13 +81,15 @@ async function record(ctx: AppContext, status: number, deps: AuditDeps): Promise
     locationId: ctx.state.auditLocationId ?? (LOCATION_ROUTE.test(route) ? targets.id : undefined),
     status,
     requestId: ctx.state.requestId,
+    change: ctx.state.auditChange,
     purgeAt: new Date(at.getTime() + deps.retentionMs),
   };
   try {
-    await deps.audit.insert(doc);
+    const stored = await deps.audit.append(entry);
     deps.writes.inc({ outcome: 'written' });
+    ctx.state.log.info({ audit: toAuditRecord(stored) }, 'audit record');
   } catch (err) {
     deps.writes.inc({ outcome: 'failed' });
-    ctx.state.log.error({ err, audit: { ...doc, purgeAt: undefined } }, 'audit record not written');
+    ctx.state.log.error({ err, audit: { ...entry, purgeAt: undefined } }, 'audit record not written');
   }
 }

@@ -36,7 +36,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   // Each route's role, in one word (admin-access.ts). Every write is audited, its body read, and
   // safe to retry under an Idempotency-Key (each handler calls beginWork once its path and body
   // are checked; finding the location is work).
-  const { read, write } = adminAccess(deps);
+  const { operation } = adminAccess(deps);
   const locationOf = (ctx: AppContext): Promise<LocationDoc> => scopedLocation(ctx, deps);
 
   /** The session the path names, in the operator's scope: a 404 otherwise. */
@@ -64,7 +64,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     keyRotationGraceMs: deps.config.auth.keyRotationGraceMs,
   });
 
-  router.post('/locations', ...write('admin'), async (ctx: AppContext) => {
+  router.post('/locations', ...operation('createLocation'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.location);
     await beginWork(ctx);
     const location = await deps.locations.create(input.name, input.failureThreshold ?? deps.config.orders.failureThreshold, new Date());
@@ -73,7 +73,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toLocationView(location);
   });
 
-  router.get('/locations', ...read('viewer'), async (ctx: AppContext) => {
+  router.get('/locations', ...operation('listLocations'), async (ctx: AppContext) => {
     const page = queryOf(ctx, queryValidators.locationList);
     const now = new Date();
     // only the locations the operator covers
@@ -81,12 +81,12 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     sendPage(ctx, locations.map((doc) => toLocationView(doc, now)), page.limit, (last) => last.id);
   });
 
-  router.get('/locations/:id', ...read('viewer'), async (ctx: AppContext) => {
+  router.get('/locations/:id', ...operation('getLocation'), async (ctx: AppContext) => {
     ctx.body = toLocationView(await locationOf(ctx));
   });
 
   // The registers seen within PRESENCE_WINDOW, read from Redis as the nodes wrote them.
-  router.get('/locations/:id/presence', ...read('viewer'), async (ctx: AppContext) => {
+  router.get('/locations/:id/presence', ...operation('getLocationPresence'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const now = Date.now();
     const presence = await readPresence(deps.redis, deps.config.redis.prefix, location._id, deps.config.presence.windowMs, now);
@@ -96,7 +96,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = { online: presence.online, since: since.toISOString(), registers: presence.registers };
   });
 
-  router.put('/locations/:id/pause', ...write('manager'), async (ctx: AppContext) => {
+  router.put('/locations/:id/pause', ...operation('pauseLocation'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.pause);
     const now = new Date();
     const until = input.until === undefined ? undefined : new Date(input.until);
@@ -110,7 +110,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toLocationView(location, now);
   });
 
-  router.delete('/locations/:id/pause', ...write('manager'), async (ctx: AppContext) => {
+  router.delete('/locations/:id/pause', ...operation('resumeLocation'), async (ctx: AppContext) => {
     await beginWork(ctx);
     const location = await locationOf(ctx);
     const resumed = await deps.locations.resume(location._id);
@@ -121,7 +121,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toLocationView(resumed ?? location);
   });
 
-  router.patch('/locations/:id', ...write('admin'), async (ctx: AppContext) => {
+  router.patch('/locations/:id', ...operation('updateLocation'), async (ctx: AppContext) => {
     const changes = bodyOf(ctx, validators.locationUpdate);
     await beginWork(ctx);
     checkLocation(ctx, String(ctx.params.id));
@@ -132,13 +132,13 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toLocationView(location);
   });
 
-  router.get('/locations/:id/sessions', ...read('viewer'), async (ctx: AppContext) => {
+  router.get('/locations/:id/sessions', ...operation('listSessions'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const page = queryOf(ctx, queryValidators.idPage);
     sendPage(ctx, (await deps.sessions.listByLocation(location._id, page)).map(toSessionView), page.limit, (last) => last.sessionId);
   });
 
-  router.post('/locations/:id/service-sessions', ...write('manager'), async (ctx: AppContext) => {
+  router.post('/locations/:id/service-sessions', ...operation('createServiceSession'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.serviceSession);
     const expiresAt = input.expiresAt ? new Date(input.expiresAt) : undefined;
     await beginWork(ctx);
@@ -147,7 +147,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.status = 201;
   });
 
-  router.post('/locations/:id/customer-sessions', ...write('manager'), async (ctx: AppContext) => {
+  router.post('/locations/:id/customer-sessions', ...operation('createCustomerSession'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.customerSession);
     await beginWork(ctx);
     const location = await locationOf(ctx);
@@ -156,19 +156,19 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.status = 201;
   });
 
-  router.post('/sessions/:sessionId/rotate-key', ...write('manager'), async (ctx: AppContext) => {
+  router.post('/sessions/:sessionId/rotate-key', ...operation('rotateSessionKey'), async (ctx: AppContext) => {
     await beginWork(ctx);
     ctx.body = await keys.rotate(await sessionOf(ctx), ctx.state.log);
   });
 
-  router.delete('/sessions/:sessionId', ...write('manager'), async (ctx: AppContext) => {
+  router.delete('/sessions/:sessionId', ...operation('closeSession'), async (ctx: AppContext) => {
     await beginWork(ctx);
     const { _id: sessionId } = await sessionOf(ctx);
     const outcome = await deps.jobs.run({ name: JOB.sessionClose, data: { sessionId } }, ctx.state);
     sendOutcome(ctx, outcome);
   });
 
-  router.post('/locations/:id/orders', ...write('manager'), async (ctx: AppContext) => {
+  router.post('/locations/:id/orders', ...operation('createCounterOrder'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.order);
     await beginWork(ctx);
     const location = await locationOf(ctx);
@@ -178,7 +178,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toOrderRecord(order);
   });
 
-  router.post('/locations/:id/commands', ...write('manager'), async (ctx: AppContext) => {
+  router.post('/locations/:id/commands', ...operation('createCommand'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.command);
     await beginWork(ctx);
     const location = await locationOf(ctx);
@@ -188,14 +188,14 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = toCommandRecord(command);
   });
 
-  router.get('/locations/:id/commands', ...read('viewer'), async (ctx: AppContext) => {
+  router.get('/locations/:id/commands', ...operation('listCommands'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const page = queryOf(ctx, queryValidators.numberPage);
     const commands = await deps.commands.listLive(location._id, new Date(), page.after, page.limit);
     sendPage(ctx, commands.map(toCommandRecord), page.limit, (last) => last.number);
   });
 
-  router.get('/locations/:id/orders', ...read('viewer'), async (ctx: AppContext) => {
+  router.get('/locations/:id/orders', ...operation('listOrders'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const state = ctx.query.state;
     // the register interface's wording for a missing or unknown state name
@@ -208,7 +208,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   });
 
   // A status update on the location's behalf: the register's transition, through the same queue.
-  router.put('/locations/:id/orders/:number/statusupdate', ...write('manager'), async (ctx: AppContext) => {
+  router.put('/locations/:id/orders/:number/statusupdate', ...operation('updateOrderStatusForLocation'), async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
     const { newState } = bodyOf(ctx, validators.statusUpdate);
     if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
@@ -222,7 +222,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
   });
 
   // Acknowledging a command on the location's behalf, as a register would.
-  router.delete('/locations/:id/commands/:number', ...write('manager'), async (ctx: AppContext) => {
+  router.delete('/locations/:id/commands/:number', ...operation('acknowledgeCommandForLocation'), async (ctx: AppContext) => {
     const number = numberParam(ctx.params.number, 'Command');
     await beginWork(ctx);
     const location = await locationOf(ctx);
@@ -237,13 +237,13 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
    * The location's event stream for the operator: the register stream's events, cursor, replay
    * and end (it shares their machinery), with each order's failure count.
    */
-  router.get('/locations/:id/stream', ...read('viewer'), async (ctx: AppContext) => {
+  router.get('/locations/:id/stream', ...operation('streamLocationWork'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     await serveStream(ctx, deps, { kind: 'operator', locationId: location._id, operatorId: operatorOfRequest(ctx).id });
   });
 
   // Finished orders once archived (ORDER_ARCHIVE_AFTER after they finished), by completion time.
-  router.get('/locations/:id/history', ...read('viewer'), async (ctx: AppContext) => {
+  router.get('/locations/:id/history', ...operation('orderHistory'), async (ctx: AppContext) => {
     const location = await locationOf(ctx);
     const page = await deps.archive.history({ locationId: location._id, ...parseHistoryQuery(ctx.query) });
     // a bare array, paged like the other lists (its cursor is opaque: completion time and number)
@@ -251,7 +251,7 @@ export function adminRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = page.orders.map(toOrderRecord);
   });
 
-  router.post('/locations/:id/orders/:number/recover', ...write('manager'), async (ctx: AppContext) => {
+  router.post('/locations/:id/orders/:number/recover', ...operation('recoverOrder'), async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
     await beginWork(ctx);
     const location = await locationOf(ctx);

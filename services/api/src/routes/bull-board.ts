@@ -9,6 +9,7 @@ import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
 import { allowRole, authenticateOperator } from '../middleware/admin-auth';
 import { auditWrites } from '../middleware/audit';
+import { adminOperation, allowBound } from './admin-access';
 
 export const BULL_BOARD_PATH = '/admin/queues';
 
@@ -52,7 +53,7 @@ function checkWrite(ctx: AppContext): void {
 }
 
 /**
- * Bull Board (the work queue's dashboard) at /admin/queues, for admins (ADMIN_TOKEN or an admin operator's token): every
+ * Bull Board (the work queue's dashboard) at /admin/queues, for admins not bound to locations (ADMIN_TOKEN or such an operator's token): every
  * partition, `p1of3:order-work` and so on (the single queue of one Redis is plain `order-work`).
  * Its Koa adapter mounts a Koa app of its own (views, static assets, JSON API) with koa-mount,
  * so everything under the path, page and assets alike, passes the admin check first.
@@ -87,24 +88,28 @@ export function bullBoard(
   });
   const board = serverAdapter.registerPlugin() as unknown as Middleware<AppState>;
   const authenticate = authenticateOperator(deps, { browser: true });
-  const adminOnly = allowRole('admin');
+  const spec = adminOperation('bullBoard');
+  const adminOnly = allowRole(spec.role);
+  const unbound = allowBound(spec);
   const audit = auditWrites({ audit: deps.audit, retentionMs: deps.config.audit.retentionMs, writes: deps.metrics.auditWrites, mountPath: BULL_BOARD_PATH });
 
   return async function bullBoardMiddleware(ctx: AppContext, next: Next): Promise<void> {
     if (ctx.path !== BULL_BOARD_PATH && !ctx.path.startsWith(`${BULL_BOARD_PATH}/`)) return next();
-    // An admin's (the whole deployment's queues), every write audited, refusals included.
+    // An unbound admin's (the whole deployment's queues: every location's jobs), every write audited, refusals included.
     await authenticate(ctx, () =>
       audit(ctx, () =>
-        adminOnly(ctx, async () => {
-          if (!SAFE_METHODS.has(ctx.method)) {
-            if (!writable) {
-              throw new ProblemError(problemOf('methodNotAllowed', 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)'), { Allow: 'GET, HEAD, OPTIONS' });
+        adminOnly(ctx, () =>
+          unbound(ctx, async () => {
+            if (!SAFE_METHODS.has(ctx.method)) {
+              if (!writable) {
+                throw new ProblemError(problemOf('methodNotAllowed', 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)'), { Allow: 'GET, HEAD, OPTIONS' });
+              }
+              checkWrite(ctx);
             }
-            checkWrite(ctx);
-          }
-          // Unknown sub-paths fall through the board to `next`, and so end as the usual 404 problem.
-          await board(ctx, next);
-        }),
+            // Unknown sub-paths fall through the board to `next`, and so end as the usual 404 problem.
+            await board(ctx, next);
+          }),
+        ),
       ),
     );
   };

@@ -12,9 +12,10 @@ import { withDeadline } from '@pos/shared/util/deadline';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
 import { operatorOfRequest } from '../middleware/admin-auth';
+import { auditChange, changed, operatorFields } from '../audit/change';
 import { beginWork } from '../middleware/idempotency';
 import { bodyOf } from '../middleware/json-body';
-import { adminAccess } from './admin-access';
+import { adminAccess, checkGrant, checkResource, listScope } from './admin-access';
 import { queryOf, sendPage } from './pages';
 import { createRouter } from './router';
 
@@ -26,17 +27,22 @@ const CHANGE_NOTICE_TIMEOUT_MS = 2_000;
  * shown once, in the answer that creates or rotates it, and stored only as its hash; a change
  * that takes rights away (delete, rotate, a new role or scope) is told to every node before it
  * is answered, so the old token or rights stop everywhere at once (auth/operator-lookup.ts).
+ * An admin bound to locations manages only operators within them, and grants no more than it
+ * holds (routes/admin-access.ts).
  */
 export function operatorRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter('/admin/v1');
-  const { read, write } = adminAccess(deps);
+  const { operation } = adminAccess(deps);
 
   const issued = (doc: OperatorDoc, token: string): IssuedOperator => ({ ...toOperatorView(doc), token });
-  const notFound = () => new ProblemError(problems.notFound('Operator does not exist'));
-  const idOf = (ctx: AppContext): string => {
+  const NOT_FOUND = 'Operator does not exist';
+  /** The operator the path names, within the caller's scope: a 404 otherwise. */
+  const targetOf = async (ctx: AppContext): Promise<OperatorDoc> => {
     const id = String(ctx.params.operatorId);
-    if (!isId(id)) throw notFound();
-    return id;
+    const doc = isId(id) ? await deps.operators.find(id) : null;
+    if (!doc) throw new ProblemError(problems.notFound(NOT_FOUND));
+    checkResource(ctx, doc.locationIds, NOT_FOUND);
+    return doc;
   };
   const tellNodes = async (operatorId: string, log: Logger): Promise<void> => {
     try {
@@ -48,7 +54,7 @@ export function operatorRoutes(deps: ApiDeps): Router<AppState> {
   };
 
   // Who this token is: the board offers only what the role allows.
-  router.get('/me', ...read('viewer'), (ctx: AppContext) => {
+  router.get('/me', ...operation('getCurrentOperator'), (ctx: AppContext) => {
     const { id, name, role, locationIds } = operatorOfRequest(ctx);
     const me: CurrentOperator = { name, role };
     if (id !== undefined) me.id = id;
@@ -56,59 +62,67 @@ export function operatorRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = me;
   });
 
-  router.post('/operators', ...write('admin'), async (ctx: AppContext) => {
+  router.post('/operators', ...operation('createOperator'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.operator);
+    checkGrant(ctx, { role: input.role, locations: input.locationIds ?? 'all' });
     await beginWork(ctx);
     const token = deps.newApiKey();
     const doc = await deps.operators.create({ name: input.name, role: input.role, locationIds: input.locationIds, tokenHash: hashApiKey(token) }, new Date());
+    auditChange(ctx, { id: doc._id, after: operatorFields(doc) });
     ctx.state.log.info({ targetOperatorId: doc._id, role: doc.role }, 'operator created');
     ctx.status = 201;
     ctx.body = issued(doc, token);
   });
 
-  router.get('/operators', ...read('admin'), async (ctx: AppContext) => {
+  router.get('/operators', ...operation('listOperators'), async (ctx: AppContext) => {
     const page = queryOf(ctx, queryValidators.idPage);
-    sendPage(ctx, (await deps.operators.list(page)).map(toOperatorView), page.limit, (last) => last.id);
+    sendPage(ctx, (await deps.operators.list(page, listScope(ctx))).map(toOperatorView), page.limit, (last) => last.id);
   });
 
-  router.get('/operators/:operatorId', ...read('admin'), async (ctx: AppContext) => {
-    const doc = await deps.operators.find(idOf(ctx));
-    if (!doc) throw notFound();
-    ctx.body = toOperatorView(doc);
+  router.get('/operators/:operatorId', ...operation('getOperator'), async (ctx: AppContext) => {
+    ctx.body = toOperatorView(await targetOf(ctx));
   });
 
-  router.patch('/operators/:operatorId', ...write('admin'), async (ctx: AppContext) => {
+  router.patch('/operators/:operatorId', ...operation('updateOperator'), async (ctx: AppContext) => {
     const { allLocations, ...changes } = bodyOf(ctx, validators.operatorUpdate);
     if (allLocations && changes.locationIds) throw new ProblemError(problems.validation('body must not have both locationIds and allLocations'));
+    const locations = allLocations ? 'all' : changes.locationIds;
+    if (String(ctx.params.operatorId) === operatorOfRequest(ctx).id && (changes.role !== undefined || locations !== undefined)) {
+      throw new ProblemError(problems.forbidden('An operator cannot change its own role or locations'));
+    }
+    checkGrant(ctx, { role: changes.role, locations });
     await beginWork(ctx);
-    const doc = await deps.operators.update(idOf(ctx), { ...changes, ...(allLocations && { locationIds: null }) });
-    if (!doc) throw notFound();
+    const before = await targetOf(ctx);
+    const doc = await deps.operators.update(before._id, { ...changes, ...(allLocations && { locationIds: null }) });
+    if (!doc) throw new ProblemError(problems.notFound(NOT_FOUND));
+    auditChange(ctx, changed(operatorFields(before), operatorFields(doc)));
     await tellNodes(doc._id, ctx.state.log);
     ctx.state.log.info({ targetOperatorId: doc._id, role: doc.role }, 'operator updated');
     ctx.body = toOperatorView(doc);
   });
 
-  router.post('/operators/:operatorId/rotate-token', ...write('admin'), async (ctx: AppContext) => {
+  router.post('/operators/:operatorId/rotate-token', ...operation('rotateOperatorToken'), async (ctx: AppContext) => {
     await beginWork(ctx);
     const token = deps.newApiKey();
-    const doc = await deps.operators.rotateToken(idOf(ctx), hashApiKey(token), new Date());
-    if (!doc) throw notFound();
+    const doc = await deps.operators.rotateToken((await targetOf(ctx))._id, hashApiKey(token), new Date());
+    if (!doc) throw new ProblemError(problems.notFound(NOT_FOUND));
     await tellNodes(doc._id, ctx.state.log);
     ctx.state.log.info({ targetOperatorId: doc._id }, 'operator token rotated');
     ctx.body = issued(doc, token);
   });
 
-  router.delete('/operators/:operatorId', ...write('admin'), async (ctx: AppContext) => {
+  router.delete('/operators/:operatorId', ...operation('deleteOperator'), async (ctx: AppContext) => {
     await beginWork(ctx);
-    const id = idOf(ctx);
-    if (!(await deps.operators.remove(id))) throw notFound();
-    await tellNodes(id, ctx.state.log);
-    ctx.state.log.info({ targetOperatorId: id }, 'operator deleted');
+    const target = await targetOf(ctx);
+    if (!(await deps.operators.remove(target._id))) throw new ProblemError(problems.notFound(NOT_FOUND));
+    auditChange(ctx, { before: operatorFields(target) });
+    await tellNodes(target._id, ctx.state.log);
+    ctx.state.log.info({ targetOperatorId: target._id }, 'operator deleted');
     ctx.status = 204;
   });
 
   // Newest first; a manager (or an admin) bound to locations reads those locations' records only.
-  router.get('/audit', ...read('manager'), async (ctx: AppContext) => {
+  router.get('/audit', ...operation('listAudit'), async (ctx: AppContext) => {
     const query = queryOf(ctx, queryValidators.audit);
     const records = await deps.audit.list(
       {
@@ -116,11 +130,17 @@ export function operatorRoutes(deps: ApiDeps): Router<AppState> {
         operatorId: query.operatorId,
         from: query.from === undefined ? undefined : new Date(query.from),
         to: query.to === undefined ? undefined : new Date(query.to),
-        withinLocations: operatorOfRequest(ctx).locationIds,
+        withinLocations: listScope(ctx),
       },
       { limit: query.limit, after: query.after },
     );
     sendPage(ctx, records.map(toAuditRecord), query.limit, (last) => last.id);
+  });
+
+  // The hash chain, one stretch a call (chain-wide: an unbound admin's).
+  router.get('/audit/verify', ...operation('verifyAudit'), async (ctx: AppContext) => {
+    const query = queryOf(ctx, queryValidators.auditVerify);
+    ctx.body = await deps.audit.verify(query.after, query.limit);
   });
 
   return router;

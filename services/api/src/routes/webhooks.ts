@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type Router from '@koa/router';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import { addDeliveries, DeliveryJobData } from '@pos/shared/queue/webhook-queue';
+import type { DeliveryJobData } from '@pos/shared/queue/webhook-queue';
 import { queryValidators, validators } from '@pos/shared/schemas/requests';
 import type { IssuedWebhook, QueuedDelivery, WebhookDelivery } from '@pos/shared/schemas/responses';
 import type { WebhookDeliveryDoc, WebhookDoc } from '@pos/shared/store/documents';
@@ -16,8 +16,10 @@ import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
 import { beginWork } from '../middleware/idempotency';
 import { bodyOf } from '../middleware/json-body';
+import { RequestLimiter } from '../middleware/rate-limit';
+import { auditChange, changed as changedFields, webhookFields } from '../audit/change';
 import { ADMIN_PREFIX } from './admin';
-import { adminAccess } from './admin-access';
+import { adminAccess, checkGrant, checkResource, listScope } from './admin-access';
 import { queryOf, sendPage } from './pages';
 import { createRouter } from './router';
 
@@ -33,18 +35,30 @@ function toDeliveryView(doc: WebhookDeliveryDoc): WebhookDelivery {
 /**
  * Webhook subscriptions (docs/webhooks.md): create, list, read, change, remove, rotate the
  * secret, send a test event, read the delivery log, redeliver. Every change of the set of
- * subscriptions tells the fan-out's caches (subscriptionsChanged).
+ * subscriptions tells the fan-out's caches (subscriptionsChanged). An admin bound to locations
+ * manages only subscriptions whose locations all lie within its own (routes/admin-access.ts).
+ * Test events and redeliveries are limited per subscription (WEBHOOK_TEST_LIMIT).
  */
 export function webhookRoutes(deps: ApiDeps): Router<AppState> {
   const router = createRouter(ADMIN_PREFIX);
-  // Subscriptions are the chain's, not a location's: admins only (admin-access.ts).
-  const { read, write } = adminAccess(deps);
+  const { operation } = adminAccess(deps);
   const { webhooks: settings } = deps.config;
   const changed = () => subscriptionsChanged(deps.redis, deps.config.redis.prefix);
+  const sent = new RequestLimiter({
+    limit: settings.testLimit,
+    redis: deps.redis,
+    keyPrefix: `${deps.config.redis.prefix}:webhooks:sent`,
+    policy: 'per-subscription',
+    per: 'of test events and redeliveries to this subscription',
+    log: deps.log,
+  });
 
+  const NOT_FOUND = 'Webhook subscription does not exist';
+  /** The subscription the path names, within the caller's scope: a 404 otherwise. */
   const subscriptionOf = async (ctx: AppContext): Promise<WebhookDoc> => {
     const found = isId(ctx.params.id) ? await deps.webhooks.find(ctx.params.id) : null;
-    if (!found) throw new ProblemError(problems.notFound('Webhook subscription does not exist'));
+    if (!found) throw new ProblemError(problems.notFound(NOT_FOUND));
+    checkResource(ctx, found.locationIds, NOT_FOUND);
     return found;
   };
 
@@ -58,13 +72,16 @@ export function webhookRoutes(deps: ApiDeps): Router<AppState> {
     }
   };
 
-  const enqueue = async (delivery: DeliveryJobData, jobId: string): Promise<QueuedDelivery> => {
-    await addDeliveries(deps.webhookQueue, settings.retryScheduleMs, [delivery], () => jobId);
+  /** A test event or a redelivery, counted against the subscription's WEBHOOK_TEST_LIMIT. */
+  const enqueue = async (ctx: AppContext, delivery: DeliveryJobData, jobId: string): Promise<QueuedDelivery> => {
+    await sent.consume(ctx, delivery.subscriptionId);
+    await deps.deliveries.add([delivery], () => jobId);
     return { webhookId: delivery.webhookId, type: delivery.type };
   };
 
-  router.post('/webhooks', ...write('admin'), async (ctx: AppContext) => {
+  router.post('/webhooks', ...operation('createWebhook'), async (ctx: AppContext) => {
     const input = bodyOf(ctx, validators.webhook);
+    checkGrant(ctx, { locations: input.locationIds ?? 'all' });
     await checkUrl(input.url);
     await beginWork(ctx);
     const now = new Date();
@@ -73,6 +90,7 @@ export function webhookRoutes(deps: ApiDeps): Router<AppState> {
     if (input.locationIds) doc.locationIds = input.locationIds;
     if (input.description !== undefined) doc.description = input.description;
     await deps.webhooks.create(doc);
+    auditChange(ctx, { id: doc._id, after: webhookFields(doc) });
     await changed();
     ctx.state.log.info({ subscriptionId: doc._id, events: doc.events }, 'webhook subscription created');
     const body: IssuedWebhook = { ...toWebhookView(doc), secret };
@@ -80,36 +98,41 @@ export function webhookRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = body;
   });
 
-  router.get('/webhooks', ...read('admin'), async (ctx: AppContext) => {
+  router.get('/webhooks', ...operation('listWebhooks'), async (ctx: AppContext) => {
     const page = queryOf(ctx, queryValidators.idPage);
-    sendPage(ctx, (await deps.webhooks.list(page)).map(toWebhookView), page.limit, (last) => last.id);
+    sendPage(ctx, (await deps.webhooks.list(page, listScope(ctx))).map(toWebhookView), page.limit, (last) => last.id);
   });
 
-  router.get('/webhooks/:id', ...read('admin'), async (ctx: AppContext) => {
+  router.get('/webhooks/:id', ...operation('getWebhook'), async (ctx: AppContext) => {
     ctx.body = toWebhookView(await subscriptionOf(ctx));
   });
 
-  router.patch('/webhooks/:id', ...write('admin'), async (ctx: AppContext) => {
+  router.patch('/webhooks/:id', ...operation('updateWebhook'), async (ctx: AppContext) => {
     const changes = bodyOf(ctx, validators.webhookUpdate);
+    checkGrant(ctx, { locations: changes.locationIds === undefined ? undefined : changes.locationIds.length === 0 ? 'all' : changes.locationIds });
     if (changes.url !== undefined) await checkUrl(changes.url);
     await beginWork(ctx);
-    const updated = isId(ctx.params.id) ? await deps.webhooks.update(ctx.params.id, changes, new Date()) : null;
-    if (!updated) throw new ProblemError(problems.notFound('Webhook subscription does not exist'));
+    const before = await subscriptionOf(ctx);
+    const updated = await deps.webhooks.update(before._id, changes, new Date());
+    if (!updated) throw new ProblemError(problems.notFound(NOT_FOUND));
+    auditChange(ctx, changedFields(webhookFields(before), webhookFields(updated)));
     await changed();
     ctx.state.log.info({ subscriptionId: updated._id, fields: Object.keys(changes) }, 'webhook subscription updated');
     ctx.body = toWebhookView(updated);
   });
 
-  router.delete('/webhooks/:id', ...write('admin'), async (ctx: AppContext) => {
+  router.delete('/webhooks/:id', ...operation('deleteWebhook'), async (ctx: AppContext) => {
     await beginWork(ctx);
-    if (!isId(ctx.params.id) || !(await deps.webhooks.remove(ctx.params.id))) throw new ProblemError(problems.notFound('Webhook subscription does not exist'));
+    const subscription = await subscriptionOf(ctx);
+    if (!(await deps.webhooks.remove(subscription._id))) throw new ProblemError(problems.notFound(NOT_FOUND));
+    auditChange(ctx, { before: webhookFields(subscription) });
     await changed();
-    ctx.state.log.info({ subscriptionId: ctx.params.id }, 'webhook subscription removed');
+    ctx.state.log.info({ subscriptionId: subscription._id }, 'webhook subscription removed');
     ctx.status = 204;
   });
 
   // The old secret signs beside the new one for KEY_ROTATION_GRACE: receivers switch without a gap.
-  router.post('/webhooks/:id/rotate-secret', ...write('admin'), async (ctx: AppContext) => {
+  router.post('/webhooks/:id/rotate-secret', ...operation('rotateWebhookSecret'), async (ctx: AppContext) => {
     await beginWork(ctx);
     const current = await subscriptionOf(ctx);
     const now = new Date();
@@ -122,33 +145,34 @@ export function webhookRoutes(deps: ApiDeps): Router<AppState> {
     ctx.body = body;
   });
 
-  router.post('/webhooks/:id/test', ...write('admin'), async (ctx: AppContext) => {
+  router.post('/webhooks/:id/test', ...operation('testWebhook'), async (ctx: AppContext) => {
     await beginWork(ctx);
     const subscription = await subscriptionOf(ctx);
     const webhookId = `msg_${randomBytes(18).toString('base64url')}`;
     const body = deliveryBody(TEST_EVENT_TYPE, new Date(), undefined, { subscriptionId: subscription._id });
+    ctx.body = await enqueue(ctx, { subscriptionId: subscription._id, webhookId, type: TEST_EVENT_TYPE, body }, webhookId);
     ctx.status = 202;
-    ctx.body = await enqueue({ subscriptionId: subscription._id, webhookId, type: TEST_EVENT_TYPE, body }, webhookId);
   });
 
-  router.get('/webhooks/:id/deliveries', ...read('admin'), async (ctx: AppContext) => {
+  router.get('/webhooks/:id/deliveries', ...operation('listWebhookDeliveries'), async (ctx: AppContext) => {
     const subscription = await subscriptionOf(ctx);
     const page = queryOf(ctx, queryValidators.idPage);
     sendPage(ctx, (await deps.webhookDeliveries.list(subscription._id, page)).map(toDeliveryView), page.limit, (last) => last.id);
   });
 
   // The same body and webhook-id again (receivers that saw it drop it), on a schedule of its own.
-  router.post('/webhooks/:id/deliveries/:deliveryId/redeliver', ...write('admin'), async (ctx: AppContext) => {
+  router.post('/webhooks/:id/deliveries/:deliveryId/redeliver', ...operation('redeliverWebhook'), async (ctx: AppContext) => {
     await beginWork(ctx);
     const subscription = await subscriptionOf(ctx);
     const entry = isId(ctx.params.deliveryId) ? await deps.webhookDeliveries.find(subscription._id, ctx.params.deliveryId) : null;
     if (!entry) throw new ProblemError(problems.notFound('Delivery does not exist'));
     ctx.state.log.info({ subscriptionId: subscription._id, webhookId: entry.webhookId }, 'webhook redelivery queued');
-    ctx.status = 202;
     ctx.body = await enqueue(
+      ctx,
       { subscriptionId: subscription._id, webhookId: entry.webhookId, type: entry.type, body: entry.body, redelivery: true },
       `${entry.webhookId}-redelivery-${randomUUID()}`,
     );
+    ctx.status = 202;
   });
 
   return router;

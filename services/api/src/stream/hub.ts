@@ -7,7 +7,7 @@ import { withDeadline } from '@pos/shared/util/deadline';
 import type { OperatorDoc } from '@pos/shared/store/documents';
 import type { OperatorsRepo } from '@pos/shared/store/operators';
 import type { ApiMetrics } from '../metrics/api-metrics';
-import { coversLocation } from '../middleware/admin-auth';
+import { coversLocation } from '@pos/shared/auth/scope';
 import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
 import { ClientStream, END_REASONS } from './client-stream';
 import type { ResyncRepos } from './replay';
@@ -27,11 +27,13 @@ export interface StreamHubOptions {
   /** How long a new stream waits for its location's subscription before a 503. */
   subscribeTimeoutMs: number;
   /**
-   * SSE_MAX_STREAMS: streams this node holds (a new one beyond is refused with a 429);
-   * SSE_MAX_STREAMS_PER_SESSION: streams one session holds on this node (a new one ends its
-   * oldest); SSE_KEEPALIVE and SSE_TIMEOUT, kept by one clock for all the node's streams.
+   * SSE_MAX_STREAMS: streams this node holds (a new one beyond is refused with a 429), of which
+   * operators hold at most SSE_MAX_OPERATOR_STREAMS (the rest is the registers');
+   * SSE_MAX_STREAMS_PER_SESSION and SSE_MAX_STREAMS_PER_OPERATOR: streams one register session or
+   * one operator account holds on this node (a new one ends its oldest); SSE_KEEPALIVE and
+   * SSE_TIMEOUT, kept by one clock for all the node's streams.
    */
-  streams: Pick<StreamsConfig, 'maxStreams' | 'maxStreamsPerSession' | 'keepaliveMs' | 'timeoutMs'>;
+  streams: Pick<StreamsConfig, 'maxStreams' | 'maxOperatorStreams' | 'maxStreamsPerSession' | 'maxStreamsPerOperator' | 'keepaliveMs' | 'timeoutMs'>;
 }
 
 /** Epoch ms with sub-millisecond precision, comparable with the publisher's `at`. */
@@ -39,6 +41,12 @@ const epochNow = () => performance.timeOrigin + performance.now();
 
 /** A node at SSE_MAX_STREAMS suggests this wait; a load balancer may send the retry elsewhere. */
 const FULL_NODE_RETRY_AFTER_S = 5;
+
+/** Whose streams count together: a register session's, or an operator account's (`ADMIN_TOKEN`'s as `root`). */
+const sessionHolder = (sessionId: string) => `session:${sessionId}`;
+const operatorHolder = (operatorId: string) => `operator:${operatorId}`;
+const holderOf = (stream: ClientStream): string => (stream.sessionId !== undefined ? sessionHolder(stream.sessionId) : operatorHolder(stream.operatorId ?? 'root'));
+const OPERATOR_HOLDER = /^operator:(.+)$/;
 
 /** One location's channel on this node, and the streams that listen to it. */
 interface LocationFeed {
@@ -58,10 +66,13 @@ export class StreamHub {
   readonly clock: StreamClock;
   private readonly feeds = new Map<string, LocationFeed>();
   private readonly feedOf = new Map<ClientStream, LocationFeed>();
-  /** Each session's streams on this node, oldest first. */
-  private readonly ofSession = new Map<string, Set<ClientStream>>();
-  /** Operator accounts' streams, by account: a change of the account ends them. */
-  private readonly ofOperator = new Map<string, Set<ClientStream>>();
+  /**
+   * Each holder's streams on this node, oldest first (holderOf): a session's are ended when it
+   * closes, an operator account's when it changes.
+   */
+  private readonly ofHolder = new Map<string, Set<ClientStream>>();
+  /** Operators' streams on this node, against SSE_MAX_OPERATOR_STREAMS. */
+  private operatorStreams = 0;
   private readonly unsubscribing = new Set<Promise<void>>();
   private accepting = true;
   /** Reads the locations again after a Redis reconnect, in batches. */
@@ -112,34 +123,30 @@ export class StreamHub {
    */
   async add(stream: ClientStream, waitMs = this.options.subscribeTimeoutMs): Promise<void> {
     if (!this.accepting) throw new ProblemError(problems.unavailable('The node is shutting down'));
-    const { maxStreams, maxStreamsPerSession } = this.options.streams;
-    // An operator's stream has no session: only the node's cap holds it.
-    const { sessionId } = stream;
-    const own = sessionId === undefined ? undefined : (this.ofSession.get(sessionId) ?? new Set<ClientStream>());
-    // (one that replaces a stream of its session adds none to the node)
-    if (this.feedOf.size >= maxStreams && (own === undefined || own.size < maxStreamsPerSession)) {
-      throw limitReached(`This node holds its limit of ${maxStreams} event streams`, FULL_NODE_RETRY_AFTER_S);
+    const { maxStreams, maxOperatorStreams, maxStreamsPerSession, maxStreamsPerOperator } = this.options.streams;
+    const operator = stream.audience === 'operator';
+    const holder = holderOf(stream);
+    const own = this.ofHolder.get(holder) ?? new Set<ClientStream>();
+    const perHolder = operator ? maxStreamsPerOperator : maxStreamsPerSession;
+    // One that replaces a stream of its holder adds none to the node.
+    if (own.size < perHolder) {
+      if (this.feedOf.size >= maxStreams) throw limitReached(`This node holds its limit of ${maxStreams} event streams`, FULL_NODE_RETRY_AFTER_S);
+      if (operator && this.operatorStreams >= maxOperatorStreams) {
+        throw limitReached(`This node holds its limit of ${maxOperatorStreams} operator streams; the rest is kept for registers`, FULL_NODE_RETRY_AFTER_S);
+      }
     }
-    if (own && sessionId !== undefined) {
-      this.ofSession.set(sessionId, own);
-      own.add(stream);
-    }
-    if (stream.operatorId !== undefined) {
-      const streams = this.ofOperator.get(stream.operatorId) ?? new Set<ClientStream>();
-      this.ofOperator.set(stream.operatorId, streams.add(stream));
-    }
+    this.ofHolder.set(holder, own.add(stream));
+    if (operator) this.operatorStreams += 1;
     const feed = this.feeds.get(stream.locationId) ?? this.openFeed(stream.locationId);
     feed.streams.add(stream);
     this.feedOf.set(stream, feed);
-    // A register that reconnects may not know its old stream is gone (nor may this node yet):
-    // the newest stream of a session wins, so a client is never locked out by its own leftovers.
-    // (Ended after the new one joined the feed, so that the location stays subscribed.)
-    if (own) {
-      for (const oldest of own) {
-        if (own.size <= maxStreamsPerSession) break;
-        oldest.end('replaced');
-        own.delete(oldest);
-      }
+    // A register or board that reconnects may not know its old stream is gone (nor may this node
+    // yet): the newest stream of a holder wins, so a client is never locked out by its own
+    // leftovers. (Ended after the new one joined the feed, so that the location stays subscribed.)
+    for (const oldest of own) {
+      if (own.size <= perHolder) break;
+      oldest.end('replaced');
+      own.delete(oldest);
     }
     try {
       await withDeadline(feed.subscribed, Math.max(0, waitMs), 'Redis SUBSCRIBE');
@@ -152,17 +159,13 @@ export class StreamHub {
 
   /** Called by the stream when it ends; the last stream of a location drops the subscription. (One function for all streams.) */
   readonly remove = (stream: ClientStream): void => {
-    if (stream.sessionId !== undefined) {
-      const own = this.ofSession.get(stream.sessionId);
-      if (own?.delete(stream) && own.size === 0) this.ofSession.delete(stream.sessionId);
-    }
-    if (stream.operatorId !== undefined) {
-      const streams = this.ofOperator.get(stream.operatorId);
-      if (streams?.delete(stream) && streams.size === 0) this.ofOperator.delete(stream.operatorId);
-    }
+    const holder = holderOf(stream);
+    const own = this.ofHolder.get(holder);
+    if (own?.delete(stream) && own.size === 0) this.ofHolder.delete(holder);
     const feed = this.feedOf.get(stream);
     if (!feed) return;
     this.feedOf.delete(stream);
+    if (stream.audience === 'operator') this.operatorStreams -= 1;
     feed.streams.delete(stream);
     if (feed.streams.size > 0) return;
     if (this.feeds.get(feed.locationId) === feed) this.feeds.delete(feed.locationId);
@@ -178,7 +181,7 @@ export class StreamHub {
    * closed session's do; one whose operator may still read the location reconnects with its cursor.
    */
   readonly operatorChanged = (operatorId: string): void => {
-    for (const stream of [...(this.ofOperator.get(operatorId) ?? [])]) stream.end('operator-changed');
+    for (const stream of [...(this.ofHolder.get(operatorHolder(operatorId)) ?? [])]) stream.end('operator-changed');
   };
 
   /**
@@ -189,7 +192,7 @@ export class StreamHub {
    * end (their reconnection authenticates again).
    */
   private async recheckOperators(): Promise<void> {
-    const ids = [...this.ofOperator.keys()];
+    const ids = [...this.ofHolder.keys()].flatMap((holder) => OPERATOR_HOLDER.exec(holder)?.[1] ?? []).filter((id) => id !== 'root');
     if (ids.length === 0) return;
     let current: Map<string, OperatorDoc> | undefined;
     try {
@@ -199,7 +202,7 @@ export class StreamHub {
     }
     for (const id of ids) {
       const doc = current?.get(id);
-      for (const stream of [...(this.ofOperator.get(id) ?? [])]) {
+      for (const stream of [...(this.ofHolder.get(operatorHolder(id)) ?? [])]) {
         const allowed = doc !== undefined && !(doc.tokenRotatedAt && doc.tokenRotatedAt.getTime() >= stream.joinedAt) && coversLocation(doc, stream.locationId);
         if (!allowed) stream.end('operator-changed');
       }
@@ -249,11 +252,11 @@ export class StreamHub {
     }
     this.options.metrics.eventsReceived.inc({ type: event.type });
     if (event.type === 'session-closed') {
-      for (const stream of [...(this.ofSession.get(event.sessionId) ?? [])]) stream.end('session-closed');
+      for (const stream of [...(this.ofHolder.get(sessionHolder(event.sessionId)) ?? [])]) stream.end('session-closed');
       return;
     }
     if (event.type === 'key-rotated') {
-      for (const stream of this.ofSession.get(event.sessionId) ?? []) stream.keyRotated();
+      for (const stream of this.ofHolder.get(sessionHolder(event.sessionId)) ?? []) stream.keyRotated();
       return;
     }
     const work = workEventOf(event);

@@ -14,7 +14,7 @@ export interface LifecycleDeps {
   commands: Pick<CommandsRepo, 'purgeExpired'>;
   /** The webhook delivery log (its TTL index does the same where a TTL monitor runs). */
   webhookDeliveries?: Pick<WebhookDeliveriesRepo, 'purge'>;
-  /** Absent: audit records are left to MongoDB's TTL monitor. */
+  /** The audit log, oldest records first (no TTL index: it would cut the hash chain in the middle). Absent: not purged. */
   audit?: Pick<AuditRepo, 'purge'>;
   log: Logger;
   /** Test-only: the point between the archive copy and the hot delete (FAULT_INJECT crashes there). */

@@ -5,8 +5,10 @@
  * the replaced one too, POSTs it, logs the attempt, and counts it. A 2xx is success; anything
  * else is retried on WEBHOOK_RETRY_SCHEDULE (BullMQ's backoff) until the schedule runs out; a
  * 410 Gone, or failures without a success for WEBHOOK_DISABLE_AFTER, disable the endpoint.
+ * Attempts run within their endpoint's share (endpoint-guards.ts): one held back waits on the
+ * queue, unattempted and uncounted, until a slot frees or the circuit's probe is due.
  */
-import { Job, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, Job, UnrecoverableError, Worker } from 'bullmq';
 import { Webhook } from 'standardwebhooks';
 import type { RedisConfig, WebhooksConfig } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
@@ -16,14 +18,19 @@ import { withTelemetry } from '@pos/shared/queue/telemetry';
 import type { WebhookDoc, WebhookOutcome } from '@pos/shared/store/documents';
 import { newId } from '@pos/shared/store/ids';
 import type { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
+import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
 import type { SecretBox } from '@pos/shared/webhooks/secrets';
 import { checkWebhookUrl } from '@pos/shared/webhooks/url-guard';
 import type { WebhookMetrics } from '../metrics';
+import { DeliveryHeld, EndpointGuards } from './endpoint-guards';
 import { postTo } from './post';
 
 export interface DeliveryDeps {
   webhooks: Pick<WebhooksRepo, 'find' | 'succeeded' | 'failed' | 'disable'>;
   deliveries: Pick<WebhookDeliveriesRepo, 'record'>;
+  /** Where a settled delivery stops counting as waiting (WEBHOOK_MAX_PENDING). */
+  pending: Pick<DeliveryQueue, 'settled'>;
+  guards: EndpointGuards;
   secrets: SecretBox;
   metrics: WebhookMetrics;
   log: Logger;
@@ -41,6 +48,12 @@ interface Attempt {
   error?: string;
 }
 
+/** A 2xx answer: what the circuit counts as a success. */
+export const succeeded = (result: unknown): boolean => {
+  const code = (result as Attempt).statusCode;
+  return code !== undefined && code >= 200 && code < 300;
+};
+
 async function attempt(deps: DeliveryDeps, config: WebhooksConfig, subscription: WebhookDoc, data: DeliveryJobData): Promise<Attempt> {
   try {
     const target = await checkWebhookUrl(subscription.url, config.allowPrivate);
@@ -56,22 +69,27 @@ async function attempt(deps: DeliveryDeps, config: WebhooksConfig, subscription:
   }
 }
 
-export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: Job<DeliveryJobData>): Promise<WebhookOutcome | 'dropped'> {
+/** What a run of a delivery job came to: an attempt's outcome, or nothing to attempt (its subscription removed or disabled). */
+export type DeliveryRun = WebhookOutcome | 'skipped';
+
+export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: Job<DeliveryJobData>): Promise<DeliveryRun> {
   const { data } = job;
   const subscription = await deps.webhooks.find(data.subscriptionId);
   // Removed, or disabled since the event: nothing is sent (a redelivery is the operator's call).
-  if (!subscription || (subscription.disabledAt && !data.redelivery)) return 'dropped';
+  if (!subscription || (subscription.disabledAt && !data.redelivery)) {
+    await deps.pending.settled(data.subscriptionId, job.id!);
+    return 'skipped';
+  }
 
   const number = job.attemptsMade + 1;
   const started = performance.now();
-  const result = await attempt(deps, config, subscription, data);
+  const result = await deps.guards.run(subscription._id, () => attempt(deps, config, subscription, data));
   const seconds = (performance.now() - started) / 1000;
   const now = new Date();
-  const ok = result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300;
   const last = number >= (job.opts.attempts ?? 1);
 
   let outcome: WebhookOutcome;
-  if (ok) {
+  if (succeeded(result)) {
     outcome = 'delivered';
     // A healthy endpoint (nothing to clear) costs no write.
     if (subscription.failingSince) await deps.webhooks.succeeded(subscription._id);
@@ -101,18 +119,31 @@ export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: J
     ...(data.redelivery ? { redelivery: true as const } : {}),
     purgeAt: new Date(now.getTime() + config.logRetentionMs),
   });
+  if (outcome !== 'retrying') await deps.pending.settled(subscription._id, job.id!);
   deps.metrics.deliveries.inc({ outcome });
   deps.metrics.deliverySeconds.observe(seconds);
   deps.log.info({ webhookId: data.webhookId, subscriptionId: subscription._id, type: data.type, attempt: number, outcome, ...result }, 'webhook delivery attempt');
   return outcome;
 }
 
-/** The delivery worker on its own queue; each failed attempt throws, so BullMQ schedules the next. */
+/**
+ * The delivery worker on its own queue; each failed attempt throws, so BullMQ schedules the next.
+ * A delivery its endpoint's share holds back goes back to the queue, delayed, without counting as
+ * an attempt (BullMQ's manual delay: moveToDelayed, then DelayedError).
+ */
 export function startDeliveryWorker(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, config: WebhooksConfig, lockDurationMs: number, deps: DeliveryDeps): Worker<DeliveryJobData> {
-  const worker = new Worker<DeliveryJobData, WebhookOutcome | 'dropped'>(
+  const worker = new Worker<DeliveryJobData, DeliveryRun>(
     WEBHOOK_QUEUE,
-    async (job) => {
-      const outcome = await deliver(deps, config, job);
+    async (job, token) => {
+      let outcome: DeliveryRun;
+      try {
+        outcome = await deliver(deps, config, job);
+      } catch (err) {
+        if (!(err instanceof DeliveryHeld)) throw err;
+        deps.metrics.held.inc({ reason: err.reason });
+        await job.moveToDelayed(err.retryAt, token);
+        throw new DelayedError();
+      }
       if (outcome === 'retrying') throw new Error('delivery attempt failed; retried on the schedule');
       if (outcome === 'failed' || outcome === 'disabled') throw new UnrecoverableError(`delivery ${outcome}`);
       return outcome;

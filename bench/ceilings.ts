@@ -67,7 +67,9 @@ export async function measureCeilings(
   const subscriber = new ChannelSubscriber(singleRedisNodes(target), createLogger('silent', 'bench'));
   const queues = new WorkQueues(redis, { redisPrefix: prefix, cluster: false, partitions: 1 }, createLogger('warn', 'bench'), loadConfig({}).queue.jobKeepFailed);
   const queue = queues.current[0]!.queue;
-  const jobs = new JobClient(queues, subscriber, replyChannel(prefix, 'bench'), 10_000, createLogger('warn', 'bench'));
+  // The ceiling measures the queue round trip alone: an admission that never refuses.
+  const admitAll = { acquire: () => true, settled: () => undefined, retryAfterSeconds: () => 1 };
+  const jobs = new JobClient(queues, admitAll, subscriber, replyChannel(prefix, 'bench'), 10_000, createLogger('warn', 'bench'));
   try {
     await jobs.start();
     for (const c of concurrencies) {

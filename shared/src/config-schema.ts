@@ -196,6 +196,33 @@ export const CONFIG_SECTIONS = defineSections({
       },
     },
   },
+  overload: {
+    title: 'Overload',
+    summary: 'What an API node admits when more is asked of it than the workers can do (docs/overload.md): the rest is refused at once, the least critical first.',
+    variables: {
+      QUEUE_WAIT_TARGET: {
+        type: 'string',
+        pattern: DURATION,
+        minDuration: '10ms',
+        default: '500ms',
+        description:
+          "The longest a write should wait for a worker. Each API node admits to a partition of the work queue at most the jobs its workers finished in their best second of the last five, times this; beyond, a write is answered 503 at once (`Retry-After`, not queued). Keep it well under `JOB_TIMEOUT`.",
+      },
+      QUEUE_ADMISSION_FLOOR: {
+        type: 'integer',
+        minimum: 1,
+        default: 32,
+        description: "Jobs each API node may have in flight to a partition whatever its workers' measured pace (a node that has seen none finish yet).",
+      },
+      HTTP_MAX_IN_FLIGHT: {
+        type: 'integer',
+        minimum: 1,
+        default: 1024,
+        description:
+          'Requests one API node works on at once; past a share of it, a request is answered 503 at once (`Retry-After`), admin lists first, register writes last. Health probes, polls and event streams are never refused by it.',
+      },
+    },
+  },
   worker: {
     title: 'Worker',
     summary: 'How a worker process runs its jobs.',
@@ -586,6 +613,7 @@ export const envSchema = constant({
     ...CONFIG_SECTIONS.mongo.variables,
     ...CONFIG_SECTIONS.redis.variables,
     ...CONFIG_SECTIONS.queue.variables,
+    ...CONFIG_SECTIONS.overload.variables,
     ...CONFIG_SECTIONS.worker.variables,
     ...CONFIG_SECTIONS.auth.variables,
     ...CONFIG_SECTIONS.limits.variables,

@@ -124,6 +124,11 @@ function readSections(env: Env) {
       jobTimeoutMs: parseDuration(env.JOB_TIMEOUT),
       jobKeepFailed: env.JOB_KEEP_FAILED,
     },
+    overload: {
+      queueWaitTargetMs: parseDuration(env.QUEUE_WAIT_TARGET),
+      queueAdmissionFloor: env.QUEUE_ADMISSION_FLOOR,
+      maxInFlight: env.HTTP_MAX_IN_FLIGHT,
+    },
     worker: {
       concurrency: env.WORKER_CONCURRENCY,
       jobLockDurationMs: parseDuration(env.JOB_LOCK_DURATION),
@@ -217,6 +222,7 @@ export type HttpConfig = Config['http'];
 export type MongoConfig = Config['mongo'];
 export type RedisConfig = Config['redis'];
 export type QueueConfig = Config['queue'];
+export type OverloadConfig = Config['overload'];
 export type WorkerConfig = Config['worker'];
 export type AuthConfig = Config['auth'];
 export type LimitsConfig = Config['limits'];

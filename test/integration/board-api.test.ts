@@ -14,7 +14,10 @@ import type { OperatorOrderRecord, OrderRecord } from '@pos/shared/domain/record
 import { createLogger } from '@pos/shared/log';
 import { problemResponses } from '@pos/api/middleware/problems';
 import { requestContext } from '@pos/api/middleware/request-context';
-import { BOARD_CSP, BOARD_DIST, boardRoutes } from '@pos/api/routes/board';
+import { BOARD_CSP, BOARD_DIST, boardHandlers } from '@pos/api/routes/board';
+import { routesOf } from '@pos/api/routes/mount';
+import { requestPipeline } from '@pos/api/routes/pipeline';
+import { BOARD_OPERATIONS } from '@pos/shared/openapi/operations';
 import { startApi } from '@pos/api/server';
 import { registerAt } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';
@@ -225,7 +228,8 @@ describe('/board', () => {
     app.silent = true;
     app.use(requestContext(createLogger('silent', 'test')));
     app.use(problemResponses());
-    app.use(boardRoutes({ config: loadConfig(stack.env) }, empty).routes());
+    const config = loadConfig(stack.env);
+    app.use(routesOf(requestPipeline(stack.api.deps), config.http.basePath, BOARD_OPERATIONS, boardHandlers({ config }, empty)).routes());
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {

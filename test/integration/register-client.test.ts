@@ -17,6 +17,7 @@ import {
 } from '@pos/shared/clients/register-client';
 import type { CommandRecord, OrderRecord, WorkRecord } from '@pos/shared/domain/records';
 import { sampleRows } from '../support/http';
+import { metricValue } from '../support/metrics';
 import { startStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -295,6 +296,41 @@ describe('register client at its quota of kept answers', () => {
     expect(refused).toBeInstanceOf(RegisterProblemError);
     expect((refused as RegisterProblemError).problem).toMatchObject({ status: 429, title: 'Too many requests' });
     expect(delays).toEqual([]);
+  });
+});
+
+describe('register client against a service that sheds load', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  beforeAll(async () => {
+    // no worker, and room for one job in flight: every other register write is refused at once
+    stack = await startStack({ QUEUE_ADMISSION_FLOOR: '1', JOB_TIMEOUT: '4s' }, { worker: false });
+  });
+  afterAll(() => stack.close());
+
+  it('waits out Retry-After with full jitter on top, and retries at most its budget: about a tenth more requests, not four times as many', async () => {
+    const loc = await stack.admin.createLocation('Shedding');
+    const session = await stack.admin.createServiceSession(loc.id, 'reg-shed');
+    const orders = [];
+    for (let i = 0; i < 41; i++) orders.push(await stack.admin.createOrder(loc.id, sampleRows));
+    // one write holds the partition's one place (it waits for a worker that never comes)
+    const holder = new RegisterClient({ baseUrl: stack.baseUrl, apiKey: session.apiKey, retries: 0 }).updateStatus(orders[0]!.number, 'COMPLETED').catch(() => undefined);
+    await eventually(() => stack.api.deps.admission.signals()[0]!.inFlight === 1, 'the one job in flight');
+
+    const { delays, sleep } = recordingSleep();
+    const client = new RegisterClient({ baseUrl: stack.baseUrl, apiKey: session.apiKey, sleep, random: () => 0.5 });
+    const route = '/api/v1/orders/:number/failure';
+    const shedBefore = await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route });
+    const failures: unknown[] = [];
+    for (const order of orders.slice(1)) failures.push(await client.reportFailure(order.number).catch((err: unknown) => err));
+    expect(failures.every((err) => err instanceof RegisterProblemError && err.status === 503)).toBe(true);
+    const sent = (await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route })) - shedBefore;
+    // 40 requests: two retries a window, and a tenth of the requests (4): 46 at most, where four retries each would be 200
+    expect(sent - 40).toBe(delays.length);
+    expect(delays.length).toBeLessThanOrEqual(6);
+    expect(delays.length).toBeGreaterThanOrEqual(2);
+    // each wait: the answer's Retry-After (1 s), then half (random 0.5) of a ceiling doubling from 500 ms
+    for (const delay of delays) expect([1_250, 1_500, 2_000, 3_000]).toContain(delay);
+    await holder;
   });
 });
 

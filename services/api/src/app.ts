@@ -9,40 +9,66 @@ import { requestContext } from './middleware/request-context';
 import { requestDeadline } from './middleware/request-deadline';
 import { securityHeaders } from './middleware/security-headers';
 import { traceRequests } from './middleware/trace-requests';
-import { adminRoutes } from './routes/admin';
-import { webhookRoutes } from './routes/webhooks';
-import { boardRoutes } from './routes/board';
+import {
+  BOARD_OPERATIONS,
+  CUSTOMER_OPERATIONS,
+  DOCUMENTATION_OPERATIONS,
+  HEALTH_OPERATIONS,
+  LOCATION_OPERATIONS,
+  LOCATION_WORK_OPERATIONS,
+  MONITORING_OPERATIONS,
+  OPERATOR_OPERATIONS,
+  REGISTER_OPERATIONS,
+  SESSION_OPERATIONS,
+  WEBHOOK_OPERATIONS,
+} from '@pos/shared/openapi/operations';
+import { boardHandlers } from './routes/board';
 import { bullBoard } from './routes/bull-board';
-import { customerRoutes } from './routes/customer';
-import { docsRoutes } from './routes/docs';
-import { healthRoutes } from './routes/health';
-import { landingRoutes } from './routes/landing';
-import { metricsRoutes } from './routes/metrics';
-import { operatorRoutes } from './routes/operators';
-import { serviceRoutes } from './routes/orders';
-import { streamRoutes } from './routes/stream';
+import { customerHandlers } from './routes/customer';
+import { documentationHandlers } from './routes/documentation';
+import { healthHandlers } from './routes/health';
+import { locationWorkHandlers } from './routes/location-work';
+import { locationHandlers } from './routes/locations';
+import { routesOf } from './routes/mount';
+import { monitoringHandlers } from './routes/monitoring';
+import { operatorHandlers } from './routes/operators';
+import { requestPipeline } from './routes/pipeline';
+import { registerHandlers } from './routes/register';
+import { sessionHandlers } from './routes/sessions';
+import { webhookHandlers } from './routes/webhooks';
 import { readServiceInfo } from './service-info';
 
 /** What a listener serves: routers (made by `createRouter`) and whole mounted apps (Bull Board). */
 export type Mount = Router<AppState> | Middleware<AppState>;
 
-/**
- * What every listener serves: health probes, the landing page, the API's documents and the
- * location board (whose operator mode calls the admin API, so operators open it on ADMIN_PORT).
- */
-function everywhere(deps: ApiDeps): Mount[] {
+/** Each part of the operation table, as the routes of a listener; every route of the service is one of these. */
+function surfaces(deps: ApiDeps) {
+  const pipeline = requestPipeline(deps);
+  const { basePath } = deps.config.http;
   const info = readServiceInfo();
-  return [healthRoutes(deps), landingRoutes(deps, info), docsRoutes(deps, info), boardRoutes(deps)];
-}
-
-/** The register-facing door (`PORT`): what registers and customer apps call. */
-function publicSurface(deps: ApiDeps): Mount[] {
-  return [serviceRoutes(deps), streamRoutes(deps), customerRoutes(deps)];
-}
-
-/** The operator surfaces: on `ADMIN_PORT` when it is set, never then on `PORT`. */
-function operatorSurface(deps: ApiDeps): Mount[] {
-  return [adminRoutes(deps), operatorRoutes(deps), webhookRoutes(deps), metricsRoutes(deps), bullBoard(deps)];
+  return {
+    /**
+     * What every listener serves: health probes, the landing page, the API's documents and the
+     * location board (whose operator mode calls the admin API, so operators open it on ADMIN_PORT).
+     */
+    everywhere: [
+      routesOf(pipeline, basePath, HEALTH_OPERATIONS, healthHandlers(deps)),
+      routesOf(pipeline, basePath, DOCUMENTATION_OPERATIONS, documentationHandlers(deps, info)),
+      routesOf(pipeline, basePath, BOARD_OPERATIONS, boardHandlers(deps)),
+    ],
+    /** The register-facing door (`PORT`): what registers and customer apps call. */
+    public: [routesOf(pipeline, basePath, REGISTER_OPERATIONS, registerHandlers(deps)), routesOf(pipeline, basePath, CUSTOMER_OPERATIONS, customerHandlers(deps))],
+    /** The operator surfaces: on `ADMIN_PORT` when it is set, never then on `PORT`. */
+    operator: [
+      routesOf(pipeline, basePath, LOCATION_OPERATIONS, locationHandlers(deps)),
+      routesOf(pipeline, basePath, SESSION_OPERATIONS, sessionHandlers(deps)),
+      routesOf(pipeline, basePath, LOCATION_WORK_OPERATIONS, locationWorkHandlers(deps)),
+      routesOf(pipeline, basePath, OPERATOR_OPERATIONS, operatorHandlers(deps)),
+      routesOf(pipeline, basePath, WEBHOOK_OPERATIONS, webhookHandlers(deps)),
+      routesOf(pipeline, basePath, MONITORING_OPERATIONS, monitoringHandlers(deps)),
+      bullBoard(deps),
+    ] as Mount[],
+  };
 }
 
 /** The Koa app of each listener: `public` on PORT, and `operator` on ADMIN_PORT when it is set. */
@@ -57,8 +83,9 @@ export interface ApiApps {
  * app serves both. Health probes answer on every listener.
  */
 export function createApps(deps: ApiDeps): ApiApps {
-  if (deps.config.http.adminPort === undefined) return { public: createApp(deps, [...publicSurface(deps), ...operatorSurface(deps)]) };
-  return { public: createApp(deps, publicSurface(deps)), operator: createApp(deps, operatorSurface(deps)) };
+  const routes = surfaces(deps);
+  if (deps.config.http.adminPort === undefined) return { public: createApp(deps, [...routes.everywhere, ...routes.public, ...routes.operator]) };
+  return { public: createApp(deps, [...routes.everywhere, ...routes.public]), operator: createApp(deps, [...routes.everywhere, ...routes.operator]) };
 }
 
 /** One listener's app: request context, metrics, headers, the request's deadline, problem rendering, then the mounts. */
@@ -79,7 +106,7 @@ export function createApp(deps: ApiDeps, mounts: Mount[]): Koa<AppState> {
   app.use(requestDeadline(deps.config.queue.jobTimeoutMs));
   app.use(problemResponses());
 
-  for (const mount of [...everywhere(deps), ...mounts]) {
+  for (const mount of mounts) {
     if (mount instanceof Router) {
       if (!mount.opts.sensitive) throw new Error(`router ${mount.opts.prefix ?? '/'} must be case-sensitive (use createRouter)`);
       app.use(mount.routes());

@@ -24,6 +24,8 @@ import type { IdempotencyStore } from './idempotency/idempotency-store';
 import type { OperatorLookup } from './auth/operator-lookup';
 import type { SessionLookup } from './auth/session-lookup';
 import type { JobClient } from './jobs/job-client';
+import type { InFlightLimit } from './overload/in-flight';
+import type { QueueAdmission } from './overload/queue-admission';
 import type { ApiMetrics } from './metrics/api-metrics';
 import type { PresenceTracker } from './presence/presence-tracker';
 import type { ChannelSubscriber } from './pubsub/channel-subscriber';
@@ -55,6 +57,10 @@ export interface ApiDeps {
   /** The event streams open on this node and their location subscriptions. */
   hub: StreamHub;
   jobs: JobClient;
+  /** Admission to the work queue's partitions (overload/queue-admission.ts). */
+  admission: QueueAdmission;
+  /** The node's bound on requests in flight (HTTP_MAX_IN_FLIGHT). */
+  inFlight: InFlightLimit;
   /** RATE_LIMIT per API key, after authentication (a pass-through when unset). */
   rateLimit: Middleware<AppState>;
   /** Idempotency-Key records, shared by every node through Redis. */

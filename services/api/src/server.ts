@@ -31,6 +31,9 @@ import { SessionLookup } from './auth/session-lookup';
 import type { ApiDeps } from './deps';
 import { IdempotencyStore } from './idempotency/idempotency-store';
 import { JobClient } from './jobs/job-client';
+import { InFlightLimit } from './overload/in-flight';
+import { QueueAdmission } from './overload/queue-admission';
+import { registerOverloadMetrics } from './metrics/overload-metrics';
 import { rateLimitPerKey } from './middleware/rate-limit';
 import { checkReadiness } from './health/readiness';
 import { createApiMetrics } from './metrics/api-metrics';
@@ -101,8 +104,12 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const archive = new OrderArchiveRepo(store.db);
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redis.prefix, orders, archive });
   registerRedisMemoryMetrics(metrics.registry, redis);
+  const admission = new QueueAdmission(queues.current.length, { targetWaitMs: config.overload.queueWaitTargetMs, floor: config.overload.queueAdmissionFloor });
+  const inFlight = new InFlightLimit(config.overload.maxInFlight);
+  registerOverloadMetrics(metrics.registry, { admission, inFlight });
   const jobs = new JobClient(
     queues,
+    admission,
     subscriber,
     replyChannel(config.redis.prefix, nodeId),
     config.queue.jobTimeoutMs,
@@ -174,6 +181,8 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     subscriber,
     hub,
     jobs,
+    admission,
+    inFlight,
     rateLimit: rateLimitPerKey(config.limits.rateLimit, redis, config.redis.prefix, nodeLog),
     // A first attempt still holding its key past the longest wait (JOB_TIMEOUT) is taken for dead.
     idempotency: new IdempotencyStore(redis, config.redis.prefix, config.idempotency.ttlMs, config.queue.jobTimeoutMs + 5_000),

@@ -6,7 +6,7 @@ import { problems } from '@pos/shared/domain/problem';
 import { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { checkJob } from '@pos/shared/queue/job-schemas';
-import { isReplyChannel, JobOutcome, JobPayload, JobReply, WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { DEADLINE_MARGIN_MS, isNotApplied, isReplyChannel, JobOutcome, JobPayload, JobReply, notAppliedOutcome, WORK_QUEUE } from '@pos/shared/queue/jobs';
 import type { Partition } from '@pos/shared/queue/partitions';
 import { jobSpanFields, withTelemetry } from '@pos/shared/queue/telemetry';
 import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
@@ -39,6 +39,8 @@ import { startDeliveryWorker, succeeded } from './webhooks/delivery';
 import { EndpointGuards } from './webhooks/endpoint-guards';
 
 export interface RunningWorker {
+  /** Where its /metrics listens (METRICS_PORT; `0` takes a free port), when it serves them. */
+  metricsPort?: number;
   /** Stops taking jobs, lets the active ones finish, then disconnects. */
   close(): Promise<void>;
 }
@@ -102,6 +104,14 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     if (typeof checked === 'string') throw new UnrecoverableError(`malformed job data: ${checked}`);
     annotate(jobSpanFields(checked));
     const jobLog = log.child(jobFields(job));
+    // Taken too late for its request (a backlog, an outage): not applied, and not worth a read.
+    const { deadline } = checked.data;
+    if (deadline !== undefined && Date.now() > deadline - DEADLINE_MARGIN_MS) {
+      jobLog.info({ lateMs: Date.now() - deadline }, 'job taken too late for its request; not applied');
+      const outcome = notAppliedOutcome(job.id!);
+      await reply(job, outcome);
+      return outcome;
+    }
     // Run before: if that run answered, its answer stands (see AnsweredJobs); a 200's order is read again.
     const answered = job.attemptsStarted > 1 ? await answers.recall(redis, job.id!) : undefined;
     if (answered) jobLog.info({ status: answered.status }, 'job run again after it had answered; nothing is changed');
@@ -121,7 +131,9 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     };
     const outcome = await runJob(ctx, checked);
     annotate({ 'pos.outcome.status': outcome.status });
-    await traced('publish events and reply', { 'pos.events': outbox.size }, () => outbox.send(redis, answers.record(job.id!, outcome), replyOf(job, outcome)));
+    // An answer that applied nothing is not kept: a re-run does the work afresh.
+    const record = isNotApplied(outcome) ? undefined : answers.record(job.id!, outcome);
+    await traced('publish events and reply', { 'pos.events': outbox.size }, () => outbox.send(redis, record, replyOf(job, outcome)));
     checkpoint('after-answer');
     return outcome;
   };
@@ -156,7 +168,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       reply(job, { status: problem.status, problem }).catch((e) => jobLog.error({ err: e }, 'reply failed'));
     });
     worker.on('error', (err) => partitionLog.error({ err }, 'worker error'));
-    worker.on('completed', (job, outcome) => metrics.jobsProcessed.inc({ job: job.name, status: String(outcome?.status) }));
+    // A job taken too late is `expired`: it is not work done.
+    worker.on('completed', (job, outcome) => metrics.jobsProcessed.inc({ job: job.name, status: isNotApplied(outcome) ? 'expired' : String(outcome?.status) }));
     return worker;
   };
 
@@ -223,6 +236,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   );
 
   return {
+    metricsPort: listener?.port,
     async close() {
       listener?.server.close();
       await Promise.all([

@@ -113,6 +113,28 @@ export const problems = {
         ? 'The work queue did not answer: the request was not queued and nothing of this attempt will be applied; retry it with the same Idempotency-Key'
         : 'The work queue did not answer: the request was not queued and nothing of it will be applied; retry it',
     ),
+  /**
+   * Shed under overload (docs/overload.md): refused before any of it was done, so it is safe to
+   * send again as it is, after `Retry-After`. `queued`: a write whose job was not queued.
+   */
+  overloaded: (what: 'queued' | 'request', retryAfterSeconds: number): Problem =>
+    problemOf(
+      'unavailable',
+      what === 'queued'
+        ? `The service is overloaded: the request was not queued and nothing of it was done; retry it after ${retryAfterSeconds} s`
+        : `The service is overloaded: the request was not processed; retry it after ${retryAfterSeconds} s`,
+    ),
+  /**
+   * The job reached a worker past its request's deadline, or too close to it to be answered in
+   * time, and the worker did not apply it: nothing of it was done, and a retry runs it afresh.
+   */
+  notApplied: (keyed: boolean): Problem =>
+    problemOf(
+      'unavailable',
+      keyed
+        ? 'The request waited too long for a worker and was not applied: retry it with the same Idempotency-Key'
+        : 'The request waited too long for a worker and was not applied: retry it',
+    ),
   /** The Idempotency-Key's record could not be claimed, so the request went no further. */
   notProcessed: (): Problem =>
     problemOf(

@@ -3,7 +3,7 @@
  */
 import type { JobsOptions } from 'bullmq';
 import type { OrderAction } from '../domain/order-state';
-import type { Problem } from '../domain/problem';
+import { type Problem, problems } from '../domain/problem';
 import type { OrderScope } from '../store/orders';
 
 export const WORK_QUEUE = 'order-work';
@@ -19,8 +19,9 @@ interface JobBase {
   /** The request that asked for the job, carried into the worker's log lines. */
   requestId?: string;
   /**
-   * Epoch ms at which the waiting request gives up with a 503. A worker does not start an
-   * order write after it, so a request told 503 is, as a rule, not applied later behind its back.
+   * Epoch ms at which the waiting request gives up with a 503. A worker starts no job within
+   * DEADLINE_MARGIN_MS of it, and no order write after it: a request told 503 is not applied
+   * later behind its back, unless the job had started.
    */
   deadline?: number;
 }
@@ -49,8 +50,30 @@ export type JobDataOf<N extends JobName> = JobDataByName[N];
 /** A job as it is added: its name, and the data of that name. */
 export type JobPayload = { [N in JobName]: { name: N; data: JobDataOf<N> } }[JobName];
 
-/** What the worker decided; the API answers with it as it is. */
-export type JobOutcome = { status: 200; body: unknown } | { status: 204 } | { status: number; problem: Problem };
+/**
+ * What the worker decided; the API answers with it as it is. `notApplied`: the worker took the
+ * job too late for its request and did nothing of it (counted `expired`, never kept as an answer),
+ * so that a retry under the same Idempotency-Key runs it afresh.
+ */
+export type JobOutcome = { status: 200; body: unknown } | { status: 204 } | { status: number; problem: Problem; notApplied?: true };
+
+/** Whether the worker did nothing of the job, its request's deadline being too near or past. */
+export const isNotApplied = (outcome: JobOutcome | undefined): boolean => outcome !== undefined && 'notApplied' in outcome && outcome.notApplied === true;
+
+/** The job id of a request with an Idempotency-Key: the same for every retry of it. */
+export const keyedJobId = (idempotencyId: string): string => `idem-${idempotencyId}`;
+
+/** The outcome of a job a worker took too late for its request, and did not apply. */
+export function notAppliedOutcome(jobId: string): JobOutcome {
+  return { status: 503, problem: problems.notApplied(jobId.startsWith(keyedJobId(''))), notApplied: true };
+}
+
+/**
+ * A worker starts no job with less than this left before its request's deadline: it would be
+ * answered after the request gave up (wasted work, and an unknown outcome), and it leaves room
+ * for clocks that differ by less. A job not started by its deadline is therefore not applied.
+ */
+export const DEADLINE_MARGIN_MS = 250;
 
 export interface JobReply {
   jobId: string;

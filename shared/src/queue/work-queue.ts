@@ -79,9 +79,19 @@ export class WorkQueues {
     return [...this.current, ...this.draining];
   }
 
+  /** The partition (of the current layout) a job is added to. */
+  partitionFor(payload: JobPayload): PartitionQueue {
+    return this.current[partitionOf(routingKey(payload), this.current.length)]!;
+  }
+
   /** The queue a job is added to. */
   queueFor(payload: JobPayload): Queue {
-    return this.current[partitionOf(routingKey(payload), this.current.length)]!.queue;
+    return this.partitionFor(payload).queue;
+  }
+
+  /** The partition of a location's order transitions. */
+  partitionOfLocation(locationId: string): number {
+    return partitionOf(locationId, this.current.length);
   }
 
   /**

@@ -3,11 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
 import { Problem, problems } from '@pos/shared/domain/problem';
 import type { Logger } from '@pos/shared/log';
-import { JOB, JobOutcome, JobPayload, JobReply } from '@pos/shared/queue/jobs';
+import { isNotApplied, JOB, JobOutcome, JobPayload, JobReply, keyedJobId } from '@pos/shared/queue/jobs';
+import type { Criticality } from '@pos/shared/openapi/operations';
 import { jobSpanFields } from '@pos/shared/queue/telemetry';
 import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import { tracing } from '@pos/shared/telemetry/tracing';
 import { withDeadline } from '@pos/shared/util/deadline';
+import type { QueueAdmission } from '../overload/queue-admission';
+import { shed, type ShedReason } from '../overload/shed';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 
 const LOOKUP_TIMEOUT_MS = 1_000;
@@ -23,17 +26,24 @@ export interface JobRequest {
   idempotencyId?: string;
   /** Epoch ms by which the request is answered (see AppState); JOB_TIMEOUT from now when absent. */
   deadline?: number;
+  /** What its job is admitted as (see AppState); `normal` when absent. */
+  criticality?: Criticality;
+  /** Set when its job is refused admission (see AppState). */
+  shed?: ShedReason;
 }
 
-/** The job id of a request with an Idempotency-Key: the same for every retry of it. */
-export const keyedJobId = (idempotencyId: string): string => `idem-${idempotencyId}`;
+/** What the node's answer to a job's wait is based on, for its admission: `true` when a worker finished the job. */
+type Settled = { outcome: JobOutcome; finished: boolean };
 
 interface Pending {
   outcome: Promise<JobOutcome>;
   resolve(outcome: JobOutcome): void;
   timer: NodeJS.Timeout;
-  /** The partition's queue it went to, where its record is looked up. */
+  /** The partition's queue it went to, where its record is looked up, and the partition's index. */
   queue: Queue;
+  partition: number;
+  /** The request's deadline, which the job carries. */
+  deadline: number;
   name: string;
   started: bigint;
   /** Under an Idempotency-Key: its 503s say to retry with it. */
@@ -57,17 +67,20 @@ export interface JobTimer {
  * The wait always ends: by the reply, by a look at the job itself (when a reply may have been
  * lost to a Redis reconnect), or by the request's deadline with a 503.
  *
- * The 503 says what is known (docs/failure-modes.md): "not queued" when no add was sent (Redis was
- * down, or a look-up before it failed or was overtaken by the deadline), so nothing of it will
- * run; otherwise "outcome unknown": a job on the queue, or an add Redis did not confirm (it may
- * run when Redis wakes), may still be applied. The job carries the request's deadline, and a
- * worker starts no order write after it, but a write begun before it may land after, and a
- * session close does not look at it.
+ * A job is queued only if the partition's admission lets it in (overload/queue-admission.ts):
+ * otherwise the request is refused at once (503, `Retry-After`, not queued).
  *
- * A request with an Idempotency-Key queues its job under an id derived from it. Such a job has
- * no deadline: a 503 then means "not known yet", and the retry (same key, same id) finds the job
- * still queued, running or done, and follows it instead of queuing a second; if Redis lost it, the
- * job is queued again and the worker finds its id among the order's applied jobs.
+ * Every job carries its request's deadline, and a worker starts none within DEADLINE_MARGIN_MS of
+ * it (nor an order write after it). The 503 says what is known (docs/failure-modes.md): "not
+ * queued" when no add was sent (Redis was down, or a look-up before it failed or was overtaken by
+ * the deadline), "not applied" when a worker refused the job, or when at the deadline the job was
+ * still waiting (no worker will start it now), and otherwise "outcome unknown": a job a worker
+ * had started, or an add Redis did not confirm (it may run when Redis wakes), may still be applied.
+ *
+ * A request with an Idempotency-Key queues its job under an id derived from it: a retry (same key,
+ * same id) finds the job still queued, running or done, and follows it instead of queuing a
+ * second; a job a worker did not apply, or that failed for good, is replaced by the retry's own;
+ * if Redis lost it, it is queued again and the worker finds its id among the order's applied jobs.
  */
 export class JobClient {
   private readonly pending = new Map<string, Pending>();
@@ -75,7 +88,8 @@ export class JobClient {
   private readonly onResubscribed = () => void this.recheckAll();
 
   constructor(
-    private readonly queues: Pick<WorkQueues, 'queueFor'>,
+    private readonly queues: Pick<WorkQueues, 'partitionFor'>,
+    private readonly admission: Pick<QueueAdmission, 'acquire' | 'settled' | 'retryAfterSeconds'>,
     private readonly subscriber: ChannelSubscriber,
     private readonly channel: string,
     private readonly timeoutMs: number,
@@ -95,15 +109,19 @@ export class JobClient {
     await this.subscriber.unsubscribe(this.channel, this.onMessage);
   }
 
-  /** Resolves with the outcome, or a 503 outcome by the request's deadline, whatever Redis does meanwhile. */
+  /**
+   * Resolves with the outcome, or a 503 outcome by the request's deadline, whatever Redis does
+   * meanwhile; refuses it (a ShedError: 503, not queued) when the partition's admission does.
+   */
   run(payload: JobPayload, request: JobRequest): Promise<JobOutcome> {
-    const { requestId, idempotencyId } = request;
+    const { requestId, idempotencyId, criticality = 'normal' } = request;
     const deadline = request.deadline ?? Date.now() + this.timeoutMs;
     const jobId = idempotencyId === undefined ? randomUUID() : keyedJobId(idempotencyId);
     // A retry arriving here while this node still waits for the same keyed job shares that wait.
     const waiting = this.pending.get(jobId);
     if (waiting) return waiting.outcome;
-    const queue = this.queues.queueFor(payload);
+    const { partition, queue } = this.queues.partitionFor(payload);
+    if (!this.admission.acquire(partition.index, criticality)) shed(request, 'queue', this.admission.retryAfterSeconds(partition.index));
     let resolve!: (outcome: JobOutcome) => void;
     const outcome = new Promise<JobOutcome>((r) => (resolve = r));
     const traces = tracing();
@@ -119,6 +137,8 @@ export class JobClient {
       resolve,
       timer,
       queue,
+      partition: partition.index,
+      deadline,
       name: payload.name,
       started: process.hrtime.bigint(),
       keyed: idempotencyId !== undefined,
@@ -127,28 +147,25 @@ export class JobClient {
     this.pending.set(jobId, entry);
     if (!this.connected()) {
       this.log.warn({ requestId }, 'work queue connection down; job not queued');
-      this.settle(jobId, { status: 503, problem: problems.notQueued(entry.keyed) });
+      this.settle(jobId, { outcome: { status: 503, problem: problems.notQueued(entry.keyed) }, finished: false });
       return outcome;
     }
     // Not awaited: the add is bounded by REDIS_COMMAND_TIMEOUT, but the deadline must hold whatever Redis does.
-    const queued =
-      idempotencyId === undefined
-        ? this.add(entry, jobId, payload, { requestId, deadline })
-        : this.queueOrFollow(entry, jobId, payload, requestId);
+    const queued = idempotencyId === undefined ? this.add(entry, jobId, payload, requestId) : this.queueOrFollow(entry, jobId, payload, requestId);
     queued.catch((err: unknown) => {
       if (!this.pending.has(jobId)) return;
       // An add that was sent and failed (a timeout, a connection lost) may still have reached Redis.
       this.log.error({ err, requestId, mayBeQueued: entry.mayBeQueued }, 'could not enqueue job');
-      this.settle(jobId, { status: 503, problem: entry.mayBeQueued ? this.unknown(entry) : problems.notQueued(entry.keyed) });
+      this.settle(jobId, { outcome: { status: 503, problem: entry.mayBeQueued ? this.unknown(entry) : problems.notQueued(entry.keyed) }, finished: false });
     });
     return outcome;
   }
 
-  /** Sends the job's add, unless its request has been answered meanwhile (it would then run unasked). */
-  private async add(entry: Pending, jobId: string, payload: JobPayload, extra: { requestId: string; deadline?: number }): Promise<void> {
+  /** Sends the job's add, with its request's deadline, unless its request has been answered meanwhile (it would then run unasked). */
+  private async add(entry: Pending, jobId: string, payload: JobPayload, requestId: string): Promise<void> {
     if (!this.pending.has(jobId)) return;
     entry.mayBeQueued = true;
-    await entry.queue.add(payload.name, { ...payload.data, replyTo: this.channel, ...extra }, { jobId });
+    await entry.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId, deadline: entry.deadline }, { jobId });
   }
 
   /** The 503 of a job that may still run. */
@@ -159,34 +176,45 @@ export class JobClient {
   /**
    * A keyed job: queued unless an earlier attempt's job is still known to the queue, in which
    * case its outcome is awaited by looking at it (its reply goes to the node that queued it). A
-   * job that failed for good is queued again: whatever it wrote, its id on the order tells.
+   * job that a worker did not apply, or that failed for good, is replaced by this attempt's: what
+   * it wrote, if anything, its id on the order tells.
    */
   private async queueOrFollow(entry: Pending, jobId: string, payload: JobPayload, requestId: string): Promise<void> {
     const { queue } = entry;
-    const existing = await withDeadline(Job.fromId<unknown, JobOutcome>(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
-    if (existing?.finishedOn && existing.returnvalue) {
-      this.log.info({ requestId, jobId }, 'retry of a finished request: answering with its outcome');
-      this.settle(jobId, existing.returnvalue);
+    while (this.pending.has(jobId)) {
+      const existing = await withDeadline(Job.fromId<unknown, JobOutcome>(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
+      if (existing?.finishedOn && existing.returnvalue && !isNotApplied(existing.returnvalue)) {
+        this.log.info({ requestId, jobId }, 'retry of a finished request: answering with its outcome');
+        this.settle(jobId, { outcome: existing.returnvalue, finished: false });
+        return;
+      }
+      if (existing && !existing.finishedOn) {
+        this.log.info({ requestId, jobId }, 'retry of a queued request: following its job');
+        entry.mayBeQueued = true;
+        const outcome = await this.follow(jobId);
+        if (!outcome) return;
+        if (!isNotApplied(outcome)) {
+          this.settle(jobId, { outcome, finished: true });
+          return;
+        }
+        // The earlier attempt's job came too late for its request and did nothing: this attempt's replaces it.
+        continue;
+      }
+      // Not applied, or failed for good: it does not run again, so removing it queues nothing.
+      if (existing) await existing.remove();
+      await this.add(entry, jobId, payload, requestId);
       return;
     }
-    if (existing && !(existing.finishedOn && existing.failedReason)) {
-      this.log.info({ requestId, jobId }, 'retry of a queued request: following its job');
-      entry.mayBeQueued = true;
-      await this.follow(jobId);
-      return;
-    }
-    // A job that failed for good does not run again: removing it queues nothing.
-    if (existing) await existing.remove();
-    await this.add(entry, jobId, payload, { requestId });
   }
 
-  /** Looks at the job until it has an outcome or the wait is over. */
-  private async follow(jobId: string): Promise<void> {
+  /** Looks at the job until it has an outcome (returned) or the wait is over (undefined). */
+  private async follow(jobId: string): Promise<JobOutcome | undefined> {
     for (let attempt = 0; this.pending.has(jobId); attempt++) {
       await sleep(FOLLOW_INTERVALS_MS[Math.min(attempt, FOLLOW_INTERVALS_MS.length - 1)]!);
-      const outcome = await this.lookUp(jobId).catch(() => undefined);
-      if (outcome) this.settle(jobId, outcome);
+      const found = await this.lookUp(jobId).catch(() => undefined);
+      if (found?.outcome) return found.outcome;
     }
+    return undefined;
   }
 
   private onReply(message: string): void {
@@ -197,47 +225,60 @@ export class JobClient {
       this.log.warn('unreadable job reply');
       return;
     }
-    this.settle(reply.jobId, reply.outcome);
+    this.settle(reply.jobId, { outcome: reply.outcome, finished: !isNotApplied(reply.outcome) });
   }
 
-  private settle(jobId: string, outcome: JobOutcome): void {
+  private settle(jobId: string, { outcome, finished }: Settled): void {
     const entry = this.pending.get(jobId);
     if (!entry) return;
     clearTimeout(entry.timer);
     this.pending.delete(jobId);
+    this.admission.settled(entry.partition, finished);
     this.timer?.observe({ job: entry.name, status: String(outcome.status) }, Number(process.hrtime.bigint() - entry.started) / 1e9);
     entry.resolve(outcome);
   }
 
-  /** The job's own record answers when its reply went missing; bounded, as Redis may be down. */
-  private async lookUp(jobId: string, ms = LOOKUP_TIMEOUT_MS): Promise<JobOutcome | undefined> {
+  /**
+   * The job's own record: its outcome once finished (its reply may have gone missing), and whether
+   * a worker has started it. Bounded, as Redis may be down.
+   */
+  private async lookUp(jobId: string, ms = LOOKUP_TIMEOUT_MS): Promise<{ outcome?: JobOutcome; started: boolean } | undefined> {
     const queue = this.pending.get(jobId)?.queue;
     if (!queue) return undefined;
     const job = await withDeadline(Job.fromId<unknown, JobOutcome>(queue, jobId), ms, 'job look-up');
-    return job?.finishedOn && job.returnvalue ? job.returnvalue : undefined;
+    if (!job) return undefined;
+    return { outcome: job.finishedOn && job.returnvalue ? job.returnvalue : undefined, started: job.processedOn !== undefined };
   }
 
-  /** The request's deadline: a last look at a job that may be queued, then the 503 that says what is known. */
+  /**
+   * The request's deadline: a last look at a job that may be queued, then the 503 that says what is
+   * known. A job found waiting, never started, will not be: a worker starts none this close to its deadline.
+   */
   private async expire(jobId: string): Promise<void> {
     const entry = this.pending.get(jobId);
     if (!entry) return;
-    let outcome: JobOutcome | undefined;
+    let found: Awaited<ReturnType<JobClient['lookUp']>>;
     if (entry.mayBeQueued) {
       try {
-        outcome = await this.lookUp(jobId, LAST_LOOK_MS);
+        found = await this.lookUp(jobId, LAST_LOOK_MS);
       } catch (err) {
         this.log.warn({ err, jobId }, 'could not look up job');
       }
     }
+    if (found?.outcome) {
+      this.settle(jobId, { outcome: found.outcome, finished: !isNotApplied(found.outcome) });
+      return;
+    }
     // Settled here, no add is sent after it (see `add`): a job not yet sent is not queued.
-    this.settle(jobId, outcome ?? { status: 503, problem: entry.mayBeQueued ? this.unknown(entry) : problems.notQueued(entry.keyed) });
+    const problem = !entry.mayBeQueued ? problems.notQueued(entry.keyed) : found && !found.started ? problems.notApplied(entry.keyed) : this.unknown(entry);
+    this.settle(jobId, { outcome: { status: 503, problem }, finished: false });
   }
 
   private async recheckAll(): Promise<void> {
     for (const jobId of [...this.pending.keys()]) {
       try {
-        const outcome = await this.lookUp(jobId);
-        if (outcome) this.settle(jobId, outcome);
+        const outcome = (await this.lookUp(jobId))?.outcome;
+        if (outcome) this.settle(jobId, { outcome, finished: !isNotApplied(outcome) });
       } catch (err) {
         this.log.warn({ err, jobId }, 'could not re-check job after reconnect');
       }

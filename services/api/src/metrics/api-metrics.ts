@@ -55,6 +55,8 @@ export interface ApiMetrics {
   unsignedKeyRequests: Counter<'outcome'>;
   /** Audit records of operator writes, by outcome: written, or failed (the write answered anyway). */
   auditWrites: Counter<'outcome'>;
+  /** Requests refused under overload, by reason (`in-flight`, `queue`) and route pattern. */
+  requestsShed: Counter<'reason' | 'route'>;
 }
 
 export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
@@ -124,6 +126,12 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
 
   return {
     registry,
+    requestsShed: new Counter({
+      name: 'pos_requests_shed_total',
+      help: 'Requests refused at once under overload (503, Retry-After), by reason (in-flight: the node\'s HTTP_MAX_IN_FLIGHT; queue: a partition\'s admission) and route pattern',
+      labelNames: ['reason', 'route'],
+      registers: [registry],
+    }),
     streamsOpen: new Gauge({
       name: 'pos_streams_open',
       help: 'Event streams open on this node',

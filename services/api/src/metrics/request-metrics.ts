@@ -5,7 +5,7 @@ import type { ApiMetrics } from './api-metrics';
 /** The route label of requests no router matched (404s, 405s, Bull Board's own paths). */
 export const UNMATCHED_ROUTE = '(unmatched)';
 
-type Metrics = Pick<ApiMetrics, 'httpRequests' | 'httpDuration'>;
+type Metrics = Pick<ApiMetrics, 'httpRequests' | 'httpDuration' | 'requestsShed'>;
 
 /**
  * Counts and times every request by the route pattern @koa/router matched, never the raw URL,
@@ -31,4 +31,5 @@ function record(metrics: Metrics, started: bigint, ctx: AppContext): void {
   const labels = { method: ctx.method, route: typeof route === 'string' ? route : UNMATCHED_ROUTE, status: String(ctx.status) };
   metrics.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
   metrics.httpRequests.inc(labels);
+  if (ctx.state.shed) metrics.requestsShed.inc({ reason: ctx.state.shed, route: labels.route });
 }

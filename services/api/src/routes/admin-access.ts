@@ -1,61 +1,35 @@
-import type { Middleware, Next } from 'koa';
-import { CHAIN_WIDE_DETAIL, coversAll, coversLocation, Grant, grantRefusal, isBound } from '@pos/shared/auth/scope';
+import type { Next } from 'koa';
+import { BoundAccess, CHAIN_WIDE_DETAIL, coversAll, coversLocation, Grant, grantRefusal, isBound } from '@pos/shared/auth/scope';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import { OPERATIONS, OperationSpec } from '@pos/shared/openapi/operations';
+import { operation, type OperationId, type OperationSpec } from '@pos/shared/openapi/operations';
 import type { LocationDoc } from '@pos/shared/store/documents';
 import { isId } from '@pos/shared/store/query-values';
-import type { AppContext, AppState } from '../context';
+import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
-import { allowRole, authenticateOperator, operatorOfRequest } from '../middleware/admin-auth';
-import { auditWrites } from '../middleware/audit';
-import { idempotency } from '../middleware/idempotency';
-import { jsonBody } from '../middleware/json-body';
+import { operatorOfRequest } from '../middleware/admin-auth';
 
-/** The middleware of one admin route, before its handler. */
-export type RouteAccess = Middleware<AppState>[];
-
-/** An admin or board operation of the table, with its role and what a bound operator may do. */
+/** An operator operation of the table, with its role and what a bound operator may do. */
 export type AdminOperation = OperationSpec & Required<Pick<OperationSpec, 'role' | 'bound'>>;
 
-/** The table's entry `id`: an operator operation, with its role and bound access (a missing one fails at start-up). */
-export function adminOperation(id: string): AdminOperation {
-  const spec = OPERATIONS.find((op) => op.id === id);
-  if (!spec || (spec.access !== 'admin' && spec.access !== 'board') || !spec.role || !spec.bound) throw new Error(`no operator operation ${id} with a role and bound access`);
+/** The table's entry `id`: an operator operation, with its role and bound access (checked at start-up). */
+export function adminOperation(id: OperationId): AdminOperation {
+  const spec = operation(id);
+  if ((spec.access !== 'admin' && spec.access !== 'board') || !spec.role || !spec.bound) throw new Error(`operation ${id} has no role or bound access`);
   return spec as AdminOperation;
 }
 
-/** A 403 for an operator bound to locations on a chain-wide operation. */
-export function allowBound(spec: Pick<AdminOperation, 'bound'>) {
+/** A 403 for an operator bound to locations on a chain-wide operation (the pipeline's, after the role's check). */
+export function allowBound(bound: BoundAccess) {
   return async function allowScope(ctx: AppContext, next: Next): Promise<void> {
-    if (spec.bound === 'chain' && isBound(operatorOfRequest(ctx))) throw new ProblemError(problems.forbidden(CHAIN_WIDE_DETAIL));
+    if (bound === 'chain' && isBound(operatorOfRequest(ctx))) throw new ProblemError(problems.forbidden(CHAIN_WIDE_DETAIL));
     await next();
   };
 }
 
-/**
- * How every operator route is let in: by its entry in the operation table (`operation('pauseLocation')`),
- * which gives its role and what an operator bound to locations may do with it (docs/operators.md
- * has the table). A read authenticates the operator and checks both; a write also records its
- * audit entry (whatever its outcome, refusals included), reads its JSON body and takes an
- * `Idempotency-Key`, kept per operator. Where an operation reaches locations, the route's lookups
- * below apply the same scope: another location's resource is the same 404 as a missing one.
+/*
+ * Where an operation reaches locations, a route's look-ups apply the operator's scope (docs/operators.md):
+ * another location's resource is the same 404 as a missing one, a grant beyond the operator's own a 403.
  */
-export function adminAccess(deps: ApiDeps) {
-  const authenticate = authenticateOperator(deps);
-  const audit = auditWrites({ audit: deps.audit, retentionMs: deps.config.audit.retentionMs, writes: deps.metrics.auditWrites });
-  const json = jsonBody(deps.config.http.bodyLimitBytes);
-  // Each operator's kept answers are its own: one operator never replays another's (an issued key).
-  const keyed = idempotency(deps.idempotency, (ctx) => {
-    const operator = operatorOfRequest(ctx);
-    return { scope: operator.id ? `operator:${operator.id}` : 'admin', maxRecords: deps.config.idempotency.maxRecords };
-  });
-  const operation = (id: string): RouteAccess => {
-    const spec = adminOperation(id);
-    const checks = [allowRole(spec.role), allowBound(spec)];
-    return spec.method === 'get' ? [authenticate, ...checks] : [authenticate, audit, ...checks, json, keyed];
-  };
-  return { authenticate, audit, operation };
-}
 
 /**
  * A 404 (the missing record's own, `detail`) unless the operator covers the location, which the

@@ -1,14 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type Router from '@koa/router';
 import { send } from '@koa/send';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import type { AppContext, AppState } from '../context';
+import type { BOARD_OPERATIONS } from '@pos/shared/openapi/operations';
+import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
 import { escapeHtml } from '../docs/pages';
-import { createRouter } from './router';
+import type { Handlers } from './mount';
 
-export const BOARD_PATH = '/board';
 
 /**
  * Where `npm run build` (Vite, in web/board) puts the board: the repository's web/board/dist,
@@ -43,40 +42,39 @@ const NOT_BUILT = `<!doctype html>
  * that it sends in headers. The page learns the register interface's base path from a meta tag
  * filled in here.
  */
-export function boardRoutes(deps: Pick<ApiDeps, 'config'>, dist = BOARD_DIST): Router<AppState> {
-  const router = createRouter();
+export function boardHandlers(deps: Pick<ApiDeps, 'config'>, dist = BOARD_DIST): Handlers<typeof BOARD_OPERATIONS> {
+  return {
 
-  // (the router is not strict: `/board/` is served too)
-  router.get(BOARD_PATH, async (ctx: AppContext) => {
-    ctx.set({ 'Content-Security-Policy': BOARD_CSP, 'Referrer-Policy': 'no-referrer' });
-    // read each time (a few hundred bytes): a rebuild's new asset names show without a restart
-    let page: string;
-    try {
-      page = await readFile(path.join(dist, 'index.html'), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      ctx.state.log.warn({ dist }, 'board requested but not built');
-      ctx.status = 503;
+    // (the router is not strict: `/board/` is served too)
+    boardPage: async (ctx: AppContext) => {
+      ctx.set({ 'Content-Security-Policy': BOARD_CSP, 'Referrer-Policy': 'no-referrer' });
+      // read each time (a few hundred bytes): a rebuild's new asset names show without a restart
+      let page: string;
+      try {
+        page = await readFile(path.join(dist, 'index.html'), 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        ctx.state.log.warn({ dist }, 'board requested but not built');
+        ctx.status = 503;
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = NOT_BUILT;
+        return;
+      }
+      ctx.set('Cache-Control', 'no-cache');
       ctx.type = 'text/html; charset=utf-8';
-      ctx.body = NOT_BUILT;
-      return;
-    }
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page.replace(/(<meta name="pos-base-path" content=")[^"]*(")/, `$1${escapeHtml(deps.config.http.basePath)}$2`);
-  });
+      ctx.body = page.replace(/(<meta name="pos-base-path" content=")[^"]*(")/, `$1${escapeHtml(deps.config.http.basePath)}$2`);
+    },
 
-  router.get(`${BOARD_PATH}/assets/:file`, async (ctx: AppContext) => {
-    const file = String(ctx.params.file);
-    if (!ASSET_NAME.test(file)) throw new ProblemError(problems.notFound(`No route for ${ctx.method} ${ctx.path}`));
-    try {
-      // names carry their content's hash: cached for good
-      await send(ctx, file, { root: path.join(dist, 'assets'), immutable: true, maxage: YEAR_MS, index: false, hidden: false });
-    } catch (err) {
-      if ((err as { status?: number }).status === 404) throw new ProblemError(problems.notFound(`No route for ${ctx.method} ${ctx.path}`));
-      throw err;
-    }
-  });
-
-  return router;
+    boardAsset: async (ctx: AppContext) => {
+      const file = String(ctx.params.file);
+      if (!ASSET_NAME.test(file)) throw new ProblemError(problems.notFound(`No route for ${ctx.method} ${ctx.path}`));
+      try {
+        // names carry their content's hash: cached for good
+        await send(ctx, file, { root: path.join(dist, 'assets'), immutable: true, maxage: YEAR_MS, index: false, hidden: false });
+      } catch (err) {
+        if ((err as { status?: number }).status === 404) throw new ProblemError(problems.notFound(`No route for ${ctx.method} ${ctx.path}`));
+        throw err;
+      }
+    },
+  };
 }

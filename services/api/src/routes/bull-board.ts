@@ -11,7 +11,8 @@ import { allowRole, authenticateOperator } from '../middleware/admin-auth';
 import { auditWrites } from '../middleware/audit';
 import { adminOperation, allowBound } from './admin-access';
 
-export const BULL_BOARD_PATH = '/admin/queues';
+/** Where Bull Board is mounted: its entry of the operation table. */
+export const BULL_BOARD_PATH = adminOperation('bullBoard').path;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -90,7 +91,7 @@ export function bullBoard(
   const authenticate = authenticateOperator(deps, { browser: true });
   const spec = adminOperation('bullBoard');
   const adminOnly = allowRole(spec.role);
-  const unbound = allowBound(spec);
+  const unbound = allowBound(spec.bound);
   const audit = auditWrites({ audit: deps.audit, retentionMs: deps.config.audit.retentionMs, writes: deps.metrics.auditWrites, mountPath: BULL_BOARD_PATH });
 
   return async function bullBoardMiddleware(ctx: AppContext, next: Next): Promise<void> {

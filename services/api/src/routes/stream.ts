@@ -1,11 +1,8 @@
-import type Router from '@koa/router';
-import { AppContext, AppState, queryOf, sessionOf } from '../context';
+import { AppContext, queryOf } from '../context';
 import type { ApiDeps } from '../deps';
-import { requireSession } from '../middleware/api-key-auth';
 import { ClientStream, StreamReader } from '../stream/client-stream';
 import { parseCursor } from '../stream/cursor';
 import type { Replay } from '../stream/replay';
-import { createRouter } from './router';
 
 /**
  * Serves one event stream of a location, for a register or an operator (the admin API's stream).
@@ -55,21 +52,4 @@ export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: Stream
   // The stream goes on after this returns (nothing of the request's middleware waits with it);
   // its access line and metrics are recorded when it ends.
   ctx.state.ending = stream.done;
-}
-
-/** The register's event stream (docs/register-interface.md, part 6). */
-export function streamRoutes(deps: ApiDeps): Router<AppState> {
-  const router = createRouter(deps.config.http.basePath);
-
-  router.get('/notifications/service/stream', requireSession(deps.sessionLookup, 'SERVICE', deps.presence.sighted), deps.rateLimit, async (ctx: AppContext) => {
-    const session = sessionOf(ctx);
-    await serveStream(ctx, deps, { kind: 'register', session, keyHash: ctx.state.keyHash ?? '' });
-    // A stream held is presence on every node's reading until it ends (see PresenceTracker).
-    if (ctx.state.ending) {
-      deps.presence.streamOpened(session);
-      void ctx.state.ending.then(() => deps.presence.streamClosed(session._id));
-    }
-  });
-
-  return router;
 }

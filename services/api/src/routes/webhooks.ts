@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type Router from '@koa/router';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
+import type { WEBHOOK_OPERATIONS } from '@pos/shared/openapi/operations';
 import type { DeliveryJobData } from '@pos/shared/queue/webhook-queue';
 import { queryValidators, validators } from '@pos/shared/schemas/requests';
 import type { IssuedWebhook, QueuedDelivery, WebhookDelivery } from '@pos/shared/schemas/responses';
@@ -12,16 +12,15 @@ import { deliveryBody, subscriptionsChanged } from '@pos/shared/webhooks/emitter
 import { TEST_EVENT_TYPE } from '@pos/shared/webhooks/event-types';
 import { newWebhookSecret } from '@pos/shared/webhooks/secrets';
 import { checkWebhookUrl, UrlRefused } from '@pos/shared/webhooks/url-guard';
-import type { AppContext, AppState } from '../context';
+import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
 import { beginWork } from '../middleware/idempotency';
 import { bodyOf } from '../middleware/json-body';
 import { RequestLimiter } from '../middleware/rate-limit';
 import { auditChange, changed as changedFields, webhookFields } from '../audit/change';
-import { ADMIN_PREFIX } from './admin';
-import { adminAccess, checkGrant, checkResource, listScope } from './admin-access';
+import { checkGrant, checkResource, listScope } from './admin-access';
+import type { Handlers } from './mount';
 import { queryOf, sendPage } from './pages';
-import { createRouter } from './router';
 
 function toDeliveryView(doc: WebhookDeliveryDoc): WebhookDelivery {
   const view: WebhookDelivery = { id: doc._id, webhookId: doc.webhookId, type: doc.type, attempt: doc.attempt, outcome: doc.outcome, durationMs: doc.durationMs, at: doc.at.toISOString() };
@@ -39,9 +38,7 @@ function toDeliveryView(doc: WebhookDeliveryDoc): WebhookDelivery {
  * manages only subscriptions whose locations all lie within its own (routes/admin-access.ts).
  * Test events and redeliveries are limited per subscription (WEBHOOK_TEST_LIMIT).
  */
-export function webhookRoutes(deps: ApiDeps): Router<AppState> {
-  const router = createRouter(ADMIN_PREFIX);
-  const { operation } = adminAccess(deps);
+export function webhookHandlers(deps: ApiDeps): Handlers<typeof WEBHOOK_OPERATIONS> {
   const { webhooks: settings } = deps.config;
   const changed = () => subscriptionsChanged(deps.redis, deps.config.redis.prefix);
   const sent = new RequestLimiter({
@@ -79,101 +76,101 @@ export function webhookRoutes(deps: ApiDeps): Router<AppState> {
     return { webhookId: delivery.webhookId, type: delivery.type };
   };
 
-  router.post('/webhooks', ...operation('createWebhook'), async (ctx: AppContext) => {
-    const input = bodyOf(ctx, validators.webhook);
-    checkGrant(ctx, { locations: input.locationIds ?? 'all' });
-    await checkUrl(input.url);
-    await beginWork(ctx);
-    const now = new Date();
-    const secret = newWebhookSecret();
-    const doc: WebhookDoc = { _id: newId(), url: input.url, events: input.events, secret: deps.webhookSecrets.seal(secret), createdAt: now, updatedAt: now };
-    if (input.locationIds) doc.locationIds = input.locationIds;
-    if (input.description !== undefined) doc.description = input.description;
-    await deps.webhooks.create(doc);
-    auditChange(ctx, { id: doc._id, after: webhookFields(doc) });
-    await changed();
-    ctx.state.log.info({ subscriptionId: doc._id, events: doc.events }, 'webhook subscription created');
-    const body: IssuedWebhook = { ...toWebhookView(doc), secret };
-    ctx.status = 201;
-    ctx.body = body;
-  });
+  return {
+    createWebhook: async (ctx: AppContext) => {
+      const input = bodyOf(ctx, validators.webhook);
+      checkGrant(ctx, { locations: input.locationIds ?? 'all' });
+      await checkUrl(input.url);
+      await beginWork(ctx);
+      const now = new Date();
+      const secret = newWebhookSecret();
+      const doc: WebhookDoc = { _id: newId(), url: input.url, events: input.events, secret: deps.webhookSecrets.seal(secret), createdAt: now, updatedAt: now };
+      if (input.locationIds) doc.locationIds = input.locationIds;
+      if (input.description !== undefined) doc.description = input.description;
+      await deps.webhooks.create(doc);
+      auditChange(ctx, { id: doc._id, after: webhookFields(doc) });
+      await changed();
+      ctx.state.log.info({ subscriptionId: doc._id, events: doc.events }, 'webhook subscription created');
+      const body: IssuedWebhook = { ...toWebhookView(doc), secret };
+      ctx.status = 201;
+      ctx.body = body;
+    },
 
-  router.get('/webhooks', ...operation('listWebhooks'), async (ctx: AppContext) => {
-    const page = queryOf(ctx, queryValidators.idPage);
-    sendPage(ctx, (await deps.webhooks.list(page, listScope(ctx))).map(toWebhookView), page.limit, (last) => last.id);
-  });
+    listWebhooks: async (ctx: AppContext) => {
+      const page = queryOf(ctx, queryValidators.idPage);
+      sendPage(ctx, (await deps.webhooks.list(page, listScope(ctx))).map(toWebhookView), page.limit, (last) => last.id);
+    },
 
-  router.get('/webhooks/:id', ...operation('getWebhook'), async (ctx: AppContext) => {
-    ctx.body = toWebhookView(await subscriptionOf(ctx));
-  });
+    getWebhook: async (ctx: AppContext) => {
+      ctx.body = toWebhookView(await subscriptionOf(ctx));
+    },
 
-  router.patch('/webhooks/:id', ...operation('updateWebhook'), async (ctx: AppContext) => {
-    const changes = bodyOf(ctx, validators.webhookUpdate);
-    checkGrant(ctx, { locations: changes.locationIds === undefined ? undefined : changes.locationIds.length === 0 ? 'all' : changes.locationIds });
-    if (changes.url !== undefined) await checkUrl(changes.url);
-    await beginWork(ctx);
-    const before = await subscriptionOf(ctx);
-    const updated = await deps.webhooks.update(before._id, changes, new Date());
-    if (!updated) throw new ProblemError(problems.notFound(NOT_FOUND));
-    auditChange(ctx, changedFields(webhookFields(before), webhookFields(updated)));
-    await changed();
-    ctx.state.log.info({ subscriptionId: updated._id, fields: Object.keys(changes) }, 'webhook subscription updated');
-    ctx.body = toWebhookView(updated);
-  });
+    updateWebhook: async (ctx: AppContext) => {
+      const changes = bodyOf(ctx, validators.webhookUpdate);
+      checkGrant(ctx, { locations: changes.locationIds === undefined ? undefined : changes.locationIds.length === 0 ? 'all' : changes.locationIds });
+      if (changes.url !== undefined) await checkUrl(changes.url);
+      await beginWork(ctx);
+      const before = await subscriptionOf(ctx);
+      const updated = await deps.webhooks.update(before._id, changes, new Date());
+      if (!updated) throw new ProblemError(problems.notFound(NOT_FOUND));
+      auditChange(ctx, changedFields(webhookFields(before), webhookFields(updated)));
+      await changed();
+      ctx.state.log.info({ subscriptionId: updated._id, fields: Object.keys(changes) }, 'webhook subscription updated');
+      ctx.body = toWebhookView(updated);
+    },
 
-  router.delete('/webhooks/:id', ...operation('deleteWebhook'), async (ctx: AppContext) => {
-    await beginWork(ctx);
-    const subscription = await subscriptionOf(ctx);
-    if (!(await deps.webhooks.remove(subscription._id))) throw new ProblemError(problems.notFound(NOT_FOUND));
-    auditChange(ctx, { before: webhookFields(subscription) });
-    await changed();
-    ctx.state.log.info({ subscriptionId: subscription._id }, 'webhook subscription removed');
-    ctx.status = 204;
-  });
+    deleteWebhook: async (ctx: AppContext) => {
+      await beginWork(ctx);
+      const subscription = await subscriptionOf(ctx);
+      if (!(await deps.webhooks.remove(subscription._id))) throw new ProblemError(problems.notFound(NOT_FOUND));
+      auditChange(ctx, { before: webhookFields(subscription) });
+      await changed();
+      ctx.state.log.info({ subscriptionId: subscription._id }, 'webhook subscription removed');
+      ctx.status = 204;
+    },
 
-  // The old secret signs beside the new one for KEY_ROTATION_GRACE: receivers switch without a gap.
-  router.post('/webhooks/:id/rotate-secret', ...operation('rotateWebhookSecret'), async (ctx: AppContext) => {
-    await beginWork(ctx);
-    const current = await subscriptionOf(ctx);
-    const now = new Date();
-    const secret = newWebhookSecret();
-    const rotated = await deps.webhooks.rotate(current._id, deps.webhookSecrets.seal(secret), current.secret, new Date(now.getTime() + deps.config.auth.keyRotationGraceMs), now);
-    // Another rotation won the race: this one's secret was never stored.
-    if (!rotated) throw new ProblemError(problems.conflict('The secret was rotated concurrently; rotate again'));
-    ctx.state.log.info({ subscriptionId: rotated._id }, 'webhook secret rotated');
-    const body: IssuedWebhook = { ...toWebhookView(rotated), secret };
-    ctx.body = body;
-  });
+    // The old secret signs beside the new one for KEY_ROTATION_GRACE: receivers switch without a gap.
+    rotateWebhookSecret: async (ctx: AppContext) => {
+      await beginWork(ctx);
+      const current = await subscriptionOf(ctx);
+      const now = new Date();
+      const secret = newWebhookSecret();
+      const rotated = await deps.webhooks.rotate(current._id, deps.webhookSecrets.seal(secret), current.secret, new Date(now.getTime() + deps.config.auth.keyRotationGraceMs), now);
+      // Another rotation won the race: this one's secret was never stored.
+      if (!rotated) throw new ProblemError(problems.conflict('The secret was rotated concurrently; rotate again'));
+      ctx.state.log.info({ subscriptionId: rotated._id }, 'webhook secret rotated');
+      const body: IssuedWebhook = { ...toWebhookView(rotated), secret };
+      ctx.body = body;
+    },
 
-  router.post('/webhooks/:id/test', ...operation('testWebhook'), async (ctx: AppContext) => {
-    await beginWork(ctx);
-    const subscription = await subscriptionOf(ctx);
-    const webhookId = `msg_${randomBytes(18).toString('base64url')}`;
-    const body = deliveryBody(TEST_EVENT_TYPE, new Date(), undefined, { subscriptionId: subscription._id });
-    ctx.body = await enqueue(ctx, { subscriptionId: subscription._id, webhookId, type: TEST_EVENT_TYPE, body }, webhookId);
-    ctx.status = 202;
-  });
+    testWebhook: async (ctx: AppContext) => {
+      await beginWork(ctx);
+      const subscription = await subscriptionOf(ctx);
+      const webhookId = `msg_${randomBytes(18).toString('base64url')}`;
+      const body = deliveryBody(TEST_EVENT_TYPE, new Date(), undefined, { subscriptionId: subscription._id });
+      ctx.body = await enqueue(ctx, { subscriptionId: subscription._id, webhookId, type: TEST_EVENT_TYPE, body }, webhookId);
+      ctx.status = 202;
+    },
 
-  router.get('/webhooks/:id/deliveries', ...operation('listWebhookDeliveries'), async (ctx: AppContext) => {
-    const subscription = await subscriptionOf(ctx);
-    const page = queryOf(ctx, queryValidators.idPage);
-    sendPage(ctx, (await deps.webhookDeliveries.list(subscription._id, page)).map(toDeliveryView), page.limit, (last) => last.id);
-  });
+    listWebhookDeliveries: async (ctx: AppContext) => {
+      const subscription = await subscriptionOf(ctx);
+      const page = queryOf(ctx, queryValidators.idPage);
+      sendPage(ctx, (await deps.webhookDeliveries.list(subscription._id, page)).map(toDeliveryView), page.limit, (last) => last.id);
+    },
 
-  // The same body and webhook-id again (receivers that saw it drop it), on a schedule of its own.
-  router.post('/webhooks/:id/deliveries/:deliveryId/redeliver', ...operation('redeliverWebhook'), async (ctx: AppContext) => {
-    await beginWork(ctx);
-    const subscription = await subscriptionOf(ctx);
-    const entry = isId(ctx.params.deliveryId) ? await deps.webhookDeliveries.find(subscription._id, ctx.params.deliveryId) : null;
-    if (!entry) throw new ProblemError(problems.notFound('Delivery does not exist'));
-    ctx.state.log.info({ subscriptionId: subscription._id, webhookId: entry.webhookId }, 'webhook redelivery queued');
-    ctx.body = await enqueue(
-      ctx,
-      { subscriptionId: subscription._id, webhookId: entry.webhookId, type: entry.type, body: entry.body, redelivery: true },
-      `${entry.webhookId}-redelivery-${randomUUID()}`,
-    );
-    ctx.status = 202;
-  });
-
-  return router;
+    // The same body and webhook-id again (receivers that saw it drop it), on a schedule of its own.
+    redeliverWebhook: async (ctx: AppContext) => {
+      await beginWork(ctx);
+      const subscription = await subscriptionOf(ctx);
+      const entry = isId(ctx.params.deliveryId) ? await deps.webhookDeliveries.find(subscription._id, ctx.params.deliveryId) : null;
+      if (!entry) throw new ProblemError(problems.notFound('Delivery does not exist'));
+      ctx.state.log.info({ subscriptionId: subscription._id, webhookId: entry.webhookId }, 'webhook redelivery queued');
+      ctx.body = await enqueue(
+        ctx,
+        { subscriptionId: subscription._id, webhookId: entry.webhookId, type: entry.type, body: entry.body, redelivery: true },
+        `${entry.webhookId}-redelivery-${randomUUID()}`,
+      );
+      ctx.status = 202;
+    },
+  };
 }

@@ -2,7 +2,7 @@ import { Decision, DecisionInputs, decide, needsFailureThreshold, needsSession }
 import { problems } from '@pos/shared/domain/problem';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import { toOrderRecord } from '@pos/shared/domain/records';
-import type { JobOutcome, OrderActionJob } from '@pos/shared/queue/jobs';
+import { type JobOutcome, notAppliedOutcome, type OrderActionJob } from '@pos/shared/queue/jobs';
 import { findOrder } from '@pos/shared/store/archive';
 import { raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
 import type { JobContext } from './context';
@@ -52,7 +52,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
 
     if (job.deadline !== undefined && Date.now() > job.deadline) {
       ctx.log.warn({ orderNumber: order.number, lateMs: Date.now() - job.deadline }, 'request gave up waiting; not applied');
-      return { status: 503, problem: problems.unavailable('The request waited too long in the queue and was not applied; retry it') };
+      return notAppliedOutcome(ctx.jobId);
     }
     const outcome = await commit(ctx, job, order, decision, now);
     if (outcome) return outcome;

@@ -37,24 +37,24 @@ export class Outbox implements WebhookSink {
   }
 
   /**
-   * Sends what the job published, then the record of its answer, then its reply (when a node
-   * waits for one): one pipeline on one Redis. The record goes before the reply, so that a reply
+   * Sends what the job published, then the record of its answer (when it is kept), then its reply
+   * (when a node waits for one): one pipeline on one Redis. The record goes before the reply, so that a reply
    * sent is a reply recorded (see AnsweredJobs). On a cluster each is its own command, in order
    * (a pipeline may not span slots; a message is an SPUBLISH to its channel's shard).
    */
-  async send(redis: RedisClient, [key, value, ttlMs]: AnswerRecord, reply?: [channel: string, message: string]): Promise<void> {
+  async send(redis: RedisClient, record: AnswerRecord | undefined, reply?: [channel: string, message: string]): Promise<void> {
     const offered = this.offered.splice(0);
     if (offered.length > 0) await this.webhooks!.emit(offered);
     const messages = this.messages.splice(0);
     if (isCluster(redis)) {
       for (const [channel, message] of messages) await publish(redis, channel, message);
-      await redis.set(key, value, 'PX', ttlMs);
+      if (record) await redis.set(record[0], record[1], 'PX', record[2]);
       if (reply) await publish(redis, ...reply);
       return;
     }
     const pipeline = redis.pipeline();
     for (const [channel, message] of messages) pipeline.publish(channel, message);
-    pipeline.set(key, value, 'PX', ttlMs);
+    if (record) pipeline.set(record[0], record[1], 'PX', record[2]);
     if (reply) pipeline.publish(...reply);
     for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
   }

@@ -1,8 +1,10 @@
 /**
  * The reference register client of the service interface (parts 4 to 8): lists work, reports
  * outcomes and acknowledges commands, each request with the spec's 30 s deadline and retried
- * (writes under one Idempotency-Key) while its outcome is unknown or it was turned away for now;
- * its event stream is consumed by stream-consumer.ts.
+ * (writes under one Idempotency-Key) while its outcome is unknown or it was turned away for now:
+ * after `Retry-After` when the answer gives one, with full jitter on top, and only while its retry
+ * budget allows (retry-budget.ts), so that a fleet of registers does not turn an overload into a
+ * retry storm. Its event stream is consumed by stream-consumer.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { OrderState } from '../../domain/order-state';
@@ -11,6 +13,7 @@ import type { CommandRecord, OrderRecord, WorkRecord } from '../../domain/record
 import { cursorQuery, type StreamCursor } from '../../events/stream-cursor';
 import { ApiError, ApiProblemError, errorFromResponse, isAbort, RequestTimeoutError } from '../errors';
 import { REQUEST_TIMEOUT_MS } from '../json-http';
+import { RetryBudget } from '../retry-budget';
 import {
   DEFAULT_REQUEST_RETRIES,
   DEFAULT_RETRY_BASE_MS,
@@ -43,6 +46,9 @@ export class RegisterClient implements StreamSource {
   private readonly retryBaseMs: number;
   private readonly retryCapMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  /** Shared by every request of this client (one register). */
+  readonly retryBudget: RetryBudget;
 
   constructor(options: RegisterClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -52,6 +58,8 @@ export class RegisterClient implements StreamSource {
     this.retryBaseMs = options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS;
     this.retryCapMs = options.retryCapMs ?? DEFAULT_RETRY_CAP_MS;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.random = options.random ?? Math.random;
+    this.retryBudget = options.retryBudget ?? new RetryBudget();
   }
 
   /** GET /orders/location: PLACED orders by number, then live commands by number. */
@@ -93,15 +101,22 @@ export class RegisterClient implements StreamSource {
     return this.withRetries(() => this.request<T>(method, path, body, undefined, key));
   }
 
-  /** Tries `attempt` again while its failure is retryable (see retryableWait), up to `retries` times. */
+  /**
+   * Tries `attempt` again while its failure is retryable (see retryableWait), up to `retries` times
+   * and while the retry budget allows. Each wait is the answer's `Retry-After` (or nothing) plus a
+   * random part of a ceiling that doubles per try (full jitter), so that clients turned away
+   * together do not come back together.
+   */
   private async withRetries<T>(attempt: () => Promise<T>): Promise<T> {
+    this.retryBudget.deposit();
     for (let tried = 0; ; tried++) {
       try {
         return await attempt();
       } catch (err) {
         const wait = retryableWait(err);
-        if (!wait || tried >= this.retries || (wait.afterMs ?? 0) > this.retryCapMs) throw err;
-        await this.sleep(wait.afterMs ?? Math.min(this.retryCapMs, this.retryBaseMs * 2 ** tried));
+        if (!wait || tried >= this.retries || (wait.afterMs ?? 0) > this.retryCapMs || !this.retryBudget.tryWithdraw()) throw err;
+        const ceiling = Math.min(this.retryCapMs, this.retryBaseMs * 2 ** tried);
+        await this.sleep(Math.min(this.retryCapMs, (wait.afterMs ?? 0) + this.random() * ceiling));
       }
     }
   }

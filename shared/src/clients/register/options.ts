@@ -1,6 +1,7 @@
 /** What a caller gives the register client and its stream consumer, and what the consumer tells it. */
 import type { CommandRecord, OrderRecord, WorkRecord } from '../../domain/records';
 import type { StreamCursor } from '../../events/stream-cursor';
+import type { RetryBudget } from '../retry-budget';
 
 export const DEFAULT_WATCHDOG_MS = 60_000;
 export const DEFAULT_BACKOFF_BASE_MS = 1_000;
@@ -22,14 +23,21 @@ export interface RegisterClientOptions {
    */
   retries?: number;
   /**
-   * First wait before a retry, doubling up to `retryCapMs`; `Retry-After` wins when sent, up to
-   * `retryCapMs`: an answer that says "not for a long while" (a full quota of kept answers) ends
-   * the retries with its error.
+   * The ceiling of the random wait before a retry (full jitter), doubling per try up to
+   * `retryCapMs`; an answer's `Retry-After` is waited first, and one over `retryCapMs` ("not for a
+   * long while": a full quota of kept answers) ends the retries with its error.
    */
   retryBaseMs?: number;
   retryCapMs?: number;
+  /**
+   * What the retries may add to the requests (default: a tenth of the last 10 s's, and two every
+   * 10 s whatever the load); a retry the budget refuses ends the request with its error.
+   */
+  retryBudget?: RetryBudget;
   /** How to wait before a retry; injectable so tests can assert the delays, not wall time. */
   sleep?(ms: number): Promise<void>;
+  /** The random part of each wait, in [0, 1); injectable for tests. */
+  random?(): number;
 }
 
 export type DisconnectReason =

@@ -1,0 +1,139 @@
+/**
+ * Admission to the work queue's partitions, per API node (docs/overload.md#admission): a write
+ * whose job could not be done within its deadline is refused at once, not queued.
+ *
+ * The signal is the partition's queue wait, bounded through Little's law: a node admits at most
+ * `limit = peak throughput × QUEUE_WAIT_TARGET` jobs in flight to a partition, where the peak
+ * throughput is the most jobs per second this node has seen the partition's workers finish over
+ * the last few seconds. With the limit full, a new job waits about QUEUE_WAIT_TARGET behind the
+ * others (wait = in flight / throughput), far inside its deadline: so the queue never holds work
+ * whose clients will have given up, goodput stays at the workers' capacity, and the queue is empty
+ * again within QUEUE_WAIT_TARGET of the load falling. The limit never falls below
+ * QUEUE_ADMISSION_FLOOR (a node that has seen no throughput yet, or a burst after a quiet hour).
+ * Each criticality may fill only its share of the limit (criticality.ts).
+ *
+ * Every node counts its own jobs and its own share of the throughput: their limits add up to the
+ * partition's. Nothing is read from Redis for it: the in-flight count and the replies are the
+ * node's own.
+ */
+import type { Criticality } from '@pos/shared/openapi/operations';
+import { fits } from './criticality';
+
+/** The throughput is counted in buckets of this many ms, over PEAK_BUCKETS of them (5 s). */
+const BUCKET_MS = 250;
+const PEAK_BUCKETS = 20;
+/** A rate is the jobs finished in this many consecutive buckets (1 s). */
+const RATE_BUCKETS = 1000 / BUCKET_MS;
+
+export interface AdmissionSettings {
+  /** QUEUE_WAIT_TARGET, ms. */
+  targetWaitMs: number;
+  /** QUEUE_ADMISSION_FLOOR. */
+  floor: number;
+}
+
+/** One partition's jobs in flight from this node, and the rate its workers finish them. */
+class PartitionAdmission {
+  inFlight = 0;
+  private readonly finished = new Float64Array(PEAK_BUCKETS);
+  /** Index of the bucket that counts now, and the epoch bucket number it stands for. */
+  private head = 0;
+  private headBucket = 0;
+
+  constructor(private readonly settings: AdmissionSettings) {}
+
+  /** Counts a job its workers finished. */
+  done(now: number): void {
+    this.advance(now);
+    this.finished[this.head]! += 1;
+  }
+
+  /** The most jobs finished in any second of the last five, per second. */
+  peakRate(now: number): number {
+    this.advance(now);
+    // windows of consecutive buckets, oldest first (the one after the head is the oldest)
+    let peak = 0;
+    for (let start = 1; start + RATE_BUCKETS <= PEAK_BUCKETS + 1; start++) {
+      let sum = 0;
+      for (let k = 0; k < RATE_BUCKETS; k++) sum += this.finished[(this.head + start + k) % PEAK_BUCKETS]!;
+      if (sum > peak) peak = sum;
+    }
+    return peak;
+  }
+
+  limit(now: number): number {
+    return Math.max(this.settings.floor, (this.peakRate(now) * this.settings.targetWaitMs) / 1000);
+  }
+
+  /** How long a job added now would wait, by Little's law; 0 with nothing in flight, Infinity with jobs in flight and none finished lately. */
+  waitEstimateMs(now: number): number {
+    if (this.inFlight === 0) return 0;
+    const rate = this.peakRate(now);
+    return rate === 0 ? Infinity : (this.inFlight / rate) * 1000;
+  }
+
+  private advance(now: number): void {
+    const bucket = Math.floor(now / BUCKET_MS);
+    if (bucket === this.headBucket) return;
+    const steps = Math.min(bucket - this.headBucket, PEAK_BUCKETS);
+    for (let i = 0; i < steps; i++) {
+      this.head = (this.head + 1) % PEAK_BUCKETS;
+      this.finished[this.head] = 0;
+    }
+    this.headBucket = bucket;
+  }
+}
+
+/** What the node's admission shows, per partition (its gauges). */
+export interface PartitionSignal {
+  partition: number;
+  inFlight: number;
+  limit: number;
+  waitEstimateSeconds: number;
+}
+
+export class QueueAdmission {
+  private readonly partitions: PartitionAdmission[];
+
+  constructor(
+    partitionCount: number,
+    private readonly settings: AdmissionSettings,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.partitions = Array.from({ length: partitionCount }, () => new PartitionAdmission(settings));
+  }
+
+  /** Whether a job of `criticality` would be admitted to the partition now. */
+  admits(partition: number, criticality: Criticality): boolean {
+    const p = this.partitions[partition]!;
+    return fits(criticality, p.inFlight, p.limit(this.clock()));
+  }
+
+  /** Admits a job (true: it is counted in flight until `settled`), or refuses it (false). */
+  acquire(partition: number, criticality: Criticality): boolean {
+    if (!this.admits(partition, criticality)) return false;
+    this.partitions[partition]!.inFlight += 1;
+    return true;
+  }
+
+  /** An admitted job is over: `finished` when a worker did it (its reply or its record), else given up. */
+  settled(partition: number, finished: boolean): void {
+    const p = this.partitions[partition]!;
+    p.inFlight -= 1;
+    if (finished) p.done(this.clock());
+  }
+
+  /** The seconds a refused request is told to wait: about the time the queue needs to make room. */
+  retryAfterSeconds(partition: number): number {
+    const wait = this.partitions[partition]!.waitEstimateMs(this.clock());
+    return Number.isFinite(wait) ? Math.max(1, Math.ceil(wait / 1000)) : Math.max(1, Math.ceil(this.settings.targetWaitMs / 1000));
+  }
+
+  signals(): PartitionSignal[] {
+    const now = this.clock();
+    return this.partitions.map((p, partition) => {
+      const wait = p.waitEstimateMs(now);
+      return { partition, inFlight: p.inFlight, limit: Math.round(p.limit(now)), waitEstimateSeconds: wait / 1000 };
+    });
+  }
+}

@@ -1,0 +1,86 @@
+import type { Middleware, Next } from 'koa';
+import type { OperationSpec } from '@pos/shared/openapi/operations';
+import { isId } from '@pos/shared/store/query-values';
+import { type AppContext, type AppState, sessionOf } from '../context';
+import type { ApiDeps } from '../deps';
+import { allowRole, authenticateOperator, operatorOfRequest } from '../middleware/admin-auth';
+import { requireSession } from '../middleware/api-key-auth';
+import { auditWrites } from '../middleware/audit';
+import { idempotency } from '../middleware/idempotency';
+import { jsonBody } from '../middleware/json-body';
+import { shed } from '../overload/shed';
+import { allowBound } from './admin-access';
+
+/** The middleware of one operation, before its handler. */
+export type Stack = Middleware<AppState>[];
+
+/**
+ * The one assembly of every operation's middleware, from its entry in the operation table:
+ *
+ * 1. the node's bound on requests in flight, by the operation's criticality (before anything that
+ *    costs: a shed request costs no authentication and no read);
+ * 2. its access: a register's or a customer's key (then its rate limit), or an operator's token
+ *    (then, for a write, its audit record, whatever the outcome), its role and bound access;
+ * 3. for a queued write, the admission to its location's partition of the work queue (the job
+ *    client checks again as it queues; this spares a refused write its reads and its key's claim);
+ * 4. for a write, its JSON body and its `Idempotency-Key` (claimed when the handler begins its work),
+ *    kept per session (customers, whose keys sit on phones, hold fewer) or per operator.
+ */
+export function requestPipeline(deps: ApiDeps) {
+  const { config } = deps;
+  const json = jsonBody(config.http.bodyLimitBytes);
+  const register: Stack = [requireSession(deps.sessionLookup, 'SERVICE', deps.presence.sighted), deps.rateLimit];
+  const customer: Stack = [requireSession(deps.sessionLookup, 'CUSTOMER'), deps.rateLimit];
+  const operator = authenticateOperator(deps);
+  const audit = auditWrites({ audit: deps.audit, retentionMs: config.audit.retentionMs, writes: deps.metrics.auditWrites });
+  const keys = {
+    register: idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: config.idempotency.maxRecords })),
+    customer: idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: config.idempotency.maxCustomerRecords })),
+    // Each operator's kept answers are its own: one operator never replays another's (an issued key).
+    admin: idempotency(deps.idempotency, (ctx) => {
+      const { id } = operatorOfRequest(ctx);
+      return { scope: id ? `operator:${id}` : 'admin', maxRecords: config.idempotency.maxRecords };
+    }),
+  };
+
+  /** The queued write's location (its session's, or the path's `:id`): its order transitions' partition. */
+  const admitJob = (spec: OperationSpec) =>
+    async function admitJob(ctx: AppContext, next: Next): Promise<void> {
+      const locationId = ctx.state.session?.locationId ?? (isId(ctx.params.id) ? ctx.params.id : undefined);
+      if (locationId !== undefined) {
+        const partition = deps.queues.partitionOfLocation(locationId);
+        if (!deps.admission.admits(partition, spec.criticality)) shed(ctx.state, 'queue', deps.admission.retryAfterSeconds(partition));
+      }
+      await next();
+    };
+
+  const accessOf = (spec: OperationSpec, write: boolean): Stack => {
+    switch (spec.access) {
+      case 'public':
+        return [];
+      case 'register':
+        return register;
+      case 'customer':
+        return customer;
+      case 'admin':
+        if (!spec.role || !spec.bound) throw new Error(`operation ${spec.id} has no role or bound access`);
+        return [operator, ...(write ? [audit] : []), allowRole(spec.role), allowBound(spec.bound)];
+      case 'board':
+        throw new Error(`operation ${spec.id} is Bull Board's own app, not a route`);
+    }
+  };
+
+  return {
+    of(spec: OperationSpec): Stack {
+      const write = spec.method !== 'get';
+      return [
+        deps.inFlight.guard(spec.criticality),
+        ...accessOf(spec, write),
+        ...(spec.traits?.includes('queued') ? [admitJob(spec)] : []),
+        ...(write && spec.access !== 'public' ? [json, keys[spec.access as keyof typeof keys]] : []),
+      ];
+    },
+  };
+}
+
+export type RequestPipeline = ReturnType<typeof requestPipeline>;

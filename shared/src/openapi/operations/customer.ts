@@ -1,0 +1,107 @@
+/** The customer app's side of an order, and its session. One entry per operation, by its id (spec.ts). */
+import { problems } from '../../domain/problem';
+import { customerCommandBodySchema, orderSchema, rowsBodySchema } from '../../schemas/requests';
+import { commandRecordSchema, orderRecordSchema } from '../../schemas/responses';
+import { exampleProblems as ex, examples } from '../examples';
+import { defineOperations, json, P, TRANSITION_DESCRIPTION } from './spec';
+
+export const CUSTOMER_OPERATIONS = defineOperations({
+  createCustomerOrder: {
+    method: 'post',
+    path: '{base}/customer/orders',
+    tag: 'Customer app',
+    summary: 'Open an order (SELECTING)',
+    description:
+      'Registers do not see it until it is submitted. `userNumber` comes from the session, `tableNumber` from the body or else the session. ' +
+      'A session has at most `CUSTOMER_MAX_OPEN_ORDERS` (5) open orders (SELECTING, NEW, PLACED or FAILED); beyond, a 429.',
+    access: 'customer',
+    criticality: 'normal',
+    traits: ['jsonBody'],
+    body: { schema: orderSchema, example: { rows: [{ productId: 'sku-1', name: 'Burger', quantity: 2, unitPrice: 1290 }] } },
+    ok: { status: 201, description: 'The order, SELECTING', content: json(orderRecordSchema, examples.selectingOrder) },
+    problems: [
+      ex.locationNotFound,
+      problems.tooManyRequests('This session already has 5 open orders; another can be opened once one is completed or aborted'),
+      ex.notAccepting,
+    ],
+  },
+  getCustomerOrder: {
+    method: 'get',
+    path: '{base}/customer/orders/{number}',
+    tag: 'Customer app',
+    summary: 'Read one of the session’s orders',
+    access: 'customer',
+    criticality: 'normal',
+    params: [P.orderNumber],
+    ok: { status: 200, description: 'The order', content: json(orderRecordSchema, examples.placedOrder) },
+    problems: [problems.orderNotFound(), ex.orderNumber],
+  },
+  replaceOrderRows: {
+    method: 'put',
+    path: '{base}/customer/orders/{number}/rows',
+    tag: 'Customer app',
+    summary: 'Replace the rows of a SELECTING order',
+    access: 'customer',
+    criticality: 'normal',
+    traits: ['jsonBody'],
+    params: [P.orderNumber],
+    body: { schema: rowsBodySchema, example: { rows: [{ productId: 'sku-1', name: 'Burger', quantity: 1, unitPrice: 1290, notes: 'no onions' }] } },
+    ok: { status: 200, description: 'The order with its new rows', content: json(orderRecordSchema) },
+    problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict('Order is NEW; cannot replace rows'), problems.concurrentModification()],
+  },
+  finishOrder: {
+    method: 'post',
+    path: '{base}/customer/orders/{number}/finish',
+    tag: 'Customer app',
+    summary: 'Finish adding items (SELECTING to NEW)',
+    description: TRANSITION_DESCRIPTION,
+    access: 'customer',
+    criticality: 'normal',
+    traits: ['queued'],
+    params: [P.orderNumber],
+    ok: { status: 200, description: 'The order after the transition', content: json(orderRecordSchema) },
+    problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict('Order is SELECTING; cannot finish'), problems.conflict('Session is closed; cannot finish')],
+  },
+  submitOrder: {
+    method: 'post',
+    path: '{base}/customer/orders/{number}/submit',
+    tag: 'Customer app',
+    summary: 'Submit the order (NEW to PLACED, announced to the registers)',
+    description: TRANSITION_DESCRIPTION,
+    access: 'customer',
+    criticality: 'normal',
+    traits: ['queued'],
+    params: [P.orderNumber],
+    ok: { status: 200, description: 'The order after the transition', content: json(orderRecordSchema) },
+    problems: [
+      problems.orderNotFound(),
+      ex.orderNumber,
+      problems.conflict('Order is SELECTING; cannot submit'),
+      problems.conflict('Session is closed; cannot submit'),
+      ex.notAccepting,
+    ],
+  },
+  createCustomerCommand: {
+    method: 'post',
+    path: '{base}/customer/commands',
+    tag: 'Customer app',
+    summary: 'Ask for the table state or the bill',
+    access: 'customer',
+    criticality: 'normal',
+    traits: ['jsonBody'],
+    body: { schema: customerCommandBodySchema, example: { kind: 'REQUEST_BILL' } },
+    ok: { status: 201, description: 'The command', content: json(commandRecordSchema, examples.command) },
+    problems: [problems.validation('kind must be one of READ_TABLE_STATE, REQUEST_BILL'), ex.locationNotFound],
+  },
+  closeOwnSession: {
+    method: 'delete',
+    path: '{base}/customer/session',
+    tag: 'Customer app',
+    summary: "Close the caller's own session",
+    description: 'Its PLACED orders are aborted; its key then answers the text/plain 401.',
+    access: 'customer',
+    criticality: 'normal',
+    traits: ['queued'],
+    ok: { status: 204, description: 'Closed' },
+  },
+});

@@ -1,0 +1,161 @@
+/**
+ * Overload (docs/overload.md), with the real roles over real HTTP: a job that reaches a worker past
+ * its request's deadline is not applied (and its key's retry applies it); a partition's admission
+ * refuses the least critical writes first, at once and with Retry-After; the node's bound on
+ * requests in flight refuses admin lists first and never a poll; and every refusal is counted.
+ */
+import { randomUUID } from 'node:crypto';
+import { loadConfig } from '@pos/shared/config';
+import { createLogger } from '@pos/shared/log';
+import { startWorker } from '@pos/worker/worker';
+import { openDb, registerAt } from '../support/fixtures';
+import { adminHeader, call, HttpResult, sampleRows } from '../support/http';
+import { metricValue } from '../support/metrics';
+import { startStack } from '../support/stack';
+import { eventually } from '../support/wait';
+
+type Stack = Awaited<ReturnType<typeof startStack>>;
+
+const overloaded = (res: HttpResult) => res.status === 503 && /The service is overloaded/.test(res.json().detail as string);
+
+describe('a job past its deadline', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // no worker yet: the jobs wait past their requests' deadlines
+    stack = await startStack({ JOB_TIMEOUT: '1s' }, { worker: false });
+  });
+  afterAll(() => stack?.close());
+
+  it('is not applied (the 503 says so), counts as expired, and its key\'s retry applies it once', async () => {
+    const { key, location } = await registerAt(stack, 'Late jobs');
+    const keyedOrder = await stack.admin.createOrder(location.id, sampleRows);
+    const unkeyedOrder = await stack.admin.createOrder(location.id, sampleRows);
+    const idempotencyKey = randomUUID();
+    const complete = (number: number, headers: Record<string, string> = {}) =>
+      call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, headers, body: { newState: 'COMPLETED' } });
+
+    const [keyed, unkeyed] = await Promise.all([complete(keyedOrder.number, { 'Idempotency-Key': idempotencyKey }), complete(unkeyedOrder.number)]);
+    // still waiting when its request gave up: no worker will start it now
+    expect(keyed.status).toBe(503);
+    expect(keyed.json().detail).toBe('The request waited too long for a worker and was not applied: retry it with the same Idempotency-Key');
+    expect(unkeyed.status).toBe(503);
+    expect(unkeyed.json().detail).toBe('The request waited too long for a worker and was not applied: retry it');
+
+    // a worker comes: it takes both jobs, and applies neither
+    const worker = await startWorker(loadConfig({ ...stack.env, METRICS_PORT: '0' }), createLogger('silent', 'test'));
+    try {
+      const expired = () => metricValue(`http://127.0.0.1:${worker.metricsPort}`, 'pos_jobs_processed_total', { job: 'order-action', status: 'expired' });
+      await eventually(async () => (await expired()) === 2, 'both jobs taken and refused as expired');
+      const db = await openDb(stack.env);
+      try {
+        expect(await db.order(location.id, keyedOrder.number)).toMatchObject({ state: 'PLACED', version: 0 });
+        expect(await db.order(location.id, unkeyedOrder.number)).toMatchObject({ state: 'PLACED', version: 0 });
+        // the keyed retry runs the work afresh, once
+        const retried = await complete(keyedOrder.number, { 'Idempotency-Key': idempotencyKey });
+        expect(retried.status).toBe(200);
+        expect(retried.json()).toMatchObject({ number: keyedOrder.number, state: 'COMPLETED' });
+        expect(await db.order(location.id, keyedOrder.number)).toMatchObject({ state: 'COMPLETED', version: 1 });
+        const again = await complete(keyedOrder.number, { 'Idempotency-Key': idempotencyKey });
+        expect(again.headers.get('idempotent-replayed')).toBe('true');
+        expect(await db.order(location.id, keyedOrder.number)).toMatchObject({ version: 1 });
+      } finally {
+        await db.close();
+      }
+      expect(await expired()).toBe(2);
+    } finally {
+      await worker.close();
+    }
+  });
+});
+
+describe("a partition's admission, with no worker to finish anything", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // the floor alone admits: 10 in flight for a register's writes, 7 (its 70 %) for the others'
+    stack = await startStack({ QUEUE_ADMISSION_FLOOR: '10', JOB_TIMEOUT: '3s' }, { worker: false });
+  });
+  afterAll(() => stack?.close());
+
+  it("refuses operators' writes before registers' status updates, at once and with Retry-After, and counts each refusal", async () => {
+    const { key, location } = await registerAt(stack, 'Admission');
+    const orders = [];
+    for (let i = 0; i < 20; i++) orders.push(await stack.admin.createOrder(location.id, sampleRows));
+    const auth = adminHeader(stack.env);
+    const operatorUpdate = (number: number) =>
+      call('PUT', `${stack.origin}/admin/v1/locations/${location.id}/orders/${number}/statusupdate`, { headers: auth, body: { newState: 'COMPLETED' } });
+    const registerUpdate = (number: number) => call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const shedBefore = await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route: '/admin/v1/locations/:id/orders/:number/statusupdate' });
+
+    // ten operators' updates: seven are admitted (and wait), three refused at once
+    const operatorAnswers = orders.slice(0, 10).map((order) => operatorUpdate(order.number));
+    await eventually(() => stack.api.deps.admission.signals()[0]!.inFlight === 7, 'seven operator updates in flight');
+    // registers' updates still get in, up to the whole limit
+    const registerAnswers = await Promise.all(orders.slice(10, 15).map((order) => registerUpdate(order.number).then((res) => ({ res }))));
+    const operators = await Promise.all(operatorAnswers);
+
+    const shedOperators = operators.filter(overloaded);
+    expect(shedOperators).toHaveLength(3);
+    for (const res of shedOperators) {
+      expect(res.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
+      expect(res.json().detail).toMatch(/the request was not queued and nothing of it was done/);
+      expect(res.ms).toBeLessThan(500);
+    }
+    // the admitted ones waited for a worker that never came
+    expect(operators.filter((res) => res.status === 503 && /not applied/.test(res.json().detail as string))).toHaveLength(7);
+    const shedRegisters = registerAnswers.filter(({ res }) => overloaded(res));
+    expect(shedRegisters).toHaveLength(2);
+    expect(registerAnswers.filter(({ res }) => /not applied/.test(res.json().detail as string))).toHaveLength(3);
+    expect(await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route: '/admin/v1/locations/:id/orders/:number/statusupdate' })).toBe(shedBefore + 3);
+    expect(await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route: '/api/v1/orders/:number/statusupdate' })).toBe(2);
+    expect(await metricValue(stack.origin, 'pos_admission_limit', { partition: '0' })).toBe(10);
+    // and a shed write was not queued: its order is as it was
+    const db = await openDb(stack.env);
+    try {
+      expect(await db.db.collection('orders').countDocuments({ locationId: location.id, version: { $gt: 0 } })).toBe(0);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe("the node's bound on requests in flight", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // 10 in flight: admin lists refused from 4, operators' and customers' work from 7, registers' writes at 10
+    stack = await startStack({ HTTP_MAX_IN_FLIGHT: '10', QUEUE_ADMISSION_FLOOR: '100', JOB_TIMEOUT: '3s' }, { worker: false });
+  });
+  afterAll(() => stack?.close());
+
+  it('refuses admin lists first, then operators\' reads and writes, then registers\' writes; never a poll or a probe', async () => {
+    const { key, location } = await registerAt(stack, 'In flight');
+    const orders = [];
+    for (let i = 0; i < 9; i++) orders.push(await stack.admin.createOrder(location.id, sampleRows));
+    const auth = adminHeader(stack.env);
+    const registerUpdate = (number: number) => call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const list = () => call('GET', `${stack.origin}/admin/v1/locations`, { headers: auth });
+    const read = () => call('GET', `${stack.origin}/admin/v1/locations/${location.id}`, { headers: auth });
+
+    // four writes held in flight (each waits for a worker)
+    const held = orders.slice(0, 4).map((order) => registerUpdate(order.number));
+    await eventually(() => stack.api.deps.inFlight.current === 4, 'four requests in flight');
+    const refusedList = await list();
+    expect(overloaded(refusedList)).toBe(true);
+    expect(refusedList.json().detail).toMatch(/the request was not processed/);
+    expect((await read()).status).toBe(200);
+
+    // seven: an operator's read is refused too, a register's write is not
+    const more = orders.slice(4, 7).map((order) => registerUpdate(order.number));
+    await eventually(() => stack.api.deps.inFlight.current === 7, 'seven requests in flight');
+    expect(overloaded(await read())).toBe(true);
+    const poll = await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key });
+    expect(poll.status).toBe(200);
+    expect((await call('GET', `${stack.origin}/healthz`)).status).toBe(200);
+    expect((await call('GET', `${stack.origin}/readyz`)).status).toBe(200);
+    const last = orders.slice(7, 9).map((order) => registerUpdate(order.number));
+    await eventually(() => stack.api.deps.inFlight.current === 9, 'nine requests in flight');
+
+    await Promise.all([...held, ...more, ...last]);
+    expect(await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'in-flight', route: '/admin/v1/locations' })).toBe(1);
+    expect(await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'in-flight', route: '/admin/v1/locations/:id' })).toBe(1);
+  });
+});

@@ -68,7 +68,7 @@ export async function measureCeilings(
   const queues = new WorkQueues(redis, { redisPrefix: prefix, cluster: false, partitions: 1 }, createLogger('warn', 'bench'), loadConfig({}).queue.jobKeepFailed);
   const queue = queues.current[0]!.queue;
   // The ceiling measures the queue round trip alone: an admission that never refuses.
-  const admitAll = { acquire: () => true, settled: () => undefined, retryAfterSeconds: () => 1 };
+  const admitAll = { acquire: () => ({ partition: 0, id: 0 }), settled: () => undefined, retryAfterSeconds: () => 1 };
   const jobs = new JobClient(queues, admitAll, subscriber, replyChannel(prefix, 'bench'), 10_000, createLogger('warn', 'bench'));
   try {
     await jobs.start();

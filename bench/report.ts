@@ -3,6 +3,7 @@ import type { ArchiveScenario } from './archive-load';
 import type { Cost } from './cost';
 import type { FanOutLevel } from './fan-out';
 import type { LoadResult } from './load';
+import type { OverloadScenario } from './overload';
 import { formatCpu } from './redis-cpu';
 import { summarise } from './summary';
 import type { BenchResults, ClusterResults, Ratio, Summary } from './results';
@@ -90,6 +91,7 @@ export function renderTables(r: BenchResults): string {
   if (r.streams) out.push('', renderStreams(r.streams));
   if (r.chainStreams) out.push('', renderChainStreams(r.chainStreams));
   if (r.archive) out.push('', renderArchive(r.archive));
+  if (r.overload) out.push('', renderOverload(r.overload));
   const c = r.ceilings;
   out.push('', '**Ceilings** (same run)', '');
   out.push(
@@ -348,4 +350,22 @@ export function renderArchive(a: ArchiveScenario): string {
       `Seeding took ${a.variants[1]?.seedSeconds ?? 0} s; the job had archived everything ${a.variants[1]?.catchUpSeconds ?? 0} s after the last order finished.`,
   ];
   return out.join('\n');
+}
+
+export function renderOverload(o: OverloadScenario): string {
+  return [
+    `**Overload** (failure reports in open-loop arrivals, from a load generator of its own process, at multiples of the capacity C = ${o.capacity.rps} req/s measured first with 64 closed-loop clients; ` +
+      `one worker with WORKER_CONCURRENCY=${o.workerConcurrency}, so that the worker is the bottleneck; QUEUE_WAIT_TARGET ${o.queueWaitTargetMs} ms). ` +
+      'Goodput: answers 200 within JOB_TIMEOUT + 1 s, per second, over C. Wasted: of the jobs the worker ran (not those it refused as expired), the share done for requests that got no success.',
+    '',
+    table(
+      ['phase', 'sent req/s', 'goodput / C', 'its second half', '200', 'shed (503 at once)', 'not applied', 'unknown', 'other', 'admitted p99 ms', 'refusal p99 ms', 'slowest ms', 'jobs finished', 'expired'],
+      o.phases.map((p) => [p.name, p.perSecond, p.goodputRatio, p.secondHalfGoodputRatio, p.ok, p.shed, p.notApplied, p.unknown, p.other + p.failed, p.admittedP99Ms, p.refusalP99Ms, p.maxMs, p.jobsRun, p.jobsExpired]),
+    ),
+    '',
+    `Recovery after the last overload phase: ${o.recoverySeconds} s (until every 250 ms window answers >= 99 % 200s with p99 <= 1 s). ` +
+      `Over the run the worker ran ${o.jobsRun} jobs and refused ${o.jobsExpired} as expired; wasted: ${o.wastedShare} (jobs run for requests that got no success). ` +
+      `Failure reports applied to the orders: ${o.applied.failureReports}, for ${o.applied.answered200} answered 200 (equal: every acknowledged write applied once, no refused one at all). ` +
+      `Polls of another location all along (${o.polls.count}): ${o.polls.within1sShare} within 1 s, p50 ${o.polls.p50Ms} ms, p99 ${o.polls.p99Ms} ms, errors ${o.polls.errors}.`,
+  ].join('\n');
 }

@@ -3,6 +3,7 @@
  * that measures them, the summary that rates them and the report that prints them.
  */
 import type { ArchiveScenario } from './archive-load';
+import type { OverloadScenario } from './overload';
 import type { Ceilings } from './ceilings';
 import type { ChainStreamsLevel } from './chain-streams';
 import type { FanOutLevel, StreamMemory } from './fan-out';
@@ -60,6 +61,8 @@ export interface BenchResults {
   streamMemory: StreamMemory;
   /** Absent from runs made before the scenario existed. */
   archive?: ArchiveScenario;
+  /** Past the workers' capacity: shedding and recovery (absent from runs made before the scenario existed). */
+  overload?: OverloadScenario;
   /** The 10,000-stream level on one API node (absent with BENCH_STREAMS=0). */
   streams?: StreamsLevel;
   /** The streams level in a chain's shape: two streams per location (absent with BENCH_CHAIN_STREAMS=0 and from earlier runs). */

@@ -14,9 +14,10 @@
  * default 8), BENCH_WARMUP_OPS (before each run, default 1000), BENCH_MAX_OPS (per run, default 50000), BENCH_FANOUT_SUBMISSIONS (per stream count,
  * default 20), BENCH_STREAMS (the streams level, default 10000 on one API node), BENCH_QUICK=1 (a short smoke run: 1 s runs, 1/10/50 streams,
  * 1,000 at the streams level, 1,000 finished orders; results go to bench/results/quick.json only),
- * BENCH_ONLY=cluster or BENCH_ONLY=archive (that scenario alone, to bench/results/<name>-only.json),
+ * BENCH_ONLY=cluster, BENCH_ONLY=archive or BENCH_ONLY=overload (that scenario alone, to bench/results/<name>-only.json),
+ * BENCH_OVERLOAD_PHASES (the overload scenario's phases as multiple:seconds, default 1:10,2:10,4:10,0.5:10),
  * BENCH_CHAIN_STREAMS (the streams level in a chain's shape, two streams per location: default 10000 over 5,000 locations; 0 leaves it out),
- * BENCH_ONLY=polls,streams (only those of status, polls, variants, fanout, streams, chain, archive, cluster after
+ * BENCH_ONLY=polls,streams (only those of status, polls, variants, fanout, streams, chain, archive, overload, cluster after
  * the ceilings; for development; results to bench/results/quick.json only).
  * `npm run bench -- --profile`: the API and worker processes write CPU profiles, and their top
  * functions and packages are printed (profiling slows them: compare figures of unprofiled runs).
@@ -39,7 +40,8 @@ import type { Backends } from './deployment';
 import { measureFanOut } from './fan-out';
 import type { LoadBounds, LoadResult } from './load';
 import type { RedisProcess } from './redis-cpu';
-import { renderArchive, renderClusterTable, renderTables, versus } from './report';
+import { renderArchive, renderClusterTable, renderOverload, renderTables, versus } from './report';
+import { measureOverload, parsePhases } from './overload';
 import type { BenchResults, ClusterResults, Machine, SourceCommit } from './results';
 import { measureLocationPolls, measureStatusUpdates } from './service-load';
 import { startFeatureVariants } from './feature-variants';
@@ -212,6 +214,15 @@ async function main(): Promise<void> {
       say('wrote bench/results/cluster-only.json');
       return;
     }
+    const measureOverloadScenario = () =>
+      measureOverload(backends, { phases: parsePhases(process.env.BENCH_OVERLOAD_PHASES), capacityBounds: { ...bounds, maxOps: 1_000_000 }, say });
+    if (only === 'overload') {
+      const overload = await measureOverloadScenario();
+      process.stdout.write(`\n${renderOverload(overload)}\n\n`);
+      fs.writeFileSync(path.join(dir, 'overload-only.json'), `${JSON.stringify({ startedAt: new Date(started).toISOString(), machine: host, overload, logs: logDir }, null, 2)}\n`);
+      say('wrote bench/results/overload-only.json');
+      return;
+    }
     const measureArchive = () => measureArchiveLoad(backends, { finishedOrders: ARCHIVE_FINISHED, concurrency: POLL_CONCURRENCY, rounds: ARCHIVE_ROUNDS, bounds, say });
     if (only === 'archive') {
       const archive = await measureArchive();
@@ -264,6 +275,7 @@ async function main(): Promise<void> {
         : undefined;
     const cluster = runs('cluster') ? await measureOnCluster({ mongoUrl, logDir, bounds, serverProcesses }) : undefined;
     const archive = runs('archive') ? await measureArchive() : undefined;
+    const overload = runs('overload') ? await measureOverloadScenario() : undefined;
 
     const at = <T extends LoadResult>(list: T[], pick: (r: T) => boolean): T => list.find(pick)!;
     const queueHop = at(ceilings.bullmq, (b) => b.concurrency === 1);
@@ -295,6 +307,7 @@ async function main(): Promise<void> {
       })),
       streamMemory: fanOut.memory!,
       ...(archive ? { archive } : {}),
+      ...(overload ? { overload } : {}),
       ...(streams ? { streams } : {}),
       // a socket costs the same whatever location it serves: the one-location level's floors hold for both
       ...(chainStreams ? { chainStreams: { ...chainStreams, ...(streams?.streams === chainStreams.streams ? { memoryFloors: streams.memoryFloors } : {}) } } : {}),

@@ -2,7 +2,8 @@
  * Overload (docs/overload.md), with the real roles over real HTTP: a job that reaches a worker past
  * its request's deadline is not applied (and its key's retry applies it); a partition's admission
  * refuses the least critical writes first, at once and with Retry-After; the node's bound on
- * requests in flight refuses admin lists first and never a poll; and every refusal is counted.
+ * requests in flight refuses admin lists first and never a poll; and every refusal is counted. A
+ * queue whose oldest job has waited less than QUEUE_WAIT_TARGET admits beyond the limit (it moves).
  */
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '@pos/shared/config';
@@ -12,7 +13,7 @@ import { openDb, registerAt } from '../support/fixtures';
 import { adminHeader, call, HttpResult, sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
 import { startStack } from '../support/stack';
-import { eventually } from '../support/wait';
+import { eventually, pause } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -71,8 +72,9 @@ describe('a job past its deadline', () => {
 describe("a partition's admission, with no worker to finish anything", () => {
   let stack: Stack;
   beforeAll(async () => {
-    // the floor alone admits: 10 in flight for a register's writes, 7 (its 70 %) for the others'
-    stack = await startStack({ QUEUE_ADMISSION_FLOOR: '10', JOB_TIMEOUT: '3s' }, { worker: false });
+    // Once the oldest job has waited QUEUE_WAIT_TARGET, the floor alone admits: 10 in flight for a
+    // register's writes, 7 (its 70 %) for the others'.
+    stack = await startStack({ QUEUE_ADMISSION_FLOOR: '10', QUEUE_WAIT_TARGET: '200ms', JOB_TIMEOUT: '3s' }, { worker: false });
   });
   afterAll(() => stack?.close());
 
@@ -86,9 +88,12 @@ describe("a partition's admission, with no worker to finish anything", () => {
     const registerUpdate = (number: number) => call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
     const shedBefore = await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route: '/admin/v1/locations/:id/orders/:number/statusupdate' });
 
-    // ten operators' updates: seven are admitted (and wait), three refused at once
-    const operatorAnswers = orders.slice(0, 10).map((order) => operatorUpdate(order.number));
+    // seven operators' updates are admitted (and wait); once the queue is seen not to move, three more are refused at once
+    const admitted = orders.slice(0, 7).map((order) => operatorUpdate(order.number));
     await eventually(() => stack.api.deps.admission.signals()[0]!.inFlight === 7, 'seven operator updates in flight');
+    // the oldest job's wait past QUEUE_WAIT_TARGET is what is tested
+    await pause(300);
+    const operatorAnswers = [...admitted, ...orders.slice(7, 10).map((order) => operatorUpdate(order.number))];
     // registers' updates still get in, up to the whole limit
     const registerAnswers = await Promise.all(orders.slice(10, 15).map((order) => registerUpdate(order.number).then((res) => ({ res }))));
     const operators = await Promise.all(operatorAnswers);

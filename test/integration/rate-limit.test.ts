@@ -107,11 +107,13 @@ describe('the register client and a 429', () => {
         waits.push(ms);
         return pause(ms);
       },
+      // the random part of each wait at its highest: the ceiling itself
+      random: () => 0.999,
     });
     for (let i = 0; i < 3; i++) expect(await client.listWork()).toEqual([]);
     expect(waits.length).toBeGreaterThanOrEqual(1);
-    // whole seconds from Retry-After, never the client's own backoff (500 ms first)
-    expect(waits.every((ms) => ms === 1000 || ms === 2000)).toBe(true);
+    // whole seconds from Retry-After first, then the jitter on top: at most the first ceiling, 500 ms
+    expect(waits.every((ms) => (ms >= 1000 && ms < 1500) || (ms >= 2000 && ms < 2500))).toBe(true);
   });
 });
 

@@ -19,7 +19,7 @@ import type { CommandRecord, OrderRecord, WorkRecord } from '@pos/shared/domain/
 import { sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
 import { startStack } from '../support/stack';
-import { eventually } from '../support/wait';
+import { eventually, pause } from '../support/wait';
 
 const order = (number: number, state = 'PLACED'): OrderRecord =>
   ({ number, state, rows: [{ rowNumber: 1, productId: 'p', name: 'Burger', quantity: 1, unitPrice: 100 }], guestCount: 1 }) as OrderRecord;
@@ -303,7 +303,7 @@ describe('register client against a service that sheds load', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   beforeAll(async () => {
     // no worker, and room for one job in flight: every other register write is refused at once
-    stack = await startStack({ QUEUE_ADMISSION_FLOOR: '1', JOB_TIMEOUT: '4s' }, { worker: false });
+    stack = await startStack({ QUEUE_ADMISSION_FLOOR: '1', QUEUE_WAIT_TARGET: '100ms', JOB_TIMEOUT: '4s' }, { worker: false });
   });
   afterAll(() => stack.close());
 
@@ -315,6 +315,8 @@ describe('register client against a service that sheds load', () => {
     // one write holds the partition's one place (it waits for a worker that never comes)
     const holder = new RegisterClient({ baseUrl: stack.baseUrl, apiKey: session.apiKey, retries: 0 }).updateStatus(orders[0]!.number, 'COMPLETED').catch(() => undefined);
     await eventually(() => stack.api.deps.admission.signals()[0]!.inFlight === 1, 'the one job in flight');
+    // once it has waited QUEUE_WAIT_TARGET, the queue is seen not to move: the wait is what is tested
+    await pause(200);
 
     const { delays, sleep } = recordingSleep();
     const client = new RegisterClient({ baseUrl: stack.baseUrl, apiKey: session.apiKey, sleep, random: () => 0.5 });

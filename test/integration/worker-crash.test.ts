@@ -78,7 +78,8 @@ describe('a worker killed after answering (crash-after-answer)', () => {
     // reports are all written before BullMQ hands its job on (BullMQ also spaces the stalled-job
     // checks of all workers by the last checker's interval).
     const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-answer', JOB_LOCK_DURATION: '30s' });
-    // With a key, as a register that retries would send it: its job carries no deadline, so a late re-run still acts.
+    // With a key, as a register that retries would send it. Its re-run comes long after its deadline,
+    // but a job run again is never refused as late: its first run may have written.
     expect((await report({ 'Idempotency-Key': randomUUID() })).status).toBe(200);
     expect(await doomed.exited).toBeNull(); // SIGKILL, its job still active in BullMQ
     const rescuer = await spawnRole('worker', stack.env);

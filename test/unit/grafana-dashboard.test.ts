@@ -31,6 +31,7 @@ describe('the Grafana dashboard', () => {
       'Lifecycle',
       'Presence (issue 21)',
       'Webhooks (issue 23)',
+      'Overload (issue 31)',
     ]);
   });
 

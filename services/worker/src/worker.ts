@@ -104,9 +104,11 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     if (typeof checked === 'string') throw new UnrecoverableError(`malformed job data: ${checked}`);
     annotate(jobSpanFields(checked));
     const jobLog = log.child(jobFields(job));
-    // Taken too late for its request (a backlog, an outage): not applied, and not worth a read.
+    // A first run taken too late for its request (a backlog, an outage): not applied, and not worth
+    // a read. A run again (after a crash or a failed attempt) goes on whatever the time: the first
+    // may have written, and then its announcement is owed (order-action.ts).
     const { deadline } = checked.data;
-    if (deadline !== undefined && Date.now() > deadline - DEADLINE_MARGIN_MS) {
+    if (job.attemptsStarted <= 1 && deadline !== undefined && Date.now() > deadline - DEADLINE_MARGIN_MS) {
       jobLog.info({ lateMs: Date.now() - deadline }, 'job taken too late for its request; not applied');
       const outcome = notAppliedOutcome(job.id!);
       await reply(job, outcome);

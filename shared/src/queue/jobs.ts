@@ -69,9 +69,9 @@ export function notAppliedOutcome(jobId: string): JobOutcome {
 }
 
 /**
- * A worker starts no job with less than this left before its request's deadline: it would be
- * answered after the request gave up (wasted work, and an unknown outcome), and it leaves room
- * for clocks that differ by less. A job not started by its deadline is therefore not applied.
+ * A worker starts no job (a first run) with less than this left before its request's deadline: it
+ * would be answered after the request gave up (wasted work, and an unknown outcome), and it leaves
+ * room for clocks that differ by less. A job not started by its deadline is therefore not applied.
  */
 export const DEADLINE_MARGIN_MS = 250;
 

@@ -9,7 +9,7 @@ import { jobSpanFields } from '@pos/shared/queue/telemetry';
 import type { WorkQueues } from '@pos/shared/queue/work-queue';
 import { tracing } from '@pos/shared/telemetry/tracing';
 import { withDeadline } from '@pos/shared/util/deadline';
-import type { QueueAdmission } from '../overload/queue-admission';
+import type { AdmissionTicket, QueueAdmission } from '../overload/queue-admission';
 import { shed, type ShedReason } from '../overload/shed';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 
@@ -39,9 +39,9 @@ interface Pending {
   outcome: Promise<JobOutcome>;
   resolve(outcome: JobOutcome): void;
   timer: NodeJS.Timeout;
-  /** The partition's queue it went to, where its record is looked up, and the partition's index. */
+  /** The partition's queue it went to, where its record is looked up, and its place in the partition's admission. */
   queue: Queue;
-  partition: number;
+  ticket: AdmissionTicket;
   /** The request's deadline, which the job carries. */
   deadline: number;
   name: string;
@@ -121,7 +121,8 @@ export class JobClient {
     const waiting = this.pending.get(jobId);
     if (waiting) return waiting.outcome;
     const { partition, queue } = this.queues.partitionFor(payload);
-    if (!this.admission.acquire(partition.index, criticality)) shed(request, 'queue', this.admission.retryAfterSeconds(partition.index));
+    const ticket = this.admission.acquire(partition.index, criticality);
+    if (!ticket) shed(request, 'queue', this.admission.retryAfterSeconds(partition.index));
     let resolve!: (outcome: JobOutcome) => void;
     const outcome = new Promise<JobOutcome>((r) => (resolve = r));
     const traces = tracing();
@@ -137,7 +138,7 @@ export class JobClient {
       resolve,
       timer,
       queue,
-      partition: partition.index,
+      ticket,
       deadline,
       name: payload.name,
       started: process.hrtime.bigint(),
@@ -233,7 +234,7 @@ export class JobClient {
     if (!entry) return;
     clearTimeout(entry.timer);
     this.pending.delete(jobId);
-    this.admission.settled(entry.partition, finished);
+    this.admission.settled(entry.ticket, finished);
     this.timer?.observe({ job: entry.name, status: String(outcome.status) }, Number(process.hrtime.bigint() - entry.started) / 1e9);
     entry.resolve(outcome);
   }

@@ -8,12 +8,13 @@
  * the last few seconds. With the limit full, a new job waits about QUEUE_WAIT_TARGET behind the
  * others (wait = in flight / throughput), far inside its deadline: so the queue never holds work
  * whose clients will have given up, goodput stays at the workers' capacity, and the queue is empty
- * again within QUEUE_WAIT_TARGET of the load falling. The limit never falls below
- * QUEUE_ADMISSION_FLOOR (a node that has seen no throughput yet, or a burst after a quiet hour).
- * Each criticality may fill only its share of the limit (criticality.ts).
+ * again within QUEUE_WAIT_TARGET of the load falling. Beyond the limit a job is still admitted
+ * while the oldest one in flight has waited less than QUEUE_WAIT_TARGET: the queue is evidently
+ * moving (a burst after a quiet hour, before any throughput was seen); the limit never falls below
+ * QUEUE_ADMISSION_FLOOR. Each criticality may fill only its share of either (criticality.ts).
  *
  * Every node counts its own jobs and its own share of the throughput: their limits add up to the
- * partition's. Nothing is read from Redis for it: the in-flight count and the replies are the
+ * partition's. Nothing is read from Redis for it: the in-flight jobs and the replies are the
  * node's own.
  */
 import type { Criticality } from '@pos/shared/openapi/operations';
@@ -32,9 +33,9 @@ export interface AdmissionSettings {
   floor: number;
 }
 
-/** One partition's jobs in flight from this node, and the rate its workers finish them. */
+/** One partition's jobs in flight from this node (by ticket, oldest first), and the rate its workers finish them. */
 class PartitionAdmission {
-  inFlight = 0;
+  readonly admitted = new Map<number, number>();
   private readonly finished = new Float64Array(PEAK_BUCKETS);
   /** Index of the bucket that counts now, and the epoch bucket number it stands for. */
   private head = 0;
@@ -65,11 +66,26 @@ class PartitionAdmission {
     return Math.max(this.settings.floor, (this.peakRate(now) * this.settings.targetWaitMs) / 1000);
   }
 
+  get inFlight(): number {
+    return this.admitted.size;
+  }
+
+  /** How long the oldest job in flight has waited, ms (0 with none). */
+  oldestWaitMs(now: number): number {
+    for (const since of this.admitted.values()) return now - since;
+    return 0;
+  }
+
   /** How long a job added now would wait, by Little's law; 0 with nothing in flight, Infinity with jobs in flight and none finished lately. */
   waitEstimateMs(now: number): number {
     if (this.inFlight === 0) return 0;
     const rate = this.peakRate(now);
     return rate === 0 ? Infinity : (this.inFlight / rate) * 1000;
+  }
+
+  /** Whether a job of `criticality` fits now: within its share of the limit, or of the wait target while the queue moves. */
+  admits(criticality: Criticality, now: number): boolean {
+    return fits(criticality, this.inFlight, this.limit(now)) || fits(criticality, this.oldestWaitMs(now), this.settings.targetWaitMs);
   }
 
   private advance(now: number): void {
@@ -84,6 +100,12 @@ class PartitionAdmission {
   }
 }
 
+/** An admitted job's place in flight. */
+export interface AdmissionTicket {
+  partition: number;
+  id: number;
+}
+
 /** What the node's admission shows, per partition (its gauges). */
 export interface PartitionSignal {
   partition: number;
@@ -94,6 +116,7 @@ export interface PartitionSignal {
 
 export class QueueAdmission {
   private readonly partitions: PartitionAdmission[];
+  private tickets = 0;
 
   constructor(
     partitionCount: number,
@@ -105,21 +128,23 @@ export class QueueAdmission {
 
   /** Whether a job of `criticality` would be admitted to the partition now. */
   admits(partition: number, criticality: Criticality): boolean {
-    const p = this.partitions[partition]!;
-    return fits(criticality, p.inFlight, p.limit(this.clock()));
+    return this.partitions[partition]!.admits(criticality, this.clock());
   }
 
-  /** Admits a job (true: it is counted in flight until `settled`), or refuses it (false). */
-  acquire(partition: number, criticality: Criticality): boolean {
-    if (!this.admits(partition, criticality)) return false;
-    this.partitions[partition]!.inFlight += 1;
-    return true;
+  /** Admits a job: its ticket, counted in flight until `settled`; undefined when refused. */
+  acquire(partition: number, criticality: Criticality): AdmissionTicket | undefined {
+    const p = this.partitions[partition]!;
+    const now = this.clock();
+    if (!p.admits(criticality, now)) return undefined;
+    const ticket = { partition, id: (this.tickets += 1) };
+    p.admitted.set(ticket.id, now);
+    return ticket;
   }
 
   /** An admitted job is over: `finished` when a worker did it (its reply or its record), else given up. */
-  settled(partition: number, finished: boolean): void {
-    const p = this.partitions[partition]!;
-    p.inFlight -= 1;
+  settled(ticket: AdmissionTicket, finished: boolean): void {
+    const p = this.partitions[ticket.partition]!;
+    p.admitted.delete(ticket.id);
     if (finished) p.done(this.clock());
   }
 

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
-import { JOB, replyChannel } from '@pos/shared/queue/jobs';
+import { orderActionJob, replyChannel } from '@pos/shared/queue/jobs';
 import { WorkQueues } from '@pos/shared/queue/work-queue';
 import { createRedis, publish, RedisClient, RedisTarget } from '@pos/shared/redis';
 import { JobClient } from '@pos/api/jobs/job-client';
@@ -77,7 +77,7 @@ export async function measureCeilings(
         c,
         async (client, iteration) => {
           const outcome = await jobs.run(
-            { name: JOB.orderAction, data: { scope: { locationId: 'bench' }, orderNumber: client + 1, action: { kind: 'failure', reason: `i${iteration}` } } },
+            orderActionJob({ locationId: 'bench' }, client + 1, { kind: 'failure', reason: `i${iteration}` }),
             { requestId: 'bench' },
           );
           if (outcome.status !== 200) throw new Error(`job answered ${outcome.status}`);

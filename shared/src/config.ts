@@ -179,6 +179,8 @@ function readSections(env: Env) {
       windowMs: parseDuration(env.PRESENCE_WINDOW),
       pauseWhenOffline: isOn(env.PAUSE_WHEN_OFFLINE),
       pauseAfterFailedOrders: env.PAUSE_AFTER_FAILED_ORDERS,
+    },
+    deadlines: {
       orderDeadlineMs: env.ORDER_DEADLINE === undefined ? undefined : parseDuration(env.ORDER_DEADLINE),
       autoAbortAfterMs: env.ORDER_AUTO_ABORT_AFTER === undefined ? undefined : parseDuration(env.ORDER_AUTO_ABORT_AFTER),
     },
@@ -231,6 +233,7 @@ export type IdempotencyConfig = Config['idempotency'];
 export type OrdersConfig = Config['orders'];
 export type LifecycleConfig = Config['lifecycle'];
 export type PresenceConfig = Config['presence'];
+export type DeadlinesConfig = Config['deadlines'];
 export type TelemetryConfig = Config['telemetry'];
 export type WebhooksConfig = Config['webhooks'];
 export type AuditConfig = Config['audit'];

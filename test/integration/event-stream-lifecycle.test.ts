@@ -168,8 +168,8 @@ describe('event stream resources', () => {
     const { locationId, key } = await registerAt(stack, 'big-replay');
     const rows = Array.from({ length: 100 }, (_, i) => ({ rowNumber: i + 1, productId: `p${i}`, name: 'Burger', quantity: 1, unitPrice: 100, notes: 'n'.repeat(500) }));
     for (let i = 0; i < 20; i += 1) {
-      const number = (await deps.locations.nextNumber(locationId, 'orderSeq'))!;
-      await deps.orders.insert({ locationId, number, state: 'PLACED', rows }, new Date());
+      const number = (await deps.repos.locations.nextNumber(locationId, 'orderSeq'))!;
+      await deps.repos.orders.insert({ locationId, number, state: 'PLACED', rows }, new Date());
     }
     const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey: key });
     try {
@@ -194,12 +194,12 @@ describe('event stream resources', () => {
       await stream.eventCount(2);
       // Work written without its announcement: exactly what a publish lost to the outage looks like.
       const now = new Date();
-      const number = (await deps.locations.nextNumber(locationId, 'orderSeq'))!;
-      const o3 = await deps.orders.insert({ locationId, number, state: 'PLACED', rows: sampleRows.map((r, i) => ({ rowNumber: i + 1, ...r })) }, now);
-      const first = (await deps.orders.find({ locationId }, o1.number))!;
-      const o1Done = (await deps.orders.applyChange(first, { state: 'COMPLETED', completeTime: now }, 'lost-job', now))!;
-      const commandNumber = (await deps.locations.nextNumber(locationId, 'commandSeq'))!;
-      const c1 = await deps.commands.insert({ locationId, number: commandNumber, kind: 'REQUEST_BILL' }, now, 60_000);
+      const number = (await deps.repos.locations.nextNumber(locationId, 'orderSeq'))!;
+      const o3 = await deps.repos.orders.insert({ locationId, number, state: 'PLACED', rows: sampleRows.map((r, i) => ({ rowNumber: i + 1, ...r })) }, now);
+      const first = (await deps.repos.orders.find({ locationId }, o1.number))!;
+      const o1Done = (await deps.repos.orders.applyChange(first, { state: 'COMPLETED', completeTime: now }, 'lost-job', now))!;
+      const commandNumber = (await deps.repos.locations.nextNumber(locationId, 'commandSeq'))!;
+      const c1 = await deps.repos.commands.insert({ locationId, number: commandNumber, kind: 'REQUEST_BILL' }, now, 60_000);
 
       // The server drops the node's subscriber connection; ioredis reconnects and resubscribes.
       const socket = (deps.subscriber as unknown as { redis: Redis }).redis.stream;
@@ -258,8 +258,8 @@ describe('event stream resources', () => {
     const revoked = await stack.admin.createServiceSession(locationId, 'revoked-register');
     const kept = await stack.admin.createServiceSession(locationId, 'kept-register');
     const newCommand = async () => {
-      const number = (await deps.locations.nextNumber(locationId, 'commandSeq'))!;
-      return deps.commands.insert({ locationId, number, kind: 'REQUEST_BILL' }, new Date(), 60_000);
+      const number = (await deps.repos.locations.nextNumber(locationId, 'commandSeq'))!;
+      return deps.repos.commands.insert({ locationId, number, kind: 'REQUEST_BILL' }, new Date(), 60_000);
     };
     const commandEvent = (number: number) => ({ number, state: 'PLACED', paymentNumber: 1 });
 
@@ -276,7 +276,7 @@ describe('event stream resources', () => {
 
       // What the outage loses: a command's announcement and the session's `session-closed`.
       const c3 = await newCommand();
-      expect(await deps.sessions.close(revoked.sessionId, new Date())).toBe(true);
+      expect(await deps.repos.sessions.close(revoked.sessionId, new Date())).toBe(true);
 
       const socket = (deps.subscriber as unknown as { redis: Redis }).redis.stream;
       const killed = await redis.client('KILL', 'ADDR', `${socket.localAddress}:${socket.localPort}`);

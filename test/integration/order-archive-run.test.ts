@@ -13,7 +13,7 @@ import { CommandsRepo } from '@pos/shared/store/commands';
 import { newId } from '@pos/shared/store/ids';
 import { ensureIndexes } from '@pos/shared/store/mongo';
 import { NewOrder, OrdersRepo } from '@pos/shared/store/orders';
-import { LifecycleDeps, LifecycleSettings, runLifecycle } from '@pos/worker/jobs/lifecycle-run';
+import { LifecycleDeps, LifecycleSettings, runLifecycle } from '@pos/worker/schedules/lifecycle-run';
 import { sampleRows } from '../support/http';
 
 const MINUTE = 60_000;

@@ -80,7 +80,7 @@ describe('event stream limits', () => {
       ({ key, location: { id: locationId } } = await registerAt(stack, 'Big replay'));
       // 200 orders of 100 rows with long notes: about 11 MB of events
       const rows = Array.from({ length: 100 }, (_, i) => ({ rowNumber: i + 1, productId: `p${i}`, name: 'Burger', quantity: 1, unitPrice: 100, notes: 'n'.repeat(500) }));
-      const { orders, locations } = stack.api.deps;
+      const { orders, locations } = stack.api.deps.repos;
       for (let i = 0; i < ORDERS; i += 1) {
         const number = (await locations.nextNumber(locationId, 'orderSeq'))!;
         await orders.insert({ locationId, number, state: 'PLACED', rows }, new Date());

@@ -76,10 +76,14 @@ describe('webhook fair shares', () => {
     for (let i = 0; i < 6; i++) await stack.admin.createOrder(locationId, sampleRows);
     const attempts = async () => (await stack.admin.listWebhookDeliveries(sub.id, { limit: 1000 })).length;
     await eventually(async () => (await attempts()) >= 3, 'three failed attempts');
-    // the circuit's cooldown is what is tested: retries are due every 200 ms, yet none is made
-    await pause(CIRCUIT_COOLDOWN_MS / 2);
-    expect(await attempts()).toBe(3);
-    expect(failing.received).toHaveLength(3);
+    // the circuit's cooldown is what is tested: retries are due every 200 ms, yet none is made.
+    // The third failure may find the endpoint's second slot already attempting: one more at most.
+    await pause(CIRCUIT_COOLDOWN_MS / 4);
+    const held = await attempts();
+    expect(held).toBeLessThanOrEqual(3 + 1);
+    await pause(CIRCUIT_COOLDOWN_MS / 4);
+    expect(await attempts()).toBe(held);
+    expect(failing.received).toHaveLength(held);
 
     await failing.setMode({ status: 204 });
     await eventually(() => failing.delivered().size === 6, 'all six delivered after the probe', 15_000);
@@ -104,7 +108,7 @@ describe('webhook fair shares', () => {
     const firstNumbers = new Set(orders.slice(0, 10).map((o) => o.number));
     for (const entry of dropped) {
       expect(entry.error).toMatch(/WEBHOOK_MAX_PENDING/);
-      const stored = await stack.api.deps.webhookDeliveries.find(sub.id, entry.id);
+      const stored = await stack.api.deps.repos.webhookDeliveries.find(sub.id, entry.id);
       expect(firstNumbers.has((JSON.parse(stored!.body) as { data: { order: { number: number } } }).data.order.number)).toBe(true);
     }
 

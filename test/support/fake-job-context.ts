@@ -1,11 +1,11 @@
 /**
- * A job context for unit tests of the worker's handlers (@pos/worker/jobs/context): in-memory
+ * A job context for unit tests of the worker's handlers (@pos/worker/transitions/context): in-memory
  * stand-ins for the few repository calls the handlers make, a recording event publisher and
  * recorded crash points. Only for the handlers' logic; the repositories themselves are tested
  * against MongoDB by the integration tests.
  */
-import { NO_FOLLOW_UPS, type JobContext } from '@pos/worker/jobs/context';
-import { OrderCache } from '@pos/worker/jobs/order-cache';
+import { NO_FOLLOW_UPS, type JobContext } from '@pos/worker/transitions/context';
+import { OrderCache } from '@pos/worker/transitions/order-cache';
 import type { CrashPoint } from '@pos/worker/fault-injection';
 import type { OrderChange } from '@pos/shared/domain/order-state';
 import { EventPublisher, LocationEvent } from '@pos/shared/events/location-events';

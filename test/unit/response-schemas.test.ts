@@ -10,7 +10,8 @@ import { ORDER_STATES } from '@pos/shared/domain/order-state';
 import { PROBLEM_KINDS, problemBody, problemOf } from '@pos/shared/domain/problem';
 import { CommandDoc, OrderDoc, toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
 import { commandRecordSchema, orderRecordSchema, problemBodySchema, sessionViewSchema } from '@pos/shared/schemas/responses';
-import { SessionDoc, toSessionView } from '@pos/shared/store/sessions';
+import { SessionDoc } from '@pos/shared/store/sessions';
+import { toSessionView } from '@pos/shared/domain/views';
 
 const ajv = new Ajv2020({ strict: true, allErrors: true });
 addFormats(ajv);

@@ -6,9 +6,9 @@
 import type { RedisClient } from '@pos/shared/redis';
 import type { JobOutcome } from '@pos/shared/queue/jobs';
 import { problems } from '@pos/shared/domain/problem';
-import { AnsweredJobs, standingAnswer } from '@pos/worker/jobs/answered-jobs';
-import { OrderCache } from '@pos/worker/jobs/order-cache';
-import { Outbox } from '@pos/worker/jobs/outbox';
+import { AnsweredJobs, standingAnswer } from '@pos/worker/transitions/answered-jobs';
+import { OrderCache } from '@pos/worker/transitions/order-cache';
+import { JobMessages } from '@pos/worker/transitions/job-messages';
 import { LOCATION, orderDoc } from '../support/fake-job-context';
 
 /** Records what a pipeline was given, in order; `failing` makes exec report that command's error. */
@@ -86,7 +86,7 @@ describe('outbox', () => {
   const record: [string, string, number] = ['pos:answered:job-1', '{"status":204}', 30_000];
 
   it("holds the job's messages, then sends them, the answer's record and the reply in that order, in one pipeline", async () => {
-    const outbox = new Outbox();
+    const outbox = new JobMessages();
     expect(await outbox.publish('pos:loc:a', 'first')).toBe(0);
     await outbox.publish('pos:sessions', 'second');
     const { redis, commands, execs } = recordingRedis();
@@ -105,13 +105,13 @@ describe('outbox', () => {
   });
 
   it('fails the job when Redis refused any of it (the job is run again and announces again)', async () => {
-    const outbox = new Outbox();
+    const outbox = new JobMessages();
     await outbox.publish('pos:loc:a', 'event');
     await expect(outbox.send(recordingRedis('set').redis, record, ['pos:reply:node', 'reply'])).rejects.toThrow('set failed');
   });
 
   it('on a cluster sends each alone, in the same order (a pipeline may not span slots)', async () => {
-    const outbox = new Outbox();
+    const outbox = new JobMessages();
     await outbox.publish('pos:loc:a', 'event');
     const { cluster, commands } = recordingCluster();
     await outbox.send(cluster, record, ['pos:reply:node', 'reply']);

@@ -6,9 +6,9 @@
 import { problems } from '@pos/shared/domain/problem';
 import { checkJob } from '@pos/shared/queue/job-schemas';
 import { JOB, type OrderActionJob } from '@pos/shared/queue/jobs';
-import { JobHandlers, runJob } from '@pos/worker/jobs/handlers';
-import { applyOrderAction } from '@pos/worker/jobs/order-action';
-import { closeSession } from '@pos/worker/jobs/session-close';
+import { JobHandlers, runJob } from '@pos/worker/transitions/handlers';
+import { applyOrderAction } from '@pos/worker/transitions/order-action';
+import { closeSession } from '@pos/worker/transitions/session-close';
 import { fakeJobContext, LOCATION, orderDoc } from '../support/fake-job-context';
 
 const status = (orderNumber: number, newState: 'COMPLETED' | 'ABORTED' | 'FAILED' | 'PLACED'): OrderActionJob => ({

@@ -14,21 +14,15 @@ import { createLifecycleQueue } from '@pos/shared/queue/lifecycle';
 import { createDeadlineQueue } from '@pos/shared/queue/deadlines';
 import { createWebhooks } from '@pos/shared/webhooks/wiring';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
-import { OrderArchiveRepo } from '@pos/shared/store/archive';
-import { AuditRepo } from '@pos/shared/store/audit';
-import { CommandsRepo } from '@pos/shared/store/commands';
-import { LocationsRepo } from '@pos/shared/store/locations';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
-import { OperatorsRepo } from '@pos/shared/store/operators';
-import { OrdersRepo } from '@pos/shared/store/orders';
-import { SessionsRepo } from '@pos/shared/store/sessions';
-import { WorkRepo } from '@pos/shared/store/work';
+import { createRepos } from '@pos/shared/store/repos';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { createApps } from './app';
 import { createHttpServer } from './http-server';
 import { OperatorLookup } from './auth/operator-lookup';
 import { SessionLookup } from './auth/session-lookup';
 import type { ApiDeps } from './deps';
+import { createServices } from './services';
 import { IdempotencyStore } from './idempotency/idempotency-store';
 import { JobClient } from './jobs/job-client';
 import { InFlightLimit } from './overload/in-flight';
@@ -97,12 +91,11 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
   const queues = new WorkQueues(redis, queueLayout(config), nodeLog, config.queue.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(redis, config.redis, nodeLog);
+  const repos = createRepos(store.db);
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   // Events the API publishes itself (counter orders, commands) are fanned out as they are published.
-  const webhooks = createWebhooks({ db: store.db, redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log: nodeLog });
-  const orders = new OrdersRepo(store.db);
-  const archive = new OrderArchiveRepo(store.db);
-  registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redis.prefix, orders, archive });
+  const webhooks = createWebhooks({ repos, redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log: nodeLog });
+  registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redis.prefix, orders: repos.orders, archive: repos.archive });
   registerRedisMemoryMetrics(metrics.registry, redis);
   const admission = new QueueAdmission(queues.current.length, { targetWaitMs: config.overload.queueWaitTargetMs, floor: config.overload.queueAdmissionFloor });
   const inFlight = new InFlightLimit(config.overload.maxInFlight);
@@ -120,28 +113,24 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   await jobs.start();
   subscriber.startHeartbeat();
 
-  const sessions = new SessionsRepo(store.db);
-  const work = new WorkRepo(store.db);
-  const operators = new OperatorsRepo(store.db);
   const hub = new StreamHub({
     subscriber,
     prefix: config.redis.prefix,
     metrics,
     log: nodeLog,
-    repos: { work, orders, sessions },
-    operators,
+    repos,
+    operators: repos.operators,
     subscribeTimeoutMs: config.queue.jobTimeoutMs,
     streams: config.streams,
   });
 
-  const locations = new LocationsRepo(store.db);
   const presence = new PresenceTracker({ redis, prefix: config.redis.prefix, nodeId, windowMs: config.presence.windowMs, log: nodeLog });
-  registerPresenceMetrics(metrics.registry, { locations, redis, prefix: config.redis.prefix });
+  registerPresenceMetrics(metrics.registry, { locations: repos.locations, redis, prefix: config.redis.prefix });
   const deadlines = createDeadlineQueue(redis, config.redis, nodeLog);
 
   let accepting = true;
   const sessionLookup = new SessionLookup(
-    sessions,
+    repos.sessions,
     { secrets: [keySecret, ...auth.apiKeySecretPrevious], acceptUnsigned: auth.apiKeyAcceptUnsigned, unsignedRequests: metrics.unsignedKeyRequests },
     config.limits.apiKeyMaxRejections,
     {
@@ -152,7 +141,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   );
   await sessionLookup.start();
   // Operators change on the session channel too: a deleted one's token stops on every node at once.
-  const operatorLookup = new OperatorLookup(operators, [keySecret, ...auth.apiKeySecretPrevious], {
+  const operatorLookup = new OperatorLookup(repos.operators, [keySecret, ...auth.apiKeySecretPrevious], {
     feed: subscriber,
     channel: sessionsChannel(config.redis.prefix),
     max: auth.sessionCacheSize,
@@ -164,20 +153,31 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     if (operatorId !== undefined) hub.operatorChanged(operatorId);
   };
   await subscriber.subscribe(sessionsChannel(config.redis.prefix), endOperatorStreams);
+  const events = new EventPublisher(redisPublisher(redis), config.redis.prefix, webhooks.emitter);
+  const services = createServices({
+    config,
+    repos,
+    redis,
+    events,
+    jobs,
+    deadlines,
+    deliveries: webhooks.deliveries,
+    webhookSecrets: new SecretBox(config.webhooks.secretKey ?? keySecret), // see webhookSecretKey
+    metrics,
+    newApiKey: () => generateApiKey(keySecret),
+  });
   const deps: ApiDeps = {
     config,
-    adminToken: auth.adminToken,
-    newApiKey: () => generateApiKey(keySecret),
     log: nodeLog,
+    services,
+    repos,
     db: store.db,
     redis,
     queues,
     lifecycleQueue,
+    deadlines,
     webhookQueue: webhooks.queue,
-    webhooks: webhooks.subscriptions,
-    webhookDeliveries: webhooks.log,
     deliveries: webhooks.deliveries,
-    webhookSecrets: new SecretBox(config.webhooks.secretKey ?? keySecret), // see webhookSecretKey
     subscriber,
     hub,
     jobs,
@@ -186,20 +186,12 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     rateLimit: rateLimitPerKey(config.limits.rateLimit, redis, config.redis.prefix, nodeLog),
     // A first attempt still holding its key past the longest wait (JOB_TIMEOUT) is taken for dead.
     idempotency: new IdempotencyStore(redis, config.redis.prefix, config.idempotency.ttlMs, config.queue.jobTimeoutMs + 5_000),
-    events: new EventPublisher(redisPublisher(redis), config.redis.prefix, webhooks.emitter),
+    events,
     metrics,
-    orders,
-    archive,
-    commands: new CommandsRepo(store.db),
-    work,
-    sessions,
+    adminToken: auth.adminToken,
     sessionLookup,
-    locations,
-    presence,
-    deadlines,
-    operators,
     operatorLookup,
-    audit: new AuditRepo(store.db),
+    presence,
     isAccepting: () => accepting,
   };
   registerReadinessMetrics(metrics.registry, () => checkReadiness(deps));

@@ -1,40 +1,31 @@
-import { randomUUID } from 'node:crypto';
-import { Job, UnrecoverableError, Worker } from 'bullmq';
+/**
+ * The worker's composition root: its connections and repositories, made once, then each part it
+ * runs (the transition queue's consumers, the webhook deliveries, the lifecycle job, the order
+ * deadlines, the presence sweep), and their shutdown in order.
+ */
 import type { Config } from '@pos/shared/config';
 import { requireUrls, webhookSecretKey } from '@pos/shared/config';
-import { problems } from '@pos/shared/domain/problem';
-import { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
-import { checkJob } from '@pos/shared/queue/job-schemas';
-import { DEADLINE_MARGIN_MS, isNotApplied, isReplyChannel, JobOutcome, JobPayload, JobReply, notAppliedOutcome, WORK_QUEUE } from '@pos/shared/queue/jobs';
-import type { Partition } from '@pos/shared/queue/partitions';
-import { jobSpanFields, withTelemetry } from '@pos/shared/queue/telemetry';
+import { createDeadlineQueue } from '@pos/shared/queue/deadlines';
+import { WORK_QUEUE } from '@pos/shared/queue/jobs';
 import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
-import { closeRedis, createRedis, publish, redisTarget } from '@pos/shared/redis';
-import { OrderArchiveRepo } from '@pos/shared/store/archive';
-import { AuditRepo } from '@pos/shared/store/audit';
-import { CommandsRepo } from '@pos/shared/store/commands';
-import { LocationsRepo } from '@pos/shared/store/locations';
+import { closeRedis, createRedis, redisTarget } from '@pos/shared/redis';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
-import { OrdersRepo } from '@pos/shared/store/orders';
-import { SessionsRepo } from '@pos/shared/store/sessions';
-import { createWebhooks } from '@pos/shared/webhooks/wiring';
+import { createRepos } from '@pos/shared/store/repos';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
-import { storeProblem } from '@pos/shared/store/store-errors';
-import { annotate, traced } from '@pos/shared/telemetry/tracing';
+import { createWebhooks } from '@pos/shared/webhooks/wiring';
 import { settleWithin } from '@pos/shared/util/deadline';
-import { AnsweredJobs, standingAnswer } from './jobs/answered-jobs';
-import type { JobContext } from './jobs/context';
-import { watchDrain } from './drain';
 import { faultInjection } from './fault-injection';
-import { runJob } from './jobs/handlers';
-import { startLifecycle } from './jobs/lifecycle';
-import { OrderCache } from './jobs/order-cache';
-import { NO_FOLLOW_UPS, type OrderFollowUps } from './jobs/context';
-import { startDeadlines } from './jobs/deadlines';
-import { orderFollowUps } from './jobs/follow-ups';
-import { Outbox } from './jobs/outbox';
 import { circuitsOpenGauge, createWorkerMetrics, serveMetrics } from './metrics';
+import { startDeadlines } from './schedules/deadlines';
+import { startLifecycle } from './schedules/lifecycle';
+import { startPresenceSweep } from './schedules/presence-sweep';
+import { AnsweredJobs } from './transitions/answered-jobs';
+import { consumePartition } from './transitions/consumers';
+import { watchDrain } from './transitions/drain';
+import { orderFollowUps } from './transitions/follow-ups';
+import { OrderCache } from './transitions/order-cache';
+import { JobProcessor } from './transitions/processor';
 import { startDeliveryWorker, succeeded } from './webhooks/delivery';
 import { EndpointGuards } from './webhooks/endpoint-guards';
 
@@ -45,16 +36,6 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-/** A job's data as BullMQ hands it over: what the contract says, until checkJob has checked it. */
-type JobData = JobPayload['data'];
-
-/** The log fields of a job; its request id only when it is one (the data may be anything). */
-function jobFields(job: Job<JobData>) {
-  const requestId = job.data?.requestId;
-  return { jobId: job.id, job: job.name, requestId: typeof requestId === 'string' && requestId.length <= 100 ? requestId : undefined };
-}
-
-const RUN_RETRY_DELAY_MS = 1_000;
 /**
  * How long a job's answer is kept, in lock periods: a job whose worker died is run again once its
  * lock has lapsed and the next stalled-job check (every lock period) has seen it.
@@ -66,142 +47,44 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const target = redisTarget(config.redis);
   const store = await connectMongo(mongoUrl, config.mongo, { boundOperations: false });
   await ensureIndexes(store.db);
+  const repos = createRepos(store.db);
   const metrics = createWorkerMetrics(store.commandCount);
   const redis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
-  const repos = {
-    orders: new OrdersRepo(store.db),
-    archive: new OrderArchiveRepo(store.db),
-    orderCache: new OrderCache(),
-    sessions: new SessionsRepo(store.db),
-  };
-
-  // Read for each failure report, not cached: an admin may change it (PATCH /admin/v1/locations/{id}).
-  const locations = new LocationsRepo(store.db);
-  const failureThreshold = async (locationId: string): Promise<number> =>
-    (await locations.failureThreshold(locationId)) ?? config.orders.failureThreshold;
-
-  const webhooks = createWebhooks({ db: store.db, redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
-  const webhookEmitter = webhooks.emitter;
-
-  const answers = new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs);
-  const checkpoint = faultInjection(config.worker.faultInject, log);
-
-  /** The reply message to the waiting API node, when a node of this deployment waits. */
-  const replyOf = (job: Job<JobData>, outcome: JobOutcome): [string, string] | undefined => {
-    const replyTo = job.data?.replyTo;
-    if (!isReplyChannel(config.redis.prefix, replyTo)) return undefined;
-    const message: JobReply = { jobId: job.id!, outcome };
-    return [replyTo, JSON.stringify(message)];
-  };
-  const reply = async (job: Job<JobData>, outcome: JobOutcome) => {
-    const message = replyOf(job, outcome);
-    if (message) await publish(redis, ...message);
-  };
-
-  const process_ = async (job: Job<JobData>): Promise<JobOutcome> => {
-    // Nothing acts on data that breaks the queue contract; no retry would mend it.
-    const checked = checkJob(job.name, job.data);
-    if (typeof checked === 'string') throw new UnrecoverableError(`malformed job data: ${checked}`);
-    annotate(jobSpanFields(checked));
-    const jobLog = log.child(jobFields(job));
-    // A first run taken too late for its request (a backlog, an outage): not applied, and not worth
-    // a read. A run again (after a crash or a failed attempt) goes on whatever the time: the first
-    // may have written, and then its announcement is owed (order-action.ts).
-    const { deadline } = checked.data;
-    if (job.attemptsStarted <= 1 && deadline !== undefined && Date.now() > deadline - DEADLINE_MARGIN_MS) {
-      jobLog.info({ lateMs: Date.now() - deadline }, 'job taken too late for its request; not applied');
-      const outcome = notAppliedOutcome(job.id!);
-      await reply(job, outcome);
-      return outcome;
-    }
-    // Run before: if that run answered, its answer stands (see AnsweredJobs); a 200's order is read again.
-    const answered = job.attemptsStarted > 1 ? await answers.recall(redis, job.id!) : undefined;
-    if (answered) jobLog.info({ status: answered.status }, 'job run again after it had answered; nothing is changed');
-    const standing = answered && standingAnswer(answered);
-    if (standing) return standing;
-    // The job's events go out with its reply, after it (one round trip; see Outbox).
-    const outbox = new Outbox(webhookEmitter);
-    const ctx: JobContext = {
-      ...repos,
-      events: new EventPublisher(outbox, config.redis.prefix, outbox),
-      followUps,
-      failureThreshold,
-      jobId: job.id!,
-      answered: answered !== undefined,
-      log: jobLog,
-      checkpoint,
-    };
-    const outcome = await runJob(ctx, checked);
-    annotate({ 'pos.outcome.status': outcome.status });
-    // An answer that applied nothing is not kept: a re-run does the work afresh.
-    const record = isNotApplied(outcome) ? undefined : answers.record(job.id!, outcome);
-    await traced('publish events and reply', { 'pos.events': outbox.size }, () => outbox.send(redis, record, replyOf(job, outcome)));
-    checkpoint('after-answer');
-    return outcome;
-  };
-
   // BullMQ leaves a connection it was given open on close; we close it ourselves.
   const workerConnection = createRedis(target, { maxRetriesPerRequest: null }, log);
-  const consume = (partition: Partition): Worker<JobData, JobOutcome> => {
-    const worker = new Worker<JobData, JobOutcome>(WORK_QUEUE, process_, withTelemetry({
-      connection: workerConnection,
-      prefix: partition.prefix,
-      concurrency: config.worker.concurrency,
-      lockDuration: config.worker.jobLockDurationMs,
-      stalledInterval: config.worker.jobLockDurationMs,
-      maxStalledCount: 3,
-      // After a lost connection (a failed-over master) fetch again soon: BullMQ's 15 s default
-      // would leave the partition idle well past JOB_TIMEOUT once Redis is back.
-      runRetryDelay: RUN_RETRY_DELAY_MS,
-    }));
-    const partitionLog = partition.label ? log.child({ partition: partition.label }) : log;
-    worker.on('failed', (job, err) => {
-      if (!job) return;
-      const jobLog = partitionLog.child(jobFields(job));
-      const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
-      if (!final) {
-        jobLog.warn({ err, attempt: job.attemptsMade }, 'job attempt failed; it will be retried');
-        return;
-      }
-      const errorId = randomUUID();
-      jobLog.error({ err, errorId }, 'job failed for good');
-      metrics.jobsProcessed.inc({ job: job.name, status: 'failed' });
-      const problem = storeProblem(err, errorId) ?? problems.internal(errorId);
-      reply(job, { status: problem.status, problem }).catch((e) => jobLog.error({ err: e }, 'reply failed'));
-    });
-    worker.on('error', (err) => partitionLog.error({ err }, 'worker error'));
-    // A job taken too late is `expired`: it is not work done.
-    worker.on('completed', (job, outcome) => metrics.jobsProcessed.inc({ job: job.name, status: isNotApplied(outcome) ? 'expired' : String(outcome?.status) }));
-    return worker;
-  };
+  const webhooks = createWebhooks({ repos, redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
+  const checkpoint = faultInjection(config.worker.faultInject, log);
 
-  // Deadlines and presence (docs/presence-and-deadlines.md): their workers, and the follow-ups
-  // of order transitions that add deadline jobs and count failed orders.
-  let followUps: OrderFollowUps = NO_FOLLOW_UPS;
-  const deadlines = await startDeadlines({
-    config,
-    log,
+  // Order transitions: what follows one (deadline jobs, the failed-order count), then the pipeline.
+  const deadlineQueue = createDeadlineQueue(redis, config.redis, log);
+  const processor = new JobProcessor({
     redis,
-    workerConnection,
-    orders: repos.orders,
-    locations,
-    webhooks: webhookEmitter,
-    contextFor: (jobId, jobLog, events) => ({ ...repos, events, followUps, failureThreshold, jobId, answered: false, log: jobLog, checkpoint }),
+    prefix: config.redis.prefix,
+    repos,
+    orderCache: new OrderCache(),
+    answers: new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs),
+    webhooks: webhooks.emitter,
+    followUps: orderFollowUps({ deadlines: deadlineQueue, locations: repos.locations, settings: config.deadlines, pauseAfterFailedOrders: config.presence.pauseAfterFailedOrders, log }),
+    // Read for each failure report, not cached: an admin may change it (PATCH /admin/v1/locations/{id}).
+    failureThreshold: async (locationId) => (await repos.locations.failureThreshold(locationId)) ?? config.orders.failureThreshold,
     checkpoint,
+    log,
   });
-  followUps = orderFollowUps({ deadlines: deadlines.queue, locations, presence: config.presence, log });
-
   // Draining partitions are consumed too, and watched until empty (see watchDrain).
   const { current, draining } = layoutPartitions(queueLayout(config));
-  const workers = [...current, ...draining].map(consume);
+  const consumers = [...current, ...draining].map((partition) =>
+    consumePartition({ partition, connection: workerConnection, config: config.worker, processor, metrics, log }),
+  );
   const drain = draining.length > 0 ? await watchDrain(draining, redis, log) : undefined;
+
+  // Webhook deliveries, each endpoint within its share.
   const secretKey = webhookSecretKey(config);
   const guards = new EndpointGuards(config.webhooks, succeeded);
   circuitsOpenGauge(metrics.registry, () => guards.openCircuits);
   const deliveryWorker = secretKey
     ? startDeliveryWorker(workerConnection, config.redis, config.webhooks, config.worker.jobLockDurationMs, {
-        webhooks: webhooks.subscriptions,
-        deliveries: webhooks.log,
+        webhooks: repos.webhooks,
+        deliveries: repos.webhookDeliveries,
         pending: webhooks.deliveries,
         guards,
         secrets: new SecretBox(secretKey),
@@ -210,22 +93,21 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       })
     : undefined;
   if (!deliveryWorker) log.warn('neither WEBHOOK_SECRET_KEY nor API_KEY_SECRET is set: this worker delivers no webhooks');
-  await Promise.all([...workers, ...(deliveryWorker ? [deliveryWorker] : [])].map((worker) => worker.waitUntilReady()));
+  const queueWorkers = [...consumers, ...(deliveryWorker ? [deliveryWorker] : [])];
+  await Promise.all(queueWorkers.map((worker) => worker.waitUntilReady()));
   const listener = config.worker.metricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.worker.metricsPort, config.http.host);
-  const lifecycle = await startLifecycle({
-    config,
-    log,
-    redis,
-    workerConnection,
-    deps: {
-      orders: repos.orders,
-      archive: repos.archive,
-      commands: new CommandsRepo(store.db),
-      webhookDeliveries: webhooks.log,
-      audit: new AuditRepo(store.db),
-      checkpoint,
-    },
+
+  // The scheduled and delayed jobs.
+  const scheduled = { config, log, redis, workerConnection, checkpoint };
+  const lifecycle = await startLifecycle({ ...scheduled, deps: { ...repos, checkpoint } });
+  const deadlines = await startDeadlines({
+    ...scheduled,
+    queue: deadlineQueue,
+    orders: repos.orders,
+    webhooks: webhooks.emitter,
+    contextFor: (jobId, jobLog, events) => processor.context(jobId, jobLog, events),
   });
+  const presence = await startPresenceSweep({ ...scheduled, locations: repos.locations, webhooks: webhooks.emitter });
   log.info(
     {
       queue: WORK_QUEUE,
@@ -242,14 +124,10 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     async close() {
       listener?.server.close();
       await Promise.all([
-        settleWithin(
-          Promise.all([...workers, ...(deliveryWorker ? [deliveryWorker] : [])].map((worker) => worker.close())),
-          config.process.shutdownGraceMs,
-          log,
-          'finishing the active jobs',
-        ),
+        settleWithin(Promise.all(queueWorkers.map((worker) => worker.close())), config.process.shutdownGraceMs, log, 'finishing the active jobs'),
         lifecycle.close(),
         deadlines.close(),
+        presence.close(),
       ]);
       if (drain) await settleWithin(drain.stop(), 2_000, log, 'closing the drained queues');
       await settleWithin(webhooks.queue.close(), 2_000, log, 'closing the webhook queue');

@@ -6,10 +6,10 @@
 import type { CommandRecord, OrderRecord } from '../domain/records';
 import type { LocationView } from '../schemas/responses';
 import type { CommandDoc, LocationDoc, OrderDoc } from '../store/documents';
-import { toLocationView } from '../store/locations';
 import { toCommandRecord, toOrderRecord } from '../domain/records';
 import { publish, RedisClient } from '../redis';
 import { OperatorChange, SessionChange, sessionsChannel } from './session-changes';
+import { toLocationView } from '../domain/views';
 
 export type LocationEvent = (
   /**

@@ -8,10 +8,8 @@ import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '../domain
 import type { PresenceView } from '../schemas/responses';
 import type { AuditDoc, CommandDoc, LocationDoc, OrderDoc } from '../store/documents';
 import { storeProblem } from '../store/store-errors';
-import { toLocationView } from '../store/locations';
-import { toSessionView } from '../store/sessions';
-import { toWebhookView } from '../store/webhooks';
-import { auditHash, toAuditRecord } from '../store/audit';
+import { auditHash } from '../store/audit';
+import { toLocationView, toSessionView, toWebhookView, toAuditRecord } from '../domain/views';
 
 export const EXAMPLE_IDS = {
   location: '019a8f2c-5b1e-7c3d-9a40-2e6f1b7d8c90',

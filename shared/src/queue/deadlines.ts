@@ -1,11 +1,11 @@
 /**
  * The order deadline queue's contract (docs/presence-and-deadlines.md): delayed jobs, one per
  * placement and kind, that mark a PLACED order overdue (ORDER_DEADLINE, or the location's
- * `orderDeadline`) or abort it (ORDER_AUTO_ABORT_AFTER); and the presence sweep's queue. Both
- * have queues of their own, hash-tagged on a Redis Cluster like the lifecycle queue's.
+ * `orderDeadline`) or abort it (ORDER_AUTO_ABORT_AFTER). A queue of its own, hash-tagged on a
+ * Redis Cluster like the lifecycle queue's.
  */
 import { Queue } from 'bullmq';
-import type { PresenceConfig, RedisConfig } from '../config';
+import type { DeadlinesConfig, RedisConfig } from '../config';
 import { parseDuration } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
@@ -16,10 +16,6 @@ import { withTelemetry } from './telemetry';
 export const DEADLINE_QUEUE = 'order-deadlines';
 export const DEADLINE_JOB = { overdue: 'order-overdue', autoAbort: 'order-auto-abort' } as const;
 export type DeadlineJobName = (typeof DEADLINE_JOB)[keyof typeof DEADLINE_JOB];
-
-export const PRESENCE_QUEUE = 'location-presence';
-export const PRESENCE_SWEEP_JOB = 'presence-sweep';
-const PRESENCE_SCHEDULER_ID = 'presence-sweep';
 
 /** One placement of one order: `orderTime` (epoch ms) tells placements apart, a recovery sets a new one. */
 export interface DeadlineJob {
@@ -45,31 +41,11 @@ export async function countOverdueOnce(redis: RedisClient, prefix: string, jobId
 }
 
 export const deadlinePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'deadlines');
-export const presencePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'presence');
 
 export function createDeadlineQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<DeadlineJob> {
   const queue = new Queue<DeadlineJob>(DEADLINE_QUEUE, withTelemetry({ connection, prefix: deadlinePrefix(redis) }));
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'deadline queue connection error'));
   return queue;
-}
-
-export function createPresenceQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue {
-  const queue = new Queue(PRESENCE_QUEUE, withTelemetry({ connection, prefix: presencePrefix(redis) }));
-  queue.on('error', (err: Error) => log.warn({ err: err.message }, 'presence queue connection error'));
-  return queue;
-}
-
-/** How often the sweep runs, and the API nodes rewrite held streams: a quarter of the window. */
-export const presenceRefreshMs = (windowMs: number): number => Math.max(250, Math.floor(windowMs / 4));
-
-/** One sweep at a time across every worker, every quarter window (fixed ids: many workers upserting make one schedule). */
-export async function schedulePresenceSweep(queue: Queue, windowMs: number): Promise<void> {
-  await queue.setGlobalConcurrency(1);
-  await queue.upsertJobScheduler(
-    PRESENCE_SCHEDULER_ID,
-    { every: presenceRefreshMs(windowMs) },
-    { name: PRESENCE_SWEEP_JOB, data: {}, opts: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } } },
-  );
 }
 
 /**
@@ -88,8 +64,8 @@ const KEEP = { age: 3600, count: 1000 };
 /**
  * The deadline in ms for a location: its own `orderDeadline` (`0`: none), else ORDER_DEADLINE.
  */
-export function overdueAfterMs(presence: Pick<PresenceConfig, 'orderDeadlineMs'>, locationDeadline: string | undefined): number | undefined {
-  const ms = locationDeadline === undefined ? presence.orderDeadlineMs : parseDuration(locationDeadline);
+export function overdueAfterMs(deadlines: Pick<DeadlinesConfig, 'orderDeadlineMs'>, locationDeadline: string | undefined): number | undefined {
+  const ms = locationDeadline === undefined ? deadlines.orderDeadlineMs : parseDuration(locationDeadline);
   return ms === undefined || ms <= 0 ? undefined : ms;
 }
 
@@ -100,17 +76,17 @@ export function overdueAfterMs(presence: Pick<PresenceConfig, 'orderDeadlineMs'>
  */
 export async function addDeadlines(
   queue: Queue<DeadlineJob>,
-  presence: Pick<PresenceConfig, 'orderDeadlineMs' | 'autoAbortAfterMs'>,
+  deadlines: Pick<DeadlinesConfig, 'orderDeadlineMs' | 'autoAbortAfterMs'>,
   order: Pick<OrderDoc, 'locationId' | 'number' | 'orderTime'>,
   locationDeadline: () => Promise<string | undefined>,
   now = Date.now(),
 ): Promise<void> {
   if (!order.orderTime) return;
   const job: DeadlineJob = { locationId: order.locationId, orderNumber: order.number, orderTime: order.orderTime.getTime() };
-  const overdueMs = overdueAfterMs(presence, await locationDeadline());
+  const overdueMs = overdueAfterMs(deadlines, await locationDeadline());
   const adds: [DeadlineJobName, number][] = [];
   if (overdueMs !== undefined) adds.push([DEADLINE_JOB.overdue, overdueMs]);
-  if (presence.autoAbortAfterMs !== undefined) adds.push([DEADLINE_JOB.autoAbort, presence.autoAbortAfterMs]);
+  if (deadlines.autoAbortAfterMs !== undefined) adds.push([DEADLINE_JOB.autoAbort, deadlines.autoAbortAfterMs]);
   await Promise.all(
     adds.map(([name, after]) =>
       queue.add(name, job, {

@@ -50,6 +50,16 @@ export type JobDataOf<N extends JobName> = JobDataByName[N];
 /** A job as it is added: its name, and the data of that name. */
 export type JobPayload = { [N in JobName]: { name: N; data: JobDataOf<N> } }[JobName];
 
+/** The one builder of an order transition's job. */
+export function orderActionJob(scope: OrderScope, orderNumber: number, action: OrderAction): JobPayload {
+  return { name: JOB.orderAction, data: { scope, orderNumber, action } };
+}
+
+/** The one builder of a session close's job. */
+export function sessionCloseJob(sessionId: string): JobPayload {
+  return { name: JOB.sessionClose, data: { sessionId } };
+}
+
 /**
  * What the worker decided; the API answers with it as it is. `notApplied`: the worker took the
  * job too late for its request and did nothing of it (counted `expired`, never kept as an answer),

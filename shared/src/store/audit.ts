@@ -12,11 +12,12 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { Collection, Db, Filter, MongoServerError } from 'mongodb';
-import type { AuditRecord, AuditVerification } from '../schemas/responses';
+import type { AuditVerification } from '../schemas/responses';
 import type { AuditAnchorDoc, AuditDoc } from './documents';
 import { collections } from './mongo';
 import type { Page } from './page';
 import { asString } from './query-values';
+import { toAuditRecord } from '../domain/views';
 
 export type { AuditDoc };
 
@@ -39,26 +40,6 @@ const APPEND_TRIES = 20;
 /** The most records one verification reads. */
 export const VERIFY_MAX = 10_000;
 
-export function toAuditRecord(doc: AuditDoc): AuditRecord {
-  const record: AuditRecord = {
-    id: doc._id,
-    at: doc.at.toISOString(),
-    operatorName: doc.operatorName,
-    role: doc.role,
-    method: doc.method,
-    route: doc.route,
-    targets: doc.targets,
-    status: doc.status,
-    requestId: doc.requestId,
-  };
-  if (doc.operatorId !== undefined) record.operatorId = doc.operatorId;
-  if (doc.locationId !== undefined) record.locationId = doc.locationId;
-  if (doc.change !== undefined) record.change = doc.change;
-  if (doc.seq !== undefined) record.seq = doc.seq;
-  if (doc.prevHash !== undefined) record.prevHash = doc.prevHash;
-  if (doc.hash !== undefined) record.hash = doc.hash;
-  return record;
-}
 
 /** The hash a record must carry: over `prevHash` and the record as served, without `hash`. */
 export function auditHash(doc: AuditDoc): string {

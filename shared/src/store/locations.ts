@@ -1,12 +1,11 @@
 import type { Db, Filter } from 'mongodb';
-import type { LocationView } from '../schemas/responses';
 import type { LocationDoc, SweptChange } from './documents';
 import { newId } from './ids';
 import { collections } from './mongo';
 import type { Page } from './page';
 import { asString } from './query-values';
 
-export type { LocationDoc, LocationView };
+export type { LocationDoc };
 
 /** What an admin may change of a location. */
 export interface LocationChanges {
@@ -21,28 +20,7 @@ export const FAILED_ORDERS_REASON = 'failed orders';
 /** What a customer's admission reads of a location. */
 export type Admission = Pick<LocationDoc, '_id' | 'online' | 'pausedAt' | 'pausedUntil' | 'pauseReason'>;
 
-/** Paused now: a pause is in place and its `until`, if any, has not come (it ends by itself). */
-export function isPaused(doc: Pick<LocationDoc, 'pausedAt' | 'pausedUntil'>, now: Date): boolean {
-  return doc.pausedAt !== undefined && (doc.pausedUntil === undefined || doc.pausedUntil > now);
-}
 
-/** The operator's view of a location: its presence as last announced, and its pause as it is at `now`. */
-export function toLocationView(doc: LocationDoc, now = new Date()): LocationView {
-  const view: LocationView = {
-    id: doc._id,
-    name: doc.name,
-    failureThreshold: doc.failureThreshold,
-    online: doc.online === true,
-    since: (doc.onlineSince ?? doc.createdAt).toISOString(),
-    paused: isPaused(doc, now),
-  };
-  if (view.paused) {
-    if (doc.pausedUntil) view.pausedUntil = doc.pausedUntil.toISOString();
-    if (doc.pauseReason !== undefined) view.pauseReason = doc.pauseReason;
-  }
-  if (doc.orderDeadline !== undefined) view.orderDeadline = doc.orderDeadline;
-  return view;
-}
 
 const PAUSE_FIELDS = { pausedAt: '', pausedUntil: '', pauseReason: '' } as const;
 

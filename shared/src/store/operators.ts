@@ -1,5 +1,4 @@
 import type { Db, Filter } from 'mongodb';
-import type { OperatorView } from '../schemas/responses';
 import type { OperatorDoc, OperatorRole } from './documents';
 import { newId } from './ids';
 import { collections } from './mongo';
@@ -15,13 +14,6 @@ export interface OperatorChanges {
   locationIds?: string[] | null;
 }
 
-/** The admin's view of an operator: never its token, never the token's hash. */
-export function toOperatorView(doc: OperatorDoc): OperatorView {
-  const view: OperatorView = { id: doc._id, name: doc.name, role: doc.role, createdAt: doc.createdAt.toISOString() };
-  if (doc.locationIds) view.locationIds = doc.locationIds;
-  if (doc.tokenRotatedAt) view.tokenRotatedAt = doc.tokenRotatedAt.toISOString();
-  return view;
-}
 
 export class OperatorsRepo {
   private readonly c;

@@ -202,16 +202,17 @@ export class OrdersRepo {
 
   /**
    * Marks the placement that began at `orderTime` overdue, if the order is still PLACED in that
-   * placement and not yet marked: one guarded command, so that of all who try (a job run again,
-   * two workers) one alone gets the order back and announces it. The version moves on, so that
-   * streams tell the marked order from the unmarked one. `jobId`, the marking job, is kept.
+   * placement and not yet marked: one guarded update, whose match says which of all who try (a job
+   * run again, two workers) won; the winner alone reads the order back (by its job id, as a
+   * re-run does) and announces it. The version moves on, so that streams tell the marked order
+   * from the unmarked one. `jobId`, the marking job, is kept.
    */
-  markOverdue(locationId: string, number: number, orderTime: Date, now: Date, jobId: string): Promise<OrderDoc | null> {
-    return this.c.findOneAndUpdate(
+  async markOverdue(locationId: string, number: number, orderTime: Date, now: Date, jobId: string): Promise<OrderDoc | null> {
+    const { modifiedCount } = await this.c.updateOne(
       { _id: recordId(locationId, number), locationId, number, state: 'PLACED', orderTime, overdue: { $ne: true } },
       { $set: { overdue: true, overdueJob: jobId, updatedAt: now }, $inc: { version: 1 } },
-      { returnDocument: 'after' },
     );
+    return modifiedCount === 1 ? this.markedOverdueBy(locationId, number, orderTime, jobId) : null;
   }
 
   /** The order, if `jobId` marked this placement overdue and it is still PLACED in it. */

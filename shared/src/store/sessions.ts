@@ -11,23 +11,6 @@ export type { NewSession, SessionDoc, SessionType, SessionView };
 /** A session as its key rotation left it: the rotation's fields set. */
 export type RotatedSessionDoc = SessionDoc & Required<Pick<SessionDoc, 'previousKeyHash' | 'previousKeyExpiresAt' | 'keyRotatedAt'>>;
 
-/** The admin's view of a session: never its key, never a key's hash. */
-export function toSessionView(doc: SessionDoc): SessionView {
-  const view: SessionView = {
-    sessionId: doc._id,
-    type: doc.type,
-    locationId: doc.locationId,
-    createdAt: doc.createdAt.toISOString(),
-  };
-  if (doc.deviceId !== undefined) view.deviceId = doc.deviceId;
-  if (doc.userNumber !== undefined) view.userNumber = doc.userNumber;
-  if (doc.tableNumber !== undefined) view.tableNumber = doc.tableNumber;
-  if (doc.expiresAt) view.expiresAt = doc.expiresAt.toISOString();
-  if (doc.closedAt) view.closedAt = doc.closedAt.toISOString();
-  if (doc.keyRotatedAt) view.keyRotatedAt = doc.keyRotatedAt.toISOString();
-  if (doc.previousKeyExpiresAt) view.previousKeyExpiresAt = doc.previousKeyExpiresAt.toISOString();
-  return view;
-}
 
 export class SessionsRepo {
   private readonly c;

@@ -3,22 +3,11 @@
  * (webhooks/secrets.ts); the view never shows it.
  */
 import type { Db, Filter } from 'mongodb';
-import type { WebhookView } from '../schemas/responses';
 import type { WebhookDeliveryDoc, WebhookDoc } from './documents';
 import { collections, deleteDue } from './mongo';
 import type { Page } from './page';
 import { asString, withinLocations } from './query-values';
 
-export function toWebhookView(doc: WebhookDoc): WebhookView {
-  const view: WebhookView = { id: doc._id, url: doc.url, events: doc.events, createdAt: doc.createdAt.toISOString(), updatedAt: doc.updatedAt.toISOString() };
-  if (doc.locationIds) view.locationIds = doc.locationIds;
-  if (doc.description !== undefined) view.description = doc.description;
-  if (doc.previousSecretExpiresAt && doc.previousSecretExpiresAt > new Date()) view.previousSecretExpiresAt = doc.previousSecretExpiresAt.toISOString();
-  if (doc.failingSince) view.failingSince = doc.failingSince.toISOString();
-  if (doc.disabledAt) view.disabledAt = doc.disabledAt.toISOString();
-  if (doc.disabledReason) view.disabledReason = doc.disabledReason;
-  return view;
-}
 
 /** What a subscription's fan-out needs: no secret. */
 export type WebhookTarget = Pick<WebhookDoc, '_id' | 'events' | 'locationIds'>;

@@ -1,12 +1,13 @@
 import type { Next } from 'koa';
 import type { Counter } from 'prom-client';
 import { ProblemError } from '@pos/shared/domain/problem';
-import { AuditEntry, AuditRepo, toAuditRecord } from '@pos/shared/store/audit';
+import { AuditEntry, AuditRepo } from '@pos/shared/store/audit';
 import { newId } from '@pos/shared/store/ids';
 import { storeProblem } from '@pos/shared/store/store-errors';
 import type { AppContext } from '../context';
 import { isSafeMethod } from './problems';
 import { operatorOfRequest } from './admin-auth';
+import { toAuditRecord } from '@pos/shared/domain/views';
 
 export interface AuditDeps {
   audit: Pick<AuditRepo, 'append'>;

@@ -5,7 +5,6 @@ import { operation, type OperationId, type OperationSpec } from '@pos/shared/ope
 import type { LocationDoc } from '@pos/shared/store/documents';
 import { isId } from '@pos/shared/store/query-values';
 import type { AppContext } from '../context';
-import type { ApiDeps } from '../deps';
 import { operatorOfRequest } from '../middleware/admin-auth';
 
 /** An operator operation of the table, with its role and what a bound operator may do. */
@@ -68,12 +67,12 @@ export function listScope(ctx: AppContext): readonly string[] | undefined {
 }
 
 /** The location the path's `:id` names: a 404 when it does not exist or is outside the operator's scope (then without a read). */
-export async function locationOf(ctx: AppContext, deps: Pick<ApiDeps, 'locations'>): Promise<LocationDoc> {
+export async function locationOf(ctx: AppContext, locations: { find(id: string): Promise<LocationDoc | null> }): Promise<LocationDoc> {
   const id = String(ctx.params.id);
   // A malformed id names no location: no read for it.
   if (!isId(id)) throw new ProblemError(problems.notFound('Location does not exist'));
   checkLocation(ctx, id);
-  const location = await deps.locations.find(id);
+  const location = await locations.find(id);
   if (!location) throw new ProblemError(problems.notFound('Location does not exist'));
   return location;
 }

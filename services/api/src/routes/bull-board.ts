@@ -62,7 +62,7 @@ function checkWrite(ctx: AppContext): void {
  * and the board hides its buttons.
  */
 export function bullBoard(
-  deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'deadlines' | 'webhookQueue' | 'adminToken' | 'operatorLookup' | 'audit' | 'metrics' | 'config'>,
+  deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'deadlines' | 'webhookQueue' | 'adminToken' | 'operatorLookup' | 'repos' | 'metrics' | 'config'>,
 ): Middleware<AppState> {
   const writable = deps.config.auth.bullBoardWritable;
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
@@ -92,7 +92,7 @@ export function bullBoard(
   const spec = adminOperation('bullBoard');
   const adminOnly = allowRole(spec.role);
   const unbound = allowBound(spec.bound);
-  const audit = auditWrites({ audit: deps.audit, retentionMs: deps.config.audit.retentionMs, writes: deps.metrics.auditWrites, mountPath: BULL_BOARD_PATH });
+  const audit = auditWrites({ audit: deps.repos.audit, retentionMs: deps.config.audit.retentionMs, writes: deps.metrics.auditWrites, mountPath: BULL_BOARD_PATH });
 
   return async function bullBoardMiddleware(ctx: AppContext, next: Next): Promise<void> {
     if (ctx.path !== BULL_BOARD_PATH && !ctx.path.startsWith(`${BULL_BOARD_PATH}/`)) return next();

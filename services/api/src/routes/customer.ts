@@ -1,75 +1,46 @@
-import { rowsReplacementConflict } from '@pos/shared/domain/order-state';
-import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
-import type { OrderDoc } from '@pos/shared/store/documents';
 import type { CUSTOMER_OPERATIONS } from '@pos/shared/openapi/operations';
-import { JOB } from '@pos/shared/queue/jobs';
 import { validators } from '@pos/shared/schemas/requests';
-import { findOrder } from '@pos/shared/store/archive';
-import { OrderScope, raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
+import type { OrderScope } from '@pos/shared/store/orders';
 import { AppContext, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { beginWork } from '../middleware/idempotency';
 import { bodyOf } from '../middleware/json-body';
-import { createCommand, createOrder, numberRows } from '../work/create-work';
-import { admitCustomerOrder } from '../work/admission';
-import { CustomerLimits } from '../work/customer-limits';
-import { numberParam, sendOutcome } from './respond';
+import { numberRows } from '../services/new-work';
 import type { Handlers } from './mount';
+import { numberParam, sendOutcome } from './respond';
 
 /**
  * The customer app's side of an order: create it (SELECTING), change its rows, finish and
  * submit it, ask for the table state or the bill, and close its own session. A customer sees
  * only its own session's orders; another's number answers like a missing order.
  */
-export function customerHandlers(deps: ApiDeps): Handlers<typeof CUSTOMER_OPERATIONS> {
-  const limits = new CustomerLimits({
-    orders: deps.orders,
-    commands: deps.commands,
-    maxOpenOrders: deps.config.limits.customerMaxOpenOrders,
-    maxCommands: deps.config.limits.customerMaxCommands,
-  });
-
+export function customerHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof CUSTOMER_OPERATIONS> {
+  const { orders, newWork, transitions, orderIntake, customerLimits } = deps.services;
   const scopeOf = (ctx: AppContext): Required<OrderScope> => {
     const session = sessionOf(ctx);
     return { locationId: session.locationId, sessionId: session._id };
   };
 
-  // A finished order may have moved to the archive: read as before (its rows cannot change).
-  const ownOrder = async (ctx: AppContext, orderNumber: number): Promise<OrderDoc> => {
-    const found = await findOrder(deps, scopeOf(ctx), orderNumber);
-    if (!found) throw new ProblemError(problems.orderNotFound());
-    return found.order;
-  };
-
   // Finish and submit are transitions: the worker applies them with the state machine.
   const transition = (kind: 'finish' | 'submit') => async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
-    if (kind === 'submit') await admitCustomerOrder(deps, sessionOf(ctx).locationId);
+    if (kind === 'submit') await orderIntake.check(sessionOf(ctx).locationId);
     await beginWork(ctx);
-    const outcome = await deps.jobs.run({ name: JOB.orderAction, data: { scope: scopeOf(ctx), orderNumber, action: { kind } } }, ctx.state);
-    sendOutcome(ctx, outcome);
+    sendOutcome(ctx, await transitions.order(ctx.state, scopeOf(ctx), orderNumber, { kind }));
   };
 
   return {
     createCustomerOrder: async (ctx: AppContext) => {
       const session = sessionOf(ctx);
       const input = bodyOf(ctx, validators.order);
-      const tableNumber = limits.tableOf(session, input.tableNumber);
-      await admitCustomerOrder(deps, session.locationId);
+      const tableNumber = customerLimits.tableOf(session, input.tableNumber);
+      await orderIntake.check(session.locationId);
       await beginWork(ctx);
-      const order = await limits.openOrder(session, () =>
-        createOrder(
-          deps,
+      const order = await customerLimits.openOrder(session, () =>
+        newWork.order(
+          { locationId: session.locationId, state: 'SELECTING', rows: input.rows, tableNumber, userNumber: session.userNumber, sessionId: session._id },
           ctx.state.log,
-          {
-            locationId: session.locationId,
-            state: 'SELECTING',
-            rows: input.rows,
-            tableNumber,
-            userNumber: session.userNumber,
-            sessionId: session._id,
-          },
           ctx.state.idempotencyId,
         ),
       );
@@ -79,27 +50,14 @@ export function customerHandlers(deps: ApiDeps): Handlers<typeof CUSTOMER_OPERAT
     },
 
     getCustomerOrder: async (ctx: AppContext) => {
-      ctx.body = toOrderRecord(await ownOrder(ctx, numberParam(ctx.params.number, 'Order')));
+      ctx.body = toOrderRecord(await orders.find(scopeOf(ctx), numberParam(ctx.params.number, 'Order')));
     },
 
     replaceOrderRows: async (ctx: AppContext) => {
       const orderNumber = numberParam(ctx.params.number, 'Order');
       const rows = numberRows(bodyOf(ctx, validators.rows).rows);
       await beginWork(ctx);
-      for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
-        const order = await ownOrder(ctx, orderNumber);
-        const conflict = rowsReplacementConflict(order);
-        if (conflict) throw new ProblemError(problems.conflict(conflict));
-        const updated = await deps.orders.replaceRows(order, rows, new Date());
-        if (updated) {
-          ctx.state.log.info({ orderNumber, rows: rows.length, version: updated.version }, 'order rows replaced');
-          ctx.body = toOrderRecord(updated);
-          return;
-        }
-        ctx.state.log.debug({ orderNumber, attempt }, 'order changed since read; reading again');
-        await raceBackoff(attempt);
-      }
-      throw new ProblemError(problems.concurrentModification());
+      ctx.body = toOrderRecord(await orders.replaceRows(scopeOf(ctx), orderNumber, rows, ctx.state.log));
     },
 
     finishOrder: transition('finish'),
@@ -108,15 +66,10 @@ export function customerHandlers(deps: ApiDeps): Handlers<typeof CUSTOMER_OPERAT
     createCustomerCommand: async (ctx: AppContext) => {
       const session = sessionOf(ctx);
       const input = bodyOf(ctx, validators.customerCommand);
-      const tableNumber = limits.tableOf(session, input.tableNumber);
+      const tableNumber = customerLimits.tableOf(session, input.tableNumber);
       await beginWork(ctx);
-      const command = await limits.command(session, () =>
-        createCommand(
-          deps,
-          ctx.state.log,
-          { locationId: session.locationId, kind: input.kind, tableNumber, sessionId: session._id },
-          ctx.state.idempotencyId,
-        ),
+      const command = await customerLimits.command(session, () =>
+        newWork.command({ locationId: session.locationId, kind: input.kind, tableNumber, sessionId: session._id }, ctx.state.log, ctx.state.idempotencyId),
       );
       ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'customer command created');
       ctx.status = 201;
@@ -125,8 +78,7 @@ export function customerHandlers(deps: ApiDeps): Handlers<typeof CUSTOMER_OPERAT
 
     closeOwnSession: async (ctx: AppContext) => {
       await beginWork(ctx);
-      const outcome = await deps.jobs.run({ name: JOB.sessionClose, data: { sessionId: sessionOf(ctx)._id } }, ctx.state);
-      sendOutcome(ctx, outcome);
+      sendOutcome(ctx, await transitions.closeSession(ctx.state, sessionOf(ctx)._id));
     },
   };
 }

@@ -1,11 +1,7 @@
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import type { LocationChange } from '@pos/shared/events/location-events';
 import type { LOCATION_OPERATIONS } from '@pos/shared/openapi/operations';
-import { readPresence } from '@pos/shared/presence/presence-store';
 import { queryValidators, validators } from '@pos/shared/schemas/requests';
-import type { LocationDoc } from '@pos/shared/store/documents';
-import { toLocationView } from '@pos/shared/store/locations';
-import { isId } from '@pos/shared/store/query-values';
+import { toLocationView } from '@pos/shared/domain/views';
 import { auditChange, changed, locationFields } from '../audit/change';
 import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
@@ -16,23 +12,16 @@ import type { Handlers } from './mount';
 import { queryOf, sendPage } from './pages';
 
 /** Locations (the admin API): create, list, read, change, their presence, pause and resume. */
-export function locationHandlers(deps: ApiDeps): Handlers<typeof LOCATION_OPERATIONS> {
-  /** The change is stored: a lost announcement must not fail the request (the board reads the location again). */
-  const announce = async (ctx: AppContext, location: LocationDoc, change: LocationChange): Promise<void> => {
-    try {
-      await deps.events.location(location, change);
-    } catch (err) {
-      ctx.state.log.warn({ err, change }, 'could not announce the location change');
-    }
-  };
+export function locationHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof LOCATION_OPERATIONS> {
+  const { locations } = deps.services;
+  const NOT_FOUND = () => new ProblemError(problems.notFound('Location does not exist'));
 
   return {
     createLocation: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.location);
       await beginWork(ctx);
-      const location = await deps.locations.create(input.name, input.failureThreshold ?? deps.config.orders.failureThreshold, new Date());
+      const location = await locations.create(input, ctx.state.log);
       auditChange(ctx, { id: location._id, after: locationFields(location) });
-      ctx.state.log.info({ locationId: location._id }, 'location created');
       ctx.status = 201;
       ctx.body = toLocationView(location);
     },
@@ -40,36 +29,26 @@ export function locationHandlers(deps: ApiDeps): Handlers<typeof LOCATION_OPERAT
     listLocations: async (ctx: AppContext) => {
       const page = queryOf(ctx, queryValidators.locationList);
       const now = new Date();
-      // only the locations the operator covers
-      const locations = await deps.locations.list(page, { within: listScope(ctx), online: page.online });
-      sendPage(ctx, locations.map((doc) => toLocationView(doc, now)), page.limit, (last) => last.id);
+      const found = await locations.list(page, { within: listScope(ctx), online: page.online });
+      sendPage(ctx, found.map((doc) => toLocationView(doc, now)), page.limit, (last) => last.id);
     },
 
     getLocation: async (ctx: AppContext) => {
-      ctx.body = toLocationView(await locationOf(ctx, deps));
+      ctx.body = toLocationView(await locationOf(ctx, locations));
     },
 
     updateLocation: async (ctx: AppContext) => {
       const changes = bodyOf(ctx, validators.locationUpdate);
       await beginWork(ctx);
-      const before = await locationOf(ctx, deps);
-      const location = await deps.locations.update(before._id, changes);
-      if (!location) throw new ProblemError(problems.notFound('Location does not exist'));
+      const before = await locationOf(ctx, locations);
+      const location = await locations.update(before._id, changes, ctx.state.log);
+      if (!location) throw NOT_FOUND();
       auditChange(ctx, changed(locationFields(before), locationFields(location)));
-      // The worker reads the threshold for each failure report: the change holds from the next one.
-      ctx.state.log.info({ locationId: location._id, changes }, 'location updated');
       ctx.body = toLocationView(location);
     },
 
-    // The registers seen within PRESENCE_WINDOW, read from Redis as the nodes wrote them.
     getLocationPresence: async (ctx: AppContext) => {
-      const location = await locationOf(ctx, deps);
-      const now = Date.now();
-      const presence = await readPresence(deps.redis, deps.config.redis.prefix, location._id, deps.config.presence.windowMs, now);
-      // The announced state's start while it agrees; a change not yet announced (the worker's
-      // sweep does, within a quarter of the window) is seen now.
-      const since = presence.online === (location.online === true) ? (location.onlineSince ?? location.createdAt) : new Date(now);
-      ctx.body = { online: presence.online, since: since.toISOString(), registers: presence.registers };
+      ctx.body = await locations.presence(await locationOf(ctx, locations));
     },
 
     pauseLocation: async (ctx: AppContext) => {
@@ -78,23 +57,16 @@ export function locationHandlers(deps: ApiDeps): Handlers<typeof LOCATION_OPERAT
       const until = input.until === undefined ? undefined : new Date(input.until);
       if (until && until <= now) throw new ProblemError(problems.validation('until must be in the future'));
       await beginWork(ctx);
-      checkLocation(ctx, String(ctx.params.id));
-      const location = isId(ctx.params.id) ? await deps.locations.pause(ctx.params.id, { until, reason: input.reason }, now) : null;
-      if (!location) throw new ProblemError(problems.notFound('Location does not exist'));
-      ctx.state.log.info({ locationId: location._id, until, reason: input.reason }, 'location paused');
-      await announce(ctx, location, 'paused');
+      const id = String(ctx.params.id);
+      checkLocation(ctx, id);
+      const location = await locations.pause(id, { until, reason: input.reason }, now, ctx.state.log);
+      if (!location) throw NOT_FOUND();
       ctx.body = toLocationView(location, now);
     },
 
     resumeLocation: async (ctx: AppContext) => {
       await beginWork(ctx);
-      const location = await locationOf(ctx, deps);
-      const resumed = await deps.locations.resume(location._id);
-      if (resumed) {
-        ctx.state.log.info({ locationId: location._id }, 'location resumed');
-        await announce(ctx, resumed, 'resumed');
-      }
-      ctx.body = toLocationView(resumed ?? location);
+      ctx.body = toLocationView(await locations.resume(await locationOf(ctx, locations), ctx.state.log));
     },
   };
 }

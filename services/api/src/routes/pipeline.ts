@@ -32,7 +32,7 @@ export function requestPipeline(deps: ApiDeps) {
   const register: Stack = [requireSession(deps.sessionLookup, 'SERVICE', deps.presence.sighted), deps.rateLimit];
   const customer: Stack = [requireSession(deps.sessionLookup, 'CUSTOMER'), deps.rateLimit];
   const operator = authenticateOperator(deps);
-  const audit = auditWrites({ audit: deps.audit, retentionMs: config.audit.retentionMs, writes: deps.metrics.auditWrites });
+  const audit = auditWrites({ audit: deps.repos.audit, retentionMs: config.audit.retentionMs, writes: deps.metrics.auditWrites });
   const keys = {
     register: idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: config.idempotency.maxRecords })),
     customer: idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: config.idempotency.maxCustomerRecords })),

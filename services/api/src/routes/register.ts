@@ -1,8 +1,7 @@
 import { isOrderState } from '@pos/shared/domain/order-state';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import { toCommandRecord, toOrderRecord, WorkRecord } from '@pos/shared/domain/records';
+import { toCommandRecord } from '@pos/shared/domain/records';
 import type { REGISTER_OPERATIONS } from '@pos/shared/openapi/operations';
-import { JOB } from '@pos/shared/queue/jobs';
 import { validators } from '@pos/shared/schemas/requests';
 import { AppContext, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
@@ -14,11 +13,12 @@ import { serveStream } from './stream';
 
 /** The register's side (docs/register-interface.md): list its work, report outcomes, acknowledge commands, follow its stream. */
 export function registerHandlers(deps: ApiDeps): Handlers<typeof REGISTER_OPERATIONS> {
+  const { orders, transitions, commands } = deps.services;
+  const scopeOf = (ctx: AppContext) => ({ locationId: sessionOf(ctx).locationId });
+
   return {
     listWork: async (ctx: AppContext) => {
-      const { orders, commands } = await deps.work.list(sessionOf(ctx).locationId, new Date());
-      const work: WorkRecord[] = [...orders.map(toOrderRecord), ...commands.map(toCommandRecord)];
-      ctx.body = work;
+      ctx.body = await orders.work(sessionOf(ctx).locationId);
     },
 
     updateOrderStatus: async (ctx: AppContext) => {
@@ -26,11 +26,7 @@ export function registerHandlers(deps: ApiDeps): Handlers<typeof REGISTER_OPERAT
       const { newState } = bodyOf(ctx, validators.statusUpdate);
       if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
       await beginWork(ctx);
-      const outcome = await deps.jobs.run(
-        { name: JOB.orderAction, data: { scope: { locationId: sessionOf(ctx).locationId }, orderNumber, action: { kind: 'status', newState } } },
-        ctx.state,
-      );
-      sendOutcome(ctx, outcome);
+      sendOutcome(ctx, await transitions.order(ctx.state, scopeOf(ctx), orderNumber, { kind: 'status', newState }));
     },
 
     reportOrderFailure: async (ctx: AppContext) => {
@@ -38,21 +34,13 @@ export function registerHandlers(deps: ApiDeps): Handlers<typeof REGISTER_OPERAT
       const { reason } = bodyOf(ctx, validators.failureReport);
       await beginWork(ctx);
       if (reason) ctx.state.log.info({ orderNumber, reason }, 'failure reported');
-      const outcome = await deps.jobs.run(
-        { name: JOB.orderAction, data: { scope: { locationId: sessionOf(ctx).locationId }, orderNumber, action: { kind: 'failure', reason } } },
-        ctx.state,
-      );
-      sendOutcome(ctx, outcome);
+      sendOutcome(ctx, await transitions.order(ctx.state, scopeOf(ctx), orderNumber, { kind: 'failure', reason }));
     },
 
     acknowledgeCommand: async (ctx: AppContext) => {
       const number = numberParam(ctx.params.number, 'Command');
       await beginWork(ctx);
-      const command = await deps.commands.acknowledge(sessionOf(ctx).locationId, number, new Date());
-      if (!command) throw new ProblemError(problems.commandNotFound());
-      ctx.state.log.info({ commandNumber: number }, 'command acknowledged');
-      await deps.events.commandAcknowledged(command).catch((err: unknown) => ctx.state.log.warn({ err }, 'could not offer the acknowledgement to webhooks'));
-      ctx.body = toCommandRecord(command);
+      ctx.body = toCommandRecord(await commands.acknowledge(sessionOf(ctx).locationId, number, ctx.state.log));
     },
 
     streamWork: async (ctx: AppContext) => {

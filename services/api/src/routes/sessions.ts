@@ -1,11 +1,9 @@
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { SESSION_OPERATIONS } from '@pos/shared/openapi/operations';
-import { JOB } from '@pos/shared/queue/jobs';
 import { queryValidators, validators } from '@pos/shared/schemas/requests';
 import type { SessionDoc } from '@pos/shared/store/documents';
 import { isId } from '@pos/shared/store/query-values';
-import { toSessionView } from '@pos/shared/store/sessions';
-import { SessionKeys } from '../auth/session-keys';
+import { toSessionView } from '@pos/shared/domain/views';
 import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
 import { beginWork } from '../middleware/idempotency';
@@ -16,18 +14,13 @@ import { queryOf, sendPage } from './pages';
 import { sendOutcome } from './respond';
 
 /** A location's sessions and their keys (the admin API): list, issue, rotate, close. */
-export function sessionHandlers(deps: ApiDeps): Handlers<typeof SESSION_OPERATIONS> {
-  const keys = new SessionKeys({
-    sessions: deps.sessions,
-    events: deps.events,
-    newApiKey: deps.newApiKey,
-    keyRotationGraceMs: deps.config.auth.keyRotationGraceMs,
-  });
+export function sessionHandlers(deps: Pick<ApiDeps, 'services' | 'config'>): Handlers<typeof SESSION_OPERATIONS> {
+  const { sessions, locations, transitions } = deps.services;
 
   /** The session the path names, in the operator's scope: a 404 otherwise. */
   const pathSession = async (ctx: AppContext): Promise<SessionDoc> => {
     const sessionId = String(ctx.params.sessionId);
-    const session = isId(sessionId) ? await deps.sessions.find(sessionId) : null;
+    const session = isId(sessionId) ? await sessions.find(sessionId) : null;
     if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
     checkLocation(ctx, session.locationId, 'Session does not exist');
     return session;
@@ -35,39 +28,38 @@ export function sessionHandlers(deps: ApiDeps): Handlers<typeof SESSION_OPERATIO
 
   return {
     listSessions: async (ctx: AppContext) => {
-      const location = await locationOf(ctx, deps);
+      const location = await locationOf(ctx, locations);
       const page = queryOf(ctx, queryValidators.idPage);
-      sendPage(ctx, (await deps.sessions.listByLocation(location._id, page)).map(toSessionView), page.limit, (last) => last.sessionId);
+      sendPage(ctx, (await sessions.list(location._id, page)).map(toSessionView), page.limit, (last) => last.sessionId);
     },
 
     createServiceSession: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.serviceSession);
       const expiresAt = input.expiresAt ? new Date(input.expiresAt) : undefined;
       await beginWork(ctx);
-      const location = await locationOf(ctx, deps);
-      ctx.body = await keys.issue({ type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, expiresAt }, ctx.state.log);
+      const location = await locationOf(ctx, locations);
+      ctx.body = await sessions.issue({ type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, expiresAt }, ctx.state.log);
       ctx.status = 201;
     },
 
     createCustomerSession: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.customerSession);
       await beginWork(ctx);
-      const location = await locationOf(ctx, deps);
+      const location = await locationOf(ctx, locations);
       const expiresAt = new Date(Date.now() + deps.config.auth.customerSessionTtlMs);
-      ctx.body = await keys.issue({ type: 'CUSTOMER', locationId: location._id, userNumber: input.userNumber, tableNumber: input.tableNumber, expiresAt }, ctx.state.log);
+      ctx.body = await sessions.issue({ type: 'CUSTOMER', locationId: location._id, userNumber: input.userNumber, tableNumber: input.tableNumber, expiresAt }, ctx.state.log);
       ctx.status = 201;
     },
 
     rotateSessionKey: async (ctx: AppContext) => {
       await beginWork(ctx);
-      ctx.body = await keys.rotate(await pathSession(ctx), ctx.state.log);
+      ctx.body = await sessions.rotate(await pathSession(ctx), ctx.state.log);
     },
 
     closeSession: async (ctx: AppContext) => {
       await beginWork(ctx);
       const { _id: sessionId } = await pathSession(ctx);
-      const outcome = await deps.jobs.run({ name: JOB.sessionClose, data: { sessionId } }, ctx.state);
-      sendOutcome(ctx, outcome);
+      sendOutcome(ctx, await transitions.closeSession(ctx.state, sessionId));
     },
   };
 }

@@ -23,7 +23,7 @@ export async function serveStream(ctx: AppContext, deps: ApiDeps, reader: Stream
     reader,
     cursor,
     res: ctx.res,
-    repos: deps,
+    repos: deps.repos,
     streams: deps.config.streams,
     clock: deps.hub.clock,
     metrics: deps.metrics,

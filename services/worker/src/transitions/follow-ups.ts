@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { PresenceConfig } from '@pos/shared/config';
+import type { DeadlinesConfig } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
 import { addDeadlines, type DeadlineJob } from '@pos/shared/queue/deadlines';
 import type { LocationsRepo } from '@pos/shared/store/locations';
@@ -14,16 +14,18 @@ import type { OrderFollowUps } from './context';
 export function orderFollowUps(deps: {
   deadlines: Queue<DeadlineJob>;
   locations: Pick<LocationsRepo, 'orderDeadline' | 'noteFailedOrder' | 'resetFailedOrders'>;
-  presence: Pick<PresenceConfig, 'orderDeadlineMs' | 'autoAbortAfterMs' | 'pauseAfterFailedOrders'>;
+  settings: DeadlinesConfig;
+  /** PAUSE_AFTER_FAILED_ORDERS (undefined: off). */
+  pauseAfterFailedOrders: number | undefined;
   log: Logger;
 }): OrderFollowUps {
-  const { presence, locations } = deps;
+  const { settings, locations } = deps;
   return {
     // Throws when the jobs could not be added: the job is run again, finds itself applied, and adds them then.
-    placed: (order) => addDeadlines(deps.deadlines, presence, order, () => locations.orderDeadline(order.locationId)),
+    placed: (order) => addDeadlines(deps.deadlines, settings, order, () => locations.orderDeadline(order.locationId)),
 
     async applied(before, after, events) {
-      const limit = presence.pauseAfterFailedOrders;
+      const limit = deps.pauseAfterFailedOrders;
       if (limit === undefined || before.state === after.state) return;
       // The order's own write was guarded (once per transition); a count lost to a crash right
       // after it is not made up (the count only delays a pause).

@@ -14,7 +14,7 @@ import type { AnswerRecord } from './answered-jobs';
  * webhook-id, so one added already is not added twice). Only a transition that was written
  * produces one.
  */
-export class Outbox implements WebhookSink {
+export class JobMessages implements WebhookSink {
   private readonly messages: [channel: string, message: string][] = [];
   private readonly offered: OfferedEvent[] = [];
 

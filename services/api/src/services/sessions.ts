@@ -1,8 +1,7 @@
 /**
- * Issuing sessions and rotating their keys: a new key is signed under API_KEY_SECRET, shown this
- * once and stored only as its hash; a rotation keeps the old key working for its grace period and
- * tells every node and stream (admin API: POST .../service-sessions, .../customer-sessions,
- * /sessions/{id}/rotate-key).
+ * A location's sessions: listed, issued and their keys rotated. A new key is signed under
+ * API_KEY_SECRET, shown this once and stored only as its hash; a rotation keeps the old key working
+ * for its grace period and tells every node and stream. (Closing one is a transition: transitions.ts.)
  */
 import { hashApiKey } from '@pos/shared/auth/keys';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
@@ -10,14 +9,16 @@ import type { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import type { IssuedSession, RotatedSession } from '@pos/shared/schemas/responses';
 import type { NewSession, SessionDoc } from '@pos/shared/store/documents';
-import { type RotatedSessionDoc, type SessionsRepo, toSessionView } from '@pos/shared/store/sessions';
+import { type RotatedSessionDoc, type SessionsRepo } from '@pos/shared/store/sessions';
+import type { Page } from '@pos/shared/store/page';
 import { withDeadline } from '@pos/shared/util/deadline';
+import { toSessionView } from '@pos/shared/domain/views';
 
 /** How long a key rotation waits to tell the nodes' streams; the rotation itself is written by then. */
 const ROTATION_NOTICE_TIMEOUT_MS = 2_000;
 
-export interface SessionKeyDeps {
-  sessions: Pick<SessionsRepo, 'create' | 'rotateKey'>;
+export interface SessionsDeps {
+  sessions: Pick<SessionsRepo, 'create' | 'rotateKey' | 'find' | 'listByLocation'>;
   events: Pick<EventPublisher, 'sessionChanged' | 'keyRotated'>;
   /** A new API key, signed under API_KEY_SECRET. */
   newApiKey(): string;
@@ -25,8 +26,16 @@ export interface SessionKeyDeps {
   keyRotationGraceMs: number;
 }
 
-export class SessionKeys {
-  constructor(private readonly deps: SessionKeyDeps) {}
+export class Sessions {
+  constructor(private readonly deps: SessionsDeps) {}
+
+  find(id: string): Promise<SessionDoc | null> {
+    return this.deps.sessions.find(id);
+  }
+
+  list(locationId: string, page: Page<string>): Promise<SessionDoc[]> {
+    return this.deps.sessions.listByLocation(locationId, page);
+  }
 
   /** A new session with a new key, which the answer shows this once. */
   async issue(session: Omit<NewSession, 'keyHash'>, log: Logger): Promise<IssuedSession> {

@@ -1,0 +1,98 @@
+/**
+ * The API's services, made once per node (server.ts): what the handlers call once they have
+ * parsed a request. Each takes only the repository methods it needs.
+ */
+import type { Queue } from 'bullmq';
+import type { Config } from '@pos/shared/config';
+import type { EventPublisher } from '@pos/shared/events/location-events';
+import type { DeadlineJob } from '@pos/shared/queue/deadlines';
+import type { RedisClient } from '@pos/shared/redis';
+import type { Repos } from '@pos/shared/store/repos';
+import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
+import type { SecretBox } from '@pos/shared/webhooks/secrets';
+import type { JobClient } from '../jobs/job-client';
+import type { ApiMetrics } from '../metrics/api-metrics';
+import { AuditLog } from './audit-log';
+import { Commands } from './commands';
+import { CustomerLimits } from './customer-limits';
+import { Locations } from './locations';
+import { NewWork } from './new-work';
+import { OrderIntake } from './order-intake';
+import { Operators } from './operators';
+import { Orders } from './orders';
+import { Sessions } from './sessions';
+import { Transitions } from './transitions';
+import { Webhooks } from './webhooks';
+
+export interface Services {
+  orders: Orders;
+  newWork: NewWork;
+  commands: Commands;
+  transitions: Transitions;
+  orderIntake: OrderIntake;
+  customerLimits: CustomerLimits;
+  locations: Locations;
+  sessions: Sessions;
+  operators: Operators;
+  webhooks: Webhooks;
+  auditLog: AuditLog;
+}
+
+export interface ServiceDeps {
+  config: Config;
+  repos: Repos;
+  redis: RedisClient;
+  events: EventPublisher;
+  jobs: Pick<JobClient, 'run'>;
+  deadlines: Queue<DeadlineJob>;
+  deliveries: Pick<DeliveryQueue, 'add'>;
+  webhookSecrets: SecretBox;
+  metrics: Pick<ApiMetrics, 'eventsPublished'>;
+  /** A new API key (or operator token), signed under API_KEY_SECRET. */
+  newApiKey(): string;
+}
+
+export function createServices(deps: ServiceDeps): Services {
+  const { config, repos, events } = deps;
+  return {
+    orders: new Orders(repos),
+    newWork: new NewWork({
+      ...repos,
+      events,
+      deadlines: deps.deadlines,
+      deadlineSettings: config.deadlines,
+      commandTtlMs: config.orders.commandTtlMs,
+      published: deps.metrics.eventsPublished,
+    }),
+    commands: new Commands({ commands: repos.commands, events }),
+    transitions: new Transitions(deps.jobs),
+    orderIntake: new OrderIntake({ locations: repos.locations, pauseWhenOffline: config.presence.pauseWhenOffline }),
+    customerLimits: new CustomerLimits({
+      orders: repos.orders,
+      commands: repos.commands,
+      maxOpenOrders: config.limits.customerMaxOpenOrders,
+      maxCommands: config.limits.customerMaxCommands,
+    }),
+    locations: new Locations({
+      locations: repos.locations,
+      events,
+      redis: deps.redis,
+      prefix: config.redis.prefix,
+      presenceWindowMs: config.presence.windowMs,
+      failureThreshold: config.orders.failureThreshold,
+    }),
+    sessions: new Sessions({ sessions: repos.sessions, events, newApiKey: deps.newApiKey, keyRotationGraceMs: config.auth.keyRotationGraceMs }),
+    operators: new Operators({ operators: repos.operators, events, newApiKey: deps.newApiKey }),
+    webhooks: new Webhooks({
+      webhooks: repos.webhooks,
+      deliveryLog: repos.webhookDeliveries,
+      deliveries: deps.deliveries,
+      secrets: deps.webhookSecrets,
+      redis: deps.redis,
+      prefix: config.redis.prefix,
+      allowPrivate: config.webhooks.allowPrivate,
+      rotationGraceMs: config.auth.keyRotationGraceMs,
+    }),
+    auditLog: new AuditLog(repos.audit),
+  };
+}

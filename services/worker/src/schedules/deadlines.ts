@@ -1,0 +1,90 @@
+import { Job, Queue, Worker } from 'bullmq';
+import type { Config } from '@pos/shared/config';
+import { EventPublisher, redisPublisher, WebhookSink } from '@pos/shared/events/location-events';
+import type { Logger } from '@pos/shared/log';
+import { countOverdueOnce, DEADLINE_JOB, DEADLINE_QUEUE, DeadlineJob, deadlinePrefix } from '@pos/shared/queue/deadlines';
+import type { RedisClient } from '@pos/shared/redis';
+import type { OrdersRepo } from '@pos/shared/store/orders';
+import { settleWithin } from '@pos/shared/util/deadline';
+import { withTelemetry } from '@pos/shared/queue/telemetry';
+import type { Checkpoint } from '../fault-injection';
+import type { JobContext } from '../transitions/context';
+import { applyOrderAction } from '../transitions/order-action';
+
+export interface RunningDeadlines {
+  close(): Promise<void>;
+}
+
+/**
+ * The order deadlines on this worker (docs/presence-and-deadlines.md).
+ *
+ * A deadline job marks its placement overdue with one guarded write, and only that job announces
+ * it and counts it: once per placement, however many workers or copies of the job. The write
+ * records the job, so that the job run again after a crash between its write and its announcement
+ * announces it then (the count kept once by a key per job). An
+ * auto-abort goes through the order transition every other job uses (version-guarded, its job id
+ * recorded on the order), so a register's COMPLETED that lands first wins.
+ */
+export async function startDeadlines(options: {
+  config: Pick<Config, 'redis' | 'worker' | 'process'>;
+  log: Logger;
+  redis: RedisClient;
+  workerConnection: RedisClient;
+  /** The deadline queue, which the worker's placements add to as well (follow-ups.ts). */
+  queue: Queue<DeadlineJob>;
+  orders: Pick<OrdersRepo, 'markOverdue' | 'markedOverdueBy'>;
+  /** Where overdue and auto-abort events go for the webhooks. */
+  webhooks: WebhookSink;
+  /** A job context for an auto-abort: an order transition run outside the transition queue. */
+  contextFor(jobId: string, log: Logger, events: EventPublisher): JobContext;
+  /** FAULT_INJECT's crash points (tests). */
+  checkpoint: Checkpoint;
+}): Promise<RunningDeadlines> {
+  const { config, redis, orders, queue } = options;
+  const { prefix } = config.redis;
+  const log = options.log.child({ queue: DEADLINE_QUEUE });
+  const events = new EventPublisher(redisPublisher(redis), prefix, options.webhooks);
+
+  const deadline = async (job: Job<DeadlineJob>): Promise<string> => {
+    const { locationId, orderNumber, orderTime } = job.data;
+    const jobLog = log.child({ jobId: job.id, job: job.name, locationId, orderNumber });
+    if (job.name === DEADLINE_JOB.overdue) {
+      const placedAt = new Date(orderTime);
+      const marked = await orders.markOverdue(locationId, orderNumber, placedAt, new Date(), job.id!);
+      if (marked) {
+        jobLog.info({ orderTime: placedAt.toISOString() }, 'order overdue');
+        options.checkpoint('after-overdue-mark');
+      }
+      // A run after one that died (stalled, or failed) may find the mark its own: the count and the
+      // announcement that run may not have made are made now (counted once; an announcement is safe to repeat).
+      const order = marked ?? (job.attemptsStarted > 1 ? await orders.markedOverdueBy(locationId, orderNumber, placedAt, job.id!) : null);
+      if (!order) return 'moved on';
+      await Promise.all([countOverdueOnce(redis, prefix, job.id!), events.overdue(order)]);
+      return marked ? 'overdue' : 'overdue, announced again';
+    }
+    if (job.name === DEADLINE_JOB.autoAbort) {
+      const ctx = options.contextFor(job.id!, jobLog, events);
+      const outcome = await applyOrderAction(ctx, { scope: { locationId }, orderNumber, action: { kind: 'auto-abort', placedAt: orderTime } });
+      return String(outcome.status);
+    }
+    throw new Error(`unknown job ${job.name}`);
+  };
+
+  const lock = { lockDuration: config.worker.jobLockDurationMs, stalledInterval: config.worker.jobLockDurationMs };
+  const deadlineWorker = new Worker<DeadlineJob, string>(DEADLINE_QUEUE, deadline, withTelemetry({
+    connection: options.workerConnection,
+    prefix: deadlinePrefix(config.redis),
+    concurrency: 4,
+    ...lock,
+  }));
+  deadlineWorker.on('failed', (job, err) => log.warn({ err, jobId: job?.id, job: job?.name }, 'deadline job failed'));
+  deadlineWorker.on('error', (err) => log.error({ err }, 'deadline worker error'));
+  await deadlineWorker.waitUntilReady();
+
+  return {
+    async close() {
+      await settleWithin(deadlineWorker.close(), config.process.shutdownGraceMs, log, 'finishing the deadline jobs');
+      await settleWithin(queue.close(), 2_000, log, 'closing the deadline queue');
+    },
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The presence sweep on this worker (docs/presence-and-deadlines.md).
+ *
+ * The sweep (one at a time across the workers, every quarter of PRESENCE_WINDOW) reads the
+ * presence of every location seen lately or announced online, and writes each change with a
+ * guarded update: the write that matched announces it. It also ends timed pauses that are due.
+ * Each write records its change as unannounced until announced, so that a sweep dying in between
+ * leaves it to the next one.
+ */
+import { Job, Worker } from 'bullmq';
+import type { Config } from '@pos/shared/config';
+import { EventPublisher, redisPublisher, WebhookSink } from '@pos/shared/events/location-events';
+import type { Logger } from '@pos/shared/log';
+import { locationsSeenSince, readPresence } from '@pos/shared/presence/presence-store';
+import { createPresenceQueue, PRESENCE_QUEUE, PRESENCE_SWEEP_JOB, presencePrefix, schedulePresenceSweep } from '@pos/shared/queue/presence';
+import { withTelemetry } from '@pos/shared/queue/telemetry';
+import type { RedisClient } from '@pos/shared/redis';
+import type { LocationDoc } from '@pos/shared/store/documents';
+import type { LocationsRepo } from '@pos/shared/store/locations';
+import { settleWithin } from '@pos/shared/util/deadline';
+import type { Checkpoint } from '../fault-injection';
+
+export interface RunningPresenceSweep {
+  close(): Promise<void>;
+}
+
+export async function startPresenceSweep(options: {
+  config: Pick<Config, 'presence' | 'redis' | 'worker' | 'process'>;
+  log: Logger;
+  redis: RedisClient;
+  workerConnection: RedisClient;
+  locations: Pick<LocationsRepo, 'announcedOnline' | 'onlineIds' | 'setOnline' | 'pausesEnded' | 'resume' | 'unannouncedChanges' | 'announced'>;
+  /** Where location events go for the webhooks. */
+  webhooks: WebhookSink;
+  /** FAULT_INJECT's crash points (tests). */
+  checkpoint: Checkpoint;
+}): Promise<RunningPresenceSweep> {
+  const { config, redis, locations } = options;
+  const { prefix } = config.redis;
+  const log = options.log.child({ queue: PRESENCE_QUEUE });
+  const events = new EventPublisher(redisPublisher(redis), prefix, options.webhooks);
+  const queue = createPresenceQueue(redis, config.redis, log);
+  const windowMs = config.presence.windowMs;
+  await schedulePresenceSweep(queue, windowMs);
+
+  /** Announces the changes the sweep wrote on `doc`, each still true of it, then clears them. */
+  const announce = async (doc: LocationDoc): Promise<void> => {
+    const changes = doc.unannounced ?? [];
+    for (const change of changes) {
+      const current = change === 'resumed' ? doc.pausedAt === undefined : (change === 'online') === (doc.online === true);
+      if (current) await events.location(doc, change);
+    }
+    await locations.announced(doc._id, changes);
+  };
+
+  const sweep = async (): Promise<void> => {
+    // What an earlier sweep wrote and did not live to announce (its announcement is safe to repeat).
+    for (const doc of await locations.unannouncedChanges()) {
+      log.info({ locationId: doc._id, changes: doc.unannounced }, 'announcing what an earlier sweep wrote');
+      await announce(doc);
+    }
+    const now = Date.now();
+    const at = new Date(now);
+    const seen = await locationsSeenSince(redis, prefix, now - 2 * windowMs);
+    const candidates = [...new Set([...seen, ...(await locations.onlineIds())])];
+    const announced = await locations.announcedOnline(candidates);
+    for (const locationId of candidates) {
+      if (!announced.has(locationId)) continue; // a location that is no more
+      const { online } = await readPresence(redis, prefix, locationId, windowMs, now);
+      if (online === announced.get(locationId)) continue;
+      const changed = await locations.setOnline(locationId, online, at);
+      if (!changed) continue;
+      log.info({ locationId, online }, online ? 'location online' : 'location offline');
+      options.checkpoint('after-location-change');
+      await announce(changed);
+    }
+    for (const locationId of await locations.pausesEnded(at)) {
+      const resumed = await locations.resume(locationId, at);
+      if (!resumed) continue;
+      log.info({ locationId }, 'location pause ended');
+      await announce(resumed);
+    }
+  };
+
+  const lock = { lockDuration: config.worker.jobLockDurationMs, stalledInterval: config.worker.jobLockDurationMs };
+  const worker = new Worker(
+    PRESENCE_QUEUE,
+    async (job: Job) => {
+      if (job.name !== PRESENCE_SWEEP_JOB) throw new Error(`unknown job ${job.name}`);
+      await sweep();
+    },
+    withTelemetry({ connection: options.workerConnection, prefix: presencePrefix(config.redis), concurrency: 1, maxStalledCount: 1, ...lock }),
+  );
+  worker.on('failed', (job, err) => log.warn({ err, jobId: job?.id, job: job?.name }, 'presence sweep failed'));
+  worker.on('error', (err) => log.error({ err }, 'presence worker error'));
+  await worker.waitUntilReady();
+
+  return {
+    async close() {
+      await settleWithin(worker.close(), config.process.shutdownGraceMs, log, 'finishing the presence sweep');
+      await settleWithin(queue.close(), 2_000, log, 'closing the presence queue');
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Every repository of a process, made once by its composition root (the API's server.ts, the
+ * worker's worker.ts) on its database: one instance each, handed on as parts of this.
+ */
+import type { Db } from 'mongodb';
+import { OrderArchiveRepo } from './archive';
+import { AuditRepo } from './audit';
+import { CommandsRepo } from './commands';
+import { LocationsRepo } from './locations';
+import { OperatorsRepo } from './operators';
+import { OrdersRepo } from './orders';
+import { SessionsRepo } from './sessions';
+import { WebhookDeliveriesRepo, WebhooksRepo } from './webhooks';
+import { WorkRepo } from './work';
+
+export interface Repos {
+  orders: OrdersRepo;
+  archive: OrderArchiveRepo;
+  commands: CommandsRepo;
+  /** The register's work (PLACED orders and live commands) in one read. */
+  work: WorkRepo;
+  locations: LocationsRepo;
+  sessions: SessionsRepo;
+  operators: OperatorsRepo;
+  audit: AuditRepo;
+  webhooks: WebhooksRepo;
+  webhookDeliveries: WebhookDeliveriesRepo;
+}
+
+export function createRepos(db: Db): Repos {
+  return {
+    orders: new OrdersRepo(db),
+    archive: new OrderArchiveRepo(db),
+    commands: new CommandsRepo(db),
+    work: new WorkRepo(db),
+    locations: new LocationsRepo(db),
+    sessions: new SessionsRepo(db),
+    operators: new OperatorsRepo(db),
+    audit: new AuditRepo(db),
+    webhooks: new WebhooksRepo(db),
+    webhookDeliveries: new WebhookDeliveriesRepo(db),
+  };
+}

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import { orderActionJob, replyChannel } from '@pos/shared/queue/jobs';
-import { WorkQueues } from '@pos/shared/queue/work-queue';
+import { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { createRedis, publish, RedisClient, RedisTarget } from '@pos/shared/redis';
 import { JobClient } from '@pos/api/jobs/job-client';
 import { ChannelSubscriber } from '@pos/api/pubsub/channel-subscriber';
@@ -65,7 +65,7 @@ export async function measureCeilings(
   const target: RedisTarget = { url: backends.redisUrl, cluster: false };
   const redis = createRedis(target, { maxRetriesPerRequest: 2 });
   const subscriber = new ChannelSubscriber(singleRedisNodes(target), createLogger('silent', 'bench'));
-  const queues = new WorkQueues(redis, { redisPrefix: prefix, cluster: false, partitions: 1 }, createLogger('warn', 'bench'), loadConfig({}).queue.jobKeepFailed);
+  const queues = new TransitionQueues(redis, { redisPrefix: prefix, cluster: false, partitions: 1 }, createLogger('warn', 'bench'), loadConfig({}).queue.jobKeepFailed);
   const queue = queues.current[0]!.queue;
   // The ceiling measures the queue round trip alone: an admission that never refuses.
   const admitAll = { acquire: () => ({ partition: 0, id: 0 }), settled: () => undefined, retryAfterSeconds: () => 1 };

@@ -5,7 +5,7 @@
  * Also the API nodes' memory before and after the streams are opened.
  */
 import { CustomerClient } from '@pos/shared/clients/customer-client';
-import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client';
+import { RegisterClient, WorkStream } from '@pos/shared/clients/register/client';
 import type { Backends, Deployment } from './deployment';
 import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
 import type { Cost } from './cost';

@@ -309,7 +309,7 @@ export function renderClusterTable(cluster: ClusterResults, single: Pick<BenchRe
     rows.filter((f) => streams.has(f.streams)).map((f) => [where, 'stream fan-out (submit to arrival)', f.streams, '', f.p50Ms, f.p99Ms, f.missed, formatCpu(f.redisCpu)]);
   const on = `cluster (${cluster.shape}, ${cluster.partitions} partitions)`;
   return [
-    `**On a Redis Cluster** (${cluster.shape}, started from redis-server on this machine; the work queue in ${cluster.partitions} partitions, two on each master) next to one Redis. Redis CPU: each process's user + system time over the measured run, in % of one core (from /proc). The fan-out's errors column is streams missed.`,
+    `**On a Redis Cluster** (${cluster.shape}, started from redis-server on this machine; the transition queue in ${cluster.partitions} partitions, two on each master) next to one Redis. Redis CPU: each process's user + system time over the measured run, in % of one core (from /proc). The fan-out's errors column is streams missed.`,
     '',
     table(
       ['Redis', 'scenario', 'clients / streams', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'Redis CPU'],

@@ -2,7 +2,7 @@
  * `npm run bench`: starts Redis (embedded redis-server) and MongoDB (MONGO_URL, or the in-memory
  * stand-in), runs the service's roles as separate processes and measures, in one run, status
  * updates, location polls, stream fan-out and memory per stream, next to the raw ceilings of
- * Koa, BullMQ and Redis. Prints tables and writes bench/results/latest.json plus a dated copy,
+ * Koa, BullMQ and Redis. Prints tables and writes bench/results/latest.json plus a line of history.jsonl,
  * with the commit measured (`npm run docs` then renders docs/benchmarks.md from it).
  * No pass/fail thresholds.
  *
@@ -33,6 +33,7 @@ import { startRedisServer } from '../scripts/embedded/redis-server';
 import { ROOT } from '../scripts/embedded/spawn-role';
 import { CLUSTER_QUEUE_PARTITIONS } from '@pos/shared/config';
 import { createRedis } from '@pos/shared/redis';
+import { appendHistory, HISTORY_FILE } from './history';
 import { measureArchiveLoad } from './archive-load';
 import { measureCeilings } from './ceilings';
 import type { WatchedProcess } from './cost';
@@ -330,10 +331,9 @@ async function main(): Promise<void> {
       fs.writeFileSync(path.join(dir, 'quick.json'), json);
       say(`wrote bench/results/quick.json`);
     } else {
-      const stamp = results.startedAt.replace(/[:.]/g, '-');
       fs.writeFileSync(path.join(dir, 'latest.json'), json);
-      fs.writeFileSync(path.join(dir, `${stamp}.json`), json);
-      say(`wrote bench/results/latest.json and bench/results/${stamp}.json`);
+      appendHistory(dir, results);
+      say(`wrote bench/results/latest.json and a line of bench/results/${HISTORY_FILE}`);
     }
   } finally {
     await stopChildren();

@@ -8,10 +8,10 @@
  */
 import { parseArgs } from 'node:util';
 import { AdminClient } from '@pos/shared/clients/admin-client';
-import { RegisterClient } from '@pos/shared/clients/register-client';
+import { RegisterClient } from '@pos/shared/clients/register/client';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
-import { onShutdown, runMain } from '@pos/shared/process/lifecycle';
+import { onShutdown, runMain } from '@pos/shared/process/shutdown';
 import { pause } from '@pos/shared/util/pause';
 import { CustomerApp } from './demo/customer-app';
 import { PaceReport } from './demo/pace-report';

@@ -4,7 +4,7 @@
  */
 import { Job, Worker } from 'bullmq';
 import type { JobOutcome, JobReply } from '@pos/shared/queue/jobs';
-import { WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
 import { createRedis, publish, RedisTarget } from '@pos/shared/redis';
 
 async function main(): Promise<void> {
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const redis = createRedis(target, { maxRetriesPerRequest: 3 });
   const connection = createRedis(target, { maxRetriesPerRequest: null });
   const worker = new Worker<{ replyTo?: string }, JobOutcome>(
-    WORK_QUEUE,
+    TRANSITION_QUEUE,
     async (job: Job<{ replyTo?: string }>) => {
       const outcome: JobOutcome = { status: 200, body: {} };
       const reply: JobReply = { jobId: job.id!, outcome };

@@ -14,7 +14,7 @@ import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
-import { WORK_QUEUE, workJobOptions } from '@pos/shared/queue/jobs';
+import { TRANSITION_QUEUE, transitionJobOptions } from '@pos/shared/queue/jobs';
 
 /** A reply that never comes ends the wait as the service's JOB_TIMEOUT would. */
 const TIMEOUT_MS = 10_000;
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const url = process.env.REDIS_URL!;
   const prefix = process.env.REDIS_PREFIX!;
   const channel = `${prefix}:reply:floor`;
-  const queue = new Queue(WORK_QUEUE, { connection: new Redis(url, { maxRetriesPerRequest: 3 }), prefix, defaultJobOptions: workJobOptions(1000) });
+  const queue = new Queue(TRANSITION_QUEUE, { connection: new Redis(url, { maxRetriesPerRequest: 3 }), prefix, defaultJobOptions: transitionJobOptions(1000) });
   const subscriber = new Redis(url);
   const waiting = new Map<string, (reply: { status: number; body: unknown }) => void>();
   subscriber.on('message', (_channel: string, message: string) => {

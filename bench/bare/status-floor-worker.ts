@@ -8,7 +8,7 @@
 import { Job, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { toOrderRecord } from '@pos/shared/domain/records';
-import { WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import { floorMongo, serveCommandCount } from './floor-mongo';
 
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const reply = (job: Job<FloorJob>, status: number, body: unknown) => redis.publish(job.data.replyTo, JSON.stringify({ jobId: job.id, outcome: { status, body } }));
 
   const worker = new Worker<FloorJob>(
-    WORK_QUEUE,
+    TRANSITION_QUEUE,
     async (job) => {
       const { locationId, orderNumber } = job.data;
       for (;;) {

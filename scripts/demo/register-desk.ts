@@ -1,5 +1,5 @@
 import { isOrderRecord, type CommandRecord, type OrderRecord } from '@pos/shared/domain/records';
-import { RegisterClient, RegisterProblemError } from '@pos/shared/clients/register-client';
+import { RegisterClient, RegisterProblemError } from '@pos/shared/clients/register/client';
 import { pause } from '@pos/shared/util/pause';
 import { describeRows, totalOf } from './menu';
 

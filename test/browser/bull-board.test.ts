@@ -53,7 +53,7 @@ describe('Bull Board in Chromium', () => {
     return { context, page, failures };
   }
 
-  it('shows the work queue to HTTP Basic credentials (any user, the token as password)', async () => {
+  it('shows the transition queue to HTTP Basic credentials (any user, the token as password)', async () => {
     const { context, page, failures } = await openContext({ httpCredentials: { username: 'admin', password: stack.env.ADMIN_TOKEN! } });
     try {
       const response = await page.goto(boardUrl);
@@ -66,7 +66,7 @@ describe('Bull Board in Chromium', () => {
     }
   });
 
-  it('shows the work queue to a bearer header', async () => {
+  it('shows the transition queue to a bearer header', async () => {
     const { context, page, failures } = await openContext({ extraHTTPHeaders: adminHeader(stack.env) });
     try {
       const response = await page.goto(`${boardUrl}/queue/order-work?status=failed`);

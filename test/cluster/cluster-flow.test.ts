@@ -1,6 +1,6 @@
 /**
  * The service on a Redis Cluster (3 masters, 3 replicas): the register's work as on one Redis,
- * the work queue's partitions spread over the masters with each location on one partition,
+ * the transition queue's partitions spread over the masters with each location on one partition,
  * sharded pub/sub (a location's channel on its slot's master only), Bull Board showing every
  * partition.
  */
@@ -9,7 +9,7 @@ import { Queue } from 'bullmq';
 import { locationChannel } from '@pos/shared/events/location-events';
 import { sessionsChannel } from '@pos/shared/events/session-changes';
 import type { OrderActionJob } from '@pos/shared/queue/jobs';
-import { WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
 import { partitionLayout, partitionOf } from '@pos/shared/queue/partitions';
 import { slotOf } from '@pos/shared/redis';
 import { masterOf, masters, onCluster, onNode, portsOf } from '../support/cluster';
@@ -100,7 +100,7 @@ describe('on a Redis Cluster', () => {
     try {
       const byPartition = await Promise.all(
         layout.map(async (partition) => {
-          const queue = new Queue(WORK_QUEUE, { connection, prefix: partition.prefix });
+          const queue = new Queue(TRANSITION_QUEUE, { connection, prefix: partition.prefix });
           const jobs = await queue.getJobs(['completed']);
           await queue.close();
           return jobs.map((job) => (job.data as OrderActionJob).scope.locationId);

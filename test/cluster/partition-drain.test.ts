@@ -6,7 +6,7 @@
  */
 import { Cluster } from 'ioredis';
 import { Queue } from 'bullmq';
-import { WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
 import { partitionLayout } from '@pos/shared/queue/partitions';
 import { onCluster, portsOf } from '../support/cluster';
 import { registerAt } from '../support/fixtures';
@@ -25,7 +25,7 @@ describe('changing the partition count of a running deployment', () => {
     const oldApi = await startStack({ ...base, ...fixed, QUEUE_PARTITIONS: '2' }, { worker: false });
     const newApi = await startStack({ ...base, ...fixed, QUEUE_PARTITIONS: '3' }, { worker: false });
     const connection = new Cluster(portsOf(process.env.TEST_REDIS_CLUSTER_URL!).map((port) => ({ host: '127.0.0.1', port })));
-    const oldQueues = partitionLayout(fixed.REDIS_PREFIX, 2, true).map((p) => new Queue(WORK_QUEUE, { connection, prefix: p.prefix }));
+    const oldQueues = partitionLayout(fixed.REDIS_PREFIX, 2, true).map((p) => new Queue(TRANSITION_QUEUE, { connection, prefix: p.prefix }));
     const liveJobs = async () => {
       const counts = await Promise.all(oldQueues.map((q) => q.getJobCounts(...LIVE)));
       return counts.reduce((sum, c) => sum + LIVE.reduce((n, state) => n + (c[state] ?? 0), 0), 0);

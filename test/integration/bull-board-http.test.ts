@@ -98,7 +98,7 @@ const formJob = (locationId: string) =>
   `name=order-action&data[scope][locationId]=${locationId}&data[orderNumber]=1&data[action][kind]=status&data[action][newState]=ABORTED`;
 const ADD_PATH = '/admin/queues/api/queues/order-work/add';
 
-/** The work queues' jobs in every state a job can be in here. */
+/** The transition queues' jobs in every state a job can be in here. */
 const allJobs = (stack: Awaited<ReturnType<typeof startStack>>) =>
   stack.api.deps.queues.jobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
 

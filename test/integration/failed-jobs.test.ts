@@ -1,27 +1,27 @@
 /**
  * Failed jobs are kept for a while (Bull Board, a keyed retry's look-up), bounded by count as well
- * as by age (JOB_KEEP_FAILED per work queue partition): a flood of failing jobs, such as every
+ * as by age (JOB_KEEP_FAILED per transition queue partition): a flood of failing jobs, such as every
  * retry during a MongoDB outage, cannot fill a `noeviction` Redis. The jobs here fail for real,
  * in the stack's worker (malformed data fails for good at once).
  */
 import { Job } from 'bullmq';
 import { JOB } from '@pos/shared/queue/jobs';
-import type { WorkQueues } from '@pos/shared/queue/work-queue';
+import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { OpenedQueues, openWorkQueues } from '../support/queues';
+import { OpenedQueues, openTransitionQueues } from '../support/queues';
 import { startStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 describe('failed jobs', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let opened: OpenedQueues;
-  let queues: WorkQueues;
+  let queues: TransitionQueues;
 
   beforeAll(async () => {
     stack = await startStack({ JOB_KEEP_FAILED: '3' });
-    // the deployment's work queue, with the job options its API nodes add jobs with
-    opened = openWorkQueues(stack.env);
+    // the deployment's transition queue, with the job options its API nodes add jobs with
+    opened = openTransitionQueues(stack.env);
     queues = opened.queues;
   });
   afterAll(async () => {

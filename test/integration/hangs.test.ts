@@ -97,7 +97,7 @@ function expectUnavailable(answer: Answer, what: string): void {
   expect(answer.ms).toBeLessThan(BOUND_MS);
 }
 
-/** The work queue holds nothing waiting, running or delayed: the worker has caught up. */
+/** The transition queue holds nothing waiting, running or delayed: the worker has caught up. */
 async function workerCaughtUp(stack: Stack): Promise<void> {
   await eventually(
     async () => {

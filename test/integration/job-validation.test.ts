@@ -8,7 +8,7 @@ import { JOB } from '@pos/shared/queue/jobs';
 import { customerAt } from '../support/customer';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { OpenedQueues, openWorkQueues } from '../support/queues';
+import { OpenedQueues, openTransitionQueues } from '../support/queues';
 import { ChildRole, spawnRole, startStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -22,7 +22,7 @@ describe('a worker given malformed jobs', () => {
     stack = await startStack({}, { worker: false });
     worker = await spawnRole('worker', stack.env);
     // the one queue of a one-Redis deployment, as an intruder would open it
-    opened = openWorkQueues(stack.env);
+    opened = openTransitionQueues(stack.env);
     queue = opened.queues.unrouted;
   });
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client';
+import { RegisterClient, WorkStream } from '@pos/shared/clients/register/client';
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
 import { adminHeader, call, sampleRows } from '../support/http';

@@ -4,7 +4,7 @@
  */
 import Redis from 'ioredis';
 import { loadConfig } from '@pos/shared/config';
-import { RegisterClient } from '@pos/shared/clients/register-client';
+import { RegisterClient } from '@pos/shared/clients/register/client';
 import { createLogger } from '@pos/shared/log';
 import { RunningApi, startApi } from '@pos/api/server';
 import { registerAt } from '../support/fixtures';

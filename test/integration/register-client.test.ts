@@ -14,7 +14,7 @@ import {
   RegisterTimeoutError,
   StreamState,
   WorkStream,
-} from '@pos/shared/clients/register-client';
+} from '@pos/shared/clients/register/client';
 import type { CommandRecord, OrderRecord, WorkRecord } from '@pos/shared/domain/records';
 import { sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';

@@ -10,8 +10,8 @@ import Redis from 'ioredis';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { loadConfig } from '@pos/shared/config';
 import type { OrderRecord } from '@pos/shared/domain/records';
-import { WORK_QUEUE } from '@pos/shared/queue/jobs';
-import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
+import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
+import { layoutPartitions, queueLayout } from '@pos/shared/queue/transition-queue';
 import { customerAt } from '../support/customer';
 import { openDb } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
@@ -45,14 +45,14 @@ describe('closing a session while its submit is in flight', () => {
   /** Waits until no job is waiting, active or delayed in any partition. */
   async function queuesIdle(): Promise<void> {
     const connection = new Redis(env.REDIS_URL!);
-    const queues = layoutPartitions(queueLayout(loadConfig(env))).current.map((p) => new Queue(WORK_QUEUE, { connection, prefix: p.prefix }));
+    const queues = layoutPartitions(queueLayout(loadConfig(env))).current.map((p) => new Queue(TRANSITION_QUEUE, { connection, prefix: p.prefix }));
     try {
       await eventually(
         async () => {
           const counts = await Promise.all(queues.map((q) => q.getJobCounts('active', 'wait', 'delayed')));
           return counts.every((c) => Object.values(c).every((n) => n === 0));
         },
-        'the work queues idle',
+        'the transition queues idle',
         30_000,
       );
     } finally {

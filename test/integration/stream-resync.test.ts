@@ -6,7 +6,7 @@
  */
 import { MongoClient } from 'mongodb';
 import { AdminClient } from '@pos/shared/clients/admin-client';
-import { RegisterClient, WorkStream } from '@pos/shared/clients/register-client';
+import { RegisterClient, WorkStream } from '@pos/shared/clients/register/client';
 import { isOrderRecord, OrderDoc, OrderRecord } from '@pos/shared/domain/records';
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';

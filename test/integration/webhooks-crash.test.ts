@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { WEBHOOK_QUEUE } from '@pos/shared/queue/webhook-queue';
 import { call, sampleRows } from '../support/http';
-import { openWorkQueues } from '../support/queues';
+import { openTransitionQueues } from '../support/queues';
 import { registerAt } from '../support/fixtures';
 import { spawnRole, startStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -63,7 +63,7 @@ describe('webhooks and killed workers', () => {
     const rescuer = await spawnRole('worker', stack.env);
     try {
       await eventually(() => rescuer.output().includes('job run again after it had answered'), 'the re-run of the answered job', 30_000);
-      const { queues, close } = openWorkQueues(stack.env);
+      const { queues, close } = openTransitionQueues(stack.env);
       try {
         await eventually(async () => Object.values(await queues.jobCounts('active', 'waiting', 'delayed')).every((n) => n === 0), 'the re-run done', 30_000);
       } finally {

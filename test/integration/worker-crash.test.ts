@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
-import { openWorkQueues } from '../support/queues';
+import { openTransitionQueues } from '../support/queues';
 import { spawnRole, startStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -85,7 +85,7 @@ describe('a worker killed after answering (crash-after-answer)', () => {
     const rescuer = await spawnRole('worker', stack.env);
     try {
       for (let i = 0; i < LATER_REPORTS; i++) expect((await report()).status).toBe(200);
-      const { queues, close } = openWorkQueues(stack.env);
+      const { queues, close } = openTransitionQueues(stack.env);
       try {
         await eventually(async () => {
           const counts = await queues.jobCounts('active', 'waiting', 'delayed');

@@ -1,22 +1,22 @@
-/** A deployment's work queues, opened from a test as its API nodes open them. */
+/** A deployment's transition queues, opened from a test as its API nodes open them. */
 import Redis from 'ioredis';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
-import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
+import { queueLayout, TransitionQueues } from '@pos/shared/queue/transition-queue';
 import type { StackEnv } from './stack';
 
 export interface OpenedQueues {
   /** With the job options the API adds jobs with (JOB_KEEP_FAILED and the rest). */
-  queues: WorkQueues;
+  queues: TransitionQueues;
   /** Closes the queues and their connection. */
   close(): Promise<void>;
 }
 
-/** The deployment's work queues on a Redis connection of their own. */
-export function openWorkQueues(env: StackEnv): OpenedQueues {
+/** The deployment's transition queues on a Redis connection of their own. */
+export function openTransitionQueues(env: StackEnv): OpenedQueues {
   const redis = new Redis(env.REDIS_URL!, { maxRetriesPerRequest: null });
   const config = loadConfig(env);
-  const queues = new WorkQueues(redis, queueLayout(config), createLogger('silent', 'test'), config.queue.jobKeepFailed);
+  const queues = new TransitionQueues(redis, queueLayout(config), createLogger('silent', 'test'), config.queue.jobKeepFailed);
   return {
     queues,
     async close() {

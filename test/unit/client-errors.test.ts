@@ -1,6 +1,6 @@
 /** The typed clients' one error family: how an answer that is not a success becomes its error. */
 import { ApiAuthError, ApiError, ApiProblemError, errorFromResponse } from '@pos/shared/clients/errors';
-import { RegisterApiError, RegisterAuthError, RegisterProblemError } from '@pos/shared/clients/register-client';
+import { RegisterApiError, RegisterAuthError, RegisterProblemError } from '@pos/shared/clients/register/client';
 
 const problem = { type: 'about:blank', title: 'Service unavailable', status: 503, detail: 'Try again', instance: '/x' };
 

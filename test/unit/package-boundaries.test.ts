@@ -56,7 +56,7 @@ describe('package boundaries', () => {
     expect(await ruleIds(board, "import { SseParser } from '@pos/shared/clients/sse-parser';\nimport { render } from 'preact';\nexport const x = [SseParser, render];\n")).toEqual([]);
     expect(await ruleIds(board, "import { parseEventId } from '@pos/shared/events/stream-cursor';\nexport const x = parseEventId;\n")).toEqual([]);
     expect(await ruleIds(board, "import { OrdersRepo } from '@pos/shared/store/orders';\nexport const x = OrdersRepo;\n")).toEqual(['no-restricted-imports']);
-    expect(await ruleIds(board, "import { RegisterClient } from '@pos/shared/clients/register-client';\nexport const x = RegisterClient;\n")).toEqual(['no-restricted-imports']);
+    expect(await ruleIds(board, "import { RegisterClient } from '@pos/shared/clients/register/client';\nexport const x = RegisterClient;\n")).toEqual(['no-restricted-imports']);
     expect(await ruleIds(board, "import { readFile } from 'fs';\nexport const x = readFile;\n")).toEqual(['import-x/no-nodejs-modules']);
     expect(await ruleIds(board, "import Koa from 'koa';\nexport const k = Koa;\n")).toEqual(['import-x/no-extraneous-dependencies']);
     expect(await ruleIds(board, "console.log('hi');\n")).toEqual(['no-console']);

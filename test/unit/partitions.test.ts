@@ -1,9 +1,9 @@
 import { JOB } from '@pos/shared/queue/jobs';
 import { partitionLayout, partitionOf, partitionSlots } from '@pos/shared/queue/partitions';
-import { layoutPartitions, routingKey } from '@pos/shared/queue/work-queue';
+import { layoutPartitions, routingKey } from '@pos/shared/queue/transition-queue';
 import { slotOf } from '@pos/shared/redis';
 
-describe('work queue partitions', () => {
+describe('transition queue partitions', () => {
   it('keeps the plain prefix for the one queue on one Redis: the keys of a deployment from before partitions', () => {
     expect(partitionLayout('pos', 1, false)).toEqual([{ index: 0, count: 1, prefix: 'pos', label: '' }]);
   });

@@ -1,6 +1,6 @@
 /**
  * What the worker keeps and sends for each job: the answered-jobs record (kept answers, and which
- * stand on a re-run), the order cache, and the outbox that sends a job's messages, its record and
+ * stand on a re-run), the order cache, and the job's messages, sent with its record and
  * its reply together (here through a recording stand-in for the Redis pipeline or cluster).
  */
 import type { RedisClient } from '@pos/shared/redis';
@@ -24,7 +24,7 @@ function recordingRedis(failing?: string) {
     },
   };
   const get = async (key: string) => (key === 'pos:answered:job-1' ? JSON.stringify({ status: 409, problem: problems.conflict('no') }) : null);
-  // a stand-in: the outbox and the record use these calls alone
+  // a stand-in: the job's messages and the record use these calls alone
   const redis = { pipeline: () => pipeline, get } as unknown as RedisClient;
   return { redis, commands, execs: () => execs };
 }
@@ -82,16 +82,16 @@ describe('order cache', () => {
   });
 });
 
-describe('outbox', () => {
+describe('job messages', () => {
   const record: [string, string, number] = ['pos:answered:job-1', '{"status":204}', 30_000];
 
   it("holds the job's messages, then sends them, the answer's record and the reply in that order, in one pipeline", async () => {
-    const outbox = new JobMessages();
-    expect(await outbox.publish('pos:loc:a', 'first')).toBe(0);
-    await outbox.publish('pos:sessions', 'second');
+    const messages = new JobMessages();
+    expect(await messages.publish('pos:loc:a', 'first')).toBe(0);
+    await messages.publish('pos:sessions', 'second');
     const { redis, commands, execs } = recordingRedis();
     expect(commands).toEqual([]); // nothing is sent before the job is done
-    await outbox.send(redis, record, ['pos:reply:node', 'reply']);
+    await messages.send(redis, record, ['pos:reply:node', 'reply']);
     expect(commands).toEqual([
       ['publish', 'pos:loc:a', 'first'],
       ['publish', 'pos:sessions', 'second'],
@@ -100,21 +100,21 @@ describe('outbox', () => {
     ]);
     expect(execs()).toBe(1);
     // sent once: a second send has only its own record
-    await outbox.send(redis, record);
+    await messages.send(redis, record);
     expect(commands.slice(4)).toEqual([['set', 'pos:answered:job-1', '{"status":204}', 'PX', '30000']]);
   });
 
   it('fails the job when Redis refused any of it (the job is run again and announces again)', async () => {
-    const outbox = new JobMessages();
-    await outbox.publish('pos:loc:a', 'event');
-    await expect(outbox.send(recordingRedis('set').redis, record, ['pos:reply:node', 'reply'])).rejects.toThrow('set failed');
+    const messages = new JobMessages();
+    await messages.publish('pos:loc:a', 'event');
+    await expect(messages.send(recordingRedis('set').redis, record, ['pos:reply:node', 'reply'])).rejects.toThrow('set failed');
   });
 
   it('on a cluster sends each alone, in the same order (a pipeline may not span slots)', async () => {
-    const outbox = new JobMessages();
-    await outbox.publish('pos:loc:a', 'event');
+    const messages = new JobMessages();
+    await messages.publish('pos:loc:a', 'event');
     const { cluster, commands } = recordingCluster();
-    await outbox.send(cluster, record, ['pos:reply:node', 'reply']);
+    await messages.send(cluster, record, ['pos:reply:node', 'reply']);
     expect(commands).toEqual([
       ['spublish', 'pos:loc:a', 'event'],
       ['set', 'pos:answered:job-1', '{"status":204}', 'PX', '30000'],

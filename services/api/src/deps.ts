@@ -6,7 +6,7 @@ import type { EventPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import type { DeadlineJob } from '@pos/shared/queue/deadlines';
 import type { DeliveryJobData } from '@pos/shared/queue/webhook-queue';
-import type { WorkQueues } from '@pos/shared/queue/work-queue';
+import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import type { RedisClient } from '@pos/shared/redis';
 import type { Repos } from '@pos/shared/store/repos';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
@@ -36,8 +36,8 @@ export interface ApiDeps {
   db: Db;
   /** The request-path connection (a Cluster client on REDIS_CLUSTER=1). */
   redis: RedisClient;
-  /** The work queue's partitions. */
-  queues: WorkQueues;
+  /** The transition queue's partitions. */
+  queues: TransitionQueues;
   /** The order lifecycle job's queue (archive, expiry, purges), for Bull Board. */
   lifecycleQueue: Queue;
   /** The order deadlines' queue, for Bull Board. */
@@ -50,7 +50,7 @@ export interface ApiDeps {
   /** The event streams open on this node and their location subscriptions. */
   hub: StreamHub;
   jobs: JobClient;
-  /** Admission to the work queue's partitions (overload/queue-admission.ts). */
+  /** Admission to the transition queue's partitions (overload/queue-admission.ts). */
   admission: QueueAdmission;
   /** The node's bound on requests in flight (HTTP_MAX_IN_FLIGHT). */
   inFlight: InFlightLimit;

@@ -1,7 +1,7 @@
 import './tracing';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
-import { onShutdown, runMain } from '@pos/shared/process/lifecycle';
+import { onShutdown, runMain } from '@pos/shared/process/shutdown';
 import { tracing } from '@pos/shared/telemetry/tracing';
 import { startApi } from './server';
 

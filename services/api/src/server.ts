@@ -8,7 +8,7 @@ import { EventPublisher, redisPublisher } from '@pos/shared/events/location-even
 import { operatorIdOf, sessionsChannel } from '@pos/shared/events/session-changes';
 import type { Logger } from '@pos/shared/log';
 import { replyChannel } from '@pos/shared/queue/jobs';
-import { queueLayout, WorkQueues } from '@pos/shared/queue/work-queue';
+import { queueLayout, TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { closeRedis, createRedis, isCluster, redisTarget } from '@pos/shared/redis';
 import { createLifecycleQueue } from '@pos/shared/queue/lifecycle';
 import { createDeadlineQueue } from '@pos/shared/queue/deadlines';
@@ -89,7 +89,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     { slotsRefreshInterval: 5_000 },
   );
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
-  const queues = new WorkQueues(redis, queueLayout(config), nodeLog, config.queue.jobKeepFailed);
+  const queues = new TransitionQueues(redis, queueLayout(config), nodeLog, config.queue.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(redis, config.redis, nodeLog);
   const repos = createRepos(store.db);
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });

@@ -7,8 +7,8 @@ import type { Config } from '@pos/shared/config';
 import { requireUrls, webhookSecretKey } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
 import { createDeadlineQueue } from '@pos/shared/queue/deadlines';
-import { WORK_QUEUE } from '@pos/shared/queue/jobs';
-import { layoutPartitions, queueLayout } from '@pos/shared/queue/work-queue';
+import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
+import { layoutPartitions, queueLayout } from '@pos/shared/queue/transition-queue';
 import { closeRedis, createRedis, redisTarget } from '@pos/shared/redis';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { createRepos } from '@pos/shared/store/repos';
@@ -110,7 +110,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const presence = await startPresenceSweep({ ...scheduled, locations: repos.locations, webhooks: webhooks.emitter });
   log.info(
     {
-      queue: WORK_QUEUE,
+      queue: TRANSITION_QUEUE,
       partitions: current.length,
       ...(draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {}),
       concurrency: config.worker.concurrency,

@@ -68,7 +68,7 @@ export const OPERATIONS_SECTIONS = defineSections({
       },
       WEBHOOK_LOG_RETENTION: { type: 'string', pattern: DURATION, default: '28d', description: 'How long the delivery log keeps each attempt.' },
       WEBHOOK_TIMEOUT: { type: 'string', pattern: DURATION, default: '10s', description: "How long a delivery waits for the endpoint's answer; a 2xx within it is success." },
-      WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 1, default: 20, description: 'Deliveries one worker makes at once (on the webhook queue, never on the work queue).' },
+      WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 1, default: 20, description: 'Deliveries one worker makes at once (on the webhook queue, never on the transition queue).' },
       WEBHOOK_ENDPOINT_CONCURRENCY: {
         type: 'integer',
         minimum: 1,

@@ -105,7 +105,7 @@ export const SERVING_SECTIONS = defineSections({
       REDIS_CLUSTER: {
         ...flag,
         description:
-          '`1`: `REDIS_URL` names a Redis Cluster (sharded pub/sub, work queues spread over the masters). Without `REDIS_URL`, `npm start` then starts a local cluster of three masters.',
+          '`1`: `REDIS_URL` names a Redis Cluster (sharded pub/sub, transition queues spread over the masters). Without `REDIS_URL`, `npm start` then starts a local cluster of three masters.',
       },
       REDIS_PREFIX: {
         ...name,
@@ -122,8 +122,8 @@ export const SERVING_SECTIONS = defineSections({
     },
   },
   queue: {
-    title: 'Work queue',
-    summary: 'How the work queue is partitioned, how long a request waits for its job, and what the queue keeps.',
+    title: 'Transition queue',
+    summary: 'How the transition queue is partitioned, how long a request waits for its job, and what the queue keeps.',
     variables: {
       QUEUE_PARTITIONS: {
         type: 'integer',
@@ -131,7 +131,7 @@ export const SERVING_SECTIONS = defineSections({
         maximum: 1024,
         unset: '`1`; `6` with `REDIS_CLUSTER`',
         description:
-          "The work queues the locations' jobs are spread over (each location's in one). The same on every role; to change it, set `QUEUE_DRAIN_PARTITIONS` to the old count meanwhile.",
+          "The transition queues the locations' jobs are spread over (each location's in one). The same on every role; to change it, set `QUEUE_DRAIN_PARTITIONS` to the old count meanwhile.",
       },
       QUEUE_DRAIN_PARTITIONS: {
         type: 'integer',
@@ -151,7 +151,7 @@ export const SERVING_SECTIONS = defineSections({
         type: 'integer',
         minimum: 1,
         default: 1000,
-        description: 'Failed jobs each work queue partition keeps for inspection: the newest, each for at most 7 days.',
+        description: 'Failed jobs each transition queue partition keeps for inspection: the newest, each for at most 7 days.',
       },
     },
   },
@@ -165,7 +165,7 @@ export const SERVING_SECTIONS = defineSections({
         minDuration: '10ms',
         default: '500ms',
         description:
-          "The longest a write should wait for a worker. Each API node admits to a partition of the work queue at most the jobs its workers finished in their best second of the last five, times this; beyond, a write is answered 503 at once (`Retry-After`, not queued). Keep it well under `JOB_TIMEOUT`.",
+          "The longest a write should wait for a worker. Each API node admits to a partition of the transition queue at most the jobs its workers finished in their best second of the last five, times this; beyond, a write is answered 503 at once (`Retry-After`, not queued). Keep it well under `JOB_TIMEOUT`.",
       },
       QUEUE_ADMISSION_FLOOR: {
         type: 'integer',

@@ -110,8 +110,8 @@ export const problems = {
     problemOf(
       'unavailable',
       keyed
-        ? 'The work queue did not answer: the request was not queued and nothing of this attempt will be applied; retry it with the same Idempotency-Key'
-        : 'The work queue did not answer: the request was not queued and nothing of it will be applied; retry it',
+        ? 'The transition queue did not answer: the request was not queued and nothing of this attempt will be applied; retry it with the same Idempotency-Key'
+        : 'The transition queue did not answer: the request was not queued and nothing of it will be applied; retry it',
     ),
   /**
    * Shed under overload (docs/overload.md): refused before any of it was done, so it is safe to

@@ -120,7 +120,7 @@ const TAGS: Record<Tag, string> = {
   'Event stream': "The register's server-sent events (docs/register-interface.md, part 6).",
   'Customer app': 'The customer app: a CUSTOMER key in `api_key`.',
   Admin: 'Operators: `Authorization: Bearer <token>`, the deployment\'s `ADMIN_TOKEN` (an admin of every location) or an operator\'s token (a role, and maybe locations: docs/operators.md). Keep it off the public edge.',
-  Operations: 'Health, metrics and the work queue, for operators.',
+  Operations: 'Health, metrics and the transition queue, for operators.',
   Documentation: 'This document and its pages.',
 };
 

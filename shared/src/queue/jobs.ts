@@ -1,12 +1,12 @@
 /**
- * The work queue's contract between API and worker: queue and job names, payloads and outcomes.
+ * The transition queue's contract between API and worker: queue and job names, payloads and outcomes.
  */
 import type { JobsOptions } from 'bullmq';
 import type { OrderAction } from '../domain/order-state';
 import { type Problem, problems } from '../domain/problem';
 import type { OrderScope } from '../store/orders';
 
-export const WORK_QUEUE = 'order-work';
+export const TRANSITION_QUEUE = 'order-work';
 
 export const JOB = {
   orderAction: 'order-action',
@@ -97,7 +97,7 @@ export interface JobReply {
  * failed jobs kept by age alone could fill it and stop the queue for everyone. `keepFailed` is
  * JOB_KEEP_FAILED (per partition; the newest are kept).
  */
-export function workJobOptions(keepFailed: number): JobsOptions {
+export function transitionJobOptions(keepFailed: number): JobsOptions {
   return {
     attempts: 5,
     backoff: { type: 'exponential', delay: 200 },

@@ -4,8 +4,8 @@
  * the lifecycle queue goes through this module.
  *
  * The job has a queue of its own (not `order-work`): "one run at a time across all workers" is
- * then BullMQ's global concurrency of 1 on it, a long run never holds a slot of the work queue,
- * and partitioning the work queue leaves it alone.
+ * then BullMQ's global concurrency of 1 on it, a long run never holds a slot of the transition queue,
+ * and partitioning the transition queue leaves it alone.
  */
 import { Queue } from 'bullmq';
 import type { RedisConfig } from '../config';

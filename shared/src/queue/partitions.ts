@@ -1,5 +1,5 @@
 /**
- * The work queue's partitions: `QUEUE_PARTITIONS` BullMQ queues named `order-work`, each under
+ * The transition queue's partitions: `QUEUE_PARTITIONS` BullMQ queues named `order-work`, each under
  * a key prefix of its own. On a Redis Cluster every key of a BullMQ queue must hash to one slot,
  * so each prefix carries a hash tag, chosen so that partition i of n lies in the i-th n-th of
  * the slot space: with the slots split evenly over the masters (as `redis-cli --cluster create`

@@ -1,6 +1,6 @@
 /**
  * The webhook delivery queue's contract: its name, prefix, job data and options. Deliveries have
- * a queue of their own, so that a slow endpoint never holds a slot of the work queue.
+ * a queue of their own, so that a slow endpoint never holds a slot of the transition queue.
  */
 import { Queue } from 'bullmq';
 import type { RedisConfig } from '../config';

@@ -6,7 +6,7 @@ import type { Logger } from '@pos/shared/log';
 import { isNotApplied, JOB, JobOutcome, JobPayload, JobReply, keyedJobId } from '@pos/shared/queue/jobs';
 import type { Criticality } from '@pos/shared/openapi/operations';
 import { jobSpanFields } from '@pos/shared/queue/telemetry';
-import type { WorkQueues } from '@pos/shared/queue/work-queue';
+import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { tracing } from '@pos/shared/telemetry/tracing';
 import { withDeadline } from '@pos/shared/util/deadline';
 import type { AdmissionTicket, QueueAdmission } from '../overload/queue-admission';
@@ -62,7 +62,7 @@ export interface JobTimer {
 }
 
 /**
- * Puts a job on the work queue and waits for the worker's outcome on this node's own reply
+ * Puts a job on the transition queue and waits for the worker's outcome on this node's own reply
  * channel, so a node reads only the replies meant for it, however many nodes there are.
  * The wait always ends: by the reply, by a look at the job itself (when a reply may have been
  * lost to a Redis reconnect), or by the request's deadline with a 503.
@@ -88,7 +88,7 @@ export class JobClient {
   private readonly onResubscribed = () => void this.recheckAll();
 
   constructor(
-    private readonly queues: Pick<WorkQueues, 'partitionFor'>,
+    private readonly queues: Pick<TransitionQueues, 'partitionFor'>,
     private readonly admission: Pick<QueueAdmission, 'acquire' | 'settled' | 'retryAfterSeconds'>,
     private readonly subscriber: ChannelSubscriber,
     private readonly channel: string,
@@ -147,7 +147,7 @@ export class JobClient {
     };
     this.pending.set(jobId, entry);
     if (!this.connected()) {
-      this.log.warn({ requestId }, 'work queue connection down; job not queued');
+      this.log.warn({ requestId }, 'transition queue connection down; job not queued');
       this.settle(jobId, { outcome: { status: 503, problem: problems.notQueued(entry.keyed) }, finished: false });
       return outcome;
     }

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { mongoCommandsCounter } from '@pos/shared/metrics/mongo-commands';
-import type { WorkQueues } from '@pos/shared/queue/work-queue';
+import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { withDeadline } from '@pos/shared/util/deadline';
 import { boundedRead, SCRAPE_READ_TIMEOUT_MS } from './scrape-read';
 
@@ -15,7 +15,7 @@ const FANOUT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 
 /** What the scrape-time gauges read; absent ones are not reported. */
 export interface MetricSources {
-  queues?: Pick<WorkQueues, 'jobCounts' | 'oldestWaiting'>;
+  queues?: Pick<TransitionQueues, 'jobCounts' | 'oldestWaiting'>;
   subscriber?: { readonly channelCount: number };
   /** MongoDB commands this process has sent (the store's count). */
   mongoCommands?: () => number;
@@ -68,7 +68,7 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
   if (queues) {
     new Gauge({
       name: 'pos_queue_jobs',
-      help: 'Jobs in the work queue by state, over all its partitions (shared by every node, read at scrape time)',
+      help: 'Jobs in the transition queue by state, over all its partitions (shared by every node, read at scrape time)',
       labelNames: ['state'],
       registers: [registry],
       async collect() {
@@ -82,7 +82,7 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
   if (queues) {
     new Gauge({
       name: 'pos_queue_oldest_waiting_seconds',
-      help: 'How long the oldest job waiting in the work queue has waited, over all its partitions (0: none waits; shared by every node, read at scrape time)',
+      help: 'How long the oldest job waiting in the transition queue has waited, over all its partitions (0: none waits; shared by every node, read at scrape time)',
       registers: [registry],
       async collect() {
         this.reset();

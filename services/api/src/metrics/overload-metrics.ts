@@ -4,7 +4,7 @@ import type { QueueAdmission } from '../overload/queue-admission';
 
 /**
  * The node's admission, read at scrape time (docs/overload.md#seen-and-alerted): per partition of
- * the work queue, the jobs in flight from this node, the limit they are held to, and the wait a new
+ * the transition queue, the jobs in flight from this node, the limit they are held to, and the wait a new
  * job would have (the admission signal); and the node's requests in flight. The refusals themselves
  * are counted by `pos_requests_shed_total` (request-metrics.ts).
  */

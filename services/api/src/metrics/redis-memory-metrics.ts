@@ -42,7 +42,7 @@ export async function readRedisMemory(redis: RedisClient, timeoutMs = SCRAPE_REA
 /**
  * Redis memory against its limit, read from `INFO memory` at scrape time, one series per node
  * (the server, or each master of a cluster): Redis runs `noeviction`, so a full one refuses
- * writes and the work queue stops for every location. Shared by the deployment, like the queue
+ * writes and the transition queue stops for every location. Shared by the deployment, like the queue
  * depth: aggregate nodes' reports with `max`.
  */
 export function registerRedisMemoryMetrics(registry: Registry, redis: RedisClient): void {

@@ -1,5 +1,5 @@
 /**
- * Admission to the work queue's partitions, per API node (docs/overload.md#admission): a write
+ * Admission to the transition queue's partitions, per API node (docs/overload.md#admission): a write
  * whose job could not be done within its deadline is refused at once, not queued.
  *
  * The signal is the partition's queue wait, bounded through Little's law: a node admits at most

@@ -54,7 +54,7 @@ function checkWrite(ctx: AppContext): void {
 }
 
 /**
- * Bull Board (the work queue's dashboard) at /admin/queues, for admins not bound to locations (ADMIN_TOKEN or such an operator's token): every
+ * Bull Board (the transition queue's dashboard) at /admin/queues, for admins not bound to locations (ADMIN_TOKEN or such an operator's token): every
  * partition, `p1of3:order-work` and so on (the single queue of one Redis is plain `order-work`).
  * Its Koa adapter mounts a Koa app of its own (views, static assets, JSON API) with koa-mount,
  * so everything under the path, page and assets alike, passes the admin check first.

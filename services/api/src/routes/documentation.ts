@@ -26,7 +26,7 @@ export function documentationHandlers(deps: Pick<ApiDeps, 'config'>, info: Servi
   const landing = landingPage(info, [
     { href: at('docsPage'), text: 'API documentation', note: 'the OpenAPI document, rendered' },
     { href: at('getOpenApiDocument'), text: 'OpenAPI document', note: 'OpenAPI 3.1, JSON' },
-    { href: at('bullBoard'), text: 'Bull Board', note: 'the work queue; asks for the admin token as the password' },
+    { href: at('bullBoard'), text: 'Bull Board', note: 'the transition queue; asks for the admin token as the password' },
     { href: at('metrics'), text: 'Metrics', note: 'Prometheus text' },
     { href: at('liveness'), text: 'Liveness', note: 'the process answers' },
     { href: at('readiness'), text: 'Readiness', note: 'MongoDB and Redis answer' },

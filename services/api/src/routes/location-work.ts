@@ -15,6 +15,12 @@ import { linkNext, queryOf, sendPage } from './pages';
 import { numberParam, sendOutcome } from './respond';
 import { serveStream } from './stream';
 
+/** The `state` of a list of orders, in the register interface's wording when missing or unknown. */
+function checkStateQuery(state: unknown): void {
+  if (typeof state !== 'string' || state === '') throw new ProblemError(problems.required('state'));
+  if (!isOrderState(state)) throw new ProblemError(problems.noEnumConstant(state));
+}
+
 /**
  * A location's work for its operators (the admin API): counter orders, commands, recovery, paged
  * lists, the history, and what the board needs: the location's event stream, status updates and
@@ -53,10 +59,7 @@ export function locationWorkHandlers(deps: ApiDeps): Handlers<typeof LOCATION_WO
 
     listOrders: async (ctx: AppContext) => {
       const { locationId } = await scopeOf(ctx);
-      const state = ctx.query.state;
-      // the register interface's wording for a missing or unknown state name
-      if (typeof state !== 'string' || state === '') throw new ProblemError(problems.required('state'));
-      if (!isOrderState(state)) throw new ProblemError(problems.noEnumConstant(state));
+      checkStateQuery(ctx.query.state);
       const page = queryOf(ctx, queryValidators.orderList);
       const found = await orders.listByState(locationId, page.state, page.after, page.limit, page.overdue);
       // the operator's form: each order with its failure count
@@ -80,10 +83,7 @@ export function locationWorkHandlers(deps: ApiDeps): Handlers<typeof LOCATION_WO
       ctx.body = toCommandRecord(await commands.acknowledge(locationId, number, ctx.state.log));
     },
 
-    /**
-     * The location's event stream for the operator: the register stream's events, cursor, replay
-     * and end (it shares their machinery), with each order's failure count.
-     */
+    // The register stream's events, cursor, replay and end (its machinery), with each order's failure count.
     streamLocationWork: async (ctx: AppContext) => {
       const { locationId } = await scopeOf(ctx);
       await serveStream(ctx, deps, { kind: 'operator', locationId, operatorId: operatorOfRequest(ctx).id });

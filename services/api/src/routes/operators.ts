@@ -11,10 +11,21 @@ import type { ApiDeps } from '../deps';
 import { operatorOfRequest } from '../middleware/admin-auth';
 import { beginWork } from '../middleware/idempotency';
 import { bodyOf } from '../middleware/json-body';
-import { OPERATOR_NOT_FOUND } from '../services/operators';
+import { OPERATOR_NOT_FOUND, type Operators } from '../services/operators';
 import { checkGrant, checkResource, listScope } from './admin-access';
 import type { Handlers } from './mount';
 import { queryOf, sendPage } from './pages';
+
+const issued = ({ doc, token }: { doc: OperatorDoc; token: string }): IssuedOperator => ({ ...toOperatorView(doc), token });
+
+/** The operator the path names, within the caller's scope: a 404 otherwise. */
+async function scopedOperator(operators: Pick<Operators, 'find'>, ctx: AppContext): Promise<OperatorDoc> {
+  const id = String(ctx.params.operatorId);
+  const doc = isId(id) ? await operators.find(id) : null;
+  if (!doc) throw new ProblemError(problems.notFound(OPERATOR_NOT_FOUND));
+  checkResource(ctx, doc.locationIds, OPERATOR_NOT_FOUND);
+  return doc;
+}
 
 /**
  * Operator accounts (admins) and the audit log (managers: their locations'). An admin bound to
@@ -22,16 +33,7 @@ import { queryOf, sendPage } from './pages';
  */
 export function operatorHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof OPERATOR_OPERATIONS> {
   const { operators, auditLog } = deps.services;
-  const issued = ({ doc, token }: { doc: OperatorDoc; token: string }): IssuedOperator => ({ ...toOperatorView(doc), token });
-
-  /** The operator the path names, within the caller's scope: a 404 otherwise. */
-  const targetOf = async (ctx: AppContext): Promise<OperatorDoc> => {
-    const id = String(ctx.params.operatorId);
-    const doc = isId(id) ? await operators.find(id) : null;
-    if (!doc) throw new ProblemError(problems.notFound(OPERATOR_NOT_FOUND));
-    checkResource(ctx, doc.locationIds, OPERATOR_NOT_FOUND);
-    return doc;
-  };
+  const targetOf = (ctx: AppContext) => scopedOperator(operators, ctx);
 
   return {
     // Who this token is: the board offers only what the role allows.

@@ -21,7 +21,7 @@ export type Stack = Middleware<AppState>[];
  *    costs: a shed request costs no authentication and no read);
  * 2. its access: a register's or a customer's key (then its rate limit), or an operator's token
  *    (then, for a write, its audit record, whatever the outcome), its role and bound access;
- * 3. for a queued write, the admission to its location's partition of the work queue (the job
+ * 3. for a queued write, the admission to its location's partition of the transition queue (the job
  *    client checks again as it queues; this spares a refused write its reads and its key's claim);
  * 4. for a write, its JSON body and its `Idempotency-Key` (claimed when the handler begins its work),
  *    kept per session (customers, whose keys sit on phones, hold fewer) or per operator.

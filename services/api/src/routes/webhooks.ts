@@ -11,10 +11,32 @@ import type { ApiDeps } from '../deps';
 import { beginWork } from '../middleware/idempotency';
 import { bodyOf } from '../middleware/json-body';
 import { RequestLimiter } from '../middleware/rate-limit';
-import { SUBSCRIPTION_NOT_FOUND } from '../services/webhooks';
+import { SUBSCRIPTION_NOT_FOUND, type Webhooks } from '../services/webhooks';
 import { checkGrant, checkResource, listScope } from './admin-access';
 import type { Handlers } from './mount';
 import { queryOf, sendPage } from './pages';
+
+const issued = ({ doc, secret }: { doc: WebhookDoc; secret: string }): IssuedWebhook => ({ ...toWebhookView(doc), secret });
+
+/** The subscription the path names, within the caller's scope: a 404 otherwise. */
+async function scopedSubscription(webhooks: Pick<Webhooks, 'find'>, ctx: AppContext): Promise<WebhookDoc> {
+  const found = isId(ctx.params.id) ? await webhooks.find(ctx.params.id) : null;
+  if (!found) throw new ProblemError(problems.notFound(SUBSCRIPTION_NOT_FOUND));
+  checkResource(ctx, found.locationIds, SUBSCRIPTION_NOT_FOUND);
+  return found;
+}
+
+/** WEBHOOK_TEST_LIMIT: test events and redeliveries per subscription. */
+function sendLimiter(deps: Pick<ApiDeps, 'config' | 'redis' | 'log'>): RequestLimiter {
+  return new RequestLimiter({
+    limit: deps.config.webhooks.testLimit,
+    redis: deps.redis,
+    keyPrefix: `${deps.config.redis.prefix}:webhooks:sent`,
+    policy: 'per-subscription',
+    per: 'of test events and redeliveries to this subscription',
+    log: deps.log,
+  });
+}
 
 /**
  * Webhook subscriptions (docs/webhooks.md). An admin bound to locations manages only
@@ -23,30 +45,14 @@ import { queryOf, sendPage } from './pages';
  */
 export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>): Handlers<typeof WEBHOOK_OPERATIONS> {
   const { webhooks } = deps.services;
-  const sent = new RequestLimiter({
-    limit: deps.config.webhooks.testLimit,
-    redis: deps.redis,
-    keyPrefix: `${deps.config.redis.prefix}:webhooks:sent`,
-    policy: 'per-subscription',
-    per: 'of test events and redeliveries to this subscription',
-    log: deps.log,
-  });
-  const issued = ({ doc, secret }: { doc: WebhookDoc; secret: string }): IssuedWebhook => ({ ...toWebhookView(doc), secret });
-
-  /** The subscription the path names, within the caller's scope: a 404 otherwise. */
-  const subscriptionOf = async (ctx: AppContext): Promise<WebhookDoc> => {
-    const found = isId(ctx.params.id) ? await webhooks.find(ctx.params.id) : null;
-    if (!found) throw new ProblemError(problems.notFound(SUBSCRIPTION_NOT_FOUND));
-    checkResource(ctx, found.locationIds, SUBSCRIPTION_NOT_FOUND);
-    return found;
-  };
-
+  const sent = sendLimiter(deps);
   /** A test event or a redelivery: counted against the subscription's WEBHOOK_TEST_LIMIT, then queued. */
   const send = async (ctx: AppContext, subscription: WebhookDoc, queue: () => Promise<QueuedDelivery>) => {
     await sent.consume(ctx, subscription._id);
     ctx.body = await queue();
     ctx.status = 202;
   };
+  const subscriptionOf = (ctx: AppContext) => scopedSubscription(webhooks, ctx);
 
   return {
     createWebhook: async (ctx: AppContext) => {

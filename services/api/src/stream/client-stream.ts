@@ -1,24 +1,19 @@
 import type { ServerResponse } from 'node:http';
-import { judgeSession, KeyLimit } from '@pos/shared/auth/session-rules';
 import type { StreamsConfig } from '@pos/shared/config';
 import { CursorRequest, formatEventId, startOf, StreamCursor } from '@pos/shared/events/stream-cursor';
 import type { Logger } from '@pos/shared/log';
 import type { SessionDoc } from '@pos/shared/store/documents';
 import { fullJitter } from '@pos/shared/util/jitter';
 import type { ApiMetrics } from '../metrics/api-metrics';
-import { SECURITY_HEADERS } from '../middleware/security-headers';
+import type { EndReason } from './end-reasons';
 import { readReplay, Replay, ResyncRead, StreamRepos, unseenBuffered } from './replay';
-import { SseWriter } from './sse-writer';
+import { ResyncState } from './resync-state';
+import { SentMemory } from './sent-memory';
+import { SessionGuard } from './session-guard';
+import type { SseWriter } from './sse-writer';
 import type { ClockedStream, StreamClock } from './stream-clock';
+import { openStreamResponse } from './stream-response';
 import { Audience, frameOf, WorkEvent } from './work-event';
-
-/** The head of every stream, besides its X-Request-Id. */
-const STREAM_HEAD = {
-  ...SECURITY_HEADERS,
-  'Content-Type': 'text/event-stream',
-  'Cache-Control': 'no-store',
-  'X-Accel-Buffering': 'no',
-};
 
 /**
  * The reconnection delay the stream suggests to clients (`retry:`), in milliseconds: the documented
@@ -40,25 +35,6 @@ export const RESYNC_MARGIN_MS = 5_000;
  * that takes.
  */
 const RECENT_WINDOW_MS = RESYNC_MARGIN_MS + 2_000;
-/** Reads of a location that may fail in a row (MongoDB away) before its waiting streams end. */
-const RESYNC_ATTEMPTS = 3;
-
-/** Why a stream ended (the `stream ended` line's `reason`, `pos_streams_ended_total`'s label). */
-export const END_REASONS = [
-  'client-gone',
-  'timeout',
-  'session-closed',
-  'session-expired',
-  'replaced',
-  'key-retired',
-  'operator-changed',
-  'slow-client',
-  'shutdown',
-  'resync-failed',
-  'failed',
-] as const;
-
-export type EndReason = (typeof END_REASONS)[number];
 
 /**
  * Who holds the stream. A register, by its SERVICE session: the session is read again with every
@@ -104,7 +80,8 @@ export interface ResyncPart {
  * failure count; see work-event.ts). It is `syncing` while its first replay is read, `held`
  * after a Redis loss until its location's re-read is in (live events are buffered in both),
  * `live` once the replay or re-read and the buffered events it does not cover are sent.
- * The position (highest order and command numbers announced) is every event's id.
+ * The position (highest order and command numbers announced) is every event's id. Its parts:
+ * the session guard (a register's), the re-read state, the memory of what it sent, the writer.
  */
 export class ClientStream implements ClockedStream {
   /** The register's session; absent on an operator's stream. */
@@ -120,21 +97,10 @@ export class ClientStream implements ClockedStream {
   private buffer: WorkEvent[] = [];
   private readonly position: StreamCursor;
   private writer: SseWriter | undefined;
-  /** Only for a session that expires (or a key retired) before SSE_TIMEOUT would end the stream. */
-  private expiry: NodeJS.Timeout | undefined;
-  /** When `expiry` fires (epoch ms). */
-  private expiryAt = Infinity;
-  /**
-   * The earliest Redis loss (epoch ms, when the node saw it) that no re-read begun after it
-   * covers yet: this stream may have missed what was published from shortly before then.
-   */
-  private lossAt: number | undefined;
-  /** The loss that the re-read in flight covers; set from `beginResync` until its read is taken. */
-  private readLossAt: number | undefined;
-  /** Re-reads of this stream that failed in a row. */
-  private resyncFailures = 0;
-  /** Orders sent in the last RECENT_WINDOW_MS, oldest first: their data, version and when it was sent (made on the first). */
-  private recent: Map<number, { data: string; version?: number; at: number }> | undefined;
+  /** A register's: its session's hold on the stream. */
+  private readonly guard: SessionGuard | undefined;
+  private readonly resync = new ResyncState();
+  private readonly sent = new SentMemory();
   /** The order number the client said it had seen; what lies at or below it came before this stream. */
   private readonly knownUpTo: number;
   /** When the location's subscription was in place (epoch ms): events from then on reach this stream. */
@@ -165,8 +131,8 @@ export class ClientStream implements ClockedStream {
     this.timesOutAt = options.clock.join(this);
     if (reader.kind === 'register') {
       // a session that expires, or a key retired by a rotation, before SSE_TIMEOUT ends the stream then
-      const verdict = judgeSession(reader.session, reader.keyHash, 'SERVICE', new Date());
-      if (verdict.ok) this.endAt(verdict.limit);
+      this.guard = new SessionGuard(reader.keyHash, this.timesOutAt, this.end.bind(this));
+      this.guard.start(reader.session, new Date());
     }
   }
 
@@ -197,36 +163,21 @@ export class ClientStream implements ClockedStream {
       readReplay(repos, this.locationId, cursor, now),
       sessionId === undefined ? undefined : repos.sessions.find(sessionId),
     ]);
-    if (current !== undefined) this.endAt(this.sessionHolds(current, now)?.limit);
+    if (current !== undefined) this.guard?.holds(current, now);
     return replay;
   }
 
   /** Writes the head and the `retry:` preamble, then the replay; live from then on. */
   attach(replay: Replay): void {
-    const { res, streams } = this.options;
-    if (res.destroyed || !res.socket || res.socket.destroyed) {
-      // gone before its stream was ready, perhaps before its 'close' could be listened to
+    this.writer = openStreamResponse(this.options.res, this.options.requestId, {
+      keepaliveMs: this.options.clock.keepaliveMs,
+      maxBufferBytes: this.options.streams.maxBufferBytes,
+      onOverflow: this.end.bind(this, 'slow-client'),
+    });
+    if (!this.writer) {
       this.end('client-gone');
       return;
     }
-    const socket = res.socket;
-    res.shouldKeepAlive = false; // a finished stream closes its connection: nothing waits on it at shutdown
-    // The body ends with the connection (one stream per connection), so it needs no chunked
-    // framing, and frames go to the socket itself: one write each, as a bare socket would.
-    res.useChunkedEncodingByDefault = false;
-    // The whole head in one object, not kept by the response (the middleware set no headers before; see SECURITY_HEADERS)
-    res.writeHead(200, { ...STREAM_HEAD, 'X-Request-Id': this.options.requestId });
-    res.flushHeaders();
-    socket.setNoDelay(true);
-    this.writer = new SseWriter(
-      socket,
-      {
-        keepaliveMs: this.options.clock.keepaliveMs,
-        maxBufferBytes: streams.maxBufferBytes,
-        onOverflow: this.end.bind(this, 'slow-client'),
-      },
-      res,
-    );
     this.writer.start(fullJitter(RETRY_MS));
     if (this.phase === 'ended') {
       // Ended while the replay was read (session closed, timeout): an empty stream, then its end.
@@ -248,9 +199,7 @@ export class ClientStream implements ClockedStream {
     if (this.phase === 'ended' || this.sessionId === undefined) return;
     this.options.repos.sessions.find(this.sessionId).then(
       (current) => {
-        if (this.phase === 'ended') return;
-        const verdict = this.sessionHolds(current, new Date());
-        if (verdict) this.endAt(verdict.limit);
+        if (this.phase !== 'ended') this.guard?.holds(current, new Date());
       },
       (err: unknown) => {
         // Cannot tell whether this stream's key is the old one: end it; the reconnection is judged afresh.
@@ -277,7 +226,7 @@ export class ClientStream implements ClockedStream {
    * until a re-read covers the loss.
    */
   noteLoss(lostAt: number): void {
-    if (this.phase !== 'ended') this.lossAt = Math.min(lostAt, this.lossAt ?? lostAt);
+    if (this.phase !== 'ended') this.resync.noteLoss(lostAt);
   }
 
   /**
@@ -295,14 +244,12 @@ export class ClientStream implements ClockedStream {
 
   /** True while the stream waits for its location's re-read and none of its is in flight. */
   get awaitsResync(): boolean {
-    return this.phase === 'held' && this.readLossAt === undefined && this.lossAt !== undefined;
+    return this.phase === 'held' && this.resync.awaitsRead;
   }
 
   /** Its location's read begins (the scheduler's batch): what this stream needs read. */
   beginResync(): ResyncPart {
-    const lossAt = this.lossAt ?? Date.now();
-    this.readLossAt = lossAt;
-    this.lossAt = undefined;
+    const lossAt = this.resync.begin(Date.now());
     return {
       orderNumber: this.position.orderNumber,
       commandNumber: this.position.commandNumber,
@@ -316,15 +263,9 @@ export class ClientStream implements ClockedStream {
    * it may have missed (see `missedOrders`) and the buffered events, and goes live.
    */
   takeResync(shared: ResyncRead, now: Date): void {
-    const lossAt = this.readLossAt;
-    this.readLossAt = undefined;
+    const lossAt = this.resync.take();
     if (this.phase !== 'held' || lossAt === undefined) return;
-    this.resyncFailures = 0;
-    if (this.sessionId !== undefined) {
-      const held = this.sessionHolds(shared.sessions.get(this.sessionId) ?? null, now);
-      if (!held) return;
-      this.endAt(held.limit);
-    }
+    if (this.guard && !this.guard.holds(shared.sessions.get(this.sessionId!) ?? null, now)) return;
     const replay: Replay = {
       orders: this.missedOrders(shared, lossAt),
       commands: shared.commands.filter((event) => event.number > this.position.commandNumber),
@@ -338,12 +279,7 @@ export class ClientStream implements ClockedStream {
    * again), or ends after RESYNC_ATTEMPTS; the client then reconnects with its cursor.
    */
   resyncFailed(): void {
-    const lossAt = this.readLossAt;
-    this.readLossAt = undefined;
-    if (this.phase !== 'held' || lossAt === undefined) return;
-    this.noteLoss(lossAt);
-    this.resyncFailures += 1;
-    if (this.resyncFailures < RESYNC_ATTEMPTS) return;
+    if (this.resync.failed() !== 'give-up' || this.phase !== 'held') return;
     this.options.log.warn('stream could not be re-read after redis reconnect');
     this.end('resync-failed');
   }
@@ -352,10 +288,10 @@ export class ClientStream implements ClockedStream {
     if (this.phase === 'ended') return;
     this.phase = 'ended';
     this.buffer = [];
-    this.recent = undefined;
-    this.lossAt = undefined;
+    this.sent.clear();
+    this.resync.clear();
     this.options.clock.leave(this);
-    clearTimeout(this.expiry);
+    this.guard?.stop();
     this.options.res.off('close', this.onClose);
     if (reason === 'client-gone' || reason === 'slow-client') this.writer?.destroy();
     else this.writer?.end();
@@ -379,7 +315,7 @@ export class ClientStream implements ClockedStream {
       }
     });
     // A loss seen while this was read: what it covers may be incomplete, so the location is read (again).
-    if (this.phase !== 'live' || this.lossAt === undefined) return;
+    if (this.phase !== 'live' || !this.resync.uncovered) return;
     this.phase = 'held';
     this.options.onResyncNeeded(this);
   }
@@ -408,33 +344,6 @@ export class ClientStream implements ClockedStream {
     return [...changed, ...fresh];
   }
 
-  /**
-   * Judges the session as just read (with the replay, or the re-read after a reconnect) and ends
-   * the stream unless it is still valid: a close or expiry it was not told about still ends it.
-   */
-  private sessionHolds(current: SessionDoc | null, now: Date): { limit?: KeyLimit } | undefined {
-    const { reader } = this.options;
-    const verdict = judgeSession(current, reader.kind === 'register' ? reader.keyHash : '', 'SERVICE', now);
-    if (verdict.ok) return verdict;
-    if (!current || current.closedAt) this.end('session-closed');
-    else this.end(verdict.reason === 'invalid' ? 'key-retired' : 'session-expired');
-    return undefined;
-  }
-
-  /**
-   * Ends the stream when its key stops opening the session (the session expires, or a rotation
-   * retires the key), if that is before its timeout (the node's clock) would end it anyway.
-   */
-  private endAt(limit: KeyLimit | undefined): void {
-    if (!limit || this.phase === 'ended') return;
-    const at = limit.at.getTime();
-    const ms = at - Date.now();
-    if (at >= this.timesOutAt || at >= this.expiryAt) return;
-    clearTimeout(this.expiry);
-    this.expiryAt = at;
-    this.expiry = setTimeout(() => this.end(limit.cause), Math.max(ms, 0));
-  }
-
   /** Writes the event; true when it was written. Live events are counted by the hub, the rest here. */
   private send(event: WorkEvent, counted = true): boolean {
     if (event.type === 'order') {
@@ -450,31 +359,14 @@ export class ClientStream implements ClockedStream {
     return true;
   }
 
-  /**
-   * Whether the stream sent this order's state, or a later one, since `since` (epoch ms; by
-   * default the window): by version when both are known, else by the record itself.
-   */
+  /** Whether this order's state, or a later one, was sent since `since` (by default, within the window). */
   private alreadySent(event: WorkEvent, since = Date.now() - RECENT_WINDOW_MS): boolean {
-    const last = this.recent?.get(event.number);
-    if (!last || last.at < since) return false;
-    if (event.version !== undefined && last.version !== undefined) return event.version <= last.version;
-    return last.data === event.data;
+    return this.sent.has(event, since);
   }
 
-  /**
-   * Records an order event as sent, and forgets those older than the window (oldest first), or,
-   * while a Redis loss awaits its re-read, older than the window before the loss.
-   */
+  /** Records an order event as sent; what is older than the window (before a loss still to be re-read, the window before it) is forgotten. */
   private remember(event: WorkEvent): void {
     const now = Date.now();
-    const recent = (this.recent ??= new Map());
-    recent.delete(event.number);
-    recent.set(event.number, { data: event.data, version: event.version, at: now });
-    const forgetBefore = Math.min(now, this.lossAt ?? now, this.readLossAt ?? now) - RECENT_WINDOW_MS;
-    for (const [number, sent] of recent) {
-      if (sent.at >= forgetBefore) break;
-      recent.delete(number);
-    }
+    this.sent.remember(event, now, this.resync.rememberFrom(now) - RECENT_WINDOW_MS);
   }
-
 }

@@ -95,7 +95,7 @@ export async function readResync(repos: ResyncRepos, needs: ResyncNeeds[], now: 
     if (docs) docs.push(doc);
     else changedAt.set(doc.locationId, [doc]);
   }
-  const sessionOf = new Map(sessions.map((session) => [session._id, session]));
+  const sessionById = new Map(sessions.map((session) => [session._id, session]));
   for (const need of needs) {
     const { orders = [], commands = [] } = work.get(need.locationId) ?? {};
     const since = need.changedSince.getTime();
@@ -106,7 +106,7 @@ export async function readResync(repos: ResyncRepos, needs: ResyncNeeds[], now: 
         .sort((a, b) => a.number - b.number)
         .map((doc) => ({ event: orderEvent(toOrderRecord(doc), doc), updatedAt: doc.updatedAt.getTime() })),
       commands: commands.filter((doc) => doc.number > need.commandsAbove).map((doc) => commandEvent(toCommandRecord(doc))),
-      sessions: new Map(need.sessionIds.map((id) => [id, sessionOf.get(id) ?? null])),
+      sessions: new Map(need.sessionIds.map((id) => [id, sessionById.get(id) ?? null])),
     });
   }
   return reads;

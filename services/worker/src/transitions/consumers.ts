@@ -8,7 +8,7 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import type { WorkerConfig } from '@pos/shared/config';
 import { problems } from '@pos/shared/domain/problem';
 import type { Logger } from '@pos/shared/log';
-import { isNotApplied, JobOutcome, WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { isNotApplied, JobOutcome, TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
 import type { Partition } from '@pos/shared/queue/partitions';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
 import type { RedisClient } from '@pos/shared/redis';
@@ -28,7 +28,7 @@ export function consumePartition(options: {
   log: Logger;
 }): Worker<JobData, JobOutcome> {
   const { partition, config, processor, metrics } = options;
-  const worker = new Worker<JobData, JobOutcome>(WORK_QUEUE, (job) => processor.process(job), withTelemetry({
+  const worker = new Worker<JobData, JobOutcome>(TRANSITION_QUEUE, (job) => processor.process(job), withTelemetry({
     connection: options.connection,
     prefix: partition.prefix,
     concurrency: config.concurrency,

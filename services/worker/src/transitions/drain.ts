@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Logger } from '@pos/shared/log';
-import { WORK_QUEUE } from '@pos/shared/queue/jobs';
+import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
 import type { Partition } from '@pos/shared/queue/partitions';
 import type { RedisClient } from '@pos/shared/redis';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
@@ -19,7 +19,7 @@ export async function watchDrain(drained: Partition[], connection: RedisClient, 
   const partitions = drained.map((partition) => partition.label);
   // (read only: the worker consumes them through its own Workers)
   const draining = drained.map((partition) => {
-    const queue = new Queue(WORK_QUEUE, withTelemetry({ connection, prefix: partition.prefix }));
+    const queue = new Queue(TRANSITION_QUEUE, withTelemetry({ connection, prefix: partition.prefix }));
     queue.on('error', (err: Error) => log.warn({ err: err.message, partition: partition.label }, 'drained queue connection error'));
     return { partition, queue };
   });

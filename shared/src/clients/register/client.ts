@@ -4,7 +4,8 @@
  * (writes under one Idempotency-Key) while its outcome is unknown or it was turned away for now:
  * after `Retry-After` when the answer gives one, with full jitter on top, and only while its retry
  * budget allows (retry-budget.ts), so that a fleet of registers does not turn an overload into a
- * retry storm. Its event stream is consumed by stream-consumer.ts.
+ * retry storm. Its event stream is consumed by stream-consumer.ts. Used by the demo, the
+ * benchmark and the tests; the module to import (options.ts, stream-consumer.ts and watchdog.ts are its parts).
  */
 import { randomUUID } from 'node:crypto';
 import type { OrderState } from '../../domain/order-state';
@@ -152,3 +153,29 @@ export class RegisterClient implements StreamSource {
     return JSON.parse(text) as T;
   }
 }
+
+// What a user of the client needs besides the class: its options, stream types and errors (under
+// the names this client always gave them; they are those of every typed client, errors.ts).
+export {
+  DEFAULT_BACKOFF_BASE_MS,
+  DEFAULT_BACKOFF_CAP_MS,
+  DEFAULT_REQUEST_RETRIES,
+  DEFAULT_RETRY_BASE_MS,
+  DEFAULT_RETRY_CAP_MS,
+  DEFAULT_WATCHDOG_MS,
+  type DisconnectReason,
+  type RegisterClientOptions,
+  type StreamHandlers,
+  type StreamOptions,
+  type StreamState,
+  type WorkStream,
+} from './options';
+export type { StreamCursor } from '../../events/stream-cursor';
+export {
+  type AuthFailure,
+  errorFromResponse,
+  ApiError as RegisterApiError,
+  ApiAuthError as RegisterAuthError,
+  ApiProblemError as RegisterProblemError,
+  RequestTimeoutError as RegisterTimeoutError,
+} from '../errors';

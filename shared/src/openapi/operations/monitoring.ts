@@ -18,7 +18,7 @@ export const MONITORING_OPERATIONS = defineOperations({
     method: 'get',
     path: '/admin/queues',
     tag: 'Operations',
-    summary: 'Bull Board: the work queue',
+    summary: 'Bull Board: the transition queue',
     description:
       'The dashboard of the `order-work` queue. Its pages, assets and JSON API live under `/admin/queues/`, all behind the admin token; ' +
       'they are Bull Board’s own, not part of this contract.',

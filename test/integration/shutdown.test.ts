@@ -4,11 +4,11 @@ import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import { RunningWorker, startWorker } from '@pos/worker/worker';
 import { call, sampleRows } from '../support/http';
-import { openWorkQueues } from '../support/queues';
+import { openTransitionQueues } from '../support/queues';
 import { ROOT, spawnRole, stackEnv } from '../support/stack';
 import { eventually } from '../support/wait';
 
-describe('process lifecycle and operations', () => {
+describe('shutdown and operations', () => {
   it('SIGTERM: the API stops taking work, finishes the in-flight request, and exits 0', async () => {
     const env = stackEnv({ JOB_TIMEOUT: '30s' });
     const api = await spawnRole('api', env);
@@ -20,7 +20,7 @@ describe('process lifecycle and operations', () => {
 
     // No worker yet: the update waits in the queue while the API is told to stop.
     const inFlight = call('PUT', `${origin}/api/v1/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
-    const { queues, close } = openWorkQueues(env);
+    const { queues, close } = openTransitionQueues(env);
     let worker: RunningWorker | undefined;
     try {
       await eventually(async () => (await queues.jobCounts('waiting')).waiting === 1, 'the update queued');

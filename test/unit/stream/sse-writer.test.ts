@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { dataLines, SseWriter } from '@pos/api/stream/sse-writer';
-import { eventually, pause } from '../support/wait';
+import { eventually, pause } from '../../support/wait';
 
 /**
  * A Writable with a small buffer, like a socket: it takes `chunk` at a time when told to

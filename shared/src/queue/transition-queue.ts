@@ -2,11 +2,11 @@ import { JobType, Queue } from 'bullmq';
 import type { QueueConfig, RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
-import { JOB, JobPayload, WORK_QUEUE, workJobOptions } from './jobs';
+import { JOB, JobPayload, TRANSITION_QUEUE, transitionJobOptions } from './jobs';
 import { Partition, partitionLayout, partitionOf } from './partitions';
 import { withTelemetry } from './telemetry';
 
-/** Where a deployment's work queues are: the layout it adds to, and an earlier one still drained. */
+/** Where a deployment's transition queues are: the layout it adds to, and an earlier one still drained. */
 export interface QueueLayout {
   redisPrefix: string;
   cluster: boolean;
@@ -52,21 +52,21 @@ export interface PartitionQueue {
 }
 
 /**
- * The work queues of a deployment, one BullMQ queue per partition on one connection: those jobs
+ * The transition queues of a deployment, one BullMQ queue per partition on one connection: those jobs
  * are added to, and those of an earlier layout still being drained (read only: counts, Bull Board,
  * look-ups). Connection errors are logged (the connection retries by itself); without a listener
  * BullMQ prints them to the console.
  */
-export class WorkQueues {
+export class TransitionQueues {
   readonly current: PartitionQueue[];
   readonly draining: PartitionQueue[];
 
-  /** `keepFailed`: JOB_KEEP_FAILED, the failed jobs each queue keeps (see workJobOptions). */
+  /** `keepFailed`: JOB_KEEP_FAILED, the failed jobs each queue keeps (see transitionJobOptions). */
   constructor(connection: RedisClient, layout: QueueLayout, log: Logger, keepFailed: number) {
-    const defaultJobOptions = workJobOptions(keepFailed);
+    const defaultJobOptions = transitionJobOptions(keepFailed);
     const open = (partition: Partition): PartitionQueue => {
-      const queue = new Queue(WORK_QUEUE, withTelemetry({ connection, prefix: partition.prefix, defaultJobOptions }));
-      queue.on('error', (err: Error) => log.warn({ err: err.message, partition: partition.label }, 'work queue connection error'));
+      const queue = new Queue(TRANSITION_QUEUE, withTelemetry({ connection, prefix: partition.prefix, defaultJobOptions }));
+      queue.on('error', (err: Error) => log.warn({ err: err.message, partition: partition.label }, 'transition queue connection error'));
       return { partition, queue };
     };
     const { current, draining } = layoutPartitions(layout);

@@ -1,6 +1,7 @@
 /**
  * The admin command-line tool: the admin API from a shell. Prints JSON answers on stdout.
  *   POS_URL=http://localhost:8080 POS_ADMIN_TOKEN=... npm run admin -- <command> [args]
+ * (POS and ADMIN_TOKEN, as the README's tour exports them, serve as well.)
  */
 import { parseArgs } from 'node:util';
 import { AdminClient } from '@pos/shared/clients/admin-client';
@@ -37,13 +38,14 @@ commands:
   create-webhook <url> <type,type,...> [--locations ID,ID,...] [--description TEXT]
                                                            the secret, shown once
   list-webhooks [--limit N] [--after ID]
-  get-webhook <webhookId>
-  update-webhook <webhookId> [--url URL] [--events T,T] [--locations ID,ID|all] [--description TEXT] [--enable]
-  delete-webhook <webhookId>
-  rotate-webhook-secret <webhookId>                        the new secret, shown once; the old one signs too for KEY_ROTATION_GRACE
-  test-webhook <webhookId>                                 queues a webhook.test delivery
-  webhook-deliveries <webhookId> [--limit N] [--after ID]  the delivery log, newest first
-  redeliver <webhookId> <deliveryId>
+  get-webhook <subscriptionId>
+  update-webhook <subscriptionId> [--url URL] [--events T,T] [--locations ID,ID|all] [--description TEXT] [--enable]
+  delete-webhook <subscriptionId>
+  rotate-webhook-secret <subscriptionId>                   the new secret, shown once; the old one signs too for KEY_ROTATION_GRACE
+  test-webhook <subscriptionId>                            queues a webhook.test delivery
+  webhook-deliveries <subscriptionId> [--limit N] [--after ID]
+                                                           the delivery log, newest first
+  redeliver <subscriptionId> <deliveryId>
   create-operator <name> <viewer|manager|admin> [--locations ID,ID]
                                                            its token, shown once; without --locations: all
   list-operators [--limit N] [--after ID]
@@ -274,7 +276,8 @@ async function main(): Promise<number> {
   }
   const token = values.token || process.env.POS_ADMIN_TOKEN || process.env.ADMIN_TOKEN;
   if (!token) throw new UsageError('no token: pass --token, or set POS_ADMIN_TOKEN (or ADMIN_TOKEN)');
-  const admin = new AdminClient(process.env.POS_URL ?? 'http://localhost:8080', token);
+  // POS as the README's tour exports it
+  const admin = new AdminClient(process.env.POS_URL || process.env.POS || 'http://localhost:8080', token);
   const [command, ...args] = positionals;
   const result = await run(admin, command, args, values as Options);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

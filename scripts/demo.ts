@@ -6,6 +6,7 @@
  *
  * Options: --rounds N (0: until Ctrl-C), --tables N (default 3), --pace MS (default 1500).
  */
+import net from 'node:net';
 import { parseArgs } from 'node:util';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { RegisterClient } from '@pos/shared/clients/register/client';
@@ -50,11 +51,25 @@ async function finishedCounts(admin: AdminClient, locationId: string): Promise<R
   return { COMPLETED: numbers.COMPLETED.size, ABORTED: numbers.ABORTED.size, FAILED: numbers.FAILED.size };
 }
 
+/** Whether a port on this machine is free to listen on. */
+function portFree(port: number): Promise<boolean> {
+  const server = net.createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, () => server.close(() => resolve(true)));
+  });
+}
+
 const config = loadConfig();
 const log = createLogger(config.process.logLevel, 'pos');
 
 runMain(log, async () => {
   const { rounds, tables, paceMs } = options();
+  // Beside a running `npm start` (on PORT's default), the demo takes a free port and says where.
+  if (!process.env.PORT && !(await portFree(config.http.port))) {
+    say(`port ${config.http.port} is taken (by npm start?): the demo listens on a free port`);
+    config.http.port = 0;
+  }
   const service = new EmbeddedService(config, log);
   const stopping = new AbortController();
   let running: Promise<unknown> = Promise.resolve();

@@ -21,7 +21,11 @@ runMain(log, async () => {
   });
   await service.start();
   if (service.closed) return;
-  const tokenNote = service.generatedToken ? ` (admin token: ${service.generatedToken})` : '';
+  // The origin, not the base path: the admin API, the docs and the board are beside /api/v1.
   const operatorNote = service.adminPort === undefined ? '' : `; operators at ${service.operatorOrigin}`;
-  process.stdout.write(`POS ordering service ready at ${service.baseUrl}${operatorNote}${tokenNote}\n`);
+  const tokenNote = service.generatedToken ? ` (admin token: ${service.generatedToken})` : '';
+  process.stdout.write(`POS ordering service ready at ${service.origin}${operatorNote}${tokenNote}\n`);
+  // What the README's tour and the admin CLI read, ready to paste into another terminal.
+  const token = service.generatedToken ? ` ADMIN_TOKEN=${service.generatedToken}` : '';
+  process.stdout.write(`For the tour (README.md), in another terminal: export POS=${service.operatorOrigin}${token}\n`);
 });

@@ -88,7 +88,7 @@ describe('shutdown and operations', () => {
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
     try {
-      const ready = () => /POS ordering service ready at (http:\/\/localhost:\d+)\/api\/v1 \(admin token: (\S+)\)/.exec(output);
+      const ready = () => /POS ordering service ready at (http:\/\/localhost:\d+) \(admin token: (\S+)\)\n.*export POS=\1 ADMIN_TOKEN=\2\n/.exec(output);
       await eventually(() => ready() !== null, 'the ready line', 45_000, () => `output:\n${output}`);
       expect(output).toContain('data is not kept');
       const [, origin, token] = ready()!;

@@ -1,5 +1,5 @@
 /**
- * The worker's order cache (services/worker/src/jobs/order-cache.ts): an order the worker last
+ * The worker's order cache (services/worker/src/transitions/order-cache.ts): an order the worker last
  * wrote is tried without a read, but only a successful version-guarded write may act on it.
  * Here another writer (standing in for a second worker) changes the order in MongoDB behind the
  * worker's back; the worker's answers must be those of the order as it is, not as it cached it.

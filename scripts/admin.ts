@@ -53,6 +53,9 @@ commands:
   update-operator <operatorId> [--name NAME] [--role ROLE] [--locations ID,ID | --all-locations]
   rotate-operator-token <operatorId>                       the new token, shown once; the old one stops at once
   delete-operator <operatorId>
+  events [--after EVENT_ID] [--location ID] [--types T,T] [--limit N] [--all]
+                                                           the event feed, oldest first; --all: every page
+                                                           from --after to the end (catching up)
   audit [--location ID] [--operator ID] [--from ISO-8601] [--to ISO-8601] [--limit N] [--after ID]
                                                            operator writes, newest first
   audit verify                                             checks the log's hash chain, oldest first; names the
@@ -226,6 +229,11 @@ async function run(admin: AdminClient, command: string | undefined, args: string
       need(1);
       await admin.deleteOperator(a!);
       return { deleted: a };
+    case 'events': {
+      const filter = { locationId: opts.location, types: list(opts.types) };
+      if (opts.all) return admin.allEvents({ ...filter, after: afterId });
+      return page(await admin.listEvents({ ...filter, limit, after: afterId }), limit, (e) => e.id);
+    }
     case 'audit':
       if (a === 'verify') {
         const result = await admin.verifyAuditChain();
@@ -267,6 +275,7 @@ async function main(): Promise<number> {
       'all-locations': { type: 'boolean' },
       location: { type: 'string' },
       operator: { type: 'string' },
+      types: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -198,6 +198,7 @@ function readSections(env: Env) {
       retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE.split(',').map(parseDuration),
       disableAfterMs: parseDuration(env.WEBHOOK_DISABLE_AFTER),
       logRetentionMs: parseDuration(env.WEBHOOK_LOG_RETENTION),
+      eventRetentionMs: parseDuration(env.EVENT_RETENTION),
       timeoutMs: parseDuration(env.WEBHOOK_TIMEOUT),
       concurrency: env.WEBHOOK_CONCURRENCY,
       endpointConcurrency: env.WEBHOOK_ENDPOINT_CONCURRENCY,

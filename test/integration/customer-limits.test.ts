@@ -121,8 +121,8 @@ describe('customer limits', () => {
   });
 
   describe('commands', () => {
-    /** The commands stored for the customer's session, live or not (an acknowledged one is removed). */
-    const storedCommandsOf = (customer: Customer) => db.db.collection('commands').countDocuments({ sessionId: customer.sessionId });
+    /** The session's live commands as stored (an acknowledged one is kept a while, no longer live). */
+    const storedCommandsOf = (customer: Customer) => db.db.collection('commands').countDocuments({ sessionId: customer.sessionId, acknowledgedAt: { $exists: false } });
 
     it('refuses a command beyond CUSTOMER_MAX_COMMANDS live ones with a 429, until the register acknowledges one', async () => {
       const customer = await customerAt(stack, locationId, 306, 8);

@@ -143,20 +143,23 @@ describe('a lifecycle run', () => {
     expect(await deps.archive.find({ locationId: location }, unsubmitted.number)).toBeNull();
   });
 
-  it('purges archived orders past their retention and expired commands', async () => {
+  it('purges archived orders past their retention, and commands a day after they expired', async () => {
     for (let i = 0; i < 4; i++) await order('COMPLETED', 20 * MINUTE);
     expect(await runLifecycle(deps, settings, { batchSize: 3, budgetMs: 60_000 })).toMatchObject({ archived: 4, purged: 0 });
     expect(await cold().countDocuments()).toBe(4);
 
     const now = new Date();
+    const DAY = 24 * 60 * MINUTE;
+    // expired 10 minutes ago (kept a day more, for its events), and a day and 10 minutes ago
     await deps.commands.insert({ locationId: location, number: 1, kind: 'REQUEST_BILL' }, new Date(now.getTime() - 20 * MINUTE), 10 * MINUTE);
-    await deps.commands.insert({ locationId: location, number: 2, kind: 'REQUEST_BILL' }, now, 10 * MINUTE);
+    await deps.commands.insert({ locationId: location, number: 2, kind: 'REQUEST_BILL' }, new Date(now.getTime() - DAY - 20 * MINUTE), 10 * MINUTE);
+    await deps.commands.insert({ locationId: location, number: 3, kind: 'REQUEST_BILL' }, now, 10 * MINUTE);
     expect(await runLifecycle(deps, settings, { batchSize: 3, budgetMs: 60_000 }, now)).toMatchObject({ purged: 0, commandsPurged: 1 });
-    expect((await db.collection('commands').find().toArray()).map((c) => c.number)).toEqual([2]);
+    expect((await db.collection('commands').find().toArray()).map((c) => c.number).sort()).toEqual([1, 3]);
 
     const afterRetention = new Date(now.getTime() + settings.retentionMs + MINUTE);
     const run = await runLifecycle(deps, settings, { batchSize: 3, budgetMs: 60_000 }, afterRetention);
-    expect(run).toMatchObject({ purged: 4, commandsPurged: 1, complete: true });
+    expect(run).toMatchObject({ purged: 4, commandsPurged: 2, complete: true });
     expect(await cold().countDocuments()).toBe(0);
     expect(await db.collection('commands').countDocuments()).toBe(0);
   });

@@ -7,6 +7,7 @@ import { registerAt } from '../support/fixtures';
 import { startStack } from '../support/stack';
 import { eventually, pause } from '../support/wait';
 import { Receiver, startReceiver } from '../support/webhook-receiver';
+import { outboxesRelayed } from '../support/outboxes';
 
 /** Short retries, so that a test sees several attempts in a few seconds. */
 const FAST_RETRIES = Array.from({ length: 30 }, () => '200ms').join(',');
@@ -15,7 +16,9 @@ const ALL_TYPES = ['order.placed', 'order.completed', 'order.aborted', 'order.fa
 type TestStack = Awaited<ReturnType<typeof startStack>>;
 
 /** Waits until the stack's webhook queue has nothing waiting, active or delayed. */
+/** Every event recorded and its deliveries queued (the relay), then every delivery attempted. */
 async function queueSettled(stack: TestStack): Promise<void> {
+  await outboxesRelayed(stack.env);
   const connection = new Redis(stack.env.REDIS_URL!, { maxRetriesPerRequest: null });
   const queue = new Queue(WEBHOOK_QUEUE, { connection, prefix: webhookPrefix({ prefix: stack.env.REDIS_PREFIX!, cluster: false }) });
   try {
@@ -181,6 +184,8 @@ describe('webhooks', () => {
     const { location } = await registerAt(stack, 'Webhook log');
     const sub = await subscribe(r, ['order.placed', 'order.completed'], [location.id]);
     const order = await stack.admin.createOrder(location.id, sampleRows);
+    // one at a time, so that the log's order is theirs (deliveries are concurrent)
+    await eventually(async () => (await stack.admin.listWebhookDeliveries(sub.id)).length === 1, 'the first attempt logged');
     await stack.admin.updateStatus(location.id, order.number, 'COMPLETED');
     await eventually(() => r.delivered().size === 2, 'both deliveries');
     await eventually(async () => (await stack.admin.listWebhookDeliveries(sub.id)).length === 2, 'both attempts logged');

@@ -282,6 +282,7 @@ describe('configuration', () => {
       WEBHOOK_RETRY_SCHEDULE: '1s,1m',
       WEBHOOK_DISABLE_AFTER: '1d',
       WEBHOOK_LOG_RETENTION: '7d',
+      EVENT_RETENTION: '7d',
       WEBHOOK_TIMEOUT: '5s',
       WEBHOOK_CONCURRENCY: '5',
       WEBHOOK_ENDPOINT_CONCURRENCY: '1',

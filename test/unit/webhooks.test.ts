@@ -1,6 +1,7 @@
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { retryDelay } from '@pos/shared/queue/webhook-queue';
-import { webhookIdOf } from '@pos/shared/webhooks/emitter';
+import { eventIdOf } from '@pos/shared/events/outbox';
+import { webhookIdOf } from '@pos/shared/webhooks/fan-out';
 import { WEBHOOK_EVENT_TYPES, webhooksOf } from '@pos/shared/webhooks/event-types';
 import { newWebhookSecret, SecretBox } from '@pos/shared/webhooks/secrets';
 import { isForbiddenAddress } from '@pos/shared/webhooks/url-guard';
@@ -58,9 +59,15 @@ describe('the webhook mapping table', () => {
     expect(again!.eventKey).toBe(first!.eventKey);
     expect(later!.eventKey).not.toBe(first!.eventKey);
     expect(first!.data).toMatchObject({ order: { number: 7, version: 4, failureCount: 0 } });
-    expect(webhookIdOf('loc', first!.eventKey, 'sub')).toBe(webhookIdOf('loc', first!.eventKey, 'sub'));
-    expect(webhookIdOf('loc', first!.eventKey, 'sub')).not.toBe(webhookIdOf('loc', first!.eventKey, 'other'));
-    expect(webhookIdOf('loc', first!.eventKey, 'sub')).toMatch(/^msg_[A-Za-z0-9_-]{24}$/);
+    // the event's id, and each subscription's webhook-id of it, derived again the same
+    const id = eventIdOf('loc', first!.eventKey);
+    expect(eventIdOf('loc', again!.eventKey)).toBe(id);
+    expect(eventIdOf('loc', later!.eventKey)).not.toBe(id);
+    expect(eventIdOf('other-loc', first!.eventKey)).not.toBe(id);
+    expect(id).toMatch(/^evt_[A-Za-z0-9_-]{24}$/);
+    expect(webhookIdOf(id, 'sub')).toBe(webhookIdOf(id, 'sub'));
+    expect(webhookIdOf(id, 'sub')).not.toBe(webhookIdOf(id, 'other'));
+    expect(webhookIdOf(id, 'sub')).toMatch(/^msg_[A-Za-z0-9_-]{24}$/);
   });
 });
 

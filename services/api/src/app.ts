@@ -21,6 +21,7 @@ import {
   REGISTER_OPERATIONS,
   SESSION_OPERATIONS,
   WEBHOOK_OPERATIONS,
+  EVENT_OPERATIONS,
 } from '@pos/shared/openapi/operations';
 import { boardHandlers } from './routes/board';
 import { bullBoard } from './routes/bull-board';
@@ -36,6 +37,7 @@ import { requestPipeline } from './routes/pipeline';
 import { registerHandlers } from './routes/register';
 import { sessionHandlers } from './routes/sessions';
 import { webhookHandlers } from './routes/webhooks';
+import { eventHandlers } from './routes/events';
 import { readServiceInfo } from './service-info';
 
 /** What a listener serves: routers (made by `createRouter`) and whole mounted apps (Bull Board). */
@@ -65,6 +67,7 @@ function surfaces(deps: ApiDeps) {
       routesOf(pipeline, basePath, LOCATION_WORK_OPERATIONS, locationWorkHandlers(deps)),
       routesOf(pipeline, basePath, OPERATOR_OPERATIONS, operatorHandlers(deps)),
       routesOf(pipeline, basePath, WEBHOOK_OPERATIONS, webhookHandlers(deps)),
+      routesOf(pipeline, basePath, EVENT_OPERATIONS, eventHandlers(deps)),
       routesOf(pipeline, basePath, MONITORING_OPERATIONS, monitoringHandlers(deps)),
       bullBoard(deps),
     ] as Mount[],

@@ -93,7 +93,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const lifecycleQueue = createLifecycleQueue(redis, config.redis, nodeLog);
   const repos = createRepos(store.db);
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
-  // Events the API publishes itself (counter orders, commands) are fanned out as they are published.
+  // Webhook deliveries the API adds itself: test events and redeliveries.
   const webhooks = createWebhooks({ repos, redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log: nodeLog });
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redis.prefix, orders: repos.orders, archive: repos.archive });
   registerRedisMemoryMetrics(metrics.registry, redis);
@@ -153,7 +153,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     if (operatorId !== undefined) hub.operatorChanged(operatorId);
   };
   await subscriber.subscribe(sessionsChannel(config.redis.prefix), endOperatorStreams);
-  const events = new EventPublisher(redisPublisher(redis), config.redis.prefix, webhooks.emitter);
+  const events = new EventPublisher(redisPublisher(redis), config.redis.prefix);
   const services = createServices({
     config,
     repos,

@@ -9,6 +9,18 @@ export interface WorkerMetrics {
   /** Jobs this worker finished, by job name and outcome status. */
   jobsProcessed: Counter<'job' | 'status'>;
   webhooks: WebhookMetrics;
+  relay: RelayMetrics;
+}
+
+export interface RelayMetrics {
+  /** Events this worker recorded in the event log. */
+  recorded: Counter;
+  /** From a change's write to its event's recording. */
+  lagSeconds: Histogram;
+  /** Deliveries added again from the event log: after Redis lost its data, or by the periodic check. */
+  restored: Counter<'reason'>;
+  /** 1 while this worker holds the relay's lease. */
+  leader: Gauge;
 }
 
 export interface WebhookMetrics {
@@ -52,7 +64,28 @@ export function createWorkerMetrics(mongoCommands: () => number): WorkerMetrics 
     registers: [registry],
   });
   for (const reason of ['endpoint-busy', 'circuit-open']) held.inc({ reason }, 0);
-  return { registry, jobsProcessed, webhooks: { deliveries, deliverySeconds, held } };
+  return { registry, jobsProcessed, webhooks: { deliveries, deliverySeconds, held }, relay: relayMetrics(registry) };
+}
+
+function relayMetrics(registry: Registry): RelayMetrics {
+  const restored = new Counter({
+    name: 'pos_event_deliveries_restored_total',
+    help: 'Webhook deliveries added to the queue again from the event log, by reason: redis-lost (the queue had lost its data), check (the periodic check of recent events)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  for (const reason of ['redis-lost', 'check']) restored.inc({ reason }, 0);
+  return {
+    recorded: new Counter({ name: 'pos_events_recorded_total', help: 'Events this worker moved from the outboxes to the event log', registers: [registry] }),
+    lagSeconds: new Histogram({
+      name: 'pos_event_relay_lag_seconds',
+      help: "Time from a change's write to its event's recording in the event log",
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60],
+      registers: [registry],
+    }),
+    restored,
+    leader: new Gauge({ name: 'pos_event_relay_leader', help: "1 while this worker holds the event relay's lease", registers: [registry] }),
+  };
 }
 
 /** `pos_webhook_circuits_open`: the endpoints whose circuit is open on this worker, read at scrape time. */

@@ -1,7 +1,7 @@
 /**
  * The worker's composition root: its connections and repositories, made once, then each part it
  * runs (the transition queue's consumers, the webhook deliveries, the lifecycle job, the order
- * deadlines, the presence sweep), and their shutdown in order.
+ * deadlines, the presence sweep, the event relay), and their shutdown in order.
  */
 import type { Config } from '@pos/shared/config';
 import { requireUrls, webhookSecretKey } from '@pos/shared/config';
@@ -14,6 +14,7 @@ import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { createRepos } from '@pos/shared/store/repos';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { createWebhooks } from '@pos/shared/webhooks/wiring';
+import { outboxes } from '@pos/shared/store/outboxes';
 import { settleWithin } from '@pos/shared/util/deadline';
 import { faultInjection } from './fault-injection';
 import { circuitsOpenGauge, createWorkerMetrics, serveMetrics } from './metrics';
@@ -26,6 +27,7 @@ import { watchDrain } from './transitions/drain';
 import { orderFollowUps } from './transitions/follow-ups';
 import { OrderCache } from './transitions/order-cache';
 import { JobProcessor } from './transitions/processor';
+import { OutboxRelay } from './outbox/relay';
 import { startDeliveryWorker, succeeded } from './webhooks/delivery';
 import { EndpointGuards } from './webhooks/endpoint-guards';
 
@@ -63,7 +65,6 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     repos,
     orderCache: new OrderCache(),
     answers: new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs),
-    webhooks: webhooks.emitter,
     followUps: orderFollowUps({ deadlines: deadlineQueue, locations: repos.locations, settings: config.deadlines, pauseAfterFailedOrders: config.presence.pauseAfterFailedOrders, log }),
     // Read for each failure report, not cached: an admin may change it (PATCH /admin/v1/locations/{id}).
     failureThreshold: async (locationId) => (await repos.locations.failureThreshold(locationId)) ?? config.orders.failureThreshold,
@@ -86,6 +87,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
         webhooks: repos.webhooks,
         deliveries: repos.webhookDeliveries,
         pending: webhooks.deliveries,
+        events: repos.events,
         guards,
         secrets: new SecretBox(secretKey),
         metrics: metrics.webhooks,
@@ -104,10 +106,22 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     ...scheduled,
     queue: deadlineQueue,
     orders: repos.orders,
-    webhooks: webhooks.emitter,
     contextFor: (jobId, jobLog, events) => processor.context(jobId, jobLog, events),
   });
-  const presence = await startPresenceSweep({ ...scheduled, locations: repos.locations, webhooks: webhooks.emitter });
+  const presence = await startPresenceSweep({ ...scheduled, locations: repos.locations });
+  // The events the writes recorded, to the event log and the webhooks' queue.
+  const relay = new OutboxRelay({
+    outboxes: outboxes(store.db),
+    events: repos.events,
+    leases: repos.leases,
+    fanOut: webhooks.fanOut,
+    deliveries: webhooks.deliveries,
+    redis,
+    prefix: config.redis.prefix,
+    metrics: metrics.relay,
+    log: log.child({ part: 'event-relay' }),
+  });
+  relay.start();
   log.info(
     {
       queue: TRANSITION_QUEUE,
@@ -128,6 +142,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
         lifecycle.close(),
         deadlines.close(),
         presence.close(),
+        relay.close(),
       ]);
       if (drain) await settleWithin(drain.stop(), 2_000, log, 'closing the drained queues');
       await settleWithin(webhooks.queue.close(), 2_000, log, 'closing the webhook queue');

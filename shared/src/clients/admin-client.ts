@@ -6,6 +6,7 @@ import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/records';
 import type { LocationUpdateInput, OperatorInput, OperatorUpdateInput, PauseInput, RowInput, WebhookInput, WebhookUpdateInput } from '../schemas/requests';
+import type { FeedEvent } from '../schemas/feed-event';
 import type {
   AuditRecord,
   AuditVerification,
@@ -267,6 +268,27 @@ export class AdminClient {
 
   deleteOperator(id: string): Promise<void> {
     return this.call('DELETE', `/operators/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * One page of the event feed, oldest first; `after` is the `id` of the last event of the previous
+   * page (docs/webhooks.md#the-event-feed).
+   */
+  listEvents(filter: { locationId?: string; types?: string[] } & PageOptions<string> = {}): Promise<FeedEvent[]> {
+    const query = new URLSearchParams();
+    if (filter.locationId !== undefined) query.set('locationId', filter.locationId);
+    if (filter.types !== undefined) query.set('types', filter.types.join(','));
+    return this.call('GET', `/events${pageQuery(filter, query)}`);
+  }
+
+  /** The feed from after `after` (absent: its start) to its end: every page. */
+  async allEvents(filter: { locationId?: string; types?: string[]; after?: string } = {}): Promise<FeedEvent[]> {
+    const all: FeedEvent[] = [];
+    for (;;) {
+      const page = await this.listEvents({ ...filter, limit: ALL_PAGE, after: all.at(-1)?.id ?? filter.after });
+      all.push(...page);
+      if (page.length < ALL_PAGE) return all;
+    }
   }
 
   /** One page of the audit log, newest first; `after` is the id of the last record of the previous page. */

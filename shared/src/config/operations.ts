@@ -50,8 +50,8 @@ export const OPERATIONS_SECTIONS = defineSections({
       },
     },
   webhooks: {
-    title: 'Webhooks',
-    summary: "Signed deliveries of the service's events to a chain's own systems (docs/webhooks.md): their retries, their log, the key their secrets are kept under.",
+    title: 'Webhooks and the event feed',
+    summary: "Signed deliveries of the service's events to a chain's own systems, and the feed they catch up from (docs/webhooks.md): the retries, the logs, the key the secrets are kept under.",
     variables: {
       WEBHOOK_RETRY_SCHEDULE: {
         type: 'string',
@@ -67,6 +67,13 @@ export const OPERATIONS_SECTIONS = defineSections({
         description: 'An endpoint whose deliveries have failed for this long without a single success is disabled (a 410 Gone disables it at once).',
       },
       WEBHOOK_LOG_RETENTION: { type: 'string', pattern: DURATION, default: '28d', description: 'How long the delivery log keeps each attempt.' },
+      EVENT_RETENTION: {
+        type: 'string',
+        pattern: DURATION,
+        minDuration: '1m',
+        default: '30d',
+        description: 'How long the event feed (`GET /admin/v1/events`) keeps each event, from its recording; the lifecycle job removes older ones. A consumer away longer than this catches up from the start of what is kept.',
+      },
       WEBHOOK_TIMEOUT: { type: 'string', pattern: DURATION, default: '10s', description: "How long a delivery waits for the endpoint's answer; a 2xx within it is success." },
       WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 1, default: 20, description: 'Deliveries one worker makes at once (on the webhook queue, never on the transition queue).' },
       WEBHOOK_ENDPOINT_CONCURRENCY: {

@@ -97,6 +97,9 @@ export const problems = {
   noEnumConstant: (value: string): Problem => problemOf('illegalArgument', `No enum constant OrderState.${echoed(value)}`),
   required: (label: string): Problem => problemOf('illegalArgument', `${label} is required.`),
   illegalArgument: (detail: string): Problem => problemOf('illegalArgument', detail),
+  /** The event feed's `after` names no event it holds (docs/webhooks.md#the-event-feed). */
+  eventNotKept: (): Problem => problemOf('illegalArgument', '`after` names no event the feed holds: it is unknown, or older than EVENT_RETENTION'),
+  unknownEventType: (type: string): Problem => problemOf('illegalArgument', `No event type ${echoed(type)}`),
   validation: (detail: string): Problem => problemOf('validation', detail),
   conflict: (detail: string): Problem => problemOf('conflict', detail),
   concurrentModification: (): Problem => problemOf('conflict', 'Order was modified concurrently; read it again and retry'),

@@ -43,21 +43,12 @@ export type LocationEvent = (
 /** What a `location` event announces. */
 export type LocationChange = 'online' | 'offline' | 'paused' | 'resumed';
 
-/** What EventPublisher offers the webhooks: every location event, and one only webhooks hear of. */
+/** What a change may be, for the event log and webhooks (events/outbox.ts): every location event, and one only they hear of. */
 export type WebhookSource = LocationEvent | { type: 'command-acknowledged'; record: CommandRecord };
-
-/**
- * Where EventPublisher offers each event for webhooks (webhooks/emitter.ts maps and fans them
- * out): in the worker the job's outbox, which adds the deliveries before the job answers; in the
- * API the emitter itself.
- */
-export interface WebhookSink {
-  offer(locationId: string, event: WebhookSource, at: number): Promise<void>;
-}
 
 export const locationChannel = (prefix: string, locationId: string): string => `${prefix}:loc:${locationId}`;
 
-/** Where events go: Redis (PUBLISH, or SPUBLISH on a cluster), or the worker's outbox, which holds them for the job's reply. */
+/** Where events go: Redis (PUBLISH, or SPUBLISH on a cluster), or the job's messages, which hold them for the job's reply. */
 export interface Publisher {
   publish(channel: string, message: string): Promise<unknown>;
 }
@@ -65,7 +56,8 @@ export interface Publisher {
 /** Publishes on Redis as the deployment does: PUBLISH on one Redis, SPUBLISH on a cluster, bounded. */
 export const redisPublisher = (redis: RedisClient): Publisher => ({ publish: (channel, message) => publish(redis, channel, message) });
 
-function orderEventOf(doc: OrderDoc): LocationEvent & { type: 'order' } {
+/** An order's event: its record, failure count and version (and its overdue mark). */
+export function orderEventOf(doc: OrderDoc): LocationEvent & { type: 'order' } {
   const event: LocationEvent & { type: 'order' } = { type: 'order', record: toOrderRecord(doc), failureCount: doc.failureCount, version: doc.version };
   if (doc.overdue === true) event.overdue = true;
   return event;
@@ -75,7 +67,6 @@ export class EventPublisher {
   constructor(
     private readonly redis: Publisher,
     private readonly prefix: string,
-    private readonly webhooks?: WebhookSink,
   ) {}
 
   /** An order's new state; `overdue` (operators' form only) once its placement is overdue. */
@@ -95,11 +86,6 @@ export class EventPublisher {
 
   command(doc: CommandDoc): Promise<void> {
     return this.publish(doc.locationId, { type: 'command', record: toCommandRecord(doc) });
-  }
-
-  /** A command acknowledged: for webhooks only (streams drop acknowledged commands by themselves). */
-  async commandAcknowledged(doc: CommandDoc): Promise<void> {
-    await this.webhooks?.offer(doc.locationId, { type: 'command-acknowledged', record: toCommandRecord(doc) }, performance.timeOrigin + performance.now());
   }
 
   sessionClosed(locationId: string, sessionId: string): Promise<void> {
@@ -125,7 +111,6 @@ export class EventPublisher {
 
   private async publish(locationId: string, event: LocationEvent): Promise<void> {
     event.at = performance.timeOrigin + performance.now();
-    // Offered to the webhooks even when the publish fails: they do not depend on it.
-    await Promise.all([this.redis.publish(locationChannel(this.prefix, locationId), JSON.stringify(event)), this.webhooks?.offer(locationId, event, event.at)]);
+    await this.redis.publish(locationChannel(this.prefix, locationId), JSON.stringify(event));
   }
 }

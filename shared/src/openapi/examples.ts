@@ -119,6 +119,12 @@ export const examples = {
   }),
   webhookSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/WcwdTzYwAs=',
   webhookMessageId: 'msg_Xo3sPq0Lz9vN2bY7cQ1wE4rT',
+  event: {
+    id: 'evt_Hc2l1Vx8mQpR0sT4uW6yZa3b',
+    type: 'order.placed',
+    timestamp: '2026-11-21T07:11:04.092Z',
+    data: { locationId: EXAMPLE_IDS.location, order: { ...toOperatorOrderRecord(orderDoc), version: 1 } },
+  },
   webhookDelivery: {
     id: EXAMPLE_IDS.delivery,
     webhookId: 'msg_Xo3sPq0Lz9vN2bY7cQ1wE4rT',

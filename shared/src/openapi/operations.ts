@@ -7,6 +7,7 @@
 import { BOARD_OPERATIONS } from './operations/board';
 import { CUSTOMER_OPERATIONS } from './operations/customer';
 import { DOCUMENTATION_OPERATIONS } from './operations/documentation';
+import { EVENT_OPERATIONS } from './operations/events';
 import { HEALTH_OPERATIONS } from './operations/health';
 import { LOCATION_WORK_OPERATIONS } from './operations/location-work';
 import { LOCATION_OPERATIONS } from './operations/locations';
@@ -22,6 +23,7 @@ export {
   BOARD_OPERATIONS,
   CUSTOMER_OPERATIONS,
   DOCUMENTATION_OPERATIONS,
+  EVENT_OPERATIONS,
   HEALTH_OPERATIONS,
   LOCATION_OPERATIONS,
   LOCATION_WORK_OPERATIONS,
@@ -39,6 +41,7 @@ const PARTS = {
   ...LOCATION_OPERATIONS,
   ...SESSION_OPERATIONS,
   ...WEBHOOK_OPERATIONS,
+  ...EVENT_OPERATIONS,
   ...LOCATION_WORK_OPERATIONS,
   ...BOARD_OPERATIONS,
   ...HEALTH_OPERATIONS,

@@ -32,9 +32,11 @@ export interface LifecycleCounts {
   deliveriesPurged: number;
   /** Audit records past AUDIT_RETENTION removed. */
   auditPurged: number;
+  /** Events of the feed past EVENT_RETENTION removed. */
+  eventsPurged: number;
 }
 
-export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = ['archived', 'expired', 'purged', 'commandsPurged', 'deliveriesPurged', 'auditPurged'];
+export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = ['archived', 'expired', 'purged', 'commandsPurged', 'deliveriesPurged', 'auditPurged', 'eventsPurged'];
 
 export interface LifecycleRun extends LifecycleCounts {
   durationMs: number;

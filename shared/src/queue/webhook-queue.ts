@@ -21,6 +21,8 @@ export interface DeliveryJobData {
   type: string;
   /** The JSON body, fixed when the event was fanned out: every attempt sends the same bytes. */
   body: string;
+  /** The recorded event it delivers (absent for a test event): settling the delivery settles the event's debt. */
+  eventId?: string;
   redelivery?: true;
 }
 

@@ -1,21 +1,17 @@
 /**
- * Request body and query schemas, compiled once. Every body and list query the service accepts
- * is described here; the input types are derived from the schemas (json-schema-to-ts), and the
+ * Request body schemas, compiled once. Every body the service accepts is described here (list
+ * queries: queries.ts); the input types are derived from the schemas (json-schema-to-ts), and the
  * OpenAPI document publishes the same objects.
  */
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FromSchema } from 'json-schema-to-ts';
 import { COMMAND_KINDS, CUSTOMER_COMMAND_KINDS, CommandKind } from '../domain/commands';
-import { ORDER_STATES } from '../domain/order-state';
 import { Problem, problems } from '../domain/problem';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 
 const ajv = new Ajv({ allErrors: false, strict: true });
 addFormats(ajv, ['date-time']);
-/** Query strings are text: their numbers are read as numbers, and absent values take their defaults. */
-const queryAjv = new Ajv({ allErrors: false, strict: true, coerceTypes: true, useDefaults: true });
-addFormats(queryAjv, ['date-time']);
 
 /**
  * Text that reaches register screens and kitchen printers carries no control characters
@@ -195,51 +191,6 @@ export const webhookUpdateSchema = {
   },
 } as const;
 
-const limit = {
-  type: 'integer',
-  minimum: 1,
-  maximum: LIMITS.pageMax,
-  default: LIMITS.pageDefault,
-  description: 'The most items on this page; a shorter page is the last',
-} as const;
-
-/** A page of a list ordered by id (locations, sessions): `after` is the last id of the previous page. */
-export const idPageQuerySchema = {
-  type: 'object',
-  properties: {
-    limit,
-    after: { type: 'string', minLength: 1, maxLength: 64, description: 'The id of the last item of the previous page; absent for the first page' },
-  },
-} as const;
-
-/** A page of a list ordered by number (orders, commands): `after` is the last number of the previous page. */
-export const numberPageQuerySchema = {
-  type: 'object',
-  properties: {
-    limit,
-    after: { type: 'integer', minimum: 0, maximum: 2_147_483_647, description: 'The number of the last item of the previous page; absent for the first page' },
-  },
-} as const;
-
-export const orderListQuerySchema = {
-  type: 'object',
-  required: ['state'],
-  properties: {
-    state: { type: 'string', enum: ORDER_STATES, description: 'The state of the orders listed; another name is a 400 "No enum constant ..."' },
-    overdue: { type: 'boolean', description: '`true`: only overdue orders; `false`: only the others' },
-    ...numberPageQuerySchema.properties,
-  },
-} as const;
-
-/** The admin list of locations: a page by id, filtered on presence when asked. */
-export const locationListQuerySchema = {
-  type: 'object',
-  properties: {
-    online: { type: 'boolean', description: '`false`: the dark locations; `true`: those online' },
-    ...idPageQuerySchema.properties,
-  },
-} as const;
-
 const operatorRole = { type: 'string', enum: ['viewer', 'manager', 'admin'] } as const;
 const operatorLocations = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 1000, uniqueItems: true } as const;
 
@@ -263,27 +214,6 @@ export const operatorUpdateSchema = {
   },
 } as const;
 
-/** The audit log's filters and page: newest first, `after` the id of the last record of the previous page. */
-export const auditQuerySchema = {
-  type: 'object',
-  properties: {
-    locationId: { type: 'string', minLength: 1, maxLength: 64, description: 'Only records of this location' },
-    operatorId: { type: 'string', minLength: 1, maxLength: 64, description: 'Only records of this operator' },
-    from: { type: 'string', format: 'date-time', maxLength: LIMITS.timestampLength, description: 'Only records at or after this time' },
-    to: { type: 'string', format: 'date-time', maxLength: LIMITS.timestampLength, description: 'Only records before this time' },
-    ...idPageQuerySchema.properties,
-  },
-} as const;
-
-/** One stretch of the audit chain's check: after the record `after` (absent: from where the chain starts). */
-export const auditVerifyQuerySchema = {
-  type: 'object',
-  properties: {
-    after: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The `lastSeq` of the previous stretch; absent for the first' },
-    limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 10_000, description: 'The most records this stretch checks' },
-  },
-} as const;
-
 export type RowInput = FromSchema<typeof rowSchema>;
 export type StatusUpdateInput = FromSchema<typeof statusUpdateSchema>;
 export type FailureReportInput = FromSchema<typeof failureReportSchema>;
@@ -296,15 +226,9 @@ export type WebhookUpdateInput = FromSchema<typeof webhookUpdateSchema>;
 export type LocationUpdateInput = FromSchema<typeof locationUpdateSchema>;
 export type ServiceSessionInput = FromSchema<typeof serviceSessionSchema>;
 export type CustomerSessionInput = FromSchema<typeof customerSessionSchema>;
-export type IdPageQuery = FromSchema<typeof idPageQuerySchema>;
-export type NumberPageQuery = FromSchema<typeof numberPageQuerySchema>;
-export type OrderListQuery = FromSchema<typeof orderListQuerySchema>;
-export type LocationListQuery = FromSchema<typeof locationListQuerySchema>;
 export type PauseInput = FromSchema<typeof pauseSchema>;
 export type OperatorInput = FromSchema<typeof operatorSchema>;
 export type OperatorUpdateInput = FromSchema<typeof operatorUpdateSchema>;
-export type AuditQuery = FromSchema<typeof auditQuerySchema>;
-export type AuditVerifyQuery = FromSchema<typeof auditVerifyQuerySchema>;
 
 /** Human names of required fields, for the interface's "<Name> is required." detail. */
 const FIELD_LABELS: Record<string, string> = {
@@ -356,11 +280,6 @@ export function compile<T>(schema: object): Validator<T> {
   return ajv.compile<T>(schema);
 }
 
-/** A query validator: numbers coerced, defaults filled in (on a copy of the query it is given). */
-function compileQuery<T>(schema: object): Validator<T> {
-  return queryAjv.compile<T>(schema);
-}
-
 export const validators = {
   statusUpdate: compile<StatusUpdateInput>(statusUpdateSchema),
   failureReport: compile<FailureReportInput>(failureReportSchema),
@@ -377,13 +296,4 @@ export const validators = {
   webhookUpdate: compile<WebhookUpdateInput>(webhookUpdateSchema),
   operator: compile<OperatorInput>(operatorSchema),
   operatorUpdate: compile<OperatorUpdateInput>(operatorUpdateSchema),
-};
-
-export const queryValidators = {
-  idPage: compileQuery<IdPageQuery>(idPageQuerySchema),
-  numberPage: compileQuery<NumberPageQuery>(numberPageQuerySchema),
-  orderList: compileQuery<OrderListQuery>(orderListQuerySchema),
-  locationList: compileQuery<LocationListQuery>(locationListQuerySchema),
-  audit: compileQuery<AuditQuery>(auditQuerySchema),
-  auditVerify: compileQuery<AuditVerifyQuery>(auditVerifyQuerySchema),
 };

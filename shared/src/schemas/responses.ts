@@ -9,7 +9,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { ORDER_STATES } from '../domain/order-state';
 import { problemBodySchema, type ProblemBody } from '../domain/problem';
-
 import { positiveInt, timestamp } from './shared-shapes';
 
 export const orderRowSchema = {

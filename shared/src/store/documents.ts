@@ -7,7 +7,27 @@ import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
 import type { AuditChange, OrderRow } from '../schemas/responses';
 
-export interface OrderDoc {
+/**
+ * An event recorded by the write that implied it, in the changed document's `outbox`, until the
+ * relay has moved it to the event log (events/outbox.ts). `data` is the webhook body's `data`.
+ */
+export interface OutboxEntry {
+  /** The event's id (`evt_…`): derived from what the event is, so that recording it again finds it. */
+  id: string;
+  type: string;
+  locationId: string;
+  /** When the change was written: the event's `timestamp`. */
+  at: Date;
+  data: Record<string, unknown>;
+}
+
+/** A document whose writes record their events (orders, commands, locations). */
+export interface WithOutbox {
+  /** Events written with the document and not yet relayed to the event log. */
+  outbox?: OutboxEntry[];
+}
+
+export interface OrderDoc extends WithOutbox {
   _id: string;
   locationId: string;
   number: number;
@@ -36,7 +56,7 @@ export interface OrderDoc {
   updatedAt: Date;
 }
 
-export interface CommandDoc {
+export interface CommandDoc extends WithOutbox {
   _id: string;
   locationId: string;
   number: number;
@@ -47,11 +67,15 @@ export interface CommandDoc {
   /** The creating request's identity under an Idempotency-Key, so that its retry finds this command. */
   idempotencyId?: string;
   createdAt: Date;
-  /** A command is live until acknowledged (deleted) or until this moment. */
+  /** A command is live until acknowledged or until this moment. */
   expiresAt: Date;
+  /** When a register (or an operator on its behalf) acknowledged it: it is no longer live. */
+  acknowledgedAt?: Date;
+  /** When the command is removed (a day after `expiresAt`: its events are relayed long before). */
+  purgeAt?: Date;
 }
 
-export interface LocationDoc {
+export interface LocationDoc extends WithOutbox {
   _id: string;
   name: string;
   failureThreshold: number;
@@ -68,6 +92,14 @@ export interface LocationDoc {
   pauseReason?: string;
   /** The location's own order deadline (a duration; `0`: none), over ORDER_DEADLINE. */
   orderDeadline?: string;
+  /** When its last pause ended (keys the `location.resumed` event). */
+  resumedAt?: Date;
+  /**
+   * Grows by one with every write that changes what the location's view shows (name, threshold,
+   * deadline, presence, pause); those writes are conditional on the revision read, so that the
+   * event they record shows the location as they left it. Absent on a location never so written.
+   */
+  rev?: number;
   /** Its orders that reached FAILED in a row (PAUSE_AFTER_FAILED_ORDERS); a COMPLETED one resets it. */
   failedInRow?: number;
   /**
@@ -203,4 +235,27 @@ export interface AuditAnchorDoc {
   _id: 'audit';
   seq: number;
   hash: string;
+}
+
+/** The event log (store/event-log.ts): one recorded event. */
+export interface EventDoc {
+  /** `seq`: the event's place in the feed. */
+  _id: number;
+  eventId: string;
+  type: string;
+  locationId: string;
+  timestamp: Date;
+  data: Record<string, unknown>;
+  recordedAt: Date;
+  /** Deliveries not yet settled (delivered, failed for good, dropped, or their subscription gone), by webhook-id. */
+  undelivered?: Record<string, string>;
+  /** How many there are: the index of the events that still owe deliveries. */
+  pendingDeliveries?: number;
+}
+
+/** Who runs a job that one worker at a time runs (store/leases.ts). */
+export interface LeaseDoc {
+  _id: string;
+  holder: string;
+  until: Date;
 }

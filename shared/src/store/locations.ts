@@ -2,6 +2,8 @@ import type { Db, Filter } from 'mongodb';
 import type { LocationDoc, SweptChange } from './documents';
 import { newId } from './ids';
 import { collections } from './mongo';
+import { raceBackoff, VERSION_RACE_RETRIES } from './orders';
+import { type EventsOf, NO_EVENTS } from './outboxes';
 import type { Page } from './page';
 import { asString } from './query-values';
 
@@ -22,7 +24,23 @@ export type Admission = Pick<LocationDoc, '_id' | 'online' | 'pausedAt' | 'pause
 
 
 
-const PAUSE_FIELDS = { pausedAt: '', pausedUntil: '', pauseReason: '' } as const;
+const PAUSE_FIELDS = ['pausedAt', 'pausedUntil', 'pauseReason'] as const;
+
+/** A decided change of what a location's view shows: fields set and removed, and the sweep's mark of it. */
+interface ViewChange {
+  set: Partial<LocationDoc>;
+  unset?: readonly (keyof LocationDoc)[];
+  /** Recorded as unannounced to streams until the sweep has announced it (see `unannouncedChanges`). */
+  mark?: SweptChange;
+}
+
+/** The location as a change leaves it. */
+function changed(doc: LocationDoc, change: ViewChange): LocationDoc {
+  const after: LocationDoc = { ...doc, ...change.set, rev: (doc.rev ?? 0) + 1 };
+  for (const field of change.unset ?? []) delete after[field];
+  if (change.mark && !after.unannounced?.includes(change.mark)) after.unannounced = [...(after.unannounced ?? []), change.mark];
+  return after;
+}
 
 export class LocationsRepo {
   private readonly c;
@@ -56,7 +74,7 @@ export class LocationsRepo {
 
   /** Applies the changes; the location as it is after them, or null when there is none. */
   update(id: string, changes: LocationChanges): Promise<LocationDoc | null> {
-    return this.c.findOneAndUpdate({ _id: asString(id, 'locationId') }, { $set: changes }, { returnDocument: 'after' });
+    return this.change(id, () => ({ set: changes }));
   }
 
   /** A location's failure threshold alone (the worker's read for each failure report). */
@@ -82,28 +100,32 @@ export class LocationsRepo {
     return doc ? doc[sequence] : null;
   }
 
-  /** Pauses (or re-pauses, with a new end) a location; the location after, or null when there is none. */
-  pause(id: string, pause: { until?: Date; reason?: string }, now: Date): Promise<LocationDoc | null> {
+  /** Pauses (or re-pauses, with a new end) a location, with the pause's events; the location after, or null when there is none. */
+  pause(id: string, pause: { until?: Date; reason?: string }, now: Date, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
     const set: Partial<LocationDoc> = { pausedAt: now };
-    const unset: Record<string, ''> = {};
+    const unset: (keyof LocationDoc)[] = [];
     if (pause.until) set.pausedUntil = pause.until;
-    else unset.pausedUntil = '';
+    else unset.push('pausedUntil');
     if (pause.reason !== undefined) set.pauseReason = pause.reason;
-    else unset.pauseReason = '';
-    return this.c.findOneAndUpdate({ _id: asString(id, 'locationId') }, { $set: set, $unset: unset }, { returnDocument: 'after' });
+    else unset.push('pauseReason');
+    return this.change(id, () => ({ set, unset }), events);
   }
 
   /**
-   * Ends a pause. `expiredAt`: only a pause whose `until` has come by then (the sweep's end of a
-   * timed pause; a pause changed meanwhile is left alone), recorded as unannounced for the sweep.
-   * The location after, or null when no pause was ended (none in place, or none of that kind): the
-   * caller announces only a real end.
+   * Ends a pause, with its events. `expiredAt`: only a pause whose `until` has come by then (the
+   * sweep's end of a timed pause; a pause changed meanwhile is left alone), recorded as
+   * unannounced for the sweep. The location after, or null when no pause was ended (none in
+   * place, or none of that kind): the caller announces only a real end.
    */
-  resume(id: string, expiredAt?: Date): Promise<LocationDoc | null> {
-    const filter: Filter<LocationDoc> = { _id: asString(id, 'locationId'), pausedAt: { $exists: true } };
-    if (!expiredAt) return this.c.findOneAndUpdate(filter, { $unset: PAUSE_FIELDS }, { returnDocument: 'after' });
-    filter.pausedUntil = { $lte: expiredAt };
-    return this.c.findOneAndUpdate(filter, { $unset: PAUSE_FIELDS, $addToSet: { unannounced: 'resumed' } }, { returnDocument: 'after' });
+  resume(id: string, now: Date, expiredAt?: Date, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
+    return this.change(
+      id,
+      (doc) => {
+        if (!doc.pausedAt || (expiredAt && !(doc.pausedUntil && doc.pausedUntil <= expiredAt))) return undefined;
+        return { set: { resumedAt: now }, unset: PAUSE_FIELDS, ...(expiredAt ? { mark: 'resumed' as const } : {}) };
+      },
+      events,
+    );
   }
 
   /** The locations with changes the sweep wrote and did not announce (few: a sweep died between the two). */
@@ -136,15 +158,15 @@ export class LocationsRepo {
   }
 
   /**
-   * Records a presence change, guarded: only the writer that moves the stored state writes, so
-   * that each change is announced once (recorded as unannounced until it is). The location after,
-   * or null when it already was so.
+   * Records a presence change, with its events, guarded: only the writer that moves the stored
+   * state writes, so that each change is announced once (recorded as unannounced until it is).
+   * The location after, or null when it already was so.
    */
-  setOnline(id: string, online: boolean, now: Date): Promise<LocationDoc | null> {
-    return this.c.findOneAndUpdate(
-      { _id: asString(id, 'locationId'), online: online ? { $ne: true } : true },
-      { $set: { online, onlineSince: now }, $addToSet: { unannounced: online ? 'online' : 'offline' } },
-      { returnDocument: 'after' },
+  setOnline(id: string, online: boolean, now: Date, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
+    return this.change(
+      id,
+      (doc) => ((doc.online === true) === online ? undefined : { set: { online, onlineSince: now }, mark: online ? 'online' : 'offline' }),
+      events,
     );
   }
 
@@ -162,14 +184,43 @@ export class LocationsRepo {
    * `failed orders`, no end) and the count starts again. Returns the location when this call
    * paused it (the caller announces it), else null. Each step is one guarded command.
    */
-  async noteFailedOrder(id: string, limit: number, now: Date): Promise<LocationDoc | null> {
+  async noteFailedOrder(id: string, limit: number, now: Date, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
     const counted = await this.c.findOneAndUpdate({ _id: asString(id, 'locationId') }, { $inc: { failedInRow: 1 } }, { returnDocument: 'after' });
     if (!counted || (counted.failedInRow ?? 0) < limit) return null;
-    return this.c.findOneAndUpdate(
-      { _id: counted._id, failedInRow: { $gte: limit }, pausedAt: { $exists: false } },
-      { $set: { pausedAt: now, pauseReason: FAILED_ORDERS_REASON, failedInRow: 0 } },
-      { returnDocument: 'after' },
+    return this.change(
+      counted._id,
+      (doc) => ((doc.failedInRow ?? 0) < limit || doc.pausedAt ? undefined : { set: { pausedAt: now, pauseReason: FAILED_ORDERS_REASON, failedInRow: 0 } }),
+      events,
     );
+  }
+
+  /**
+   * A change of what the location's view shows: read, decide, then write conditional on the
+   * revision read, with the events of the location as the change leaves it in its outbox (so an
+   * event always shows the change it announces). `decide` returns nothing when there is nothing
+   * to change. The location after, or null when there is none or nothing changed.
+   */
+  private async change(id: string, decide: (doc: LocationDoc) => ViewChange | undefined, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
+    for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
+      const doc = await this.c.findOne({ _id: asString(id, 'locationId') });
+      const decided = doc && decide(doc);
+      if (!doc || !decided) return null;
+      const after = changed(doc, decided);
+      const outbox = events(after);
+      const { modifiedCount } = await this.c.updateOne(
+        { _id: doc._id, rev: doc.rev ?? { $exists: false } },
+        {
+          $set: { ...decided.set, rev: after.rev },
+          ...(decided.unset?.length ? { $unset: Object.fromEntries(decided.unset.map((field) => [field, ''])) } : {}),
+          ...(decided.mark || outbox.length > 0
+            ? { $addToSet: { ...(decided.mark ? { unannounced: decided.mark } : {}), ...(outbox.length > 0 ? { outbox: { $each: outbox } } : {}) } }
+            : {}),
+        },
+      );
+      if (modifiedCount === 1) return after;
+      await raceBackoff(attempt);
+    }
+    throw new Error(`location ${id} kept changing under ${VERSION_RACE_RETRIES} attempts to write it`);
   }
 
   /** An order of the location COMPLETED: the failures in a row start again (no write when there were none). */

@@ -1,6 +1,6 @@
 import { Collection, Db, Filter, MongoClient } from 'mongodb';
 import type { MongoConfig } from '../config';
-import type { ArchivedOrderDoc, AuditAnchorDoc, AuditDoc, CommandDoc, LocationDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
+import type { ArchivedOrderDoc, AuditAnchorDoc, AuditDoc, CommandDoc, EventDoc, LeaseDoc, LocationDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
 import { asInteger, asString } from './query-values';
 
 export interface Store {
@@ -80,6 +80,10 @@ export function collections(db: Db) {
     audit: db.collection<AuditDoc>('audit'),
     /** Where the audit log's hash chain starts once retention removed its oldest records. */
     auditAnchors: db.collection<AuditAnchorDoc>('auditAnchors'),
+    /** The event log: the feed, and the source of webhook deliveries (store/event-log.ts). */
+    events: db.collection<EventDoc>('events'),
+    /** Which process holds a one-at-a-time job (store/leases.ts). */
+    leases: db.collection<LeaseDoc>('leases'),
   };
 }
 
@@ -91,6 +95,7 @@ export function collections(db: Db) {
 export async function ensureIndexes(db: Db): Promise<void> {
   const c = collections(db);
   await dropAuditTtl(c.audit);
+  await keepCommandsAfterExpiry(c.commands);
   await Promise.all([
     c.sessions.createIndex({ keyHash: 1 }, { unique: true }),
     // the presence sweep's and gauges' reads: locations online, timed pauses due
@@ -118,8 +123,17 @@ export async function ensureIndexes(db: Db): Promise<void> {
     ...[c.orders, c.commands].map((records) =>
       records.createIndex({ locationId: 1, idempotencyId: 1 }, { unique: true, partialFilterExpression: { idempotencyId: { $exists: true } } }),
     ),
-    // MongoDB removes expired commands in the background; reads still filter on expiresAt.
-    c.commands.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }),
+    // MongoDB removes commands a day after they expired (their events relayed long before); reads filter on expiresAt.
+    c.commands.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
+    // the outboxes: documents holding events the relay has not moved to the event log yet
+    ...[c.orders, c.commands, c.locations, c.orderArchive].map((outbox) => outbox.createIndex({ 'outbox.id': 1 }, { sparse: true })),
+    // The event log: its place is `_id`; each event once; the feed by location and by type; the
+    // events still owing deliveries; retention by age.
+    c.events.createIndex({ eventId: 1 }, { unique: true }),
+    c.events.createIndex({ locationId: 1, _id: 1 }),
+    c.events.createIndex({ type: 1, _id: 1 }),
+    c.events.createIndex({ pendingDeliveries: 1 }, { partialFilterExpression: { pendingDeliveries: { $gt: 0 } } }),
+    c.events.createIndex({ recordedAt: 1 }),
     // History pages: a location's finished orders by completion time (number breaks ties).
     c.orderArchive.createIndex({ locationId: 1, completeTime: 1, number: 1 }),
     // MongoDB removes archived orders past their retention; the lifecycle job's purge does the
@@ -149,6 +163,18 @@ async function dropAuditTtl(audit: Collection<AuditDoc>): Promise<void> {
   const ttl = indexes.find((index) => index.key.purgeAt === 1 && index.expireAfterSeconds !== undefined);
   // another process starting at the same time may have dropped it first
   if (ttl?.name) await audit.dropIndex(ttl.name).catch(() => undefined);
+}
+
+/**
+ * Commands were once removed by a TTL index on `expiresAt`, the moment they expired: now they are
+ * kept a day longer (`purgeAt`), so that their events are relayed whatever happens meanwhile. The
+ * old index is dropped, and commands from before get their `purgeAt`.
+ */
+async function keepCommandsAfterExpiry(commands: Collection<CommandDoc>): Promise<void> {
+  const indexes = await commands.indexes().catch(() => []);
+  const ttl = indexes.find((index) => index.key.expiresAt === 1 && Object.keys(index.key).length === 1 && index.expireAfterSeconds !== undefined);
+  if (ttl?.name) await commands.dropIndex(ttl.name).catch(() => undefined);
+  await commands.updateMany({ purgeAt: { $exists: false } }, { $set: { purgeAt: new Date(Date.now() + 24 * 60 * 60 * 1000) } });
 }
 
 /**

@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db, Filter } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderRow } from '../domain/records';
-import type { OrderDoc } from './documents';
+import type { OrderDoc, OutboxEntry } from './documents';
+import { type EventsOf, NO_EVENTS } from './outboxes';
 import { collections, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
 
@@ -76,7 +77,8 @@ export class OrdersRepo {
     this.c = collections(db).orders;
   }
 
-  async insert(order: NewOrder, now: Date): Promise<OrderDoc> {
+  /** Inserts a new order, with the events its creation implies (`events` of the order as inserted) in its outbox. */
+  async insert(order: NewOrder, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc> {
     const doc: OrderDoc = {
       _id: recordId(order.locationId, order.number),
       version: 0,
@@ -88,7 +90,8 @@ export class OrdersRepo {
       ...order,
       ...(order.state === 'PLACED' ? { orderTime: now } : {}),
     };
-    await this.c.insertOne(doc);
+    const outbox = events(doc);
+    await this.c.insertOne(outbox.length > 0 ? { ...doc, outbox } : doc);
     return doc;
   }
 
@@ -157,18 +160,17 @@ export class OrdersRepo {
   }
 
   /**
-   * Writes a decided change only if nobody wrote since `order` was read.
+   * Writes a decided change only if nobody wrote since `order` was read, with the events it
+   * implies (`events` of the order after it) in the order's outbox, in the same write.
    * Returns the new document, or null when the version moved on (the caller re-reads and re-decides).
    * The new document is what was read plus what was written, so it is not sent back by MongoDB.
    */
-  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date): Promise<OrderDoc | null> {
+  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc | null> {
     const appliedJobs = [...order.appliedJobs, jobId].slice(-APPLIED_JOBS_KEPT);
     const set = { ...change, appliedJobs, updatedAt: now };
-    const { modifiedCount } = await this.c.updateOne(
-      { _id: order._id, locationId: order.locationId, number: order.number, version: order.version },
-      { $set: set, $inc: { version: 1 } },
-    );
-    return modifiedCount === 1 ? { ...order, ...set, version: order.version + 1 } : null;
+    const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
+    const written = await this.writeAtVersion(order, { $set: set, $inc: { version: 1 } }, events(after));
+    return written ? after : null;
   }
 
   /**
@@ -202,22 +204,36 @@ export class OrdersRepo {
 
   /**
    * Marks the placement that began at `orderTime` overdue, if the order is still PLACED in that
-   * placement and not yet marked: one guarded update, whose match says which of all who try (a job
-   * run again, two workers) won; the winner alone reads the order back (by its job id, as a
-   * re-run does) and announces it. The version moves on, so that streams tell the marked order
-   * from the unmarked one. `jobId`, the marking job, is kept.
+   * placement and not yet marked: a read, then a write guarded by the version read, so that of all
+   * who try (a job run again, two workers) one alone marks it and records its event (`events` of
+   * the order after). The version moves on, so that streams tell the marked order from the
+   * unmarked one. `jobId`, the marking job, is kept. The order after, or null when nothing was marked.
    */
-  async markOverdue(locationId: string, number: number, orderTime: Date, now: Date, jobId: string): Promise<OrderDoc | null> {
-    const { modifiedCount } = await this.c.updateOne(
-      { _id: recordId(locationId, number), locationId, number, state: 'PLACED', orderTime, overdue: { $ne: true } },
-      { $set: { overdue: true, overdueJob: jobId, updatedAt: now }, $inc: { version: 1 } },
-    );
-    return modifiedCount === 1 ? this.markedOverdueBy(locationId, number, orderTime, jobId) : null;
+  async markOverdue(locationId: string, number: number, orderTime: Date, now: Date, jobId: string, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc | null> {
+    const filter = { _id: recordId(locationId, number), locationId, number, state: 'PLACED' as const, orderTime, overdue: { $ne: true } };
+    for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
+      const order = await this.c.findOne(filter);
+      if (!order) return null;
+      const set = { overdue: true, overdueJob: jobId, updatedAt: now };
+      const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
+      if (await this.writeAtVersion(order, { $set: set, $inc: { version: 1 } }, events(after))) return after;
+      await raceBackoff(attempt);
+    }
+    return null;
   }
 
   /** The order, if `jobId` marked this placement overdue and it is still PLACED in it. */
   markedOverdueBy(locationId: string, number: number, orderTime: Date, jobId: string): Promise<OrderDoc | null> {
     return this.c.findOne({ _id: recordId(locationId, number), locationId, number, state: 'PLACED', orderTime, overdue: true, overdueJob: jobId });
+  }
+
+  /** One write conditional on the order's version, with `outbox` added to the order's outbox. True when it was written. */
+  private async writeAtVersion(order: OrderDoc, update: { $set: Partial<OrderDoc>; $inc: { version: 1 } }, outbox: OutboxEntry[]): Promise<boolean> {
+    const { modifiedCount } = await this.c.updateOne(
+      { _id: order._id, locationId: order.locationId, number: order.number, version: order.version },
+      outbox.length > 0 ? { ...update, $addToSet: { outbox: { $each: outbox } } } : update,
+    );
+    return modifiedCount === 1;
   }
 
   /** Documents in the collection (from its metadata on MongoDB: no scan). */

@@ -6,6 +6,8 @@ import type { Db } from 'mongodb';
 import { OrderArchiveRepo } from './archive';
 import { AuditRepo } from './audit';
 import { CommandsRepo } from './commands';
+import { EventLogRepo } from './event-log';
+import { LeasesRepo } from './leases';
 import { LocationsRepo } from './locations';
 import { OperatorsRepo } from './operators';
 import { OrdersRepo } from './orders';
@@ -25,6 +27,9 @@ export interface Repos {
   audit: AuditRepo;
   webhooks: WebhooksRepo;
   webhookDeliveries: WebhookDeliveriesRepo;
+  /** The event log: the feed, and what webhooks are delivered from. */
+  events: EventLogRepo;
+  leases: LeasesRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -39,5 +44,7 @@ export function createRepos(db: Db): Repos {
     audit: new AuditRepo(db),
     webhooks: new WebhooksRepo(db),
     webhookDeliveries: new WebhookDeliveriesRepo(db),
+    events: new EventLogRepo(db),
+    leases: new LeasesRepo(db),
   };
 }

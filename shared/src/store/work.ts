@@ -95,7 +95,7 @@ export class WorkRepo {
         $unionWith: {
           coll: this.c.commands.collectionName,
           pipeline: [
-            { $match: { locationId: location, number: { $gt: asInteger(commandsAfter, 'commandsAfter') }, expiresAt: { $gt: now } } },
+            { $match: { locationId: location, number: { $gt: asInteger(commandsAfter, 'commandsAfter') }, expiresAt: { $gt: now }, acknowledgedAt: { $exists: false } } },
             ...sort,
             { $project: { ...COMMAND_FIELDS, ...withLocation } },
           ],

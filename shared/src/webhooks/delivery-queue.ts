@@ -12,6 +12,7 @@ import type { Logger } from '../log';
 import { DeliveryJobData, deliveryJobOptions, WEBHOOK_JOB } from '../queue/webhook-queue';
 import type { RedisClient } from '../redis';
 import { newId } from '../store/ids';
+import type { EventLogRepo } from '../store/event-log';
 import type { WebhookDeliveriesRepo } from '../store/webhooks';
 
 export interface DeliveryQueueDeps {
@@ -22,6 +23,8 @@ export interface DeliveryQueueDeps {
   retryScheduleMs: number[];
   maxPending: number;
   deliveries: Pick<WebhookDeliveriesRepo, 'record'>;
+  /** Where a dropped delivery stops being owed (it is logged, to be redelivered by hand). */
+  events: Pick<EventLogRepo, 'settled'>;
   logRetentionMs: number;
   /** `pos_webhook_deliveries_dropped_total`. */
   dropped: Counter;
@@ -43,7 +46,8 @@ export class DeliveryQueue {
     const now = Date.now();
     const subscriptions = [...new Set(deliveries.map((d) => d.subscriptionId))];
     const pipeline = redis.pipeline();
-    for (const delivery of deliveries) pipeline.zadd(this.pendingKey(delivery.subscriptionId), 'NX', now, jobId(delivery));
+    // scored by when they were added, those added together in the order given (a microsecond apart)
+    deliveries.forEach((delivery, i) => pipeline.zadd(this.pendingKey(delivery.subscriptionId), 'NX', now + i / 1000, jobId(delivery)));
     for (const id of subscriptions) pipeline.zcard(this.pendingKey(id));
     const results = (await pipeline.exec()) ?? [];
     const counts = results.slice(deliveries.length).map(([, count]) => Number(count));
@@ -82,6 +86,7 @@ export class DeliveryQueue {
         at: now,
         purgeAt: new Date(now.getTime() + logRetentionMs),
       });
+      if (job.data.eventId) await this.deps.events.settled(job.data.eventId, job.data.webhookId);
       dropped.inc();
       log.warn({ subscriptionId, webhookId: job.data.webhookId, type: job.data.type }, 'webhook delivery dropped: too many waiting for its endpoint');
     }

@@ -78,6 +78,9 @@ export const WEBHOOK_ROWS: WebhookRow[] = [
   { type: 'location.resumed', match: location('resumed') },
 ];
 
+/** An event's id (events/outbox.ts): `evt_` and 24 base64url characters. */
+export const EVENT_ID_PATTERN = '^evt_[A-Za-z0-9_-]{24}$';
+
 /** Sent by POST /admin/v1/webhooks/{id}/test; never from an event. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 

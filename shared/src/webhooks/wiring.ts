@@ -1,7 +1,7 @@
 /**
  * The webhook side of a process, made once by each composition root (the API's and the
  * worker's): the delivery queue, where deliveries are added (with each subscription's cap), and
- * the fan-out of events to subscriptions.
+ * the fan-out of recorded events to subscriptions (the worker's relay uses it).
  */
 import { Counter, type Registry } from 'prom-client';
 import type { RedisConfig, WebhooksConfig } from '../config';
@@ -10,16 +10,16 @@ import { createWebhookQueue, webhookPrefix } from '../queue/webhook-queue';
 import type { RedisClient } from '../redis';
 import type { Repos } from '../store/repos';
 import { DeliveryQueue } from './delivery-queue';
-import { WebhookEmitter } from './emitter';
+import { WebhookFanOut } from './fan-out';
 
 export interface WebhookWiring {
   queue: ReturnType<typeof createWebhookQueue>;
   deliveries: DeliveryQueue;
-  emitter: WebhookEmitter;
+  fanOut: WebhookFanOut;
 }
 
 export function createWebhooks(options: {
-  repos: Pick<Repos, 'webhooks' | 'webhookDeliveries'>;
+  repos: Pick<Repos, 'webhooks' | 'webhookDeliveries' | 'events'>;
   redis: RedisClient;
   redisConfig: Pick<RedisConfig, 'prefix' | 'cluster'>;
   webhooks: WebhooksConfig;
@@ -40,10 +40,11 @@ export function createWebhooks(options: {
     retryScheduleMs: config.retryScheduleMs,
     maxPending: config.maxPending,
     deliveries: repos.webhookDeliveries,
+    events: repos.events,
     logRetentionMs: config.logRetentionMs,
     dropped,
     log,
   });
-  const emitter = new WebhookEmitter({ redis, prefix: redisConfig.prefix, webhooks: repos.webhooks, deliveries });
-  return { queue, deliveries, emitter };
+  const fanOut = new WebhookFanOut({ redis, prefix: redisConfig.prefix, webhooks: repos.webhooks });
+  return { queue, deliveries, fanOut };
 }

@@ -5,7 +5,7 @@
  * from MongoDB (the stand-in, or MONGO_URL).
  */
 import { MongoClient } from 'mongodb';
-import { RESYNC_MARGIN_MS, type StreamReader } from '@pos/api/stream/client-stream';
+import { RESYNC_MARGIN_MS, RETRY_MS, type StreamReader } from '@pos/api/stream/client-stream';
 import type { Replay, ResyncRead } from '@pos/api/stream/replay';
 import { StreamClock } from '@pos/api/stream/stream-clock';
 import { commandEvent, orderEvent, type WorkEvent } from '@pos/api/stream/work-event';
@@ -115,6 +115,17 @@ describe('ClientStream', () => {
       [3, 'PLACED'],
     ]);
     expect(stream.deliver(orderEvent(order(4)))).toBe(true);
+  });
+
+  it('ended by a shutdown, sends a fresh reconnection delay (at most the base) before it closes', async () => {
+    const { stream, client, ends } = await connect(operator);
+    stream.attach(EMPTY);
+    await client.preamble();
+    stream.end('shutdown');
+    await client.end();
+    expect(ends).toEqual(['shutdown']);
+    expect(client.retries).toHaveLength(2);
+    for (const ms of client.retries) expect(ms).toBeLessThanOrEqual(RETRY_MS);
   });
 
   it("a register's re-read that finds its session closed ends the stream, and the client sees its end", async () => {

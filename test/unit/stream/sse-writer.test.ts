@@ -44,7 +44,7 @@ describe('SseWriter', () => {
   it('frames the preamble, events and comments, and splits data lines', () => {
     const out = sink();
     const writer = new SseWriter(out.stream, { keepaliveMs: 60_000, maxBufferBytes: 1 << 20, onOverflow: () => undefined });
-    writer.start(1000);
+    writer.retry(1000);
     writer.event('order', '3.1', dataLines('{"number":3}'));
     writer.event('note', '3.1', dataLines('a\nb'));
     writer.comment('hello');
@@ -57,7 +57,7 @@ describe('SseWriter', () => {
   it('writes a keepalive comment on every tick of the node clock until it ends', async () => {
     const out = sink();
     const writer = new SseWriter(out.stream, { keepaliveMs: 20, maxBufferBytes: 1 << 20, onOverflow: () => undefined });
-    writer.start(1000);
+    writer.retry(1000);
     const clock = setInterval(() => writer.tick(), 20);
     const keepalives = () => out.text().split(': keepalive\n\n').length - 1;
     try {
@@ -76,7 +76,7 @@ describe('SseWriter', () => {
     const out = sink(true);
     const overflow = jest.fn();
     const writer = new SseWriter(out.stream, { keepaliveMs: 60_000, maxBufferBytes: 2048, onOverflow: overflow });
-    writer.start(1000);
+    writer.retry(1000);
     const data = dataLines(JSON.stringify({ notes: 'x'.repeat(500) }));
     let written = 0;
     while (writer.event('order', '1.0', data)) written += 1;
@@ -93,7 +93,7 @@ describe('SseWriter', () => {
     const out = sink(true);
     const overflow = jest.fn();
     const writer = new SseWriter(out.stream, { keepaliveMs: 60_000, maxBufferBytes: 2048, onOverflow: overflow });
-    writer.start(1000);
+    writer.retry(1000);
     const data = dataLines(JSON.stringify({ notes: 'x'.repeat(500) }));
     writer.burst(() => {
       for (let i = 0; i < 20; i += 1) expect(writer.event('order', `${i}.0`, data)).toBe(true);
@@ -112,7 +112,7 @@ describe('SseWriter', () => {
     const out = slowSink();
     const overflow = jest.fn();
     const writer = new SseWriter(out.stream, { keepaliveMs: 60_000, maxBufferBytes: 1024, onOverflow: overflow });
-    writer.start(1000);
+    writer.retry(1000);
     const data = dataLines(JSON.stringify({ notes: 'x'.repeat(500) }));
     writer.burst(() => {
       for (let i = 1; i <= 50; i += 1) writer.event('order', `${i}.0`, data);
@@ -140,7 +140,7 @@ describe('SseWriter', () => {
       const out = slowSink();
       const overflow = jest.fn();
       const writer = new SseWriter(out.stream, { keepaliveMs: 40, maxBufferBytes: 1024, onOverflow: overflow });
-      writer.start(1000);
+      writer.retry(1000);
       setInterval(() => writer.tick(), 40); // the node's clock (fake timers: gone with them)
       writer.burst(() => {
         for (let i = 1; i <= 20; i += 1) writer.event('order', `${i}.0`, data);
@@ -156,7 +156,7 @@ describe('SseWriter', () => {
       const out = slowSink();
       const overflow = jest.fn();
       const writer = new SseWriter(out.stream, { keepaliveMs: 40, maxBufferBytes: 1024, onOverflow: overflow });
-      writer.start(1000);
+      writer.retry(1000);
       setInterval(() => writer.tick(), 40); // the node's clock (fake timers: gone with them)
       writer.burst(() => {
         for (let i = 1; i <= 6; i += 1) writer.event('order', `${i}.0`, data);

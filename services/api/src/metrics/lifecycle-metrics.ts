@@ -11,6 +11,7 @@ const ACTION: Record<keyof LifecycleCounts, string> = {
   commandsPurged: 'commands_purged',
   deliveriesPurged: 'webhook_deliveries_purged',
   auditPurged: 'audit_purged',
+  eventsPurged: 'events_purged',
 };
 
 export interface LifecycleMetricSources {

@@ -1,6 +1,7 @@
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { LOCATION_OPERATIONS } from '@pos/shared/openapi/operations';
-import { queryValidators, validators } from '@pos/shared/schemas/requests';
+import { validators } from '@pos/shared/schemas/requests';
+import { queryValidators } from '@pos/shared/schemas/queries';
 import { toLocationView } from '@pos/shared/domain/views';
 import { auditChange, changed, locationFields } from '../audit/change';
 import type { AppContext } from '../context';

@@ -1,7 +1,8 @@
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { toAuditRecord, toOperatorView } from '@pos/shared/domain/views';
 import type { OPERATOR_OPERATIONS } from '@pos/shared/openapi/operations';
-import { queryValidators, validators } from '@pos/shared/schemas/requests';
+import { validators } from '@pos/shared/schemas/requests';
+import { queryValidators } from '@pos/shared/schemas/queries';
 import type { CurrentOperator, IssuedOperator } from '@pos/shared/schemas/responses';
 import type { OperatorDoc } from '@pos/shared/store/documents';
 import { isId } from '@pos/shared/store/query-values';

@@ -1,6 +1,7 @@
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { SESSION_OPERATIONS } from '@pos/shared/openapi/operations';
-import { queryValidators, validators } from '@pos/shared/schemas/requests';
+import { validators } from '@pos/shared/schemas/requests';
+import { queryValidators } from '@pos/shared/schemas/queries';
 import type { SessionDoc } from '@pos/shared/store/documents';
 import { isId } from '@pos/shared/store/query-values';
 import { toSessionView } from '@pos/shared/domain/views';

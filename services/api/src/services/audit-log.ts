@@ -1,4 +1,4 @@
-import type { AuditQuery } from '@pos/shared/schemas/requests';
+import type { AuditQuery } from '@pos/shared/schemas/queries';
 import type { AuditVerification } from '@pos/shared/schemas/responses';
 import type { AuditDoc, AuditRepo } from '@pos/shared/store/audit';
 

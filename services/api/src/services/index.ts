@@ -15,6 +15,7 @@ import type { ApiMetrics } from '../metrics/api-metrics';
 import { AuditLog } from './audit-log';
 import { Commands } from './commands';
 import { CustomerLimits } from './customer-limits';
+import { EventFeed } from './events';
 import { Locations } from './locations';
 import { NewWork } from './new-work';
 import { OrderIntake } from './order-intake';
@@ -36,6 +37,7 @@ export interface Services {
   operators: Operators;
   webhooks: Webhooks;
   auditLog: AuditLog;
+  eventFeed: EventFeed;
 }
 
 export interface ServiceDeps {
@@ -64,7 +66,7 @@ export function createServices(deps: ServiceDeps): Services {
       commandTtlMs: config.orders.commandTtlMs,
       published: deps.metrics.eventsPublished,
     }),
-    commands: new Commands({ commands: repos.commands, events }),
+    commands: new Commands({ commands: repos.commands }),
     transitions: new Transitions(deps.jobs),
     orderIntake: new OrderIntake({ locations: repos.locations, pauseWhenOffline: config.presence.pauseWhenOffline }),
     customerLimits: new CustomerLimits({
@@ -94,5 +96,6 @@ export function createServices(deps: ServiceDeps): Services {
       rotationGraceMs: config.auth.keyRotationGraceMs,
     }),
     auditLog: new AuditLog(repos.audit),
+    eventFeed: new EventFeed(repos.events),
   };
 }

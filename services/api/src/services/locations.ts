@@ -1,4 +1,5 @@
 import type { LocationChange, EventPublisher } from '@pos/shared/events/location-events';
+import { locationOutbox } from '@pos/shared/events/outbox';
 import type { Logger } from '@pos/shared/log';
 import { readPresence } from '@pos/shared/presence/presence-store';
 import type { RedisClient } from '@pos/shared/redis';
@@ -20,7 +21,7 @@ export interface LocationsDeps {
   failureThreshold: number;
 }
 
-/** Locations: created, listed, changed, their presence, paused and resumed (announced to their streams and webhooks). */
+/** Locations: created, listed, changed, their presence, paused and resumed (each pause and resume recorded as an event with its write, and announced to the location's streams). */
 export class Locations {
   constructor(private readonly deps: LocationsDeps) {}
 
@@ -58,7 +59,7 @@ export class Locations {
   }
 
   async pause(id: string, input: { until?: Date; reason?: string }, now: Date, log: Logger): Promise<LocationDoc | null> {
-    const location = await this.deps.locations.pause(id, { until: input.until, reason: input.reason }, now);
+    const location = await this.deps.locations.pause(id, { until: input.until, reason: input.reason }, now, (after) => locationOutbox(after, 'paused', now));
     if (!location) return null;
     log.info({ locationId: location._id, until: input.until, reason: input.reason }, 'location paused');
     await this.announce(location, 'paused', log);
@@ -67,7 +68,8 @@ export class Locations {
 
   /** The location as resumed, or as it was when it was not paused. */
   async resume(location: LocationDoc, log: Logger): Promise<LocationDoc> {
-    const resumed = await this.deps.locations.resume(location._id);
+    const now = new Date();
+    const resumed = await this.deps.locations.resume(location._id, now, undefined, (after) => locationOutbox(after, 'resumed', now));
     if (!resumed) return location;
     log.info({ locationId: location._id }, 'location resumed');
     await this.announce(resumed, 'resumed', log);

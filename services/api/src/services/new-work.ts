@@ -10,6 +10,7 @@ import type { CommandKind } from '@pos/shared/domain/commands';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { OrderRow } from '@pos/shared/domain/records';
 import type { EventPublisher } from '@pos/shared/events/location-events';
+import { commandCreatedOutbox, orderOutbox } from '@pos/shared/events/outbox';
 import type { Logger } from '@pos/shared/log';
 import { addDeadlines, type DeadlineJob } from '@pos/shared/queue/deadlines';
 import type { RowInput } from '@pos/shared/schemas/requests';
@@ -68,7 +69,10 @@ export class NewWork {
     const { rows, ...rest } = request;
     const order = await this.insertNumbered(
       () => this.nextNumber(request.locationId, 'orderSeq'),
-      (number) => deps.orders.insert({ ...rest, number, rows: numberRows(rows), idempotencyId }, new Date()),
+      (number) => {
+        const now = new Date();
+        return deps.orders.insert({ ...rest, number, rows: numberRows(rows), idempotencyId }, now, (order) => orderOutbox(order, now));
+      },
       idempotencyId,
       (id) => deps.orders.findCreatedBy(request.locationId, id),
     );
@@ -86,7 +90,7 @@ export class NewWork {
     const { deps } = this;
     const command = await this.insertNumbered(
       () => this.nextNumber(request.locationId, 'commandSeq'),
-      (number) => deps.commands.insert({ ...request, number, idempotencyId }, new Date(), deps.commandTtlMs),
+      (number) => deps.commands.insert({ ...request, number, idempotencyId }, new Date(), deps.commandTtlMs, commandCreatedOutbox),
       idempotencyId,
       (id) => deps.commands.findCreatedBy(request.locationId, id),
     );

@@ -10,7 +10,7 @@ import { newId } from '@pos/shared/store/ids';
 import type { Page } from '@pos/shared/store/page';
 import type { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
-import { deliveryBody, subscriptionsChanged } from '@pos/shared/webhooks/emitter';
+import { subscriptionsChanged, unlocatedBody } from '@pos/shared/webhooks/fan-out';
 import { TEST_EVENT_TYPE } from '@pos/shared/webhooks/event-types';
 import { newWebhookSecret, type SecretBox } from '@pos/shared/webhooks/secrets';
 import { checkWebhookUrl, UrlRefused } from '@pos/shared/webhooks/url-guard';
@@ -98,7 +98,8 @@ export class Webhooks {
   /** Queues a `webhook.test` event to the subscription. */
   test(subscription: WebhookDoc): Promise<QueuedDelivery> {
     const webhookId = `msg_${randomBytes(18).toString('base64url')}`;
-    const body = deliveryBody(TEST_EVENT_TYPE, new Date(), undefined, { subscriptionId: subscription._id });
+    // not an event of the log: an id of its own each time
+    const body = unlocatedBody(`evt_${randomBytes(18).toString('base64url')}`, TEST_EVENT_TYPE, new Date(), { subscriptionId: subscription._id });
     return this.enqueue({ subscriptionId: subscription._id, webhookId, type: TEST_EVENT_TYPE, body }, webhookId);
   }
 

@@ -178,7 +178,7 @@ export class ClientStream implements ClockedStream {
       this.end('client-gone');
       return;
     }
-    this.writer.start(fullJitter(RETRY_MS));
+    this.writer.retry(fullJitter(RETRY_MS));
     if (this.phase === 'ended') {
       // Ended while the replay was read (session closed, timeout): an empty stream, then its end.
       this.writer.end();
@@ -294,7 +294,11 @@ export class ClientStream implements ClockedStream {
     this.guard?.stop();
     this.options.res.off('close', this.onClose);
     if (reason === 'client-gone' || reason === 'slow-client') this.writer?.destroy();
-    else this.writer?.end();
+    else {
+      // a node going away: a fresh delay for each stream, so that they do not all come back at once
+      if (reason === 'shutdown') this.writer?.retry(fullJitter(RETRY_MS));
+      this.writer?.end();
+    }
     this.options.onEnd(this);
     this.options.metrics.streamsEnded.inc({ reason });
     const line = { reason, delivered: this.delivered, cursor: formatEventId(this.position), ms: Date.now() - this.joinedAt };

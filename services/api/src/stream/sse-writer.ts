@@ -88,8 +88,8 @@ export class SseWriter {
     sink.on('drain', this.onDrain);
   }
 
-  /** The reconnection delay for the client; keepalives follow from `tick`. */
-  start(retryMs: number): void {
+  /** The reconnection delay for the client (at the start, and again before a shutdown ends the stream). */
+  retry(retryMs: number): void {
     this.write(`retry: ${retryMs}\n\n`);
   }
 

@@ -1,7 +1,8 @@
 import { Job, Queue, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
-import { EventPublisher, redisPublisher, WebhookSink } from '@pos/shared/events/location-events';
+import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
+import { overdueOutbox } from '@pos/shared/events/outbox';
 import { countOverdueOnce, DEADLINE_JOB, DEADLINE_QUEUE, DeadlineJob, deadlinePrefix } from '@pos/shared/queue/deadlines';
 import type { RedisClient } from '@pos/shared/redis';
 import type { OrdersRepo } from '@pos/shared/store/orders';
@@ -33,8 +34,6 @@ export async function startDeadlines(options: {
   /** The deadline queue, which the worker's placements add to as well (follow-ups.ts). */
   queue: Queue<DeadlineJob>;
   orders: Pick<OrdersRepo, 'markOverdue' | 'markedOverdueBy'>;
-  /** Where overdue and auto-abort events go for the webhooks. */
-  webhooks: WebhookSink;
   /** A job context for an auto-abort: an order transition run outside the transition queue. */
   contextFor(jobId: string, log: Logger, events: EventPublisher): JobContext;
   /** FAULT_INJECT's crash points (tests). */
@@ -43,14 +42,15 @@ export async function startDeadlines(options: {
   const { config, redis, orders, queue } = options;
   const { prefix } = config.redis;
   const log = options.log.child({ queue: DEADLINE_QUEUE });
-  const events = new EventPublisher(redisPublisher(redis), prefix, options.webhooks);
+  const events = new EventPublisher(redisPublisher(redis), prefix);
 
   const deadline = async (job: Job<DeadlineJob>): Promise<string> => {
     const { locationId, orderNumber, orderTime } = job.data;
     const jobLog = log.child({ jobId: job.id, job: job.name, locationId, orderNumber });
     if (job.name === DEADLINE_JOB.overdue) {
       const placedAt = new Date(orderTime);
-      const marked = await orders.markOverdue(locationId, orderNumber, placedAt, new Date(), job.id!);
+      const now = new Date();
+      const marked = await orders.markOverdue(locationId, orderNumber, placedAt, now, job.id!, (after) => overdueOutbox(after, now));
       if (marked) {
         jobLog.info({ orderTime: placedAt.toISOString() }, 'order overdue');
         options.checkpoint('after-overdue-mark');

@@ -5,6 +5,7 @@ import type { OrderArchiveRepo } from '@pos/shared/store/archive';
 import type { AuditRepo } from '@pos/shared/store/audit';
 import type { ArchivedOrderDoc } from '@pos/shared/store/documents';
 import type { CommandsRepo } from '@pos/shared/store/commands';
+import type { EventLogRepo } from '@pos/shared/store/event-log';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { WebhookDeliveriesRepo } from '@pos/shared/store/webhooks';
 
@@ -16,6 +17,8 @@ export interface LifecycleDeps {
   webhookDeliveries?: Pick<WebhookDeliveriesRepo, 'purge'>;
   /** The audit log, oldest records first (no TTL index: it would cut the hash chain in the middle). Absent: not purged. */
   audit?: Pick<AuditRepo, 'purge'>;
+  /** The event log, oldest first (absent: not purged). */
+  events?: Pick<EventLogRepo, 'purge'>;
   log: Logger;
   /** Test-only: the point between the archive copy and the hot delete (FAULT_INJECT crashes there). */
   checkpoint?(point: 'mid-archive'): void | Promise<void>;
@@ -25,6 +28,8 @@ export interface LifecycleSettings {
   archiveAfterMs: number;
   retentionMs: number;
   selectingTtlMs: number;
+  /** EVENT_RETENTION. */
+  eventRetentionMs?: number;
 }
 
 export interface RunLimits {
@@ -42,7 +47,7 @@ const UNSUBMITTED: OrderState[] = ['SELECTING', 'NEW'];
 
 /**
  * One run of the lifecycle job: expired commands removed, expired (unsubmitted) orders and finished orders
- * moved to the archive, archived orders and audit records past retention removed. Batched and bounded in time;
+ * moved to the archive, archived orders, audit records and events past retention removed. Batched and bounded in time;
  * every step is idempotent, so a run that crashed anywhere is finished by the next one (and two
  * runs that overlap, which the queue's global concurrency prevents, would not harm each other).
  *
@@ -110,5 +115,14 @@ export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSetti
         return { read: removed, done: removed };
       })
     : 0;
-  return { archived, expired, purged, commandsPurged, deliveriesPurged, auditPurged, durationMs: Date.now() - started, complete };
+  const events = deps.events;
+  const eventsBefore = new Date(now.getTime() - (settings.eventRetentionMs ?? Infinity));
+  const eventsPurged =
+    events && settings.eventRetentionMs !== undefined
+      ? await drain(async () => {
+          const removed = await events.purge(eventsBefore, batchSize);
+          return { read: removed, done: removed };
+        })
+      : 0;
+  return { archived, expired, purged, commandsPurged, deliveriesPurged, auditPurged, eventsPurged, durationMs: Date.now() - started, complete };
 }

@@ -1,7 +1,7 @@
 import { Job, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
-import { createLifecycleQueue, LIFECYCLE_JOB, LIFECYCLE_QUEUE, LifecycleRun, lifecyclePrefix, recordLifecycleRun, scheduleLifecycle } from '@pos/shared/queue/lifecycle';
+import { createLifecycleQueue, LIFECYCLE_COUNTS, LIFECYCLE_JOB, LIFECYCLE_QUEUE, LifecycleRun, lifecyclePrefix, recordLifecycleRun, scheduleLifecycle } from '@pos/shared/queue/lifecycle';
 import type { RedisClient } from '@pos/shared/redis';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
 import { settleWithin } from '@pos/shared/util/deadline';
@@ -23,7 +23,7 @@ export interface RunningLifecycle {
  * Each run's figures go to Redis, where the API nodes' /metrics read them.
  */
 export async function startLifecycle(options: {
-  config: Pick<Config, 'lifecycle' | 'redis' | 'worker' | 'process'>;
+  config: Pick<Config, 'lifecycle' | 'webhooks' | 'redis' | 'worker' | 'process'>;
   log: Logger;
   /** A request-path connection of the worker (stats writes, the queue's commands). */
   redis: RedisClient;
@@ -37,7 +37,7 @@ export async function startLifecycle(options: {
   await scheduleLifecycle(queue, config.lifecycle.intervalMs);
 
   const stopping = new AbortController();
-  const settings = config.lifecycle;
+  const settings = { ...config.lifecycle, eventRetentionMs: config.webhooks.eventRetentionMs };
   const limits = { batchSize: BATCH_SIZE, budgetMs: Math.min(settings.intervalMs, MAX_RUN_MS), signal: stopping.signal };
 
   const process_ = async (job: Job): Promise<LifecycleRun> => {
@@ -45,7 +45,7 @@ export async function startLifecycle(options: {
     const runLog = log.child({ jobId: job.id });
     const run = await runLifecycle({ ...options.deps, log: runLog }, settings, limits);
     await recordLifecycleRun(redis, config.redis.prefix, run, Date.now());
-    const moved = run.archived + run.expired + run.purged + run.commandsPurged + run.deliveriesPurged + run.auditPurged;
+    const moved = LIFECYCLE_COUNTS.reduce((sum, count) => sum + run[count], 0);
     if (moved > 0 || !run.complete) runLog.info(run, 'lifecycle run');
     else runLog.debug(run, 'lifecycle run');
     return run;

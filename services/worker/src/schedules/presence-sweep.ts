@@ -9,8 +9,9 @@
  */
 import { Job, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
-import { EventPublisher, redisPublisher, WebhookSink } from '@pos/shared/events/location-events';
+import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
+import { locationOutbox } from '@pos/shared/events/outbox';
 import { locationsSeenSince, readPresence } from '@pos/shared/presence/presence-store';
 import { createPresenceQueue, PRESENCE_QUEUE, PRESENCE_SWEEP_JOB, presencePrefix, schedulePresenceSweep } from '@pos/shared/queue/presence';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
@@ -30,15 +31,13 @@ export async function startPresenceSweep(options: {
   redis: RedisClient;
   workerConnection: RedisClient;
   locations: Pick<LocationsRepo, 'announcedOnline' | 'onlineIds' | 'setOnline' | 'pausesEnded' | 'resume' | 'unannouncedChanges' | 'announced'>;
-  /** Where location events go for the webhooks. */
-  webhooks: WebhookSink;
   /** FAULT_INJECT's crash points (tests). */
   checkpoint: Checkpoint;
 }): Promise<RunningPresenceSweep> {
   const { config, redis, locations } = options;
   const { prefix } = config.redis;
   const log = options.log.child({ queue: PRESENCE_QUEUE });
-  const events = new EventPublisher(redisPublisher(redis), prefix, options.webhooks);
+  const events = new EventPublisher(redisPublisher(redis), prefix);
   const queue = createPresenceQueue(redis, config.redis, log);
   const windowMs = config.presence.windowMs;
   await schedulePresenceSweep(queue, windowMs);
@@ -68,14 +67,14 @@ export async function startPresenceSweep(options: {
       if (!announced.has(locationId)) continue; // a location that is no more
       const { online } = await readPresence(redis, prefix, locationId, windowMs, now);
       if (online === announced.get(locationId)) continue;
-      const changed = await locations.setOnline(locationId, online, at);
+      const changed = await locations.setOnline(locationId, online, at, (after) => locationOutbox(after, online ? 'online' : 'offline', at));
       if (!changed) continue;
       log.info({ locationId, online }, online ? 'location online' : 'location offline');
       options.checkpoint('after-location-change');
       await announce(changed);
     }
     for (const locationId of await locations.pausesEnded(at)) {
-      const resumed = await locations.resume(locationId, at);
+      const resumed = await locations.resume(locationId, at, at, (after) => locationOutbox(after, 'resumed', at));
       if (!resumed) continue;
       log.info({ locationId }, 'location pause ended');
       await announce(resumed);

@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { DeadlinesConfig } from '@pos/shared/config';
+import { locationOutbox } from '@pos/shared/events/outbox';
 import type { Logger } from '@pos/shared/log';
 import { addDeadlines, type DeadlineJob } from '@pos/shared/queue/deadlines';
 import type { LocationsRepo } from '@pos/shared/store/locations';
@@ -32,7 +33,8 @@ export function orderFollowUps(deps: {
       try {
         if (after.state === 'COMPLETED') await locations.resetFailedOrders(after.locationId);
         if (after.state !== 'FAILED') return;
-        const paused = await locations.noteFailedOrder(after.locationId, limit, new Date());
+        const now = new Date();
+        const paused = await locations.noteFailedOrder(after.locationId, limit, now, (location) => locationOutbox(location, 'paused', now));
         if (!paused) return;
         deps.log.warn({ locationId: after.locationId, failedInRow: limit }, 'location paused after failed orders');
         await events.location(paused, 'paused');

@@ -1,24 +1,15 @@
-import type { WebhookSink, WebhookSource } from '@pos/shared/events/location-events';
 import { isCluster, publish, RedisClient } from '@pos/shared/redis';
-import type { OfferedEvent, WebhookEmitter } from '@pos/shared/webhooks/emitter';
 import type { AnswerRecord } from './answered-jobs';
 
 /**
- * The messages a job publishes (location events, session changes), held until the job is done and
- * then sent together with its reply, in order, in one round trip to Redis instead of one each.
- * Holding them is safe: a job whose messages could not be sent fails and is run again, and its
- * re-run finds its id on the order and announces the order again.
- *
- * It holds the job's events for the webhooks too, and adds their deliveries first: a job whose
- * worker dies before then is run again and offers them again (each delivery's job id is its
- * webhook-id, so one added already is not added twice). Only a transition that was written
- * produces one.
+ * The messages a job publishes to streams (location events, session changes), held until the job
+ * is done and then sent together with its reply, in order, in one round trip to Redis instead of
+ * one each. Holding them is safe: a job whose messages could not be sent fails and is run again,
+ * and its re-run finds its id on the order and announces the order again. (The job's events for
+ * the event log and webhooks are not messages: its write recorded them, events/outbox.ts.)
  */
-export class JobMessages implements WebhookSink {
+export class JobMessages {
   private readonly messages: [channel: string, message: string][] = [];
-  private readonly offered: OfferedEvent[] = [];
-
-  constructor(private readonly webhooks?: WebhookEmitter) {}
 
   /** How many messages are held. */
   get size(): number {
@@ -31,11 +22,6 @@ export class JobMessages implements WebhookSink {
     return Promise.resolve(0);
   }
 
-  offer(locationId: string, event: WebhookSource, at: number): Promise<void> {
-    if (this.webhooks) this.offered.push({ locationId, event, at });
-    return Promise.resolve();
-  }
-
   /**
    * Sends what the job published, then the record of its answer (when it is kept), then its reply
    * (when a node waits for one): one pipeline on one Redis. The record goes before the reply, so that a reply
@@ -43,8 +29,6 @@ export class JobMessages implements WebhookSink {
    * (a pipeline may not span slots; a message is an SPUBLISH to its channel's shard).
    */
   async send(redis: RedisClient, record: AnswerRecord | undefined, reply?: [channel: string, message: string]): Promise<void> {
-    const offered = this.offered.splice(0);
-    if (offered.length > 0) await this.webhooks!.emit(offered);
     const messages = this.messages.splice(0);
     if (isCluster(redis)) {
       for (const [channel, message] of messages) await publish(redis, channel, message);

@@ -1,5 +1,6 @@
 import { Decision, DecisionInputs, decide, needsFailureThreshold, needsSession } from '@pos/shared/domain/order-state';
 import { problems } from '@pos/shared/domain/problem';
+import { orderOutbox } from '@pos/shared/events/outbox';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import { toOrderRecord } from '@pos/shared/domain/records';
 import { type JobOutcome, notAppliedOutcome, type OrderActionJob } from '@pos/shared/queue/jobs';
@@ -92,7 +93,8 @@ async function inputsAfterReading(ctx: JobContext, job: OrderActionJob, order: O
 /** The version-guarded write of a decided change, then its announcement; undefined when the version moved on. */
 async function commit(ctx: JobContext, job: OrderActionJob, order: OrderDoc, decision: Apply, now: Date): Promise<JobOutcome | undefined> {
   ctx.checkpoint('before-apply');
-  const updated = await ctx.orders.applyChange(order, decision.change, ctx.jobId, now);
+  // The transition's events are recorded by its write (the outbox): never one without the other.
+  const updated = await ctx.orders.applyChange(order, decision.change, ctx.jobId, now, (after) => orderOutbox(after, now));
   if (!updated) return undefined;
   ctx.orderCache.set(updated);
   ctx.checkpoint('after-apply');

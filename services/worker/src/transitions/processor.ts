@@ -12,7 +12,6 @@ import { jobSpanFields } from '@pos/shared/queue/telemetry';
 import { publish, type RedisClient } from '@pos/shared/redis';
 import type { Repos } from '@pos/shared/store/repos';
 import { annotate, traced } from '@pos/shared/telemetry/tracing';
-import type { WebhookEmitter } from '@pos/shared/webhooks/emitter';
 import type { Checkpoint } from '../fault-injection';
 import { AnsweredJobs, standingAnswer } from './answered-jobs';
 import type { JobContext, OrderFollowUps } from './context';
@@ -36,7 +35,6 @@ export interface JobProcessorDeps {
   repos: Pick<Repos, 'orders' | 'archive' | 'sessions'>;
   orderCache: OrderCache;
   answers: AnsweredJobs;
-  webhooks: WebhookEmitter;
   followUps: OrderFollowUps;
   failureThreshold(locationId: string): Promise<number>;
   checkpoint: Checkpoint;
@@ -75,8 +73,8 @@ export class JobProcessor {
     const standing = answered && standingAnswer(answered);
     if (standing) return standing;
     // The job's messages go out with its reply, after it (one round trip; see JobMessages).
-    const messages = new JobMessages(this.deps.webhooks);
-    const events = new EventPublisher(messages, this.deps.prefix, messages);
+    const messages = new JobMessages();
+    const events = new EventPublisher(messages, this.deps.prefix);
     const outcome = await runJob(this.context(job.id!, log, events, answered !== undefined), checked);
     annotate({ 'pos.outcome.status': outcome.status });
     // An answer that applied nothing is not kept: a re-run does the work afresh.

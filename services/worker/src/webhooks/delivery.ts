@@ -17,6 +17,7 @@ import type { RedisClient } from '@pos/shared/redis';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
 import type { WebhookDoc, WebhookOutcome } from '@pos/shared/store/documents';
 import { newId } from '@pos/shared/store/ids';
+import type { EventLogRepo } from '@pos/shared/store/event-log';
 import type { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
 import type { SecretBox } from '@pos/shared/webhooks/secrets';
@@ -30,6 +31,8 @@ export interface DeliveryDeps {
   deliveries: Pick<WebhookDeliveriesRepo, 'record'>;
   /** Where a settled delivery stops counting as waiting (WEBHOOK_MAX_PENDING). */
   pending: Pick<DeliveryQueue, 'settled'>;
+  /** Where a settled delivery stops being owed by its event (so that no rebuilt queue adds it again). */
+  events: Pick<EventLogRepo, 'settled'>;
   guards: EndpointGuards;
   secrets: SecretBox;
   metrics: WebhookMetrics;
@@ -69,6 +72,12 @@ async function attempt(deps: DeliveryDeps, config: WebhooksConfig, subscription:
   }
 }
 
+/** A delivery is over (delivered, failed for good, its endpoint disabled or gone): it no longer waits, and its event no longer owes it. */
+async function settle(deps: DeliveryDeps, data: DeliveryJobData, jobId: string): Promise<void> {
+  await deps.pending.settled(data.subscriptionId, jobId);
+  if (data.eventId && !data.redelivery) await deps.events.settled(data.eventId, data.webhookId);
+}
+
 /** What a run of a delivery job came to: an attempt's outcome, or nothing to attempt (its subscription removed or disabled). */
 export type DeliveryRun = WebhookOutcome | 'skipped';
 
@@ -77,7 +86,7 @@ export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: J
   const subscription = await deps.webhooks.find(data.subscriptionId);
   // Removed, or disabled since the event: nothing is sent (a redelivery is the operator's call).
   if (!subscription || (subscription.disabledAt && !data.redelivery)) {
-    await deps.pending.settled(data.subscriptionId, job.id!);
+    await settle(deps, data, job.id!);
     return 'skipped';
   }
 
@@ -119,7 +128,7 @@ export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: J
     ...(data.redelivery ? { redelivery: true as const } : {}),
     purgeAt: new Date(now.getTime() + config.logRetentionMs),
   });
-  if (outcome !== 'retrying') await deps.pending.settled(subscription._id, job.id!);
+  if (outcome !== 'retrying') await settle(deps, data, job.id!);
   deps.metrics.deliveries.inc({ outcome });
   deps.metrics.deliverySeconds.observe(seconds);
   deps.log.info({ webhookId: data.webhookId, subscriptionId: subscription._id, type: data.type, attempt: number, outcome, ...result }, 'webhook delivery attempt');

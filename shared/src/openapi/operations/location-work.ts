@@ -1,7 +1,8 @@
 /** A location's orders, commands, history and event stream, for operators (the admin API). One entry per operation, by its id (spec.ts). */
 import { problems } from '../../domain/problem';
 import { historyQuerySchema } from '../../schemas/history';
-import { commandBodySchema, numberPageQuerySchema, orderListQuerySchema, orderSchema, statusUpdateSchema } from '../../schemas/requests';
+import { commandBodySchema, orderSchema, statusUpdateSchema } from '../../schemas/requests';
+import { numberPageQuerySchema, orderListQuerySchema } from '../../schemas/queries';
 import { commandRecordSchema, operatorOrderRecordSchema, orderRecordSchema } from '../../schemas/responses';
 import { locationEventSchema, operatorOrderEventSchema } from '../components';
 import { exampleProblems as ex, examples } from '../examples';

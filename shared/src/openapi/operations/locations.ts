@@ -1,6 +1,7 @@
 /** Locations, their presence and pause (the admin API). One entry per operation, by its id (spec.ts). */
 import { problems } from '../../domain/problem';
-import { locationListQuerySchema, locationSchema, locationUpdateSchema, pauseSchema } from '../../schemas/requests';
+import { locationSchema, locationUpdateSchema, pauseSchema } from '../../schemas/requests';
+import { locationListQuerySchema } from '../../schemas/queries';
 import { locationViewSchema, presenceSchema } from '../../schemas/responses';
 import { exampleProblems as ex, examples } from '../examples';
 import { arrayOf, defineOperations, json, P, paged } from './spec';

@@ -1,6 +1,7 @@
 /** Operator accounts and the audit log (docs/operators.md). One entry per operation, by its id (spec.ts). */
 import { problems } from '../../domain/problem';
-import { auditQuerySchema, auditVerifyQuerySchema, idPageQuerySchema, operatorSchema, operatorUpdateSchema } from '../../schemas/requests';
+import { operatorSchema, operatorUpdateSchema } from '../../schemas/requests';
+import { auditQuerySchema, auditVerifyQuerySchema, idPageQuerySchema } from '../../schemas/queries';
 import { auditRecordSchema, auditVerificationSchema, currentOperatorSchema, issuedOperatorSchema, operatorViewSchema } from '../../schemas/responses';
 import { EXAMPLE_IDS, exampleProblems as ex, examples } from '../examples';
 import { arrayOf, defineOperations, json, P, paged } from './spec';

@@ -1,6 +1,7 @@
 /** A location's sessions and their keys (the admin API). One entry per operation, by its id (spec.ts). */
 import { problems } from '../../domain/problem';
-import { customerSessionSchema, idPageQuerySchema, serviceSessionSchema } from '../../schemas/requests';
+import { customerSessionSchema, serviceSessionSchema } from '../../schemas/requests';
+import { idPageQuerySchema } from '../../schemas/queries';
 import { issuedSessionSchema, rotatedSessionSchema, sessionViewSchema } from '../../schemas/responses';
 import { exampleProblems as ex, examples } from '../examples';
 import { arrayOf, defineOperations, json, P, paged } from './spec';

@@ -1,6 +1,7 @@
 /** Webhook subscriptions, their delivery log and redelivery (docs/webhooks.md). One entry per operation, by its id (spec.ts). */
 import { problems } from '../../domain/problem';
-import { idPageQuerySchema, webhookSchema, webhookUpdateSchema } from '../../schemas/requests';
+import { webhookSchema, webhookUpdateSchema } from '../../schemas/requests';
+import { idPageQuerySchema } from '../../schemas/queries';
 import { issuedWebhookSchema, queuedDeliverySchema, webhookDeliverySchema, webhookViewSchema } from '../../schemas/responses';
 import { exampleProblems as ex, examples } from '../examples';
 import { arrayOf, defineOperations, json, P, paged } from './spec';

@@ -1,0 +1,179 @@
+/**
+ * The event relay: moves the events that writes recorded in the outboxes (events/outbox.ts) to
+ * the event log, and adds the webhook deliveries each owes. Every worker runs one; one at a time
+ * works (a lease in MongoDB), the others wait to take over. It is safe wherever it is killed:
+ *
+ * - an event is cleared from its document's outbox only after it is recorded and its deliveries
+ *   are queued; a relay that dies before then leaves it there, and the next pass records it again
+ *   (found recorded: once) and queues what it still owes (the same webhook-ids: once);
+ * - a delivery is owed by its event until it settles (delivery.ts), so a delivery queue that Redis
+ *   lost (a flush, a restart without persistence, a failover) is rebuilt from the event log: at
+ *   once when the relay sees Redis lost its data (its marker key gone), and every minute for the
+ *   recent events (what a failover may have lost).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@pos/shared/log';
+import type { RedisClient } from '@pos/shared/redis';
+import type { EventLogRepo } from '@pos/shared/store/event-log';
+import type { LeasesRepo } from '@pos/shared/store/leases';
+import type { OutboxEntry } from '@pos/shared/store/documents';
+import type { HeldEvents, OutboxReader } from '@pos/shared/store/outboxes';
+import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
+import { deliveriesOf, type WebhookFanOut } from '@pos/shared/webhooks/fan-out';
+import type { RelayMetrics } from '../metrics';
+
+/** Documents read from each outbox per pass. */
+const BATCH = 256;
+/**
+ * The pause after a pass that found nothing to do: from the first, doubling while there is
+ * nothing, up to the last (a pass that found events goes on at once).
+ */
+const IDLE_PASS_MS = [50, 1_000] as const;
+const LEASE = 'event-relay';
+const LEASE_MS = 10_000;
+/** How often the relay looks for a Redis that lost its data. */
+const REDIS_CHECK_MS = 5_000;
+/** How often the deliveries of recent events are added again (no-ops for those still queued), and how far back. */
+const RECENT_CHECK_MS = 60_000;
+const RECENT_MS = 10 * 60_000;
+/** Events read per page when deliveries are restored. */
+const RESTORE_PAGE = 500;
+
+export interface RelayDeps {
+  outboxes: OutboxReader[];
+  events: Pick<EventLogRepo, 'record' | 'owing'>;
+  leases: Pick<LeasesRepo, 'hold' | 'release'>;
+  fanOut: Pick<WebhookFanOut, 'owedBy'>;
+  deliveries: Pick<DeliveryQueue, 'add'>;
+  redis: RedisClient;
+  prefix: string;
+  metrics: RelayMetrics;
+  log: Logger;
+}
+
+/**
+ * The events of several documents in the order they were written: each document's in its own
+ * order (the order of its writes), merged by when they were written (the writers' clocks, which
+ * only decide between documents).
+ */
+export function inWriteOrder(docs: HeldEvents[]): OutboxEntry[] {
+  const queues = docs.map((doc) => [...doc.outbox]);
+  const merged: OutboxEntry[] = [];
+  for (;;) {
+    let next: OutboxEntry[] | undefined;
+    for (const queue of queues) if (queue.length > 0 && (!next || queue[0]!.at < next[0]!.at)) next = queue;
+    if (!next) return merged;
+    merged.push(next.shift()!);
+  }
+}
+
+export class OutboxRelay {
+  private readonly holder = randomUUID();
+  private leaseUntil = 0;
+  private nextRedisCheck = 0;
+  private nextRecentCheck = Date.now() + RECENT_CHECK_MS;
+  private readonly stopping = new AbortController();
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly deps: RelayDeps) {}
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async close(): Promise<void> {
+    this.stopping.abort();
+    await this.running;
+    if (this.leaseUntil > Date.now()) await this.deps.leases.release(LEASE, this.holder).catch(() => undefined);
+  }
+
+  /**
+   * One pass, when this worker holds the lease: the Redis checks when due, then up to a batch of
+   * each outbox's documents. Returns how many events it relayed.
+   */
+  async pass(): Promise<number> {
+    if (!(await this.holdLease())) return 0;
+    const now = Date.now();
+    if (now >= this.nextRedisCheck) {
+      this.nextRedisCheck = now + REDIS_CHECK_MS;
+      await this.checkRedis();
+    }
+    if (now >= this.nextRecentCheck) {
+      this.nextRecentCheck = now + RECENT_CHECK_MS;
+      await this.restore('check', new Date(now - RECENT_MS));
+    }
+    const held = await Promise.all(this.deps.outboxes.map(async (outbox) => ({ outbox, docs: await outbox.held(BATCH) })));
+    const entries = inWriteOrder(held.flatMap(({ docs }) => docs));
+    if (entries.length === 0) return 0;
+
+    const owed = await this.deps.fanOut.owedBy(entries);
+    const recorded = await this.deps.events.record(
+      entries.map((entry) => ({ ...entry, owed: owed.get(entry.id) ?? [] })),
+      new Date(),
+    );
+    // what each event still owes (all of it when just recorded, what is left when found recorded
+    // before), in the log's order: a subscription's oldest deliveries are the first dropped past its cap
+    await this.deps.deliveries.add([...recorded.values()].sort((a, b) => a._id - b._id).flatMap(deliveriesOf));
+    await Promise.all(held.map(({ outbox, docs }) => outbox.cleared(docs)));
+
+    const { metrics } = this.deps;
+    const at = Date.now();
+    metrics.recorded.inc(entries.length);
+    for (const entry of entries) metrics.lagSeconds.observe(Math.max(0, at - entry.at.getTime()) / 1000);
+    return entries.length;
+  }
+
+  private async loop(): Promise<void> {
+    const { signal } = this.stopping;
+    let idleMs: number = IDLE_PASS_MS[0];
+    while (!signal.aborted) {
+      let relayed = 0;
+      try {
+        relayed = await this.pass();
+      } catch (err) {
+        this.deps.log.warn({ err }, 'event relay pass failed; trying again');
+      }
+      if (relayed > 0) idleMs = IDLE_PASS_MS[0];
+      if (relayed >= BATCH) continue;
+      await sleep(idleMs, undefined, { signal }).catch(() => undefined);
+      if (relayed === 0) idleMs = Math.min(idleMs * 2, IDLE_PASS_MS[1]);
+    }
+  }
+
+  /** Takes or renews the lease when half of it is gone; true while this worker holds it. */
+  private async holdLease(): Promise<boolean> {
+    const now = Date.now();
+    if (this.leaseUntil - now > LEASE_MS / 2) return true;
+    const until = now + LEASE_MS;
+    const held = await this.deps.leases.hold(LEASE, this.holder, new Date(now), new Date(until));
+    if (held && this.leaseUntil <= now) this.deps.log.info('event relay: this worker relays');
+    this.leaseUntil = held ? until : 0;
+    this.deps.metrics.leader.set(held ? 1 : 0);
+    return held;
+  }
+
+  /** Redis without the relay's marker has lost its data (or is new): every owed delivery is queued again. */
+  private async checkRedis(): Promise<void> {
+    const marker = `${this.deps.prefix}:events:relay-marker`;
+    if ((await this.deps.redis.get(marker)) !== null) return;
+    const restored = await this.restore('redis-lost');
+    await this.deps.redis.set(marker, new Date().toISOString());
+    if (restored > 0) this.deps.log.warn({ restored }, 'redis had lost its data: owed webhook deliveries queued again from the event log');
+  }
+
+  /** Queues again what events recorded since `since` (all, when absent) still owe; the deliveries still queued are left as they are. */
+  private async restore(reason: 'redis-lost' | 'check', since?: Date): Promise<number> {
+    let restored = 0;
+    for (let afterSeq = 0; ; ) {
+      const owing = await this.deps.events.owing({ since, afterSeq, limit: RESTORE_PAGE });
+      const deliveries = owing.flatMap(deliveriesOf);
+      await this.deps.deliveries.add(deliveries);
+      restored += deliveries.length;
+      if (owing.length < RESTORE_PAGE) break;
+      afterSeq = owing.at(-1)!._id;
+    }
+    this.deps.metrics.restored.inc({ reason }, restored);
+    return restored;
+  }
+}

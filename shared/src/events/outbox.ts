@@ -1,0 +1,45 @@
+/**
+ * The transactional outbox: the events a write implies, recorded in the changed document by that
+ * same write (`$push` onto its `outbox`), so that a change is never written without its events.
+ * The relay (the worker's events/relay.ts) moves them to the event log, where the feed reads them
+ * and from which webhooks are delivered. Each event's id is derived from what it is (the webhook
+ * mapping's key: the order's number and version, the command's number, the location's change and
+ * its moment), so that relaying it twice records it once.
+ *
+ * These builders are the one place a write's events are made; event-types.ts says which.
+ */
+import { createHash } from 'node:crypto';
+import { toCommandRecord } from '../domain/records';
+import { toLocationView } from '../domain/views';
+import type { CommandDoc, LocationDoc, OrderDoc, OutboxEntry } from '../store/documents';
+import { webhooksOf, type WebhookSource } from '../webhooks/event-types';
+import { type LocationChange, orderEventOf } from './location-events';
+
+export type { OutboxEntry };
+
+/** `evt_` and 24 base64url characters of a hash of where and what: the same whenever derived again. */
+export function eventIdOf(locationId: string, eventKey: string): string {
+  return `evt_${createHash('sha256').update(`${locationId}\n${eventKey}`).digest('base64url').slice(0, 24)}`;
+}
+
+/** The events (none, one or two) a change is, as the webhook mapping makes them. */
+export function outboxOf(locationId: string, source: WebhookSource, at: Date): OutboxEntry[] {
+  return webhooksOf(source).map((webhook) => ({ id: eventIdOf(locationId, webhook.eventKey), type: webhook.type, locationId, at, data: webhook.data }));
+}
+
+/** An order's new state (placed, completed, aborted, failed), as written at `at`. */
+export const orderOutbox = (after: OrderDoc, at: Date): OutboxEntry[] => outboxOf(after.locationId, orderEventOf(after), at);
+
+/** The order's placement went overdue. */
+export const overdueOutbox = (after: OrderDoc, at: Date): OutboxEntry[] =>
+  outboxOf(after.locationId, { ...orderEventOf(after), overdue: true, operatorOnly: true }, at);
+
+export const commandCreatedOutbox = (command: CommandDoc): OutboxEntry[] =>
+  outboxOf(command.locationId, { type: 'command', record: toCommandRecord(command) }, command.createdAt);
+
+export const commandAcknowledgedOutbox = (command: CommandDoc, at: Date): OutboxEntry[] =>
+  outboxOf(command.locationId, { type: 'command-acknowledged', record: toCommandRecord(command) }, at);
+
+/** A location's presence or pause changed: the location as the change leaves it. */
+export const locationOutbox = (after: LocationDoc, change: LocationChange, at: Date): OutboxEntry[] =>
+  outboxOf(after._id, { type: 'location', location: toLocationView(after, at), change, at: at.getTime() }, at);

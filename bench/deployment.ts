@@ -3,6 +3,7 @@
  * separate processes, on a fresh MongoDB database and Redis prefix (the MongoDB stand-in slows
  * down as collections grow, so no scenario inherits another's documents).
  */
+import { EventLogTrim } from './event-log-trim';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -98,6 +99,7 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     ...(backends.redisCluster ? { REDIS_CLUSTER: '1' } : {}),
     ...options.env,
   };
+  const trim = await EventLogTrim.start(backends.mongoUrl, id);
   const worker = await spawnNode(`${name}-worker`, roleEntry('worker'), env, WORKER_READY, backends.logDir, profileArgs(backends, `${name}-worker`));
   const apis: ApiNode[] = [];
   try {
@@ -110,6 +112,7 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     }
   } catch (err) {
     await Promise.all([worker, ...apis.map((a) => a.child)].map((c) => c.stop()));
+    await trim.stop();
     throw err;
   }
   return {
@@ -136,6 +139,7 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     async stop() {
       await Promise.all(apis.map((a) => a.child.stop()));
       await worker.stop();
+      await trim.stop();
     },
   };
 }

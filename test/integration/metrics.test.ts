@@ -115,7 +115,7 @@ describe('GET /metrics of a worker (METRICS_PORT)', () => {
     await stack?.close();
   });
 
-  it('reports its MongoDB commands and the jobs it finished; nothing else is served there', async () => {
+  it('reports its MongoDB commands and the jobs it finished; nothing else is served there but /healthz', async () => {
     const loc = await stack.admin.createLocation('Worker metrics');
     const key = (await stack.admin.createServiceSession(loc.id, 'reg-w')).apiKey;
     const order = await stack.admin.createOrder(loc.id, sampleRows);
@@ -133,6 +133,9 @@ describe('GET /metrics of a worker (METRICS_PORT)', () => {
     expect(valueOf(samples, 'pos_mongo_commands_total')).toBeGreaterThanOrEqual(2);
     expect(valueOf(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect((await call('GET', `${origin}/admin/v1/locations`)).status).toBe(404);
+    // its liveness probe (docs/deployment.md#kubernetes)
+    const health = await call('GET', `${origin}/healthz`);
+    expect([health.status, health.json()]).toEqual([200, { status: 'ok' }]);
   });
 });
 

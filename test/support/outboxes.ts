@@ -7,7 +7,7 @@ export async function outboxesRelayed(env: StackEnv, timeoutMs?: number): Promis
   const db = await openDb(env);
   try {
     const held = async () => {
-      const counts = await Promise.all(['orders', 'commands', 'locations'].map((name) => db.db.collection(name).countDocuments({ 'outbox.id': { $exists: true } })));
+      const counts = await Promise.all(['orders', 'commands', 'locations'].map((name) => db.db.collection(name).countDocuments({ outboxCount: { $gt: 0 } })));
       return counts.reduce((a, b) => a + b, 0);
     };
     await eventually(async () => (await held()) === 0, 'the outboxes relayed', timeoutMs);

@@ -32,6 +32,8 @@ export class TestStream {
   retries: number[] = [];
   /** True once the server ended the response or the connection closed. */
   isEnded = false;
+  /** True when the response ended in order (the server closed it), not by a reset or an abort. */
+  endedCleanly = false;
   readonly ended: Promise<void>;
   private markEnded!: () => void;
   /** The service's own parser (shared with the register client). */
@@ -81,7 +83,10 @@ export class TestStream {
           stream.receive(chunk);
         });
         response.on('end', () => contract?.end());
-        response.on('end', () => stream.finish());
+        response.on('end', () => {
+          stream.endedCleanly = true;
+          stream.finish();
+        });
         response.on('close', () => stream.finish());
         response.on('error', () => stream.finish());
         resolve(stream);

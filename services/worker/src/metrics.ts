@@ -100,9 +100,16 @@ export function circuitsOpenGauge(registry: Registry, open: () => number): Gauge
   });
 }
 
-/** GET /metrics on its own listener (nothing else is served); resolves with the port. */
+/**
+ * GET /metrics on its own listener, and GET /healthz (the process answers: a liveness probe);
+ * nothing else. Resolves with the port.
+ */
 export async function serveMetrics(registry: Registry, port: number, host: string): Promise<{ port: number; server: http.Server }> {
   const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/healthz') {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
+      return;
+    }
     if (req.method !== 'GET' || req.url !== '/metrics') {
       res.writeHead(404).end();
       return;

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { CommandDoc } from './documents';
 import { collections, deleteDue, recordId } from './mongo';
-import { type EventsOf, NO_EVENTS } from './outboxes';
+import { type EventsOf, NO_EVENTS, outboxOfNew, withOutbox } from './outboxes';
 import { asInteger, asString } from './query-values';
 
 /** What the creator says; the repo adds the id and the times. */
@@ -36,8 +36,7 @@ export class CommandsRepo {
       purgeAt: new Date(expiresAt.getTime() + KEPT_AFTER_EXPIRY_MS),
       ...command,
     };
-    const outbox = events(doc);
-    await this.c.insertOne(outbox.length > 0 ? { ...doc, outbox } : doc);
+    await this.c.insertOne({ ...doc, ...outboxOfNew(events(doc)) });
     return doc;
   }
 
@@ -81,11 +80,7 @@ export class CommandsRepo {
     const command = await this.c.findOne(filter);
     if (!command) return null;
     const after: CommandDoc = { ...command, acknowledgedAt: now };
-    const outbox = events(after);
-    const { modifiedCount } = await this.c.updateOne(filter, {
-      $set: { acknowledgedAt: now },
-      ...(outbox.length > 0 ? { $addToSet: { outbox: { $each: outbox } } } : {}),
-    });
+    const { modifiedCount } = await this.c.updateOne(filter, withOutbox({ $set: { acknowledgedAt: now } }, events(after)));
     return modifiedCount === 1 ? after : null;
   }
 }

@@ -18,13 +18,21 @@ export interface OutboxEntry {
   locationId: string;
   /** When the change was written: the event's `timestamp`. */
   at: Date;
+  /**
+   * Its place among its document's events: the document's version (or revision) its write left,
+   * then its place among that write's events. Writes to one document are ordered by that version,
+   * whatever the writers' clocks say.
+   */
+  rank: [number, number];
   data: Record<string, unknown>;
 }
 
-/** A document whose writes record their events (orders, commands, locations). */
+/** A document whose writes record their events (orders, commands, locations; store/outboxes.ts). */
 export interface WithOutbox {
-  /** Events written with the document and not yet relayed to the event log. */
-  outbox?: OutboxEntry[];
+  /** Events written with the document and not yet relayed to the event log, by id. */
+  outbox?: Record<string, OutboxEntry>;
+  /** How many `outbox` holds: the relay finds the documents holding events by it. */
+  outboxCount?: number;
 }
 
 export interface OrderDoc extends WithOutbox {

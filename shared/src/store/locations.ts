@@ -1,9 +1,9 @@
-import type { Db, Filter } from 'mongodb';
+import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { LocationDoc, SweptChange } from './documents';
 import { newId } from './ids';
 import { collections } from './mongo';
 import { raceBackoff, VERSION_RACE_RETRIES } from './orders';
-import { type EventsOf, NO_EVENTS } from './outboxes';
+import { type EventsOf, NO_EVENTS, withOutbox } from './outboxes';
 import type { Page } from './page';
 import { asString } from './query-values';
 
@@ -206,17 +206,12 @@ export class LocationsRepo {
       const decided = doc && decide(doc);
       if (!doc || !decided) return null;
       const after = changed(doc, decided);
-      const outbox = events(after);
-      const { modifiedCount } = await this.c.updateOne(
-        { _id: doc._id, rev: doc.rev ?? { $exists: false } },
-        {
-          $set: { ...decided.set, rev: after.rev },
-          ...(decided.unset?.length ? { $unset: Object.fromEntries(decided.unset.map((field) => [field, ''])) } : {}),
-          ...(decided.mark || outbox.length > 0
-            ? { $addToSet: { ...(decided.mark ? { unannounced: decided.mark } : {}), ...(outbox.length > 0 ? { outbox: { $each: outbox } } : {}) } }
-            : {}),
-        },
-      );
+      const update: UpdateFilter<LocationDoc> = {
+        $set: { ...decided.set, rev: after.rev },
+        ...(decided.unset?.length ? { $unset: Object.fromEntries(decided.unset.map((field) => [field, ''])) } : {}),
+        ...(decided.mark ? { $addToSet: { unannounced: decided.mark } } : {}),
+      };
+      const { modifiedCount } = await this.c.updateOne({ _id: doc._id, rev: doc.rev ?? { $exists: false } }, withOutbox(update, events(after)));
       if (modifiedCount === 1) return after;
       await raceBackoff(attempt);
     }

@@ -4,7 +4,7 @@ import type { Db, Filter } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderRow } from '../domain/records';
 import type { OrderDoc, OutboxEntry } from './documents';
-import { type EventsOf, NO_EVENTS } from './outboxes';
+import { type EventsOf, NO_EVENTS, outboxOfNew, withOutbox } from './outboxes';
 import { collections, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
 
@@ -90,8 +90,7 @@ export class OrdersRepo {
       ...order,
       ...(order.state === 'PLACED' ? { orderTime: now } : {}),
     };
-    const outbox = events(doc);
-    await this.c.insertOne(outbox.length > 0 ? { ...doc, outbox } : doc);
+    await this.c.insertOne({ ...doc, ...outboxOfNew(events(doc)) });
     return doc;
   }
 
@@ -231,7 +230,7 @@ export class OrdersRepo {
   private async writeAtVersion(order: OrderDoc, update: { $set: Partial<OrderDoc>; $inc: { version: 1 } }, outbox: OutboxEntry[]): Promise<boolean> {
     const { modifiedCount } = await this.c.updateOne(
       { _id: order._id, locationId: order.locationId, number: order.number, version: order.version },
-      outbox.length > 0 ? { ...update, $addToSet: { outbox: { $each: outbox } } } : update,
+      withOutbox(update, outbox),
     );
     return modifiedCount === 1;
   }

@@ -1,8 +1,10 @@
 /**
  * The outboxes: the collections whose writes record their events in the changed document
  * (orders, commands, locations; see events/outbox.ts), and the order archive, where an order
- * archived before its events were relayed takes them. The relay reads what they hold and, once
- * the events are recorded in the event log, clears each document's outbox as it read it.
+ * archived before its events were relayed takes them. A document's `outbox` holds its events by
+ * id, and `outboxCount` how many: a write adds its events with `$set` of their ids and `$inc`,
+ * and the relay, once they are recorded in the event log, removes exactly those it read. So a
+ * document written again while the relay works keeps only its new events, however hot it is.
  */
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import type { OutboxEntry, WithOutbox } from './documents';
@@ -12,11 +14,31 @@ import { collections } from './mongo';
 export type EventsOf<T> = (after: T) => OutboxEntry[];
 export const NO_EVENTS = (): OutboxEntry[] => [];
 
-/** A document's events waiting to be relayed. */
+/** The outbox fields of a document inserted with `entries` (none when there are none). */
+export function outboxOfNew(entries: OutboxEntry[]): WithOutbox {
+  return entries.length === 0 ? {} : { outbox: Object.fromEntries(entries.map((entry) => [entry.id, entry])), outboxCount: entries.length };
+}
+
+/** An update of a document with `entries` added to its outbox, in the same write. */
+export function withOutbox<U extends { $set?: object; $inc?: object }>(update: U, entries: OutboxEntry[]): U {
+  if (entries.length === 0) return update;
+  return {
+    ...update,
+    $set: { ...update.$set, ...Object.fromEntries(entries.map((entry) => [`outbox.${entry.id}`, entry])) },
+    $inc: { ...update.$inc, outboxCount: entries.length },
+  };
+}
+
+/** A document's events waiting to be relayed, in the order of its writes. */
 export interface HeldEvents {
   _id: string;
   outbox: OutboxEntry[];
+  /** `outboxCount` as read. */
+  count: number;
 }
+
+/** The order of one document's events: by the version its write left, then by place in the write. */
+const byRank = (a: OutboxEntry, b: OutboxEntry) => a.rank[0] - b.rank[0] || a.rank[1] - b.rank[1];
 
 /** What the relay reads and clears of one collection. */
 export interface OutboxReader {
@@ -32,23 +54,41 @@ export class Outbox<T extends { _id: string } & WithOutbox> implements OutboxRea
     private readonly c: Collection<T>,
   ) {}
 
-  /** Up to `limit` documents holding events (the sparse index on `outbox.id`). */
+  /** Up to `limit` documents holding events (the partial index on `outboxCount`). */
   async held(limit: number): Promise<HeldEvents[]> {
-    const docs = await this.c.find({ 'outbox.id': { $exists: true } } as Filter<T>, { projection: { outbox: 1 } }).limit(limit).toArray();
-    return docs.flatMap((doc) => (Array.isArray(doc.outbox) && doc.outbox.length > 0 ? [{ _id: doc._id, outbox: doc.outbox }] : []));
+    const docs = await this.c
+      .find({ outboxCount: { $gt: 0 } } as Filter<T>, { projection: { outbox: 1, outboxCount: 1 } })
+      .limit(limit)
+      .toArray();
+    return docs.map((doc) => ({ _id: doc._id, outbox: Object.values(doc.outbox ?? {}).sort(byRank), count: doc.outboxCount ?? 0 }));
   }
 
   /**
-   * The events read are relayed: each document's outbox is cleared if it still holds exactly what
-   * was read. One that gained events meanwhile keeps them all, and the next pass relays them (the
-   * ones relayed already are found recorded). One command.
+   * The events read are relayed: each document loses those of them it still holds, and its count
+   * with them (a write adding events meanwhile keeps its own). One command for the batch.
    */
   async cleared(docs: HeldEvents[]): Promise<void> {
     if (docs.length === 0) return;
-    const unset: UpdateFilter<WithOutbox> = { $unset: { outbox: '' } };
-    const clear = (doc: HeldEvents): AnyBulkWriteOperation<T> => ({ updateOne: { filter: { _id: doc._id, outbox: doc.outbox } as Filter<T>, update: unset as UpdateFilter<T> } });
-    await this.c.bulkWrite(docs.map(clear), { ordered: false });
+    await this.c.bulkWrite(docs.map(clearing<T>), { ordered: false });
   }
+}
+
+/**
+ * The write that removes what was read of a document's outbox, if it still holds all of it (a
+ * relay that overlapped this one may have removed some: the next pass reads what is left). A
+ * count read without events (left by a write whose events were already there) is set to 0 if no
+ * write came since.
+ */
+function clearing<T extends { _id: string } & WithOutbox>(doc: HeldEvents): AnyBulkWriteOperation<T> {
+  if (doc.outbox.length === 0) {
+    return { updateOne: { filter: { _id: doc._id, outboxCount: doc.count } as Filter<T>, update: { $set: { outboxCount: 0 } } as UpdateFilter<T> } };
+  }
+  const held = Object.fromEntries(doc.outbox.map((entry) => [`outbox.${entry.id}`, { $exists: true }]));
+  const update: UpdateFilter<WithOutbox> = {
+    $unset: Object.fromEntries(doc.outbox.map((entry) => [`outbox.${entry.id}`, ''])),
+    $inc: { outboxCount: -doc.outbox.length },
+  };
+  return { updateOne: { filter: { _id: doc._id, ...held } as Filter<T>, update: update as UpdateFilter<T> } };
 }
 
 /** Every outbox of the store, in the order the relay reads them. */

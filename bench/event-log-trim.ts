@@ -1,0 +1,36 @@
+/**
+ * Keeps a deployment's event log at its newest KEEP events while the bench runs. The stand-in
+ * MongoDB slows with a collection's size (an insert into a log of 8,000 events took it a second),
+ * while a real one's cost per event does not grow with the log: trimmed, every scenario runs on
+ * a log of a fixed, stated size, whatever ran before it. The service's own retention
+ * (EVENT_RETENTION) is days; this stands in for it at the bench's pace.
+ */
+import { MongoClient } from 'mongodb';
+
+export const EVENT_LOG_KEPT = 1_000;
+const EVERY_MS = 500;
+
+export class EventLogTrim {
+  private readonly timer: NodeJS.Timeout;
+  private running: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly client: MongoClient, db: string) {
+    const events = client.db(db).collection<{ _id: number }>('events');
+    this.timer = setInterval(() => {
+      this.running = this.running.then(async () => {
+        const top = await events.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).next();
+        if (top && top._id > EVENT_LOG_KEPT) await events.deleteMany({ _id: { $lte: top._id - EVENT_LOG_KEPT } });
+      }).catch(() => undefined);
+    }, EVERY_MS);
+  }
+
+  static async start(mongoUrl: string, db: string): Promise<EventLogTrim> {
+    return new EventLogTrim(await MongoClient.connect(mongoUrl), db);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+    await this.client.close();
+  }
+}

@@ -19,6 +19,8 @@
  * BENCH_CHAIN_STREAMS (the streams level in a chain's shape, two streams per location: default 10000 over 5,000 locations; 0 leaves it out),
  * BENCH_ONLY=polls,streams (only those of status, polls, variants, fanout, streams, chain, archive, overload, cluster after
  * the ceilings; for development; results to bench/results/quick.json only).
+ * `npm run bench:quick`: the status updates, polls and a 2,000-stream level with their floors, in
+ * runs of 4 s, each figure printed against its target and the committed latest.json (`--compare`).
  * `npm run bench -- --profile`: the API and worker processes write CPU profiles, and their top
  * functions and packages are printed (profiling slows them: compare figures of unprofiled runs).
  */
@@ -34,6 +36,7 @@ import { ROOT } from '../scripts/embedded/spawn-role';
 import { CLUSTER_QUEUE_PARTITIONS } from '@pos/shared/config';
 import { createRedis } from '@pos/shared/redis';
 import { appendHistory, HISTORY_FILE } from './history';
+import { renderComparison } from './compare';
 import { measureArchiveLoad } from './archive-load';
 import { measureCeilings } from './ceilings';
 import type { WatchedProcess } from './cost';
@@ -91,6 +94,8 @@ const ARCHIVE_ROUNDS = quick ? 2 : 4;
 const only = process.env.BENCH_ONLY;
 
 const PROFILE = process.argv.includes('--profile');
+/** `--compare` (npm run bench:quick): each figure with a target, against the committed latest.json (bench/compare.ts). */
+const COMPARE = process.argv.includes('--compare');
 /** BENCH_ONLY=polls,streams: only these scenarios (status, polls, fanout, streams) after the ceilings; for development. */
 const ONLY = process.env.BENCH_ONLY?.split(',');
 const runs = (scenario: string) => !ONLY || ONLY.includes(scenario);
@@ -122,6 +127,20 @@ async function mongoPid(mongoUrl: string): Promise<number | undefined> {
   } finally {
     await client.close();
   }
+}
+
+/** The summary of the latest.json committed at HEAD (else the one on disk), if any. */
+function committedSummary(): BenchResults['summary'] {
+  const read = (): string | undefined => {
+    try {
+      return execSync('git show HEAD:bench/results/latest.json', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 * 1024 * 1024 }).toString();
+    } catch {
+      const file = path.join(ROOT, 'bench', 'results', 'latest.json');
+      return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+    }
+  };
+  const text = read();
+  return text ? (JSON.parse(text) as BenchResults).summary : undefined;
 }
 
 /** The commit being measured (and whether the tree differs from it); undefined outside a git checkout. */
@@ -320,6 +339,7 @@ async function main(): Promise<void> {
     results.summary = summarise(results);
 
     process.stdout.write(`\n${renderTables(results)}\n\n`);
+    if (COMPARE && results.summary) process.stdout.write(`${renderComparison(results.summary, committedSummary())}\n\n`);
     if (profileDir) {
       results.profiles = summariseProfiles(profileDir);
       process.stdout.write(`CPU profiles in ${profileDir} (open them in Chrome DevTools or speedscope)\n\n`);

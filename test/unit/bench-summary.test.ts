@@ -5,6 +5,7 @@
 import type { Cost } from '../../bench/cost';
 import type { LoadResult } from '../../bench/load';
 import type { BenchResults } from '../../bench/results';
+import { ownRatio, renderComparison } from '../../bench/compare';
 import { summarise } from '../../bench/summary';
 
 const cost = (cpuMs: Record<string, number>, mongo: Record<string, number>, redis = 0): Cost => ({
@@ -81,5 +82,30 @@ describe('bench summary against the floors', () => {
     const sessionRefresh = cost({ api1: 1.1, redis: 0, mongo: 0.4 }, { api1: 1.02 });
     const [r] = summarise(results({ service: floorUpdate, floor: floorUpdate, rps: [1, 1] }, { service: sessionRefresh, floor: floorPoll })).poll;
     expect(r).toMatchObject({ mongoMet: true });
+  });
+});
+
+describe('bench:quick against the committed results', () => {
+  const summaryWith = (workerMs: number, pollApiMs: number) =>
+    summarise(
+      results(
+        { service: cost({ api1: 0.4, worker: workerMs, redis: 0.1, mongo: 5 }, { worker: 2 }), floor: floorUpdate, rps: [800, 1000] },
+        { service: cost({ api1: pollApiMs, redis: 0, mongo: 0.4 }, { api1: 1 }), floor: floorPoll },
+      ),
+    );
+  const lineOf = (table: string, figure: string) => table.split('\n').find((line) => line.startsWith(`| ${figure} |`))!;
+
+  test("judges the service's own processes (API, worker, Redis) against the floor's, MongoDB apart", () => {
+    const [u] = summaryWith(0.6, 1).statusUpdate;
+    expect(ownRatio(u!)).toBe(1.22); // (0.4 + 0.6 + 0.1) / (0.3 + 0.5 + 0.1), whatever MongoDB cost
+    const table = renderComparison(summaryWith(0.6, 1), undefined);
+    expect(lineOf(table, 'status update, 16 clients: own CPU / floor')).toBe('| status update, 16 clients: own CPU / floor | 1.22 | ≤ 1.3 | yes | – |  |');
+  });
+
+  test('flags a figure that moved more than 10 % from the committed one, and only that', () => {
+    const table = renderComparison(summaryWith(0.9, 1.05), summaryWith(0.6, 1));
+    expect(lineOf(table, 'status update, 16 clients: own CPU / floor')).toBe('| status update, 16 clients: own CPU / floor | 1.56 | ≤ 1.3 | NO | 1.22 | +28 % ⚑ |');
+    expect(lineOf(table, 'poll, 10 orders, 16 clients: API CPU / floor')).toBe('| poll, 10 orders, 16 clients: API CPU / floor | 1.05 | ≤ 1.2 | yes | 1 | +5 % |');
+    expect(table).toContain('1 figure(s) moved more than 10 %');
   });
 });

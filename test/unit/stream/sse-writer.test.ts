@@ -135,16 +135,21 @@ describe('SseWriter', () => {
     afterEach(() => jest.useRealTimers());
     const settle = () => new Promise((resolve) => setImmediate(resolve));
     const data = dataLines(JSON.stringify({ notes: 'x'.repeat(500) }));
-
-    it('drops a client that takes nothing for a keepalive interval while frames wait for it', async () => {
+    /** A writer on a slow client, ticked by the node's clock every keepalive interval (40 ms), with `events` frames waiting for it. */
+    function writerWithWaiting(events: number) {
       const out = slowSink();
       const overflow = jest.fn();
       const writer = new SseWriter(out.stream, { keepaliveMs: 40, maxBufferBytes: 1024, onOverflow: overflow });
       writer.retry(1000);
       setInterval(() => writer.tick(), 40); // the node's clock (fake timers: gone with them)
       writer.burst(() => {
-        for (let i = 1; i <= 20; i += 1) writer.event('order', `${i}.0`, data);
+        for (let i = 1; i <= events; i += 1) writer.event('order', `${i}.0`, data);
       });
+      return { out, overflow, writer };
+    }
+
+    it('drops a client that takes nothing for a keepalive interval while frames wait for it', async () => {
+      const { out, overflow } = writerWithWaiting(20);
       jest.advanceTimersByTime(39);
       expect(overflow).not.toHaveBeenCalled();
       jest.advanceTimersByTime(1); // a keepalive interval without progress
@@ -153,14 +158,7 @@ describe('SseWriter', () => {
     });
 
     it('keeps a client that reads slowly, some of it in every keepalive interval', async () => {
-      const out = slowSink();
-      const overflow = jest.fn();
-      const writer = new SseWriter(out.stream, { keepaliveMs: 40, maxBufferBytes: 1024, onOverflow: overflow });
-      writer.retry(1000);
-      setInterval(() => writer.tick(), 40); // the node's clock (fake timers: gone with them)
-      writer.burst(() => {
-        for (let i = 1; i <= 6; i += 1) writer.event('order', `${i}.0`, data);
-      });
+      const { out, overflow, writer } = writerWithWaiting(6);
       for (let i = 0; i < 12; i += 1) {
         jest.advanceTimersByTime(30);
         out.read();

@@ -228,7 +228,9 @@ describe('an endpoint failing for WEBHOOK_DISABLE_AFTER', () => {
   let r: Receiver;
 
   beforeAll(async () => {
-    stack = await startStack({ WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_SCHEDULE: FAST_RETRIES, WEBHOOK_DISABLE_AFTER: '1s' });
+    // The circuit (5 failures in a row, then 30 s before a probe) would hold the attempts that reach
+    // WEBHOOK_DISABLE_AFTER whenever five of them fit in its first second: disablement is tested here.
+    stack = await startStack({ WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_SCHEDULE: FAST_RETRIES, WEBHOOK_DISABLE_AFTER: '1s', WEBHOOK_CIRCUIT_FAILURES: '1000' });
     r = await startReceiver();
   });
   afterAll(async () => {

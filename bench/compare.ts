@@ -6,6 +6,7 @@
  * stands beside it.
  */
 import type { FloorComparison, RequestCost, Summary } from './results';
+import { statusTargets } from './summary';
 
 /** A move past this share of the committed figure is flagged. */
 export const MOVED = 0.1;
@@ -19,7 +20,7 @@ interface Row {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
-const ownMs = (cost: RequestCost) => cost.apiMs + cost.workerMs + cost.redisMs;
+const ownMs = (cost: RequestCost) => cost.ownMs ?? cost.apiMs + cost.workerMs + cost.redisMs;
 /** The service's own processes (API, worker, Redis) over the floor's. */
 export const ownRatio = (row: FloorComparison) => (ownMs(row.floor) > 0 ? round(ownMs(row.service) / ownMs(row.floor)) : 0);
 
@@ -27,10 +28,10 @@ function rowsOf(summary: Summary): Map<string, Omit<Row, 'committed'>> {
   const rows = new Map<string, Omit<Row, 'committed'>>();
   const add = (row: Omit<Row, 'committed'>) => rows.set(row.figure, row);
   for (const s of summary.statusUpdate) {
-    const atOne = s.clients === 1;
-    add({ figure: `status update, ${s.clients} clients: own CPU / floor`, value: ownRatio(s), target: { limit: atOne ? 1.5 : 1.3, atMost: true } });
+    const targets = statusTargets(s.clients);
+    add({ figure: `status update, ${s.clients} clients: own CPU / floor`, value: ownRatio(s), target: { limit: targets.ownCpu, atMost: true } });
     add({ figure: `status update, ${s.clients} clients: MongoDB CPU / floor`, value: s.ratio.mongoMs });
-    add({ figure: `status update, ${s.clients} clients: req/s / floor`, value: s.ratio.rps, target: { limit: s.clients === 64 ? 1.0 : 0.8, atMost: false } });
+    add({ figure: `status update, ${s.clients} clients: req/s / floor`, value: s.ratio.rps, target: { limit: targets.rps, atMost: false } });
   }
   for (const p of summary.poll) add({ figure: `poll, ${p.records} orders, ${p.clients} clients: API CPU / floor`, value: p.ratio.apiMs, target: { limit: 1.2, atMost: true } });
   if (summary.streams) add({ figure: `streams, one location: RSS KiB per stream`, value: summary.streams.rssPerStreamKiB, target: { limit: summary.streams.rssTargetKiB, atMost: true } });

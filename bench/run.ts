@@ -41,6 +41,7 @@ import { measureArchiveLoad } from './archive-load';
 import { measureCeilings } from './ceilings';
 import type { WatchedProcess } from './cost';
 import type { Backends } from './deployment';
+import { EVENT_LOG_KEPT } from './event-log-trim';
 import { measureFanOut } from './fan-out';
 import type { LoadBounds, LoadResult } from './load';
 import type { RedisProcess } from './redis-cpu';
@@ -311,6 +312,13 @@ async function main(): Promise<void> {
         ...s,
         vs: s.floor ? versus(s, 'floor', s.floor) : versus(s, 'bullmq add-and-wait', at(ceilings.bullmq, (b) => b.concurrency === s.concurrency)),
       })),
+      collections: {
+        statusOrders: STATUS_ORDERS,
+        locations: STATUS_LOCATIONS,
+        pollOrders: POLL_RECORDS,
+        eventLogKept: EVENT_LOG_KEPT,
+        note: 'each deployment (every concurrency and variant) on a fresh database, its floor on the same documents right after; the event log trimmed every 250 ms',
+      },
       locationPolls: locationPolls.map((p) => ({
         ...p,
         vs: p.floor ? versus(p, 'floor', p.floor) : versus(p, `bare koa, ${p.records} records`, at(ceilings.koaPayload, (k) => k.records === p.records)),

@@ -215,6 +215,7 @@ function readSections(env: Env) {
     },
     process: {
       logLevel: env.LOG_LEVEL,
+      logFlushMs: parseDuration(env.LOG_FLUSH_INTERVAL),
       shutdownGraceMs: parseDuration(env.SHUTDOWN_GRACE),
     },
   } satisfies Record<SectionName, object>;

@@ -45,6 +45,19 @@ describe('shutdown and operations', () => {
     expect(worker.output()).toContain('"msg":"worker stopped"');
   });
 
+  it('writes log lines in batches (LOG_FLUSH_INTERVAL), and every line waiting when it shuts down', async () => {
+    // An interval long enough that no periodic write comes between the requests and the check.
+    const api = await spawnRole('api', stackEnv({ LOG_FLUSH_INTERVAL: '4s' }));
+    const origin = `http://127.0.0.1:${api.port}`;
+    const accessLines = () => api.output().split('\n').filter((line) => line.includes('"msg":"request"'));
+    for (let i = 0; i < 3; i++) expect((await call('GET', `${origin}/healthz`)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(accessLines()).toHaveLength(0); // waiting in the process, to be written with others
+    expect(await api.stop()).toBe(0);
+    expect(accessLines()).toHaveLength(3);
+    expect(api.output()).toContain('"msg":"api stopped"');
+  });
+
   it('health and readiness; keys and tokens never reach the log', async () => {
     const env = stackEnv();
     const api = await spawnRole('api', env);

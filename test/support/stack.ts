@@ -93,8 +93,9 @@ export async function spawnRole(role: Role, env: StackEnv, options: { mayDieFirs
   const child = await spawnNode({
     name: role,
     entry: roleEntry(role),
-    // The ready line is an info line, so children always log at info.
-    env: { ...env, LOG_LEVEL: 'info' },
+    // The ready line is an info line, so children always log at info; and each line at once,
+    // since tests read them as they happen (shutdown.test.ts checks the batched default).
+    env: { LOG_FLUSH_INTERVAL: '0ms', ...env, LOG_LEVEL: 'info' },
     ready: ROLE_READY[role],
     mayDieFirst: options.mayDieFirst,
   });

@@ -8,24 +8,28 @@ import type { JobOutcome } from '@pos/shared/queue/jobs';
 import { problems } from '@pos/shared/domain/problem';
 import { AnsweredJobs, standingAnswer } from '@pos/worker/transitions/answered-jobs';
 import { OrderCache } from '@pos/worker/transitions/order-cache';
-import { JobMessages } from '@pos/worker/transitions/job-messages';
+import { JobMessages, MessageSender } from '@pos/worker/transitions/job-messages';
 import { LOCATION, orderDoc } from '../support/fake-job-context';
 
 /** Records what a pipeline was given, in order; `failing` makes exec report that command's error. */
 function recordingRedis(failing?: string) {
   const commands: string[][] = [];
   let execs = 0;
-  const pipeline = {
-    publish: (channel: string, message: string) => commands.push(['publish', channel, message]),
-    set: (...args: (string | number)[]) => commands.push(['set', ...args.map(String)]),
-    exec: async () => {
-      execs += 1;
-      return commands.map(([name]) => [name === failing ? new Error(`${name} failed`) : null, 'OK']);
-    },
+  const pipeline = () => {
+    const own: string[][] = [];
+    const add = (command: string[]) => (commands.push(command), own.push(command));
+    return {
+      publish: (channel: string, message: string) => add(['publish', channel, message]),
+      set: (...args: (string | number)[]) => add(['set', ...args.map(String)]),
+      exec: async () => {
+        execs += 1;
+        return own.map(([name, key]) => [name === failing || key === failing ? new Error(`${name} failed`) : null, 'OK']);
+      },
+    };
   };
   const get = async (key: string) => (key === 'pos:answered:job-1' ? JSON.stringify({ status: 409, problem: problems.conflict('no') }) : null);
   // a stand-in: the job's messages and the record use these calls alone
-  const redis = { pipeline: () => pipeline, get } as unknown as RedisClient;
+  const redis = { pipeline, get } as unknown as RedisClient;
   return { redis, commands, execs: () => execs };
 }
 
@@ -91,7 +95,7 @@ describe('job messages', () => {
     await messages.publish('pos:sessions', 'second');
     const { redis, commands, execs } = recordingRedis();
     expect(commands).toEqual([]); // nothing is sent before the job is done
-    await messages.send(redis, record, ['pos:reply:node', 'reply']);
+    await messages.send(new MessageSender(redis), record, ['pos:reply:node', 'reply']);
     expect(commands).toEqual([
       ['publish', 'pos:loc:a', 'first'],
       ['publish', 'pos:sessions', 'second'],
@@ -100,21 +104,35 @@ describe('job messages', () => {
     ]);
     expect(execs()).toBe(1);
     // sent once: a second send has only its own record
-    await messages.send(redis, record);
+    await messages.send(new MessageSender(redis), record);
     expect(commands.slice(4)).toEqual([['set', 'pos:answered:job-1', '{"status":204}', 'PX', '30000']]);
   });
 
   it('fails the job when Redis refused any of it (the job is run again and announces again)', async () => {
     const messages = new JobMessages();
     await messages.publish('pos:loc:a', 'event');
-    await expect(messages.send(recordingRedis('set').redis, record, ['pos:reply:node', 'reply'])).rejects.toThrow('set failed');
+    await expect(messages.send(new MessageSender(recordingRedis('set').redis), record, ['pos:reply:node', 'reply'])).rejects.toThrow('set failed');
+  });
+
+  it('sends the messages of jobs that finish together in one pipeline, each in its order, and fails only the job Redis refused', async () => {
+    const { redis, commands, execs } = recordingRedis('pos:loc:b');
+    const sender = new MessageSender(redis);
+    const jobs = ['a', 'b', 'c'].map((name) => {
+      const messages = new JobMessages();
+      void messages.publish(`pos:loc:${name}`, `event ${name}`);
+      return messages.send(sender, undefined, [`pos:reply:${name}`, `reply ${name}`]);
+    });
+    const settled = await Promise.allSettled(jobs);
+    expect(execs()).toBe(1);
+    expect(commands.map(([, channel]) => channel)).toEqual(['pos:loc:a', 'pos:reply:a', 'pos:loc:b', 'pos:reply:b', 'pos:loc:c', 'pos:reply:c']);
+    expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
   });
 
   it('on a cluster sends each alone, in the same order (a pipeline may not span slots)', async () => {
     const messages = new JobMessages();
     await messages.publish('pos:loc:a', 'event');
     const { cluster, commands } = recordingCluster();
-    await messages.send(cluster, record, ['pos:reply:node', 'reply']);
+    await messages.send(new MessageSender(cluster), record, ['pos:reply:node', 'reply']);
     expect(commands).toEqual([
       ['spublish', 'pos:loc:a', 'event'],
       ['set', 'pos:answered:job-1', '{"status":204}', 'PX', '30000'],

@@ -26,6 +26,7 @@ import { consumePartition } from './transitions/consumers';
 import { watchDrain } from './transitions/drain';
 import { orderFollowUps } from './transitions/follow-ups';
 import { OrderCache } from './transitions/order-cache';
+import { MessageSender } from './transitions/job-messages';
 import { JobProcessor } from './transitions/processor';
 import { OutboxRelay } from './outbox/relay';
 import { startDeliveryWorker, succeeded } from './webhooks/delivery';
@@ -61,6 +62,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const deadlineQueue = createDeadlineQueue(redis, config.redis, log);
   const processor = new JobProcessor({
     redis,
+    messages: new MessageSender(redis),
     prefix: config.redis.prefix,
     repos,
     orderCache: new OrderCache(),

@@ -144,6 +144,13 @@ export const OPERATIONS_SECTIONS = defineSections({
         default: 'info',
         description: 'The pino level of the logs.',
       },
+      LOG_FLUSH_INTERVAL: {
+        type: 'string',
+        pattern: DURATION,
+        default: '200ms',
+        description:
+          'How long a log line may wait in the process to be written with others (at most 4 KiB wait; every line is written on exit and shutdown). `0ms` writes each line at once: one write per line, which under load costs more CPU than the request it logs.',
+      },
       SHUTDOWN_GRACE: {
         type: 'string',
         pattern: DURATION,

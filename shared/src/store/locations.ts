@@ -1,5 +1,6 @@
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { LocationDoc, SweptChange } from './documents';
+import { GROUP_COMMIT_MAX, groupCommit } from './group-commit';
 import { newId } from './ids';
 import { collections } from './mongo';
 import { raceBackoff, VERSION_RACE_RETRIES } from './orders';
@@ -77,11 +78,19 @@ export class LocationsRepo {
     return this.change(id, () => ({ set: changes }));
   }
 
-  /** A location's failure threshold alone (the worker's read for each failure report). */
-  async failureThreshold(id: string): Promise<number | undefined> {
-    const doc = await this.c.findOne({ _id: asString(id, 'locationId') }, { projection: { failureThreshold: 1 } });
-    return doc?.failureThreshold;
+  /**
+   * A location's failure threshold alone (the worker's read for each failure report): the reads
+   * of concurrent reports share one command (group-commit.ts).
+   */
+  failureThreshold(id: string): Promise<number | undefined> {
+    return this.thresholds.load(asString(id, 'locationId'));
   }
+
+  private readonly thresholds = groupCommit<string, number | undefined>(async (ids) => {
+    const docs = await this.c.find({ _id: { $in: [...new Set(ids)] } }, { projection: { failureThreshold: 1 } }).toArray();
+    const byId = new Map(docs.map((doc) => [doc._id, doc.failureThreshold]));
+    return ids.map((id) => byId.get(id));
+  }, GROUP_COMMIT_MAX);
 
   /** A location's own order deadline, when it has one (the worker's read for each placement). */
   async orderDeadline(id: string): Promise<string | undefined> {

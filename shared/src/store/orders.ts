@@ -1,10 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db, Filter } from 'mongodb';
+import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderRow } from '../domain/records';
 import type { OrderDoc, OutboxEntry } from './documents';
 import { type EventsOf, NO_EVENTS, outboxOfNew, withOutbox } from './outboxes';
+import { GROUP_COMMIT_MAX, groupCommit } from './group-commit';
 import { collections, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
 
@@ -28,6 +29,13 @@ const APPLIED_JOBS_KEPT = 64;
 
 /** An order as read for display: everything but the applied job ids (only the worker needs them). */
 export type ListedOrder = Omit<OrderDoc, 'appliedJobs'>;
+
+/** A version-guarded write of one order, and how to tell from the stored order that it landed. */
+interface GuardedWrite {
+  filter: Pick<OrderDoc, '_id' | 'locationId' | 'number' | 'version'>;
+  update: UpdateFilter<OrderDoc>;
+  landed(after: OrderDoc): boolean;
+}
 
 type VersionClause = { _id: { $in: string[] }; version: number };
 
@@ -168,7 +176,7 @@ export class OrdersRepo {
     const appliedJobs = [...order.appliedJobs, jobId].slice(-APPLIED_JOBS_KEPT);
     const set = { ...change, appliedJobs, updatedAt: now };
     const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
-    const written = await this.writeAtVersion(order, { $set: set, $inc: { version: 1 } }, events(after));
+    const written = await this.writeAtVersion(order, { $set: set, $inc: { version: 1 } }, events(after), (doc) => doc.appliedJobs.includes(jobId));
     return written ? after : null;
   }
 
@@ -215,7 +223,7 @@ export class OrdersRepo {
       if (!order) return null;
       const set = { overdue: true, overdueJob: jobId, updatedAt: now };
       const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
-      if (await this.writeAtVersion(order, { $set: set, $inc: { version: 1 } }, events(after))) return after;
+      if (await this.writeAtVersion(order, { $set: set, $inc: { version: 1 } }, events(after), (doc) => doc.overdueJob === jobId && doc.orderTime?.getTime() === orderTime.getTime())) return after;
       await raceBackoff(attempt);
     }
     return null;
@@ -226,14 +234,38 @@ export class OrdersRepo {
     return this.c.findOne({ _id: recordId(locationId, number), locationId, number, state: 'PLACED', orderTime, overdue: true, overdueJob: jobId });
   }
 
-  /** One write conditional on the order's version, with `outbox` added to the order's outbox. True when it was written. */
-  private async writeAtVersion(order: OrderDoc, update: { $set: Partial<OrderDoc>; $inc: { version: 1 } }, outbox: OutboxEntry[]): Promise<boolean> {
-    const { modifiedCount } = await this.c.updateOne(
-      { _id: order._id, locationId: order.locationId, number: order.number, version: order.version },
-      withOutbox(update, outbox),
-    );
-    return modifiedCount === 1;
+  /**
+   * One write conditional on the order's version, with `outbox` added to the order's outbox. True
+   * when it was written. `landed` tells, from the order as stored after, whether this write is in
+   * it (its job's mark): the writes of concurrent jobs go out as one `bulkWrite`, whose answer
+   * counts the writes that matched without naming them.
+   */
+  private writeAtVersion(order: OrderDoc, update: { $set: Partial<OrderDoc>; $inc: { version: 1 } }, outbox: OutboxEntry[], landed: (after: OrderDoc) => boolean): Promise<boolean> {
+    return this.guardedWrites.load({
+      filter: { _id: order._id, locationId: order.locationId, number: order.number, version: order.version },
+      update: withOutbox(update, outbox),
+      landed,
+    });
   }
+
+  private readonly guardedWrites = groupCommit<GuardedWrite, boolean>(async (writes) => {
+    if (writes.length === 1) {
+      const { modifiedCount } = await this.c.updateOne(writes[0]!.filter, writes[0]!.update);
+      return [modifiedCount === 1];
+    }
+    const { modifiedCount } = await this.c.bulkWrite(
+      writes.map(({ filter, update }) => ({ updateOne: { filter, update } })),
+      { ordered: false },
+    );
+    if (modifiedCount === writes.length) return writes.map(() => true);
+    // Some lost their version race (rare): the orders as they are now tell which landed.
+    const ids = [...new Set(writes.map((write) => write.filter._id))];
+    const stored = new Map((await this.c.find({ _id: { $in: ids } }).toArray()).map((doc) => [doc._id, doc]));
+    return writes.map((write) => {
+      const doc = stored.get(write.filter._id);
+      return doc !== undefined && write.landed(doc);
+    });
+  }, GROUP_COMMIT_MAX);
 
   /** Documents in the collection (from its metadata on MongoDB: no scan). */
   count(): Promise<number> {

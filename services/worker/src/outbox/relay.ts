@@ -27,9 +27,17 @@ import type { RelayMetrics } from '../metrics';
 const BATCH = 256;
 /**
  * The pause after a pass that found nothing to do: from the first, doubling while there is
- * nothing, up to the last (a pass that found events goes on at once).
+ * nothing, up to the last.
  */
 const IDLE_PASS_MS = [50, 1_000] as const;
+/**
+ * The pause after a pass that relayed less than a batch: the events of that time go in the next
+ * pass together. A pass costs some eight commands whatever it carries (each outbox read, the
+ * log's top, the insert, the clears), so under a steady flow this bounds the relay's commands per
+ * second instead of paying them for every few events; it is what an event may wait beyond its
+ * write. A full batch goes on at once.
+ */
+const GATHER_MS = 200;
 const LEASE = 'event-relay';
 const LEASE_MS = 10_000;
 /** How often the relay looks for a Redis that lost its data. */
@@ -134,9 +142,9 @@ export class OutboxRelay {
       } catch (err) {
         this.deps.log.warn({ err }, 'event relay pass failed; trying again');
       }
-      if (relayed > 0) idleMs = IDLE_PASS_MS[0];
       if (relayed >= BATCH) continue;
-      await sleep(idleMs, undefined, { signal }).catch(() => undefined);
+      if (relayed > 0) idleMs = IDLE_PASS_MS[0];
+      await sleep(relayed > 0 ? GATHER_MS : idleMs, undefined, { signal }).catch(() => undefined);
       if (relayed === 0) idleMs = Math.min(idleMs * 2, IDLE_PASS_MS[1]);
     }
   }

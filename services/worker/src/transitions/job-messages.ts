@@ -1,5 +1,9 @@
 import { isCluster, publish, RedisClient } from '@pos/shared/redis';
+import { GROUP_COMMIT_MAX, groupCommit } from '@pos/shared/store/group-commit';
 import type { AnswerRecord } from './answered-jobs';
+
+/** One command of a job's messages: a message on a channel, or the record of its answer. */
+type Command = { publish: [channel: string, message: string] } | { record: AnswerRecord };
 
 /**
  * The messages a job publishes to streams (location events, session changes), held until the job
@@ -24,22 +28,47 @@ export class JobMessages {
 
   /**
    * Sends what the job published, then the record of its answer (when it is kept), then its reply
-   * (when a node waits for one): one pipeline on one Redis. The record goes before the reply, so that a reply
-   * sent is a reply recorded (see AnsweredJobs). On a cluster each is its own command, in order
-   * (a pipeline may not span slots; a message is an SPUBLISH to its channel's shard).
+   * (when a node waits for one), in that order. The record goes before the reply, so that a reply
+   * sent is a reply recorded (see AnsweredJobs).
    */
-  async send(redis: RedisClient, record: AnswerRecord | undefined, reply?: [channel: string, message: string]): Promise<void> {
-    const messages = this.messages.splice(0);
-    if (isCluster(redis)) {
-      for (const [channel, message] of messages) await publish(redis, channel, message);
-      if (record) await redis.set(record[0], record[1], 'PX', record[2]);
-      if (reply) await publish(redis, ...reply);
-      return;
-    }
-    const pipeline = redis.pipeline();
-    for (const [channel, message] of messages) pipeline.publish(channel, message);
-    if (record) pipeline.set(record[0], record[1], 'PX', record[2]);
-    if (reply) pipeline.publish(...reply);
-    for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
+  send(sender: MessageSender, record: AnswerRecord | undefined, reply?: [channel: string, message: string]): Promise<void> {
+    const commands: Command[] = this.messages.splice(0).map((message) => ({ publish: message }));
+    if (record) commands.push({ record });
+    if (reply) commands.push({ publish: reply });
+    return sender.send(commands);
   }
+}
+
+/**
+ * Sends jobs' messages for a worker. On one Redis, the messages of the jobs that finish together
+ * go in one pipeline (group-commit.ts), each job's in its order. On a cluster each command is its
+ * own, in order (a pipeline may not span slots; a message is an SPUBLISH to its channel's shard).
+ */
+export class MessageSender {
+  constructor(private readonly redis: RedisClient) {}
+
+  async send(commands: Command[]): Promise<void> {
+    if (commands.length === 0) return;
+    if (!isCluster(this.redis)) return void (await this.pipelines.load(commands));
+    for (const command of commands) {
+      if ('record' in command) await this.redis.set(command.record[0], command.record[1], 'PX', command.record[2]);
+      else await publish(this.redis, ...command.publish);
+    }
+  }
+
+  private readonly pipelines = groupCommit<Command[], true>(async (jobs) => {
+    const pipeline = this.redis.pipeline();
+    for (const commands of jobs) {
+      for (const command of commands) {
+        if ('record' in command) pipeline.set(command.record[0], command.record[1], 'PX', command.record[2]);
+        else pipeline.publish(...command.publish);
+      }
+    }
+    const results = (await pipeline.exec()) ?? [];
+    let next = 0;
+    return jobs.map((commands) => {
+      const failed = results.slice(next, (next += commands.length)).find(([err]) => err)?.[0];
+      return failed ?? (true as const);
+    });
+  }, GROUP_COMMIT_MAX);
 }

@@ -16,7 +16,7 @@ import type { Checkpoint } from '../fault-injection';
 import { AnsweredJobs, standingAnswer } from './answered-jobs';
 import type { JobContext, OrderFollowUps } from './context';
 import { runJob } from './handlers';
-import { JobMessages } from './job-messages';
+import { JobMessages, type MessageSender } from './job-messages';
 import type { OrderCache } from './order-cache';
 
 /** A job's data as BullMQ hands it over: what the contract says, until checkJob has checked it. */
@@ -30,6 +30,8 @@ export function jobFields(job: Job<JobData>) {
 
 export interface JobProcessorDeps {
   redis: RedisClient;
+  /** Sends each job's messages and reply (those of jobs finishing together in one pipeline). */
+  messages: MessageSender;
   /** The deployment's Redis key prefix: reply channels and kept answers live under it. */
   prefix: string;
   repos: Pick<Repos, 'orders' | 'archive' | 'sessions'>;
@@ -79,7 +81,7 @@ export class JobProcessor {
     annotate({ 'pos.outcome.status': outcome.status });
     // An answer that applied nothing is not kept: a re-run does the work afresh.
     const record = isNotApplied(outcome) ? undefined : answers.record(job.id!, outcome);
-    await traced('publish events and reply', { 'pos.events': messages.size }, () => messages.send(redis, record, this.replyOf(job, outcome)));
+    await traced('publish events and reply', { 'pos.events': messages.size }, () => messages.send(this.deps.messages, record, this.replyOf(job, outcome)));
     checkpoint('after-answer');
     return outcome;
   }

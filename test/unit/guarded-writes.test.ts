@@ -1,0 +1,56 @@
+/**
+ * The orders' version-guarded writes (store/orders.ts), on MongoDB (the stand-in, or MONGO_URL):
+ * the writes of concurrent jobs go as one `bulkWrite`, and each job still learns whether its own
+ * write landed, including when two of them raced for the same order in the same batch.
+ */
+import { MongoClient } from 'mongodb';
+import type { OrderDoc } from '@pos/shared/store/documents';
+import { ensureIndexes } from '@pos/shared/store/mongo';
+import { createRepos, type Repos } from '@pos/shared/store/repos';
+
+const LOCATION = 'loc-guarded';
+const DB = `guarded-writes-${process.pid}`;
+
+describe('guarded order writes', () => {
+  let mongo: MongoClient;
+  let repos: Repos;
+  let number = 0;
+  let commands = 0;
+
+  beforeAll(async () => {
+    mongo = await MongoClient.connect(process.env.TEST_MONGO_URL!);
+    mongo.on('connectionCheckedOut', () => (commands += 1));
+    await ensureIndexes(mongo.db(DB));
+    repos = createRepos(mongo.db(DB));
+  });
+  afterAll(async () => {
+    await mongo.db(DB).collection('orders').deleteMany({});
+    await mongo.close();
+  });
+
+  const newOrder = () => repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date());
+  const reportFailure = (order: OrderDoc, jobId: string) => repos.orders.applyChange(order, { state: 'PLACED', failureCount: order.failureCount + 1 }, jobId, new Date());
+  const stored = (order: OrderDoc) => repos.orders.find({ locationId: LOCATION }, order.number);
+
+  it("writes concurrent jobs' changes to different orders in one command, each landed", async () => {
+    const orders = await Promise.all(Array.from({ length: 16 }, newOrder));
+    commands = 0;
+    const after = await Promise.all(orders.map((order, i) => reportFailure(order, `job-${i}`)));
+    expect(commands).toBe(1);
+    expect(after.map((doc) => doc?.version)).toEqual(orders.map(() => 1));
+    for (const [i, order] of orders.entries()) expect((await stored(order))).toMatchObject({ version: 1, failureCount: 1, appliedJobs: [`job-${i}`] });
+  });
+
+  it('tells, of two jobs that wrote the same order at the same version in one batch, the one that landed from the one that lost', async () => {
+    const order = await newOrder();
+    const [first, second] = await Promise.all([reportFailure(order, 'job-first'), reportFailure(order, 'job-second')]);
+    const landed = [first, second].filter((doc) => doc !== null);
+    expect(landed).toHaveLength(1);
+    const now = (await stored(order))!;
+    expect(now.version).toBe(1);
+    expect(now.appliedJobs).toEqual([first ? 'job-first' : 'job-second']);
+    // The loser re-reads and decides again: its write at the new version lands.
+    const again = await reportFailure(now, first ? 'job-second' : 'job-first');
+    expect(again).toMatchObject({ version: 2, failureCount: 2 });
+  });
+});

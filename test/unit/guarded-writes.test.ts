@@ -6,6 +6,7 @@
 import { MongoClient } from 'mongodb';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import { ensureIndexes } from '@pos/shared/store/mongo';
+import { hasApplied } from '@pos/shared/store/orders';
 import { createRepos, type Repos } from '@pos/shared/store/repos';
 
 const LOCATION = 'loc-guarded';
@@ -38,7 +39,12 @@ describe('guarded order writes', () => {
     const after = await Promise.all(orders.map((order, i) => reportFailure(order, `job-${i}`)));
     expect(commands).toBe(1);
     expect(after.map((doc) => doc?.version)).toEqual(orders.map(() => 1));
-    for (const [i, order] of orders.entries()) expect((await stored(order))).toMatchObject({ version: 1, failureCount: 1, appliedJobs: [`job-${i}`] });
+    for (const [i, order] of orders.entries()) {
+      const now = (await stored(order))!;
+      expect(now).toMatchObject({ version: 1, failureCount: 1 });
+      expect(hasApplied(now, `job-${i}`)).toBe(true);
+      expect(hasApplied(now, `job-${i + 1}`)).toBe(false);
+    }
   });
 
   it('tells, of two jobs that wrote the same order at the same version in one batch, the one that landed from the one that lost', async () => {
@@ -48,9 +54,25 @@ describe('guarded order writes', () => {
     expect(landed).toHaveLength(1);
     const now = (await stored(order))!;
     expect(now.version).toBe(1);
-    expect(now.appliedJobs).toEqual([first ? 'job-first' : 'job-second']);
+    expect(now.appliedJobs).toHaveLength(1);
+    expect([hasApplied(now, 'job-first'), hasApplied(now, 'job-second')]).toEqual([first !== null, second !== null]);
     // The loser re-reads and decides again: its write at the new version lands.
     const again = await reportFailure(now, first ? 'job-second' : 'job-first');
     expect(again).toMatchObject({ version: 2, failureCount: 2 });
+  });
+
+  it('tells two runs of one job (BullMQ may run a job again while its first run still works) which of them wrote', async () => {
+    const order = await newOrder();
+    const runs = await Promise.all([reportFailure(order, 'job-twice'), reportFailure(order, 'job-twice')]);
+    expect(runs.filter((doc) => doc !== null)).toHaveLength(1);
+    const now = (await stored(order))!;
+    expect(now).toMatchObject({ version: 1, failureCount: 1 });
+    expect(hasApplied(now, 'job-twice')).toBe(true);
+  });
+
+  it("recognises an order's applied job ids written before the attempt marks", () => {
+    expect(hasApplied({ appliedJobs: ['idem-abc'] }, 'idem-abc')).toBe(true);
+    expect(hasApplied({ appliedJobs: ['idem-abcd'] }, 'idem-abc')).toBe(false);
+    expect(hasApplied({ appliedJobs: ['idem-abcd~x1'] }, 'idem-abc')).toBe(false);
   });
 });

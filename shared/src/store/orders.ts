@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
@@ -35,6 +35,23 @@ interface GuardedWrite {
   filter: Pick<OrderDoc, '_id' | 'locationId' | 'number' | 'version'>;
   update: UpdateFilter<OrderDoc>;
   landed(after: OrderDoc): boolean;
+}
+
+/** The filter of a write to `order` as it was read: it matches only while nobody wrote since. */
+const atVersion = (order: OrderDoc): GuardedWrite['filter'] => ({ _id: order._id, locationId: order.locationId, number: order.number, version: order.version });
+
+/**
+ * A job's entry among an order's applied jobs: its id, and a mark of this attempt, by which a
+ * batched write tells its own landing from another run's of the same job (see writeAtVersion).
+ */
+function appliedEntry(jobId: string): string {
+  return `${jobId}${ATTEMPT_MARK}${randomBytes(6).toString('base64url')}`;
+}
+const ATTEMPT_MARK = '~';
+
+/** Whether a run of `jobId` wrote this order (an entry of before the attempt marks is the id alone). */
+export function hasApplied(order: Pick<OrderDoc, 'appliedJobs'>, jobId: string): boolean {
+  return order.appliedJobs.some((entry) => entry === jobId || (entry.startsWith(jobId) && entry[jobId.length] === ATTEMPT_MARK));
 }
 
 type VersionClause = { _id: { $in: string[] }; version: number };
@@ -173,10 +190,11 @@ export class OrdersRepo {
    * The new document is what was read plus what was written, so it is not sent back by MongoDB.
    */
   async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc | null> {
-    const appliedJobs = [...order.appliedJobs, jobId].slice(-APPLIED_JOBS_KEPT);
+    const entry = appliedEntry(jobId);
+    const appliedJobs = [...order.appliedJobs, entry].slice(-APPLIED_JOBS_KEPT);
     const set = { ...change, appliedJobs, updatedAt: now };
     const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
-    const written = await this.writeAtVersion(order, { $set: set, $inc: { version: 1 } }, events(after), (doc) => doc.appliedJobs.includes(jobId));
+    const written = await this.writeAtVersion(order, { $set: set, $inc: { version: 1 } }, events(after), (doc) => doc.appliedJobs.includes(entry));
     return written ? after : null;
   }
 
@@ -223,7 +241,9 @@ export class OrdersRepo {
       if (!order) return null;
       const set = { overdue: true, overdueJob: jobId, updatedAt: now };
       const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
-      if (await this.writeAtVersion(order, { $set: set, $inc: { version: 1 } }, events(after), (doc) => doc.overdueJob === jobId && doc.orderTime?.getTime() === orderTime.getTime())) return after;
+      // Not batched (a deadline job's write is rare): its answer tells whether it landed.
+      const { modifiedCount } = await this.c.updateOne(atVersion(order), withOutbox({ $set: set, $inc: { version: 1 } }, events(after)));
+      if (modifiedCount === 1) return after;
       await raceBackoff(attempt);
     }
     return null;
@@ -236,16 +256,13 @@ export class OrdersRepo {
 
   /**
    * One write conditional on the order's version, with `outbox` added to the order's outbox. True
-   * when it was written. `landed` tells, from the order as stored after, whether this write is in
-   * it (its job's mark): the writes of concurrent jobs go out as one `bulkWrite`, whose answer
-   * counts the writes that matched without naming them.
+   * when it was written. The writes of concurrent jobs go out as one `bulkWrite`, whose answer
+   * counts the writes that matched without naming them; `landed` tells from the order as stored
+   * after whether this write is in it, by a mark of this attempt alone (two runs of one job, which
+   * BullMQ may make after a lost lock, write the same job id).
    */
   private writeAtVersion(order: OrderDoc, update: { $set: Partial<OrderDoc>; $inc: { version: 1 } }, outbox: OutboxEntry[], landed: (after: OrderDoc) => boolean): Promise<boolean> {
-    return this.guardedWrites.load({
-      filter: { _id: order._id, locationId: order.locationId, number: order.number, version: order.version },
-      update: withOutbox(update, outbox),
-      landed,
-    });
+    return this.guardedWrites.load({ filter: atVersion(order), update: withOutbox(update, outbox), landed });
   }
 
   private readonly guardedWrites = groupCommit<GuardedWrite, boolean>(async (writes) => {

@@ -5,7 +5,7 @@ import type { OrderDoc } from '@pos/shared/store/documents';
 import { toOrderRecord } from '@pos/shared/domain/records';
 import { type JobOutcome, notAppliedOutcome, type OrderActionJob } from '@pos/shared/queue/jobs';
 import { findOrder } from '@pos/shared/store/archive';
-import { raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
+import { hasApplied, raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
 import type { JobContext } from './context';
 
 type Apply = Extract<Decision, { type: 'apply' }>;
@@ -35,7 +35,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     const { order, archived } = found;
     if (!archived) ctx.orderCache.set(order);
 
-    if (ctx.answered || order.appliedJobs.includes(ctx.jobId)) {
+    if (ctx.answered || hasApplied(order, ctx.jobId)) {
       // The write landed before a crash; the announcement may not have.
       ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
       await ctx.events.order(order);
@@ -68,7 +68,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
  * order forgotten) in every other case, which the caller then decides on a fresh read.
  */
 async function tryCached(ctx: JobContext, job: OrderActionJob, order: OrderDoc, thresholdRead: Promise<number> | undefined): Promise<JobOutcome | undefined> {
-  if (order.appliedJobs.includes(ctx.jobId)) return undefined;
+  if (hasApplied(order, ctx.jobId)) return undefined;
   const now = new Date();
   const decision = decide(order, job.action, await inputsAfterReading(ctx, job, order, thresholdRead), now);
   if (decision.type !== 'apply' || (job.deadline !== undefined && Date.now() > job.deadline)) return undefined;

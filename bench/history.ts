@@ -12,8 +12,8 @@ export interface HistoryLine {
   startedAt: string;
   /** The commit measured (12 characters), `+` when the tree held changes beyond it. */
   commit?: string;
-  /** Status updates per concurrency: total CPU, API CPU, worker CPU and throughput, each as service / floor. */
-  statusUpdate?: { clients: number; total: number; api: number; worker: number; rps: number }[];
+  /** Status updates per concurrency: total CPU, own processes' CPU (API + worker + Redis), API CPU, worker CPU and throughput, each as service / floor. */
+  statusUpdate?: { clients: number; total: number; own?: number; api: number; worker: number; rps: number }[];
   /** Polls per records and concurrency: API CPU, service / floor. */
   poll?: { records: number; clients: number; api: number }[];
   /** RSS per stream (KiB): the 10,000 streams on one location, in a chain's shape, and at the fan-out level. */
@@ -28,7 +28,14 @@ export function historyLine(results: BenchResults): HistoryLine {
   if (results.commit) line.commit = `${results.commit.sha.slice(0, 12)}${results.commit.dirty ? '+' : ''}`;
   // (summaries of the earliest runs had another shape: their lines carry what they can)
   if (Array.isArray(summary?.statusUpdate) && summary.statusUpdate[0]?.ratio) {
-    line.statusUpdate = summary.statusUpdate.map(({ clients, ratio }) => ({ clients, total: ratio.totalMs, api: ratio.apiMs, worker: ratio.workerMs, rps: ratio.rps }));
+    line.statusUpdate = summary.statusUpdate.map(({ clients, ratio }) => ({
+      clients,
+      total: ratio.totalMs,
+      ...(ratio.ownMs === undefined ? {} : { own: ratio.ownMs }),
+      api: ratio.apiMs,
+      worker: ratio.workerMs,
+      rps: ratio.rps,
+    }));
   }
   if (Array.isArray(summary?.poll) && summary.poll[0]?.ratio) {
     line.poll = summary.poll.map(({ records, clients, ratio }) => ({ records, clients, api: ratio.apiMs }));

@@ -294,6 +294,7 @@ describe('configuration', () => {
       WEBHOOK_SECRET_KEY: 'w'.repeat(32),
       AUDIT_RETENTION: '30d',
       LOG_LEVEL: 'warn',
+      LOG_FLUSH_INTERVAL: '1s',
       SHUTDOWN_GRACE: '30s',
     };
     /** Besides its own section: a cluster takes six queue partitions by default; a node's connections follow its streams. */

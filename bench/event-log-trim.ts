@@ -10,7 +10,8 @@
 import { MongoClient } from 'mongodb';
 
 export const EVENT_LOG_KEPT = 100;
-const EVERY_MS = 250;
+/** How often it trims. */
+export const EVENT_LOG_TRIM_MS = 250;
 
 export class EventLogTrim {
   private readonly timer: NodeJS.Timeout;
@@ -23,7 +24,7 @@ export class EventLogTrim {
         const top = await events.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).next();
         if (top && top._id > EVENT_LOG_KEPT) await events.deleteMany({ _id: { $lte: top._id - EVENT_LOG_KEPT } });
       }).catch(() => undefined);
-    }, EVERY_MS);
+    }, EVENT_LOG_TRIM_MS);
   }
 
   static async start(mongoUrl: string, db: string): Promise<EventLogTrim> {

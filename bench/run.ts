@@ -41,7 +41,7 @@ import { measureArchiveLoad } from './archive-load';
 import { measureCeilings } from './ceilings';
 import type { WatchedProcess } from './cost';
 import type { Backends } from './deployment';
-import { EVENT_LOG_KEPT } from './event-log-trim';
+import { EVENT_LOG_KEPT, EVENT_LOG_TRIM_MS } from './event-log-trim';
 import { measureFanOut } from './fan-out';
 import type { LoadBounds, LoadResult } from './load';
 import type { RedisProcess } from './redis-cpu';
@@ -317,7 +317,7 @@ async function main(): Promise<void> {
         locations: STATUS_LOCATIONS,
         pollOrders: POLL_RECORDS,
         eventLogKept: EVENT_LOG_KEPT,
-        note: 'each deployment (every concurrency and variant) on a fresh database, its floor on the same documents right after; the event log trimmed every 250 ms',
+        note: `each deployment (every concurrency and variant) on a fresh database, its floor on the same documents right after; the event log trimmed every ${EVENT_LOG_TRIM_MS} ms`,
       },
       locationPolls: locationPolls.map((p) => ({
         ...p,

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderRow } from '../domain/records';
-import type { OrderDoc, OutboxEntry } from './documents';
+import type { OrderDoc } from './documents';
 import { type EventsOf, NO_EVENTS, outboxOfNew, withOutbox } from './outboxes';
 import { GROUP_COMMIT_MAX, groupCommit } from './group-commit';
 import { collections, recordId } from './mongo';
@@ -30,11 +30,11 @@ const APPLIED_JOBS_KEPT = 64;
 /** An order as read for display: everything but the applied job ids (only the worker needs them). */
 export type ListedOrder = Omit<OrderDoc, 'appliedJobs'>;
 
-/** A version-guarded write of one order, and how to tell from the stored order that it landed. */
+/** A version-guarded write of one order, and its attempt's entry among the order's applied jobs (by which it is told to have landed). */
 interface GuardedWrite {
   filter: Pick<OrderDoc, '_id' | 'locationId' | 'number' | 'version'>;
   update: UpdateFilter<OrderDoc>;
-  landed(after: OrderDoc): boolean;
+  entry: string;
 }
 
 /** The filter of a write to `order` as it was read: it matches only while nobody wrote since. */
@@ -42,7 +42,7 @@ const atVersion = (order: OrderDoc): GuardedWrite['filter'] => ({ _id: order._id
 
 /**
  * A job's entry among an order's applied jobs: its id, and a mark of this attempt, by which a
- * batched write tells its own landing from another run's of the same job (see writeAtVersion).
+ * batched write tells its own landing from another run's of the same job (see guardedWrites).
  */
 function appliedEntry(jobId: string): string {
   return `${jobId}${ATTEMPT_MARK}${randomBytes(6).toString('base64url')}`;
@@ -194,7 +194,7 @@ export class OrdersRepo {
     const appliedJobs = [...order.appliedJobs, entry].slice(-APPLIED_JOBS_KEPT);
     const set = { ...change, appliedJobs, updatedAt: now };
     const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
-    const written = await this.writeAtVersion(order, { $set: set, $inc: { version: 1 } }, events(after), (doc) => doc.appliedJobs.includes(entry));
+    const written = await this.guardedWrites.load({ filter: atVersion(order), update: withOutbox({ $set: set, $inc: { version: 1 } }, events(after)), entry });
     return written ? after : null;
   }
 
@@ -255,16 +255,11 @@ export class OrdersRepo {
   }
 
   /**
-   * One write conditional on the order's version, with `outbox` added to the order's outbox. True
-   * when it was written. The writes of concurrent jobs go out as one `bulkWrite`, whose answer
-   * counts the writes that matched without naming them; `landed` tells from the order as stored
-   * after whether this write is in it, by a mark of this attempt alone (two runs of one job, which
-   * BullMQ may make after a lost lock, write the same job id).
+   * The version-guarded writes of concurrent jobs, as one `bulkWrite`: true for each that was
+   * written. The bulk's answer counts the writes that matched without naming them; when it falls
+   * short, the orders as stored tell, by each attempt's entry among their applied jobs (two runs
+   * of one job, which BullMQ may make after a lost lock, write the same job id, but not the same entry).
    */
-  private writeAtVersion(order: OrderDoc, update: { $set: Partial<OrderDoc>; $inc: { version: 1 } }, outbox: OutboxEntry[], landed: (after: OrderDoc) => boolean): Promise<boolean> {
-    return this.guardedWrites.load({ filter: atVersion(order), update: withOutbox(update, outbox), landed });
-  }
-
   private readonly guardedWrites = groupCommit<GuardedWrite, boolean>(async (writes) => {
     if (writes.length === 1) {
       const { modifiedCount } = await this.c.updateOne(writes[0]!.filter, writes[0]!.update);
@@ -280,7 +275,7 @@ export class OrdersRepo {
     const stored = new Map((await this.c.find({ _id: { $in: ids } }).toArray()).map((doc) => [doc._id, doc]));
     return writes.map((write) => {
       const doc = stored.get(write.filter._id);
-      return doc !== undefined && write.landed(doc);
+      return doc !== undefined && doc.appliedJobs.includes(write.entry);
     });
   }, GROUP_COMMIT_MAX);
 

@@ -277,10 +277,10 @@ describe('event stream', () => {
     const { deps } = stack.api;
     // closed after the subscription, during the replay read: the worker's announcement ends it
     const during = await registerAt(stack, 'close-during-replay');
-    const originalList = deps.repos.work.list;
-    deps.repos.work.list = async (loc: string, ...rest: [Date, number?, number?]) => {
-      if (loc === during.locationId) await stack.admin.closeSession(during.sessionId);
-      return originalList.call(deps.repos.work, loc, ...rest);
+    const originalList = deps.repos.work.listForLocations;
+    deps.repos.work.listForLocations = async (ids: string[], ...rest: [Date, number?, number?]) => {
+      if (ids.includes(during.locationId)) await stack.admin.closeSession(during.sessionId);
+      return originalList.call(deps.repos.work, ids, ...rest);
     };
     try {
       const stream = await connect(during.key);
@@ -288,7 +288,7 @@ describe('event stream', () => {
       await stream.end();
       expect(stream.raw).toMatch(/^retry: \d+\n\n$/);
     } finally {
-      deps.repos.work.list = originalList;
+      deps.repos.work.listForLocations = originalList;
     }
 
     // closed before the subscription: the announcement is missed, the session read again is not
@@ -329,7 +329,7 @@ describe('event stream', () => {
       await eventually(() => serverSockets.get(apiKey)?.destroyed === true, 'the server to see the connection go');
     };
     const originalFind = deps.repos.sessions.findByKeyHash;
-    const originalList = deps.repos.work.list;
+    const originalList = deps.repos.work.listForLocations;
     // gone during authentication (before the stream exists), and gone during the replay read
     deps.repos.sessions.findByKeyHash = async (hash: string) => {
       const session = await originalFind.call(deps.repos.sessions, hash);
@@ -337,9 +337,9 @@ describe('event stream', () => {
       return session;
     };
     const replayReads: Promise<unknown>[] = [];
-    deps.repos.work.list = (loc: string, ...rest: [Date, number?, number?]) => {
-      if (loc !== locationId) return originalList.call(deps.repos.work, loc, ...rest);
-      const read = vanish().then(() => originalList.call(deps.repos.work, loc, ...rest));
+    deps.repos.work.listForLocations = (ids: string[], ...rest: [Date, number?, number?]) => {
+      if (!ids.includes(locationId)) return originalList.call(deps.repos.work, ids, ...rest);
+      const read = vanish().then(() => originalList.call(deps.repos.work, ids, ...rest));
       replayReads.push(read);
       return read;
     };
@@ -357,7 +357,7 @@ describe('event stream', () => {
     } finally {
       diagnostics.unsubscribe('http.server.request.start', onRequest);
       deps.repos.sessions.findByKeyHash = originalFind;
-      deps.repos.work.list = originalList;
+      deps.repos.work.listForLocations = originalList;
     }
     expect(deps.hub.locationCount).toBe(0);
   });
@@ -378,22 +378,22 @@ describe('event stream', () => {
       const a = await stack.admin.createOrder(locationId, sampleRows);
       const b = await stack.admin.createOrder(locationId, sampleRows);
       const { deps } = stack.api;
-      const original = deps.repos.work.list;
+      const original = deps.repos.work.listForLocations;
       let c: OrderRecord | undefined;
       let d: OrderRecord | undefined;
       let bFailed: OrderRecord | undefined;
       let cDone: OrderRecord | undefined;
       let hooked = false;
       // Runs after the stream subscribed and before/after its replay read: the interleavings are fixed.
-      deps.repos.work.list = async (loc: string, ...rest: [Date, number?, number?]) => {
-        if (loc !== locationId || hooked) return original.call(deps.repos.work, loc, ...rest);
+      deps.repos.work.listForLocations = async (ids: string[], ...rest: [Date, number?, number?]) => {
+        if (!ids.includes(locationId) || hooked) return original.call(deps.repos.work, ids, ...rest);
         hooked = true;
         const before = await received('order');
         c = await stack.admin.createOrder(locationId, sampleRows); // in the replay and buffered
         expect((await setState(key, a.number, 'COMPLETED')).status).toBe(200); // buffered only
         bFailed = (await call('POST', `${stack.baseUrl}/orders/${b.number}/failure`, { apiKey: key, body: {} })).json();
         await eventually(async () => (await received('order')) >= before + 3, 'three order events received');
-        const docs = await original.call(deps.repos.work, loc, ...rest);
+        const docs = await original.call(deps.repos.work, ids, ...rest);
         d = await stack.admin.createOrder(locationId, sampleRows); // after the read: buffered only
         cDone = (await setState(key, c.number, 'COMPLETED')).json();
         await eventually(async () => (await received('order')) >= before + 5, 'two more order events received');
@@ -404,7 +404,7 @@ describe('event stream', () => {
         stream = await connect(key);
         await stream.eventCount(5);
       } finally {
-        deps.repos.work.list = original;
+        deps.repos.work.listForLocations = original;
       }
       const e = await stack.admin.createOrder(locationId, sampleRows);
       await stream.eventCount(6);
@@ -430,17 +430,17 @@ describe('event stream', () => {
       const { locationId, key } = await registerAt(stack, 'during-replay-commands');
       const c1 = await stack.admin.createCommand(locationId, 'READ_TABLE_STATE');
       const { deps } = stack.api;
-      const original = deps.repos.work.list;
+      const original = deps.repos.work.listForLocations;
       let c2: unknown;
       let c3: unknown;
       let hooked = false;
-      deps.repos.work.list = async (loc: string, now: Date, ordersAfter?: number, commandsAfter?: number) => {
-        if (loc !== locationId || hooked) return original.call(deps.repos.work, loc, now, ordersAfter, commandsAfter);
+      deps.repos.work.listForLocations = async (ids: string[], now: Date, ordersAfter?: number, commandsAfter?: number) => {
+        if (!ids.includes(locationId) || hooked) return original.call(deps.repos.work, ids, now, ordersAfter, commandsAfter);
         hooked = true;
         const before = await received('command');
         c2 = await stack.admin.createCommand(locationId, 'REQUEST_BILL');
         await eventually(async () => (await received('command')) >= before + 1, 'the command event received');
-        const docs = await original.call(deps.repos.work, loc, new Date(), ordersAfter, commandsAfter);
+        const docs = await original.call(deps.repos.work, ids, new Date(), ordersAfter, commandsAfter);
         c3 = await stack.admin.createCommand(locationId, 'EXPORT_DATA');
         await eventually(async () => (await received('command')) >= before + 2, 'the second command event received');
         return docs;
@@ -450,7 +450,7 @@ describe('event stream', () => {
         stream = await connect(key);
         await stream.eventCount(3);
       } finally {
-        deps.repos.work.list = original;
+        deps.repos.work.listForLocations = original;
       }
       const c4 = await stack.admin.createCommand(locationId, 'FETCH_REMOTE_MENU');
       await stream.eventCount(4);

@@ -7,7 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Registry } from 'prom-client';
 import { ClientStream, type StreamReader } from '@pos/api/stream/client-stream';
 import type { EndReason } from '@pos/api/stream/end-reasons';
-import type { StreamRepos } from '@pos/api/stream/replay';
+import { OpeningReads } from '@pos/api/stream/opening-reads';
+import type { OpeningRepos } from '@pos/api/stream/replay';
+import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { StreamClock } from '@pos/api/stream/stream-clock';
 import { createLogger } from '@pos/shared/log';
 import { TestStream } from './sse-client';
@@ -28,7 +30,7 @@ export interface StreamHarness {
   close(): Promise<void>;
 }
 
-export async function startStreamHarness(repos: StreamRepos, clock: () => StreamClock): Promise<StreamHarness> {
+export async function startStreamHarness(repos: OpeningRepos & { sessions: Pick<SessionsRepo, 'find'> }, clock: () => StreamClock): Promise<StreamHarness> {
   const responses: ((res: http.ServerResponse) => void)[] = [];
   const opened: OpenedStream[] = [];
   const registry = new Registry();
@@ -39,6 +41,7 @@ export async function startStreamHarness(repos: StreamRepos, clock: () => Stream
   const server = http.createServer((_req, res) => responses.shift()?.(res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const openings = new OpeningReads(repos);
 
   const endAll = () => {
     for (const { stream, client } of opened.splice(0)) {
@@ -57,7 +60,8 @@ export async function startStreamHarness(repos: StreamRepos, clock: () => Stream
               reader,
               cursor: options.cursor ?? {},
               res,
-              repos,
+              openings,
+              sessions: repos.sessions,
               streams: { maxBufferBytes: 1 << 20 },
               clock: clock(),
               metrics,

@@ -55,6 +55,9 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const redis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
   // BullMQ leaves a connection it was given open on close; we close it ourselves.
   const workerConnection = createRedis(target, { maxRetriesPerRequest: null }, log);
+  // What jobs publish and record, on a connection BullMQ defines no scripts on: ioredis copies a
+  // connection's scripts into every pipeline made on it (BullMQ's 64 cost some 60 us each).
+  const messagesConnection = createRedis(target, { maxRetriesPerRequest: 3 }, log);
   const webhooks = createWebhooks({ repos, redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
   const checkpoint = faultInjection(config.worker.faultInject, log);
 
@@ -62,7 +65,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const deadlineQueue = createDeadlineQueue(redis, config.redis, log);
   const processor = new JobProcessor({
     redis,
-    messages: new MessageSender(redis),
+    messages: new MessageSender(messagesConnection),
     prefix: config.redis.prefix,
     repos,
     orderCache: new OrderCache(),
@@ -148,7 +151,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       ]);
       if (drain) await settleWithin(drain.stop(), 2_000, log, 'closing the drained queues');
       await settleWithin(webhooks.queue.close(), 2_000, log, 'closing the webhook queue');
-      await Promise.all([closeRedis(redis), closeRedis(workerConnection)]);
+      await Promise.all([closeRedis(redis), closeRedis(workerConnection), closeRedis(messagesConnection)]);
       await store.close();
       log.info('worker stopped');
     },

@@ -38,25 +38,37 @@ interface StoredSighting {
 const fieldOf = (sessionId: string, nodeId: string): string => `${sessionId}/${nodeId}`;
 
 /**
- * Writes a node's sightings of one location: its hash fields, the hash's expiry and the location's
- * place in the seen set. One round trip on one Redis (three commands); on a cluster the two keys
- * may live on different shards, so they go as two.
+ * Writes a node's sightings, by location: each location's hash fields and the hash's expiry, and
+ * the locations' places in the seen set. One round trip on one Redis, however many locations; on
+ * a cluster the keys live on different shards, so each location's hash goes as a transaction of
+ * its own beside one ZADD of them all.
  */
-export async function writeSightings(redis: RedisClient, prefix: string, nodeId: string, locationId: string, sightings: Sighting[], windowMs: number): Promise<void> {
-  if (sightings.length === 0) return;
-  const key = presenceKey(prefix, locationId);
-  const fields: Record<string, string> = {};
-  let latest = 0;
-  for (const sighting of sightings) {
-    const stored: StoredSighting = { d: sighting.deviceId, l: sighting.lastSeenAt, s: sighting.streams };
-    fields[fieldOf(sighting.sessionId, nodeId)] = JSON.stringify(stored);
-    latest = Math.max(latest, sighting.lastSeenAt);
+export async function writeSightings(redis: RedisClient, prefix: string, nodeId: string, byLocation: Map<string, Sighting[]>, windowMs: number): Promise<void> {
+  const hashes: { key: string; fields: Record<string, string> }[] = [];
+  const seen: (number | string)[] = [];
+  for (const [locationId, sightings] of byLocation) {
+    if (sightings.length === 0) continue;
+    const fields: Record<string, string> = {};
+    let latest = 0;
+    for (const sighting of sightings) {
+      const stored: StoredSighting = { d: sighting.deviceId, l: sighting.lastSeenAt, s: sighting.streams };
+      fields[fieldOf(sighting.sessionId, nodeId)] = JSON.stringify(stored);
+      latest = Math.max(latest, sighting.lastSeenAt);
+    }
+    hashes.push({ key: presenceKey(prefix, locationId), fields });
+    seen.push(latest, locationId);
   }
+  if (hashes.length === 0) return;
   if (isCluster(redis)) {
-    await Promise.all([redis.multi().hset(key, fields).pexpire(key, 2 * windowMs).exec(), redis.zadd(presenceSeenKey(prefix), latest, locationId)]);
+    await Promise.all([
+      ...hashes.map(({ key, fields }) => redis.multi().hset(key, fields).pexpire(key, 2 * windowMs).exec()),
+      redis.zadd(presenceSeenKey(prefix), ...seen),
+    ]);
     return;
   }
-  const results = await redis.pipeline().hset(key, fields).pexpire(key, 2 * windowMs).zadd(presenceSeenKey(prefix), latest, locationId).exec();
+  const pipeline = redis.pipeline();
+  for (const { key, fields } of hashes) pipeline.hset(key, fields).pexpire(key, 2 * windowMs);
+  const results = await pipeline.zadd(presenceSeenKey(prefix), ...seen).exec();
   for (const [err] of results ?? []) if (err) throw err;
 }
 

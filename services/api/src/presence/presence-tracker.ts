@@ -1,7 +1,10 @@
 import type { Logger } from '@pos/shared/log';
-import { writeSightings } from '@pos/shared/presence/presence-store';
+import { type Sighting, writeSightings } from '@pos/shared/presence/presence-store';
 import type { RedisClient } from '@pos/shared/redis';
 import type { SessionDoc } from '@pos/shared/store/documents';
+
+/** How long a write waits for others to join it: a stream's count reaches Redis within it. */
+const WRITE_DELAY_MS = 50;
 
 interface Seen {
   locationId: string;
@@ -18,12 +21,17 @@ interface Seen {
  * (presence-store.ts): a request costs a map look-up, and a Redis write only when the session's
  * field is older than a quarter of PRESENCE_WINDOW; a stream that opens or ends is written at
  * once (it changes the count). Sessions holding streams are rewritten every quarter window, so
- * that their fields stay fresh while nothing else happens. A failed write is left to the next one.
+ * that their fields stay fresh while nothing else happens. What falls due within WRITE_DELAY_MS
+ * goes in one write (a node that registers reconnect to at once writes a few times, not once per
+ * stream). A failed write is left to the next one.
  */
 export class PresenceTracker {
   private readonly seen = new Map<string, Seen>();
   private readonly timer: NodeJS.Timeout;
   private readonly refreshMs: number;
+  /** Sessions due to be written, by location. */
+  private due = new Map<string, Set<string>>();
+  private flushing: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly options: { redis: RedisClient; prefix: string; nodeId: string; windowMs: number; log: Logger },
@@ -57,6 +65,7 @@ export class PresenceTracker {
 
   stop(): void {
     clearInterval(this.timer);
+    clearTimeout(this.flushing);
   }
 
   private entryOf(session: SessionDoc, now: number): Seen {
@@ -83,21 +92,41 @@ export class PresenceTracker {
   }
 
   private write(locationId: string, sessionIds: string[], now: number): void {
-    const { redis, prefix, nodeId, windowMs, log } = this.options;
-    const sightings = [];
+    const due = this.due.get(locationId) ?? new Set<string>();
     for (const sessionId of sessionIds) {
       const entry = this.seen.get(sessionId);
       if (!entry) continue;
       entry.writtenAt = now;
-      sightings.push({ sessionId, deviceId: entry.deviceId, lastSeenAt: entry.lastSeenAt, streams: entry.streams });
+      due.add(sessionId);
     }
-    writeSightings(redis, prefix, nodeId, locationId, sightings, windowMs).catch((err: unknown) => {
-      // the next sighting (or the quarter-window refresh) writes it again
+    this.due.set(locationId, due);
+    this.flushing ??= setTimeout(this.flush, WRITE_DELAY_MS).unref();
+  }
+
+  /** Writes what is due, each session as it stands now. */
+  private readonly flush = (): void => {
+    this.flushing = undefined;
+    const due = this.due;
+    this.due = new Map();
+    const byLocation = new Map<string, Sighting[]>();
+    for (const [locationId, sessionIds] of due) {
+      const sightings: Sighting[] = [];
       for (const sessionId of sessionIds) {
         const entry = this.seen.get(sessionId);
-        if (entry) entry.writtenAt = 0;
+        if (entry) sightings.push({ sessionId, deviceId: entry.deviceId, lastSeenAt: entry.lastSeenAt, streams: entry.streams });
       }
-      log.warn({ err, locationId }, 'could not write register presence');
+      byLocation.set(locationId, sightings);
+    }
+    const { redis, prefix, nodeId, windowMs, log } = this.options;
+    writeSightings(redis, prefix, nodeId, byLocation, windowMs).catch((err: unknown) => {
+      // the next sighting (or the quarter-window refresh) writes it again
+      for (const sessionIds of due.values()) {
+        for (const sessionId of sessionIds) {
+          const entry = this.seen.get(sessionId);
+          if (entry) entry.writtenAt = 0;
+        }
+      }
+      log.warn({ err, locations: due.size }, 'could not write register presence');
     });
-  }
+  };
 }

@@ -3,10 +3,12 @@ import type { StreamsConfig } from '@pos/shared/config';
 import { CursorRequest, formatEventId, startOf, StreamCursor } from '@pos/shared/events/stream-cursor';
 import type { Logger } from '@pos/shared/log';
 import type { SessionDoc } from '@pos/shared/store/documents';
+import type { SessionsRepo } from '@pos/shared/store/sessions';
 import { fullJitter } from '@pos/shared/util/jitter';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import type { EndReason } from './end-reasons';
-import { readReplay, Replay, ResyncRead, StreamRepos, unseenBuffered } from './replay';
+import type { OpeningReads } from './opening-reads';
+import { Replay, ResyncRead, unseenBuffered } from './replay';
 import { ResyncState } from './resync-state';
 import { SentMemory } from './sent-memory';
 import { SessionGuard } from './session-guard';
@@ -51,7 +53,10 @@ export interface ClientStreamOptions {
   reader: StreamReader;
   cursor: CursorRequest;
   res: ServerResponse;
-  repos: StreamRepos;
+  /** Its first replay and its session, read with those of the streams opening with it. */
+  openings: Pick<OpeningReads, 'read'>;
+  /** Its session, read again after a key rotation. */
+  sessions: Pick<SessionsRepo, 'find'>;
   /** SSE_MAX_BUFFER. */
   streams: Pick<StreamsConfig, 'maxBufferBytes'>;
   /** The node's keepalive interval and SSE_TIMEOUT, jittered per stream (the hub's). */
@@ -157,13 +162,8 @@ export class ClientStream implements ClockedStream {
    */
   async prepare(now = new Date()): Promise<Replay> {
     this.subscribedAt = now.getTime();
-    const { repos, cursor } = this.options;
-    const sessionId = this.sessionId;
-    const [replay, current] = await Promise.all([
-      readReplay(repos, this.locationId, cursor, now),
-      sessionId === undefined ? undefined : repos.sessions.find(sessionId),
-    ]);
-    if (current !== undefined) this.guard?.holds(current, now);
+    const { replay, session } = await this.options.openings.read({ locationId: this.locationId, cursor: this.options.cursor, sessionId: this.sessionId });
+    if (session !== undefined) this.guard?.holds(session, now);
     return replay;
   }
 
@@ -197,7 +197,7 @@ export class ClientStream implements ClockedStream {
    */
   keyRotated(): void {
     if (this.phase === 'ended' || this.sessionId === undefined) return;
-    this.options.repos.sessions.find(this.sessionId).then(
+    this.options.sessions.find(this.sessionId).then(
       (current) => {
         if (this.phase !== 'ended') this.guard?.holds(current, new Date());
       },

@@ -11,6 +11,7 @@ import { coversLocation } from '@pos/shared/auth/scope';
 import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
 import type { ClientStream } from './client-stream';
 import { END_REASONS } from './end-reasons';
+import { OpeningReads } from './opening-reads';
 import type { ResyncRepos } from './replay';
 import { ResyncScheduler } from './resync-scheduler';
 import { StreamClock } from './stream-clock';
@@ -65,6 +66,8 @@ interface LocationFeed {
 export class StreamHub {
   /** Keepalives and timeouts of every stream on this node: two timers in all. */
   readonly clock: StreamClock;
+  /** The first reads of the streams opening on this node, shared by those that open together. */
+  readonly openings: OpeningReads;
   private readonly feeds = new Map<string, LocationFeed>();
   private readonly feedOf = new Map<ClientStream, LocationFeed>();
   /**
@@ -95,6 +98,7 @@ export class StreamHub {
 
   constructor(private readonly options: StreamHubOptions) {
     this.clock = new StreamClock(options.streams.keepaliveMs, options.streams.timeoutMs);
+    this.openings = new OpeningReads(options.repos);
     this.resync = new ResyncScheduler({
       repos: options.repos,
       streamsOf: (locationId) => this.feeds.get(locationId)?.streams ?? [],

@@ -14,12 +14,25 @@ export interface Replay {
   commands: WorkEvent[];
 }
 
-export interface ReplayRepos {
-  work: Pick<WorkRepo, 'list'>;
+/** What streams opening together read: their locations' work, and their sessions again. */
+export interface OpeningRepos {
+  work: Pick<WorkRepo, 'listForLocations'>;
+  sessions: Pick<SessionsRepo, 'findMany'>;
 }
 
-/** What a stream reads: its replay, and its session again (a close may have been missed). */
-export type StreamRepos = ReplayRepos & { sessions: Pick<SessionsRepo, 'find'> };
+/** What one opening stream needs read. */
+export interface OpeningRead {
+  locationId: string;
+  cursor: CursorRequest;
+  /** A register's session, read again (a close published before the subscription would be missed). */
+  sessionId: string | undefined;
+}
+
+/** What an opening stream gets: its replay, and its session as stored now (null: gone; absent for an operator). */
+export interface Opening {
+  replay: Replay;
+  session?: SessionDoc | null;
+}
 
 /** What the re-read after a Redis reconnect reads, for many locations at once. */
 export interface ResyncRepos {
@@ -60,16 +73,44 @@ export interface ResyncRead {
   sessions: Map<string, SessionDoc | null>;
 }
 
-/** What a client at `from` has not seen: the work GET /orders/location would list above it. */
-export async function readReplay(repos: ReplayRepos, locationId: string, from: CursorRequest, now: Date): Promise<Replay> {
-  const { orders, commands } = await repos.work.list(locationId, now, from.orderNumber ?? 0, from.commandNumber ?? 0);
-  return {
-    orders: orders.map((doc) => orderEvent(toOrderRecord(doc), doc)),
-    commands: commands.map((doc) => commandEvent(toCommandRecord(doc))),
+const lowest = (values: number[]) => values.reduce((low, value) => Math.min(low, value), Infinity);
+
+/**
+ * What streams opening together have not seen, in two MongoDB commands however many they are:
+ * the work of their locations above the lowest cursor among them (one aggregate; each keeps what
+ * lies above its own, the work GET /orders/location would list above it), and their sessions (one
+ * find by `_id`). A location's records are serialised once for all its streams.
+ */
+export async function readOpenings(repos: OpeningRepos, reads: readonly OpeningRead[], now: Date): Promise<Opening[]> {
+  const sessionIds = [...new Set(reads.flatMap((read) => (read.sessionId === undefined ? [] : [read.sessionId])))];
+  const [work, sessions] = await Promise.all([
+    repos.work.listForLocations(
+      [...new Set(reads.map((read) => read.locationId))],
+      now,
+      lowest(reads.map((read) => read.cursor.orderNumber ?? 0)),
+      lowest(reads.map((read) => read.cursor.commandNumber ?? 0)),
+    ),
+    repos.sessions.findMany(sessionIds),
+  ]);
+  const events = new Map<string, Replay>();
+  const eventsOf = (locationId: string): Replay => {
+    let replay = events.get(locationId);
+    if (!replay) {
+      const { orders = [], commands = [] } = work.get(locationId) ?? {};
+      replay = { orders: orders.map((doc) => orderEvent(toOrderRecord(doc), doc)), commands: commands.map((doc) => commandEvent(toCommandRecord(doc))) };
+      events.set(locationId, replay);
+    }
+    return replay;
   };
+  const sessionById = new Map(sessions.map((session) => [session._id, session]));
+  return reads.map(({ locationId, cursor, sessionId }) => {
+    const { orders, commands } = eventsOf(locationId);
+    const replay = { orders: above(orders, cursor.orderNumber ?? 0), commands: above(commands, cursor.commandNumber ?? 0) };
+    return sessionId === undefined ? { replay } : { replay, session: sessionById.get(sessionId) ?? null };
+  });
 }
 
-const lowest = (values: number[]) => values.reduce((low, value) => Math.min(low, value), Infinity);
+const above = (events: WorkEvent[], number: number) => events.filter((event) => event.number > number);
 
 /**
  * After a Redis reconnect, for many locations in three MongoDB commands whatever their number:

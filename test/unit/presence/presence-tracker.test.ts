@@ -1,0 +1,57 @@
+/**
+ * The presence tracker (api/presence/presence-tracker.ts) on a real Redis: what falls due
+ * together goes in one write, each session as it stands when written.
+ */
+import Redis from 'ioredis';
+import { PresenceTracker } from '@pos/api/presence/presence-tracker';
+import { createLogger } from '@pos/shared/log';
+import { readPresence } from '@pos/shared/presence/presence-store';
+import type { SessionDoc } from '@pos/shared/store/documents';
+
+const WINDOW_MS = 60_000;
+const session = (id: string, locationId: string): SessionDoc => ({ _id: id, type: 'SERVICE', locationId, keyHash: 'k', createdAt: new Date(), deviceId: `dev-${id}` });
+
+
+describe('the presence tracker', () => {
+  const prefix = `presence-tracker-${process.pid}`;
+  let redis: Redis;
+  let tracker: PresenceTracker;
+
+  beforeAll(() => {
+    redis = new Redis(process.env.TEST_REDIS_URL!);
+  });
+  afterEach(() => tracker.stop());
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  it('writes the streams that open in one turn, over several locations, in one write with their latest counts', async () => {
+    tracker = new PresenceTracker({ redis, prefix, nodeId: 'node-1', windowMs: WINDOW_MS, log: createLogger('silent', 'test') });
+    // the commands on this test's keys, as Redis ran them
+    const monitor = await redis.monitor();
+    const ran: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((arg) => arg.startsWith(prefix))) ran.push(args[0]!.toLowerCase());
+    });
+    const a1 = session('s-a1', 'loc-a');
+    tracker.streamOpened(a1);
+    tracker.streamOpened(a1);
+    tracker.streamOpened(session('s-a2', 'loc-a'));
+    tracker.streamOpened(session('s-b1', 'loc-b'));
+    tracker.streamClosed('s-a1');
+    // the write's last command, then one sent after it: nothing of the write comes later
+    await new Promise<void>((resolve) => monitor.on('monitor', (_time: string, args: string[]) => args[0]?.toLowerCase() === 'zadd' && args[1]?.startsWith(prefix) && resolve()));
+    const seenAll = new Promise<void>((resolve) => monitor.on('monitor', (_time: string, args: string[]) => args[1] === `${prefix}:end` && resolve()));
+    await redis.get(`${prefix}:end`);
+    await seenAll;
+    monitor.disconnect();
+    ran.pop();
+    expect(ran.sort()).toEqual(['hset', 'hset', 'pexpire', 'pexpire', 'zadd']);
+
+    const now = Date.now();
+    const a = await readPresence(redis, prefix, 'loc-a', WINDOW_MS, now);
+    expect(a.online).toBe(true);
+    expect(Object.fromEntries(a.registers.map((register) => [register.deviceId, register.streams]))).toEqual({ 'dev-s-a1': 1, 'dev-s-a2': 1 });
+    expect((await readPresence(redis, prefix, 'loc-b', WINDOW_MS, now)).registers.map((register) => register.streams)).toEqual([1]);
+  });
+});

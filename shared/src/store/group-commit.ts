@@ -10,7 +10,7 @@ import DataLoader from 'dataloader';
  * `send` answers each key in order, with an Error for a key that failed; a rejection fails them
  * all. Nothing is cached: every call is sent.
  */
-export function groupCommit<K, V>(send: (keys: readonly K[]) => Promise<(V | Error)[]>, maxBatch: number): DataLoader<K, V> {
+export function groupCommit<K, V>(send: (keys: readonly K[]) => Promise<(V | Error)[]>, maxBatch: number): GroupCommit<K, V> {
   let inFlight: Promise<unknown> = Promise.resolve();
   return new DataLoader<K, V>(
     (keys) => {
@@ -21,6 +21,9 @@ export function groupCommit<K, V>(send: (keys: readonly K[]) => Promise<(V | Err
     { cache: false, maxBatchSize: maxBatch, batchScheduleFn: (dispatch) => void setImmediate(() => void inFlight.then(dispatch)) },
   );
 }
+
+/** A group commit's handle: `load(key)` for one call. */
+export type GroupCommit<K, V> = DataLoader<K, V>;
 
 /** How many calls one batch carries at most: a worker's concurrency and then some. */
 export const GROUP_COMMIT_MAX = 64;

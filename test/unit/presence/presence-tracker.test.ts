@@ -7,6 +7,7 @@ import { PresenceTracker } from '@pos/api/presence/presence-tracker';
 import { createLogger } from '@pos/shared/log';
 import { readPresence } from '@pos/shared/presence/presence-store';
 import type { SessionDoc } from '@pos/shared/store/documents';
+import { eventually } from '../../support/wait';
 
 const WINDOW_MS = 60_000;
 const session = (id: string, locationId: string): SessionDoc => ({ _id: id, type: 'SERVICE', locationId, keyHash: 'k', createdAt: new Date(), deviceId: `dev-${id}` });
@@ -53,5 +54,16 @@ describe('the presence tracker', () => {
     expect(a.online).toBe(true);
     expect(Object.fromEntries(a.registers.map((register) => [register.deviceId, register.streams]))).toEqual({ 'dev-s-a1': 1, 'dev-s-a2': 1 });
     expect((await readPresence(redis, prefix, 'loc-b', WINDOW_MS, now)).registers.map((register) => register.streams)).toEqual([1]);
+  });
+
+  it('writes what is due when it stops: the streams a shutdown ended count no more', async () => {
+    tracker = new PresenceTracker({ redis, prefix, nodeId: 'node-2', windowMs: WINDOW_MS, log: createLogger('silent', 'test') });
+    const held = session('s-c1', 'loc-c');
+    const streams = async () => (await readPresence(redis, prefix, 'loc-c', WINDOW_MS, Date.now())).registers.map((register) => register.streams);
+    tracker.streamOpened(held);
+    await eventually(async () => (await streams()).join() === '1', 'the open stream written');
+    tracker.streamClosed(held._id);
+    tracker.stop();
+    await eventually(async () => (await streams()).join() === '0', 'its end written at the stop');
   });
 });

@@ -19,11 +19,11 @@ interface Seen {
 /**
  * This node's sightings of register (SERVICE) sessions, written behind to Redis
  * (presence-store.ts): a request costs a map look-up, and a Redis write only when the session's
- * field is older than a quarter of PRESENCE_WINDOW; a stream that opens or ends is written at
- * once (it changes the count). Sessions holding streams are rewritten every quarter window, so
- * that their fields stay fresh while nothing else happens. What falls due within WRITE_DELAY_MS
- * goes in one write (a node that registers reconnect to at once writes a few times, not once per
- * stream). A failed write is left to the next one.
+ * field is older than a quarter of PRESENCE_WINDOW; a stream that opens or ends is written within
+ * WRITE_DELAY_MS (it changes the count). Sessions holding streams are rewritten every quarter
+ * window, so that their fields stay fresh while nothing else happens. What falls due within
+ * WRITE_DELAY_MS goes in one write (a node that registers reconnect to at once writes a few
+ * times, not once per stream). A failed write is left to the next one.
  */
 export class PresenceTracker {
   private readonly seen = new Map<string, Seen>();
@@ -63,9 +63,12 @@ export class PresenceTracker {
     this.write(entry.locationId, [sessionId], now);
   }
 
+  /** Stops the refresh; what is due (the counts of the streams a shutdown ended) is written now. */
   stop(): void {
     clearInterval(this.timer);
+    if (!this.flushing) return;
     clearTimeout(this.flushing);
+    this.flush();
   }
 
   private entryOf(session: SessionDoc, now: number): Seen {

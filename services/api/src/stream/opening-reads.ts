@@ -1,5 +1,4 @@
-import type DataLoader from 'dataloader';
-import { groupCommit } from '@pos/shared/store/group-commit';
+import { type GroupCommit, groupCommit } from '@pos/shared/store/group-commit';
 import { Opening, OpeningRead, OpeningRepos, readOpenings } from './replay';
 
 /**
@@ -9,7 +8,7 @@ import { Opening, OpeningRead, OpeningRepos, readOpenings } from './replay';
  * for, their reads do not queue one behind another.
  */
 export class OpeningReads {
-  private readonly loader: DataLoader<OpeningRead, Opening>;
+  private readonly loader: GroupCommit<OpeningRead, Opening>;
 
   constructor(repos: OpeningRepos) {
     this.loader = groupCommit((reads) => readOpenings(repos, reads, new Date()), OPENINGS_PER_READ);

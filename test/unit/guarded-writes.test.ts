@@ -3,30 +3,25 @@
  * the writes of concurrent jobs go as one `bulkWrite`, and each job still learns whether its own
  * write landed, including when two of them raced for the same order in the same batch.
  */
-import { MongoClient } from 'mongodb';
 import type { OrderDoc } from '@pos/shared/store/documents';
-import { ensureIndexes } from '@pos/shared/store/mongo';
 import { hasApplied } from '@pos/shared/store/orders';
-import { createRepos, type Repos } from '@pos/shared/store/repos';
+import type { Repos } from '@pos/shared/store/repos';
+import { countedStore, type CountedStore } from '../support/counted-store';
 
 const LOCATION = 'loc-guarded';
 const DB = `guarded-writes-${process.pid}`;
 
 describe('guarded order writes', () => {
-  let mongo: MongoClient;
+  let store: CountedStore;
   let repos: Repos;
   let number = 0;
-  let commands = 0;
 
   beforeAll(async () => {
-    mongo = await MongoClient.connect(process.env.TEST_MONGO_URL!);
-    mongo.on('connectionCheckedOut', () => (commands += 1));
-    await ensureIndexes(mongo.db(DB));
-    repos = createRepos(mongo.db(DB));
+    store = await countedStore(DB);
+    repos = store.repos;
   });
   afterAll(async () => {
-    await mongo.db(DB).collection('orders').deleteMany({});
-    await mongo.close();
+    await store.close(['orders']);
   });
 
   const newOrder = () => repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date());
@@ -35,9 +30,9 @@ describe('guarded order writes', () => {
 
   it("writes concurrent jobs' changes to different orders in one command, each landed", async () => {
     const orders = await Promise.all(Array.from({ length: 16 }, newOrder));
-    commands = 0;
+    store.resetCount();
     const after = await Promise.all(orders.map((order, i) => reportFailure(order, `job-${i}`)));
-    expect(commands).toBe(1);
+    expect(store.commands()).toBe(1);
     expect(after.map((doc) => doc?.version)).toEqual(orders.map(() => 1));
     for (const [i, order] of orders.entries()) {
       const now = (await stored(order))!;

@@ -3,46 +3,39 @@
  * stand-in, or MONGO_URL): one batch reads their locations' work and their sessions in two
  * commands, and each stream still gets its own replay, above its own cursor, and its own session.
  */
-import { MongoClient } from 'mongodb';
 import { OpeningReads } from '@pos/api/stream/opening-reads';
-import { ensureIndexes } from '@pos/shared/store/mongo';
-import { createRepos, type Repos } from '@pos/shared/store/repos';
+import type { Repos } from '@pos/shared/store/repos';
+import { countedStore, type CountedStore } from '../../support/counted-store';
 
 const DB = `opening-reads-${process.pid}`;
 
 describe('the reads of opening streams', () => {
-  let mongo: MongoClient;
+  let store: CountedStore;
   let repos: Repos;
-  let commands = 0;
 
   beforeAll(async () => {
-    mongo = await MongoClient.connect(process.env.TEST_MONGO_URL!);
-    mongo.on('connectionCheckedOut', () => (commands += 1));
-    await ensureIndexes(mongo.db(DB));
-    repos = createRepos(mongo.db(DB));
+    store = await countedStore(DB);
+    repos = store.repos;
   });
-  afterAll(async () => {
-    for (const name of ['orders', 'commands', 'sessions']) await mongo.db(DB).collection(name).deleteMany({});
-    await mongo.close();
-  });
+  afterAll(() => store.close(['orders', 'commands', 'sessions']));
 
   it('reads the work and sessions of streams opening together in two commands, each its own part', async () => {
     const now = new Date();
     const placed = async (locationId: string, number: number, state: 'PLACED' | 'SELECTING' = 'PLACED') =>
       repos.orders.insert({ locationId, number, state, rows: [] }, now);
     await Promise.all([placed('loc-a', 1), placed('loc-a', 2), placed('loc-a', 3, 'SELECTING'), placed('loc-a', 4), placed('loc-b', 1)]);
-    await repos.commands.insert({ locationId: 'loc-b', number: 5, kind: { exportMainData: true } } as never, now, 60_000);
+    await repos.commands.insert({ locationId: 'loc-b', number: 5, kind: 'EXPORT_DATA' }, now, 60_000);
     const session = await repos.sessions.create({ type: 'SERVICE', locationId: 'loc-a', keyHash: 'k' }, now);
     const reads = new OpeningReads(repos);
 
-    commands = 0;
+    store.resetCount();
     const [fromStart, fromTwo, other, gone] = await Promise.all([
       reads.read({ locationId: 'loc-a', cursor: {}, sessionId: session._id }),
       reads.read({ locationId: 'loc-a', cursor: { orderNumber: 2 }, sessionId: undefined }),
       reads.read({ locationId: 'loc-b', cursor: { orderNumber: 0, commandNumber: 0 }, sessionId: undefined }),
       reads.read({ locationId: 'loc-c', cursor: {}, sessionId: 'no-such-session' }),
     ]);
-    expect(commands).toBe(2);
+    expect(store.commands()).toBe(2);
 
     expect(fromStart.replay.orders.map((event) => event.number)).toEqual([1, 2, 4]);
     expect(fromStart.session?._id).toBe(session._id);

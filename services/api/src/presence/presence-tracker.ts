@@ -18,12 +18,12 @@ interface Seen {
 
 /**
  * This node's sightings of register (SERVICE) sessions, written behind to Redis
- * (presence-store.ts): a request costs a map look-up, and a Redis write only when the session's
- * field is older than a quarter of PRESENCE_WINDOW; a stream that opens or ends is written within
- * WRITE_DELAY_MS (it changes the count). Sessions holding streams are rewritten every quarter
- * window, so that their fields stay fresh while nothing else happens. What falls due within
- * WRITE_DELAY_MS goes in one write (a node that registers reconnect to at once writes a few
- * times, not once per stream). A failed write is left to the next one.
+ * (presence-store.ts): a request costs a map look-up, and a Redis write (at once) only when the
+ * session's field is older than a quarter of PRESENCE_WINDOW; a stream that opens or ends is
+ * written within WRITE_DELAY_MS (it changes the count), with whatever else falls due meanwhile,
+ * in one write (a node that registers reconnect to at once writes a few times, not once per
+ * stream). Sessions holding streams are rewritten every quarter window, so that their fields stay
+ * fresh while nothing else happens. A failed write is left to the next one.
  */
 export class PresenceTracker {
   private readonly seen = new Map<string, Seen>();
@@ -45,7 +45,10 @@ export class PresenceTracker {
   readonly sighted = (session: SessionDoc, now = Date.now()): void => {
     const entry = this.entryOf(session, now);
     entry.lastSeenAt = now;
-    if (now - entry.writtenAt >= this.refreshMs) this.write(entry.locationId, [session._id], now);
+    if (now - entry.writtenAt < this.refreshMs) return;
+    // at once, before the request is answered: its answer may be followed by a read of the presence
+    this.write(entry.locationId, [session._id], now);
+    this.flushNow();
   };
 
   streamOpened(session: SessionDoc, now = Date.now()): void {
@@ -66,9 +69,7 @@ export class PresenceTracker {
   /** Stops the refresh; what is due (the counts of the streams a shutdown ended) is written now. */
   stop(): void {
     clearInterval(this.timer);
-    if (!this.flushing) return;
-    clearTimeout(this.flushing);
-    this.flush();
+    this.flushNow();
   }
 
   private entryOf(session: SessionDoc, now: number): Seen {
@@ -104,6 +105,12 @@ export class PresenceTracker {
     }
     this.due.set(locationId, due);
     this.flushing ??= setTimeout(this.flush, WRITE_DELAY_MS).unref();
+  }
+
+  private flushNow(): void {
+    if (!this.flushing) return;
+    clearTimeout(this.flushing);
+    this.flush();
   }
 
   /** Writes what is due, each session as it stands now. */

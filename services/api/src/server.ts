@@ -124,7 +124,10 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     streams: config.streams,
   });
 
-  const presence = new PresenceTracker({ redis, prefix: config.redis.prefix, nodeId, windowMs: config.presence.windowMs, log: nodeLog });
+  // Presence is written on a connection BullMQ defines no scripts on: ioredis copies a connection's
+  // scripts into every pipeline made on it (BullMQ's 64 cost some 60 us and 14 KB each).
+  const presenceRedis = createRedis(target, { maxRetriesPerRequest: 2, commandTimeout: config.redis.commandTimeoutMs }, nodeLog, { slotsRefreshInterval: 5_000 });
+  const presence = new PresenceTracker({ redis: presenceRedis, prefix: config.redis.prefix, nodeId, windowMs: config.presence.windowMs, log: nodeLog });
   registerPresenceMetrics(metrics.registry, { locations: repos.locations, redis, prefix: config.redis.prefix });
   const deadlines = createDeadlineQueue(redis, config.redis, nodeLog);
 
@@ -234,7 +237,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
         'dropping the session channel',
       );
       await settleWithin(Promise.all([queues.close(), lifecycleQueue.close(), deadlines.close(), webhooks.queue.close()]), 2_000, nodeLog, 'closing the queues');
-      await Promise.all([closeRedis(redis), subscriber.quit()]);
+      await Promise.all([closeRedis(redis), closeRedis(presenceRedis), subscriber.quit()]);
       await store.close();
       nodeLog.info('api stopped');
     },

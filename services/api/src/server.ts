@@ -82,12 +82,9 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   // subscribers have connections of their own.) On a cluster its slot map is read every few
   // seconds too: the subscriptions and /readyz follow slots that moved while no command of the
   // node ran into them.
-  const redis = createRedis(
-    target,
-    { maxRetriesPerRequest: 2, commandTimeout: config.redis.commandTimeoutMs },
-    nodeLog,
-    { slotsRefreshInterval: 5_000 },
-  );
+  const requestPathRedis = () =>
+    createRedis(target, { maxRetriesPerRequest: 2, commandTimeout: config.redis.commandTimeoutMs }, nodeLog, { slotsRefreshInterval: 5_000 });
+  const redis = requestPathRedis();
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
   const queues = new TransitionQueues(redis, queueLayout(config), nodeLog, config.queue.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(redis, config.redis, nodeLog);
@@ -126,7 +123,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
 
   // Presence is written on a connection BullMQ defines no scripts on: ioredis copies a connection's
   // scripts into every pipeline made on it (BullMQ's 64 cost some 60 us and 14 KB each).
-  const presenceRedis = createRedis(target, { maxRetriesPerRequest: 2, commandTimeout: config.redis.commandTimeoutMs }, nodeLog, { slotsRefreshInterval: 5_000 });
+  const presenceRedis = requestPathRedis();
   const presence = new PresenceTracker({ redis: presenceRedis, prefix: config.redis.prefix, nodeId, windowMs: config.presence.windowMs, log: nodeLog });
   registerPresenceMetrics(metrics.registry, { locations: repos.locations, redis, prefix: config.redis.prefix });
   const deadlines = createDeadlineQueue(redis, config.redis, nodeLog);

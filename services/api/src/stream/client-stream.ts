@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { StreamsConfig } from '@pos/shared/config';
 import { CursorRequest, formatEventId, startOf, StreamCursor } from '@pos/shared/events/stream-cursor';
-import type { Logger } from '@pos/shared/log';
+import { flattenBindings, type Logger } from '@pos/shared/log';
 import type { SessionDoc } from '@pos/shared/store/documents';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
 import { fullJitter } from '@pos/shared/util/jitter';
@@ -169,6 +169,8 @@ export class ClientStream implements ClockedStream {
 
   /** Writes the head and the `retry:` preamble, then the replay; live from then on. */
   attach(replay: Replay): void {
+    // the stream's logger lives as long as it does
+    flattenBindings(this.options.log);
     this.writer = openStreamResponse(this.options.res, this.options.requestId, {
       keepaliveMs: this.options.clock.keepaliveMs,
       maxBufferBytes: this.options.streams.maxBufferBytes,

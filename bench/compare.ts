@@ -16,6 +16,8 @@ interface Row {
   value: number;
   /** What the target allows, and which way. */
   target?: { limit: number; atMost: boolean };
+  /** The reading cannot be judged (said instead of met). */
+  unreliable?: string;
   committed?: number;
 }
 
@@ -34,7 +36,14 @@ function rowsOf(summary: Summary): Map<string, Omit<Row, 'committed'>> {
     add({ figure: `status update, ${s.clients} clients: req/s / floor`, value: s.ratio.rps, target: { limit: targets.rps, atMost: false } });
   }
   for (const p of summary.poll) add({ figure: `poll, ${p.records} orders, ${p.clients} clients: API CPU / floor`, value: p.ratio.apiMs, target: { limit: 1.2, atMost: true } });
-  if (summary.streams) add({ figure: `streams, one location: RSS KiB per stream`, value: summary.streams.rssPerStreamKiB, target: { limit: summary.streams.rssTargetKiB, atMost: true } });
+  if (summary.streams) {
+    add({
+      figure: `streams, one location: RSS KiB per stream`,
+      value: summary.streams.rssPerStreamKiB,
+      target: { limit: summary.streams.rssTargetKiB, atMost: true },
+      ...(summary.streams.rssReliable === false ? { unreliable: 'unreliable: RSS grew less than the heap (pages given back between readings; a longer BENCH_SETTLE_MS)' } : {}),
+    });
+  }
   return rows;
 }
 
@@ -54,7 +63,7 @@ export function renderComparison(run: Summary, committed: Summary | undefined): 
         row.figure,
         row.value,
         row.target ? `${row.target.atMost ? '≤' : '≥'} ${row.target.limit}` : '',
-        met === undefined ? '' : met ? 'yes' : 'NO',
+        row.unreliable ?? (met === undefined ? '' : met ? 'yes' : 'NO'),
         was ?? '–',
         moved === undefined ? '' : `${moved > 0 ? '+' : ''}${Math.round(moved * 100)} %${flag ? ' ⚑' : ''}`,
       ].join(' | ').replace(/^/, '| ').concat(' |'),

@@ -268,7 +268,7 @@ export function renderSummary(s: Summary): string {
       st.rssFloorKoaKiB === undefined ? '' : `${st.rssFloorNodeKiB} / ${st.rssFloorKoaKiB} KiB`,
       '',
       `≤ ${st.rssTargetKiB} KiB`,
-      mark(st.rssMet),
+      st.rssReliable === false ? 'unreliable (RSS grew less than the heap: pages given back between readings)' : mark(st.rssMet),
     ],
     [`fan-out, ${label}, publish to last write, p50 (floor: a bare write loop)`, `${st.serverFanOutP50Ms} ms`, `${st.floorP50Ms} ms`, st.ratio, `≤ ${st.ratioTarget}`, mark(st.ratioMet)],
   ];

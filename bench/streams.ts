@@ -67,6 +67,12 @@ export interface StreamsSummary {
   rssFloorNodeKiB?: number;
   rssFloorKoaKiB?: number;
   rssTargetKiB: number;
+  /**
+   * False when RSS grew less than the heap the streams use: the process gave back pages between
+   * the readings (those of its start-up or of an earlier burst; a short BENCH_SETTLE_MS), so the
+   * RSS figure is not the streams' cost. Absent in runs before it was kept.
+   */
+  rssReliable?: boolean;
   rssMet: boolean;
   serverFanOutP50Ms: number;
   floorP50Ms: number;
@@ -328,7 +334,8 @@ export function summariseStreams(level: StreamsLevel): StreamsSummary {
     rssFloorNodeKiB: level.memoryFloors?.find((f) => f.server === 'node')?.rssPerStreamKiB,
     rssFloorKoaKiB: level.memoryFloors?.find((f) => f.server === 'koa')?.rssPerStreamKiB,
     rssTargetKiB: 16,
-    rssMet: level.memory.rssPerStreamKiB <= 16,
+    rssReliable: rssReliable(level.memory),
+    rssMet: rssReliable(level.memory) && level.memory.rssPerStreamKiB <= 16,
     serverFanOutP50Ms: level.serverFanOutMs.p50,
     floorP50Ms: level.floorMs.p50,
     ratio: level.ratio,
@@ -336,6 +343,9 @@ export function summariseStreams(level: StreamsLevel): StreamsSummary {
     ratioMet: level.ratio > 0 && level.ratio <= 1.5,
   };
 }
+
+/** Whether a reading's RSS per stream holds at least the heap the streams use (see StreamsSummary). */
+export const rssReliable = (memory: Pick<StreamMemory, 'rssPerStreamKiB' | 'heapPerStreamKiB'>) => memory.rssPerStreamKiB >= memory.heapPerStreamKiB;
 
 /** Sum (seconds) and count of the node's fan-out histogram. */
 function fanOutTotals(samples: Map<string, number>): { sum: number; count: number } {

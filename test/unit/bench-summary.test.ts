@@ -6,6 +6,7 @@ import type { Cost } from '../../bench/cost';
 import type { LoadResult } from '../../bench/load';
 import type { BenchResults } from '../../bench/results';
 import { ownRatio, renderComparison } from '../../bench/compare';
+import { rssReliable } from '../../bench/streams';
 import { summarise } from '../../bench/summary';
 
 const cost = (cpuMs: Record<string, number>, mongo: Record<string, number>, redis = 0): Cost => ({
@@ -122,5 +123,27 @@ describe('bench:quick against the committed results', () => {
     expect(lineOf(table, 'status update, 16 clients: own CPU / floor')).toBe('| status update, 16 clients: own CPU / floor | 1.56 | ≤ 1.3 | NO | 1.22 | +28 % ⚑ |');
     expect(lineOf(table, 'poll, 10 orders, 16 clients: API CPU / floor')).toBe('| poll, 10 orders, 16 clients: API CPU / floor | 1.05 | ≤ 1.2 | yes | 1 | +5 % |');
     expect(table).toContain('1 figure(s) moved more than 10 %');
+  });
+
+  test('calls a stream memory reading unreliable, not met, when RSS grew less than the heap the streams use', () => {
+    expect(rssReliable({ rssPerStreamKiB: -2.6, heapPerStreamKiB: 12 })).toBe(false);
+    expect(rssReliable({ rssPerStreamKiB: 16.6, heapPerStreamKiB: 11.1 })).toBe(true);
+    const streams = (rssPerStreamKiB: number, rssReliable: boolean) => ({
+      streams: 2000,
+      rssPerStreamKiB,
+      rssTargetKiB: 16,
+      rssReliable,
+      rssMet: rssReliable && rssPerStreamKiB <= 16,
+      serverFanOutP50Ms: 40,
+      floorP50Ms: 30,
+      ratio: 1.33,
+      ratioTarget: 1.5,
+      ratioMet: true,
+    });
+    const figure = 'streams, one location: RSS KiB per stream';
+    const returned = renderComparison({ ...summaryWith(0.6, 1), streams: streams(-2.6, false) }, undefined);
+    expect(lineOf(returned, figure)).toMatch(/^\| streams, one location: RSS KiB per stream \| -2\.6 \| ≤ 16 \| unreliable: /);
+    const held = renderComparison({ ...summaryWith(0.6, 1), streams: streams(14, true) }, undefined);
+    expect(lineOf(held, figure)).toBe('| streams, one location: RSS KiB per stream | 14 | ≤ 16 | yes | – |  |');
   });
 });

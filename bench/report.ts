@@ -8,7 +8,7 @@ import { formatCpu } from './redis-cpu';
 import { summarise } from './summary';
 import type { BenchResults, ClusterResults, Ratio, Summary } from './results';
 import type { StatusUpdateResult } from './service-load';
-import type { StreamsLevel } from './streams';
+import { type StreamsLevel, UNRELIABLE_RSS } from './streams';
 import type { ChainStreamsLevel } from './chain-streams';
 
 // Their JSON shape is results.ts's; named here too for the readers of the tables.
@@ -268,7 +268,7 @@ export function renderSummary(s: Summary): string {
       st.rssFloorKoaKiB === undefined ? '' : `${st.rssFloorNodeKiB} / ${st.rssFloorKoaKiB} KiB`,
       '',
       `≤ ${st.rssTargetKiB} KiB`,
-      st.rssReliable === false ? 'unreliable (RSS grew less than the heap: pages given back between readings)' : mark(st.rssMet),
+      st.rssReliable === false ? UNRELIABLE_RSS : mark(st.rssMet),
     ],
     [`fan-out, ${label}, publish to last write, p50 (floor: a bare write loop)`, `${st.serverFanOutP50Ms} ms`, `${st.floorP50Ms} ms`, st.ratio, `≤ ${st.ratioTarget}`, mark(st.ratioMet)],
   ];
@@ -289,7 +289,7 @@ export function renderSummary(s: Summary): string {
                 s.chainStreams.rssFloorKoaKiB === undefined ? '' : `${s.chainStreams.rssFloorNodeKiB} / ${s.chainStreams.rssFloorKoaKiB} KiB`,
                 '',
                 `≤ ${s.chainStreams.rssTargetKiB} KiB`,
-                mark(s.chainStreams.rssMet),
+                s.chainStreams.rssReliable === false ? UNRELIABLE_RSS : mark(s.chainStreams.rssMet),
               ],
               [`fan-out over ${s.chainStreams.locations} locations while orders flow, create to arrival, p50 / p99`, `${s.chainStreams.fanOutP50Ms} / ${s.chainStreams.fanOutP99Ms} ms`, '', '', '', `${s.chainStreams.missed} missed`],
             ]

@@ -111,6 +111,8 @@ export interface ChainStreamsSummary {
   rssFloorNodeKiB?: number;
   rssFloorKoaKiB?: number;
   rssTargetKiB: number;
+  /** As StreamsSummary's. */
+  rssReliable?: boolean;
   rssMet: boolean;
   fanOutP50Ms: number;
   fanOutP99Ms: number;

@@ -347,6 +347,9 @@ export function summariseStreams(level: StreamsLevel): StreamsSummary {
 /** Whether a reading's RSS per stream holds at least the heap the streams use (see StreamsSummary). */
 export const rssReliable = (memory: Pick<StreamMemory, 'rssPerStreamKiB' | 'heapPerStreamKiB'>) => memory.rssPerStreamKiB >= memory.heapPerStreamKiB;
 
+/** What the tables say of a reading that is not reliable, instead of met or not. */
+export const UNRELIABLE_RSS = 'unreliable: RSS grew less than the heap (pages given back between readings; a longer BENCH_SETTLE_MS)';
+
 /** Sum (seconds) and count of the node's fan-out histogram. */
 function fanOutTotals(samples: Map<string, number>): { sum: number; count: number } {
   return { sum: samples.get('pos_fanout_seconds_sum') ?? 0, count: samples.get('pos_fanout_seconds_count') ?? 0 };

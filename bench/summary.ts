@@ -114,6 +114,7 @@ export function summarise(r: BenchResults): Summary {
             rssFloorNodeKiB: r.chainStreams.memoryFloors?.find((f) => f.server === 'node')?.rssPerStreamKiB,
             rssFloorKoaKiB: r.chainStreams.memoryFloors?.find((f) => f.server === 'koa')?.rssPerStreamKiB,
             rssTargetKiB: 16,
+            rssReliable: rssReliable(r.chainStreams.memory),
             rssMet: rssReliable(r.chainStreams.memory) && r.chainStreams.memory.rssPerStreamKiB <= 16,
             fanOutP50Ms: r.chainStreams.arrival.p50Ms,
             fanOutP99Ms: r.chainStreams.arrival.p99Ms,

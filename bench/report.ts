@@ -190,6 +190,8 @@ export function renderChainStreams(c: ChainStreamsLevel): string {
 export function renderSummary(s: Summary): string {
   const out: string[] = ['**Summary: the service against its floor, per request (same run; ratio = service / floor)**', ''];
   const mark = (met: boolean) => (met ? 'met' : 'not met');
+  /** A stream memory reading's verdict: met, not met, or none when the reading is not reliable. */
+  const rssMark = (st: { rssReliable?: boolean; rssMet: boolean }) => (st.rssReliable === false ? UNRELIABLE_RSS : mark(st.rssMet));
   const cell = (service: number, floor: number, ratio: number) => `${service} / ${floor} (${ratio})`;
   if (s.statusUpdate.length > 0) {
     const c = s.collections;
@@ -268,7 +270,7 @@ export function renderSummary(s: Summary): string {
       st.rssFloorKoaKiB === undefined ? '' : `${st.rssFloorNodeKiB} / ${st.rssFloorKoaKiB} KiB`,
       '',
       `≤ ${st.rssTargetKiB} KiB`,
-      st.rssReliable === false ? UNRELIABLE_RSS : mark(st.rssMet),
+      rssMark(st),
     ],
     [`fan-out, ${label}, publish to last write, p50 (floor: a bare write loop)`, `${st.serverFanOutP50Ms} ms`, `${st.floorP50Ms} ms`, st.ratio, `≤ ${st.ratioTarget}`, mark(st.ratioMet)],
   ];
@@ -289,7 +291,7 @@ export function renderSummary(s: Summary): string {
                 s.chainStreams.rssFloorKoaKiB === undefined ? '' : `${s.chainStreams.rssFloorNodeKiB} / ${s.chainStreams.rssFloorKoaKiB} KiB`,
                 '',
                 `≤ ${s.chainStreams.rssTargetKiB} KiB`,
-                s.chainStreams.rssReliable === false ? UNRELIABLE_RSS : mark(s.chainStreams.rssMet),
+                rssMark(s.chainStreams),
               ],
               [`fan-out over ${s.chainStreams.locations} locations while orders flow, create to arrival, p50 / p99`, `${s.chainStreams.fanOutP50Ms} / ${s.chainStreams.fanOutP99Ms} ms`, '', '', '', `${s.chainStreams.missed} missed`],
             ]

@@ -328,14 +328,15 @@ export async function measureStreams(
 }
 
 export function summariseStreams(level: StreamsLevel): StreamsSummary {
+  const reliable = rssReliable(level.memory);
   return {
     streams: level.streams,
     rssPerStreamKiB: level.memory.rssPerStreamKiB,
     rssFloorNodeKiB: level.memoryFloors?.find((f) => f.server === 'node')?.rssPerStreamKiB,
     rssFloorKoaKiB: level.memoryFloors?.find((f) => f.server === 'koa')?.rssPerStreamKiB,
     rssTargetKiB: 16,
-    rssReliable: rssReliable(level.memory),
-    rssMet: rssReliable(level.memory) && level.memory.rssPerStreamKiB <= 16,
+    rssReliable: reliable,
+    rssMet: reliable && level.memory.rssPerStreamKiB <= 16,
     serverFanOutP50Ms: level.serverFanOutMs.p50,
     floorP50Ms: level.floorMs.p50,
     ratio: level.ratio,

@@ -78,20 +78,25 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   // Every operation of this client is on a request path: bounded by MONGO_TIMEOUT.
   const store = await connectMongo(mongoUrl, config.mongo, { boundOperations: true });
   // Request-path commands give up quickly: a Redis outage or hang answers 503 rather than hanging.
-  // (Nothing on this connection blocks by design: BullMQ's Queue uses no blocking command; the
-  // subscribers have connections of their own.) On a cluster its slot map is read every few
+  // (Nothing on these connections blocks by design: BullMQ's Queue uses no blocking command; the
+  // subscribers have connections of their own.) On a cluster the slot map is read every few
   // seconds too: the subscriptions and /readyz follow slots that moved while no command of the
   // node ran into them.
   const requestPathRedis = () =>
     createRedis(target, { maxRetriesPerRequest: 2, commandTimeout: config.redis.commandTimeoutMs }, nodeLog, { slotsRefreshInterval: 5_000 });
   const redis = requestPathRedis();
+  // BullMQ's queues have a connection of their own: BullMQ defines its 64 scripts on a connection
+  // it is given, and ioredis copies them into every pipeline made there (some 60 us and 14 KB
+  // each), so every other command of the node (presence, idempotency, rate limits, events) goes
+  // on `redis`, where a pipeline costs a few.
+  const queueRedis = requestPathRedis();
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
-  const queues = new TransitionQueues(redis, queueLayout(config), nodeLog, config.queue.jobKeepFailed);
-  const lifecycleQueue = createLifecycleQueue(redis, config.redis, nodeLog);
+  const queues = new TransitionQueues(queueRedis, queueLayout(config), nodeLog, config.queue.jobKeepFailed);
+  const lifecycleQueue = createLifecycleQueue(queueRedis, config.redis, nodeLog);
   const repos = createRepos(store.db);
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   // Webhook deliveries the API adds itself: test events and redeliveries.
-  const webhooks = createWebhooks({ repos, redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log: nodeLog });
+  const webhooks = createWebhooks({ repos, redis, queueRedis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log: nodeLog });
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redis.prefix, orders: repos.orders, archive: repos.archive });
   registerRedisMemoryMetrics(metrics.registry, redis);
   const admission = new QueueAdmission(queues.current.length, { targetWaitMs: config.overload.queueWaitTargetMs, floor: config.overload.queueAdmissionFloor });
@@ -105,7 +110,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     config.queue.jobTimeoutMs,
     nodeLog,
     metrics.jobDuration,
-    () => redis.status === 'ready',
+    () => queueRedis.status === 'ready',
   );
   await jobs.start();
   subscriber.startHeartbeat();
@@ -121,12 +126,9 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     streams: config.streams,
   });
 
-  // Presence is written on a connection BullMQ defines no scripts on: ioredis copies a connection's
-  // scripts into every pipeline made on it (BullMQ's 64 cost some 60 us and 14 KB each).
-  const presenceRedis = requestPathRedis();
-  const presence = new PresenceTracker({ redis: presenceRedis, prefix: config.redis.prefix, nodeId, windowMs: config.presence.windowMs, log: nodeLog });
+  const presence = new PresenceTracker({ redis, prefix: config.redis.prefix, nodeId, windowMs: config.presence.windowMs, log: nodeLog });
   registerPresenceMetrics(metrics.registry, { locations: repos.locations, redis, prefix: config.redis.prefix });
-  const deadlines = createDeadlineQueue(redis, config.redis, nodeLog);
+  const deadlines = createDeadlineQueue(queueRedis, config.redis, nodeLog);
 
   let accepting = true;
   const sessionLookup = new SessionLookup(
@@ -234,7 +236,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
         'dropping the session channel',
       );
       await settleWithin(Promise.all([queues.close(), lifecycleQueue.close(), deadlines.close(), webhooks.queue.close()]), 2_000, nodeLog, 'closing the queues');
-      await Promise.all([closeRedis(redis), closeRedis(presenceRedis), subscriber.quit()]);
+      await Promise.all([closeRedis(redis), closeRedis(queueRedis), subscriber.quit()]);
       await store.close();
       nodeLog.info('api stopped');
     },

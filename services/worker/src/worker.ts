@@ -53,19 +53,20 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const repos = createRepos(store.db);
   const metrics = createWorkerMetrics(store.commandCount);
   const redis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
+  // BullMQ's queues have a connection of their own: BullMQ defines its 64 scripts on a connection
+  // it is given, and ioredis copies them into every pipeline made there (some 60 us each), so the
+  // jobs' messages and every other command go on `redis`, where a pipeline costs a few.
+  const queueRedis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
   // BullMQ leaves a connection it was given open on close; we close it ourselves.
   const workerConnection = createRedis(target, { maxRetriesPerRequest: null }, log);
-  // What jobs publish and record, on a connection BullMQ defines no scripts on: ioredis copies a
-  // connection's scripts into every pipeline made on it (BullMQ's 64 cost some 60 us each).
-  const messagesConnection = createRedis(target, { maxRetriesPerRequest: 3 }, log);
-  const webhooks = createWebhooks({ repos, redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
+  const webhooks = createWebhooks({ repos, redis, queueRedis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
   const checkpoint = faultInjection(config.worker.faultInject, log);
 
   // Order transitions: what follows one (deadline jobs, the failed-order count), then the pipeline.
-  const deadlineQueue = createDeadlineQueue(redis, config.redis, log);
+  const deadlineQueue = createDeadlineQueue(queueRedis, config.redis, log);
   const processor = new JobProcessor({
     redis,
-    messages: new MessageSender(messagesConnection),
+    messages: new MessageSender(redis),
     prefix: config.redis.prefix,
     repos,
     orderCache: new OrderCache(),
@@ -81,7 +82,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const consumers = [...current, ...draining].map((partition) =>
     consumePartition({ partition, connection: workerConnection, config: config.worker, processor, metrics, log }),
   );
-  const drain = draining.length > 0 ? await watchDrain(draining, redis, log) : undefined;
+  const drain = draining.length > 0 ? await watchDrain(draining, queueRedis, log) : undefined;
 
   // Webhook deliveries, each endpoint within its share.
   const secretKey = webhookSecretKey(config);
@@ -105,7 +106,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const listener = config.worker.metricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.worker.metricsPort, config.http.host);
 
   // The scheduled and delayed jobs.
-  const scheduled = { config, log, redis, workerConnection, checkpoint };
+  const scheduled = { config, log, redis, queueRedis, workerConnection, checkpoint };
   const lifecycle = await startLifecycle({ ...scheduled, deps: { ...repos, checkpoint } });
   const deadlines = await startDeadlines({
     ...scheduled,
@@ -151,7 +152,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       ]);
       if (drain) await settleWithin(drain.stop(), 2_000, log, 'closing the drained queues');
       await settleWithin(webhooks.queue.close(), 2_000, log, 'closing the webhook queue');
-      await Promise.all([closeRedis(redis), closeRedis(workerConnection), closeRedis(messagesConnection)]);
+      await Promise.all([closeRedis(redis), closeRedis(queueRedis), closeRedis(workerConnection)]);
       await store.close();
       log.info('worker stopped');
     },

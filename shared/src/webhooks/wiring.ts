@@ -20,14 +20,17 @@ export interface WebhookWiring {
 
 export function createWebhooks(options: {
   repos: Pick<Repos, 'webhooks' | 'webhookDeliveries' | 'events'>;
+  /** Plain commands: the subscriptions' waiting counts, the fan-out's generation. */
   redis: RedisClient;
+  /** The connection of the process's BullMQ queues (see createRedis's callers). */
+  queueRedis: RedisClient;
   redisConfig: Pick<RedisConfig, 'prefix' | 'cluster'>;
   webhooks: WebhooksConfig;
   registry: Registry;
   log: Logger;
 }): WebhookWiring {
-  const { repos, redis, redisConfig, webhooks: config, registry, log } = options;
-  const queue = createWebhookQueue(redis, redisConfig, log);
+  const { repos, redis, queueRedis, redisConfig, webhooks: config, registry, log } = options;
+  const queue = createWebhookQueue(queueRedis, redisConfig, log);
   const dropped = new Counter({
     name: 'pos_webhook_deliveries_dropped_total',
     help: 'Webhook deliveries dropped unattempted because their subscription had more than WEBHOOK_MAX_PENDING waiting',

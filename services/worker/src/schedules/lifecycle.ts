@@ -25,15 +25,17 @@ export interface RunningLifecycle {
 export async function startLifecycle(options: {
   config: Pick<Config, 'lifecycle' | 'webhooks' | 'redis' | 'worker' | 'process'>;
   log: Logger;
-  /** A request-path connection of the worker (stats writes, the queue's commands). */
+  /** A request-path connection of the worker (stats writes). */
   redis: RedisClient;
+  /** The worker's connection for BullMQ queues. */
+  queueRedis: RedisClient;
   /** The worker's connection for BullMQ Workers (no retry limit), which the caller closes. */
   workerConnection: RedisClient;
   deps: Omit<LifecycleDeps, 'log'>;
 }): Promise<RunningLifecycle> {
   const { config, redis } = options;
   const log = options.log.child({ job: LIFECYCLE_JOB });
-  const queue = createLifecycleQueue(redis, config.redis, log);
+  const queue = createLifecycleQueue(options.queueRedis, config.redis, log);
   await scheduleLifecycle(queue, config.lifecycle.intervalMs);
 
   const stopping = new AbortController();

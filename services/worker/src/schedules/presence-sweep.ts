@@ -29,6 +29,8 @@ export async function startPresenceSweep(options: {
   config: Pick<Config, 'presence' | 'redis' | 'worker' | 'process'>;
   log: Logger;
   redis: RedisClient;
+  /** The worker's connection for BullMQ queues. */
+  queueRedis: RedisClient;
   workerConnection: RedisClient;
   locations: Pick<LocationsRepo, 'announcedOnline' | 'onlineIds' | 'setOnline' | 'pausesEnded' | 'resume' | 'unannouncedChanges' | 'announced'>;
   /** FAULT_INJECT's crash points (tests). */
@@ -38,7 +40,7 @@ export async function startPresenceSweep(options: {
   const { prefix } = config.redis;
   const log = options.log.child({ queue: PRESENCE_QUEUE });
   const events = new EventPublisher(redisPublisher(redis), prefix);
-  const queue = createPresenceQueue(redis, config.redis, log);
+  const queue = createPresenceQueue(options.queueRedis, config.redis, log);
   const windowMs = config.presence.windowMs;
   await schedulePresenceSweep(queue, windowMs);
 

@@ -21,6 +21,8 @@ export interface OpenedStream {
   ends: EndReason[];
   /** How often it asked for its location's re-read. */
   resyncNeeded(): number;
+  /** The server's response the stream writes. */
+  res: http.ServerResponse;
 }
 
 export interface StreamHarness {
@@ -53,13 +55,14 @@ export async function startStreamHarness(repos: OpeningRepos & { sessions: Pick<
     async connect(reader, options = {}) {
       const ends: EndReason[] = [];
       let resyncNeeded = 0;
+      let response!: http.ServerResponse;
       const made = new Promise<ClientStream>((resolve) =>
         responses.push((res) =>
           resolve(
             new ClientStream({
               reader,
               cursor: options.cursor ?? {},
-              res,
+              res: (response = res),
               openings,
               sessions: repos.sessions,
               streams: { maxBufferBytes: 1 << 20 },
@@ -82,7 +85,7 @@ export async function startStreamHarness(repos: OpeningRepos & { sessions: Pick<
       const client = started.stream;
       const stream = await made;
       void stream.done.then((reason) => ends.push(reason));
-      const one = { stream, client, ends, resyncNeeded: () => resyncNeeded };
+      const one = { stream, client, ends, resyncNeeded: () => resyncNeeded, res: response };
       opened.push(one);
       return one;
     },

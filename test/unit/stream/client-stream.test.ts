@@ -128,6 +128,19 @@ describe('ClientStream', () => {
     for (const ms of client.retries) expect(ms).toBeLessThanOrEqual(RETRY_MS);
   });
 
+  it('keeps no copy of the head it sent, and ends as a response still: no second head, the client sees the end', async () => {
+    const { stream, client, res } = await connect(operator);
+    stream.attach(EMPTY);
+    await client.preamble();
+    expect(res.headersSent).toBe(true);
+    // Node would keep the whole head, its X-Request-Id too, for the stream's life
+    expect(String((res as unknown as { _header: unknown })._header)).not.toContain('req-1');
+    stream.end('shutdown');
+    await client.end();
+    expect(client.raw).not.toContain('HTTP/1.1');
+    expect(client.retries).toHaveLength(2);
+  });
+
   it("a register's re-read that finds its session closed ends the stream, and the client sees its end", async () => {
     const created: SessionDoc = await repos.sessions.create({ type: 'SERVICE', locationId: 'loc-1', keyHash: 'k' }, new Date());
     const { stream, client, ends } = await connect({ kind: 'register', session: created, keyHash: 'k' });

@@ -8,7 +8,7 @@ import { formatCpu } from './redis-cpu';
 import { summarise } from './summary';
 import type { BenchResults, ClusterResults, Ratio, Summary } from './results';
 import type { StatusUpdateResult } from './service-load';
-import { type StreamsLevel, UNRELIABLE_RSS } from './streams';
+import { type StreamMemoryVerdict, type StreamsLevel, UNRELIABLE_RSS } from './streams';
 import type { ChainStreamsLevel } from './chain-streams';
 
 // Their JSON shape is results.ts's; named here too for the readers of the tables.
@@ -190,8 +190,6 @@ export function renderChainStreams(c: ChainStreamsLevel): string {
 export function renderSummary(s: Summary): string {
   const out: string[] = ['**Summary: the service against its floor, per request (same run; ratio = service / floor)**', ''];
   const mark = (met: boolean) => (met ? 'met' : 'not met');
-  /** A stream memory reading's verdict: met, not met, or none when the reading is not reliable. */
-  const rssMark = (st: { rssReliable?: boolean; rssMet: boolean }) => (st.rssReliable === false ? UNRELIABLE_RSS : mark(st.rssMet));
   const cell = (service: number, floor: number, ratio: number) => `${service} / ${floor} (${ratio})`;
   if (s.statusUpdate.length > 0) {
     const c = s.collections;
@@ -263,15 +261,17 @@ export function renderSummary(s: Summary): string {
       '',
     );
   }
+  /** A stream memory reading: its verdict is met, not met, or none when the reading is not reliable. */
+  const memoryRow = (st: StreamMemoryVerdict, label: string) => [
+    `RSS per open stream, ${label} (beside it: bare Node http / bare Koa holding as many)`,
+    `${st.rssPerStreamKiB} KiB`,
+    st.rssFloorKoaKiB === undefined ? '' : `${st.rssFloorNodeKiB} / ${st.rssFloorKoaKiB} KiB`,
+    '',
+    `≤ ${st.rssTargetKiB} KiB`,
+    st.rssReliable === false ? UNRELIABLE_RSS : mark(st.rssMet),
+  ];
   const streamRows = (st: NonNullable<Summary['streams']>, label: string) => [
-    [
-      `RSS per open stream, ${label} (beside it: bare Node http / bare Koa holding as many)`,
-      `${st.rssPerStreamKiB} KiB`,
-      st.rssFloorKoaKiB === undefined ? '' : `${st.rssFloorNodeKiB} / ${st.rssFloorKoaKiB} KiB`,
-      '',
-      `≤ ${st.rssTargetKiB} KiB`,
-      rssMark(st),
-    ],
+    memoryRow(st, label),
     [`fan-out, ${label}, publish to last write, p50 (floor: a bare write loop)`, `${st.serverFanOutP50Ms} ms`, `${st.floorP50Ms} ms`, st.ratio, `≤ ${st.ratioTarget}`, mark(st.ratioMet)],
   ];
   out.push(
@@ -285,14 +285,7 @@ export function renderSummary(s: Summary): string {
         ...(s.streams ? streamRows(s.streams, `${s.streams.streams} streams of one location on one node`) : []),
         ...(s.chainStreams
           ? [
-              [
-                `RSS per open stream, ${s.chainStreams.streams} streams over ${s.chainStreams.locations} locations on one node (beside it: bare Node http / bare Koa holding as many)`,
-                `${s.chainStreams.rssPerStreamKiB} KiB`,
-                s.chainStreams.rssFloorKoaKiB === undefined ? '' : `${s.chainStreams.rssFloorNodeKiB} / ${s.chainStreams.rssFloorKoaKiB} KiB`,
-                '',
-                `≤ ${s.chainStreams.rssTargetKiB} KiB`,
-                rssMark(s.chainStreams),
-              ],
+              memoryRow(s.chainStreams, `${s.chainStreams.streams} streams over ${s.chainStreams.locations} locations on one node`),
               [`fan-out over ${s.chainStreams.locations} locations while orders flow, create to arrival, p50 / p99`, `${s.chainStreams.fanOutP50Ms} / ${s.chainStreams.fanOutP99Ms} ms`, '', '', '', `${s.chainStreams.missed} missed`],
             ]
           : []),

@@ -10,7 +10,7 @@ import type { FanOutLevel, StreamMemory } from './fan-out';
 import type { ProfileSummary } from './profile';
 import type { PollResult, StatusUpdateResult, Variant } from './service-load';
 import type { PresenceCost } from './presence-cost';
-import type { StreamsLevel, StreamsSummary } from './streams';
+import type { StreamMemoryVerdict, StreamsLevel, StreamsSummary } from './streams';
 
 export interface Machine {
   nproc: number;
@@ -103,17 +103,9 @@ export interface Target {
   met: boolean;
 }
 
-export interface ChainStreamsSummary {
-  streams: number;
+/** Its floors are the one-location level's bare servers. */
+export interface ChainStreamsSummary extends StreamMemoryVerdict {
   locations: number;
-  rssPerStreamKiB: number;
-  /** Bare Node http / bare Koa holding as many stream responses (the one-location level's floors). */
-  rssFloorNodeKiB?: number;
-  rssFloorKoaKiB?: number;
-  rssTargetKiB: number;
-  /** As StreamsSummary's. */
-  rssReliable?: boolean;
-  rssMet: boolean;
   fanOutP50Ms: number;
   fanOutP99Ms: number;
   missed: number;

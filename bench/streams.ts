@@ -58,10 +58,9 @@ export interface StreamsLevel {
   memoryFloors: { server: 'node' | 'koa'; rssPerStreamKiB: number; heapPerStreamKiB: number }[];
 }
 
-export interface StreamsSummary {
+/** A streams level's memory reading against its target, beside the bare servers' (the summaries of both levels). */
+export interface StreamMemoryVerdict {
   streams: number;
-  /** Locations the streams belong to (1: all on one location). */
-  locations?: number;
   rssPerStreamKiB: number;
   /** The same figure for bare servers holding as many responses (Node's http; Koa). */
   rssFloorNodeKiB?: number;
@@ -74,6 +73,26 @@ export interface StreamsSummary {
    */
   rssReliable?: boolean;
   rssMet: boolean;
+}
+
+const RSS_TARGET_KIB = 16;
+
+export function memoryVerdict(streams: number, memory: StreamMemory, floors: StreamsLevel['memoryFloors'] | undefined): StreamMemoryVerdict {
+  const reliable = rssReliable(memory);
+  return {
+    streams,
+    rssPerStreamKiB: memory.rssPerStreamKiB,
+    rssFloorNodeKiB: floors?.find((f) => f.server === 'node')?.rssPerStreamKiB,
+    rssFloorKoaKiB: floors?.find((f) => f.server === 'koa')?.rssPerStreamKiB,
+    rssTargetKiB: RSS_TARGET_KIB,
+    rssReliable: reliable,
+    rssMet: reliable && memory.rssPerStreamKiB <= RSS_TARGET_KIB,
+  };
+}
+
+export interface StreamsSummary extends StreamMemoryVerdict {
+  /** Locations the streams belong to (1: all on one location). */
+  locations?: number;
   serverFanOutP50Ms: number;
   floorP50Ms: number;
   ratio: number;
@@ -328,15 +347,8 @@ export async function measureStreams(
 }
 
 export function summariseStreams(level: StreamsLevel): StreamsSummary {
-  const reliable = rssReliable(level.memory);
   return {
-    streams: level.streams,
-    rssPerStreamKiB: level.memory.rssPerStreamKiB,
-    rssFloorNodeKiB: level.memoryFloors?.find((f) => f.server === 'node')?.rssPerStreamKiB,
-    rssFloorKoaKiB: level.memoryFloors?.find((f) => f.server === 'koa')?.rssPerStreamKiB,
-    rssTargetKiB: 16,
-    rssReliable: reliable,
-    rssMet: reliable && level.memory.rssPerStreamKiB <= 16,
+    ...memoryVerdict(level.streams, level.memory, level.memoryFloors),
     serverFanOutP50Ms: level.serverFanOutMs.p50,
     floorP50Ms: level.floorMs.p50,
     ratio: level.ratio,

@@ -9,7 +9,7 @@ import { cpuOf } from './cost';
 import type { LoadResult } from './load';
 import type { BenchResults, FloorComparison, RequestCost, Summary } from './results';
 import { round } from './statistics';
-import { rssReliable, summariseStreams } from './streams';
+import { memoryVerdict, summariseStreams } from './streams';
 
 /** The concurrency of the headline figures (round trips, variants); every concurrency has its targets. */
 const HEADLINE_CLIENTS = 16;
@@ -108,14 +108,8 @@ export function summarise(r: BenchResults): Summary {
     ...(r.chainStreams
       ? {
           chainStreams: {
-            streams: r.chainStreams.streams,
+            ...memoryVerdict(r.chainStreams.streams, r.chainStreams.memory, r.chainStreams.memoryFloors),
             locations: r.chainStreams.locations,
-            rssPerStreamKiB: r.chainStreams.memory.rssPerStreamKiB,
-            rssFloorNodeKiB: r.chainStreams.memoryFloors?.find((f) => f.server === 'node')?.rssPerStreamKiB,
-            rssFloorKoaKiB: r.chainStreams.memoryFloors?.find((f) => f.server === 'koa')?.rssPerStreamKiB,
-            rssTargetKiB: 16,
-            rssReliable: rssReliable(r.chainStreams.memory),
-            rssMet: rssReliable(r.chainStreams.memory) && r.chainStreams.memory.rssPerStreamKiB <= 16,
             fanOutP50Ms: r.chainStreams.arrival.p50Ms,
             fanOutP99Ms: r.chainStreams.arrival.p99Ms,
             missed: r.chainStreams.arrival.missed,

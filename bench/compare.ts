@@ -6,7 +6,7 @@
  * stands beside it.
  */
 import type { FloorComparison, RequestCost, Summary } from './results';
-import { UNRELIABLE_RSS } from './streams';
+import { unjudgedRss } from './streams';
 import { statusTargets } from './summary';
 
 /** A move past this share of the committed figure is flagged. */
@@ -42,7 +42,7 @@ function rowsOf(summary: Summary): Map<string, Omit<Row, 'committed'>> {
       figure: `streams, one location: RSS KiB per stream`,
       value: summary.streams.rssPerStreamKiB,
       target: { limit: summary.streams.rssTargetKiB, atMost: true },
-      ...(summary.streams.rssReliable === false ? { unreliable: UNRELIABLE_RSS } : {}),
+      unreliable: unjudgedRss(summary.streams),
     });
   }
   return rows;

@@ -8,7 +8,7 @@ import { formatCpu } from './redis-cpu';
 import { summarise } from './summary';
 import type { BenchResults, ClusterResults, Ratio, Summary } from './results';
 import type { StatusUpdateResult } from './service-load';
-import { type StreamMemoryVerdict, type StreamsLevel, UNRELIABLE_RSS } from './streams';
+import { type StreamMemoryVerdict, type StreamsLevel, unjudgedRss } from './streams';
 import type { ChainStreamsLevel } from './chain-streams';
 
 // Their JSON shape is results.ts's; named here too for the readers of the tables.
@@ -268,7 +268,7 @@ export function renderSummary(s: Summary): string {
     st.rssFloorKoaKiB === undefined ? '' : `${st.rssFloorNodeKiB} / ${st.rssFloorKoaKiB} KiB`,
     '',
     `≤ ${st.rssTargetKiB} KiB`,
-    st.rssReliable === false ? UNRELIABLE_RSS : mark(st.rssMet),
+    unjudgedRss(st) ?? mark(st.rssMet),
   ];
   const streamRows = (st: NonNullable<Summary['streams']>, label: string) => [
     memoryRow(st, label),

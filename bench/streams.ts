@@ -361,7 +361,10 @@ export function summariseStreams(level: StreamsLevel): StreamsSummary {
 export const rssReliable = (memory: Pick<StreamMemory, 'rssPerStreamKiB' | 'heapPerStreamKiB'>) => memory.rssPerStreamKiB >= memory.heapPerStreamKiB;
 
 /** What the tables say of a reading that is not reliable, instead of met or not. */
-export const UNRELIABLE_RSS = 'unreliable: RSS grew less than the heap (pages given back between readings; a longer BENCH_SETTLE_MS)';
+const UNRELIABLE_RSS = 'unreliable: RSS grew less than the heap (pages given back between readings; a longer BENCH_SETTLE_MS)';
+
+/** What a table says of a reading in place of its verdict: why it cannot be judged, or undefined when it can. */
+export const unjudgedRss = (verdict: Pick<StreamMemoryVerdict, 'rssReliable'>): string | undefined => (verdict.rssReliable === false ? UNRELIABLE_RSS : undefined);
 
 /** Sum (seconds) and count of the node's fan-out histogram. */
 function fanOutTotals(samples: Map<string, number>): { sum: number; count: number } {

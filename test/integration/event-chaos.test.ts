@@ -15,7 +15,6 @@ import type { FeedEvent } from '@pos/shared/schemas/feed-event';
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
 import { call, sampleRows } from '../support/http';
-import { outboxesRelayed } from '../support/outboxes';
 import { stopRoles } from '../support/roles';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
 import { eventually, pause } from '../support/wait';
@@ -169,9 +168,6 @@ describe('every event through killed processes and a flushed Redis', () => {
 
     // The feed: each event once, every expected one in it, each order's events in its writes' order.
     await consumer;
-    // (a worker killed between a transition's write and its recording leaves the events in the
-    // order for its job's re-run, seconds later, whether or not its request was answered)
-    await outboxesRelayed(env, 90_000);
     const feed = await admin().allEvents();
     expect(new Set(feed.map((e) => e.id)).size).toBe(feed.length);
     const inFeed = counts(feed.map(keyOfEvent));

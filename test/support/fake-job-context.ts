@@ -163,7 +163,7 @@ export function fakeJobContext(options: { jobId?: string; answered?: boolean; th
     archive: new FakeArchive(),
     orderCache: new OrderCache(),
     // (the event log is not these tests' concern: nothing is recorded)
-    ownEvents: { record: async () => undefined, recordedOf: () => [] },
+    ownEvents: { record: async () => true, recordedOf: () => [] },
     sessions: new FakeSessions(),
     failureThreshold: async () => options.threshold ?? 3,
     events,

@@ -3,11 +3,11 @@
  * A transition's write takes over the events its order holds (store/outboxes.ts, withOwnOutbox);
  * this records them right after, before the job answers, and remembers which it recorded, so that
  * the order's next write removes them: one write per change, where the relay would add a second.
- * The events of jobs finishing together go in one record (a group commit). Should a worker die
- * before recording them, they stay in the order: its job's re-run, the order's next writer or, once
- * they are due, the relay records them.
+ * The events of jobs finishing together go in one record (a group commit). When recording fails,
+ * the events stay where they are, and the relay records them once they are due.
  */
 import { LRUCache } from 'lru-cache';
+import type { Logger } from '@pos/shared/log';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import { GROUP_COMMIT_MAX, groupCommit } from '@pos/shared/store/group-commit';
 import { inRankOrder } from '@pos/shared/store/outboxes';
@@ -32,15 +32,17 @@ export class OwnEvents {
     return Object.keys(order.outbox ?? {}).filter((id) => this.recorded.has(id));
   }
 
-  /**
-   * Records the events the order holds (those not known recorded), in the order of its writes. A
-   * failure fails the job, which BullMQ runs again: the re-run finds the order written and records
-   * them then.
-   */
-  async record(order: OrderDoc): Promise<void> {
+  /** Records the events the order holds (those not known recorded), in the order of its writes; false, logged, when that failed. */
+  async record(order: OrderDoc, log: Logger): Promise<boolean> {
     const outbox = order.outbox ?? {};
-    if (Object.keys(outbox).every((id) => this.recorded.has(id))) return;
-    await this.batches.load(outbox);
+    if (Object.keys(outbox).every((id) => this.recorded.has(id))) return true;
+    try {
+      await this.batches.load(outbox);
+    } catch (err) {
+      log.warn({ err, orderNumber: order.number }, "recording the order's events failed; the relay records them once they are due");
+      return false;
+    }
     for (const id of Object.keys(outbox)) this.recorded.set(id, true);
+    return true;
   }
 }

@@ -39,7 +39,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     if (ctx.answered || hasApplied(order, ctx.jobId)) {
       // The write landed before a crash; the announcement may not have.
       ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
-      await ctx.ownEvents.record(order);
+      await ctx.ownEvents.record(order, ctx.log);
       await ctx.events.order(order);
       // (the run that wrote may have died before adding the placement's deadlines)
       if (order.state === 'PLACED') await ctx.followUps.placed(order);
@@ -100,7 +100,7 @@ async function commit(ctx: JobContext, job: OrderActionJob, order: OrderDoc, dec
   if (!updated) return undefined;
   ctx.orderCache.set(updated);
   ctx.checkpoint('after-apply');
-  await ctx.ownEvents.record(updated);
+  await ctx.ownEvents.record(updated, ctx.log);
   ctx.log.info(
     { orderNumber: updated.number, from: order.state, to: updated.state, action: job.action.kind, version: updated.version },
     'order transition applied',

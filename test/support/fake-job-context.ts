@@ -162,8 +162,6 @@ export function fakeJobContext(options: { jobId?: string; answered?: boolean; th
     orders,
     archive: new FakeArchive(),
     orderCache: new OrderCache(),
-    // (the event log is not these tests' concern: nothing is recorded)
-    ownEvents: { record: async () => true, recordedOf: () => [] },
     sessions: new FakeSessions(),
     failureThreshold: async () => options.threshold ?? 3,
     events,

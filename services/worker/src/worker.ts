@@ -29,7 +29,6 @@ import { OrderCache } from './transitions/order-cache';
 import { MessageSender } from './transitions/job-messages';
 import { JobProcessor } from './transitions/processor';
 import { OutboxRelay } from './outbox/relay';
-import { OwnEvents } from './outbox/own-events';
 import { startDeliveryWorker, succeeded } from './webhooks/delivery';
 import { EndpointGuards } from './webhooks/endpoint-guards';
 
@@ -71,7 +70,6 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     prefix: config.redis.prefix,
     repos,
     orderCache: new OrderCache(),
-    ownEvents: new OwnEvents({ events: repos.events, fanOut: webhooks.fanOut, deliveries: webhooks.deliveries, metrics: { recorded: metrics.relay.recorded } }),
     answers: new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs),
     followUps: orderFollowUps({ deadlines: deadlineQueue, locations: repos.locations, settings: config.deadlines, pauseAfterFailedOrders: config.presence.pauseAfterFailedOrders, log }),
     // Read for each failure report, not cached: an admin may change it (PATCH /admin/v1/locations/{id}).

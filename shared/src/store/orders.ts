@@ -4,7 +4,7 @@ import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderRow } from '../domain/records';
 import type { OrderDoc } from './documents';
-import { type EventsOf, NO_EVENTS, outboxOfNew, OWN_OUTBOX_DUE_MS, withOutbox, withOwnOutbox } from './outboxes';
+import { type EventsOf, NO_EVENTS, outboxOfNew, withOutbox } from './outboxes';
 import { GROUP_COMMIT_MAX, groupCommit } from './group-commit';
 import { collections, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
@@ -185,22 +185,17 @@ export class OrdersRepo {
 
   /**
    * Writes a decided change only if nobody wrote since `order` was read, with the events it
-   * implies (`events` of the order after it) in the order's outbox, in the same write. The writer
-   * records the events itself, right after (see withOwnOutbox): the write takes over those the
-   * order holds, and removes those of them in `recorded` (known to be in the event log).
+   * implies (`events` of the order after it) in the order's outbox, in the same write.
    * Returns the new document, or null when the version moved on (the caller re-reads and re-decides).
    * The new document is what was read plus what was written, so it is not sent back by MongoDB.
    */
-  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS, recorded: readonly string[] = []): Promise<OrderDoc | null> {
+  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc | null> {
     const entry = appliedEntry(jobId);
     const appliedJobs = [...order.appliedJobs, entry].slice(-APPLIED_JOBS_KEPT);
     const set = { ...change, appliedJobs, updatedAt: now };
     const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
-    const own = withOwnOutbox({ $set: set, $inc: { version: 1 } }, order.outbox, events(after), recorded, new Date(now.getTime() + OWN_OUTBOX_DUE_MS));
-    const written = await this.guardedWrites.load({ filter: atVersion(order), update: own.update, entry });
-    if (!written) return null;
-    const { outboxDue: _before, ...rest } = after;
-    return { ...rest, ...own.after };
+    const written = await this.guardedWrites.load({ filter: atVersion(order), update: withOutbox({ $set: set, $inc: { version: 1 } }, events(after)), entry });
+    return written ? after : null;
   }
 
   /**

@@ -1,9 +1,7 @@
 /**
- * The event relay: moves the events that writes left in the outboxes (events/outbox.ts) to the
- * event log, and adds the webhook deliveries each owes (recording.ts): those left to it, and
- * those a transition's writer was to record but had not by their due time (own-events.ts). Every
- * worker runs one; one at a time works (a lease in MongoDB), the others wait to take over. It is
- * safe wherever it is killed:
+ * The event relay: moves the events that writes recorded in the outboxes (events/outbox.ts) to
+ * the event log, and adds the webhook deliveries each owes. Every worker runs one; one at a time
+ * works (a lease in MongoDB), the others wait to take over. It is safe wherever it is killed:
  *
  * - an event is cleared from its document's outbox only after it is recorded and its deliveries
  *   are queued; a relay that dies before then leaves it there, and the next pass records it again
@@ -21,9 +19,9 @@ import type { EventLogRepo } from '@pos/shared/store/event-log';
 import type { LeasesRepo } from '@pos/shared/store/leases';
 import type { OutboxEntry } from '@pos/shared/store/documents';
 import type { HeldEvents, OutboxReader } from '@pos/shared/store/outboxes';
-import { deliveriesOf } from '@pos/shared/webhooks/fan-out';
+import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
+import { deliveriesOf, type WebhookFanOut } from '@pos/shared/webhooks/fan-out';
 import type { RelayMetrics } from '../metrics';
-import { recordEvents, type RecordingDeps } from './recording';
 
 /** Documents read from each outbox per pass. */
 const BATCH = 256;
@@ -50,10 +48,12 @@ const RECENT_MS = 10 * 60_000;
 /** Events read per page when deliveries are restored. */
 const RESTORE_PAGE = 500;
 
-export interface RelayDeps extends RecordingDeps {
+export interface RelayDeps {
   outboxes: OutboxReader[];
   events: Pick<EventLogRepo, 'record' | 'owing'>;
   leases: Pick<LeasesRepo, 'hold' | 'release'>;
+  fanOut: Pick<WebhookFanOut, 'owedBy'>;
+  deliveries: Pick<DeliveryQueue, 'add'>;
   redis: RedisClient;
   prefix: string;
   metrics: RelayMetrics;
@@ -115,8 +115,20 @@ export class OutboxRelay {
     const entries = inWriteOrder(held.flatMap(({ docs }) => docs));
     if (entries.length === 0) return 0;
 
-    await recordEvents(this.deps, entries);
+    const owed = await this.deps.fanOut.owedBy(entries);
+    const recorded = await this.deps.events.record(
+      entries.map((entry) => ({ ...entry, owed: owed.get(entry.id) ?? [] })),
+      new Date(),
+    );
+    // what each event still owes (all of it when just recorded, what is left when found recorded
+    // before), in the log's order: a subscription's oldest deliveries are the first dropped past its cap
+    await this.deps.deliveries.add([...recorded.values()].sort((a, b) => a._id - b._id).flatMap(deliveriesOf));
     await Promise.all(held.map(({ outbox, docs }) => outbox.cleared(docs)));
+
+    const { metrics } = this.deps;
+    const at = Date.now();
+    metrics.recorded.inc(entries.length);
+    for (const entry of entries) metrics.lagSeconds.observe(Math.max(0, at - entry.at.getTime()) / 1000);
     return entries.length;
   }
 

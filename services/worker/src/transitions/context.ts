@@ -5,7 +5,6 @@ import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import type { CrashPoint } from '../fault-injection';
-import type { OwnEvents } from '../outbox/own-events';
 import type { OrderCache } from './order-cache';
 
 /** What follows an applied order transition, besides its announcement (presence-and-deadlines). */
@@ -30,8 +29,6 @@ export interface JobContext {
   archive: Pick<OrderArchiveRepo, 'find'>;
   /** This worker's last reads and writes of orders (see OrderCache). */
   orderCache: OrderCache;
-  /** Records the events of the orders this worker changes, at once (see OwnEvents). */
-  ownEvents: Pick<OwnEvents, 'record' | 'recordedOf'>;
   sessions: Pick<SessionsRepo, 'find' | 'isOpen' | 'close'>;
   /** The location's failure threshold, as it is now (an admin may change it). */
   failureThreshold(locationId: string): Promise<number>;

@@ -18,7 +18,6 @@ import type { JobContext, OrderFollowUps } from './context';
 import { runJob } from './handlers';
 import { JobMessages, type MessageSender } from './job-messages';
 import type { OrderCache } from './order-cache';
-import type { OwnEvents } from '../outbox/own-events';
 
 /** A job's data as BullMQ hands it over: what the contract says, until checkJob has checked it. */
 export type JobData = JobPayload['data'];
@@ -37,7 +36,6 @@ export interface JobProcessorDeps {
   prefix: string;
   repos: Pick<Repos, 'orders' | 'archive' | 'sessions'>;
   orderCache: OrderCache;
-  ownEvents: OwnEvents;
   answers: AnsweredJobs;
   followUps: OrderFollowUps;
   failureThreshold(locationId: string): Promise<number>;
@@ -50,8 +48,8 @@ export class JobProcessor {
 
   /** What a transition may touch, for a job of the queue or a deadline job's auto-abort. */
   context(jobId: string, log: Logger, events: EventPublisher, answered = false): JobContext {
-    const { repos, orderCache, ownEvents, followUps, failureThreshold, checkpoint } = this.deps;
-    return { ...repos, orderCache, ownEvents, events, followUps, failureThreshold, jobId, answered, log, checkpoint };
+    const { repos, orderCache, followUps, failureThreshold, checkpoint } = this.deps;
+    return { ...repos, orderCache, events, followUps, failureThreshold, jobId, answered, log, checkpoint };
   }
 
   async process(job: Job<JobData>): Promise<JobOutcome> {

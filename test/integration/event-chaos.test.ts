@@ -15,6 +15,7 @@ import type { FeedEvent } from '@pos/shared/schemas/feed-event';
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
 import { call, sampleRows } from '../support/http';
+import { outboxesRelayed } from '../support/outboxes';
 import { stopRoles } from '../support/roles';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
 import { eventually, pause } from '../support/wait';
@@ -168,6 +169,9 @@ describe('every event through killed processes and a flushed Redis', () => {
 
     // The feed: each event once, every expected one in it, each order's events in its writes' order.
     await consumer;
+    // (a relaying worker killed between a transition's write and its next pass leaves the events
+    // in the order, for the worker that takes the lease over, seconds later)
+    await outboxesRelayed(env, 90_000);
     const feed = await admin().allEvents();
     expect(new Set(feed.map((e) => e.id)).size).toBe(feed.length);
     const inFeed = counts(feed.map(keyOfEvent));

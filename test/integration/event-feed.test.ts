@@ -6,7 +6,7 @@
  */
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { call, sampleRows } from '../support/http';
-import { registerAt } from '../support/fixtures';
+import { openDb, registerAt } from '../support/fixtures';
 import { outboxesRelayed } from '../support/outboxes';
 import { startStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -45,6 +45,37 @@ describe('the event feed', () => {
     await eventually(() => receiver.delivered().size === feed.length, 'every event delivered');
     const bodies = new Map([...receiver.delivered().values()].map((d) => [JSON.parse(d.body).id as string, JSON.parse(d.body)]));
     for (const event of feed) expect(bodies.get(event.id)).toEqual(event);
+  });
+
+  it("holds an order transition's events after the order's earlier ones; the relaying worker's write takes them over, and the order's next change removes them", async () => {
+    const { locationId, key } = await registerAt(stack, 'Own events');
+    const order = await stack.admin.createOrder(locationId, sampleRows);
+    const db = await openDb(stack.env);
+    try {
+      const report = async () => expect((await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'FAILED' } })).status).toBe(200);
+      await report();
+      await outboxesRelayed(stack.env);
+      const first = (await db.order(locationId, order.number))!;
+      expect(first.outboxCount).toBe(0);
+      expect(first.outboxDue!.getTime()).toBeGreaterThan(Date.now() + 60_000); // taken over: recorded, and not written again by the relay
+      const feed = (await stack.admin.allEvents({ locationId })).map((e) => e.id);
+      expect(feed.length).toBeGreaterThanOrEqual(2);
+      expect(feed.slice(-Object.keys(first.outbox!).length)).toEqual(Object.values(first.outbox!).sort((a, b) => a.rank[0] - b.rank[0] || a.rank[1] - b.rank[1]).map((e) => e.id));
+      expect((await stack.admin.allEvents({ locationId }))[0]!.type).toBe('order.placed'); // its creation's, first
+
+      await report();
+      await outboxesRelayed(stack.env);
+      const second = (await db.order(locationId, order.number))!;
+      const kept = Object.keys(second.outbox!);
+      expect(kept.length).toBeGreaterThan(0);
+      expect(kept.filter((id) => feed.includes(id))).toEqual([]); // the first report's are gone
+      const after = (await stack.admin.allEvents({ locationId })).map((e) => e.id);
+      expect(after.slice(0, feed.length)).toEqual(feed);
+      expect(new Set(after).size).toBe(after.length);
+      expect(kept.every((id) => after.includes(id))).toBe(true);
+    } finally {
+      await db.close();
+    }
   });
 
   it('pages with `after` (a full page names the next), filters by types, and refuses what it does not hold', async () => {

@@ -162,6 +162,8 @@ export function fakeJobContext(options: { jobId?: string; answered?: boolean; th
     orders,
     archive: new FakeArchive(),
     orderCache: new OrderCache(),
+    // (the event log is not these tests' concern: the events are left to the relay)
+    takenEvents: { takeOver: () => undefined, take: () => undefined },
     sessions: new FakeSessions(),
     failureThreshold: async () => options.threshold ?? 3,
     events,

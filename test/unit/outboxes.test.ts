@@ -2,13 +2,14 @@
  * The outbox of a document (store/outboxes.ts), on MongoDB (the stand-in, or MONGO_URL): a write
  * adds its events; the relay's clear removes exactly what it read, so a document written again
  * between the read and the clear keeps its new events and nothing else, however often that
- * happens; events come back in the order of the document's writes.
+ * happens; events come back in the order of the document's writes. A transition's write takes
+ * its order's events over from the relay until they are due, and removes those recorded.
  */
 import { MongoClient } from 'mongodb';
 import { orderOutbox } from '@pos/shared/events/outbox';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import { ensureIndexes } from '@pos/shared/store/mongo';
-import { Outbox } from '@pos/shared/store/outboxes';
+import { Outbox, TAKEN_OUTBOX_DUE_MS, withOutbox } from '@pos/shared/store/outboxes';
 import { createRepos, type Repos } from '@pos/shared/store/repos';
 
 const LOCATION = 'loc-outbox';
@@ -32,12 +33,22 @@ describe('an outbox', () => {
   });
 
   const newOrder = () => repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date(), (after) => orderOutbox(after, new Date()));
-  /** A failure report on the order as it is stored: one more event in its outbox. */
+  const orders = () => mongo.db(`outboxes-${process.pid}`).collection<OrderDoc>('orders');
+  /** A failure report on the order as it is stored, its events left to the relay (as most writes do). */
   async function reportFailure(order: OrderDoc): Promise<OrderDoc> {
-    const after = await repos.orders.applyChange(order, { state: 'PLACED', failureCount: order.failureCount + 1 }, `job-${order.version}`, new Date(), (doc) => orderOutbox(doc, new Date()));
+    const after = { ...order, failureCount: order.failureCount + 1, version: order.version + 1 };
+    const update = withOutbox({ $set: { failureCount: after.failureCount }, $inc: { version: 1 } }, orderOutbox(after, new Date()));
+    expect((await orders().updateOne({ _id: order._id, version: order.version }, update)).modifiedCount).toBe(1);
+    return after;
+  }
+  /** A failure report as the relaying worker writes it: the events taken over; `recorded` removed. */
+  async function reportTakenFailure(order: OrderDoc, recorded: string[] = []): Promise<OrderDoc> {
+    const after = await repos.orders.applyChange(order, { state: 'PLACED', failureCount: order.failureCount + 1 }, `job-${order.version}`, new Date(), (doc) => orderOutbox(doc, new Date()), { recorded });
     return after!;
   }
-  const heldOf = async (id: string) => (await outbox.held(1000)).find((doc) => doc._id === id);
+  const stored = async (id: string) => (await orders().findOne({ _id: id }))!;
+  /** What the relay reads of the document; taken-over events once due by `dueBy`. */
+  const heldOf = async (id: string, dueBy = new Date()) => (await outbox.held(1000, dueBy)).find((doc) => doc._id === id);
   /** The versions whose writes the events come from, in the order listed (a failure report on a PLACED order is two events: placed again, and failed). */
   const versionsOf = (held: { outbox: { rank: [number, number] }[] }) => [...new Set(held.outbox.map((event) => event.rank[0]))];
 
@@ -71,11 +82,62 @@ describe('an outbox', () => {
 
   it('sets back to 0 a count read without events, unless a write came since', async () => {
     const order = await newOrder();
-    const orders = mongo.db(`outboxes-${process.pid}`).collection<OrderDoc>('orders');
-    await orders.updateOne({ _id: order._id }, { $unset: { outbox: '' } }); // events gone, count left
+    await orders().updateOne({ _id: order._id }, { $unset: { outbox: '' } }); // events gone, count left
     const stale = (await heldOf(order._id))!;
     expect([stale.outbox, stale.count]).toEqual([[], 1]);
     await outbox.cleared([stale]);
     expect(await heldOf(order._id)).toBeUndefined();
+  });
+
+  it("takes a transition's events over from the relay until they are due, and removes with the next write those recorded", async () => {
+    const before = Date.now();
+    let order = await reportFailure(await newOrder()); // events left to the relay: created, then a report
+    order = await reportTakenFailure(await stored(order._id));
+    const held = await stored(order._id);
+    expect(held.outboxCount).toBe(0);
+    expect(held.outboxDue!.getTime()).toBeGreaterThanOrEqual(before + TAKEN_OUTBOX_DUE_MS);
+    expect(Object.keys(held.outbox!).sort()).toEqual(Object.keys(order.outbox!).sort()); // what the write returns is what it left
+    expect(versionsOf({ outbox: Object.values(held.outbox!) })).toEqual([0, 1, 2]);
+    expect(await heldOf(order._id)).toBeUndefined(); // not the relay's until due
+    expect(versionsOf((await heldOf(order._id, new Date(Date.now() + TAKEN_OUTBOX_DUE_MS)))!)).toEqual([0, 1, 2]); // (what a relay taking the lease reads)
+
+    const recorded = Object.keys(order.outbox!);
+    order = await reportTakenFailure(order, recorded);
+    expect(versionsOf({ outbox: Object.values((await stored(order._id)).outbox!) })).toEqual([3]);
+    order = await reportTakenFailure(order); // nothing known recorded: nothing removed
+    expect(versionsOf({ outbox: Object.values((await stored(order._id)).outbox!) })).toEqual([3, 4]);
+    order = await reportTakenFailure(order, Object.keys(order.outbox!));
+    const last = await stored(order._id);
+    expect(versionsOf({ outbox: Object.values(last.outbox!) })).toEqual([5]);
+    expect(last.outboxDue).toBeDefined();
+  });
+
+  it("hands the relay events their writer did not record by their due time, unless a writer took them over since", async () => {
+    let order = await reportTakenFailure(await newOrder());
+    await orders().updateOne({ _id: order._id }, { $set: { outboxDue: new Date(Date.now() - 1000) } }); // as if long ago
+    const read = (await heldOf(order._id))!;
+    expect(read.due).toBeDefined();
+    expect(versionsOf(read)).toEqual([0, 1]);
+
+    order = await reportTakenFailure(await stored(order._id)); // its writer again, between the read and the clear
+    await outbox.cleared([read]);
+    expect(versionsOf({ outbox: Object.values((await stored(order._id)).outbox!) })).toEqual([0, 1, 2]); // left to that writer
+
+    await orders().updateOne({ _id: order._id }, { $set: { outboxDue: new Date(Date.now() - 1000) } });
+    await outbox.cleared([(await heldOf(order._id))!]);
+    const cleared = await stored(order._id);
+    expect([Object.keys(cleared.outbox!), cleared.outboxDue, cleared.outboxCount]).toEqual([[], undefined, 0]);
+    expect(await heldOf(order._id)).toBeUndefined();
+  });
+
+  it('hands the relay all the events of an order a write left it events on, those taken over with them', async () => {
+    let order = await reportTakenFailure(await newOrder());
+    order = await reportFailure(await stored(order._id)); // a write that leaves its events to the relay (as a deadline's does)
+    const read = (await heldOf(order._id))!;
+    expect(read.count).toBe(2);
+    expect(versionsOf(read)).toEqual([0, 1, 2]); // the relay records them all, then removes them all
+    await outbox.cleared([read]);
+    const cleared = await stored(order._id);
+    expect([Object.keys(cleared.outbox!), cleared.outboxDue, cleared.outboxCount]).toEqual([[], undefined, 0]);
   });
 });

@@ -76,7 +76,7 @@ function relayMetrics(registry: Registry): RelayMetrics {
   });
   for (const reason of ['redis-lost', 'check']) restored.inc({ reason }, 0);
   return {
-    recorded: new Counter({ name: 'pos_events_recorded_total', help: 'Events this worker moved from the outboxes to the event log', registers: [registry] }),
+    recorded: new Counter({ name: 'pos_events_recorded_total', help: 'Events this worker, relaying, added to the event log', registers: [registry] }),
     lagSeconds: new Histogram({
       name: 'pos_event_relay_lag_seconds',
       help: "Time from a change's write to its event's recording in the event log",

@@ -62,6 +62,19 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const webhooks = createWebhooks({ repos, redis, queueRedis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
   const checkpoint = faultInjection(config.worker.faultInject, log);
 
+  // The events the writes recorded, to the event log and the webhooks' queue (started below; the
+  // transitions hand it their events while it relays).
+  const relay = new OutboxRelay({
+    outboxes: outboxes(store.db),
+    events: repos.events,
+    leases: repos.leases,
+    fanOut: webhooks.fanOut,
+    deliveries: webhooks.deliveries,
+    redis,
+    prefix: config.redis.prefix,
+    metrics: metrics.relay,
+    log: log.child({ part: 'event-relay' }),
+  });
   // Order transitions: what follows one (deadline jobs, the failed-order count), then the pipeline.
   const deadlineQueue = createDeadlineQueue(queueRedis, config.redis, log);
   const processor = new JobProcessor({
@@ -70,6 +83,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     prefix: config.redis.prefix,
     repos,
     orderCache: new OrderCache(),
+    takenEvents: relay.taken,
     answers: new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs),
     followUps: orderFollowUps({ deadlines: deadlineQueue, locations: repos.locations, settings: config.deadlines, pauseAfterFailedOrders: config.presence.pauseAfterFailedOrders, log }),
     // Read for each failure report, not cached: an admin may change it (PATCH /admin/v1/locations/{id}).
@@ -115,18 +129,6 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     contextFor: (jobId, jobLog, events) => processor.context(jobId, jobLog, events),
   });
   const presence = await startPresenceSweep({ ...scheduled, locations: repos.locations });
-  // The events the writes recorded, to the event log and the webhooks' queue.
-  const relay = new OutboxRelay({
-    outboxes: outboxes(store.db),
-    events: repos.events,
-    leases: repos.leases,
-    fanOut: webhooks.fanOut,
-    deliveries: webhooks.deliveries,
-    redis,
-    prefix: config.redis.prefix,
-    metrics: metrics.relay,
-    log: log.child({ part: 'event-relay' }),
-  });
   relay.start();
   log.info(
     {

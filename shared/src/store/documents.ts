@@ -8,8 +8,8 @@ import type { OrderState } from '../domain/order-state';
 import type { AuditChange, OrderRow } from '../schemas/responses';
 
 /**
- * An event recorded by the write that implied it, in the changed document's `outbox`, until the
- * relay has moved it to the event log (events/outbox.ts). `data` is the webhook body's `data`.
+ * An event recorded by the write that implied it, in the changed document's `outbox`, until it
+ * is in the event log and removed (events/outbox.ts). `data` is the webhook body's `data`.
  */
 export interface OutboxEntry {
   /** The event's id (`evt_…`): derived from what the event is, so that recording it again finds it. */
@@ -29,10 +29,15 @@ export interface OutboxEntry {
 
 /** A document whose writes record their events (orders, commands, locations; store/outboxes.ts). */
 export interface WithOutbox {
-  /** Events written with the document and not yet relayed to the event log, by id. */
+  /** Events written with the document, by id, until they are recorded in the event log and removed. */
   outbox?: Record<string, OutboxEntry>;
-  /** How many `outbox` holds: the relay finds the documents holding events by it. */
+  /** How many of `outbox` wait for the relay: it finds the documents holding events by it. */
   outboxCount?: number;
+  /**
+   * Set by a write that took the document's events over for its worker's relay (store/outboxes.ts,
+   * `withTakenOutbox`): when the relay reads and removes them, if no write has removed them first.
+   */
+  outboxDue?: Date;
 }
 
 export interface OrderDoc extends WithOutbox {

@@ -48,29 +48,46 @@ export class EventLogRepo {
   }
 
   /**
-   * Records the events not recorded yet, in the order given, each at the next place. Returns the
-   * events as recorded (by this call or an earlier one), by event id.
+   * The place after the last event this process recorded: where its next record is tried, without
+   * reading the top (a writer alone, as the relay mostly is, never needs to). Wrong only when
+   * another process recorded since, and then the insert collides and the top is read.
    */
-  async record(events: EventToRecord[], now: Date): Promise<Map<string, EventDoc>> {
-    const byId = new Map(events.map((event) => [event.id, event]));
-    const recorded = await this.findByEventIds([...byId.keys()]);
-    let pending = [...byId.values()].filter((event) => !recorded.has(event.id));
+  private nextPlace: number | undefined;
+
+  /**
+   * Records the events not recorded yet, in the order given, each at the next place. Returns the
+   * events as recorded (by this call or an earlier one), by event id, and those this call added.
+   * An event recorded before collides on its id (unique), as a place taken does on `_id`: either
+   * way what is recorded is read, and the rest go on top.
+   */
+  async record(events: EventToRecord[], now: Date): Promise<{ recorded: Map<string, EventDoc>; added: EventDoc[] }> {
+    const recorded = new Map<string, EventDoc>();
+    const added: EventDoc[] = [];
+    let pending = [...new Map(events.map((event) => [event.id, event])).values()];
     for (let attempt = 1; pending.length > 0; attempt++) {
-      const top = await this.c.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).next();
-      const docs = pending.map((event, i) => eventDoc(event, (top?._id ?? 0) + 1 + i, now));
+      const place = this.nextPlace ?? (await this.top()) + 1;
+      const docs = pending.map((event, i) => eventDoc(event, place + i, now));
       try {
         await this.c.insertMany(docs, { ordered: true });
+        this.nextPlace = place + docs.length;
         for (const doc of docs) recorded.set(doc.eventId, doc);
-        return recorded;
+        added.push(...docs);
+        return { recorded, added };
       } catch (err) {
+        this.nextPlace = undefined;
         if (!isDuplicateKey(err) || attempt >= PLACE_ATTEMPTS) throw err;
       }
-      // Another writer took a place, or recorded one of these: what is recorded now is read again
-      // (an ordered insert may have written some before it stopped), and the rest go on top.
+      // (an ordered insert may have written some before it stopped)
       for (const [id, doc] of await this.findByEventIds(pending.map((event) => event.id))) recorded.set(id, doc);
       pending = pending.filter((event) => !recorded.has(event.id));
     }
-    return recorded;
+    return { recorded, added };
+  }
+
+  /** The highest place taken, 0 when none is. */
+  private async top(): Promise<number> {
+    const top = await this.c.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).next();
+    return top?._id ?? 0;
   }
 
   async findByEventIds(eventIds: string[]): Promise<Map<string, EventDoc>> {
@@ -113,10 +130,10 @@ export class EventLogRepo {
    * whose place the next one follows. Returns how many were removed.
    */
   async purge(before: Date, limit: number): Promise<number> {
-    const newest = await this.c.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).next();
-    if (!newest) return 0;
+    const newest = await this.top();
+    if (newest === 0) return 0;
     const due = await this.c
-      .find({ recordedAt: { $lt: before }, _id: { $lt: newest._id } }, { projection: { _id: 1 } })
+      .find({ recordedAt: { $lt: before }, _id: { $lt: newest } }, { projection: { _id: 1 } })
       .sort({ _id: 1 })
       .limit(limit)
       .toArray();

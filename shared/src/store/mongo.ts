@@ -125,8 +125,11 @@ export async function ensureIndexes(db: Db): Promise<void> {
     ),
     // MongoDB removes commands a day after they expired (their events relayed long before); reads filter on expiresAt.
     c.commands.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
-    // the outboxes: documents holding events the relay has not moved to the event log yet
-    ...[c.orders, c.commands, c.locations, c.orderArchive].map((outbox) => outbox.createIndex({ outboxCount: 1 }, { partialFilterExpression: { outboxCount: { $gt: 0 } } })),
+    // the outboxes: documents holding events left to the relay, and those whose events a transition took over
+    ...[c.orders, c.commands, c.locations, c.orderArchive].flatMap((outbox) => [
+      outbox.createIndex({ outboxCount: 1 }, { partialFilterExpression: { outboxCount: { $gt: 0 } } }),
+      outbox.createIndex({ outboxDue: 1 }, { partialFilterExpression: { outboxDue: { $exists: true } } }),
+    ]),
     // The event log: its place is `_id`; each event once; the feed by location and by type; the
     // events still owing deliveries; retention by age.
     c.events.createIndex({ eventId: 1 }, { unique: true }),

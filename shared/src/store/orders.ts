@@ -4,7 +4,7 @@ import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderRow } from '../domain/records';
 import type { OrderDoc } from './documents';
-import { type EventsOf, NO_EVENTS, outboxOfNew, withOutbox } from './outboxes';
+import { type EventsOf, NO_EVENTS, outboxAfter, outboxOfNew, TAKEN_OUTBOX_DUE_MS, type TakeOver, withOutbox, withTakenOutbox } from './outboxes';
 import { GROUP_COMMIT_MAX, groupCommit } from './group-commit';
 import { collections, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
@@ -185,17 +185,28 @@ export class OrdersRepo {
 
   /**
    * Writes a decided change only if nobody wrote since `order` was read, with the events it
-   * implies (`events` of the order after it) in the order's outbox, in the same write.
+   * implies (`events` of the order after it) in the order's outbox, in the same write: left to
+   * the relay, or, with `takeOver`, taken over by the writer (see withTakenOutbox), the write then
+   * removing those the order holds that are known to be in the event log.
    * Returns the new document, or null when the version moved on (the caller re-reads and re-decides).
    * The new document is what was read plus what was written, so it is not sent back by MongoDB.
    */
-  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc | null> {
+  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS, takeOver?: TakeOver): Promise<OrderDoc | null> {
     const entry = appliedEntry(jobId);
     const appliedJobs = [...order.appliedJobs, entry].slice(-APPLIED_JOBS_KEPT);
     const set = { ...change, appliedJobs, updatedAt: now };
     const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
-    const written = await this.guardedWrites.load({ filter: atVersion(order), update: withOutbox({ $set: set, $inc: { version: 1 } }, events(after)), entry });
-    return written ? after : null;
+    const entries = events(after);
+    const base = { $set: set, $inc: { version: 1 } };
+    if (!takeOver) {
+      const written = await this.guardedWrites.load({ filter: atVersion(order), update: withOutbox(base, entries), entry });
+      return written ? { ...after, ...outboxAfter(order, entries) } : null;
+    }
+    const taken = withTakenOutbox(base, order.outbox, entries, takeOver.recorded, new Date(now.getTime() + TAKEN_OUTBOX_DUE_MS));
+    const written = await this.guardedWrites.load({ filter: atVersion(order), update: taken.update, entry });
+    if (!written) return null;
+    const { outboxDue: _before, ...rest } = after;
+    return { ...rest, ...taken.after };
   }
 
   /**

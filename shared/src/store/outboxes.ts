@@ -1,10 +1,19 @@
 /**
  * The outboxes: the collections whose writes record their events in the changed document
  * (orders, commands, locations; see events/outbox.ts), and the order archive, where an order
- * archived before its events were relayed takes them. A document's `outbox` holds its events by
- * id, and `outboxCount` how many: a write adds its events with `$set` of their ids and `$inc`,
- * and the relay, once they are recorded in the event log, removes exactly those it read. So a
- * document written again while the relay works keeps only its new events, however hot it is.
+ * archived before its events were recorded takes them. A document's `outbox` holds its events by
+ * id. Two kinds of write add them:
+ *
+ * - most leave them to the relay: `$set` of their ids and `$inc` of `outboxCount`, by which the
+ *   relay finds the document; once they are in the event log it removes exactly those it read, so
+ *   a document written again while the relay works keeps only its new events, however hot it is;
+ * - an order transition written by the worker that holds the relay's lease takes over every
+ *   event the document holds (`outboxCount` 0, `outboxDue` set) and removes those that worker
+ *   knows are recorded; it hands the rest to its relay's next pass (the worker's
+ *   outbox/taken-events.ts). The order's next write removes them, so a change costs one write of
+ *   the order, not the change's and then the relay's clear. The relay reads such a document only
+ *   once `outboxDue` passed without another write, and then removes them; and a relay that takes
+ *   the lease over reads them all at once (their taker may have died before its pass).
  */
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import type { OutboxEntry, WithOutbox } from './documents';
@@ -29,21 +38,76 @@ export function withOutbox<U extends { $set?: object; $inc?: object }>(update: U
   };
 }
 
-/** A document's events waiting to be relayed, in the order of its writes. */
+/** The outbox fields of a document after a write that added `entries` with `withOutbox`. */
+export function outboxAfter(held: WithOutbox, entries: OutboxEntry[]): WithOutbox {
+  if (entries.length === 0) return {};
+  return { outbox: { ...held.outbox, ...outboxOfNew(entries).outbox }, outboxCount: (held.outboxCount ?? 0) + entries.length };
+}
+
+/** A write that takes a document's events over from the relay (see the top of this file). */
+export interface TakeOver {
+  /** Those of the events it holds known to be in the event log: the write removes them. */
+  recorded: readonly string[];
+}
+
+/**
+ * How long events taken over by a transition's write (`withTakenOutbox`) stay in the order before
+ * the relay reads them and removes them: long enough that an order changed again within minutes
+ * has them removed by that write rather than by a write of the relay's. (Their recording does not
+ * wait for this: the taker's relay records them at its next pass, and a relay that takes the
+ * lease over reads every taken event at once.)
+ */
+export const TAKEN_OUTBOX_DUE_MS = 5 * 60_000;
+
+/**
+ * An update that adds `entries` to a document and takes its events over from the relay (see the
+ * top of this file), removing those of `held` (what the document holds, as read) in `recorded`.
+ * Only for a write guarded by the document's version, so that `held` is all it holds. Returns
+ * the update and the document's outbox fields after it.
+ */
+export function withTakenOutbox<U extends { $set?: object }>(
+  update: U,
+  held: WithOutbox['outbox'],
+  entries: OutboxEntry[],
+  recorded: readonly string[],
+  due: Date,
+): { update: U & { $unset?: Record<string, ""> }; after: Required<Pick<WithOutbox, 'outbox' | 'outboxCount'>> & Pick<WithOutbox, 'outboxDue'> } {
+  const outbox = { ...held };
+  for (const id of recorded) delete outbox[id];
+  for (const entry of entries) outbox[entry.id] = entry;
+  const holds = Object.keys(outbox).length > 0;
+  const unset = recorded.filter((id) => held?.[id] !== undefined).map((id) => `outbox.${id}`);
+  if (!holds) unset.push('outboxDue');
+  return {
+    update: {
+      ...update,
+      $set: { ...update.$set, ...Object.fromEntries(entries.map((entry) => [`outbox.${entry.id}`, entry])), outboxCount: 0, ...(holds ? { outboxDue: due } : {}) },
+      ...(unset.length > 0 ? { $unset: Object.fromEntries(unset.map((path) => [path, ''])) } : {}),
+    },
+    after: { outbox, outboxCount: 0, ...(holds ? { outboxDue: due } : {}) },
+  };
+}
+
+/** A document's events for the relay, in the order of its writes. */
 export interface HeldEvents {
   _id: string;
   outbox: OutboxEntry[];
   /** `outboxCount` as read. */
   count: number;
+  /** `outboxDue` as read, when a writer had taken the events over. */
+  due?: Date;
 }
 
 /** The order of one document's events: by the version its write left, then by place in the write. */
 const byRank = (a: OutboxEntry, b: OutboxEntry) => a.rank[0] - b.rank[0] || a.rank[1] - b.rank[1];
 
+/** The events a document holds, in the order of its writes. */
+export const inRankOrder = (outbox: WithOutbox['outbox']): OutboxEntry[] => Object.values(outbox ?? {}).sort(byRank);
+
 /** What the relay reads and clears of one collection. */
 export interface OutboxReader {
   readonly name: string;
-  held(limit: number): Promise<HeldEvents[]>;
+  held(limit: number, dueBy: Date): Promise<HeldEvents[]>;
   cleared(docs: HeldEvents[]): Promise<void>;
 }
 
@@ -54,13 +118,16 @@ export class Outbox<T extends { _id: string } & WithOutbox> implements OutboxRea
     private readonly c: Collection<T>,
   ) {}
 
-  /** Up to `limit` documents holding events (the partial index on `outboxCount`). */
-  async held(limit: number): Promise<HeldEvents[]> {
+  /**
+   * Up to `limit` documents holding events for the relay: left to it, or taken over by a write
+   * and due by `dueBy` (the partial indexes on `outboxCount` and `outboxDue`).
+   */
+  async held(limit: number, dueBy: Date): Promise<HeldEvents[]> {
     const docs = await this.c
-      .find({ outboxCount: { $gt: 0 } } as Filter<T>, { projection: { outbox: 1, outboxCount: 1 } })
+      .find({ $or: [{ outboxCount: { $gt: 0 } }, { outboxDue: { $lte: dueBy } }] } as Filter<T>, { projection: { outbox: 1, outboxCount: 1, outboxDue: 1 } })
       .limit(limit)
       .toArray();
-    return docs.map((doc) => ({ _id: doc._id, outbox: Object.values(doc.outbox ?? {}).sort(byRank), count: doc.outboxCount ?? 0 }));
+    return docs.map((doc) => ({ _id: doc._id, outbox: inRankOrder(doc.outbox), count: doc.outboxCount ?? 0, ...(doc.outboxDue ? { due: doc.outboxDue } : {}) }));
   }
 
   /**
@@ -75,20 +142,21 @@ export class Outbox<T extends { _id: string } & WithOutbox> implements OutboxRea
 
 /**
  * The write that removes what was read of a document's outbox, if it still holds all of it (a
- * relay that overlapped this one may have removed some: the next pass reads what is left). A
- * count read without events (left by a write whose events were already there) is set to 0 if no
- * write came since.
+ * relay that overlapped this one may have removed some: the next pass reads what is left) and no
+ * writer took its events over since (`outboxDue` as read). `outboxCount` goes down by the count
+ * read: a write that added events meanwhile keeps its own, and a count read without events (left
+ * by a write whose events were already there) goes back to 0.
  */
 function clearing<T extends { _id: string } & WithOutbox>(doc: HeldEvents): AnyBulkWriteOperation<T> {
-  if (doc.outbox.length === 0) {
-    return { updateOne: { filter: { _id: doc._id, outboxCount: doc.count } as Filter<T>, update: { $set: { outboxCount: 0 } } as UpdateFilter<T> } };
-  }
+  const unchanged = { outboxDue: doc.due ?? { $exists: false } };
   const held = Object.fromEntries(doc.outbox.map((entry) => [`outbox.${entry.id}`, { $exists: true }]));
+  const unset = [...doc.outbox.map((entry) => `outbox.${entry.id}`), ...(doc.due ? ['outboxDue'] : [])];
   const update: UpdateFilter<WithOutbox> = {
-    $unset: Object.fromEntries(doc.outbox.map((entry) => [`outbox.${entry.id}`, ''])),
-    $inc: { outboxCount: -doc.outbox.length },
+    ...(unset.length > 0 ? { $unset: Object.fromEntries(unset.map((path) => [path, ''])) } : {}),
+    ...(doc.count > 0 ? { $inc: { outboxCount: -doc.count } } : {}),
   };
-  return { updateOne: { filter: { _id: doc._id, ...held } as Filter<T>, update: update as UpdateFilter<T> } };
+  const filter = doc.outbox.length === 0 ? { _id: doc._id, outboxCount: doc.count, ...unchanged } : { _id: doc._id, ...held, ...unchanged };
+  return { updateOne: { filter: filter as Filter<T>, update: update as UpdateFilter<T> } };
 }
 
 /** Every outbox of the store, in the order the relay reads them. */

@@ -1,11 +1,16 @@
 /**
- * The event relay: moves the events that writes recorded in the outboxes (events/outbox.ts) to
- * the event log, and adds the webhook deliveries each owes. Every worker runs one; one at a time
- * works (a lease in MongoDB), the others wait to take over. It is safe wherever it is killed:
+ * The event relay: moves the events that writes left in the outboxes (events/outbox.ts) to the
+ * event log, and adds the webhook deliveries each owes. Every worker runs one; one at a time
+ * works (a lease in MongoDB), the others wait to take over. The order transitions its own worker
+ * writes meanwhile take their events over and hand them to it (taken-events.ts), so that their
+ * orders are not written a second time to clear them. It is safe wherever it is killed:
  *
  * - an event is cleared from its document's outbox only after it is recorded and its deliveries
  *   are queued; a relay that dies before then leaves it there, and the next pass records it again
  *   (found recorded: once) and queues what it still owes (the same webhook-ids: once);
+ * - an event handed over stays in its order until the order's next write, which happens only
+ *   after it is recorded, or until the relay reads it once due; a relay that takes the lease
+ *   reads every taken event at once, whatever it is due (its taker may have died before its pass);
  * - a delivery is owed by its event until it settles (delivery.ts), so a delivery queue that Redis
  *   lost (a flush, a restart without persistence, a failover) is rebuilt from the event log: at
  *   once when the relay sees Redis lost its data (its marker key gone), and every minute for the
@@ -17,11 +22,12 @@ import type { Logger } from '@pos/shared/log';
 import type { RedisClient } from '@pos/shared/redis';
 import type { EventLogRepo } from '@pos/shared/store/event-log';
 import type { LeasesRepo } from '@pos/shared/store/leases';
-import type { OutboxEntry } from '@pos/shared/store/documents';
-import type { HeldEvents, OutboxReader } from '@pos/shared/store/outboxes';
+import type { EventDoc, OutboxEntry } from '@pos/shared/store/documents';
+import { type HeldEvents, type OutboxReader, TAKEN_OUTBOX_DUE_MS } from '@pos/shared/store/outboxes';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
 import { deliveriesOf, type WebhookFanOut } from '@pos/shared/webhooks/fan-out';
 import type { RelayMetrics } from '../metrics';
+import { TakenEvents } from './taken-events';
 
 /** Documents read from each outbox per pass. */
 const BATCH = 256;
@@ -83,6 +89,17 @@ export class OutboxRelay {
   private nextRecentCheck = Date.now() + RECENT_CHECK_MS;
   private readonly stopping = new AbortController();
   private running: Promise<void> | undefined;
+  /**
+   * Set when this worker takes the lease: until a pass finds less than a batch in every outbox,
+   * passes read the events taken over by any worker's writes, due or not, and follow at once.
+   */
+  private catchingUp = false;
+  /**
+   * The events of the order transitions this worker writes while it relays. Its writes take them
+   * over only with a quarter of the lease to spare, so that they are recorded by this worker's
+   * pass or, should it lose the lease, by the catching up of the one that takes it.
+   */
+  readonly taken = new TakenEvents(() => this.leaseUntil - Date.now() > LEASE_MS / 4);
 
   constructor(private readonly deps: RelayDeps) {}
 
@@ -98,7 +115,8 @@ export class OutboxRelay {
 
   /**
    * One pass, when this worker holds the lease: the Redis checks when due, then up to a batch of
-   * each outbox's documents. Returns how many events it relayed.
+   * each outbox's documents, with the events this worker's writes handed over. Returns how many
+   * events it relayed.
    */
   async pass(): Promise<number> {
     if (!(await this.holdLease())) return 0;
@@ -111,25 +129,37 @@ export class OutboxRelay {
       this.nextRecentCheck = now + RECENT_CHECK_MS;
       await this.restore('check', new Date(now - RECENT_MS));
     }
-    const held = await Promise.all(this.deps.outboxes.map(async (outbox) => ({ outbox, docs: await outbox.held(BATCH) })));
-    const entries = inWriteOrder(held.flatMap(({ docs }) => docs));
-    if (entries.length === 0) return 0;
+    // (catching up, every taken event is read: each is due within TAKEN_OUTBOX_DUE_MS of now)
+    const dueBy = new Date(this.catchingUp ? now + TAKEN_OUTBOX_DUE_MS : now);
+    const held = await Promise.all(this.deps.outboxes.map(async (outbox) => ({ outbox, docs: await outbox.held(BATCH, dueBy) })));
+    const taken = this.taken.waitingNow();
+    const docs = held.flatMap(({ docs }) => docs);
+    this.catchingUp &&= held.some(({ docs }) => docs.length >= BATCH);
+    if (docs.length === 0 && taken.length === 0) return 0;
 
+    const entries = inWriteOrder([...docs, ...taken]);
+    const added = entries.length > 0 ? await this.record(entries) : [];
+    await Promise.all(held.map(({ outbox, docs }) => outbox.cleared(docs)));
+    this.taken.recordedNow(entries, taken);
+
+    const { metrics } = this.deps;
+    const at = Date.now();
+    metrics.recorded.inc(added.length);
+    for (const event of added) metrics.lagSeconds.observe(Math.max(0, at - event.timestamp.getTime()) / 1000);
+    return entries.length;
+  }
+
+  /** Records `entries` (found recorded before: once) and queues what each owes. Returns those it added to the log. */
+  private async record(entries: OutboxEntry[]): Promise<EventDoc[]> {
     const owed = await this.deps.fanOut.owedBy(entries);
-    const recorded = await this.deps.events.record(
+    const { recorded, added } = await this.deps.events.record(
       entries.map((entry) => ({ ...entry, owed: owed.get(entry.id) ?? [] })),
       new Date(),
     );
     // what each event still owes (all of it when just recorded, what is left when found recorded
     // before), in the log's order: a subscription's oldest deliveries are the first dropped past its cap
     await this.deps.deliveries.add([...recorded.values()].sort((a, b) => a._id - b._id).flatMap(deliveriesOf));
-    await Promise.all(held.map(({ outbox, docs }) => outbox.cleared(docs)));
-
-    const { metrics } = this.deps;
-    const at = Date.now();
-    metrics.recorded.inc(entries.length);
-    for (const entry of entries) metrics.lagSeconds.observe(Math.max(0, at - entry.at.getTime()) / 1000);
-    return entries.length;
+    return added;
   }
 
   private async loop(): Promise<void> {
@@ -142,7 +172,7 @@ export class OutboxRelay {
       } catch (err) {
         this.deps.log.warn({ err }, 'event relay pass failed; trying again');
       }
-      if (relayed >= BATCH) continue;
+      if (relayed >= BATCH || this.catchingUp) continue;
       if (relayed > 0) idleMs = IDLE_PASS_MS[0];
       await sleep(relayed > 0 ? GATHER_MS : idleMs, undefined, { signal }).catch(() => undefined);
       if (relayed === 0) idleMs = Math.min(idleMs * 2, IDLE_PASS_MS[1]);
@@ -155,7 +185,11 @@ export class OutboxRelay {
     if (this.leaseUntil - now > LEASE_MS / 2) return true;
     const until = now + LEASE_MS;
     const held = await this.deps.leases.hold(LEASE, this.holder, new Date(now), new Date(until));
-    if (held && this.leaseUntil <= now) this.deps.log.info('event relay: this worker relays');
+    if (held && this.leaseUntil <= now) {
+      this.deps.log.info('event relay: this worker relays');
+      this.catchingUp = true;
+    }
+    if (!held) this.taken.forget();
     this.leaseUntil = held ? until : 0;
     this.deps.metrics.leader.set(held ? 1 : 0);
     return held;

@@ -5,6 +5,7 @@ import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import type { CrashPoint } from '../fault-injection';
+import type { TakenEvents } from '../outbox/taken-events';
 import type { OrderCache } from './order-cache';
 
 /** What follows an applied order transition, besides its announcement (presence-and-deadlines). */
@@ -29,6 +30,8 @@ export interface JobContext {
   archive: Pick<OrderArchiveRepo, 'find'>;
   /** This worker's last reads and writes of orders (see OrderCache). */
   orderCache: OrderCache;
+  /** The events a transition's write takes over from the outbox while this worker relays (see TakenEvents). */
+  takenEvents: Pick<TakenEvents, 'takeOver' | 'take'>;
   sessions: Pick<SessionsRepo, 'find' | 'isOpen' | 'close'>;
   /** The location's failure threshold, as it is now (an admin may change it). */
   failureThreshold(locationId: string): Promise<number>;

@@ -14,7 +14,9 @@ type Apply = Extract<Decision, { type: 'apply' }>;
  * Applies one action to one order: read, decide with the state machine, write conditionally on
  * the version read. A customer's finish or submit reads its session after the order, each time
  * (why that order of reads places nothing for a closed session: see session-close.ts).
- * A re-run of a job that already wrote (worker crash) finds its id on the order.
+ * A re-run of a job that already wrote (worker crash) finds its id on the order. While this
+ * worker relays, the write takes the order's events over and hands them to its relay (see
+ * TakenEvents), a re-run's too.
  * An order this worker has cached is tried first without a read: its write proves it current.
  * An order no longer in the hot collection is read from the archive and answered as before it
  * moved (200 unchanged, 409 naming its state); an archived order is never written.
@@ -38,6 +40,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     if (ctx.answered || hasApplied(order, ctx.jobId)) {
       // The write landed before a crash; the announcement may not have.
       ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
+      ctx.takenEvents.take(order);
       await ctx.events.order(order);
       // (the run that wrote may have died before adding the placement's deadlines)
       if (order.state === 'PLACED') await ctx.followUps.placed(order);
@@ -94,10 +97,11 @@ async function inputsAfterReading(ctx: JobContext, job: OrderActionJob, order: O
 async function commit(ctx: JobContext, job: OrderActionJob, order: OrderDoc, decision: Apply, now: Date): Promise<JobOutcome | undefined> {
   ctx.checkpoint('before-apply');
   // The transition's events are recorded by its write (the outbox): never one without the other.
-  const updated = await ctx.orders.applyChange(order, decision.change, ctx.jobId, now, (after) => orderOutbox(after, now));
+  const updated = await ctx.orders.applyChange(order, decision.change, ctx.jobId, now, (after) => orderOutbox(after, now), ctx.takenEvents.takeOver(order));
   if (!updated) return undefined;
   ctx.orderCache.set(updated);
   ctx.checkpoint('after-apply');
+  ctx.takenEvents.take(updated);
   ctx.log.info(
     { orderNumber: updated.number, from: order.state, to: updated.state, action: job.action.kind, version: updated.version },
     'order transition applied',

@@ -18,6 +18,7 @@ import type { JobContext, OrderFollowUps } from './context';
 import { runJob } from './handlers';
 import { JobMessages, type MessageSender } from './job-messages';
 import type { OrderCache } from './order-cache';
+import type { TakenEvents } from '../outbox/taken-events';
 
 /** A job's data as BullMQ hands it over: what the contract says, until checkJob has checked it. */
 export type JobData = JobPayload['data'];
@@ -36,6 +37,7 @@ export interface JobProcessorDeps {
   prefix: string;
   repos: Pick<Repos, 'orders' | 'archive' | 'sessions'>;
   orderCache: OrderCache;
+  takenEvents: TakenEvents;
   answers: AnsweredJobs;
   followUps: OrderFollowUps;
   failureThreshold(locationId: string): Promise<number>;
@@ -48,8 +50,8 @@ export class JobProcessor {
 
   /** What a transition may touch, for a job of the queue or a deadline job's auto-abort. */
   context(jobId: string, log: Logger, events: EventPublisher, answered = false): JobContext {
-    const { repos, orderCache, followUps, failureThreshold, checkpoint } = this.deps;
-    return { ...repos, orderCache, events, followUps, failureThreshold, jobId, answered, log, checkpoint };
+    const { repos, orderCache, takenEvents, followUps, failureThreshold, checkpoint } = this.deps;
+    return { ...repos, orderCache, takenEvents, events, followUps, failureThreshold, jobId, answered, log, checkpoint };
   }
 
   async process(job: Job<JobData>): Promise<JobOutcome> {

@@ -20,7 +20,7 @@ import { collectGarbage, deploy, GC_HOOK, scrapeMetrics } from './deployment';
 import { inBatches } from './service-load';
 import { percentile, round } from './statistics';
 import type { ClientCommand, ClientReply } from './stream-clients';
-import { BASELINE_STREAMS, Helper, memoryPerStream, raiseFileLimit, settle, StreamMemory, StreamsLevel } from './streams';
+import { BASELINE_STREAMS, Helper, memoryPerStream, raiseFileLimit, settle, settleAfterBurst, StreamMemory, StreamsLevel } from './streams';
 
 export interface ChainStreamsLevel {
   streams: number;
@@ -115,7 +115,7 @@ export async function measureChainStreams(
     const opened = Date.now();
     await openRange(BASELINE_STREAMS, streams);
     say(`chain streams: ${streams} open over ${locationCount} locations (${Math.round((Date.now() - opened) / 1000)} s to open)`);
-    await settle();
+    await settleAfterBurst();
     await collectGarbage(apis);
     const after = await scrapeMetrics(api.origin);
     const memory = memoryPerStream(before, after);

@@ -10,7 +10,8 @@
  * of 3 masters and 3 replicas started from redis-server, with each Redis process's CPU share.
  *
  * Settings (env): MALLOC_ARENA_MAX (for the processes it starts; default 2, as in the images),
- * BENCH_SETTLE_MS (idle time before each memory reading, default 40000), BENCH_SECONDS (per run,
+ * BENCH_SETTLE_MS (idle time before each memory reading, default 40000), BENCH_BURST_SETTLE_MS (before the
+ * reading after the service's burst of openings, default 120000), BENCH_SECONDS (per run,
  * default 8), BENCH_WARMUP_OPS (before each run, default 1000), BENCH_MAX_OPS (per run, default 50000), BENCH_FANOUT_SUBMISSIONS (per stream count,
  * default 20), BENCH_STREAMS (the streams level, default 10000 on one API node), BENCH_QUICK=1 (a short smoke run: 1 s runs, 1/10/50 streams,
  * 1,000 at the streams level, 1,000 finished orders; results go to bench/results/quick.json only),

@@ -79,7 +79,7 @@ describe('register presence across API nodes', () => {
 
     await eventually(async () => (await d.a.admin.getPresence(locationId)).registers[0]?.streams === 1, 'the stream counted through node A');
     await eventually(() => changes(watch).includes('online'), 'the online event');
-    // Held past the window (its field rewritten every quarter window): still online, still one stream.
+    // Held past the window (its node's heartbeat every quarter window): still online, still one stream.
     await eventually(
       async () => {
         const p = await d.a.admin.getPresence(locationId);

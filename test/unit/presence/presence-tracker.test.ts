@@ -1,11 +1,13 @@
 /**
- * The presence tracker (api/presence/presence-tracker.ts) on a real Redis: what falls due
- * together goes in one write, each session as it stands when written.
+ * The presence tracker (api/presence/presence-tracker.ts) and the presence it writes
+ * (shared/presence/presence-store.ts) on a real Redis: what falls due together goes in one write,
+ * each session as it stands when written; a stream's field counts past the window while its
+ * node's heartbeat is fresh, and no longer once it is not.
  */
 import Redis from 'ioredis';
 import { PresenceTracker } from '@pos/api/presence/presence-tracker';
 import { createLogger } from '@pos/shared/log';
-import { readPresence } from '@pos/shared/presence/presence-store';
+import { pruneHeartbeats, readHeartbeats, readPresence, writeHeartbeat, writeSightings } from '@pos/shared/presence/presence-store';
 import type { SessionDoc } from '@pos/shared/store/documents';
 import { eventually } from '../../support/wait';
 
@@ -47,7 +49,7 @@ describe('the presence tracker', () => {
     await seenAll;
     monitor.disconnect();
     ran.pop();
-    expect(ran.sort()).toEqual(['hset', 'hset', 'pexpire', 'pexpire', 'zadd']);
+    expect(ran.sort()).toEqual(['hset', 'hset', 'zadd']);
 
     const now = Date.now();
     const a = await readPresence(redis, prefix, 'loc-a', WINDOW_MS, now);
@@ -65,5 +67,31 @@ describe('the presence tracker', () => {
     tracker.streamClosed(held._id);
     tracker.stop();
     await eventually(async () => (await streams()).join() === '0', 'its end written at the stop');
+  });
+
+  it("counts a stream's field past the window while its node's heartbeat is within it, at that heartbeat; then removes it", async () => {
+    const t0 = Date.now() - 10 * WINDOW_MS;
+    await writeSightings(redis, prefix, 'node-3', new Map([['loc-d', [{ sessionId: 's-d1', deviceId: 'dev-d1', lastSeenAt: t0, streams: 1 }, { sessionId: 's-d2', deviceId: 'dev-d2', lastSeenAt: t0, streams: 0 }]]]));
+    const beat = t0 + 5 * WINDOW_MS;
+    await writeHeartbeat(redis, prefix, 'node-3', beat, ['loc-d']);
+    expect(await redis.zscore(`${prefix}:presence:seen`, 'loc-d')).toBe(String(beat));
+
+    const atBeat = await readPresence(redis, prefix, 'loc-d', WINDOW_MS, beat + WINDOW_MS / 2);
+    expect(atBeat.registers).toEqual([{ sessionId: 's-d1', deviceId: 'dev-d1', lastSeenAt: new Date(beat).toISOString(), streams: 1 }]); // the quiet one is stale
+    // (the sweep's reading, with the heartbeats it read once)
+    expect((await readPresence(redis, prefix, 'loc-d', WINDOW_MS, beat + WINDOW_MS / 2, await readHeartbeats(redis, prefix))).online).toBe(true);
+
+    const afterBeat = await readPresence(redis, prefix, 'loc-d', WINDOW_MS, beat + WINDOW_MS + 1);
+    expect(afterBeat).toEqual({ online: false, registers: [] });
+    expect(await redis.exists(`${prefix}:presence:loc:loc-d`)).toBe(0); // its stale fields removed: the hash is gone
+  });
+
+  it('forgets the heartbeats of nodes long gone, and only those', async () => {
+    const now = Date.now();
+    await writeHeartbeat(redis, prefix, 'node-gone', now - 3 * WINDOW_MS, []);
+    await writeHeartbeat(redis, prefix, 'node-here', now, []);
+    await pruneHeartbeats(redis, prefix, await readHeartbeats(redis, prefix), now - 2 * WINDOW_MS);
+    const left = await readHeartbeats(redis, prefix);
+    expect([left.has('node-gone'), left.get('node-here')]).toEqual([false, now]);
   });
 });

@@ -1,5 +1,5 @@
 import type { Logger } from '@pos/shared/log';
-import { type Sighting, writeSightings } from '@pos/shared/presence/presence-store';
+import { type Sighting, writeHeartbeat, writeSightings } from '@pos/shared/presence/presence-store';
 import type { RedisClient } from '@pos/shared/redis';
 import type { SessionDoc } from '@pos/shared/store/documents';
 
@@ -22,8 +22,10 @@ interface Seen {
  * session's field is older than a quarter of PRESENCE_WINDOW; a stream that opens or ends is
  * written within WRITE_DELAY_MS (it changes the count), with whatever else falls due meanwhile,
  * in one write (a node that registers reconnect to at once writes a few times, not once per
- * stream). Sessions holding streams are rewritten every quarter window, so that their fields stay
- * fresh while nothing else happens. A failed write is left to the next one.
+ * stream). Every quarter window the node writes its heartbeat, which keeps the fields of the
+ * sessions holding streams counting while nothing else happens: one command, not one per
+ * location, so that a node holding thousands of locations' streams stays quiet between requests.
+ * A failed write is left to the next one.
  */
 export class PresenceTracker {
   private readonly seen = new Map<string, Seen>();
@@ -81,18 +83,20 @@ export class PresenceTracker {
     return entry;
   }
 
-  /** Every quarter window: sessions holding streams are seen now; sessions gone quiet for a window are forgotten. */
+  /**
+   * Every quarter window: the heartbeat, with the locations of the sessions holding streams (seen
+   * now); sessions gone quiet for a window are forgotten.
+   */
   private refresh(now = Date.now()): void {
-    const byLocation = new Map<string, string[]>();
+    const streamLocations = new Set<string>();
     for (const [sessionId, entry] of this.seen) {
       if (entry.streams > 0) {
         entry.lastSeenAt = now;
-        const ids = byLocation.get(entry.locationId) ?? [];
-        ids.push(sessionId);
-        byLocation.set(entry.locationId, ids);
+        streamLocations.add(entry.locationId);
       } else if (entry.lastSeenAt <= now - this.options.windowMs) this.seen.delete(sessionId);
     }
-    for (const [locationId, ids] of byLocation) this.write(locationId, ids, now);
+    const { redis, prefix, nodeId, log } = this.options;
+    writeHeartbeat(redis, prefix, nodeId, now, [...streamLocations]).catch((err: unknown) => log.warn({ err }, 'could not write the presence heartbeat'));
   }
 
   private write(locationId: string, sessionIds: string[], now: number): void {
@@ -127,8 +131,8 @@ export class PresenceTracker {
       }
       byLocation.set(locationId, sightings);
     }
-    const { redis, prefix, nodeId, windowMs, log } = this.options;
-    writeSightings(redis, prefix, nodeId, byLocation, windowMs).catch((err: unknown) => {
+    const { redis, prefix, nodeId, log } = this.options;
+    writeSightings(redis, prefix, nodeId, byLocation).catch((err: unknown) => {
       // the next sighting (or the quarter-window refresh) writes it again
       for (const sessionIds of due.values()) {
         for (const sessionId of sessionIds) {

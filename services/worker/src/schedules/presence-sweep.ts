@@ -12,7 +12,7 @@ import type { Config } from '@pos/shared/config';
 import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { locationOutbox } from '@pos/shared/events/outbox';
-import { locationsSeenSince, readPresence } from '@pos/shared/presence/presence-store';
+import { clearPresence, locationsSeenSince, pruneHeartbeats, readHeartbeats, readPresence } from '@pos/shared/presence/presence-store';
 import { createPresenceQueue, PRESENCE_QUEUE, PRESENCE_SWEEP_JOB, presencePrefix, schedulePresenceSweep } from '@pos/shared/queue/presence';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
 import type { RedisClient } from '@pos/shared/redis';
@@ -65,9 +65,14 @@ export async function startPresenceSweep(options: {
     const seen = await locationsSeenSince(redis, prefix, now - 2 * windowMs);
     const candidates = [...new Set([...seen, ...(await locations.onlineIds())])];
     const announced = await locations.announcedOnline(candidates);
+    const heartbeats = await readHeartbeats(redis, prefix);
+    await pruneHeartbeats(redis, prefix, heartbeats, now - 2 * windowMs);
     for (const locationId of candidates) {
-      if (!announced.has(locationId)) continue; // a location that is no more
-      const { online } = await readPresence(redis, prefix, locationId, windowMs, now);
+      if (!announced.has(locationId)) {
+        await clearPresence(redis, prefix, locationId); // a location that is no more
+        continue;
+      }
+      const { online } = await readPresence(redis, prefix, locationId, windowMs, now, heartbeats);
       if (online === announced.get(locationId)) continue;
       const changed = await locations.setOnline(locationId, online, at, (after) => locationOutbox(after, online ? 'online' : 'offline', at));
       if (!changed) continue;

@@ -140,10 +140,14 @@ describe('bench:quick against the committed results', () => {
       ratioTarget: 1.5,
       ratioMet: true,
     });
-    const figure = 'streams, one location: RSS KiB per stream';
+    const figure = 'streams, one location, 2000 streams: RSS KiB per stream';
     const returned = renderComparison({ ...summaryWith(0.6, 1), streams: streams(-2.6, false) }, undefined);
-    expect(lineOf(returned, figure)).toMatch(/^\| streams, one location: RSS KiB per stream \| -2\.6 \| ≤ 16 \| unreliable: /);
+    expect(lineOf(returned, figure)).toMatch(/^\| streams, one location, 2000 streams: RSS KiB per stream \| -2\.6 \| ≤ 16 \| unreliable: /);
     const held = renderComparison({ ...summaryWith(0.6, 1), streams: streams(14, true) }, undefined);
-    expect(lineOf(held, figure)).toBe('| streams, one location: RSS KiB per stream | 14 | ≤ 16 | yes | – |  |');
+    expect(lineOf(held, figure)).toBe('| streams, one location, 2000 streams: RSS KiB per stream | 14 | ≤ 16 | yes | – |  |');
+    // a full run's 10,000 streams are not what a quick run's 2,000 are compared with
+    const full = { ...summaryWith(0.6, 1), streams: { ...streams(13.8, true), streams: 10_000 } };
+    expect(lineOf(renderComparison({ ...summaryWith(0.6, 1), streams: streams(30.9, true) }, full), figure)).toBe('| streams, one location, 2000 streams: RSS KiB per stream | 30.9 | ≤ 16 | NO | – |  |');
+    expect(lineOf(renderComparison(full, full), 'streams, one location, 10000 streams: RSS KiB per stream')).toBe('| streams, one location, 10000 streams: RSS KiB per stream | 13.8 | ≤ 16 | yes | 13.8 | 0 % |');
   });
 });

@@ -256,7 +256,7 @@ export function renderSummary(s: Summary): string {
   if (s.presence) {
     out.push(
       `Presence is always on (in every row above): the tracker's work on a request is ${s.presence.trackerCpuNsPerRequest} ns of API CPU, and it wrote ` +
-        `${s.presence.redisCommandsPerPoll} Redis commands per poll (HSET, ZADD once per session per quarter window). ` +
+        `${s.presence.redisCommandsPerPoll} Redis commands per poll (HSET, PERSIST, ZADD once per session per quarter window). ` +
         'The audit trail is written by admin writes only: no register or customer request pays for it.',
       '',
     );

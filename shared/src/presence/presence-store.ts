@@ -46,7 +46,9 @@ const fieldOf = (sessionId: string, nodeId: string): string => `${sessionId}/${n
 /**
  * Writes a node's sightings, by location: each location's hash fields, and the locations' places
  * in the seen set. One round trip on one Redis, however many locations; on a cluster the keys
- * live on different shards, so each location's HSET goes on its own beside one ZADD of them all.
+ * live on different shards, so each location's hash goes as a transaction of its own beside one
+ * ZADD of them all. Each hash also loses any expiry (`PERSIST`): versions before the heartbeat
+ * set one, which would otherwise take this node's stream fields with it.
  */
 export async function writeSightings(redis: RedisClient, prefix: string, nodeId: string, byLocation: Map<string, Sighting[]>): Promise<void> {
   const hashes: { key: string; fields: Record<string, string> }[] = [];
@@ -65,11 +67,11 @@ export async function writeSightings(redis: RedisClient, prefix: string, nodeId:
   }
   if (hashes.length === 0) return;
   if (isCluster(redis)) {
-    await Promise.all([...hashes.map(({ key, fields }) => redis.hset(key, fields)), redis.zadd(presenceSeenKey(prefix), ...seen)]);
+    await Promise.all([...hashes.map(({ key, fields }) => redis.multi().hset(key, fields).persist(key).exec()), redis.zadd(presenceSeenKey(prefix), ...seen)]);
     return;
   }
   const pipeline = redis.pipeline();
-  for (const { key, fields } of hashes) pipeline.hset(key, fields);
+  for (const { key, fields } of hashes) pipeline.hset(key, fields).persist(key);
   await execAll(pipeline.zadd(presenceSeenKey(prefix), ...seen));
 }
 

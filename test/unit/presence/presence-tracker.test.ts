@@ -49,7 +49,7 @@ describe('the presence tracker', () => {
     await seenAll;
     monitor.disconnect();
     ran.pop();
-    expect(ran.sort()).toEqual(['hset', 'hset', 'zadd']);
+    expect(ran.sort()).toEqual(['hset', 'hset', 'persist', 'persist', 'zadd']);
 
     const now = Date.now();
     const a = await readPresence(redis, prefix, 'loc-a', WINDOW_MS, now);
@@ -71,7 +71,10 @@ describe('the presence tracker', () => {
 
   it("counts a stream's field past the window while its node's heartbeat is within it, at that heartbeat; then removes it", async () => {
     const t0 = Date.now() - 10 * WINDOW_MS;
+    await redis.hset(`${prefix}:presence:loc:loc-d`, 'old/node-0', '{}');
+    await redis.pexpire(`${prefix}:presence:loc:loc-d`, 60_000); // as a version before the heartbeat left it
     await writeSightings(redis, prefix, 'node-3', new Map([['loc-d', [{ sessionId: 's-d1', deviceId: 'dev-d1', lastSeenAt: t0, streams: 1 }, { sessionId: 's-d2', deviceId: 'dev-d2', lastSeenAt: t0, streams: 0 }]]]));
+    expect(await redis.pttl(`${prefix}:presence:loc:loc-d`)).toBe(-1); // the expiry gone with the write
     const beat = t0 + 5 * WINDOW_MS;
     await writeHeartbeat(redis, prefix, 'node-3', beat, ['loc-d']);
     expect(await redis.zscore(`${prefix}:presence:seen`, 'loc-d')).toBe(String(beat));

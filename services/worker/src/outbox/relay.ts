@@ -167,12 +167,15 @@ export class OutboxRelay {
     let idleMs: number = IDLE_PASS_MS[0];
     while (!signal.aborted) {
       let relayed = 0;
+      let failed = false;
       try {
         relayed = await this.pass();
       } catch (err) {
+        failed = true;
         this.deps.log.warn({ err }, 'event relay pass failed; trying again');
       }
-      if (relayed >= BATCH || this.catchingUp) continue;
+      // (a failed pass pauses, catching up or not: MongoDB may be what failed)
+      if (!failed && (relayed >= BATCH || this.catchingUp)) continue;
       if (relayed > 0) idleMs = IDLE_PASS_MS[0];
       await sleep(relayed > 0 ? GATHER_MS : idleMs, undefined, { signal }).catch(() => undefined);
       if (relayed === 0) idleMs = Math.min(idleMs * 2, IDLE_PASS_MS[1]);
@@ -189,7 +192,10 @@ export class OutboxRelay {
       this.deps.log.info('event relay: this worker relays');
       this.catchingUp = true;
     }
-    if (!held) this.taken.forget();
+    if (!held) {
+      this.taken.forget();
+      this.catchingUp = false;
+    }
     this.leaseUntil = held ? until : 0;
     this.deps.metrics.leader.set(held ? 1 : 0);
     return held;

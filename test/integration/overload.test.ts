@@ -4,11 +4,14 @@
  * refuses the least critical writes first, at once and with Retry-After; the node's bound on
  * requests in flight refuses admin lists first and never a poll; and every refusal is counted. A
  * queue whose oldest job has waited less than QUEUE_WAIT_TARGET admits beyond the limit (it moves).
+ * A session close is admitted by the partition its job goes to, its session's.
  */
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
+import { partitionOf } from '@pos/shared/queue/partitions';
 import { startWorker } from '@pos/worker/worker';
+import { Customer, customerAt } from '../support/customer';
 import { openDb, registerAt } from '../support/fixtures';
 import { adminHeader, call, HttpResult, sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
@@ -162,5 +165,40 @@ describe("the node's bound on requests in flight", () => {
     await Promise.all([...held, ...more, ...last]);
     expect(await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'in-flight', route: '/admin/v1/locations' })).toBe(1);
     expect(await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'in-flight', route: '/admin/v1/locations/:id' })).toBe(1);
+  });
+});
+
+describe("a session close's admission", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // Two partitions, a floor of 2: two register writes fill a location's partition for every criticality.
+    stack = await startStack({ QUEUE_PARTITIONS: '2', QUEUE_ADMISSION_FLOOR: '2', QUEUE_WAIT_TARGET: '200ms', JOB_TIMEOUT: '2s' }, { worker: false });
+  });
+  afterAll(() => stack?.close());
+
+  it("is its session's partition's, where its job goes: a busy location refuses the closes routed to it, not the others", async () => {
+    const { key, location } = await registerAt(stack, 'Closing under load');
+    const busy = partitionOf(location.id, 2);
+    // one customer whose session's partition is the location's, one whose is the other
+    const customers = new Map<number, Customer>();
+    for (let user = 1; customers.size < 2; user++) {
+      const customer = await customerAt(stack, location.id, user);
+      const partition = partitionOf(customer.sessionId, 2);
+      if (!customers.has(partition)) customers.set(partition, customer);
+    }
+    const orders = await Promise.all([1, 2].map(() => stack.admin.createOrder(location.id, sampleRows)));
+    const held = orders.map((order) => call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } }));
+    await eventually(() => stack.api.deps.admission.signals()[busy]!.inFlight === 2, "the location's partition full");
+    // the oldest job's wait past QUEUE_WAIT_TARGET: the partition is seen not to move
+    await pause(300);
+
+    const close = (customer: Customer) => call('DELETE', `${customer.url}/session`, { apiKey: customer.key });
+    const [onBusy, onOther] = await Promise.all([close(customers.get(busy)!), close(customers.get(1 - busy)!)]);
+    expect(overloaded(onBusy)).toBe(true);
+    expect(onBusy.json().detail).toMatch(/the request was not queued/);
+    // admitted to its own partition, it waited for a worker that never came
+    expect(onOther.status).toBe(503);
+    expect(onOther.json().detail).toMatch(/^The request waited too long for a worker and was not applied/);
+    await Promise.all(held);
   });
 });

@@ -81,7 +81,7 @@ export class TransitionQueues {
 
   /** The partition (of the current layout) a job is added to. */
   partitionFor(payload: JobPayload): PartitionQueue {
-    return this.current[partitionOf(routingKey(payload), this.current.length)]!;
+    return this.current[this.partitionOfKey(routingKey(payload))]!;
   }
 
   /** The queue a job is added to. */
@@ -89,9 +89,9 @@ export class TransitionQueues {
     return this.partitionFor(payload).queue;
   }
 
-  /** The partition of a location's order transitions. */
-  partitionOfLocation(locationId: string): number {
-    return partitionOf(locationId, this.current.length);
+  /** The partition of a job's routing key: a location's id for its order transitions, a session's for its close. */
+  partitionOfKey(key: string): number {
+    return partitionOf(key, this.current.length);
   }
 
   /**

@@ -43,12 +43,19 @@ export function requestPipeline(deps: ApiDeps) {
     }),
   };
 
-  /** The queued write's location (its session's, or the path's `:id`): its order transitions' partition. */
+  /**
+   * The queued write's partition, as its job will be routed: a session close's by the session (the
+   * caller's, or the path's `:sessionId`), any other by its location (its session's, or the path's `:id`).
+   */
+  const routingKeyOf = (spec: OperationSpec, ctx: AppContext): string | undefined =>
+    spec.partitionBy === 'session'
+      ? (ctx.params.sessionId ?? ctx.state.session?._id)
+      : (ctx.state.session?.locationId ?? (isId(ctx.params.id) ? ctx.params.id : undefined));
   const admitJob = (spec: OperationSpec) =>
     async function admitJob(ctx: AppContext, next: Next): Promise<void> {
-      const locationId = ctx.state.session?.locationId ?? (isId(ctx.params.id) ? ctx.params.id : undefined);
-      if (locationId !== undefined) {
-        const partition = deps.queues.partitionOfLocation(locationId);
+      const key = routingKeyOf(spec, ctx);
+      if (key !== undefined) {
+        const partition = deps.queues.partitionOfKey(key);
         if (!deps.admission.admits(partition, spec.criticality)) shed(ctx.state, 'queue', deps.admission.retryAfterSeconds(partition));
       }
       await next();

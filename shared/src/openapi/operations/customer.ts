@@ -102,6 +102,7 @@ export const CUSTOMER_OPERATIONS = defineOperations({
     access: 'customer',
     criticality: 'normal',
     traits: ['queued'],
+    partitionBy: 'session',
     ok: { status: 204, description: 'Closed' },
   },
 });

@@ -91,6 +91,7 @@ export const SESSION_OPERATIONS = defineOperations({
     role: 'manager',
     bound: 'locations',
     traits: ['queued'],
+    partitionBy: 'session',
     params: [P.sessionId],
     ok: { status: 204, description: 'Closed' },
     problems: [ex.sessionNotFound],

@@ -68,6 +68,8 @@ export interface OperationInput {
   bound?: BoundAccess;
   boundNote?: string;
   traits?: Trait[];
+  /** A `queued` operation's job goes to its location's partition, or its session's: a session close (routingKey). */
+  partitionBy?: 'session';
   params?: ParamSpec[];
   /** An object schema whose properties are the query parameters (the one the route validates with). */
   query?: { properties: object; required?: readonly string[] };

@@ -65,6 +65,10 @@ export class ChannelSubscriber extends EventEmitter {
   private readonly closing = new AbortController();
   /** Per connection: when its last answered PING was sent, and the PING awaiting an answer. */
   private readonly beats = new Map<Redis, { confirmedAt: number; pingSentAt?: number }>();
+  /** Per connection, the confirmations in flight that a MOVED answer fails: one `moved` listener however many there are. */
+  private readonly movedWaiters = new WeakMap<Redis, Set<(err: Error) => void>>();
+  /** Per connection still connecting, the one wait for it that every channel placed meanwhile shares. */
+  private readonly readiness = new WeakMap<Redis, Promise<void>>();
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -166,7 +170,7 @@ export class ChannelSubscriber extends EventEmitter {
       if (node === undefined) throw new Error(`no Redis node serves ${channel}`);
       entry.node = node;
       const connection = this.connection(node);
-      await whenReady(connection);
+      await this.ready(connection);
       // Given up meanwhile (a stream's deadline): subscribing now would leak the subscription.
       if (this.channels.get(channel) !== entry) return;
       try {
@@ -186,6 +190,11 @@ export class ChannelSubscriber extends EventEmitter {
     connection.on(this.nodes.commands.message, (channel: string, message: string) => this.dispatch(channel, message));
     connection.on('error', (err: Error) => this.log.warn({ err: err.message, node }, 'redis subscriber error'));
     connection.on('ready', () => this.beats.set(connection, { confirmedAt: Date.now() }));
+    const movedWaiters = new Set<(err: Error) => void>();
+    this.movedWaiters.set(connection, movedWaiters);
+    connection.on('moved', () => {
+      for (const fail of movedWaiters) fail(new MovedError('SSUBSCRIBE answered MOVED'));
+    });
     connection.on('close', () => {
       this.beats.delete(connection);
       if (this.connections.get(node) !== connection) return; // dropped on purpose
@@ -195,18 +204,28 @@ export class ChannelSubscriber extends EventEmitter {
     return connection;
   }
 
+  /** Resolves once the connection is up: a burst of channels placed while it connects waits on one pair of listeners, not a pair each. */
+  private ready(connection: Redis): Promise<void> {
+    if (connection.status === 'ready') return Promise.resolve();
+    let pending = this.readiness.get(connection);
+    if (!pending) {
+      pending = whenReady(connection).finally(() => this.readiness.delete(connection));
+      this.readiness.set(connection, pending);
+    }
+    return pending;
+  }
+
   /** (S)SUBSCRIBE, one command per channel (a cluster refuses channels of several slots in one). */
   private async confirm(connection: Redis, channels: string[]): Promise<void> {
     // ioredis does not reject an SSUBSCRIBE answered MOVED: it emits `moved` and leaves it pending.
-    let onMoved: () => void = () => undefined;
-    const moved = new Promise<never>((_, reject) => {
-      onMoved = () => reject(new MovedError('SSUBSCRIBE answered MOVED'));
-      connection.once('moved', onMoved);
-    });
+    const waiters = this.movedWaiters.get(connection)!;
+    let fail: (err: Error) => void = () => undefined;
+    const moved = new Promise<never>((_, reject) => (fail = reject));
+    waiters.add(fail);
     try {
       await Promise.race([Promise.all(channels.map((channel) => this.command(connection, 'subscribe', channel))), moved]);
     } finally {
-      connection.off('moved', onMoved);
+      waiters.delete(fail);
     }
   }
 

@@ -53,11 +53,14 @@ export function singleRedisNodes(target: RedisTarget): SubscriberNodes {
  */
 export function clusterNodes(target: RedisTarget, cluster: Cluster): SubscriberNodes {
   let onRefresh: (() => void) | undefined;
+  // One refresh at a time, shared by every channel placed meanwhile (a burst of streams opening).
+  let refreshing: Promise<void> | undefined;
   return {
     commands: { subscribe: 'ssubscribe', unsubscribe: 'sunsubscribe', message: 'smessage' },
     nodeOf: (channel) => cluster.slots[slotOf(channel)]?.[0],
     // A client still connecting reads the map as it connects (and knows no node to ask before).
-    refresh: () => (cluster.status === 'ready' ? refreshSlots(cluster, SLOT_MAP_TIMEOUT_MS) : whenReady(cluster, CONNECT_TIMEOUT_MS)),
+    refresh: () =>
+      (refreshing ??= (cluster.status === 'ready' ? refreshSlots(cluster, SLOT_MAP_TIMEOUT_MS) : whenReady(cluster, CONNECT_TIMEOUT_MS)).finally(() => (refreshing = undefined))),
     connect(node) {
       const colon = node.lastIndexOf(':');
       return new Redis({ ...nodeOptions(target), ...subscriberOptions, host: node.slice(0, colon), port: Number(node.slice(colon + 1)) });

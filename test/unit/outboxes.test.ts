@@ -7,9 +7,9 @@
  */
 import { MongoClient } from 'mongodb';
 import { orderOutbox } from '@pos/shared/events/outbox';
-import type { OrderDoc } from '@pos/shared/store/documents';
+import type { OrderDoc, OutboxEntry, WithOutbox } from '@pos/shared/store/documents';
 import { ensureIndexes } from '@pos/shared/store/mongo';
-import { Outbox, TAKEN_OUTBOX_DUE_MS, withOutbox } from '@pos/shared/store/outboxes';
+import { Outbox, Outboxes, TAKEN_OUTBOX_DUE_MS, withOutbox } from '@pos/shared/store/outboxes';
 import { createRepos, type Repos } from '@pos/shared/store/repos';
 
 const LOCATION = 'loc-outbox';
@@ -17,7 +17,7 @@ const LOCATION = 'loc-outbox';
 describe('an outbox', () => {
   let mongo: MongoClient;
   let repos: Repos;
-  let outbox: Outbox<OrderDoc>;
+  let outbox: Outbox;
   let number = 0;
 
   beforeAll(async () => {
@@ -25,7 +25,7 @@ describe('an outbox', () => {
     const db = mongo.db(`outboxes-${process.pid}`);
     await ensureIndexes(db);
     repos = createRepos(db);
-    outbox = new Outbox('orders', db.collection<OrderDoc>('orders'));
+    outbox = new Outbox('orders', db.collection('orders'));
   });
   afterAll(async () => {
     await mongo.db(`outboxes-${process.pid}`).collection('orders').deleteMany({});
@@ -48,7 +48,7 @@ describe('an outbox', () => {
   }
   const stored = async (id: string) => (await orders().findOne({ _id: id }))!;
   /** What the relay reads of the document; taken-over events once due by `dueBy`. */
-  const heldOf = async (id: string, dueBy = new Date()) => (await outbox.held(1000, dueBy)).find((doc) => doc._id === id);
+  const heldOf = async (id: string, dueBy = new Date()) => (await new Outboxes([outbox]).held(1000, dueBy))[0]!.docs.find((doc) => doc._id === id);
   /** The versions whose writes the events come from, in the order listed (a failure report on a PLACED order is two events: placed again, and failed). */
   const versionsOf = (held: { outbox: { rank: [number, number] }[] }) => [...new Set(held.outbox.map((event) => event.rank[0]))];
 
@@ -139,5 +139,26 @@ describe('an outbox', () => {
     await outbox.cleared([read]);
     const cleared = await stored(order._id);
     expect([Object.keys(cleared.outbox!), cleared.outboxDue, cleared.outboxCount]).toEqual([[], undefined, 0]);
+  });
+
+  it('reads every outbox in one command: each document under its own outbox, up to the limit of each', async () => {
+    const db = mongo.db(`outboxes-all-${process.pid}`);
+    const entry = (id: string): Record<string, OutboxEntry> => ({ [id]: { id, type: 'order.placed', locationId: LOCATION, at: new Date(), rank: [1, 0], data: {} } });
+    await db.collection<{ _id: string } & WithOutbox>('first').insertMany([
+      { _id: 'a1', outbox: entry('e-a1'), outboxCount: 1 },
+      { _id: 'a2', outbox: entry('e-a2'), outboxCount: 1 },
+      { _id: 'a3', outboxCount: 0 }, // holds nothing
+    ]);
+    await db.collection<{ _id: string } & WithOutbox>('second').insertMany([
+      { _id: 'b1', outbox: entry('e-b1'), outboxCount: 0, outboxDue: new Date(Date.now() - 1000) }, // taken over, due
+      { _id: 'b2', outbox: entry('e-b2'), outboxCount: 0, outboxDue: new Date(Date.now() + 60_000) }, // taken over, not due
+    ]);
+    const all = new Outboxes([new Outbox('first', db.collection('first')), new Outbox('empty', db.collection('empty')), new Outbox('second', db.collection('second'))]);
+    const ids = (held: Awaited<ReturnType<Outboxes['held']>>) => held.map(({ outbox, docs }) => [outbox.name, docs.map((doc) => doc._id).sort()]);
+    expect(ids(await all.held(10, new Date()))).toEqual([['first', ['a1', 'a2']], ['empty', []], ['second', ['b1']]]);
+    const limited = await all.held(1, new Date(Date.now() + 120_000));
+    expect(limited.map(({ docs }) => docs.length)).toEqual([1, 0, 1]);
+    expect((await all.held(10, new Date()))[2]!.docs[0]).toMatchObject({ _id: 'b1', count: 0, outbox: [{ id: 'e-b1' }] });
+    await db.dropDatabase().catch(() => Promise.all(['first', 'second'].map((name) => db.collection(name).deleteMany({}))));
   });
 });

@@ -1,8 +1,9 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { mongoCommandsCounter } from '@pos/shared/metrics/mongo-commands';
+import { processMetrics } from '@pos/shared/metrics/process-metrics';
 
 export interface WorkerMetrics {
   registry: Registry;
@@ -37,7 +38,7 @@ export interface WebhookMetrics {
  */
 export function createWorkerMetrics(mongoCommands: () => number): WorkerMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  processMetrics(registry);
   mongoCommandsCounter(registry, mongoCommands);
   const jobsProcessed = new Counter({
     name: 'pos_jobs_processed_total',

@@ -15,7 +15,7 @@
  *   once `outboxDue` passed without another write, and then removes them; and a relay that takes
  *   the lease over reads them all at once (their taker may have died before its pass).
  */
-import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
 import type { OutboxEntry, WithOutbox } from './documents';
 import { collections } from './mongo';
 
@@ -104,30 +104,32 @@ const byRank = (a: OutboxEntry, b: OutboxEntry) => a.rank[0] - b.rank[0] || a.ra
 /** The events a document holds, in the order of its writes. */
 export const inRankOrder = (outbox: WithOutbox['outbox']): OutboxEntry[] => Object.values(outbox ?? {}).sort(byRank);
 
-/** What the relay reads and clears of one collection. */
-export interface OutboxReader {
-  readonly name: string;
-  held(limit: number, dueBy: Date): Promise<HeldEvents[]>;
-  cleared(docs: HeldEvents[]): Promise<void>;
+/**
+ * Documents holding events for the relay: left to it, or taken over by a write and due by
+ * `dueBy` (the partial indexes on `outboxCount` and `outboxDue`).
+ */
+const holding = (dueBy: Date) => ({ $or: [{ outboxCount: { $gt: 0 } }, { outboxDue: { $lte: dueBy } }] });
+const HELD_FIELDS = { outbox: 1, outboxCount: 1, outboxDue: 1 } as const;
+/** What names, in a read of every outbox at once, the outbox a document came from. */
+const FROM = 'relayOutbox';
+
+type HeldDoc = { _id: string } & WithOutbox;
+
+function heldEvents(doc: HeldDoc): HeldEvents {
+  return { _id: doc._id, outbox: inRankOrder(doc.outbox), count: doc.outboxCount ?? 0, ...(doc.outboxDue ? { due: doc.outboxDue } : {}) };
 }
 
-export class Outbox<T extends { _id: string } & WithOutbox> implements OutboxReader {
+/** One collection's outbox: what the relay reads of it and clears (its outbox fields only). */
+export class Outbox {
   constructor(
     /** The collection's name, for logs and metrics. */
     readonly name: string,
-    private readonly c: Collection<T>,
+    readonly collection: Collection<HeldDoc>,
   ) {}
 
-  /**
-   * Up to `limit` documents holding events for the relay: left to it, or taken over by a write
-   * and due by `dueBy` (the partial indexes on `outboxCount` and `outboxDue`).
-   */
-  async held(limit: number, dueBy: Date): Promise<HeldEvents[]> {
-    const docs = await this.c
-      .find({ $or: [{ outboxCount: { $gt: 0 } }, { outboxDue: { $lte: dueBy } }] } as Filter<T>, { projection: { outbox: 1, outboxCount: 1, outboxDue: 1 } })
-      .limit(limit)
-      .toArray();
-    return docs.map((doc) => ({ _id: doc._id, outbox: inRankOrder(doc.outbox), count: doc.outboxCount ?? 0, ...(doc.outboxDue ? { due: doc.outboxDue } : {}) }));
+  /** The stages that read up to `limit` documents holding events for the relay (see `holding`), tagged with `index`. */
+  stages(limit: number, dueBy: Date, index: number): Document[] {
+    return [{ $match: holding(dueBy) }, { $limit: limit }, { $project: HELD_FIELDS }, { $addFields: { [FROM]: index } }];
   }
 
   /**
@@ -136,7 +138,35 @@ export class Outbox<T extends { _id: string } & WithOutbox> implements OutboxRea
    */
   async cleared(docs: HeldEvents[]): Promise<void> {
     if (docs.length === 0) return;
-    await this.c.bulkWrite(docs.map(clearing<T>), { ordered: false });
+    await this.collection.bulkWrite(docs.map(clearing), { ordered: false });
+  }
+}
+
+/** What the relay reads of every outbox: up to a limit of each. */
+export interface OutboxesReader {
+  held(limit: number, dueBy: Date): Promise<{ outbox: Pick<Outbox, 'name' | 'cleared'>; docs: HeldEvents[] }[]>;
+}
+
+/**
+ * Every outbox of the store, read in one command: the first collection's documents and, by
+ * `$unionWith`, the others', each up to the limit. A relay pass under a steady flow finds events
+ * in one or two of them; reading each apart cost a round trip per collection per pass, the
+ * larger part of the relay's commands.
+ */
+export class Outboxes implements OutboxesReader {
+  constructor(readonly all: Outbox[]) {}
+
+  async held(limit: number, dueBy: Date): Promise<{ outbox: Outbox; docs: HeldEvents[] }[]> {
+    const [first, ...rest] = this.all;
+    if (!first) return [];
+    const pipeline = [
+      ...first.stages(limit, dueBy, 0),
+      ...rest.map((outbox, i) => ({ $unionWith: { coll: outbox.collection.collectionName, pipeline: outbox.stages(limit, dueBy, i + 1) } })),
+    ];
+    const found = await first.collection.aggregate<HeldDoc & { [FROM]: number }>(pipeline).toArray();
+    const held = this.all.map((outbox) => ({ outbox, docs: [] as HeldEvents[] }));
+    for (const doc of found) held[doc[FROM]]?.docs.push(heldEvents(doc));
+    return held;
   }
 }
 
@@ -147,7 +177,7 @@ export class Outbox<T extends { _id: string } & WithOutbox> implements OutboxRea
  * read: a write that added events meanwhile keeps its own, and a count read without events (left
  * by a write whose events were already there) goes back to 0.
  */
-function clearing<T extends { _id: string } & WithOutbox>(doc: HeldEvents): AnyBulkWriteOperation<T> {
+function clearing(doc: HeldEvents): AnyBulkWriteOperation<HeldDoc> {
   const unchanged = { outboxDue: doc.due ?? { $exists: false } };
   const held = Object.fromEntries(doc.outbox.map((entry) => [`outbox.${entry.id}`, { $exists: true }]));
   const unset = [...doc.outbox.map((entry) => `outbox.${entry.id}`), ...(doc.due ? ['outboxDue'] : [])];
@@ -156,11 +186,12 @@ function clearing<T extends { _id: string } & WithOutbox>(doc: HeldEvents): AnyB
     ...(doc.count > 0 ? { $inc: { outboxCount: -doc.count } } : {}),
   };
   const filter = doc.outbox.length === 0 ? { _id: doc._id, outboxCount: doc.count, ...unchanged } : { _id: doc._id, ...held, ...unchanged };
-  return { updateOne: { filter: filter as Filter<T>, update: update as UpdateFilter<T> } };
+  return { updateOne: { filter: filter as Filter<HeldDoc>, update: update as UpdateFilter<HeldDoc> } };
 }
 
 /** Every outbox of the store, in the order the relay reads them. */
-export function outboxes(db: Db): OutboxReader[] {
+export function outboxes(db: Db): Outboxes {
   const c = collections(db);
-  return [new Outbox('orders', c.orders), new Outbox('commands', c.commands), new Outbox('locations', c.locations), new Outbox('orderArchive', c.orderArchive)];
+  const outbox = (name: string, { collectionName }: { collectionName: string }) => new Outbox(name, db.collection<HeldDoc>(collectionName));
+  return new Outboxes([outbox('orders', c.orders), outbox('commands', c.commands), outbox('locations', c.locations), outbox('orderArchive', c.orderArchive)]);
 }

@@ -37,6 +37,11 @@ export class HashLookup<T extends { _id: string }> {
     await this.cached?.stop();
   }
 
+  /** The document this node holds for the hash, without a read; undefined when it holds none. */
+  held(hash: string): T | undefined {
+    return this.cached?.get(hash);
+  }
+
   /** The document as stored (even one that cannot open, on its first read), or null. */
   async find(hash: string): Promise<T | null> {
     if (this.refused.has(hash)) return null;

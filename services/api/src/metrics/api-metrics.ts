@@ -1,5 +1,6 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { mongoCommandsCounter } from '@pos/shared/metrics/mongo-commands';
+import { processMetrics } from '@pos/shared/metrics/process-metrics';
 import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { withDeadline } from '@pos/shared/util/deadline';
 import { boundedRead, SCRAPE_READ_TIMEOUT_MS } from './scrape-read';
@@ -61,7 +62,7 @@ export interface ApiMetrics {
 
 export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  processMetrics(registry);
 
   const { queues, subscriber, mongoCommands } = sources;
   if (mongoCommands) mongoCommandsCounter(registry, mongoCommands);

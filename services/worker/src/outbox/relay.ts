@@ -23,13 +23,13 @@ import type { RedisClient } from '@pos/shared/redis';
 import type { EventLogRepo } from '@pos/shared/store/event-log';
 import type { LeasesRepo } from '@pos/shared/store/leases';
 import type { EventDoc, OutboxEntry } from '@pos/shared/store/documents';
-import { type HeldEvents, type OutboxReader, TAKEN_OUTBOX_DUE_MS } from '@pos/shared/store/outboxes';
+import { type HeldEvents, type OutboxesReader, TAKEN_OUTBOX_DUE_MS } from '@pos/shared/store/outboxes';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
 import { deliveriesOf, type WebhookFanOut } from '@pos/shared/webhooks/fan-out';
 import type { RelayMetrics } from '../metrics';
 import { TakenEvents } from './taken-events';
 
-/** Documents read from each outbox per pass. */
+/** Documents read from each outbox per pass (all outboxes in one command). */
 const BATCH = 256;
 /**
  * The pause after a pass that found nothing to do: from the first, doubling while there is
@@ -38,8 +38,8 @@ const BATCH = 256;
 const IDLE_PASS_MS = [50, 1_000] as const;
 /**
  * The pause after a pass that relayed less than a batch: the events of that time go in the next
- * pass together. A pass costs some eight commands whatever it carries (each outbox read, the
- * log's top, the insert, the clears), so under a steady flow this bounds the relay's commands per
+ * pass together. A pass costs a few commands whatever it carries (the outboxes' read, the insert,
+ * the clears, a Redis check), so under a steady flow this bounds the relay's commands per
  * second instead of paying them for every few events; it is what an event may wait beyond its
  * write. A full batch goes on at once.
  */
@@ -55,7 +55,7 @@ const RECENT_MS = 10 * 60_000;
 const RESTORE_PAGE = 500;
 
 export interface RelayDeps {
-  outboxes: OutboxReader[];
+  outboxes: OutboxesReader;
   events: Pick<EventLogRepo, 'record' | 'owing'>;
   leases: Pick<LeasesRepo, 'hold' | 'release'>;
   fanOut: Pick<WebhookFanOut, 'owedBy'>;
@@ -131,7 +131,7 @@ export class OutboxRelay {
     }
     // (catching up, every taken event is read: each is due within TAKEN_OUTBOX_DUE_MS of now)
     const dueBy = new Date(this.catchingUp ? now + TAKEN_OUTBOX_DUE_MS : now);
-    const held = await Promise.all(this.deps.outboxes.map(async (outbox) => ({ outbox, docs: await outbox.held(BATCH, dueBy) })));
+    const held = await this.deps.outboxes.held(BATCH, dueBy);
     const taken = this.taken.waitingNow();
     const docs = held.flatMap(({ docs }) => docs);
     this.catchingUp &&= held.some(({ docs }) => docs.length >= BATCH);

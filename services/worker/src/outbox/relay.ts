@@ -39,7 +39,7 @@ const IDLE_PASS_MS = [50, 1_000] as const;
 /**
  * The pause after a pass that relayed less than a batch: the events of that time go in the next
  * pass together. A pass costs a few commands whatever it carries (the outboxes' read, the insert,
- * the clears, a Redis check), so under a steady flow this bounds the relay's commands per
+ * the clears), so under a steady flow this bounds the relay's commands per
  * second instead of paying them for every few events; it is what an event may wait beyond its
  * write. A full batch goes on at once.
  */

@@ -12,7 +12,8 @@ import { AuditRepo } from '@pos/shared/store/audit';
 import { CommandsRepo } from '@pos/shared/store/commands';
 import { newId } from '@pos/shared/store/ids';
 import { ensureIndexes } from '@pos/shared/store/mongo';
-import { NewOrder, OrdersRepo } from '@pos/shared/store/orders';
+import type { NewOrder, OrdersRepo } from '@pos/shared/store/orders';
+import { createRepos } from '@pos/shared/store/repos';
 import { LifecycleDeps, LifecycleSettings, runLifecycle } from '@pos/worker/schedules/lifecycle-run';
 import { sampleRows } from '../support/http';
 
@@ -35,7 +36,7 @@ describe('a lifecycle run', () => {
   beforeEach(async () => {
     db = client.db(`t${randomBytes(5).toString('hex')}`);
     await ensureIndexes(db);
-    deps = { orders: new OrdersRepo(db), archive: new OrderArchiveRepo(db), commands: new CommandsRepo(db), log };
+    deps = { orders: createRepos(db).orders, archive: new OrderArchiveRepo(db), commands: new CommandsRepo(db), log };
     location = `loc-${randomBytes(3).toString('hex')}`;
   });
   // Each test has a database of its own (the stand-in has no dropDatabase).

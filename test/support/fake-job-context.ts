@@ -12,7 +12,7 @@ import { EventPublisher, LocationEvent } from '@pos/shared/events/location-event
 import { createLogger } from '@pos/shared/log';
 import type { ArchivedOrderDoc, OrderDoc, SessionDoc } from '@pos/shared/store/documents';
 import { recordId } from '@pos/shared/store/mongo';
-import type { OrderScope } from '@pos/shared/store/orders';
+import { hasApplied, type OrderScope } from '@pos/shared/store/orders';
 
 export const LOCATION = 'loc-1';
 
@@ -38,7 +38,7 @@ export function orderDoc(number: number, fields: Partial<OrderDoc> = {}): OrderD
 }
 
 /** The orders collection as the handlers use it: reads of copies, and writes guarded by the version read. */
-export class FakeOrders implements Pick<JobContext['orders'], 'find' | 'applyChange' | 'touchOpenOfSession' | 'placedOfSession'> {
+export class FakeOrders implements Pick<JobContext['orders'], 'find' | 'applyChange' | 'appliedEver' | 'touchOpenOfSession' | 'placedOfSession'> {
   readonly docs = new Map<string, OrderDoc>();
   readonly calls = { find: 0, applyChange: 0 };
   /** Runs before each guarded write: a test moves the version on here, as another worker's write would. */
@@ -67,6 +67,11 @@ export class FakeOrders implements Pick<JobContext['orders'], 'find' | 'applyCha
     const updated: OrderDoc = { ...order, ...change, appliedJobs: [...order.appliedJobs, jobId], updatedAt: now, version: order.version + 1 };
     this.docs.set(order._id, structuredClone(updated));
     return updated;
+  }
+
+  /** Every applied job id is kept on the document here: there is no ledger to read. */
+  async appliedEver(order: Pick<OrderDoc, 'appliedJobs'>, jobId: string): Promise<boolean> {
+    return hasApplied(order, jobId);
   }
 
   async touchOpenOfSession(locationId: string, sessionId: string, now: Date): Promise<number> {
@@ -141,7 +146,7 @@ export interface FakeJobContext extends JobContext {
   passed: CrashPoint[];
 }
 
-export function fakeJobContext(options: { jobId?: string; answered?: boolean; threshold?: number } = {}): FakeJobContext {
+export function fakeJobContext(options: { jobId?: string; answered?: boolean; runBefore?: boolean; threshold?: number } = {}): FakeJobContext {
   const orders = new FakeOrders();
   const published: LocationEvent[] = [];
   const sessionChanges: string[] = [];
@@ -158,6 +163,7 @@ export function fakeJobContext(options: { jobId?: string; answered?: boolean; th
   return {
     jobId: options.jobId ?? 'job-1',
     answered: options.answered ?? false,
+    runBefore: options.runBefore ?? options.answered ?? false,
     log: createLogger('silent', 'test'),
     orders,
     archive: new FakeArchive(),

@@ -21,7 +21,7 @@ describe('guarded order writes', () => {
     repos = store.repos;
   });
   afterAll(async () => {
-    await store.close(['orders']);
+    await store.close(['orders', 'appliedJobs']);
   });
 
   const newOrder = () => repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date());
@@ -63,6 +63,30 @@ describe('guarded order writes', () => {
     const now = (await stored(order))!;
     expect(now).toMatchObject({ version: 1, failureCount: 1 });
     expect(hasApplied(now, 'job-twice')).toBe(true);
+  });
+
+  it('remembers every job that wrote a busy order, however many wrote since: the oldest in the ledger, moved 64 at a time', async () => {
+    let order = await newOrder();
+    store.resetCount();
+    for (let i = 0; i < 300; i++) order = (await reportFailure(order, `idem-busy-${i}`))!;
+    // 300 writes, and a ledger insert at the 129th, 194th and 259th
+    expect(store.commands()).toBe(303);
+    const now = (await stored(order))!;
+    expect(now).toMatchObject({ version: 300, failureCount: 300, appliedJobsMoved: true });
+    expect(now.appliedJobs.length).toBeLessThanOrEqual(128);
+    expect(hasApplied(now, 'idem-busy-0')).toBe(false);
+    for (const i of [0, 1, 63, 64, 127, 128, 200, 235, 236, 299]) expect(await repos.orders.appliedEver(now, `idem-busy-${i}`)).toBe(true);
+    expect(await repos.orders.appliedEver(now, 'idem-busy-300')).toBe(false);
+    // another order's ledger is not this one's
+    expect(await repos.orders.appliedEver({ ...now, _id: `${LOCATION}:0` }, 'idem-busy-0')).toBe(false);
+  });
+
+  it('reads no ledger for an order that never moved entries to it', async () => {
+    const order = (await reportFailure(await newOrder(), 'job-quiet'))!;
+    store.resetCount();
+    expect(await repos.orders.appliedEver(order, 'job-other')).toBe(false);
+    expect(await repos.orders.appliedEver(order, 'job-quiet')).toBe(true);
+    expect(store.commands()).toBe(0);
   });
 
   it("recognises an order's applied job ids written before the attempt marks", () => {

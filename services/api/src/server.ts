@@ -93,7 +93,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
   const queues = new TransitionQueues(queueRedis, queueLayout(config), nodeLog, config.queue.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(queueRedis, config.redis, nodeLog);
-  const repos = createRepos(store.db);
+  const repos = createRepos(store.db, { appliedJobsKeptMs: config.idempotency.ttlMs });
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   // Webhook deliveries the API adds itself: test events and redeliveries.
   const webhooks = createWebhooks({ repos, redis, queueRedis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log: nodeLog });

@@ -50,7 +50,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const target = redisTarget(config.redis);
   const store = await connectMongo(mongoUrl, config.mongo, { boundOperations: false });
   await ensureIndexes(store.db);
-  const repos = createRepos(store.db);
+  const repos = createRepos(store.db, { appliedJobsKeptMs: config.idempotency.ttlMs });
   const metrics = createWorkerMetrics(store.commandCount);
   const redis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
   // BullMQ's queues have a connection of their own: BullMQ defines its 64 scripts on a connection
@@ -126,7 +126,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     ...scheduled,
     queue: deadlineQueue,
     orders: repos.orders,
-    contextFor: (jobId, jobLog, events) => processor.context(jobId, jobLog, events),
+    contextFor: (jobId, jobLog, events, runBefore) => processor.context(jobId, jobLog, events, { runBefore }),
   });
   const presence = await startPresenceSweep({ ...scheduled, locations: repos.locations });
   relay.start();

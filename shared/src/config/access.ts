@@ -124,7 +124,8 @@ export const ACCESS_SECTIONS = defineSections({
         type: 'string',
         pattern: DURATION,
         default: '24h',
-        description: 'How long the answer to a write with an `Idempotency-Key` is kept for its retries.',
+        description:
+          'How long the answer to a write with an `Idempotency-Key` is kept for its retries; also how long a busy order remembers the jobs that wrote it, whatever Redis loses.',
       },
       IDEMPOTENCY_MAX_RECORDS: {
         type: 'integer',

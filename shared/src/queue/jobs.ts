@@ -72,10 +72,12 @@ export const isNotApplied = (outcome: JobOutcome | undefined): boolean => outcom
 
 /** The job id of a request with an Idempotency-Key: the same for every retry of it. */
 export const keyedJobId = (idempotencyId: string): string => `idem-${idempotencyId}`;
+/** Whether a job was queued under an Idempotency-Key. */
+export const isKeyedJobId = (jobId: string): boolean => jobId.startsWith(keyedJobId(''));
 
 /** The outcome of a job a worker took too late for its request, and did not apply. */
 export function notAppliedOutcome(jobId: string): JobOutcome {
-  return { status: 503, problem: problems.notApplied(jobId.startsWith(keyedJobId(''))), notApplied: true };
+  return { status: 503, problem: problems.notApplied(isKeyedJobId(jobId)), notApplied: true };
 }
 
 /**

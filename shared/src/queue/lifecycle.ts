@@ -34,9 +34,11 @@ export interface LifecycleCounts {
   auditPurged: number;
   /** Events of the feed past EVENT_RETENTION removed. */
   eventsPurged: number;
+  /** Applied job ids orders moved to the ledger, past IDEMPOTENCY_TTL, removed. */
+  appliedJobsPurged: number;
 }
 
-export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = ['archived', 'expired', 'purged', 'commandsPurged', 'deliveriesPurged', 'auditPurged', 'eventsPurged'];
+export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = ['archived', 'expired', 'purged', 'commandsPurged', 'deliveriesPurged', 'auditPurged', 'eventsPurged', 'appliedJobsPurged'];
 
 export interface LifecycleRun extends LifecycleCounts {
   durationMs: number;

@@ -48,8 +48,14 @@ export interface OrderDoc extends WithOutbox {
   /** Grows by one with every write; writes are conditional on the version read. */
   version: number;
   failureCount: number;
-  /** Ids of the last jobs applied, so a job re-run after a crash is applied once. */
+  /**
+   * Ids of the last jobs applied, each with a mark of its attempt, so a job re-run after a crash
+   * (or retried under its Idempotency-Key) is applied once; older ones are in the applied-jobs
+   * ledger (store/applied-jobs.ts).
+   */
   appliedJobs: string[];
+  /** Set once the order moved applied job ids to the ledger: a job not among `appliedJobs` may be there. */
+  appliedJobsMoved?: true;
   rows: OrderRow[];
   guestCount: number;
   tableNumber?: number;
@@ -67,6 +73,16 @@ export interface OrderDoc extends WithOutbox {
   overdueJob?: string;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** Applied job ids an order moved out of its own document (store/applied-jobs.ts). */
+export interface AppliedJobsDoc {
+  /** The order's id and the version it moved them at. */
+  _id: string;
+  orderId: string;
+  /** Job ids, without their attempt marks. */
+  jobs: string[];
+  expireAt: Date;
 }
 
 export interface CommandDoc extends WithOutbox {

@@ -1,6 +1,6 @@
 import { Collection, Db, Filter, MongoClient } from 'mongodb';
 import type { MongoConfig } from '../config';
-import type { ArchivedOrderDoc, AuditAnchorDoc, AuditDoc, CommandDoc, EventDoc, LeaseDoc, LocationDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
+import type { AppliedJobsDoc, ArchivedOrderDoc, AuditAnchorDoc, AuditDoc, CommandDoc, EventDoc, LeaseDoc, LocationDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
 import { asInteger, asString } from './query-values';
 
 export interface Store {
@@ -82,6 +82,8 @@ export function collections(db: Db) {
     auditAnchors: db.collection<AuditAnchorDoc>('auditAnchors'),
     /** The event log: the feed, and the source of webhook deliveries (store/event-log.ts). */
     events: db.collection<EventDoc>('events'),
+    /** Applied job ids orders moved out of their documents (store/applied-jobs.ts). */
+    appliedJobs: db.collection<AppliedJobsDoc>('appliedJobs'),
     /** Which process holds a one-at-a-time job (store/leases.ts). */
     leases: db.collection<LeaseDoc>('leases'),
   };
@@ -145,6 +147,9 @@ export async function ensureIndexes(db: Db): Promise<void> {
     // an endpoint's delivery log, newest first; dropped after WEBHOOK_LOG_RETENTION (TTL, and the lifecycle job's purge)
     c.webhookDeliveries.createIndex({ subscriptionId: 1, _id: -1 }),
     c.webhookDeliveries.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
+    // whether an order's moved entries hold a job; kept for IDEMPOTENCY_TTL (TTL, and the lifecycle job's purge)
+    c.appliedJobs.createIndex({ orderId: 1, jobs: 1 }),
+    c.appliedJobs.createIndex({ expireAt: 1 }, { expireAfterSeconds: 0 }),
     c.operators.createIndex({ tokenHash: 1 }, { unique: true }),
     // The audit log newest first: all of it, by location (a manager's read), by operator.
     c.audit.createIndex({ locationId: 1, _id: -1 }),

@@ -6,6 +6,7 @@ import type { OrderRow } from '../domain/records';
 import type { OrderDoc } from './documents';
 import { type EventsOf, NO_EVENTS, outboxAfter, outboxOfNew, TAKEN_OUTBOX_DUE_MS, type TakeOver, withOutbox, withTakenOutbox } from './outboxes';
 import { GROUP_COMMIT_MAX, groupCommit } from './group-commit';
+import { AppliedJobsLedger, ATTEMPT_MARK } from './applied-jobs';
 import { collections, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
 
@@ -21,11 +22,13 @@ export function raceBackoff(attempt: number): Promise<void> {
 }
 
 /**
- * How many applied job ids an order remembers: far more than can be in flight for one order,
- * and enough that a retried request (its job id derived from its Idempotency-Key) is recognised
- * after dozens of other writes to the same order.
+ * How many applied job ids an order keeps in its own document at least: far more than can be in
+ * flight for one order. It holds up to twice as many, then moves all but these to the applied-jobs
+ * ledger in one insert (store/applied-jobs.ts): one extra command per this many writes of a busy
+ * order, and none for the others.
  */
 const APPLIED_JOBS_KEPT = 64;
+const APPLIED_JOBS_HELD = 2 * APPLIED_JOBS_KEPT;
 
 /** An order as read for display: everything but the applied job ids (only the worker needs them). */
 export type ListedOrder = Omit<OrderDoc, 'appliedJobs'>;
@@ -47,7 +50,6 @@ const atVersion = (order: OrderDoc): GuardedWrite['filter'] => ({ _id: order._id
 function appliedEntry(jobId: string): string {
   return `${jobId}${ATTEMPT_MARK}${randomBytes(6).toString('base64url')}`;
 }
-const ATTEMPT_MARK = '~';
 
 /** Whether a run of `jobId` wrote this order (an entry of before the attempt marks is the id alone). */
 export function hasApplied(order: Pick<OrderDoc, 'appliedJobs'>, jobId: string): boolean {
@@ -97,9 +99,26 @@ export interface NewOrder {
 
 export class OrdersRepo {
   private readonly c;
+  private readonly ledger: AppliedJobsLedger;
 
-  constructor(db: Db) {
+  /** `appliedJobsKeptMs`: how long job ids moved to the ledger are kept (IDEMPOTENCY_TTL). */
+  constructor(db: Db, appliedJobsKeptMs: number) {
     this.c = collections(db).orders;
+    this.ledger = new AppliedJobsLedger(db, appliedJobsKeptMs);
+  }
+
+  /**
+   * Whether a run of `jobId` wrote this order, in its document or, for an order that moved entries
+   * out, in the ledger (one read then). For a job that may have run before: a keyed one (its
+   * retry may come whenever Redis lost its record) or one run again.
+   */
+  async appliedEver(order: Pick<OrderDoc, '_id' | 'appliedJobs' | 'appliedJobsMoved'>, jobId: string): Promise<boolean> {
+    return hasApplied(order, jobId) || (order.appliedJobsMoved === true && (await this.ledger.has(order._id, jobId)));
+  }
+
+  /** Ledger entries past their time: what the TTL index removes, for where no TTL monitor runs. */
+  purgeAppliedJobs(now: Date, limit: number): Promise<number> {
+    return this.ledger.purge(now, limit);
   }
 
   /** Inserts a new order, with the events its creation implies (`events` of the order as inserted) in its outbox. */
@@ -193,8 +212,15 @@ export class OrdersRepo {
    */
   async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS, takeOver?: TakeOver): Promise<OrderDoc | null> {
     const entry = appliedEntry(jobId);
-    const appliedJobs = [...order.appliedJobs, entry].slice(-APPLIED_JOBS_KEPT);
-    const set = { ...change, appliedJobs, updatedAt: now };
+    let appliedJobs = [...order.appliedJobs, entry];
+    let moved: { appliedJobsMoved: true } | undefined;
+    if (appliedJobs.length > APPLIED_JOBS_HELD) {
+      // kept before the write that drops them: a crash in between leaves them in both places
+      await this.ledger.keep(order, appliedJobs.slice(0, -APPLIED_JOBS_KEPT), now);
+      appliedJobs = appliedJobs.slice(-APPLIED_JOBS_KEPT);
+      moved = { appliedJobsMoved: true };
+    }
+    const set = { ...change, appliedJobs, ...moved, updatedAt: now };
     const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
     const entries = events(after);
     const base = { $set: set, $inc: { version: 1 } };

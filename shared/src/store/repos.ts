@@ -32,9 +32,17 @@ export interface Repos {
   leases: LeasesRepo;
 }
 
-export function createRepos(db: Db): Repos {
+export interface RepoOptions {
+  /** IDEMPOTENCY_TTL: how long job ids an order moved to the applied-jobs ledger are kept. */
+  appliedJobsKeptMs: number;
+}
+
+/** IDEMPOTENCY_TTL's default, for tools and tests that load no configuration. */
+const DEFAULT_OPTIONS: RepoOptions = { appliedJobsKeptMs: 24 * 60 * 60 * 1000 };
+
+export function createRepos(db: Db, options: RepoOptions = DEFAULT_OPTIONS): Repos {
   return {
-    orders: new OrdersRepo(db),
+    orders: new OrdersRepo(db, options.appliedJobsKeptMs),
     archive: new OrderArchiveRepo(db),
     commands: new CommandsRepo(db),
     work: new WorkRepo(db),

@@ -12,6 +12,7 @@ const ACTION: Record<keyof LifecycleCounts, string> = {
   deliveriesPurged: 'webhook_deliveries_purged',
   auditPurged: 'audit_purged',
   eventsPurged: 'events_purged',
+  appliedJobsPurged: 'applied_jobs_purged',
 };
 
 export interface LifecycleMetricSources {

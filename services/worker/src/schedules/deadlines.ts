@@ -35,7 +35,7 @@ export async function startDeadlines(options: {
   queue: Queue<DeadlineJob>;
   orders: Pick<OrdersRepo, 'markOverdue' | 'markedOverdueBy'>;
   /** A job context for an auto-abort: an order transition run outside the transition queue. */
-  contextFor(jobId: string, log: Logger, events: EventPublisher): JobContext;
+  contextFor(jobId: string, log: Logger, events: EventPublisher, runBefore: boolean): JobContext;
   /** FAULT_INJECT's crash points (tests). */
   checkpoint: Checkpoint;
 }): Promise<RunningDeadlines> {
@@ -63,7 +63,7 @@ export async function startDeadlines(options: {
       return marked ? 'overdue' : 'overdue, announced again';
     }
     if (job.name === DEADLINE_JOB.autoAbort) {
-      const ctx = options.contextFor(job.id!, jobLog, events);
+      const ctx = options.contextFor(job.id!, jobLog, events, job.attemptsStarted > 1);
       const outcome = await applyOrderAction(ctx, { scope: { locationId }, orderNumber, action: { kind: 'auto-abort', placedAt: orderTime } });
       return String(outcome.status);
     }

@@ -10,7 +10,7 @@ import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { WebhookDeliveriesRepo } from '@pos/shared/store/webhooks';
 
 export interface LifecycleDeps {
-  orders: Pick<OrdersRepo, 'untouchedSince' | 'removeIfUnchanged' | 'versionsOf'>;
+  orders: Pick<OrdersRepo, 'untouchedSince' | 'removeIfUnchanged' | 'versionsOf' | 'purgeAppliedJobs'>;
   archive: Pick<OrderArchiveRepo, 'keep' | 'dropCopies' | 'purge'>;
   commands: Pick<CommandsRepo, 'purgeExpired'>;
   /** The webhook delivery log (its TTL index does the same where a TTL monitor runs). */
@@ -47,7 +47,8 @@ const UNSUBMITTED: OrderState[] = ['SELECTING', 'NEW'];
 
 /**
  * One run of the lifecycle job: expired commands removed, expired (unsubmitted) orders and finished orders
- * moved to the archive, archived orders, audit records and events past retention removed. Batched and bounded in time;
+ * moved to the archive, archived orders, applied-job ledger entries, audit records and events past
+ * retention removed. Batched and bounded in time;
  * every step is idempotent, so a run that crashed anywhere is finished by the next one (and two
  * runs that overlap, which the queue's global concurrency prevents, would not harm each other).
  *
@@ -102,6 +103,10 @@ export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSetti
     const removed = await deps.archive.purge(now, batchSize);
     return { read: removed, done: removed };
   });
+  const appliedJobsPurged = await drain(async () => {
+    const removed = await deps.orders.purgeAppliedJobs(now, batchSize);
+    return { read: removed, done: removed };
+  });
   const deliveriesPurged = deps.webhookDeliveries
     ? await drain(async () => {
         const removed = await deps.webhookDeliveries!.purge(now, batchSize);
@@ -124,5 +129,5 @@ export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSetti
           return { read: removed, done: removed };
         })
       : 0;
-  return { archived, expired, purged, commandsPurged, deliveriesPurged, auditPurged, eventsPurged, durationMs: Date.now() - started, complete };
+  return { archived, expired, purged, commandsPurged, deliveriesPurged, auditPurged, eventsPurged, appliedJobsPurged, durationMs: Date.now() - started, complete };
 }

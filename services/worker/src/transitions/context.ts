@@ -24,8 +24,10 @@ export interface JobContext {
   jobId: string;
   /** This job ran before and answered 200 (see AnsweredJobs): it reports the order as it is now and changes nothing. */
   answered: boolean;
+  /** This job started before (BullMQ runs it again after a crash or a failed attempt): that run may have written. */
+  runBefore: boolean;
   log: Logger;
-  orders: Pick<OrdersRepo, 'find' | 'applyChange' | 'touchOpenOfSession' | 'placedOfSession'>;
+  orders: Pick<OrdersRepo, 'find' | 'applyChange' | 'appliedEver' | 'touchOpenOfSession' | 'placedOfSession'>;
   /** Where finished orders go; read only when the hot collection misses. */
   archive: Pick<OrderArchiveRepo, 'find'>;
   /** This worker's last reads and writes of orders (see OrderCache). */

@@ -3,7 +3,7 @@ import { problems } from '@pos/shared/domain/problem';
 import { orderOutbox } from '@pos/shared/events/outbox';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import { toOrderRecord } from '@pos/shared/domain/records';
-import { type JobOutcome, notAppliedOutcome, type OrderActionJob } from '@pos/shared/queue/jobs';
+import { isKeyedJobId, type JobOutcome, notAppliedOutcome, type OrderActionJob } from '@pos/shared/queue/jobs';
 import { findOrder } from '@pos/shared/store/archive';
 import { hasApplied, raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
 import type { JobContext } from './context';
@@ -14,7 +14,8 @@ type Apply = Extract<Decision, { type: 'apply' }>;
  * Applies one action to one order: read, decide with the state machine, write conditionally on
  * the version read. A customer's finish or submit reads its session after the order, each time
  * (why that order of reads places nothing for a closed session: see session-close.ts).
- * A re-run of a job that already wrote (worker crash) finds its id on the order. While this
+ * A re-run of a job that already wrote (worker crash), or a keyed retry whose earlier attempt
+ * wrote, finds its id on the order or in its applied-jobs ledger (mayHaveWritten). While this
  * worker relays, the write takes the order's events over and hands them to its relay (see
  * TakenEvents), a re-run's too.
  * An order this worker has cached is tried first without a read: its write proves it current.
@@ -37,7 +38,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     const { order, archived } = found;
     if (!archived) ctx.orderCache.set(order);
 
-    if (ctx.answered || hasApplied(order, ctx.jobId)) {
+    if (ctx.answered || (mayHaveWritten(ctx) ? await ctx.orders.appliedEver(order, ctx.jobId) : hasApplied(order, ctx.jobId))) {
       // The write landed before a crash; the announcement may not have.
       ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
       ctx.takenEvents.take(order);
@@ -71,13 +72,25 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
  * order forgotten) in every other case, which the caller then decides on a fresh read.
  */
 async function tryCached(ctx: JobContext, job: OrderActionJob, order: OrderDoc, thresholdRead: Promise<number> | undefined): Promise<JobOutcome | undefined> {
-  if (hasApplied(order, ctx.jobId)) return undefined;
+  // (a write at the cached version would prove only that nothing wrote since, not before)
+  if (hasApplied(order, ctx.jobId) || (order.appliedJobsMoved && mayHaveWritten(ctx))) return undefined;
   const now = new Date();
   const decision = decide(order, job.action, await inputsAfterReading(ctx, job, order, thresholdRead), now);
   if (decision.type !== 'apply' || (job.deadline !== undefined && Date.now() > job.deadline)) return undefined;
   const outcome = await commit(ctx, job, order, decision, now);
   if (!outcome) ctx.orderCache.forget(order);
   return outcome;
+}
+
+/**
+ * Whether an earlier attempt of this job may have written the order: a run again, or a job queued
+ * under an Idempotency-Key (its retry may come at any time, and find nothing in Redis if Redis
+ * lost the key's record and the job). Only for these is the ledger read. A first run of a job
+ * without a key is new, but for one whose start Redis lost: run again within its request's
+ * deadline, that is found among the order's newest applied jobs.
+ */
+function mayHaveWritten(ctx: JobContext): boolean {
+  return ctx.runBefore || isKeyedJobId(ctx.jobId);
 }
 
 /**

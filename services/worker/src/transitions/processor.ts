@@ -49,9 +49,9 @@ export class JobProcessor {
   constructor(private readonly deps: JobProcessorDeps) {}
 
   /** What a transition may touch, for a job of the queue or a deadline job's auto-abort. */
-  context(jobId: string, log: Logger, events: EventPublisher, answered = false): JobContext {
+  context(jobId: string, log: Logger, events: EventPublisher, { runBefore = false, answered = false } = {}): JobContext {
     const { repos, orderCache, takenEvents, followUps, failureThreshold, checkpoint } = this.deps;
-    return { ...repos, orderCache, takenEvents, events, followUps, failureThreshold, jobId, answered, log, checkpoint };
+    return { ...repos, orderCache, takenEvents, events, followUps, failureThreshold, jobId, answered, runBefore, log, checkpoint };
   }
 
   async process(job: Job<JobData>): Promise<JobOutcome> {
@@ -79,7 +79,7 @@ export class JobProcessor {
     // The job's messages go out with its reply, after it (one round trip; see JobMessages).
     const messages = new JobMessages();
     const events = new EventPublisher(messages, this.deps.prefix);
-    const outcome = await runJob(this.context(job.id!, log, events, answered !== undefined), checked);
+    const outcome = await runJob(this.context(job.id!, log, events, { runBefore: job.attemptsStarted > 1, answered: answered !== undefined }), checked);
     annotate({ 'pos.outcome.status': outcome.status });
     // An answer that applied nothing is not kept: a re-run does the work afresh.
     const record = isNotApplied(outcome) ? undefined : answers.record(job.id!, outcome);

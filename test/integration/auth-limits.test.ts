@@ -6,7 +6,7 @@
  */
 import { generateApiKey, hashApiKey } from '@pos/shared/auth/keys';
 import { openDb } from '../support/fixtures';
-import { call } from '../support/http';
+import { adminHeader, call, sampleRows } from '../support/http';
 import { startStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -86,5 +86,44 @@ describe('rejected keys', () => {
     const { id } = await stack.admin.createLocation('Issued');
     const { apiKey } = await stack.admin.createServiceSession(id, 'register');
     expect((await call('GET', url, { apiKey })).status).toBe(200);
+  });
+});
+
+/**
+ * A flood of bad keys costs the flooder its own 401 delays and nothing of anyone's capacity: a
+ * rejected request leaves the node's requests in flight before its delay, so another location's
+ * writes and an operator's reads are answered as without it.
+ */
+describe.each([
+  ['the defaults', {}],
+  ['HTTP_MAX_IN_FLIGHT=64', { HTTP_MAX_IN_FLIGHT: '64' }],
+])('300 requests with made-up or revoked keys, at %s', (_name, env: Record<string, string>) => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+
+  beforeAll(async () => {
+    stack = await startStack(env);
+  });
+  afterAll(() => stack?.close());
+
+  it("take no other location's capacity: its customer's order and an operator's read are answered, not shed", async () => {
+    const flooded = await stack.admin.createLocation('Flooded');
+    const revoked = await stack.admin.createServiceSession(flooded.id, 'revoked');
+    await stack.admin.closeSession(revoked.sessionId);
+    const other = await stack.admin.createLocation('Other');
+    const customer = await stack.admin.createCustomerSession(other.id, 1, 1);
+    const inFlight = stack.api.deps.inFlight;
+
+    const flood = Array.from({ length: 300 }, (_, i) =>
+      call('GET', `${stack.baseUrl}/orders/location${i % 2 ? `?api_key=pos_x${i}` : ''}`, i % 2 ? {} : { apiKey: revoked.apiKey }),
+    );
+    await eventually(() => stack.api.deps.sessionLookup.rejectionsInFlight === 300, 'every bad key in its 401 delay');
+    // the delayed rejections hold no place among the requests in flight
+    expect(inFlight.current).toBe(0);
+    const order = await call('POST', `${stack.baseUrl}/customer/orders`, { apiKey: customer.apiKey, body: { rows: sampleRows } });
+    const listed = await call('GET', `${stack.operatorOrigin}/admin/v1/locations/${other.id}/orders?state=PLACED`, { headers: adminHeader(stack.env) });
+    expect({ order: order.status, listed: listed.status }).toEqual({ order: 201, listed: 200 });
+
+    const statuses = (await Promise.all(flood)).map((res) => res.status);
+    expect(new Set(statuses)).toEqual(new Set([401]));
   });
 });

@@ -27,6 +27,11 @@ export interface AppState {
   deadline: number;
   /** The operation's criticality (the operation table's), set first by its pipeline: what its job is admitted as. */
   criticality?: Criticality;
+  /**
+   * Set by the node's bound on requests in flight: gives the request's place back before its end
+   * (a rejected key, before its 401 delay). Idempotent.
+   */
+  releaseInFlight?: () => void;
   /** Set where the request is shed under overload, for its metrics (`pos_requests_shed_total`). */
   shed?: ShedReason;
   /** Set by the operator authentication of admin routes, Bull Board and /metrics. */

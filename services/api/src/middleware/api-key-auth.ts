@@ -46,6 +46,8 @@ export function requireSession(lookup: SessionLookup, type: SessionType, onSight
   return async function apiKeyAuth(ctx: AppContext, next: Next): Promise<void> {
     const { keyHash, session, form, verdict } = await lookup.authenticate(apiKeyOf(ctx), type, new Date());
     if (!verdict.ok) {
+      // Out of the node's requests in flight for its delay: rejections have a budget of their own.
+      ctx.state.releaseInFlight?.();
       const release = lookup.holdRejection();
       if (!release) {
         ctx.state.log.warn({ reason: verdict.reason, keyForm: form, ip: ctx.ip }, 'api key rejected at once: too many rejections in their delay');

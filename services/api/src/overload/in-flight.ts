@@ -9,7 +9,9 @@ import { shed } from './shed';
  * refused at once, before its authentication or any read, the least critical first. What it
  * guards is the node's own memory and event loop when a dependency slows down and requests pile
  * up (a slow MongoDB makes every read last longer); an event stream counts while it opens, not
- * while it is open (streams have bounds of their own). `exempt` requests are counted, never refused.
+ * while it is open (streams have bounds of their own), and a rejected key not during its 401
+ * delay (it gives its place back first: a flood of bad keys costs the flooder its own wait, not
+ * anyone's capacity). `exempt` requests are counted, never refused.
  */
 export class InFlightLimit {
   private inFlight = 0;
@@ -26,10 +28,16 @@ export class InFlightLimit {
       if (!fits(criticality, this.inFlight, this.max)) shed(ctx.state, 'in-flight', 1);
       ctx.state.criticality = criticality;
       this.inFlight += 1;
+      let held = true;
+      const release = () => {
+        if (held) this.inFlight -= 1;
+        held = false;
+      };
+      ctx.state.releaseInFlight = release;
       try {
         await next();
       } finally {
-        this.inFlight -= 1;
+        release();
       }
     };
   }

@@ -18,7 +18,8 @@ export type Stack = Middleware<AppState>[];
  * The one assembly of every operation's middleware, from its entry in the operation table:
  *
  * 1. the node's bound on requests in flight, by the operation's criticality (before anything that
- *    costs: a shed request costs no authentication and no read);
+ *    costs: a shed request costs no authentication and no read; a rejected key leaves it before
+ *    its 401 delay);
  * 2. its access: a register's or a customer's key (then its rate limit), or an operator's token
  *    (then, for a write, its audit record, whatever the outcome), its role and bound access;
  * 3. for a queued write, the admission to its location's partition of the transition queue (the job

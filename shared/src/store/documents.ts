@@ -201,6 +201,12 @@ export interface WebhookDeliveryDoc {
   subscriptionId: string;
   webhookId: string;
   type: string;
+  /**
+   * The location of the event delivered: who may read and resend the attempt (its subscription's
+   * locations may change since). Absent for a test event, and on attempts recorded before 0.5.0
+   * until the migration fills it in.
+   */
+  locationId?: string;
   /** The body sent, so that it can be sent again (redelivery). */
   body: string;
   attempt: number;

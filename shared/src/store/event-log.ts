@@ -96,9 +96,12 @@ export class EventLogRepo {
     return new Map(docs.map((doc) => [doc.eventId, doc]));
   }
 
-  /** The place of an event in the feed, or undefined when it is not (or no longer) recorded. */
-  async seqOf(eventId: string): Promise<number | undefined> {
-    const doc = await this.c.findOne({ eventId }, { projection: { _id: 1 } });
+  /**
+   * The place of an event in the feed, or undefined when it is not (or no longer) recorded, or
+   * not of `within` (a reader's locations; absent: all): another location's event is unknown.
+   */
+  async seqOf(eventId: string, within?: readonly string[]): Promise<number | undefined> {
+    const doc = await this.c.findOne({ eventId, ...(within && { locationId: { $in: [...within] } }) }, { projection: { _id: 1 } });
     return doc?._id;
   }
 

@@ -7,6 +7,7 @@ import type { WebhookDeliveryDoc, WebhookDoc } from './documents';
 import { collections, deleteDue } from './mongo';
 import type { Page } from './page';
 import { asString, withinLocations } from './query-values';
+import { TEST_EVENT_TYPE } from '../webhooks/event-types';
 
 
 /** What a subscription's fan-out needs: no secret. */
@@ -85,6 +86,15 @@ export class WebhooksRepo {
   }
 }
 
+/**
+ * The attempts a reader bound to `within` may see: those of its locations' events, and test
+ * events. An attempt is judged by its own event, not by its subscription's locations now.
+ */
+function readableBy(within: readonly string[] | undefined): Filter<WebhookDeliveryDoc> {
+  if (!within) return {};
+  return { $or: [{ locationId: { $in: within.map((id) => asString(id, 'locationId')) } }, { type: TEST_EVENT_TYPE }] };
+}
+
 export class WebhookDeliveriesRepo {
   private readonly c;
 
@@ -96,17 +106,20 @@ export class WebhookDeliveriesRepo {
     await this.c.insertOne(doc);
   }
 
-  /** An endpoint's attempts, newest first; `after` is the last id of the previous page. */
-  list(subscriptionId: string, page: Page<string>): Promise<WebhookDeliveryDoc[]> {
-    return this.c
-      .find(page.after === undefined ? { subscriptionId } : { subscriptionId, _id: { $lt: page.after } })
-      .sort({ subscriptionId: 1, _id: -1 })
-      .limit(page.limit)
-      .toArray();
+  /**
+   * An endpoint's attempts, newest first; `after` is the last id of the previous page. With
+   * `within` (a bound reader's locations), only the attempts whose event is of one of them, and
+   * test events (they carry no location's data).
+   */
+  list(subscriptionId: string, page: Page<string>, within?: readonly string[]): Promise<WebhookDeliveryDoc[]> {
+    const filter: Filter<WebhookDeliveryDoc> = { subscriptionId: asString(subscriptionId, 'subscriptionId'), ...readableBy(within) };
+    if (page.after !== undefined) filter._id = { $lt: asString(page.after, 'after') };
+    return this.c.find(filter).sort({ subscriptionId: 1, _id: -1 }).limit(page.limit).toArray();
   }
 
-  find(subscriptionId: string, id: string): Promise<WebhookDeliveryDoc | null> {
-    return this.c.findOne({ _id: id, subscriptionId });
+  /** One attempt of the endpoint, if `within` (as for `list`) may read it. */
+  find(subscriptionId: string, id: string, within?: readonly string[]): Promise<WebhookDeliveryDoc | null> {
+    return this.c.findOne({ _id: asString(id, 'deliveryId'), subscriptionId: asString(subscriptionId, 'subscriptionId'), ...readableBy(within) });
   }
 
   /** What the TTL index does, where no TTL monitor runs (the lifecycle job calls it). */

@@ -48,6 +48,16 @@ export function unlocatedBody(id: string, type: string, timestamp: Date, data: R
   return JSON.stringify({ id, type, timestamp: timestamp.toISOString(), data });
 }
 
+/** The location of the event a body carries (`data.locationId`); undefined for an unlocated one (a test event). */
+export function bodyLocation(body: string): string | undefined {
+  try {
+    const locationId = (JSON.parse(body) as { data?: { locationId?: unknown } }).data?.locationId;
+    return typeof locationId === 'string' ? locationId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The deliveries a recorded event still owes, as the delivery queue takes them. */
 export function deliveriesOf(event: EventDoc): DeliveryJobData[] {
   const body = JSON.stringify(eventBody(event));

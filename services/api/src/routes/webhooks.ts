@@ -109,7 +109,7 @@ export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'red
     listWebhookDeliveries: async (ctx: AppContext) => {
       const subscription = await subscriptionOf(ctx);
       const page = queryOf(ctx, queryValidators.idPage);
-      sendPage(ctx, (await webhooks.deliveryLog(subscription._id, page)).map(toDeliveryView), page.limit, (last) => last.id);
+      sendPage(ctx, (await webhooks.deliveryLog(subscription._id, page, listScope(ctx))).map(toDeliveryView), page.limit, (last) => last.id);
     },
 
     redeliverWebhook: async (ctx: AppContext) => {
@@ -117,7 +117,7 @@ export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'red
       const subscription = await subscriptionOf(ctx);
       const deliveryId = String(ctx.params.deliveryId);
       if (!isId(deliveryId)) throw new ProblemError(problems.notFound('Delivery does not exist'));
-      await send(ctx, subscription, () => webhooks.redeliver(subscription, deliveryId, ctx.state.log));
+      await send(ctx, subscription, () => webhooks.redeliver(subscription, deliveryId, listScope(ctx), ctx.state.log));
     },
   };
 }

@@ -103,13 +103,17 @@ export class Webhooks {
     return this.enqueue({ subscriptionId: subscription._id, webhookId, type: TEST_EVENT_TYPE, body }, webhookId);
   }
 
-  deliveryLog(subscriptionId: string, page: Page<string>): Promise<WebhookDeliveryDoc[]> {
-    return this.deps.deliveryLog.list(subscriptionId, page);
+  /** Its attempts that `within` (a bound operator's locations; absent: all) may read: by each one's event. */
+  deliveryLog(subscriptionId: string, page: Page<string>, within: readonly string[] | undefined): Promise<WebhookDeliveryDoc[]> {
+    return this.deps.deliveryLog.list(subscriptionId, page, within);
   }
 
-  /** The same body and webhook-id again (receivers that saw it drop it), on a schedule of its own. */
-  async redeliver(subscription: WebhookDoc, deliveryId: string, log: Logger): Promise<QueuedDelivery> {
-    const entry = await this.deps.deliveryLog.find(subscription._id, deliveryId);
+  /**
+   * The same body and webhook-id again (receivers that saw it drop it), on a schedule of its own;
+   * a 404 for an attempt `within` may not read.
+   */
+  async redeliver(subscription: WebhookDoc, deliveryId: string, within: readonly string[] | undefined, log: Logger): Promise<QueuedDelivery> {
+    const entry = await this.deps.deliveryLog.find(subscription._id, deliveryId, within);
     if (!entry) throw new ProblemError(problems.notFound('Delivery does not exist'));
     log.info({ subscriptionId: subscription._id, webhookId: entry.webhookId }, 'webhook redelivery queued');
     return this.enqueue(

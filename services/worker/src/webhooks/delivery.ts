@@ -20,6 +20,7 @@ import { newId } from '@pos/shared/store/ids';
 import type { EventLogRepo } from '@pos/shared/store/event-log';
 import type { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
+import { bodyLocation } from '@pos/shared/webhooks/fan-out';
 import type { SecretBox } from '@pos/shared/webhooks/secrets';
 import { checkWebhookUrl } from '@pos/shared/webhooks/url-guard';
 import type { WebhookMetrics } from '../metrics';
@@ -78,6 +79,12 @@ async function settle(deps: DeliveryDeps, data: DeliveryJobData, jobId: string):
   if (data.eventId && !data.redelivery) await deps.events.settled(data.eventId, data.webhookId);
 }
 
+/** The attempt's location, its event's (none for a test event). */
+function located(body: string): { locationId?: string } {
+  const locationId = bodyLocation(body);
+  return locationId === undefined ? {} : { locationId };
+}
+
 /** What a run of a delivery job came to: an attempt's outcome, or nothing to attempt (its subscription removed or disabled). */
 export type DeliveryRun = WebhookOutcome | 'skipped';
 
@@ -118,6 +125,7 @@ export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: J
     subscriptionId: subscription._id,
     webhookId: data.webhookId,
     type: data.type,
+    ...located(data.body),
     body: data.body,
     attempt: number,
     outcome,

@@ -101,7 +101,7 @@ describe('event stream across API nodes', () => {
     await stream.preamble();
     await adminB.closeSession(sessionId);
     await stream.end();
-    const lines = () => nodeA.output().split('\n').filter((line) => line.includes('"requestId":"cluster-close-1"'));
+    const lines = () => nodeA.output().split('\n').filter((line) => line.includes('"claimedRequestId":"cluster-close-1"'));
     await eventually(() => lines().some((line) => line.includes('"msg":"request"')), 'the access line');
     const access = JSON.parse(lines().find((line) => line.includes('"msg":"request"'))!);
     expect(access).toMatchObject({ status: 200, url: `${streamPath}?api_key=[REDACTED]` });

@@ -7,7 +7,7 @@ import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { OrderRecord } from '@pos/shared/domain/records';
-import { registerAt } from '../support/fixtures';
+import { expiredSession, registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
@@ -39,14 +39,15 @@ describe('event stream', () => {
   const metric = async (name: 'eventsReceived' | 'eventsDelivered', type: string) =>
     (await stack.api.deps.metrics[name].get()).values.find((v) => v.labels.type === type)?.value ?? 0;
 
-  it('opens with text/event-stream headers, the request id and `retry:` first', async () => {
+  it("opens with text/event-stream headers, the service's request id and `retry:` first", async () => {
     const { key } = await registerAt(stack, 'headers');
     const stream = await connect(key, '', { 'X-Request-Id': 'stream-req-1' });
     expect(stream.status).toBe(200);
     expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
     expect(stream.headers['cache-control']).toBe('no-store');
     expect(stream.headers['x-accel-buffering']).toBe('no');
-    expect(stream.headers['x-request-id']).toBe('stream-req-1');
+    // the service's own id: the caller's is a claim (logged beside it)
+    expect(stream.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     await stream.waitFor(() => stream.raw.length > 0, 'the preamble');
     expect(stream.raw).toMatch(/^retry: \d+\n\n/);
     expect(stream.events).toEqual([]);
@@ -216,7 +217,7 @@ describe('event stream', () => {
   it('answers both 401 shapes after the delay', async () => {
     const { locationId } = await registerAt(stack, 'auth');
     const customer = (await stack.admin.createCustomerSession(locationId, 5)).apiKey;
-    const expired = (await stack.admin.createServiceSession(locationId, 'old', new Date(Date.now() - 60_000).toISOString())).apiKey;
+    const expired = (await expiredSession(stack, locationId, 'old')).apiKey;
     const closed = await stack.admin.createServiceSession(locationId, 'gone');
     await stack.admin.closeSession(closed.sessionId);
 

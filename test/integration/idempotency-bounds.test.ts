@@ -114,7 +114,7 @@ describe('requests refused by their checks keep nothing', () => {
   it('a write route whose handler never calls beginWork answers 500, with or without a key, and keeps nothing', async () => {
     const deps = stack.api.deps;
     const router = createRouter('/forgetful');
-    router.post('/write', jsonBody(1024), idempotency(deps.idempotency, () => ({ scope: 'forgetful', maxRecords: 10 })), (ctx: AppContext) => {
+    router.post('/write', jsonBody(1024, { refuseOtherTypes: true }), idempotency(deps.idempotency, () => ({ scope: 'forgetful', maxRecords: 10 })), (ctx: AppContext) => {
       ctx.body = { done: true };
     });
     const server = http.createServer(createApp(deps, [router]).callback()).listen(0, '127.0.0.1');

@@ -16,6 +16,7 @@ import {
   WorkStream,
 } from '@pos/shared/clients/register/client';
 import type { CommandRecord, OrderRecord, WorkRecord } from '@pos/shared/domain/records';
+import { expiredSession } from '../support/fixtures';
 import { sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
 import { startStack } from '../support/stack';
@@ -262,7 +263,7 @@ describe('register client against the service', () => {
   it('tells the text 401 (unknown key) from the JSON 401 (wrong type, expired)', async () => {
     const loc = await stack.admin.createLocation('Auth');
     const customer = await stack.admin.createCustomerSession(loc.id, 7);
-    const expired = await stack.admin.createServiceSession(loc.id, 'reg-old', new Date(Date.now() - 60_000).toISOString());
+    const expired = await expiredSession(stack, loc.id, 'reg-old');
     const failureOf = async (apiKey: string) => {
       const error = await new RegisterClient({ baseUrl: stack.baseUrl, apiKey }).listWork().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RegisterAuthError);

@@ -23,8 +23,8 @@ describe.each([
       headers: { 'x-forwarded-for': '198.51.100.1, 203.0.113.7', 'x-request-id': requestId },
     });
     expect(res.status).toBe(200);
-    await eventually(() => api.output().includes(`"requestId":"${requestId}"`), 'the access line');
-    const line = api.output().split('\n').find((l) => l.includes(`"requestId":"${requestId}"`))!;
+    await eventually(() => api.output().includes(`"claimedRequestId":"${requestId}"`), 'the access line');
+    const line = api.output().split('\n').find((l) => l.includes(`"claimedRequestId":"${requestId}"`))!;
     expect(JSON.parse(line)).toMatchObject({ msg: 'request', status: 200, ip: expectedIp });
   });
 });

@@ -9,6 +9,21 @@ export async function registerAt(stack: Pick<Stack, 'admin'>, name = 'Main Stree
   return { location, locationId: location.id, key: session.apiKey, sessionId: session.sessionId };
 }
 
+/**
+ * A register key whose session has expired: issued for later (an expiry in the past is refused),
+ * then moved into the past in MongoDB before the key is first used.
+ */
+export async function expiredSession(stack: Pick<Stack, 'admin' | 'env'>, locationId: string, deviceId: string) {
+  const issued = await stack.admin.createServiceSession(locationId, deviceId, new Date(Date.now() + 60_000).toISOString());
+  const db = await openDb(stack.env);
+  try {
+    await db.db.collection('sessions').updateOne({ _id: issued.sessionId as never }, { $set: { expiresAt: new Date(Date.now() - 60_000) } });
+  } finally {
+    await db.close();
+  }
+  return issued;
+}
+
 /** Direct reads of a stack's database, for what the wire does not show (version, failure count). */
 export async function openDb(env: StackEnv) {
   const client = await new MongoClient(env.MONGO_URL!).connect();

@@ -18,7 +18,10 @@ export interface Operator {
 
 /** What middleware puts on `ctx.state` for the handlers after it. */
 export interface AppState {
+  /** The service's id of the request (request-context.ts). */
   requestId: string;
+  /** The caller's X-Request-Id, when sane: a claim, logged and audited beside `requestId`. */
+  claimedRequestId?: string;
   log: Logger;
   /**
    * Epoch ms: JOB_TIMEOUT from the request's arrival. The waits on its path (a job, a stream's

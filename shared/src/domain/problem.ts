@@ -101,6 +101,8 @@ export const problems = {
   eventNotKept: (): Problem => problemOf('illegalArgument', '`after` names no event the feed holds: it is unknown, or older than EVENT_RETENTION'),
   unknownEventType: (type: string): Problem => problemOf('illegalArgument', `No event type ${echoed(type)}`),
   validation: (detail: string): Problem => problemOf('validation', detail),
+  /** A write's body of another media type than JSON (the admin and customer APIs). */
+  bodyNotJson: (type: string): Problem => problemOf('unsupportedMediaType', `The body must be JSON (Content-Type: application/json), not ${type === '' ? 'of no type' : echoed(type)}`),
   conflict: (detail: string): Problem => problemOf('conflict', detail),
   concurrentModification: (): Problem => problemOf('conflict', 'Order was modified concurrently; read it again and retry'),
   notFound: (detail: string): Problem => problemOf('notFound', detail),

@@ -159,7 +159,7 @@ const header = (wire: string, description: string, schema: JsonObject, required 
 export const HEADERS = {
   XRequestId: header(
     'X-Request-Id',
-    "The request's id: the caller's `X-Request-Id` when it is 1 to 100 of `A-Za-z0-9._-`, else a new UUID. Every log line of the request carries it.",
+    "The request's id, a UUID of the service's own. Every log line of the request carries it; a caller's `X-Request-Id` (1 to 100 of `A-Za-z0-9._-`) is logged beside it as `claimedRequestId`.",
     { type: 'string' },
   ),
   RetryAfter: header('Retry-After', 'Seconds to wait before retrying', { type: 'string', pattern: '^[0-9]+$' }),

@@ -87,6 +87,8 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
     problems: [problems.tooManyRequests('More than 20 requests in 1 s with this API key; retry after 1 s')],
     headers: { ok: ['RateLimitPolicy', 'RateLimit'], 429: ['RateLimitPolicy', 'RateLimit'] },
   }),
+  /** A write of the admin or customer API: a body of another type than JSON is a 415 (the register interface's is read as none). */
+  jsonOnly: () => ({ problems: [problems.bodyNotJson('text/plain')] }),
   /** It reads a JSON body: malformed, too large, or not what its schema says. */
   jsonBody: (options, spec) => {
     const schema = (spec.body?.schema ?? {}) as { required?: readonly string[]; additionalProperties?: boolean };
@@ -110,8 +112,8 @@ const responseRef = (name: string): JsonObject => ({ $ref: `#/components/respons
 const ACCESS: Record<Access, { security: JsonObject[]; unauthorized?: string; traits: Trait[]; writes: Trait[] }> = {
   public: { security: [], traits: [], writes: [] },
   register: { security: [{ registerKey: [] }, { registerKeyQuery: [] }], unauthorized: 'SessionRejected', traits: ['store', 'rateLimited'], writes: ['idempotent'] },
-  customer: { security: [{ customerKey: [] }, { customerKeyQuery: [] }], unauthorized: 'SessionRejected', traits: ['store', 'rateLimited'], writes: ['idempotent'] },
-  admin: { security: [{ adminToken: [] }], unauthorized: 'AdminUnauthorized', traits: ['store'], writes: ['idempotent'] },
+  customer: { security: [{ customerKey: [] }, { customerKeyQuery: [] }], unauthorized: 'SessionRejected', traits: ['store', 'rateLimited'], writes: ['idempotent', 'jsonOnly'] },
+  admin: { security: [{ adminToken: [] }], unauthorized: 'AdminUnauthorized', traits: ['store'], writes: ['idempotent', 'jsonOnly'] },
   board: { security: [{ adminToken: [] }, { adminBasic: [] }], unauthorized: 'BoardUnauthorized', traits: [], writes: [] },
 };
 
@@ -131,7 +133,7 @@ const DESCRIPTION = `The back end that restaurant registers poll and stream from
 - **Errors** are problem details (\`application/problem+json\`, RFC 7807); \`instance\` is the path without the query string. A path this document does not list answers 404, a method a path does not list 405 with an \`Allow\` header (both problems: \`#/components/responses/UnknownRoute\`, \`#/components/responses/MethodNotAllowed\`). A body over \`BODY_LIMIT\` is a 413; MongoDB, Redis or a worker not answering in time a 503 with \`Retry-After\`, by \`JOB_TIMEOUT\` and a second at the latest, whose detail says what is known of a write: not queued (nothing of it will be applied), or its outcome unknown (retry with the same \`Idempotency-Key\`; without one, read before retrying); anything unexpected a 500 whose detail starts with an id that is also in the log.
 - **Retries.** Every write takes an \`Idempotency-Key\`: a retry with the same key gets the first answer back instead of doing the work twice (409 while the first is still processed, 422 for the same key on another request, 429 when the caller holds its quota of kept answers). With \`RATE_LIMIT\` set, each API key may make that many requests per window; above, a 429 with \`Retry-After\`.
 - **Lists** of the admin API are paged with \`limit\` (1 to 1000, default 100) and \`after\` (the id or number of the last item of the previous page); a full page names the next in a \`Link\` header, a shorter page is the last.
-- **X-Request-Id**: every answer carries one (the caller's, when sane); every log line of the request carries it too.`;
+- **X-Request-Id**: every answer carries one, the service's own; every log line of the request carries it too (and the caller's, when it sent one, as \`claimedRequestId\`).`;
 
 function statusText(status: number): string {
   return STATUS_CODES[status] ?? String(status);

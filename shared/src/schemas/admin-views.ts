@@ -262,8 +262,11 @@ export const auditRecordSchema = {
     },
     locationId: { type: 'string', description: 'The location the write concerns, when one' },
     status: { type: 'integer', description: 'The status of the answer' },
-    requestId: { type: 'string' },
+    requestId: { type: 'string', description: "The service's id of the request: the `X-Request-Id` of its answer, and the `requestId` of its log lines" },
+    claimedRequestId: { type: 'string', description: 'The `X-Request-Id` the caller sent, when it sent one: what the caller claims, kept apart' },
     change: auditChangeSchema,
+    v: { type: 'integer', enum: [2], description: 'The form of the record: 2 (since 0.5.0) has `purgeAt` and `claimedRequestId` under its hash; absent on older records' },
+    purgeAt: { ...timestamp, description: 'When retention removes the record (`AUDIT_RETENTION` after it); on records of form 2' },
     seq: { type: 'integer', minimum: 1, description: "The record's place in the log's hash chain (absent on records written before the chain)" },
     prevHash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The `hash` of the record before it (`seq` - 1), or 64 zeros for the first' },
     hash: {
@@ -288,10 +291,10 @@ export const auditVerificationSchema = {
     brokenAt: {
       type: 'object',
       additionalProperties: false,
-      required: ['seq', 'reason'],
+      required: ['reason'],
       description: 'The first broken link',
       properties: {
-        seq: { type: 'integer', description: 'Where the chain breaks' },
+        seq: { type: 'integer', description: 'Where the chain breaks; absent for a record that has no place in it' },
         id: { type: 'string', description: 'The record found there, when one is' },
         reason: { type: 'string' },
       },

@@ -4,7 +4,7 @@
  * the same objects.
  */
 import Ajv from 'ajv';
-import addFormats from 'ajv-formats';
+import { INSTANT_FORMAT } from './instants';
 import type { FromSchema } from 'json-schema-to-ts';
 import { ORDER_STATES } from '../domain/order-state';
 import { EVENT_ID_PATTERN } from '../webhooks/event-types';
@@ -12,7 +12,7 @@ import { LIMITS, type Validator } from './requests';
 
 /** Query strings are text: their numbers are read as numbers, and absent values take their defaults. */
 const queryAjv = new Ajv({ allErrors: false, strict: true, coerceTypes: true, useDefaults: true });
-addFormats(queryAjv, ['date-time']);
+queryAjv.addFormat('date-time', INSTANT_FORMAT);
 
 const limit = {
   type: 'integer',
@@ -99,9 +99,27 @@ export type AuditQuery = FromSchema<typeof auditQuerySchema>;
 export type AuditVerifyQuery = FromSchema<typeof auditVerifyQuerySchema>;
 export type EventFeedQuery = FromSchema<typeof eventFeedQuerySchema>;
 
-/** A query validator: numbers coerced, defaults filled in (on a copy of the query it is given). */
-function compileQuery<T>(schema: object): Validator<T> {
-  return queryAjv.compile<T>(schema);
+/** An integer in a query string: decimal digits (`0x10` and `1e3` are numbers to JavaScript, not to a reader). */
+const DECIMAL = /^-?[0-9]+$/;
+
+/**
+ * A query validator: numbers coerced, defaults filled in (on a copy of the query it is given).
+ * Integers are taken in decimal only: coercion alone would read any JavaScript number.
+ */
+function compileQuery<T>(schema: { properties: Record<string, { type?: string }> }): Validator<T> {
+  const validate = queryAjv.compile<T>(schema);
+  const integers = Object.keys(schema.properties).filter((name) => schema.properties[name]!.type === 'integer');
+  const checked = ((query: Record<string, unknown>) => {
+    const name = integers.find((n) => typeof query[n] === 'string' && !DECIMAL.test(query[n] as string));
+    if (name !== undefined) {
+      checked.errors = [{ instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, keyword: 'type', params: { type: 'integer' }, message: 'must be integer' }];
+      return false;
+    }
+    const valid = validate(query);
+    checked.errors = validate.errors;
+    return valid;
+  }) as Validator<T>;
+  return checked;
 }
 
 export const queryValidators = {

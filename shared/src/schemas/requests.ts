@@ -4,14 +4,14 @@
  * OpenAPI document publishes the same objects.
  */
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
 import type { FromSchema } from 'json-schema-to-ts';
 import { COMMAND_KINDS, CUSTOMER_COMMAND_KINDS, CommandKind } from '../domain/commands';
 import { Problem, problems } from '../domain/problem';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
+import { INSTANT_FORMAT } from './instants';
 
 const ajv = new Ajv({ allErrors: false, strict: true });
-addFormats(ajv, ['date-time']);
+ajv.addFormat('date-time', INSTANT_FORMAT);
 
 /**
  * Text that reaches register screens and kitchen printers carries no control characters

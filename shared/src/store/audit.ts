@@ -5,9 +5,11 @@
  * The log is a hash chain, so that a record changed or removed in MongoDB is found: each record
  * has the next `seq` and carries `prevHash` (the record before's `hash`) and `hash`, SHA-256 of
  * `prevHash`, a newline and the record as the API shows it without `hash`, in RFC 8785's
- * canonical JSON. A writer reads the newest record and inserts the next `seq`, which a unique
- * index gives to one writer only; the others read again. Retention removes the oldest records
- * only, in `seq` order, and first records where the chain now starts (the anchor).
+ * canonical JSON; every stored field is in that record (`purgeAt` too, since the record's second
+ * form, `v: 2`). A writer reads the newest record and inserts the next `seq`, which a unique
+ * index gives to one writer only; the others read again; then it moves the chain's head anchor
+ * forward, so that a removed newest record is missed. Retention removes the oldest records only,
+ * in `seq` order, and first records where the chain now starts (the start anchor).
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
@@ -21,8 +23,12 @@ import { toAuditRecord } from '../domain/views';
 
 export type { AuditDoc };
 
-/** What a writer gives: the record without its place in the chain. */
-export type AuditEntry = Omit<AuditDoc, 'seq' | 'prevHash' | 'hash'>;
+/** What a writer gives: the record without its place in the chain and its form. */
+export type AuditEntry = Omit<AuditDoc, 'seq' | 'prevHash' | 'hash' | 'v'>;
+
+/** Where the chain starts (after retention) and its newest link, in `auditAnchors`. */
+const START = 'audit';
+const HEAD = 'head';
 
 export interface AuditFilter {
   locationId?: string;
@@ -68,16 +74,28 @@ export class AuditRepo {
   async append(entry: AuditEntry): Promise<AuditDoc> {
     for (let tries = 1; ; tries += 1) {
       const last = this.last ?? (await this.newest());
-      const doc: AuditDoc = { ...entry, seq: (last?.seq ?? 0) + 1, prevHash: last?.hash ?? GENESIS_HASH };
+      const doc: AuditDoc = { ...entry, v: 2, seq: (last?.seq ?? 0) + 1, prevHash: last?.hash ?? GENESIS_HASH };
       doc.hash = auditHash(doc);
       try {
         await this.c.insertOne(doc);
-        this.last = { seq: doc.seq!, hash: doc.hash };
-        return doc;
       } catch (err) {
         this.last = undefined;
         if (!isDuplicateKey(err) || tries >= APPEND_TRIES) throw err;
+        continue;
       }
+      this.last = { seq: doc.seq!, hash: doc.hash };
+      await this.moveAnchor(HEAD, this.last);
+      return doc;
+    }
+  }
+
+  /** Moves an anchor forward to `link` (never back: a slower writer may come second). */
+  private async moveAnchor(id: typeof START | typeof HEAD, link: { seq: number; hash: string }): Promise<void> {
+    try {
+      await this.anchors.updateOne({ _id: id, seq: { $lt: link.seq } }, { $set: link }, { upsert: true });
+    } catch (err) {
+      // another writer's upsert of a later link came first
+      if (!isDuplicateKey(err)) throw err;
     }
   }
 
@@ -100,9 +118,12 @@ export class AuditRepo {
    * `limit` records: each follows the one before it and matches its hash. Names the first broken link.
    */
   async verify(afterSeq: number | undefined, limit = VERIFY_MAX): Promise<AuditVerification> {
+    // every record the log lists is in the chain: one without a place was put beside it
+    const outside = await this.c.findOne({ seq: { $exists: false } }, { projection: { _id: 1 } });
+    if (outside) return { intact: false, checked: 0, complete: true, brokenAt: { id: outside._id, reason: `record ${outside._id} has no place in the chain: it was added beside it` } };
     let expected: { seq: number; hash: string };
     if (afterSeq === undefined) {
-      const anchor = await this.anchors.findOne({ _id: 'audit' });
+      const anchor = await this.anchors.findOne({ _id: START });
       expected = { seq: (anchor?.seq ?? 0) + 1, hash: anchor?.hash ?? GENESIS_HASH };
     } else {
       const previous = await this.c.findOne({ seq: afterSeq });
@@ -131,7 +152,17 @@ export class AuditRepo {
       checked += 1;
       expected = { seq: expected.seq + 1, hash: doc.hash };
     }
-    return { intact: true, checked, ...(checked > 0 && { firstSeq, lastSeq: expected.seq - 1 }), complete: records.length <= limit };
+    const complete = records.length <= limit;
+    const stretch = { checked, ...(checked > 0 && { firstSeq, lastSeq: expected.seq - 1 }) };
+    // At the end of the chain: it reaches the newest record ever written (the head moves only forward).
+    const head = complete ? await this.anchors.findOne({ _id: HEAD }) : null;
+    if (head && head.seq >= expected.seq) {
+      return { intact: false, ...stretch, complete: true, brokenAt: { seq: expected.seq, reason: `record ${expected.seq} is missing: records up to ${head.seq} were written` } };
+    }
+    if (head && head.seq === expected.seq - 1 && head.hash !== expected.hash) {
+      return { intact: false, ...stretch, complete: true, brokenAt: { seq: head.seq, reason: `the newest record is not the one written as record ${head.seq}` } };
+    }
+    return { intact: true, ...stretch, complete };
   }
 
   /**
@@ -146,12 +177,8 @@ export class AuditRepo {
     const last = (firstNotDue < 0 ? oldest : oldest.slice(0, firstNotDue)).at(-1);
     let removed = 0;
     if (last?.seq !== undefined && last.hash !== undefined) {
-      try {
-        // Forward only: a slower purge that read an older stretch must not move the anchor back.
-        await this.anchors.updateOne({ _id: 'audit', seq: { $lt: last.seq } }, { $set: { seq: last.seq, hash: last.hash } }, { upsert: true });
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-      }
+      // Forward only: a slower purge that read an older stretch must not move the anchor back.
+      await this.moveAnchor(START, { seq: last.seq, hash: last.hash });
       removed += (await this.c.deleteMany({ seq: { $lte: last.seq } })).deletedCount;
     }
     const legacy = await this.c.find({ seq: { $exists: false }, purgeAt: { $lte: now } }, { projection: { _id: 1 } }).limit(limit).toArray();
@@ -164,6 +191,6 @@ export class AuditRepo {
     // majority: a record a failover could still roll back must not be built upon
     const doc = await this.c.findOne({ seq: { $exists: true } }, { sort: { seq: -1 }, readConcern: { level: 'majority' } });
     if (doc?.seq !== undefined && doc.hash !== undefined) return { seq: doc.seq, hash: doc.hash };
-    return (await this.anchors.findOne({ _id: 'audit' })) ?? undefined;
+    return (await this.anchors.findOne({ _id: START })) ?? undefined;
   }
 }

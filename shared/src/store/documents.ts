@@ -251,9 +251,17 @@ export interface AuditDoc {
   /** The location it concerns, for the scoped reads of the log. */
   locationId?: string;
   status: number;
+  /** The service's id of the request (its log lines carry it). */
   requestId: string;
+  /** The caller's X-Request-Id, when it sent one: a claim, not the service's id. */
+  claimedRequestId?: string;
   /** What the write changed, cleaned of secrets. */
   change?: AuditChange;
+  /**
+   * The form of the record: 2 puts `purgeAt` and `claimedRequestId` under its hash; absent on
+   * records of the first form, whose hash covers neither.
+   */
+  v?: 2;
   /**
    * The record's place in the hash chain, the hash of the one before it, and its own
    * (store/audit.ts); absent on records written before the chain.
@@ -265,9 +273,12 @@ export interface AuditDoc {
   purgeAt: Date;
 }
 
-/** Where the audit chain now starts: the last record the retention removed (store/audit.ts). */
+/**
+ * The audit chain's two anchors (store/audit.ts): `audit`, where it now starts (the last record
+ * the retention removed); `head`, the newest record written, so that a removed tail is found.
+ */
 export interface AuditAnchorDoc {
-  _id: 'audit';
+  _id: 'audit' | 'head';
   seq: number;
   hash: string;
 }

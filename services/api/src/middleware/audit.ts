@@ -1,4 +1,5 @@
 import type { Next } from 'koa';
+import { coversLocation } from '@pos/shared/auth/scope';
 import type { Counter } from 'prom-client';
 import { ProblemError } from '@pos/shared/domain/problem';
 import { AuditEntry, AuditRepo } from '@pos/shared/store/audit';
@@ -69,6 +70,11 @@ async function record(ctx: AppContext, status: number, deps: AuditDeps): Promise
   const targets = targetsOf(ctx);
   const matched = (ctx as AppContext & { _matchedRoute?: string })._matchedRoute;
   const route = matched === undefined ? ctx.path : `${deps.mountPath ?? ''}${matched}`;
+  // the route's scope check (routes/admin-access.ts) names it once known; else a location's route
+  // names it. An attempt on a location the operator does not cover is not that location's record:
+  // its operators would read who tried (the chain-wide readers still do).
+  const named = ctx.state.auditLocationId ?? (LOCATION_ROUTE.test(route) ? targets.id : undefined);
+  const locationId = named !== undefined && coversLocation(operator, named) ? named : undefined;
   const entry: AuditEntry = {
     _id: newId(),
     at,
@@ -78,10 +84,10 @@ async function record(ctx: AppContext, status: number, deps: AuditDeps): Promise
     method: ctx.method,
     route,
     targets,
-    // the route's scope check (routes/admin-access.ts) names it once known; else a location's route names it
-    locationId: ctx.state.auditLocationId ?? (LOCATION_ROUTE.test(route) ? targets.id : undefined),
+    locationId,
     status,
     requestId: ctx.state.requestId,
+    ...(ctx.state.claimedRequestId !== undefined && { claimedRequestId: ctx.state.claimedRequestId }),
     change: ctx.state.auditChange,
     purgeAt: new Date(at.getTime() + deps.retentionMs),
   };

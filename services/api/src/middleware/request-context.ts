@@ -7,15 +7,18 @@ import type { AppContext } from '../context';
 const INCOMING_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
 /**
- * Gives every request an id (the caller's X-Request-Id when sane) and a child logger carrying it,
- * and writes one access line per request. URLs are logged with any api_key value redacted.
+ * Gives every request an id of the service's own (the answer's X-Request-Id) and a child logger
+ * carrying it, and writes one access line per request. The caller's X-Request-Id, when sane, is
+ * kept beside it as a claim (`claimedRequestId`, on the log lines and in an audit record): a
+ * caller cannot make its request pass for another's. URLs are logged with any api_key value redacted.
  */
 export function requestContext(log: Logger) {
   return async function requestContextMiddleware(ctx: AppContext, next: Next): Promise<void> {
     const incoming = ctx.get('x-request-id');
-    const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = randomUUID();
     ctx.state.requestId = requestId;
-    ctx.state.log = log.child({ requestId });
+    if (INCOMING_ID.test(incoming)) ctx.state.claimedRequestId = incoming;
+    ctx.state.log = log.child(ctx.state.claimedRequestId === undefined ? { requestId } : { requestId, claimedRequestId: incoming });
     const started = process.hrtime.bigint();
     try {
       await next();

@@ -32,10 +32,9 @@ export function allowBound(bound: BoundAccess) {
 
 /**
  * A 404 (the missing record's own, `detail`) unless the operator covers the location, which the
- * write's audit record names either way.
+ * write's audit record then names (a refused attempt's record names none: middleware/audit.ts).
  */
 export function checkLocation(ctx: AppContext, locationId: string, detail = 'Location does not exist'): void {
-  // named in the audit record even when refused: an attempt on a location is that location's
   ctx.state.auditLocationId = locationId;
   if (!coversLocation(operatorOfRequest(ctx), locationId)) throw new ProblemError(problems.notFound(detail));
 }

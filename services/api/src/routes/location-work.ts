@@ -9,6 +9,8 @@ import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
 import { operatorOfRequest } from '../middleware/admin-auth';
 import { beginWork } from '../middleware/idempotency';
+import { auditDone } from '../audit/change';
+import type { JobOutcome } from '@pos/shared/queue/jobs';
 import { bodyOf } from '../middleware/json-body';
 import { locationOf } from './admin-access';
 import type { Handlers } from './mount';
@@ -20,6 +22,12 @@ import { serveStream } from './stream';
 function checkStateQuery(state: unknown): void {
   if (typeof state !== 'string' || state === '') throw new ProblemError(problems.required('state'));
   if (!isOrderState(state)) throw new ProblemError(problems.noEnumConstant(state));
+}
+
+/** An order transition's outcome as the answer, and the order's state after it in the audit record. */
+function sendOrderOutcome(ctx: AppContext, orderNumber: number, outcome: JobOutcome): void {
+  sendOutcome(ctx, outcome);
+  if ('body' in outcome) auditDone(ctx, orderNumber, { state: (outcome.body as { state: string }).state });
 }
 
 /**
@@ -38,6 +46,7 @@ export function locationWorkHandlers(deps: ApiDeps): Handlers<typeof LOCATION_WO
       const { locationId } = await scopeOf(ctx);
       const order = await newWork.order({ locationId, state: 'PLACED', ...input }, ctx.state.log, ctx.state.idempotencyId);
       ctx.state.log.info({ orderNumber: order.number }, 'counter order created');
+      auditDone(ctx, order.number, { state: order.state, rows: order.rows.length, ...(order.tableNumber !== undefined && { tableNumber: order.tableNumber }) });
       ctx.status = 201;
       ctx.body = toOrderRecord(order);
     },
@@ -48,6 +57,7 @@ export function locationWorkHandlers(deps: ApiDeps): Handlers<typeof LOCATION_WO
       const { locationId } = await scopeOf(ctx);
       const command = await newWork.command({ locationId, ...input }, ctx.state.log, ctx.state.idempotencyId);
       ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'command created');
+      auditDone(ctx, command.number, { kind: command.kind, ...(command.tableNumber !== undefined && { tableNumber: command.tableNumber }) });
       ctx.status = 201;
       ctx.body = toCommandRecord(command);
     },
@@ -73,7 +83,7 @@ export function locationWorkHandlers(deps: ApiDeps): Handlers<typeof LOCATION_WO
       const { newState } = bodyOf(ctx, validators.statusUpdate);
       if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
       await beginWork(ctx);
-      sendOutcome(ctx, await transitions.order(ctx.state, await scopeOf(ctx), orderNumber, { kind: 'status', newState }));
+      sendOrderOutcome(ctx, orderNumber, await transitions.order(ctx.state, await scopeOf(ctx), orderNumber, { kind: 'status', newState }));
     },
 
     // Acknowledging a command on the location's behalf, as a register would.
@@ -82,6 +92,7 @@ export function locationWorkHandlers(deps: ApiDeps): Handlers<typeof LOCATION_WO
       await beginWork(ctx);
       const { locationId } = await scopeOf(ctx);
       ctx.body = toCommandRecord(await commands.acknowledge(locationId, number, ctx.state.log));
+      auditDone(ctx, number, { acknowledged: true });
     },
 
     // The register stream's events, cursor, replay and end (its machinery), with each order's failure count.
@@ -102,7 +113,7 @@ export function locationWorkHandlers(deps: ApiDeps): Handlers<typeof LOCATION_WO
     recoverOrder: async (ctx: AppContext) => {
       const orderNumber = numberParam(ctx.params.number, 'Order');
       await beginWork(ctx);
-      sendOutcome(ctx, await transitions.order(ctx.state, await scopeOf(ctx), orderNumber, { kind: 'recover' }));
+      sendOrderOutcome(ctx, orderNumber, await transitions.order(ctx.state, await scopeOf(ctx), orderNumber, { kind: 'recover' }));
     },
   };
 }

@@ -3,7 +3,7 @@ import type { LOCATION_OPERATIONS } from '@pos/shared/openapi/operations';
 import { validators } from '@pos/shared/schemas/requests';
 import { queryValidators } from '@pos/shared/schemas/queries';
 import { toLocationView } from '@pos/shared/domain/views';
-import { auditChange, changed, locationFields } from '../audit/change';
+import { auditChange, auditDone, changed, locationFields } from '../audit/change';
 import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
 import { beginWork } from '../middleware/idempotency';
@@ -62,12 +62,15 @@ export function locationHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<type
       checkLocation(ctx, id);
       const location = await locations.pause(id, { until, reason: input.reason }, now, ctx.state.log);
       if (!location) throw NOT_FOUND();
+      auditDone(ctx, id, { paused: true, ...(until && { until: until.toISOString() }), ...(input.reason !== undefined && { reason: input.reason }) });
       ctx.body = toLocationView(location, now);
     },
 
     resumeLocation: async (ctx: AppContext) => {
       await beginWork(ctx);
-      ctx.body = toLocationView(await locations.resume(await locationOf(ctx, locations), ctx.state.log));
+      const resumed = await locations.resume(await locationOf(ctx, locations), ctx.state.log);
+      auditDone(ctx, resumed._id, { paused: false });
+      ctx.body = toLocationView(resumed);
     },
   };
 }

@@ -6,7 +6,7 @@ import { queryValidators } from '@pos/shared/schemas/queries';
 import type { CurrentOperator, IssuedOperator } from '@pos/shared/schemas/responses';
 import type { OperatorDoc } from '@pos/shared/store/documents';
 import { isId } from '@pos/shared/store/query-values';
-import { auditChange, changed, operatorFields } from '../audit/change';
+import { auditChange, auditDone, changed, operatorFields } from '../audit/change';
 import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
 import { operatorOfRequest } from '../middleware/admin-auth';
@@ -82,7 +82,9 @@ export function operatorHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<type
 
     rotateOperatorToken: async (ctx: AppContext) => {
       await beginWork(ctx);
-      ctx.body = issued(await operators.rotateToken((await targetOf(ctx))._id, ctx.state.log));
+      const rotated = await operators.rotateToken((await targetOf(ctx))._id, ctx.state.log);
+      auditDone(ctx, rotated.doc._id, { tokenRotated: true });
+      ctx.body = issued(rotated);
     },
 
     deleteOperator: async (ctx: AppContext) => {

@@ -29,7 +29,8 @@ export type Stack = Middleware<AppState>[];
  */
 export function requestPipeline(deps: ApiDeps) {
   const { config } = deps;
-  const json = jsonBody(config.http.bodyLimitBytes);
+  // the register interface answers a body that is not JSON with its 400s; the others with a 415
+  const json = { register: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: false }), other: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: true }) };
   const register: Stack = [requireSession(deps.sessionLookup, 'SERVICE', deps.presence.sighted), deps.rateLimit];
   const customer: Stack = [requireSession(deps.sessionLookup, 'CUSTOMER'), deps.rateLimit];
   const operator = authenticateOperator(deps);
@@ -85,7 +86,7 @@ export function requestPipeline(deps: ApiDeps) {
         deps.inFlight.guard(spec.criticality),
         ...accessOf(spec, write),
         ...(spec.traits?.includes('queued') ? [admitJob(spec)] : []),
-        ...(write && spec.access !== 'public' ? [json, keys[spec.access as keyof typeof keys]] : []),
+        ...(write && spec.access !== 'public' ? [spec.access === 'register' ? json.register : json.other, keys[spec.access as keyof typeof keys]] : []),
       ];
     },
   };

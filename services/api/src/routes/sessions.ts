@@ -9,6 +9,7 @@ import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
 import { beginWork } from '../middleware/idempotency';
 import { bodyOf } from '../middleware/json-body';
+import { auditDone, sessionFields } from '../audit/change';
 import { checkLocation, locationOf } from './admin-access';
 import type { Handlers } from './mount';
 import { queryOf, sendPage } from './pages';
@@ -37,9 +38,12 @@ export function sessionHandlers(deps: Pick<ApiDeps, 'services' | 'config'>): Han
     createServiceSession: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.serviceSession);
       const expiresAt = input.expiresAt ? new Date(input.expiresAt) : undefined;
+      if (expiresAt && expiresAt <= new Date()) throw new ProblemError(problems.validation('expiresAt must be in the future'));
       await beginWork(ctx);
       const location = await locationOf(ctx, locations);
-      ctx.body = await sessions.issue({ type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, expiresAt }, ctx.state.log);
+      const issued = await sessions.issue({ type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, expiresAt }, ctx.state.log);
+      auditDone(ctx, issued.sessionId, sessionFields(issued));
+      ctx.body = issued;
       ctx.status = 201;
     },
 
@@ -48,19 +52,24 @@ export function sessionHandlers(deps: Pick<ApiDeps, 'services' | 'config'>): Han
       await beginWork(ctx);
       const location = await locationOf(ctx, locations);
       const expiresAt = new Date(Date.now() + deps.config.auth.customerSessionTtlMs);
-      ctx.body = await sessions.issue({ type: 'CUSTOMER', locationId: location._id, userNumber: input.userNumber, tableNumber: input.tableNumber, expiresAt }, ctx.state.log);
+      const issued = await sessions.issue({ type: 'CUSTOMER', locationId: location._id, userNumber: input.userNumber, tableNumber: input.tableNumber, expiresAt }, ctx.state.log);
+      auditDone(ctx, issued.sessionId, sessionFields(issued));
+      ctx.body = issued;
       ctx.status = 201;
     },
 
     rotateSessionKey: async (ctx: AppContext) => {
       await beginWork(ctx);
-      ctx.body = await sessions.rotate(await pathSession(ctx), ctx.state.log);
+      const rotated = await sessions.rotate(await pathSession(ctx), ctx.state.log);
+      auditDone(ctx, rotated.sessionId, { keyRotated: true, previousKeyExpiresAt: rotated.previousKeyExpiresAt });
+      ctx.body = rotated;
     },
 
     closeSession: async (ctx: AppContext) => {
       await beginWork(ctx);
       const { _id: sessionId } = await pathSession(ctx);
       sendOutcome(ctx, await transitions.closeSession(ctx.state, sessionId));
+      auditDone(ctx, sessionId, { closed: true });
     },
   };
 }

@@ -6,7 +6,7 @@ import { queryValidators } from '@pos/shared/schemas/queries';
 import type { IssuedWebhook, QueuedDelivery } from '@pos/shared/schemas/responses';
 import type { WebhookDoc } from '@pos/shared/store/documents';
 import { isId } from '@pos/shared/store/query-values';
-import { auditChange, changed, webhookFields } from '../audit/change';
+import { auditChange, auditDone, changed, webhookFields } from '../audit/change';
 import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
 import { beginWork } from '../middleware/idempotency';
@@ -50,7 +50,9 @@ export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'red
   /** A test event or a redelivery: counted against the subscription's WEBHOOK_TEST_LIMIT, then queued. */
   const send = async (ctx: AppContext, subscription: WebhookDoc, queue: () => Promise<QueuedDelivery>) => {
     await sent.consume(ctx, subscription._id);
-    ctx.body = await queue();
+    const queued = await queue();
+    auditDone(ctx, subscription._id, { sent: queued.type, webhookId: queued.webhookId });
+    ctx.body = queued;
     ctx.status = 202;
   };
   const subscriptionOf = (ctx: AppContext) => scopedSubscription(webhooks, ctx);
@@ -97,7 +99,9 @@ export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'red
 
     rotateWebhookSecret: async (ctx: AppContext) => {
       await beginWork(ctx);
-      ctx.body = issued(await webhooks.rotateSecret(await subscriptionOf(ctx), ctx.state.log));
+      const rotated = await webhooks.rotateSecret(await subscriptionOf(ctx), ctx.state.log);
+      auditDone(ctx, rotated.doc._id, { secretRotated: true });
+      ctx.body = issued(rotated);
     },
 
     testWebhook: async (ctx: AppContext) => {

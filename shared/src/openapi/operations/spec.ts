@@ -16,7 +16,7 @@ export type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
 export type Access = 'public' | 'register' | 'customer' | 'admin' | 'board';
 
 /** What an operation does on the way; each brings the responses it can cause (TRAITS in document.ts). */
-export type Trait = 'store' | 'queued' | 'jsonBody' | 'paged' | 'idempotent' | 'rateLimited';
+export type Trait = 'store' | 'queued' | 'jsonBody' | 'jsonOnly' | 'paged' | 'idempotent' | 'rateLimited';
 
 export type Tag = 'Register' | 'Event stream' | 'Customer app' | 'Admin' | 'Operations' | 'Documentation';
 

@@ -1,5 +1,6 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { signalGroup, spawnGroup } from './process-group';
 
 export interface ChildServer {
   url: string;
@@ -17,7 +18,8 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts a server program and resolves once a line of its output matches `ready`;
- * `urlFrom` turns that match into the server's URL. The child dies with this process.
+ * `urlFrom` turns that match into the server's URL. The child dies with this process, however
+ * this process ends (SIGKILL included: `setpriv --pdeathsig`).
  */
 export function startChildServer(
   command: string,
@@ -28,16 +30,16 @@ export function startChildServer(
 ): Promise<ChildServer> {
   // Its own process group: a terminal's Ctrl-C reaches only the launcher, which stops the
   // child after its own graceful shutdown instead of losing it from under the service.
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const killOnExit = () => child.kill('SIGKILL');
+  const child = spawnGroup(command, args, { stdio: ['ignore', 'pipe', 'pipe'], diesWithParent: true });
+  const killOnExit = () => signalGroup(child, 'SIGKILL');
   process.once('exit', killOnExit);
 
   const stop = async () => {
     process.off('exit', killOnExit);
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    signalGroup(child, 'SIGTERM');
+    const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), 5_000);
     await exited;
     clearTimeout(timer);
   };

@@ -3,9 +3,10 @@
  * and waits for its ready log line: the service's roles for the tests and the benchmark, and the
  * benchmark's bare ceiling servers.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { signalGroup, spawnGroup } from './process-group';
 
 /** The repository root. */
 export const ROOT = path.resolve(__dirname, '../..');
@@ -66,10 +67,12 @@ export async function spawnNode(options: SpawnNodeOptions): Promise<NodeChild> {
   const fd = logFile === undefined ? undefined : fs.openSync(logFile, 'a');
   // An earlier process's lines in the same file are not this one's (its ready line least of all).
   const offset = fd === undefined ? 0 : fs.fstatSync(fd).size;
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', ...(options.nodeArgs ?? []), path.join(ROOT, options.entry)], {
+  // A group of its own, ended with this process: nothing of a run outlives it (process-group.ts).
+  const child = spawnGroup(process.execPath, ['--require', 'tsx/cjs', ...(options.nodeArgs ?? []), path.join(ROOT, options.entry)], {
     cwd: ROOT,
     env: { ...process.env, ...options.env },
     stdio: fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
+    diesWithParent: true,
   });
   if (fd !== undefined) fs.closeSync(fd);
   options.onSpawn?.(child);
@@ -108,7 +111,7 @@ export async function spawnNode(options: SpawnNodeOptions): Promise<NodeChild> {
     );
   }).catch(async (err: Error) => {
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
+      signalGroup(child, 'SIGKILL');
       await exited;
     }
     throw err;

@@ -2,7 +2,7 @@
  * `npm run admin` for the admin surface: lists page by page (the next page named on stderr),
  * a location changed, a session's key rotated; JSON on stdout.
  */
-import { execFile } from 'node:child_process';
+import { runToEnd } from '../support/process-groups';
 import path from 'node:path';
 import { call } from '../support/http';
 import { registerAt } from '../support/fixtures';
@@ -23,14 +23,9 @@ describe('npm run admin', () => {
   /** The tool with these token variables (and no other from this process). */
   function adminWith(tokens: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
     const { ADMIN_TOKEN: _root, POS_ADMIN_TOKEN: _operator, ...env } = process.env;
-    return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), ...args],
-        { cwd: ROOT, env: { ...env, POS_URL: stack.origin, ...tokens } },
-        (err, out, errOut) => resolve({ code: err ? Number(err.code ?? 1) : 0, out, err: errOut }),
-      );
-    });
+    return runToEnd(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), ...args], { cwd: ROOT, env: { ...env, POS_URL: stack.origin, ...tokens } }).then(
+      ({ code, out, err }) => ({ code: code ?? 1, out, err }),
+    );
   }
 
   it('lists locations a page at a time, and changes one', async () => {

@@ -5,13 +5,13 @@
  * every chain-wide surface), while the same operations stay open to it within A. The audit log
  * records what each write changed, and its hash chain names a record changed in MongoDB.
  */
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { AdminClient, type AuditRecord, type IssuedOperator } from '@pos/shared/clients/admin-client';
 import { OPERATIONS } from '@pos/shared/openapi/operations';
 import { call, CallOptions } from '../support/http';
+import { runToEnd } from '../support/process-groups';
 import { ROOT, startStack } from '../support/stack';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -181,16 +181,13 @@ describe('an admin bound to one location', () => {
   });
 
   it('keeps a hash chain that `audit verify` checks, naming a record changed in MongoDB', async () => {
-    const verifyCli = (): Promise<{ code: number; out: string }> =>
-      new Promise((resolve) => {
-        const { ADMIN_TOKEN: _root, POS_ADMIN_TOKEN: _operator, ...env } = process.env;
-        execFile(
-          process.execPath,
-          ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), 'audit', 'verify'],
-          { cwd: ROOT, env: { ...env, POS_URL: stack.operatorOrigin, ADMIN_TOKEN: stack.env.ADMIN_TOKEN! } },
-          (err, out) => resolve({ code: err ? Number(err.code ?? 1) : 0, out }),
-        );
+    const verifyCli = async (): Promise<{ code: number | null; out: string }> => {
+      const { ADMIN_TOKEN: _root, POS_ADMIN_TOKEN: _operator, ...env } = process.env;
+      return runToEnd(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), 'audit', 'verify'], {
+        cwd: ROOT,
+        env: { ...env, POS_URL: stack.operatorOrigin, ADMIN_TOKEN: stack.env.ADMIN_TOKEN! },
       });
+    };
     const before = await stack.admin.verifyAuditChain();
     expect(before).toMatchObject({ intact: true, complete: true, firstSeq: 1 });
     expect(before.checked).toBeGreaterThan(20);

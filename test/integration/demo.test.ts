@@ -3,8 +3,9 @@
  * stand-in), customers ordering and a register serving over real HTTP; its printed stream and
  * Bull Board instructions work while it runs; it ends by itself after --rounds, and cleanly on Ctrl-C.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { signalGroup, spawnGroup } from '../../scripts/embedded/process-group';
 import { serviceAt } from '../support/contract';
 import { TestStream } from '../support/sse-client';
 import { ROOT } from '../support/stack';
@@ -23,11 +24,10 @@ function runDemo(args: string[]): DemoRun {
   // The embedded default: no external Redis or MongoDB, a generated admin token.
   for (const name of ['REDIS_URL', 'MONGO_URL', 'ADMIN_TOKEN', 'API_KEY_SECRET', 'MONGO_DB', 'REDIS_PREFIX', 'DEMO_ROUNDS', 'DEMO_TABLES', 'DEMO_PACE']) delete env[name];
   // Its own process group, so that a signal to the group is what a terminal's Ctrl-C does.
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'demo.ts'), ...args], {
+  const child = spawnGroup(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'demo.ts'), ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
   });
   let output = '';
   const onData = (chunk: Buffer) => (output += chunk.toString());
@@ -48,13 +48,7 @@ function runDemo(args: string[]): DemoRun {
 
 /** Kills what is left of a demo run (its group) if a test failed half-way. */
 function killGroup(run: DemoRun | undefined): void {
-  if (run && run.child.exitCode === null && run.child.signalCode === null) {
-    try {
-      process.kill(-run.child.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  if (run) signalGroup(run.child, 'SIGKILL');
 }
 
 /** Reads an event stream until an `order` event arrives; returns its record. */
@@ -113,7 +107,7 @@ describe('npm run demo', () => {
     run = runDemo(['--tables', '2', '--pace', '200']);
     await run.waitFor(/Ctrl-C stops it/);
     await run.waitFor(/demo │ register: served order #\d+/);
-    process.kill(-run.child.pid!, 'SIGINT');
+    signalGroup(run.child, 'SIGINT');
     expect(await run.exited).toBe(0);
     const output = run.output();
     expect(output).toContain('demo │ stopping');

@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
+import { signalGroup, spawnGroup } from '../../scripts/embedded/process-group';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import { RunningWorker, startWorker } from '@pos/worker/worker';
 import { call, sampleRows } from '../support/http';
+import { descendantsOf, processAlive } from '../support/process-groups';
 import { openTransitionQueues } from '../support/queues';
 import { ROOT, spawnRole, stackEnv } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -93,17 +94,11 @@ describe('shutdown and operations', () => {
   });
 
   it('npm start runs the embedded default and serves the walk-through', async () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn' };
-    for (const name of ['MONGO_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'API_KEY_SECRET', 'MONGO_DB', 'REDIS_PREFIX']) delete env[name];
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    const { child, output, exited } = startEmbedded(process.execPath, ['--require', 'tsx/cjs', 'scripts/start.ts']);
     try {
-      const ready = () => /POS ordering service ready at (http:\/\/localhost:\d+) \(admin token: (\S+)\)\n.*export POS=\1 ADMIN_TOKEN=\2\n/.exec(output);
-      await eventually(() => ready() !== null, 'the ready line', 45_000, () => `output:\n${output}`);
-      expect(output).toContain('data is not kept');
+      const ready = () => /POS ordering service ready at (http:\/\/localhost:\d+) \(admin token: (\S+)\)\n.*export POS=\1 ADMIN_TOKEN=\2\n/.exec(output());
+      await eventually(() => ready() !== null, 'the ready line', 45_000, () => `output:\n${output()}`);
+      expect(output()).toContain('data is not kept');
       const [, origin, token] = ready()!;
       const admin = new AdminClient(origin!, token!);
       const location = await admin.createLocation('Walk-through');
@@ -115,6 +110,34 @@ describe('shutdown and operations', () => {
     } finally {
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
+      signalGroup(child, 'SIGKILL');
+    }
+  });
+
+  it.each(['SIGTERM', 'SIGINT', 'SIGKILL'] as const)("npm start's embedded Redis and MongoDB end with it when its process group gets %s", async (signal) => {
+    const { child, output, exited } = startEmbedded('npm', ['start']);
+    try {
+      await eventually(() => output().includes('POS ordering service ready at'), 'the ready line', 45_000, () => `output:\n${output()}`);
+      // in process groups of their own (a terminal's Ctrl-C reaches the launcher alone)
+      const embedded = descendantsOf(child.pid!).filter((p) => /redis-server|jongodb/.test(p.command));
+      expect(embedded.map((p) => (p.command.includes('redis-server') ? 'redis-server' : 'jongodb')).sort()).toEqual(['jongodb', 'redis-server']);
+      signalGroup(child, signal);
+      await exited;
+      await eventually(() => embedded.every((p) => !processAlive(p.pid)), 'the embedded servers to end', 15_000, () => JSON.stringify(embedded.filter((p) => processAlive(p.pid))));
+    } finally {
+      signalGroup(child, 'SIGKILL');
     }
   });
 });
+
+/** `npm start` (or its entry) on the embedded default, in a process group of its own. */
+function startEmbedded(command: string, args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn' };
+  for (const name of ['MONGO_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'API_KEY_SECRET', 'MONGO_DB', 'REDIS_PREFIX']) delete env[name];
+  const child = spawnGroup(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { child, output: () => output, exited };
+}

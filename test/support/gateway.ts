@@ -4,12 +4,13 @@
  * upstream pointed at a test's API node and its listen port made free. A missing nginx fails
  * the test; it does not skip.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../scripts/embedded/child-server';
+import { signalGroup, spawnGroup } from '../../scripts/embedded/process-group';
 import { ROOT } from '../../scripts/embedded/spawn-role';
 import { eventually } from './wait';
 
@@ -58,7 +59,7 @@ export async function startGateway(upstreamPort: number): Promise<Gateway> {
   // A file, not a pipe: the configuration's `access_log /dev/stdout` cannot open a socket.
   const logFile = path.join(dir, 'output.log');
   const fd = fs.openSync(logFile, 'a');
-  const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { stdio: ['ignore', fd, fd] });
+  const child: ChildProcess = spawnGroup(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { stdio: ['ignore', fd, fd], diesWithParent: true });
   fs.closeSync(fd);
   const output = () => fs.readFileSync(logFile, 'utf8');
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
@@ -78,7 +79,7 @@ export async function startGateway(upstreamPort: number): Promise<Gateway> {
     return Promise.race([spawnError, accepts()]);
   };
   await eventually(listening, 'nginx to listen', 10_000, () => `output:\n${output()}`).catch((err: unknown) => {
-    child.kill('SIGKILL');
+    signalGroup(child, 'SIGKILL');
     throw err;
   });
 
@@ -86,7 +87,7 @@ export async function startGateway(upstreamPort: number): Promise<Gateway> {
     origin: `http://127.0.0.1:${port}`,
     output,
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null) signalGroup(child, 'SIGTERM');
       await exited;
       fs.rmSync(dir, { recursive: true, force: true });
     },

@@ -1,6 +1,7 @@
 import { startJongodb } from '../../scripts/embedded/jongodb';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
 import type { ChildServer } from '../../scripts/embedded/child-server';
+import { recordProcessGroups } from './process-groups';
 
 /** One Redis and one MongoDB for the run, unless REDIS_URL / MONGO_URL name real ones. */
 export default async function globalSetup(): Promise<void> {
@@ -24,4 +25,6 @@ export default async function globalSetup(): Promise<void> {
   // Appended: the cluster tests' setup runs this too, in the same process.
   const servers = ((globalThis as { __POS_SERVERS__?: ChildServer[] }).__POS_SERVERS__ ??= []);
   servers.push(...started);
+  // what the tests start from here on is recorded, and checked at the end (global-teardown.ts)
+  recordProcessGroups();
 }

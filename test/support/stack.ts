@@ -10,6 +10,7 @@ import { createLogger } from '@pos/shared/log';
 import { RunningApi, startApi } from '@pos/api/server';
 import { RunningWorker, startWorker } from '@pos/worker/worker';
 import { Role, ROLE_READY, roleEntry, spawnNode } from '../../scripts/embedded/spawn-role';
+import { signalGroup } from '../../scripts/embedded/process-group';
 import { serviceAt } from './contract';
 import { adminTokenAt } from './metrics';
 
@@ -109,12 +110,15 @@ export async function spawnRole(role: Role, env: StackEnv, options: { mayDieFirs
     port: role === 'api' ? Number(child.ready[1]) : undefined,
     output: child.output,
     exited,
+    // SIGTERM to the role alone, as a deployment would; whatever of its group is left ends with it
     async stop() {
       proc.kill('SIGTERM');
-      return exited;
+      const code = await exited;
+      signalGroup(proc, 'SIGKILL');
+      return code;
     },
     async kill() {
-      proc.kill('SIGKILL');
+      signalGroup(proc, 'SIGKILL');
       await exited;
     },
   };

@@ -66,6 +66,24 @@ describe('the Kubernetes manifests', () => {
     expect(refused.stdout).toContain('replicas must be integer');
   });
 
+  it('are read as kubectl reads them (YAML 1.1): every string that 1.1 would take for a boolean or a number is quoted', () => {
+    for (const shape of SHAPES) {
+      for (const file of fs.readdirSync(path.join(K8S, shape))) {
+        const text = fs.readFileSync(path.join(K8S, shape, file), 'utf8');
+        const as11 = YAML.parseAllDocuments(text, { version: '1.1' }).map((doc) => doc.toJS());
+        const as12 = YAML.parseAllDocuments(text).map((doc) => doc.toJS());
+        expect(`${shape}/${file}: ${JSON.stringify(as11) === JSON.stringify(as12)}`).toBe(`${shape}/${file}: true`);
+      }
+    }
+    // an annotation written unquoted, as the Ingress once was, is refused
+    const ingress = find(objectsOf('chain'), 'Ingress', 'pos');
+    const unquoted = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'k8s-')), 'network.yaml');
+    fs.writeFileSync(unquoted, YAML.stringify(ingress).replace(/proxy-buffering: "?off"?/, 'proxy-buffering: off'));
+    const refused = tsx('validate.mts', unquoted);
+    expect(refused.status).toBe(1);
+    expect(refused.stdout).toContain('proxy-buffering must be string');
+  });
+
   it.each(SHAPES)('%s: the PrometheusRule is deploy/prometheus/rules.yml', (shape) => {
     const rules = YAML.parse(fs.readFileSync(path.join(ROOT, 'deploy/prometheus/rules.yml'), 'utf8'));
     expect(find(objectsOf(shape), 'PrometheusRule', 'pos').spec).toEqual({ groups: rules.groups });

@@ -34,8 +34,15 @@ export function filesOf(shape: Shape): Record<string, Model[]> {
   );
 }
 
+/**
+ * How Kubernetes reads YAML (sigs.k8s.io/yaml, YAML 1.1): `off`, `yes`, `on`, `0x10` and `1:30`
+ * are a boolean and numbers there, not strings. Written under 1.1, every such string is quoted;
+ * read under 1.1 (validate.mts), a file is what kubectl decodes.
+ */
+export const KUBERNETES_YAML = { version: '1.1' } as const;
+
 /** A file's text: every object validated first (a schema error stops the generation). */
 export function render(objects: Model[]): string {
   for (const object of objects) object.validate();
-  return GENERATED_HEADER + objects.map((object) => YAML.stringify(object.toJSON(), { lineWidth: 0 })).join('---\n');
+  return GENERATED_HEADER + objects.map((object) => YAML.stringify(object.toJSON(), { ...KUBERNETES_YAML, lineWidth: 0 })).join('---\n');
 }

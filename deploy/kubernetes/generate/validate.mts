@@ -1,6 +1,6 @@
 /**
- * Validates manifests as written, against the schemas of Kubernetes, KEDA and prometheus-operator
- * (the kubernetes-models packages): every object of each file named (by default, every file of
+ * Validates manifests as written and as Kubernetes reads them (YAML 1.1), against the schemas of
+ * Kubernetes, KEDA and prometheus-operator (the kubernetes-models packages): every object of each file named (by default, every file of
  * every shape), by its apiVersion and kind. Prints one JSON line per object; exits 1 if any fails
  * or is of a kind it does not know. test/shipped/kubernetes.test.ts runs it.
  */
@@ -17,6 +17,7 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
+import { KUBERNETES_YAML } from './manifests.mjs';
 import { SHAPES } from './site.mjs';
 
 type Model = { validate(): void };
@@ -38,7 +39,8 @@ const files = named.length > 0 ? named : SHAPES.flatMap((shape) => fs.readdirSyn
 
 let failed = false;
 for (const file of files) {
-  for (const doc of YAML.parseAllDocuments(fs.readFileSync(file, 'utf8'))) {
+  // as kubectl reads it (YAML 1.1): an unquoted `off` is a boolean, which no annotation may be
+  for (const doc of YAML.parseAllDocuments(fs.readFileSync(file, 'utf8'), KUBERNETES_YAML)) {
     const object = doc.toJS() as { apiVersion?: string; kind?: string; metadata?: { name?: string } };
     const type = `${object.apiVersion} ${object.kind}`;
     const Model = MODELS[type];

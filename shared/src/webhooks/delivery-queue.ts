@@ -31,6 +31,9 @@ export interface DeliveryQueueDeps {
   log: Logger;
 }
 
+/** How many more of the oldest a drop looks at than it must drop: those being attempted are skipped. */
+const DROP_SLACK = 16;
+
 export class DeliveryQueue {
   constructor(private readonly deps: DeliveryQueueDeps) {}
 
@@ -64,14 +67,27 @@ export class DeliveryQueue {
     return this.deps.redis.zcard(this.pendingKey(subscriptionId));
   }
 
+  /**
+   * Drops the `count` oldest deliveries that wait. One being attempted right now cannot be removed
+   * (nor can one a moment from its next attempt, which passes through active too): it stays, counted,
+   * and the next oldest goes instead.
+   */
   private async dropOldest(subscriptionId: string, count: number): Promise<void> {
     const { queue, redis, deliveries, logRetentionMs, dropped, log } = this.deps;
-    const popped = await redis.zpopmin(this.pendingKey(subscriptionId), count);
-    const jobIds = popped.filter((_, i) => i % 2 === 0);
-    for (const jobId of jobIds) {
+    const key = this.pendingKey(subscriptionId);
+    const candidates = await redis.zrange(key, 0, count + DROP_SLACK - 1);
+    let done = 0;
+    for (const jobId of candidates) {
+      if (done >= count) break;
       const job = await queue.getJob(jobId);
-      // Already gone, or being attempted right now (removal refused): nothing waits to be dropped.
-      if (!job || (await queue.remove(jobId)) !== 1) continue;
+      if (!job) {
+        // settled meanwhile: it waits no more
+        await redis.zrem(key, jobId);
+        continue;
+      }
+      if ((await queue.remove(jobId)) !== 1) continue;
+      await redis.zrem(key, jobId);
+      done += 1;
       const now = new Date();
       await deliveries.record({
         _id: newId(),

@@ -1,14 +1,14 @@
 /**
  * The admin command-line tool: the admin API from a shell. Prints JSON answers on stdout.
  *   POS_URL=http://localhost:8080 POS_ADMIN_TOKEN=... npm run admin -- <command> [args]
- * (POS and ADMIN_TOKEN, as the README's tour exports them, serve as well.)
+ * (POS_ADMIN, then POS, and ADMIN_TOKEN, as the README's tour exports them, serve as well.)
  */
 import { parseArgs } from 'node:util';
 import { AdminClient } from '@pos/shared/clients/admin-client';
-import { ApiError } from '@pos/shared/clients/errors';
+import { ApiError, UnreachableError } from '@pos/shared/clients/errors';
 import { COMMAND_KINDS, CommandKind } from '@pos/shared/domain/commands';
 import { isOrderState } from '@pos/shared/domain/order-state';
-import { historyCursorOf } from '@pos/shared/schemas/history';
+import { historyCursorOf } from '@pos/shared/schemas/history-cursor';
 import type { RowInput } from '@pos/shared/schemas/requests';
 
 const USAGE = `usage: npm run admin -- <command> [args] [options]
@@ -66,7 +66,7 @@ Lists print one page (default 100 items); a full page names the next one on stde
 options: --token TOKEN   the bearer token: ADMIN_TOKEN or an operator's (else POS_ADMIN_TOKEN, then ADMIN_TOKEN;
                         the environment keeps it out of the process list and the shell history)
 
-environment: POS_URL (default http://localhost:8080; with ADMIN_PORT set, the operator listener's), POS_ADMIN_TOKEN or ADMIN_TOKEN`;
+environment: POS_URL, else POS_ADMIN, else POS (default http://localhost:8080; with ADMIN_PORT set, the operator listener's), POS_ADMIN_TOKEN or ADMIN_TOKEN`;
 
 const ROLES = ['viewer', 'manager', 'admin'] as const;
 
@@ -285,8 +285,8 @@ async function main(): Promise<number> {
   }
   const token = values.token || process.env.POS_ADMIN_TOKEN || process.env.ADMIN_TOKEN;
   if (!token) throw new UsageError('no token: pass --token, or set POS_ADMIN_TOKEN (or ADMIN_TOKEN)');
-  // POS as the README's tour exports it
-  const admin = new AdminClient(process.env.POS_URL || process.env.POS || 'http://localhost:8080', token);
+  // POS_ADMIN (the operator listener) and POS as the README's tour exports them
+  const admin = new AdminClient(process.env.POS_URL || process.env.POS_ADMIN || process.env.POS || 'http://localhost:8080', token);
   const [command, ...args] = positionals;
   const result = await run(admin, command, args, values as Options);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -298,6 +298,11 @@ main().then(
   (err: unknown) => {
     if (err instanceof UsageError) process.stderr.write(`${err.message}\n\n${USAGE}\n`);
     else if (err instanceof ApiError) process.stderr.write(`error: ${err.message}\n`);
+    else if (err instanceof UnreachableError) {
+      process.stderr.write(
+        `error: ${err.message}: is the service running there? This tool calls POS_URL, else POS_ADMIN, else POS (now ${new URL(err.url).origin}); with ADMIN_PORT set, the operator listener's\n`,
+      );
+    }
     else process.stderr.write(`error: ${(err as Error).message}\n`);
     process.exit(err instanceof UsageError ? 2 : 1);
   },

@@ -10,7 +10,9 @@ import { tracing } from '@pos/shared/telemetry/tracing';
 import { EmbeddedService } from './embedded/embedded-service';
 import { terminalLog } from './terminal-log';
 
-const config = loadConfig();
+// One machine trying the service: a webhook receiver on it is on loopback. A deployment's roles
+// (npm run start:api, start:worker) keep the default, public addresses only.
+const config = loadConfig({ ...process.env, WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? '1' });
 const log = createLogger(config.process.logLevel, 'pos', terminalLog());
 
 runMain(log, async () => {
@@ -25,7 +27,8 @@ runMain(log, async () => {
   const operatorNote = service.adminPort === undefined ? '' : `; operators at ${service.operatorOrigin}`;
   const tokenNote = service.generatedToken ? ` (admin token: ${service.generatedToken})` : '';
   process.stdout.write(`POS ordering service ready at ${service.origin}${operatorNote}${tokenNote}\n`);
-  // What the README's tour and the admin CLI read, ready to paste into another terminal.
+  // What the README's tour and the admin CLI read, ready to paste into another terminal: the
+  // register interface at POS, the operator surfaces at POS_ADMIN (ADMIN_PORT's, when it is set).
   const token = service.generatedToken ? ` ADMIN_TOKEN=${service.generatedToken}` : '';
-  process.stdout.write(`For the tour (README.md), in another terminal: export POS=${service.operatorOrigin}${token}\n`);
+  process.stdout.write(`For the tour (README.md), in another terminal: export POS=${service.origin} POS_ADMIN=${service.operatorOrigin}${token}\n`);
 });

@@ -5,14 +5,15 @@
  * parsing), deduplicated by `webhook-id`, and an order event older than one already handled is
  * dropped (by the order's `version`). Each event it keeps is printed as one JSON line.
  *
- * Options: --port N (default 9090), --path P (default /hook). The secret is the one the
- * subscription was created with (`whsec_...`); during a rotation, both, comma-separated.
+ * Options: --port N (default 9099: none of the ports the docs give the service, 8080 and 9090),
+ * --path P (default /hook). The secret is the one the subscription was created with
+ * (`whsec_...`); during a rotation, both, comma-separated.
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '9090' }, path: { type: 'string', default: '/hook' } } });
+const { values } = parseArgs({ options: { port: { type: 'string', default: '9099' }, path: { type: 'string', default: '/hook' } } });
 const secrets = (process.env.WEBHOOK_SECRET ?? '').split(',').filter(Boolean);
 if (secrets.length === 0) {
   process.stderr.write('set WEBHOOK_SECRET to the subscription\'s secret (whsec_...)\n');
@@ -69,5 +70,11 @@ const server = http.createServer((req, res) => {
     }
     process.stdout.write(`${JSON.stringify({ webhookId: id, ...event })}\n`);
   });
+});
+server.on('error', (err: NodeJS.ErrnoException) => {
+  // a port in use is the usual mistake, not a stack trace
+  if (err.code === 'EADDRINUSE') process.stderr.write(`webhook receiver: port ${values.port} is in use (another receiver, or a service listening there); choose another with --port\n`);
+  else process.stderr.write(`webhook receiver: ${err.message}\n`);
+  process.exit(1);
 });
 server.listen(Number(values.port), () => process.stderr.write(`webhook receiver listening on http://localhost:${values.port}${values.path}\n`));

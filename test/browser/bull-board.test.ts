@@ -34,18 +34,27 @@ describe('Bull Board in Chromium', () => {
     await stack?.close();
   });
 
-  /** A context that reaches only the service (the page links a web font), recording what failed. */
+  /**
+   * A context that reaches only the service, recording what failed; a request to another origin
+   * (Bull Board's page linked a web font's host) is refused and counts as a failure.
+   */
   async function openContext(
     options: Parameters<Browser['newContext']>[0],
     origin = stack.origin,
   ): Promise<{ context: BrowserContext; page: Page; failures: string[] }> {
     const context = await browser.newContext(options);
+    const failures: string[] = [];
     await context.route(
       (url) => url.origin !== origin,
-      (route) => route.abort(),
+      (route) => {
+        failures.push(`another origin: ${route.request().url()}`);
+        return route.abort();
+      },
     );
     const page = await context.newPage();
-    const failures: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' && message.text().includes('Content Security Policy')) failures.push(`CSP: ${message.text()}`);
+    });
     page.on('response', (response) => {
       if (response.url().startsWith(origin) && response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
     });

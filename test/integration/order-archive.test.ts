@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { OrderRecord } from '@pos/shared/domain/records';
-import { historyCursorOf } from '@pos/shared/schemas/history';
+import { historyCursorOf } from '@pos/shared/schemas/history-cursor';
 import { customerAt, listenToLocation, placeOrder } from '../support/customer';
 import { openDb, registerAt } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';

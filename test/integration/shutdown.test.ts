@@ -96,7 +96,7 @@ describe('shutdown and operations', () => {
   it('npm start runs the embedded default and serves the walk-through', async () => {
     const { child, output, exited } = startEmbedded(process.execPath, ['--require', 'tsx/cjs', 'scripts/start.ts']);
     try {
-      const ready = () => /POS ordering service ready at (http:\/\/localhost:\d+) \(admin token: (\S+)\)\n.*export POS=\1 ADMIN_TOKEN=\2\n/.exec(output());
+      const ready = () => /POS ordering service ready at (http:\/\/localhost:\d+) \(admin token: (\S+)\)\n.*export POS=\1 POS_ADMIN=\1 ADMIN_TOKEN=\2\n/.exec(output());
       await eventually(() => ready() !== null, 'the ready line', 45_000, () => `output:\n${output()}`);
       expect(output()).toContain('data is not kept');
       const [, origin, token] = ready()!;

@@ -6,6 +6,8 @@
  *   <!-- example: skip: <reason> -->     not run (it starts or installs something; the reason says what)
  *   <!-- example: until stopped -->      runs until stopped (an event stream): given a few seconds, it must print something and not fail
  *   <!-- example: background -->        left running (a receiver) while the examples after it run
+ *   <!-- example: scratch root -->      runs as written, with DESTDIR set to a scratch folder: what it
+ *                                       installs in /etc or /opt lands there (the commands honour DESTDIR)
  *
  * Every other block runs as written and must succeed; an HTTP answer of 400 or more must be one its
  * block names in a comment (`# 401 ...`).
@@ -13,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-export type ExampleMode = 'run' | 'skip' | 'until-stopped' | 'background';
+export type ExampleMode = 'run' | 'skip' | 'until-stopped' | 'background' | 'scratch-root';
 
 export interface Example {
   file: string;
@@ -25,7 +27,7 @@ export interface Example {
 }
 
 const FENCE = /^```(sh|bash|shell)\n([\s\S]*?)^```/gm;
-const MARKER = /<!-- example: (skip: (.+?)|until stopped|background) -->\s*$/;
+const MARKER = /<!-- example: (skip: (.+?)|until stopped|background|scratch root) -->\s*$/;
 
 export function examplesOf(root: string, file: string): Example[] {
   const text = fs.readFileSync(path.join(root, file), 'utf8');
@@ -37,6 +39,7 @@ export function examplesOf(root: string, file: string): Example[] {
     const example: Example = { file, line, code: match[2]!, mode: 'run' };
     if (marker?.[1] === 'until stopped') example.mode = 'until-stopped';
     else if (marker?.[1] === 'background') example.mode = 'background';
+    else if (marker?.[1] === 'scratch root') example.mode = 'scratch-root';
     else if (marker?.[2]) Object.assign(example, { mode: 'skip', reason: marker[2] });
     examples.push(example);
   }
@@ -86,6 +89,7 @@ export function scriptOf(examples: Example[], dir: string, stopAfterS = 3): stri
     fs.writeFileSync(file, `set -euo pipefail\n${example.code}`);
     lines.push(`echo '::example ${where}' >&2`);
     if (example.mode === 'run') lines.push(example.code);
+    else if (example.mode === 'scratch-root') lines.push(`DESTDIR=${path.join(dir, `root-${index}`)} bash ${file}`);
     else if (example.mode === 'background') lines.push(`bash ${file} > ${file}.out 2>&1 & background+=($!)`, 'sleep 2');
     else lines.push(`status=0; timeout -s INT ${stopAfterS} bash ${file} > ${file}.out 2>&1 || status=$?`, `[ "$status" = 124 ] || [ "$status" = 130 ] || { cat ${file}.out >&2; exit 1; }`, `[ -s ${file}.out ] || { echo 'printed nothing' >&2; exit 1; }`);
   });

@@ -50,12 +50,13 @@ function surfaces(deps: ApiDeps) {
   const info = readServiceInfo();
   return {
     /**
-     * What every listener serves: health probes, the landing page, the API's documents and the
-     * location board (whose operator mode calls the admin API, so operators open it on ADMIN_PORT).
+     * What every listener serves: health probes, the landing page (linking what the listener
+     * serves: `operator`), the API's documents and the location board (whose operator mode calls
+     * the admin API, so operators open it on ADMIN_PORT).
      */
-    everywhere: [
+    everywhere: (operator: boolean) => [
       routesOf(pipeline, basePath, HEALTH_OPERATIONS, healthHandlers(deps)),
-      routesOf(pipeline, basePath, DOCUMENTATION_OPERATIONS, documentationHandlers(deps, info)),
+      routesOf(pipeline, basePath, DOCUMENTATION_OPERATIONS, documentationHandlers(deps, info, { operator })),
       routesOf(pipeline, basePath, BOARD_OPERATIONS, boardHandlers(deps)),
     ],
     /** The register-facing door (`PORT`): what registers and customer apps call. */
@@ -87,8 +88,8 @@ export interface ApiApps {
  */
 export function createApps(deps: ApiDeps): ApiApps {
   const routes = surfaces(deps);
-  if (deps.config.http.adminPort === undefined) return { public: createApp(deps, [...routes.everywhere, ...routes.public, ...routes.operator]) };
-  return { public: createApp(deps, [...routes.everywhere, ...routes.public]), operator: createApp(deps, [...routes.everywhere, ...routes.operator]) };
+  if (deps.config.http.adminPort === undefined) return { public: createApp(deps, [...routes.everywhere(true), ...routes.public, ...routes.operator]) };
+  return { public: createApp(deps, [...routes.everywhere(false), ...routes.public]), operator: createApp(deps, [...routes.everywhere(true), ...routes.operator]) };
 }
 
 /** One listener's app: request context, metrics, headers, the request's deadline, problem rendering, then the mounts. */

@@ -23,7 +23,7 @@ import type {
   WebhookDelivery,
   WebhookView,
 } from '../schemas/responses';
-import { historyCursorOf } from '../schemas/history';
+import { historyCursorOf } from '../schemas/history-cursor';
 import { requestJson } from './json-http';
 
 /** Completion times of the history: from (inclusive) to (exclusive), ISO-8601. */

@@ -60,6 +60,26 @@ export class RequestTimeoutError extends Error {
   }
 }
 
+/** Nothing answered at the address (refused, unknown host, reset): the request was not processed there. */
+export class UnreachableError extends Error {
+  constructor(
+    readonly url: string,
+    /** Why: the network error's code (`ECONNREFUSED`, `ENOTFOUND`...), or its message. */
+    readonly reason: string | undefined,
+  ) {
+    super(`could not reach ${new URL(url).origin}${reason ? ` (${reason})` : ''}`);
+    this.name = 'UnreachableError';
+  }
+}
+
+/** Why a fetch failed before any answer (undici's `fetch failed` and its cause), or undefined for any other error. */
+export function networkFailure(err: unknown): { reason: string | undefined } | undefined {
+  if (!(err instanceof TypeError) || err.message !== 'fetch failed') return undefined;
+  const cause = (err as { cause?: { code?: unknown; message?: unknown; errors?: { code?: unknown }[] } }).cause;
+  const reason = cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message;
+  return { reason: typeof reason === 'string' ? reason : undefined };
+}
+
 /** The parsed JSON of an answer's body, or undefined when it is not JSON (a 401 may be plain text). */
 export function parseJson(text: string): unknown {
   try {

@@ -1,5 +1,5 @@
 /** The JSON-over-HTTP call the admin and customer clients share, and the request deadline of every client. */
-import { errorFromResponse } from './errors';
+import { errorFromResponse, networkFailure, UnreachableError } from './errors';
 
 /** Deadline of an ordinary request, headers and body (the interface's 30 s: docs/register-interface.md, part 8). */
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -14,6 +14,9 @@ export async function requestJson<T>(method: string, url: string, headers: Recor
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  }).catch((err: unknown) => {
+    const failure = networkFailure(err);
+    throw failure ? new UnreachableError(url, failure.reason) : err;
   });
   const text = await response.text();
   if (!response.ok) {

@@ -111,7 +111,8 @@ export const OPERATIONS_SECTIONS = defineSections({
       },
       WEBHOOK_ALLOW_PRIVATE: {
         ...flag,
-        description: '`1`: endpoints may be on loopback, private, link-local or cloud-metadata addresses (tests, private networks). Refused otherwise, at creation and at each delivery.',
+        description:
+          '`1`: endpoints may be on loopback, private, link-local or cloud-metadata addresses (tests, private networks). Refused otherwise, at creation and at each delivery. `npm start` (one machine trying the service) sets it unless it is set.',
       },
       WEBHOOK_SECRET_KEY: {
         type: 'string',

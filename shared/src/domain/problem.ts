@@ -80,15 +80,17 @@ export function problemOf(kind: ProblemKind, detail: string): Problem {
 
 /** How much of a caller's value a detail echoes. */
 const ECHO_LENGTH = 32;
+/** An id is echoed whole (ids are at most this long). */
+const ID_LENGTH = 64;
 
 /**
  * A caller's value as a detail echoes it: its first ECHO_LENGTH characters (then `...`), each
  * one outside printable ASCII shown as `?`, so that no control character (CR, LF, escape
  * sequences), bidirectional control or lone surrogate reaches a body, a log line or a screen.
  */
-function echoed(value: string): string {
-  const shown = value.slice(0, ECHO_LENGTH).replace(/[^\x20-\x7e]/g, '?');
-  return value.length > ECHO_LENGTH ? `${shown}...` : shown;
+function echoed(value: string, length = ECHO_LENGTH): string {
+  const shown = value.slice(0, length).replace(/[^\x20-\x7e]/g, '?');
+  return value.length > length ? `${shown}...` : shown;
 }
 
 export const problems = {
@@ -106,6 +108,8 @@ export const problems = {
   conflict: (detail: string): Problem => problemOf('conflict', detail),
   concurrentModification: (): Problem => problemOf('conflict', 'Order was modified concurrently; read it again and retry'),
   notFound: (detail: string): Problem => problemOf('notFound', detail),
+  /** A write names a location (a subscription's, an operator's) that does not exist. */
+  unknownLocation: (id: string): Problem => problemOf('notFound', `Location ${echoed(id, ID_LENGTH)} does not exist`),
   methodNotAllowed: (method: string, path: string): Problem => problemOf('methodNotAllowed', `${method} is not allowed on ${path}`),
   unavailable: (detail: string): Problem => problemOf('unavailable', detail),
   // What a 503 knows of the write it gives up on (docs/failure-modes.md). Keyed: the request's

@@ -151,6 +151,8 @@ export const exampleProblems = {
   jobNotQueued: problems.notQueued(true),
   malformedJson: problems.validation('Malformed JSON in request body'),
   locationNotFound: problems.notFound('Location does not exist'),
+  /** A location a subscription or an operator account is given that does not exist. */
+  unknownLocation: problems.unknownLocation(EXAMPLE_IDS.location),
   sessionNotFound: problems.notFound('Session does not exist'),
   webhookNotFound: problems.notFound('Webhook subscription does not exist'),
   operatorNotFound: problems.notFound('Operator does not exist'),

@@ -3,8 +3,8 @@
  * of completion times and cursor pagination (`limit`, `after`), as the admin lists page.
  */
 import { ProblemError, problems } from '../domain/problem';
-import type { OrderRecord } from '../domain/records';
-import type { HistoryCursor, HistoryQuery } from '../store/archive';
+import type { HistoryQuery } from '../store/archive';
+import { decodeHistoryCursor } from './history-cursor';
 import { compile } from './requests';
 
 export const HISTORY_LIMITS = { default: 100, max: 1000 } as const;
@@ -35,21 +35,6 @@ const PARAMETER_RULES: Record<string, string> = {
   limit: `limit must be an integer from 1 to ${HISTORY_LIMITS.max}`,
   after: 'after must be the cursor after an order of a previous page',
 };
-
-/** The cursor on the wire: opaque to clients, `<completeTime ms>.<number>` in base64url. */
-export function encodeHistoryCursor(cursor: HistoryCursor): string {
-  return Buffer.from(`${cursor.completeTime.getTime()}.${cursor.number}`).toString('base64url');
-}
-
-/** The cursor after an order of the history (a finished order has its `completeTime`). */
-export function historyCursorOf(order: OrderRecord): string {
-  return encodeHistoryCursor({ completeTime: new Date(order.completeTime ?? 0), number: order.number });
-}
-
-function decodeHistoryCursor(text: string): HistoryCursor | undefined {
-  const match = /^([0-9]{1,15})\.([0-9]{1,10})$/.exec(Buffer.from(text, 'base64url').toString());
-  return match ? { completeTime: new Date(Number(match[1])), number: Number(match[2]) } : undefined;
-}
 
 /** Reads the query; a bad parameter is a 400 `Illegal argument` naming it. */
 export function parseHistoryQuery(query: Record<string, string | string[] | undefined>): Omit<HistoryQuery, 'locationId'> {

@@ -56,6 +56,13 @@ export class LocationsRepo {
     return doc;
   }
 
+  /** Those of `ids` that name no location, in the order given (one read). */
+  async missing(ids: readonly string[]): Promise<string[]> {
+    const checked = ids.map((id) => asString(id, 'locationId'));
+    const found = new Set((await this.c.find({ _id: { $in: checked } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
+    return checked.filter((id) => !found.has(id));
+  }
+
   find(id: string): Promise<LocationDoc | null> {
     return this.c.findOne({ _id: asString(id, 'locationId') });
   }

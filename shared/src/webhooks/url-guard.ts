@@ -85,7 +85,11 @@ export async function checkWebhookUrl(text: string, allowPrivate: boolean): Prom
   if (addresses.length === 0) throw new UrlRefused(`url's host ${host} does not resolve`);
   if (!allowPrivate) {
     const forbidden = addresses.find((a) => isForbiddenAddress(a.address));
-    if (forbidden) throw new UrlRefused(`url's host resolves to ${forbidden.address}, a loopback, private, link-local or metadata address`);
+    if (forbidden) {
+      throw new UrlRefused(
+        `url's host resolves to ${forbidden.address}, a loopback, private, link-local or metadata address; a receiver on a private network needs WEBHOOK_ALLOW_PRIVATE=1 on every API node and worker`,
+      );
+    }
   }
   const first = addresses[0]!;
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };

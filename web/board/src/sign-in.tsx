@@ -40,6 +40,9 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
       onSignedIn(credentials, api, title, keep);
     } catch (err) {
       if (err instanceof AuthError) setError(mode === 'kitchen' ? 'That key was not accepted.' : 'That token was not accepted.');
+      // a route this listener does not have: the operator API lives on the other port (ADMIN_PORT)
+      else if (err instanceof RequestError && err.status === 404 && mode === 'operator' && err.message.startsWith('No route for'))
+        setError('This port does not serve the operator API: open the board on the operator port (ADMIN_PORT).');
       else if (err instanceof RequestError && err.status === 404 && mode === 'operator') setError('No location with that id is open to this token.');
       else setError((err as Error).message);
     } finally {

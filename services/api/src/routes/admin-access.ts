@@ -3,6 +3,7 @@ import { BoundAccess, CHAIN_WIDE_DETAIL, coversAll, coversLocation, Grant, grant
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { operation, type OperationId, type OperationSpec } from '@pos/shared/openapi/operations';
 import type { LocationDoc } from '@pos/shared/store/documents';
+import type { Locations } from '../services/locations';
 import { isId } from '@pos/shared/store/query-values';
 import type { AppContext } from '../context';
 import { operatorOfRequest } from '../middleware/admin-auth';
@@ -53,11 +54,18 @@ export function checkResource(ctx: AppContext, locationIds: readonly string[] | 
   if (!coversAll(operatorOfRequest(ctx), locationIds)) throw new ProblemError(problems.notFound(detail));
 }
 
-/** A 403 unless the operator may grant `grant`: no role above its own, no location outside its own. */
-export function checkGrant(ctx: AppContext, grant: Grant): void {
+/**
+ * A 403 unless the operator may grant `grant` (no role above its own, no location outside its
+ * own), then a 404 naming a location of the grant that does not exist: a subscription or an
+ * account for a location that is not there could never act. One read, when it names locations.
+ */
+export async function checkGrant(ctx: AppContext, grant: Grant, locations: Pick<Locations, 'missing'>): Promise<void> {
   if (Array.isArray(grant.locations)) auditLocations(ctx, grant.locations);
   const refusal = grantRefusal(operatorOfRequest(ctx), grant);
   if (refusal) throw new ProblemError(problems.forbidden(refusal));
+  if (!Array.isArray(grant.locations) || grant.locations.length === 0) return;
+  const [missing] = await locations.missing(grant.locations);
+  if (missing !== undefined) throw new ProblemError(problems.unknownLocation(missing));
 }
 
 /** The locations a list may show: the operator's own, or undefined (all) for an unbound one. */

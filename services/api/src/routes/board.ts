@@ -7,6 +7,7 @@ import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
 import { escapeHtml } from '../docs/pages';
 import type { Handlers } from './mount';
+import { PAGE_CSP } from '../middleware/content-security';
 
 
 /**
@@ -19,7 +20,7 @@ export const BOARD_DIST = path.resolve(__dirname, '../../../../web/board/dist');
  * The page runs under this policy: its script and style come from its own files, it talks only to
  * this origin, and nothing may frame it or post a form from it.
  */
-export const BOARD_CSP = "default-src 'self'; base-uri 'none'; object-src 'none'; form-action 'none'; frame-ancestors 'none'";
+export const BOARD_CSP = PAGE_CSP.board;
 
 /** Vite's hashed output names (`index-B1x2y3.js`); anything else under assets/ is a 404. */
 const ASSET_NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.(js|css|svg|png|woff2)$/;

@@ -4,6 +4,7 @@ import { errorHandler } from '@bull-board/api/dist/handlers/error.js';
 import { KoaAdapter } from '@bull-board/koa';
 import type { Middleware, Next } from 'koa';
 import { ProblemError, problemOf } from '@pos/shared/domain/problem';
+import { PAGE_CSP } from '../middleware/content-security';
 import { storeProblem } from '@pos/shared/store/store-errors';
 import type { AppContext, AppState } from '../context';
 import type { ApiDeps } from '../deps';
@@ -51,6 +52,15 @@ function checkWrite(ctx: AppContext): void {
   if (!WRITABLE_ACTIONS.test(ctx.path.slice(BULL_BOARD_PATH.length))) {
     throw new ProblemError(problemOf('forbidden', 'Bull Board allows retrying, cleaning, promoting and pausing only'));
   }
+}
+
+/** Bull Board's page links its web font from a font host: dropped (the page falls back to the system's sans-serif). */
+const FONT_HOST_LINK = /<link[^>]*href="https:\/\/fonts\.googleapis\.com\/[^"]*"[^>]*>/g;
+
+/** Bull Board's page under the pages' policy, fetching nothing from another origin. */
+function ownOriginOnly(ctx: AppContext): void {
+  if (typeof ctx.body === 'string') ctx.body = ctx.body.replace(FONT_HOST_LINK, '');
+  ctx.set('Content-Security-Policy', PAGE_CSP.bullBoard);
 }
 
 /**
@@ -109,6 +119,7 @@ export function bullBoard(
             }
             // Unknown sub-paths fall through the board to `next`, and so end as the usual 404 problem.
             await board(ctx, next);
+            if (ctx.response.is('html')) ownOriginOnly(ctx);
           }),
         ),
       ),

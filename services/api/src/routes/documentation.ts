@@ -5,6 +5,7 @@ import { type DOCUMENTATION_OPERATIONS, operation } from '@pos/shared/openapi/op
 import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
 import { DOCS_SCRIPT, docsPage, landingPage } from '../docs/pages';
+import { PAGE_CSP } from '../middleware/content-security';
 import type { ServiceInfo } from '../service-info';
 import type { Handlers } from './mount';
 import { routePath } from './mount';
@@ -16,9 +17,10 @@ const ASSET_MAX_AGE_MS = 24 * 3_600_000;
 /**
  * The published contract: the OpenAPI document at `{base_url}/openapi.json`, built once from the
  * schemas the code validates and serialises with, `/docs`, a page that renders it, and `/`, the
- * service's name and version and where to go from there (public: it shows nothing secret).
+ * service's name and version and where to go from there (public: it shows nothing secret): the
+ * operator surfaces only on the listener that serves them (`operator`).
  */
-export function documentationHandlers(deps: Pick<ApiDeps, 'config'>, info: ServiceInfo): Handlers<typeof DOCUMENTATION_OPERATIONS> {
+export function documentationHandlers(deps: Pick<ApiDeps, 'config'>, info: ServiceInfo, { operator }: { operator: boolean }): Handlers<typeof DOCUMENTATION_OPERATIONS> {
   const { basePath, bodyLimitBytes } = deps.config.http;
   const at = (id: Parameters<typeof operation>[0]) => routePath(operation(id).path, basePath);
   const document = JSON.stringify(buildOpenApiDocument({ basePath, version: info.version, bodyLimitBytes }));
@@ -26,8 +28,13 @@ export function documentationHandlers(deps: Pick<ApiDeps, 'config'>, info: Servi
   const landing = landingPage(info, [
     { href: at('docsPage'), text: 'API documentation', note: 'the OpenAPI document, rendered' },
     { href: at('getOpenApiDocument'), text: 'OpenAPI document', note: 'OpenAPI 3.1, JSON' },
-    { href: at('bullBoard'), text: 'Bull Board', note: 'the transition queue; asks for the admin token as the password' },
-    { href: at('metrics'), text: 'Metrics', note: 'Prometheus text' },
+    { href: at('boardPage'), text: 'Location board', note: operator ? 'a location live; operators sign in with their token' : "a location live, with a register's key (operators: on the operator port, ADMIN_PORT)" },
+    ...(operator
+      ? [
+          { href: at('bullBoard'), text: 'Bull Board', note: 'the transition queue; asks for the admin token as the password' },
+          { href: at('metrics'), text: 'Metrics', note: 'Prometheus text' },
+        ]
+      : []),
     { href: at('liveness'), text: 'Liveness', note: 'the process answers' },
     { href: at('readiness'), text: 'Readiness', note: 'MongoDB and Redis answer' },
   ]);
@@ -44,6 +51,7 @@ export function documentationHandlers(deps: Pick<ApiDeps, 'config'>, info: Servi
     },
 
     docsPage: (ctx: AppContext) => {
+      ctx.set('Content-Security-Policy', PAGE_CSP.docs);
       ctx.type = 'text/html';
       ctx.body = page;
     },

@@ -33,7 +33,7 @@ async function scopedOperator(operators: Pick<Operators, 'find'>, ctx: AppContex
  * locations manages only operators within them, and grants no more than it holds (admin-access.ts).
  */
 export function operatorHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof OPERATOR_OPERATIONS> {
-  const { operators, auditLog } = deps.services;
+  const { operators, auditLog, locations } = deps.services;
   const targetOf = (ctx: AppContext) => scopedOperator(operators, ctx);
 
   return {
@@ -48,7 +48,7 @@ export function operatorHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<type
 
     createOperator: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.operator);
-      checkGrant(ctx, { role: input.role, locations: input.locationIds ?? 'all' });
+      await checkGrant(ctx, { role: input.role, locations: input.locationIds ?? 'all' }, locations);
       await beginWork(ctx);
       const created = await operators.create(input, ctx.state.log);
       auditChange(ctx, { id: created.doc._id, after: operatorFields(created.doc) });
@@ -72,7 +72,7 @@ export function operatorHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<type
       if (String(ctx.params.operatorId) === operatorOfRequest(ctx).id && (changes.role !== undefined || locations !== undefined)) {
         throw new ProblemError(problems.forbidden('An operator cannot change its own role or locations'));
       }
-      checkGrant(ctx, { role: changes.role, locations });
+      await checkGrant(ctx, { role: changes.role, locations }, deps.services.locations);
       await beginWork(ctx);
       const before = await targetOf(ctx);
       const doc = await operators.update(before._id, { ...changes, ...(allLocations && { locationIds: null }) }, ctx.state.log);

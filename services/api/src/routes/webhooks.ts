@@ -45,7 +45,7 @@ function sendLimiter(deps: Pick<ApiDeps, 'config' | 'redis' | 'log'>): RequestLi
  * redeliveries are limited per subscription (WEBHOOK_TEST_LIMIT).
  */
 export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>): Handlers<typeof WEBHOOK_OPERATIONS> {
-  const { webhooks } = deps.services;
+  const { webhooks, locations } = deps.services;
   const sent = sendLimiter(deps);
   /** A test event or a redelivery: counted against the subscription's WEBHOOK_TEST_LIMIT, then queued. */
   const send = async (ctx: AppContext, subscription: WebhookDoc, queue: () => Promise<QueuedDelivery>) => {
@@ -60,7 +60,7 @@ export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'red
   return {
     createWebhook: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.webhook);
-      checkGrant(ctx, { locations: input.locationIds ?? 'all' });
+      await checkGrant(ctx, { locations: input.locationIds ?? 'all' }, locations);
       await webhooks.checkUrl(input.url);
       await beginWork(ctx);
       const created = await webhooks.create(input, ctx.state.log);
@@ -80,7 +80,7 @@ export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'red
 
     updateWebhook: async (ctx: AppContext) => {
       const changes = bodyOf(ctx, validators.webhookUpdate);
-      checkGrant(ctx, { locations: changes.locationIds === undefined ? undefined : changes.locationIds.length === 0 ? 'all' : changes.locationIds });
+      await checkGrant(ctx, { locations: changes.locationIds === undefined ? undefined : changes.locationIds.length === 0 ? 'all' : changes.locationIds }, locations);
       if (changes.url !== undefined) await webhooks.checkUrl(changes.url);
       await beginWork(ctx);
       const before = await subscriptionOf(ctx);

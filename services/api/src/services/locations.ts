@@ -10,7 +10,7 @@ import type { LocationsRepo } from '@pos/shared/store/locations';
 import type { Page } from '@pos/shared/store/page';
 
 export interface LocationsDeps {
-  locations: Pick<LocationsRepo, 'create' | 'find' | 'list' | 'update' | 'pause' | 'resume'>;
+  locations: Pick<LocationsRepo, 'create' | 'find' | 'missing' | 'list' | 'update' | 'pause' | 'resume'>;
   events: Pick<EventPublisher, 'location'>;
   /** Where the nodes write the registers they see (presence). */
   redis: RedisClient;
@@ -29,6 +29,11 @@ export class Locations {
     const location = await this.deps.locations.create(input.name, input.failureThreshold ?? this.deps.failureThreshold, new Date());
     log.info({ locationId: location._id }, 'location created');
     return location;
+  }
+
+  /** Those of `ids` that name no location. */
+  missing(ids: readonly string[]): Promise<string[]> {
+    return this.deps.locations.missing(ids);
   }
 
   find(id: string): Promise<LocationDoc | null> {

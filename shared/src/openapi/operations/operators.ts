@@ -33,6 +33,7 @@ export const OPERATOR_OPERATIONS = defineOperations({
     traits: ['jsonBody'],
     body: { schema: operatorSchema, example: { name: 'Main Street manager', role: 'manager', locationIds: [EXAMPLE_IDS.location] } },
     ok: { status: 201, description: 'The operator, with its token', content: json(issuedOperatorSchema, { ...examples.operator, token: examples.apiKey }) },
+    problems: [ex.unknownLocation],
   },
   listOperators: {
     method: 'get',
@@ -78,7 +79,7 @@ export const OPERATOR_OPERATIONS = defineOperations({
     params: [P.operatorId],
     body: { schema: operatorUpdateSchema, example: { role: 'viewer' } },
     ok: { status: 200, description: 'The operator as changed', content: json(operatorViewSchema, examples.operator) },
-    problems: [ex.operatorNotFound, problems.validation('body must not have both locationIds and allLocations')],
+    problems: [ex.operatorNotFound, problems.validation('body must not have both locationIds and allLocations'), ex.unknownLocation],
   },
   rotateOperatorToken: {
     method: 'post',

@@ -23,7 +23,7 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     traits: ['jsonBody'],
     body: { schema: webhookSchema, example: { url: 'https://hq.example.com/pos-events', events: ['order.placed', 'order.completed'] } },
     ok: { status: 201, description: 'The subscription and its secret', content: json(issuedWebhookSchema, { ...examples.webhook, secret: examples.webhookSecret }) },
-    problems: [problems.validation("url's host resolves to 127.0.0.1, a loopback, private, link-local or metadata address")],
+    problems: [problems.validation("url's host resolves to 127.0.0.1, a loopback, private, link-local or metadata address"), ex.unknownLocation],
   },
   listWebhooks: {
     method: 'get',
@@ -70,7 +70,7 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     params: [P.webhookId],
     body: { schema: webhookUpdateSchema, example: { events: ['order.placed'] } },
     ok: { status: 200, description: 'The subscription as changed', content: json(webhookViewSchema, { ...examples.webhook, events: ['order.placed'] }) },
-    problems: [ex.webhookNotFound],
+    problems: [ex.webhookNotFound, ex.unknownLocation],
   },
   deleteWebhook: {
     method: 'delete',

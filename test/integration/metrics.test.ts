@@ -1,3 +1,4 @@
+import { buildInfo } from '@pos/shared/build-info';
 import Redis from 'ioredis';
 import { RegisterClient, WorkStream } from '@pos/shared/clients/register/client';
 import type { ChildServer } from '../../scripts/embedded/child-server';
@@ -135,7 +136,8 @@ describe('GET /metrics of a worker (METRICS_PORT)', () => {
     expect((await call('GET', `${origin}/admin/v1/locations`)).status).toBe(404);
     // its liveness probe (docs/deployment.md#kubernetes)
     const health = await call('GET', `${origin}/healthz`);
-    expect([health.status, health.json()]).toEqual([200, { status: 'ok' }]);
+    expect([health.status, health.json()]).toEqual([200, { status: 'ok', version: buildInfo().version, commit: buildInfo().commit }]);
+    expect(valueOf(samples, 'pos_build_info', { ...buildInfo() })).toBe(1);
   });
 });
 

@@ -104,7 +104,7 @@ describe('scopes and records a review probed', () => {
     expect(created.status).toBe(201);
     const requestId = created.headers.get('x-request-id')!;
     expect(requestId).not.toBe(forged);
-    expect(await auditOf(requestId)).toMatchObject({ requestId, claimedRequestId: forged, v: 2 });
+    expect(await auditOf(requestId)).toMatchObject({ requestId, claimedRequestId: forged, fullHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect((await stack.admin.listAudit({ limit: 1000 })).filter((r) => r.requestId === forged)).toEqual([]);
   });
 
@@ -207,7 +207,7 @@ describe("the audit chain's check catches every edit", () => {
 
   it("finds a record whose purgeAt was moved (retention would take it early)", async () => {
     await audit().updateOne({ seq: 2 }, { $set: { purgeAt: new Date(0) } });
-    expect(await stack.admin.verifyAudit()).toMatchObject({ intact: false, brokenAt: { seq: 2, reason: expect.stringContaining('does not match its hash') } });
+    expect(await stack.admin.verifyAudit()).toMatchObject({ intact: false, brokenAt: { seq: 2, reason: expect.stringContaining('does not match its fullHash') } });
   });
 
   it('finds the newest record removed, before any write after it', async () => {

@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { signalGroup, spawnGroup } from '../../scripts/embedded/process-group';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { loadConfig } from '@pos/shared/config';
@@ -64,7 +67,11 @@ describe('shutdown and operations', () => {
     const api = await spawnRole('api', env);
     try {
       const origin = `http://127.0.0.1:${api.port}`;
-      expect((await call('GET', `${origin}/healthz`)).json()).toEqual({ status: 'ok' });
+      // the release and commit the node runs: the workspace's one version, and the checkout's commit
+      const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+      const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).toString().trim();
+      expect((await call('GET', `${origin}/healthz`)).json()).toEqual({ status: 'ok', version, commit });
+      expect(api.output().split('\n')[0]).toMatch(new RegExp(`"version":"${version}","commit":"${commit}".*"msg":"starting"`));
       expect((await call('GET', `${origin}/readyz`)).json()).toEqual({ status: 'ready', mongo: 'ok', redis: 'ok' });
 
       const admin = new AdminClient(origin, env.ADMIN_TOKEN!);

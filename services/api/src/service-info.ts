@@ -1,13 +1,12 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { buildInfo } from '@pos/shared/build-info';
 
 export interface ServiceInfo {
   name: string;
   version: string;
+  commit: string;
 }
 
-/** The service's name and the API package's version (its package.json sits beside src/ and dist/ alike). */
+/** The service's name, and the release and commit this node runs. */
 export function readServiceInfo(): ServiceInfo {
-  const manifest = JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
-  return { name: 'POS ordering service', version: manifest.version };
+  return { name: 'POS ordering service', ...buildInfo() };
 }

@@ -1,3 +1,4 @@
+import { buildInfo } from '@pos/shared/build-info';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -102,13 +103,14 @@ export function circuitsOpenGauge(registry: Registry, open: () => number): Gauge
 }
 
 /**
- * GET /metrics on its own listener, and GET /healthz (the process answers: a liveness probe);
- * nothing else. Resolves with the port.
+ * GET /metrics on its own listener, and GET /healthz (the process answers: a liveness probe, with
+ * the release and commit it runs, as the API's); nothing else. Resolves with the port.
  */
 export async function serveMetrics(registry: Registry, port: number, host: string): Promise<{ port: number; server: http.Server }> {
+  const health = JSON.stringify({ status: 'ok', ...buildInfo() });
   const server = http.createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/healthz') {
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(health);
       return;
     }
     if (req.method !== 'GET' || req.url !== '/metrics') {

@@ -78,11 +78,11 @@ export function toAuditRecord(doc: AuditDoc): AuditRecord {
   if (doc.locationId !== undefined) record.locationId = doc.locationId;
   if (doc.claimedRequestId !== undefined) record.claimedRequestId = doc.claimedRequestId;
   if (doc.change !== undefined) record.change = doc.change;
-  // (the first form's hash covers neither: it is shown as it was hashed)
-  if (doc.v === 2) Object.assign(record, { v: doc.v, purgeAt: doc.purgeAt.toISOString() });
+  record.purgeAt = doc.purgeAt.toISOString();
   if (doc.seq !== undefined) record.seq = doc.seq;
   if (doc.prevHash !== undefined) record.prevHash = doc.prevHash;
   if (doc.hash !== undefined) record.hash = doc.hash;
+  if (doc.fullHash !== undefined) record.fullHash = doc.fullHash;
   return record;
 }
 

@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { buildInfo } from '../build-info';
 
 /**
  * How often the event loop's delay is sampled (`nodejs_eventloop_lag_*`), ms. prom-client's
@@ -8,7 +9,9 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
  */
 export const EVENT_LOOP_SAMPLE_MS = 100;
 
-/** Node's own metrics (CPU, memory, handles, GC, event-loop lag) on `registry`. */
+/** Node's own metrics (CPU, memory, handles, GC, event-loop lag), and which release runs, on `registry`. */
 export function processMetrics(registry: Registry): void {
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+  const info = new Gauge({ name: 'pos_build_info', help: 'The release and commit this process runs (always 1)', labelNames: ['version', 'commit'], registers: [registry] });
+  info.set(buildInfo(), 1);
 }

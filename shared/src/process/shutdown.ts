@@ -1,3 +1,4 @@
+import { buildInfo } from '../build-info';
 import type { Logger } from '../log';
 
 /**
@@ -26,8 +27,12 @@ export function onShutdown(log: Logger, graceMs: number, stop: () => Promise<voi
   process.on('SIGINT', handler);
 }
 
-/** Entry-point wrapper: logs a start-up failure and exits 1 instead of an unhandled rejection. */
+/**
+ * Entry-point wrapper: its first log line names the release and commit; logs a start-up failure
+ * and exits 1 instead of an unhandled rejection.
+ */
 export function runMain(log: Logger, main: () => Promise<void>): void {
+  log.info(buildInfo(), 'starting');
   main().catch((err) => {
     log.fatal({ err }, 'failed to start');
     process.exit(1);

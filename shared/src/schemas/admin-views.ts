@@ -265,14 +265,19 @@ export const auditRecordSchema = {
     requestId: { type: 'string', description: "The service's id of the request: the `X-Request-Id` of its answer, and the `requestId` of its log lines" },
     claimedRequestId: { type: 'string', description: 'The `X-Request-Id` the caller sent, when it sent one: what the caller claims, kept apart' },
     change: auditChangeSchema,
-    v: { type: 'integer', enum: [2], description: 'The form of the record: 2 (since 0.5.0) has `purgeAt` and `claimedRequestId` under its hash; absent on older records' },
-    purgeAt: { ...timestamp, description: 'When retention removes the record (`AUDIT_RETENTION` after it); on records of form 2' },
+    purgeAt: { ...timestamp, description: 'When retention removes the record (`AUDIT_RETENTION` after it)' },
     seq: { type: 'integer', minimum: 1, description: "The record's place in the log's hash chain (absent on records written before the chain)" },
     prevHash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The `hash` of the record before it (`seq` - 1), or 64 zeros for the first' },
     hash: {
       type: 'string',
       pattern: '^[0-9a-f]{64}$',
-      description: 'SHA-256, in hex, of `prevHash`, a newline, and this record as JSON without `hash` (RFC 8785 canonical form): `npm run admin -- audit verify` checks the chain',
+      description:
+        'SHA-256, in hex, of `prevHash`, a newline, and this record as JSON without `hash`, `fullHash`, `purgeAt` and `claimedRequestId` (RFC 8785 canonical form): `npm run admin -- audit verify` checks the chain',
+    },
+    fullHash: {
+      type: 'string',
+      pattern: '^[0-9a-f]{64}$',
+      description: 'SHA-256, in hex, of `hash`, a newline, and `{purgeAt, claimedRequestId}` as canonical JSON: every stored field is under a hash (records written since 0.5.0)',
     },
   },
 } as const;

@@ -82,8 +82,12 @@ export const commandRecordSchema = {
 export const healthSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['status'],
-  properties: { status: { type: 'string', const: 'ok' } },
+  required: ['status', 'version', 'commit'],
+  properties: {
+    status: { type: 'string', const: 'ok' },
+    version: { type: 'string', description: 'The release this node runs (semver)', examples: ['0.5.0'] },
+    commit: { type: 'string', description: 'The commit it was built from, or `unknown`', examples: ['14e85b5c0d9b8a4f2e6c5d1a3b7f9e0c2d4a6b8c'] },
+  },
 } as const;
 
 export const readinessSchema = {

@@ -5,8 +5,10 @@
  * The log is a hash chain, so that a record changed or removed in MongoDB is found: each record
  * has the next `seq` and carries `prevHash` (the record before's `hash`) and `hash`, SHA-256 of
  * `prevHash`, a newline and the record as the API shows it without `hash`, in RFC 8785's
- * canonical JSON; every stored field is in that record (`purgeAt` too, since the record's second
- * form, `v: 2`). A writer reads the newest record and inserts the next `seq`, which a unique
+ * canonical JSON, without the fields the chain's first release did not have; those (`purgeAt`,
+ * `claimedRequestId`) are under `fullHash`, SHA-256 of `hash` and them, since 0.5.0. So a release
+ * that knows only `hash` still verifies every record (a rollback), and every stored field is
+ * under a hash. A writer reads the newest record and inserts the next `seq`, which a unique
  * index gives to one writer only; the others read again; then it moves the chain's head anchor
  * forward, so that a removed newest record is missed. Retention removes the oldest records only,
  * in `seq` order, and first records where the chain now starts (the start anchor).
@@ -24,7 +26,7 @@ import { toAuditRecord } from '../domain/views';
 export type { AuditDoc };
 
 /** What a writer gives: the record without its place in the chain and its form. */
-export type AuditEntry = Omit<AuditDoc, 'seq' | 'prevHash' | 'hash' | 'v'>;
+export type AuditEntry = Omit<AuditDoc, 'seq' | 'prevHash' | 'hash' | 'fullHash'>;
 
 /** Where the chain starts (after retention) and its newest link, in `auditAnchors`. */
 const START = 'audit';
@@ -47,10 +49,16 @@ const APPEND_TRIES = 20;
 export const VERIFY_MAX = 10_000;
 
 
-/** The hash a record must carry: over `prevHash` and the record as served, without `hash`. */
+/** The hash a record must carry: over `prevHash` and the record as served, but for the fields `fullHash` covers. */
 export function auditHash(doc: AuditDoc): string {
-  const { hash: _hash, ...content } = toAuditRecord(doc);
+  const { hash: _hash, fullHash: _full, purgeAt: _purgeAt, claimedRequestId: _claimed, ...content } = toAuditRecord(doc);
   return createHash('sha256').update(`${doc.prevHash ?? ''}\n${canonicalize(content)}`).digest('hex');
+}
+
+/** The `fullHash` a record written since 0.5.0 carries: over its `hash` and the fields `hash` leaves out. */
+export function auditFullHash(doc: AuditDoc): string {
+  const rest = { purgeAt: doc.purgeAt.toISOString(), ...(doc.claimedRequestId !== undefined && { claimedRequestId: doc.claimedRequestId }) };
+  return createHash('sha256').update(`${doc.hash ?? ''}\n${canonicalize(rest)}`).digest('hex');
 }
 
 const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000;
@@ -74,8 +82,9 @@ export class AuditRepo {
   async append(entry: AuditEntry): Promise<AuditDoc> {
     for (let tries = 1; ; tries += 1) {
       const last = this.last ?? (await this.newest());
-      const doc: AuditDoc = { ...entry, v: 2, seq: (last?.seq ?? 0) + 1, prevHash: last?.hash ?? GENESIS_HASH };
+      const doc: AuditDoc = { ...entry, seq: (last?.seq ?? 0) + 1, prevHash: last?.hash ?? GENESIS_HASH };
       doc.hash = auditHash(doc);
+      doc.fullHash = auditFullHash(doc);
       try {
         await this.c.insertOne(doc);
       } catch (err) {
@@ -149,6 +158,7 @@ export class AuditRepo {
       if (doc.seq !== expected.seq) return broken(`record ${expected.seq} is missing: the next is ${doc.seq}`);
       if (doc.prevHash !== expected.hash) return broken(`its prevHash is not the hash of record ${expected.seq - 1}: a record before it was changed or replaced`);
       if (auditHash(doc) !== doc.hash) return broken('its content does not match its hash: it was changed after it was written');
+      if (doc.fullHash !== undefined && auditFullHash(doc) !== doc.fullHash) return broken('its purgeAt or claimedRequestId does not match its fullHash: it was changed after it was written');
       checked += 1;
       expected = { seq: expected.seq + 1, hash: doc.hash };
     }

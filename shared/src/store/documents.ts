@@ -258,17 +258,17 @@ export interface AuditDoc {
   /** What the write changed, cleaned of secrets. */
   change?: AuditChange;
   /**
-   * The form of the record: 2 puts `purgeAt` and `claimedRequestId` under its hash; absent on
-   * records of the first form, whose hash covers neither.
-   */
-  v?: 2;
-  /**
    * The record's place in the hash chain, the hash of the one before it, and its own
    * (store/audit.ts); absent on records written before the chain.
    */
   seq?: number;
   prevHash?: string;
   hash?: string;
+  /**
+   * SHA-256 of `hash` and what `hash` leaves out (`purgeAt`, `claimedRequestId`), so that every
+   * stored field is under a hash; on records written since 0.5.0 (store/audit.ts).
+   */
+  fullHash?: string;
   /** The record is removed at this moment (AUDIT_RETENTION after the write), oldest first. */
   purgeAt: Date;
 }

@@ -1,5 +1,6 @@
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { HEALTH_OPERATIONS } from '@pos/shared/openapi/operations';
+import { buildInfo } from '@pos/shared/build-info';
 import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
 import { checkReadiness } from '../health/readiness';
@@ -13,7 +14,7 @@ import type { Handlers } from './mount';
 export function healthHandlers(deps: ApiDeps): Handlers<typeof HEALTH_OPERATIONS> {
   return {
     liveness: (ctx: AppContext) => {
-      ctx.body = { status: 'ok' };
+      ctx.body = { status: 'ok', ...buildInfo() };
     },
 
     readiness: async (ctx: AppContext) => {

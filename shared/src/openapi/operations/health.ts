@@ -8,10 +8,10 @@ export const HEALTH_OPERATIONS = defineOperations({
     method: 'get',
     path: '/healthz',
     tag: 'Operations',
-    summary: 'Liveness: the process answers',
+    summary: 'Liveness: the process answers, with the release and commit it runs',
     access: 'public',
     criticality: 'exempt',
-    ok: { status: 200, description: 'Alive', content: json(healthSchema, { status: 'ok' }) },
+    ok: { status: 200, description: 'Alive', content: json(healthSchema, { status: 'ok', version: '0.5.0', commit: '14e85b5c0d9b8a4f2e6c5d1a3b7f9e0c2d4a6b8c' }) },
   },
   readiness: {
     method: 'get',

@@ -74,6 +74,20 @@ describe('scopes and records a review probed', () => {
     expect((await as(adminA, 'POST', `/admin/v1/webhooks/${subscription.id}/deliveries/${deliveryA.id}/redeliver`)).status).toBe(202);
     // the chain-wide admin still sees both
     expect((await stack.admin.listWebhookDeliveries(subscription.id, { limit: 1000 })).map((d) => d.id)).toEqual(expect.arrayContaining([deliveryA.id, deliveryB.id]));
+
+    // attempts as the release before logged them (no location): judged by the event their body names
+    const db = await openDb(stack.env);
+    try {
+      const stored = await db.db.collection('webhookDeliveries').find({ _id: { $in: [deliveryA.id, deliveryB.id] } as never }).toArray();
+      const legacy = stored.map(({ locationId: _, ...doc }) => ({ ...doc, _id: `${doc._id as string}-legacy` }));
+      await db.db.collection('webhookDeliveries').insertMany(legacy as never[]);
+    } finally {
+      await db.close();
+    }
+    const relisted = (await as(adminA, 'GET', `/admin/v1/webhooks/${subscription.id}/deliveries?limit=1000`)).json().map((d: { id: string }) => d.id);
+    expect(relisted).toContain(`${deliveryA.id}-legacy`);
+    expect(relisted).not.toContain(`${deliveryB.id}-legacy`);
+    expect(relisted).not.toContain(deliveryB.id);
   });
 
   it("answers a feed cursor into another location's events as an unknown one", async () => {

@@ -16,7 +16,7 @@ import { createWebhooks } from '@pos/shared/webhooks/wiring';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { createRepos } from '@pos/shared/store/repos';
-import { settleWithin } from '@pos/shared/util/deadline';
+import { stopInOrder } from '@pos/shared/process/stoppers';
 import { createApps } from './app';
 import { createHttpServer } from './http-server';
 import { OperatorLookup } from './auth/operator-lookup';
@@ -50,6 +50,13 @@ export interface RunningApi {
   /** Stops accepting, lets in-flight requests finish (up to SHUTDOWN_GRACE), then disconnects. */
   close(): Promise<void>;
 }
+
+/**
+ * What the requests in flight leave of the grace period for the steps after them: each of those
+ * takes a few ms when Redis and MongoDB answer, and at most STEP_MS (or what is left) when not.
+ */
+const CLOSING_RESERVE_MS = 1_000;
+const STEP_MS = 750;
 
 /**
  * Indexes are built on a connection of their own, without MONGO_TIMEOUT: a new index on a large
@@ -216,28 +223,41 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     deps,
     async close() {
       accepting = false;
-      // Streams are never idle: end them first, or server.close would wait for the grace period.
-      // Bounded: with Redis down their UNSUBSCRIBEs would wait for a reconnect.
-      await settleWithin(hub.close(), 1_000, nodeLog, 'ending the event streams');
       presence.stop();
-      const closed = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
-      for (const server of servers) server.closeIdleConnections();
-      const grace = setTimeout(() => {
-        nodeLog.warn('grace period over; closing remaining connections');
-        for (const server of servers) server.closeAllConnections();
-      }, config.process.shutdownGraceMs);
-      await closed;
-      clearTimeout(grace);
-      await settleWithin(jobs.stop(), 1_000, nodeLog, 'dropping the reply channel');
-      await settleWithin(
-        Promise.all([sessionLookup.stop(), operatorLookup.stop(), subscriber.unsubscribe(sessionsChannel(config.redis.prefix), endOperatorStreams)]),
-        1_000,
+      await stopInOrder(
+        [
+          // Streams are never idle: ended first, or the servers would wait for them. (With Redis down
+          // their UNSUBSCRIBEs would wait for a reconnect.)
+          { name: 'ending the event streams', withinMs: STEP_MS, stop: () => hub.close() },
+          {
+            // a request waiting for a worker ends by its deadline (JOB_TIMEOUT and a second)
+            name: 'finishing the requests in flight',
+            withinMs: config.process.shutdownGraceMs - CLOSING_RESERVE_MS,
+            stop: () => {
+              const closed = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+              for (const server of servers) server.closeIdleConnections();
+              return closed;
+            },
+            force: () => servers.forEach((server) => server.closeAllConnections()),
+          },
+          { name: 'dropping the reply channel', withinMs: STEP_MS, stop: () => jobs.stop() },
+          {
+            name: 'dropping the session channel',
+            withinMs: STEP_MS,
+            stop: () => Promise.all([sessionLookup.stop(), operatorLookup.stop(), subscriber.unsubscribe(sessionsChannel(config.redis.prefix), endOperatorStreams)]),
+          },
+          { name: 'closing the queues', withinMs: STEP_MS, stop: () => Promise.all([queues.close(), lifecycleQueue.close(), deadlines.close(), webhooks.queue.close()]) },
+          {
+            name: 'closing Redis',
+            withinMs: STEP_MS,
+            stop: () => Promise.all([closeRedis(redis), closeRedis(queueRedis), subscriber.quit()]),
+            force: () => [redis, queueRedis].forEach((connection) => connection.disconnect()),
+          },
+          { name: 'closing MongoDB', withinMs: STEP_MS, stop: () => store.close(), force: () => store.close(true) },
+        ],
+        config.process.shutdownGraceMs,
         nodeLog,
-        'dropping the session channel',
       );
-      await settleWithin(Promise.all([queues.close(), lifecycleQueue.close(), deadlines.close(), webhooks.queue.close()]), 2_000, nodeLog, 'closing the queues');
-      await Promise.all([closeRedis(redis), closeRedis(queueRedis), subscriber.quit()]);
-      await store.close();
       nodeLog.info('api stopped');
     },
   };

@@ -15,7 +15,9 @@ import { createRepos } from '@pos/shared/store/repos';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { createWebhooks } from '@pos/shared/webhooks/wiring';
 import { outboxes } from '@pos/shared/store/outboxes';
-import { settleWithin } from '@pos/shared/util/deadline';
+import { stopInOrder } from '@pos/shared/process/stoppers';
+import { MIGRATIONS } from '@pos/shared/migrations/list';
+import { runMigrations } from '@pos/shared/migrations/runner';
 import { faultInjection } from './fault-injection';
 import { circuitsOpenGauge, createWorkerMetrics, serveMetrics } from './metrics';
 import { startDeadlines } from './schedules/deadlines';
@@ -40,6 +42,13 @@ export interface RunningWorker {
 }
 
 /**
+ * What the active jobs leave of the grace period for the steps after them: each of those takes a
+ * few ms when Redis and MongoDB answer, and at most STEP_MS (or what is left) when not.
+ */
+const CLOSING_RESERVE_MS = 1_000;
+const STEP_MS = 750;
+
+/**
  * How long a job's answer is kept, in lock periods: a job whose worker died is run again once its
  * lock has lapsed and the next stalled-job check (every lock period) has seen it.
  */
@@ -51,6 +60,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const store = await connectMongo(mongoUrl, config.mongo, { boundOperations: false });
   await ensureIndexes(store.db);
   const repos = createRepos(store.db, { appliedJobsKeptMs: config.idempotency.ttlMs });
+  // before any job: what this release's code expects of the documents (docs/upgrades.md#migrations)
+  await runMigrations(store.db, MIGRATIONS, { leases: repos.leases, log });
   const metrics = createWorkerMetrics(store.commandCount);
   const redis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
   // BullMQ's queues have a connection of their own: BullMQ defines its 64 scripts on a connection
@@ -141,21 +152,30 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     'worker ready',
   );
 
+  const redisConnections = [redis, queueRedis, workerConnection];
   return {
     metricsPort: listener?.port,
     async close() {
       listener?.server.close();
-      await Promise.all([
-        settleWithin(Promise.all(queueWorkers.map((worker) => worker.close())), config.process.shutdownGraceMs, log, 'finishing the active jobs'),
-        lifecycle.close(),
-        deadlines.close(),
-        presence.close(),
-        relay.close(),
-      ]);
-      if (drain) await settleWithin(drain.stop(), 2_000, log, 'closing the drained queues');
-      await settleWithin(webhooks.queue.close(), 2_000, log, 'closing the webhook queue');
-      await Promise.all([closeRedis(redis), closeRedis(queueRedis), closeRedis(workerConnection)]);
-      await store.close();
+      await stopInOrder(
+        [
+          {
+            // BullMQ stops taking jobs and waits for the active ones; past the budget, dropping the
+            // connections hands them back (their locks lapse, another worker runs them again and
+            // finds what they wrote among the orders' applied jobs)
+            name: 'finishing the active jobs',
+            withinMs: config.process.shutdownGraceMs - CLOSING_RESERVE_MS,
+            stop: () => Promise.all([...queueWorkers.map((worker) => worker.close()), lifecycle.close(), deadlines.close(), presence.close(), relay.close()]),
+            force: () => redisConnections.forEach((connection) => connection.disconnect()),
+          },
+          { name: 'closing the drained queues', withinMs: STEP_MS, stop: () => drain?.stop() ?? Promise.resolve() },
+          { name: 'closing the webhook queue', withinMs: STEP_MS, stop: () => webhooks.queue.close() },
+          { name: 'closing Redis', withinMs: STEP_MS, stop: () => Promise.all(redisConnections.map((connection) => closeRedis(connection))) },
+          { name: 'closing MongoDB', withinMs: STEP_MS, stop: () => store.close(), force: () => store.close(true) },
+        ],
+        config.process.shutdownGraceMs,
+        log,
+      );
       log.info('worker stopped');
     },
   };

@@ -75,6 +75,15 @@ export interface OrderDoc extends WithOutbox {
   updatedAt: Date;
 }
 
+/** A migration this deployment has run (migrations/runner.ts). */
+export interface MigrationDoc {
+  /** The migration's id. */
+  _id: string;
+  appliedAt: Date;
+  /** The release that ran it. */
+  release: string;
+}
+
 /** Applied job ids an order moved out of its own document (store/applied-jobs.ts). */
 export interface AppliedJobsDoc {
   /** The order's id and the version it moved them at. */

@@ -1,6 +1,6 @@
 import { Collection, Db, Filter, MongoClient } from 'mongodb';
 import type { MongoConfig } from '../config';
-import type { AppliedJobsDoc, ArchivedOrderDoc, AuditAnchorDoc, AuditDoc, CommandDoc, EventDoc, LeaseDoc, LocationDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
+import type { AppliedJobsDoc, MigrationDoc, ArchivedOrderDoc, AuditAnchorDoc, AuditDoc, CommandDoc, EventDoc, LeaseDoc, LocationDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
 import { asInteger, asString } from './query-values';
 
 export interface Store {
@@ -8,7 +8,8 @@ export interface Store {
   db: Db;
   /** MongoDB commands (round trips) this process has sent so far; see `connectMongo`. */
   commandCount(): number;
-  close(): Promise<void>;
+  /** `force`: closes the sockets at once, not waiting on operations in flight. */
+  close(force?: boolean): Promise<void>;
 }
 
 /**
@@ -58,7 +59,7 @@ export async function connectMongo(url: string, mongo: Pick<MongoConfig, 'db' | 
   client.on('connectionCheckedOut', () => (commands += 1));
   await client.connect();
   const db = client.db(mongo.db);
-  return { client, db, commandCount: () => commands, close: () => client.close() };
+  return { client, db, commandCount: () => commands, close: (force = false) => client.close(force) };
 }
 
 /** Orders and commands are keyed by location and number: the two per-location sequences. */
@@ -84,6 +85,8 @@ export function collections(db: Db) {
     events: db.collection<EventDoc>('events'),
     /** Applied job ids orders moved out of their documents (store/applied-jobs.ts). */
     appliedJobs: db.collection<AppliedJobsDoc>('appliedJobs'),
+    /** The migrations this deployment has run (migrations/runner.ts). */
+    migrations: db.collection<MigrationDoc>('migrations'),
     /** Which process holds a one-at-a-time job (store/leases.ts). */
     leases: db.collection<LeaseDoc>('leases'),
   };

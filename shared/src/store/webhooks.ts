@@ -88,11 +88,21 @@ export class WebhooksRepo {
 
 /**
  * The attempts a reader bound to `within` may see: those of its locations' events, and test
- * events. An attempt is judged by its own event, not by its subscription's locations now.
+ * events. An attempt is judged by its own event, not by its subscription's locations now. One
+ * logged by a release before 0.5.0 (a worker of the release before, during a roll) carries no
+ * location until a migration fills it in: its body names it, first of its data (eventBody).
  */
 function readableBy(within: readonly string[] | undefined): Filter<WebhookDeliveryDoc> {
   if (!within) return {};
-  return { $or: [{ locationId: { $in: within.map((id) => asString(id, 'locationId')) } }, { type: TEST_EVENT_TYPE }] };
+  const ids = within.map((id) => asString(id, 'locationId'));
+  const named = ids.map((id) => id.replace(/[^A-Za-z0-9-]/g, (c) => `\\${c}`)).join('|');
+  return {
+    $or: [
+      { locationId: { $in: ids } },
+      { type: TEST_EVENT_TYPE },
+      ...(ids.length > 0 ? [{ locationId: { $exists: false }, body: { $regex: `"data":\\{"locationId":"(${named})"` } }] : []),
+    ],
+  };
 }
 
 export class WebhookDeliveriesRepo {

@@ -27,8 +27,10 @@ export const ROLE_READY: Record<Role, RegExp> = {
 export interface SpawnNodeOptions {
   /** For error messages. */
   name: string;
-  /** Relative to ROOT. */
+  /** Relative to `root`. */
   entry: string;
+  /** The checkout it runs from (its sources and node_modules); default ROOT, this one. */
+  root?: string;
   /** Added to this process's environment. */
   env: Record<string, string>;
   /** Matched against everything the child has written so far. */
@@ -68,8 +70,9 @@ export async function spawnNode(options: SpawnNodeOptions): Promise<NodeChild> {
   // An earlier process's lines in the same file are not this one's (its ready line least of all).
   const offset = fd === undefined ? 0 : fs.fstatSync(fd).size;
   // A group of its own, ended with this process: nothing of a run outlives it (process-group.ts).
-  const child = spawnGroup(process.execPath, ['--require', 'tsx/cjs', ...(options.nodeArgs ?? []), path.join(ROOT, options.entry)], {
-    cwd: ROOT,
+  const root = options.root ?? ROOT;
+  const child = spawnGroup(process.execPath, ['--require', 'tsx/cjs', ...(options.nodeArgs ?? []), path.join(root, options.entry)], {
+    cwd: root,
     env: { ...process.env, ...options.env },
     stdio: fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
     diesWithParent: true,

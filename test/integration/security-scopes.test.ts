@@ -79,7 +79,7 @@ describe('scopes and records a review probed', () => {
     const db = await openDb(stack.env);
     try {
       const stored = await db.db.collection('webhookDeliveries').find({ _id: { $in: [deliveryA.id, deliveryB.id] } as never }).toArray();
-      const legacy = stored.map(({ locationId: _, ...doc }) => ({ ...doc, _id: `${doc._id as string}-legacy` }));
+      const legacy = stored.map(({ locationId: _, ...doc }) => ({ ...doc, _id: `${String(doc._id)}-legacy` }));
       await db.db.collection('webhookDeliveries').insertMany(legacy as never[]);
     } finally {
       await db.close();

@@ -89,11 +89,15 @@ export interface ChildRole {
   exited: Promise<number | null>;
 }
 
-/** Starts a role (`services/<role>/src/main.ts`) as a child and waits for its ready log line. */
-export async function spawnRole(role: Role, env: StackEnv, options: { mayDieFirst?: boolean } = {}): Promise<ChildRole & { port?: number }> {
+/**
+ * Starts a role (`services/<role>/src/main.ts`) as a child and waits for its ready log line; from
+ * this checkout, or from `root`, another release's (test/support/release.ts).
+ */
+export async function spawnRole(role: Role, env: StackEnv, options: { mayDieFirst?: boolean; root?: string } = {}): Promise<ChildRole & { port?: number }> {
   const child = await spawnNode({
     name: role,
     entry: roleEntry(role),
+    root: options.root,
     // The ready line is an info line, so children always log at info; and each line at once,
     // since tests read them as they happen (shutdown.test.ts checks the batched default).
     env: { LOG_FLUSH_INTERVAL: '0ms', ...env, LOG_LEVEL: 'info' },

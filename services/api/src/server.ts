@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateApiKey } from '@pos/shared/auth/keys';
 import type { Config, MongoConfig } from '@pos/shared/config';
@@ -16,7 +17,7 @@ import { createWebhooks } from '@pos/shared/webhooks/wiring';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { createRepos } from '@pos/shared/store/repos';
-import { stopInOrder } from '@pos/shared/process/stoppers';
+import { type Stopper, stopInOrder } from '@pos/shared/process/stoppers';
 import { createApps } from './app';
 import { createHttpServer } from './http-server';
 import { OperatorLookup } from './auth/operator-lookup';
@@ -71,16 +72,9 @@ async function buildIndexes(mongoUrl: string, mongo: MongoConfig): Promise<void>
   }
 }
 
-export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
-  const { mongoUrl } = requireUrls(config);
+/** The node's connections: MongoDB (its request path bounded by MONGO_TIMEOUT), Redis, the subscriber. */
+async function connect(config: Config, mongoUrl: string, log: Logger) {
   const target = redisTarget(config.redis);
-  const { auth } = config;
-  if (!auth.adminToken) throw new ConfigError('ADMIN_TOKEN must be set for the API');
-  if (!auth.apiKeySecret) throw new ConfigError('API_KEY_SECRET must be set for the API');
-  const keySecret = auth.apiKeySecret;
-  const nodeId = randomUUID();
-  const nodeLog = log.child({ nodeId });
-
   await buildIndexes(mongoUrl, config.mongo);
   // Every operation of this client is on a request path: bounded by MONGO_TIMEOUT.
   const store = await connectMongo(mongoUrl, config.mongo, { boundOperations: true });
@@ -89,122 +83,50 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   // subscribers have connections of their own.) On a cluster the slot map is read every few
   // seconds too: the subscriptions and /readyz follow slots that moved while no command of the
   // node ran into them.
-  const requestPathRedis = () =>
-    createRedis(target, { maxRetriesPerRequest: 2, commandTimeout: config.redis.commandTimeoutMs }, nodeLog, { slotsRefreshInterval: 5_000 });
+  const requestPathRedis = () => createRedis(target, { maxRetriesPerRequest: 2, commandTimeout: config.redis.commandTimeoutMs }, log, { slotsRefreshInterval: 5_000 });
   const redis = requestPathRedis();
   // BullMQ's queues have a connection of their own: BullMQ defines its 64 scripts on a connection
   // it is given, and ioredis copies them into every pipeline made there (some 60 us and 14 KB
   // each), so every other command of the node (presence, idempotency, rate limits, events) goes
   // on `redis`, where a pipeline costs a few.
   const queueRedis = requestPathRedis();
-  const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), nodeLog);
-  const queues = new TransitionQueues(queueRedis, queueLayout(config), nodeLog, config.queue.jobKeepFailed);
-  const lifecycleQueue = createLifecycleQueue(queueRedis, config.redis, nodeLog);
+  const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), log);
+  return { store, redis, queueRedis, subscriber };
+}
+type Connections = Awaited<ReturnType<typeof connect>>;
+
+/** The queues the node adds to and reads (the transition queue's partitions, the lifecycle's, the deadlines', the webhooks'), and its metrics. */
+function queuesAndMetrics(config: Config, { store, redis, queueRedis, subscriber }: Connections, log: Logger) {
+  const queues = new TransitionQueues(queueRedis, queueLayout(config), log, config.queue.jobKeepFailed);
+  const lifecycleQueue = createLifecycleQueue(queueRedis, config.redis, log);
+  const deadlines = createDeadlineQueue(queueRedis, config.redis, log);
   const repos = createRepos(store.db, { appliedJobsKeptMs: config.idempotency.ttlMs });
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   // Webhook deliveries the API adds itself: test events and redeliveries.
-  const webhooks = createWebhooks({ repos, redis, queueRedis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log: nodeLog });
+  const webhooks = createWebhooks({ repos, redis, queueRedis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redis.prefix, orders: repos.orders, archive: repos.archive });
   registerRedisMemoryMetrics(metrics.registry, redis);
-  const admission = new QueueAdmission(queues.current.length, { targetWaitMs: config.overload.queueWaitTargetMs, floor: config.overload.queueAdmissionFloor });
-  const inFlight = new InFlightLimit(config.overload.maxInFlight);
-  registerOverloadMetrics(metrics.registry, { admission, inFlight });
-  const jobs = new JobClient(
-    queues,
-    admission,
-    subscriber,
-    replyChannel(config.redis.prefix, nodeId),
-    config.queue.jobTimeoutMs,
-    nodeLog,
-    metrics.jobDuration,
-    () => queueRedis.status === 'ready',
-  );
-  await jobs.start();
-  subscriber.startHeartbeat();
-
-  const hub = new StreamHub({
-    subscriber,
-    prefix: config.redis.prefix,
-    metrics,
-    log: nodeLog,
-    repos,
-    operators: repos.operators,
-    subscribeTimeoutMs: config.queue.jobTimeoutMs,
-    streams: config.streams,
-  });
-
-  const presence = new PresenceTracker({ redis, prefix: config.redis.prefix, nodeId, windowMs: config.presence.windowMs, log: nodeLog });
   registerPresenceMetrics(metrics.registry, { locations: repos.locations, redis, prefix: config.redis.prefix });
-  const deadlines = createDeadlineQueue(queueRedis, config.redis, nodeLog);
+  return { queues, lifecycleQueue, deadlines, repos, metrics, webhooks };
+}
+type Built = ReturnType<typeof queuesAndMetrics>;
 
-  let accepting = true;
-  const sessionLookup = new SessionLookup(
-    repos.sessions,
-    { secrets: [keySecret, ...auth.apiKeySecretPrevious], acceptUnsigned: auth.apiKeyAcceptUnsigned, unsignedRequests: metrics.unsignedKeyRequests },
-    config.limits.apiKeyMaxRejections,
-    {
-      feed: subscriber,
-      channel: sessionsChannel(config.redis.prefix),
-      max: auth.sessionCacheSize,
-    },
-  );
+/** The keys' and operator tokens' look-ups, cached per node and dropped on the deployment's session channel. */
+async function credentialLookups(config: Config, keySecret: string, parts: Pick<Connections, 'subscriber'> & Pick<Built, 'repos' | 'metrics'>) {
+  const { auth } = config;
+  const { subscriber, repos, metrics } = parts;
+  const feed = { feed: subscriber, channel: sessionsChannel(config.redis.prefix), max: auth.sessionCacheSize };
+  const secrets = [keySecret, ...auth.apiKeySecretPrevious];
+  const sessionLookup = new SessionLookup(repos.sessions, { secrets, acceptUnsigned: auth.apiKeyAcceptUnsigned, unsignedRequests: metrics.unsignedKeyRequests }, config.limits.apiKeyMaxRejections, feed);
   await sessionLookup.start();
   // Operators change on the session channel too: a deleted one's token stops on every node at once.
-  const operatorLookup = new OperatorLookup(repos.operators, [keySecret, ...auth.apiKeySecretPrevious], {
-    feed: subscriber,
-    channel: sessionsChannel(config.redis.prefix),
-    max: auth.sessionCacheSize,
-  });
+  const operatorLookup = new OperatorLookup(repos.operators, secrets, feed);
   await operatorLookup.start();
-  // A changed operator's streams end on every node, as a closed session's do.
-  const endOperatorStreams = (message: string) => {
-    const operatorId = operatorIdOf(message);
-    if (operatorId !== undefined) hub.operatorChanged(operatorId);
-  };
-  await subscriber.subscribe(sessionsChannel(config.redis.prefix), endOperatorStreams);
-  const events = new EventPublisher(redisPublisher(redis), config.redis.prefix);
-  const services = createServices({
-    config,
-    repos,
-    redis,
-    events,
-    jobs,
-    deadlines,
-    deliveries: webhooks.deliveries,
-    webhookSecrets: new SecretBox(config.webhooks.secretKey ?? keySecret), // see webhookSecretKey
-    metrics,
-    newApiKey: () => generateApiKey(keySecret),
-  });
-  const deps: ApiDeps = {
-    config,
-    log: nodeLog,
-    services,
-    repos,
-    db: store.db,
-    redis,
-    queues,
-    lifecycleQueue,
-    deadlines,
-    webhookQueue: webhooks.queue,
-    deliveries: webhooks.deliveries,
-    subscriber,
-    hub,
-    jobs,
-    admission,
-    inFlight,
-    rateLimit: rateLimitPerKey(config.limits.rateLimit, redis, config.redis.prefix, nodeLog),
-    // A first attempt still holding its key past the longest wait (JOB_TIMEOUT) is taken for dead.
-    idempotency: new IdempotencyStore(redis, config.redis.prefix, config.idempotency.ttlMs, config.queue.jobTimeoutMs + 5_000),
-    events,
-    metrics,
-    adminToken: auth.adminToken,
-    sessionLookup,
-    operatorLookup,
-    presence,
-    isAccepting: () => accepting,
-  };
-  registerReadinessMetrics(metrics.registry, () => checkReadiness(deps));
+  return { sessionLookup, operatorLookup };
+}
 
+/** Listens on PORT (and ADMIN_PORT when set); the ports taken. */
+async function listen(config: Config, deps: ApiDeps): Promise<{ servers: Server[]; port: number; adminPort?: number }> {
   const apps = createApps(deps);
   const servers = [createHttpServer(config.http, apps.public.callback())];
   if (apps.operator) servers.push(createHttpServer(config.http, apps.operator.callback()));
@@ -215,49 +137,146 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       return (server.address() as AddressInfo).port;
     }),
   );
+  return { servers, port: port!, adminPort };
+}
+
+/** The node's shutdown, in order (docs/operating.md#stopping-a-role). */
+function stoppers(config: Config, parts: Connections & Built & { servers: Server[]; deps: ApiDeps; dropSessionChannel: () => Promise<unknown> }): Stopper[] {
+  const { servers, deps, store, redis, queueRedis, subscriber } = parts;
+  return [
+    // Streams are never idle: ended first, or the servers would wait for them. (With Redis down
+    // their UNSUBSCRIBEs would wait for a reconnect.)
+    { name: 'ending the event streams', withinMs: STEP_MS, stop: () => deps.hub.close() },
+    {
+      // a request waiting for a worker ends by its deadline (JOB_TIMEOUT and a second)
+      name: 'finishing the requests in flight',
+      withinMs: config.process.shutdownGraceMs - CLOSING_RESERVE_MS,
+      stop: () => {
+        const closed = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+        for (const server of servers) server.closeIdleConnections();
+        return closed;
+      },
+      force: () => servers.forEach((server) => server.closeAllConnections()),
+    },
+    { name: 'dropping the reply channel', withinMs: STEP_MS, stop: () => deps.jobs.stop() },
+    { name: 'dropping the session channel', withinMs: STEP_MS, stop: parts.dropSessionChannel },
+    { name: 'closing the queues', withinMs: STEP_MS, stop: () => Promise.all([parts.queues.close(), parts.lifecycleQueue.close(), parts.deadlines.close(), parts.webhooks.queue.close()]) },
+    {
+      name: 'closing Redis',
+      withinMs: STEP_MS,
+      stop: () => Promise.all([closeRedis(redis), closeRedis(queueRedis), subscriber.quit()]),
+      force: () => [redis, queueRedis].forEach((connection) => connection.disconnect()),
+    },
+    { name: 'closing MongoDB', withinMs: STEP_MS, stop: () => store.close(), force: () => store.close(true) },
+  ];
+}
+
+/** What the node runs on its connections: the job client and admission, the stream hub, presence, the credential look-ups. */
+async function nodeParts(config: Config, nodeId: string, keySecret: string, connections: Connections, built: Built, log: Logger) {
+  const { redis, queueRedis, subscriber } = connections;
+  const { queues, repos, metrics } = built;
+  const admission = new QueueAdmission(queues.current.length, { targetWaitMs: config.overload.queueWaitTargetMs, floor: config.overload.queueAdmissionFloor });
+  const inFlight = new InFlightLimit(config.overload.maxInFlight);
+  registerOverloadMetrics(metrics.registry, { admission, inFlight });
+  const reply = replyChannel(config.redis.prefix, nodeId);
+  const jobs = new JobClient(queues, admission, subscriber, reply, config.queue.jobTimeoutMs, log, metrics.jobDuration, () => queueRedis.status === 'ready');
+  await jobs.start();
+  subscriber.startHeartbeat();
+  const hub = new StreamHub({
+    subscriber,
+    prefix: config.redis.prefix,
+    metrics,
+    log,
+    repos,
+    operators: repos.operators,
+    subscribeTimeoutMs: config.queue.jobTimeoutMs,
+    streams: config.streams,
+  });
+  const presence = new PresenceTracker({ redis, prefix: config.redis.prefix, nodeId, windowMs: config.presence.windowMs, log });
+  const lookups = await credentialLookups(config, keySecret, { subscriber, repos, metrics });
+  // A changed operator's streams end on every node, as a closed session's do.
+  const endOperatorStreams = (message: string) => {
+    const operatorId = operatorIdOf(message);
+    if (operatorId !== undefined) hub.operatorChanged(operatorId);
+  };
+  await subscriber.subscribe(sessionsChannel(config.redis.prefix), endOperatorStreams);
+  const dropSessionChannel = () =>
+    Promise.all([lookups.sessionLookup.stop(), lookups.operatorLookup.stop(), subscriber.unsubscribe(sessionsChannel(config.redis.prefix), endOperatorStreams)]);
+  return { admission, inFlight, jobs, hub, presence, ...lookups, dropSessionChannel };
+}
+
+/** The node's wiring, as its routes take it. */
+function apiDeps(config: Config, keySecret: string, parts: Connections & Built & Awaited<ReturnType<typeof nodeParts>>, log: Logger, isAccepting: () => boolean): ApiDeps {
+  const { store, redis, subscriber, repos, metrics, webhooks, jobs } = parts;
+  const events = new EventPublisher(redisPublisher(redis), config.redis.prefix);
+  const services = createServices({
+    config,
+    repos,
+    redis,
+    events,
+    jobs,
+    deadlines: parts.deadlines,
+    deliveries: webhooks.deliveries,
+    webhookSecrets: new SecretBox(config.webhooks.secretKey ?? keySecret), // see webhookSecretKey
+    metrics,
+    newApiKey: () => generateApiKey(keySecret),
+  });
+  return {
+    config,
+    log,
+    services,
+    repos,
+    db: store.db,
+    redis,
+    queues: parts.queues,
+    lifecycleQueue: parts.lifecycleQueue,
+    deadlines: parts.deadlines,
+    webhookQueue: webhooks.queue,
+    deliveries: webhooks.deliveries,
+    subscriber,
+    hub: parts.hub,
+    jobs,
+    admission: parts.admission,
+    inFlight: parts.inFlight,
+    rateLimit: rateLimitPerKey(config.limits.rateLimit, redis, config.redis.prefix, log),
+    // A first attempt still holding its key past the longest wait (JOB_TIMEOUT) is taken for dead.
+    idempotency: new IdempotencyStore(redis, config.redis.prefix, config.idempotency.ttlMs, config.queue.jobTimeoutMs + 5_000),
+    events,
+    metrics,
+    adminToken: config.auth.adminToken!,
+    sessionLookup: parts.sessionLookup,
+    operatorLookup: parts.operatorLookup,
+    presence: parts.presence,
+    isAccepting,
+  };
+}
+
+export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
+  const { mongoUrl } = requireUrls(config);
+  const { auth } = config;
+  if (!auth.adminToken) throw new ConfigError('ADMIN_TOKEN must be set for the API');
+  if (!auth.apiKeySecret) throw new ConfigError('API_KEY_SECRET must be set for the API');
+  const keySecret = auth.apiKeySecret;
+  const nodeId = randomUUID();
+  const nodeLog = log.child({ nodeId });
+
+  const connections = await connect(config, mongoUrl, nodeLog);
+  const built = queuesAndMetrics(config, connections, nodeLog);
+  const parts = { ...connections, ...built, ...(await nodeParts(config, nodeId, keySecret, connections, built, nodeLog)) };
+  let accepting = true;
+  const deps = apiDeps(config, keySecret, parts, nodeLog, () => accepting);
+  registerReadinessMetrics(built.metrics.registry, () => checkReadiness(deps));
+  const { servers, port, adminPort } = await listen(config, deps);
   nodeLog.info({ port, adminPort, basePath: config.http.basePath }, 'api listening');
 
   return {
-    port: port!,
+    port,
     adminPort,
     deps,
     async close() {
       accepting = false;
-      presence.stop();
-      await stopInOrder(
-        [
-          // Streams are never idle: ended first, or the servers would wait for them. (With Redis down
-          // their UNSUBSCRIBEs would wait for a reconnect.)
-          { name: 'ending the event streams', withinMs: STEP_MS, stop: () => hub.close() },
-          {
-            // a request waiting for a worker ends by its deadline (JOB_TIMEOUT and a second)
-            name: 'finishing the requests in flight',
-            withinMs: config.process.shutdownGraceMs - CLOSING_RESERVE_MS,
-            stop: () => {
-              const closed = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
-              for (const server of servers) server.closeIdleConnections();
-              return closed;
-            },
-            force: () => servers.forEach((server) => server.closeAllConnections()),
-          },
-          { name: 'dropping the reply channel', withinMs: STEP_MS, stop: () => jobs.stop() },
-          {
-            name: 'dropping the session channel',
-            withinMs: STEP_MS,
-            stop: () => Promise.all([sessionLookup.stop(), operatorLookup.stop(), subscriber.unsubscribe(sessionsChannel(config.redis.prefix), endOperatorStreams)]),
-          },
-          { name: 'closing the queues', withinMs: STEP_MS, stop: () => Promise.all([queues.close(), lifecycleQueue.close(), deadlines.close(), webhooks.queue.close()]) },
-          {
-            name: 'closing Redis',
-            withinMs: STEP_MS,
-            stop: () => Promise.all([closeRedis(redis), closeRedis(queueRedis), subscriber.quit()]),
-            force: () => [redis, queueRedis].forEach((connection) => connection.disconnect()),
-          },
-          { name: 'closing MongoDB', withinMs: STEP_MS, stop: () => store.close(), force: () => store.close(true) },
-        ],
-        config.process.shutdownGraceMs,
-        nodeLog,
-      );
+      parts.presence.stop();
+      await stopInOrder(stoppers(config, { ...parts, servers, deps }), config.process.shutdownGraceMs, nodeLog);
       nodeLog.info('api stopped');
     },
   };

@@ -60,18 +60,101 @@ export interface ApiMetrics {
   requestsShed: Counter<'reason' | 'route'>;
 }
 
-export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
-  const registry = new Registry();
-  processMetrics(registry);
+/** A counter or a histogram of the node, as data. */
+interface MetricSpec {
+  name: string;
+  help: string;
+  labelNames?: readonly string[];
+  buckets?: number[];
+  /** Label values whose series exist from the start, at 0 ("none accepted" reads as a 0, not as a missing series). */
+  zeros?: readonly Record<string, string>[];
+}
 
-  const { queues, subscriber, mongoCommands } = sources;
-  if (mongoCommands) mongoCommandsCounter(registry, mongoCommands);
+const COUNTERS = {
+  requestsShed: {
+    name: 'pos_requests_shed_total',
+    help: "Requests refused at once under overload (503, Retry-After), by reason (in-flight: the node's HTTP_MAX_IN_FLIGHT; queue: a partition's admission) and route pattern",
+    labelNames: ['reason', 'route'],
+  },
+  streamsEnded: {
+    name: 'pos_streams_ended_total',
+    help: 'Event streams that ended on this node, by reason (slow-client: dropped for not reading fast enough)',
+    labelNames: ['reason'],
+  },
+  eventsReceived: { name: 'pos_events_received_total', help: 'Location events received from Redis pub/sub', labelNames: ['type'] },
+  eventsDelivered: { name: 'pos_events_delivered_total', help: 'Events written to streams, one per stream', labelNames: ['type'] },
+  streamResyncs: { name: 'pos_stream_resyncs_total', help: 'Re-reads of the streams after a Redis reconnect that this node finished' },
+  streamResyncBatches: {
+    name: 'pos_stream_resync_batches_total',
+    help: 'Batches of locations read by those re-reads (three MongoDB commands each), by outcome',
+    labelNames: ['outcome'],
+  },
+  eventsPublished: { name: 'pos_events_published_total', help: 'Location events published by this node', labelNames: ['type'] },
+  httpRequests: { name: 'pos_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status', labelNames: ['method', 'route', 'status'] },
+  unsignedKeyRequests: {
+    name: 'pos_unsigned_key_requests_total',
+    help: 'Requests made with unsigned API keys (the shape issued before keys were signed), by outcome: accepted or rejected',
+    labelNames: ['outcome'],
+    zeros: [{ outcome: 'accepted' }, { outcome: 'rejected' }],
+  },
+  auditWrites: {
+    name: 'pos_audit_writes_total',
+    help: 'Audit records of operator writes, by outcome: written, or failed (logged; the write was answered anyway)',
+    labelNames: ['outcome'],
+    zeros: [{ outcome: 'written' }, { outcome: 'failed' }],
+  },
+} as const satisfies Record<string, MetricSpec>;
+
+const HISTOGRAMS = {
+  fanOut: {
+    name: 'pos_fanout_seconds',
+    help: "From a location event's publication (publisher's clock) to this node's last write of it to its streams",
+    buckets: FANOUT_BUCKETS,
+  },
+  httpDuration: {
+    name: 'pos_http_request_duration_seconds',
+    help: 'HTTP request duration, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: LATENCY_BUCKETS,
+  },
+  jobDuration: {
+    name: 'pos_job_duration_seconds',
+    help: 'Time from enqueueing a job to its outcome (worker reply, job look-up or deadline), by job and status',
+    labelNames: ['job', 'status'],
+    buckets: LATENCY_BUCKETS,
+  },
+} as const satisfies Record<string, MetricSpec>;
+
+type LabelsOf<S> = S extends { labelNames: readonly (infer L extends string)[] } ? L : string;
+type Counters = { [K in keyof typeof COUNTERS]: Counter<LabelsOf<(typeof COUNTERS)[K]>> };
+type Histograms = { [K in keyof typeof HISTOGRAMS]: Histogram<LabelsOf<(typeof HISTOGRAMS)[K]>> };
+
+function counters(registry: Registry): Counters {
+  const made = Object.entries(COUNTERS).map(([key, spec]: [string, MetricSpec]) => {
+    const counter = new Counter({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], registers: [registry] });
+    for (const labels of spec.zeros ?? []) counter.inc(labels, 0);
+    return [key, counter];
+  });
+  return Object.fromEntries(made) as Counters;
+}
+
+function histograms(registry: Registry): Histograms {
+  const made = Object.entries(HISTOGRAMS).map(([key, spec]: [string, MetricSpec]) => [
+    key,
+    new Histogram({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], buckets: spec.buckets, registers: [registry] }),
+  ]);
+  return Object.fromEntries(made) as Histograms;
+}
+
+/** The gauges read at scrape time from what the node shares with the others (the queues) and holds (its channels). */
+function scrapedGauges(registry: Registry, { queues, subscriber }: MetricSources): void {
+  const registers = [registry];
   if (queues) {
     new Gauge({
       name: 'pos_queue_jobs',
       help: 'Jobs in the transition queue by state, over all its partitions (shared by every node, read at scrape time)',
       labelNames: ['state'],
-      registers: [registry],
+      registers,
       async collect() {
         this.reset();
         // Redis down (BullMQ would wait for it): no values rather than stale ones; /readyz says why.
@@ -79,12 +162,10 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
         if (counts) for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
       },
     });
-  }
-  if (queues) {
     new Gauge({
       name: 'pos_queue_oldest_waiting_seconds',
       help: 'How long the oldest job waiting in the transition queue has waited, over all its partitions (0: none waits; shared by every node, read at scrape time)',
-      registers: [registry],
+      registers,
       async collect() {
         this.reset();
         try {
@@ -100,39 +181,24 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
     new Gauge({
       name: 'pos_pubsub_channels',
       help: 'Redis pub/sub channels this node is subscribed to (locations with streams, plus its reply channel)',
-      registers: [registry],
+      registers,
       collect() {
         this.set(subscriber.channelCount);
       },
     });
   }
+}
 
+export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
+  const registry = new Registry();
+  processMetrics(registry);
+  if (sources.mongoCommands) mongoCommandsCounter(registry, sources.mongoCommands);
+  scrapedGauges(registry, sources);
   let hub: { readonly openStreams: number } | undefined;
-
-  const unsignedKeyRequests = new Counter({
-    name: 'pos_unsigned_key_requests_total',
-    help: 'Requests made with unsigned API keys (the shape issued before keys were signed), by outcome: accepted or rejected',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  // Both series from the start: "no unsigned key accepted" reads as a 0, not as a missing series.
-  for (const outcome of ['accepted', 'rejected']) unsignedKeyRequests.inc({ outcome }, 0);
-  const auditWrites = new Counter({
-    name: 'pos_audit_writes_total',
-    help: 'Audit records of operator writes, by outcome: written, or failed (logged; the write was answered anyway)',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  for (const outcome of ['written', 'failed']) auditWrites.inc({ outcome }, 0);
-
   return {
     registry,
-    requestsShed: new Counter({
-      name: 'pos_requests_shed_total',
-      help: 'Requests refused at once under overload (503, Retry-After), by reason (in-flight: the node\'s HTTP_MAX_IN_FLIGHT; queue: a partition\'s admission) and route pattern',
-      labelNames: ['reason', 'route'],
-      registers: [registry],
-    }),
+    ...counters(registry),
+    ...histograms(registry),
     streamsOpen: new Gauge({
       name: 'pos_streams_open',
       help: 'Event streams open on this node',
@@ -144,68 +210,5 @@ export function createApiMetrics(sources: MetricSources = {}): ApiMetrics {
     observeHub(observed) {
       hub = observed;
     },
-    streamsEnded: new Counter({
-      name: 'pos_streams_ended_total',
-      help: 'Event streams that ended on this node, by reason (slow-client: dropped for not reading fast enough)',
-      labelNames: ['reason'],
-      registers: [registry],
-    }),
-    eventsReceived: new Counter({
-      name: 'pos_events_received_total',
-      help: 'Location events received from Redis pub/sub',
-      labelNames: ['type'],
-      registers: [registry],
-    }),
-    eventsDelivered: new Counter({
-      name: 'pos_events_delivered_total',
-      help: 'Events written to streams, one per stream',
-      labelNames: ['type'],
-      registers: [registry],
-    }),
-    fanOut: new Histogram({
-      name: 'pos_fanout_seconds',
-      help: "From a location event's publication (publisher's clock) to this node's last write of it to its streams",
-      buckets: FANOUT_BUCKETS,
-      registers: [registry],
-    }),
-    streamResyncs: new Counter({
-      name: 'pos_stream_resyncs_total',
-      help: 'Re-reads of the streams after a Redis reconnect that this node finished',
-      registers: [registry],
-    }),
-    streamResyncBatches: new Counter({
-      name: 'pos_stream_resync_batches_total',
-      help: 'Batches of locations read by those re-reads (three MongoDB commands each), by outcome',
-      labelNames: ['outcome'],
-      registers: [registry],
-    }),
-    eventsPublished: new Counter({
-      name: 'pos_events_published_total',
-      help: 'Location events published by this node',
-      labelNames: ['type'],
-      registers: [registry],
-    }),
-    httpRequests: new Counter({
-      name: 'pos_http_requests_total',
-      help: 'HTTP requests answered, by method, route pattern and status',
-      labelNames: ['method', 'route', 'status'],
-      registers: [registry],
-    }),
-    httpDuration: new Histogram({
-      name: 'pos_http_request_duration_seconds',
-      help: 'HTTP request duration, by method, route pattern and status',
-      labelNames: ['method', 'route', 'status'],
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    }),
-    jobDuration: new Histogram({
-      name: 'pos_job_duration_seconds',
-      help: 'Time from enqueueing a job to its outcome (worker reply, job look-up or deadline), by job and status',
-      labelNames: ['job', 'status'],
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    }),
-    unsignedKeyRequests,
-    auditWrites,
   };
 }

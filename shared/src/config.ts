@@ -90,138 +90,144 @@ function readEnv(env: NodeJS.ProcessEnv): Env {
   return raw;
 }
 
-/** The sections of the configuration, each from its variables; `Config` is their type. */
-function readSections(env: Env) {
-  const redisCluster = isOn(env.REDIS_CLUSTER);
-  return {
-    http: {
-      port: env.PORT,
-      adminPort: env.ADMIN_PORT,
-      host: env.HOST,
-      basePath: env.BASE_PATH,
-      trustProxy: isOn(env.TRUST_PROXY),
-      bodyLimitBytes: env.BODY_LIMIT,
-      keepAliveTimeoutMs: parseDuration(env.HTTP_KEEPALIVE_TIMEOUT),
-      headersTimeoutMs: parseDuration(env.HTTP_HEADERS_TIMEOUT),
-      requestTimeoutMs: parseDuration(env.HTTP_REQUEST_TIMEOUT),
-      maxConnections: env.HTTP_MAX_CONNECTIONS ?? env.SSE_MAX_STREAMS + 1024,
-    },
-    mongo: {
-      url: env.MONGO_URL,
-      db: env.MONGO_DB,
-      writeConcern: writeConcern(env.MONGO_WRITE_CONCERN),
-      timeoutMs: parseDuration(env.MONGO_TIMEOUT),
-    },
-    redis: {
-      url: env.REDIS_URL,
-      cluster: redisCluster,
-      prefix: env.REDIS_PREFIX,
-      commandTimeoutMs: parseDuration(env.REDIS_COMMAND_TIMEOUT),
-    },
-    queue: {
-      partitions: env.QUEUE_PARTITIONS ?? (redisCluster ? CLUSTER_QUEUE_PARTITIONS : 1),
-      drainPartitions: env.QUEUE_DRAIN_PARTITIONS,
-      jobTimeoutMs: parseDuration(env.JOB_TIMEOUT),
-      jobKeepFailed: env.JOB_KEEP_FAILED,
-    },
-    overload: {
-      queueWaitTargetMs: parseDuration(env.QUEUE_WAIT_TARGET),
-      queueAdmissionFloor: env.QUEUE_ADMISSION_FLOOR,
-      maxInFlight: env.HTTP_MAX_IN_FLIGHT,
-    },
-    worker: {
-      concurrency: env.WORKER_CONCURRENCY,
-      jobLockDurationMs: parseDuration(env.JOB_LOCK_DURATION),
-      metricsPort: env.METRICS_PORT,
-      faultInject: env.FAULT_INJECT,
-    },
-    auth: {
-      adminToken: env.ADMIN_TOKEN,
-      apiKeySecret: env.API_KEY_SECRET,
-      apiKeySecretPrevious: parseSecretList(env.API_KEY_SECRET_PREVIOUS),
-      apiKeyAcceptUnsigned: isOn(env.API_KEY_ACCEPT_UNSIGNED),
-      keyRotationGraceMs: parseDuration(env.KEY_ROTATION_GRACE),
-      customerSessionTtlMs: parseDuration(env.CUSTOMER_SESSION_TTL),
-      sessionCacheSize: env.SESSION_CACHE_SIZE,
-      bullBoardWritable: isOn(env.BULL_BOARD_WRITABLE),
-    },
-    limits: {
-      rateLimit: parseRateLimit(env.RATE_LIMIT),
-      apiKeyMaxRejections: env.API_KEY_MAX_REJECTIONS,
-      customerMaxOpenOrders: env.CUSTOMER_MAX_OPEN_ORDERS,
-      customerMaxCommands: env.CUSTOMER_MAX_COMMANDS,
-    },
-    streams: {
-      keepaliveMs: parseDuration(env.SSE_KEEPALIVE),
-      timeoutMs: parseDuration(env.SSE_TIMEOUT),
-      maxBufferBytes: env.SSE_MAX_BUFFER,
-      maxStreamsPerSession: env.SSE_MAX_STREAMS_PER_SESSION,
-      maxStreams: env.SSE_MAX_STREAMS,
-      maxOperatorStreams: env.SSE_MAX_OPERATOR_STREAMS ?? Math.floor(env.SSE_MAX_STREAMS / 4),
-      maxStreamsPerOperator: env.SSE_MAX_STREAMS_PER_OPERATOR,
-    },
-    idempotency: {
-      ttlMs: parseDuration(env.IDEMPOTENCY_TTL),
-      maxRecords: env.IDEMPOTENCY_MAX_RECORDS,
-      maxCustomerRecords: env.IDEMPOTENCY_MAX_CUSTOMER_RECORDS,
-    },
-    orders: {
-      failureThreshold: env.FAILURE_THRESHOLD,
-      commandTtlMs: parseDuration(env.COMMAND_TTL),
-    },
-    lifecycle: {
-      archiveAfterMs: parseDuration(env.ORDER_ARCHIVE_AFTER),
-      retentionMs: parseDuration(env.ORDER_RETENTION),
-      selectingTtlMs: parseDuration(env.SELECTING_TTL),
-      intervalMs: parseDuration(env.LIFECYCLE_INTERVAL),
-    },
-    presence: {
-      windowMs: parseDuration(env.PRESENCE_WINDOW),
-      pauseWhenOffline: isOn(env.PAUSE_WHEN_OFFLINE),
-      pauseAfterFailedOrders: env.PAUSE_AFTER_FAILED_ORDERS,
-    },
-    deadlines: {
-      orderDeadlineMs: env.ORDER_DEADLINE === undefined ? undefined : parseDuration(env.ORDER_DEADLINE),
-      autoAbortAfterMs: env.ORDER_AUTO_ABORT_AFTER === undefined ? undefined : parseDuration(env.ORDER_AUTO_ABORT_AFTER),
-    },
-    telemetry: {
-      // On when spans have somewhere to go; the SDK reads these variables (and the others it knows) itself.
-      tracing: env.OTEL_TRACES_EXPORTER === 'console' || (env.OTEL_TRACES_EXPORTER === 'otlp' && Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)),
-      endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT,
-      protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL,
-      exporter: env.OTEL_TRACES_EXPORTER,
-      serviceName: env.OTEL_SERVICE_NAME,
-      sampler: env.OTEL_TRACES_SAMPLER,
-      samplerArg: env.OTEL_TRACES_SAMPLER_ARG,
-    },
-    webhooks: {
-      retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE.split(',').map(parseDuration),
-      disableAfterMs: parseDuration(env.WEBHOOK_DISABLE_AFTER),
-      logRetentionMs: parseDuration(env.WEBHOOK_LOG_RETENTION),
-      eventRetentionMs: parseDuration(env.EVENT_RETENTION),
-      timeoutMs: parseDuration(env.WEBHOOK_TIMEOUT),
-      concurrency: env.WEBHOOK_CONCURRENCY,
-      endpointConcurrency: env.WEBHOOK_ENDPOINT_CONCURRENCY,
-      circuitFailures: env.WEBHOOK_CIRCUIT_FAILURES,
-      circuitCooldownMs: parseDuration(env.WEBHOOK_CIRCUIT_COOLDOWN),
-      maxPending: env.WEBHOOK_MAX_PENDING,
-      testLimit: parseRateLimit(env.WEBHOOK_TEST_LIMIT, 'WEBHOOK_TEST_LIMIT')!,
-      allowPrivate: isOn(env.WEBHOOK_ALLOW_PRIVATE),
-      // Unset: the roles use API_KEY_SECRET (webhookSecretKey below).
-      secretKey: env.WEBHOOK_SECRET_KEY,
-    },
-    audit: {
-      retentionMs: parseDuration(env.AUDIT_RETENTION),
-    },
-    process: {
-      logLevel: env.LOG_LEVEL,
-      logFlushMs: parseDuration(env.LOG_FLUSH_INTERVAL),
-      shutdownGraceMs: parseDuration(env.SHUTDOWN_GRACE),
-    },
-  } satisfies Record<SectionName, object>;
+/**
+ * The sections of the configuration, each read from its variables by a function of its own;
+ * `Config` is their type.
+ */
+const SECTIONS = {
+  http: (env: Env) => ({
+    port: env.PORT,
+    adminPort: env.ADMIN_PORT,
+    host: env.HOST,
+    basePath: env.BASE_PATH,
+    trustProxy: isOn(env.TRUST_PROXY),
+    bodyLimitBytes: env.BODY_LIMIT,
+    keepAliveTimeoutMs: parseDuration(env.HTTP_KEEPALIVE_TIMEOUT),
+    headersTimeoutMs: parseDuration(env.HTTP_HEADERS_TIMEOUT),
+    requestTimeoutMs: parseDuration(env.HTTP_REQUEST_TIMEOUT),
+    maxConnections: env.HTTP_MAX_CONNECTIONS ?? env.SSE_MAX_STREAMS + 1024,
+  }),
+  mongo: (env: Env) => ({
+    url: env.MONGO_URL,
+    db: env.MONGO_DB,
+    writeConcern: writeConcern(env.MONGO_WRITE_CONCERN),
+    timeoutMs: parseDuration(env.MONGO_TIMEOUT),
+  }),
+  redis: (env: Env) => ({
+    url: env.REDIS_URL,
+    cluster: isOn(env.REDIS_CLUSTER),
+    prefix: env.REDIS_PREFIX,
+    commandTimeoutMs: parseDuration(env.REDIS_COMMAND_TIMEOUT),
+  }),
+  queue: (env: Env) => ({
+    partitions: env.QUEUE_PARTITIONS ?? (isOn(env.REDIS_CLUSTER) ? CLUSTER_QUEUE_PARTITIONS : 1),
+    drainPartitions: env.QUEUE_DRAIN_PARTITIONS,
+    jobTimeoutMs: parseDuration(env.JOB_TIMEOUT),
+    jobKeepFailed: env.JOB_KEEP_FAILED,
+  }),
+  overload: (env: Env) => ({
+    queueWaitTargetMs: parseDuration(env.QUEUE_WAIT_TARGET),
+    queueAdmissionFloor: env.QUEUE_ADMISSION_FLOOR,
+    maxInFlight: env.HTTP_MAX_IN_FLIGHT,
+  }),
+  worker: (env: Env) => ({
+    concurrency: env.WORKER_CONCURRENCY,
+    jobLockDurationMs: parseDuration(env.JOB_LOCK_DURATION),
+    metricsPort: env.METRICS_PORT,
+    faultInject: env.FAULT_INJECT,
+  }),
+  auth: (env: Env) => ({
+    adminToken: env.ADMIN_TOKEN,
+    apiKeySecret: env.API_KEY_SECRET,
+    apiKeySecretPrevious: parseSecretList(env.API_KEY_SECRET_PREVIOUS),
+    apiKeyAcceptUnsigned: isOn(env.API_KEY_ACCEPT_UNSIGNED),
+    keyRotationGraceMs: parseDuration(env.KEY_ROTATION_GRACE),
+    customerSessionTtlMs: parseDuration(env.CUSTOMER_SESSION_TTL),
+    sessionCacheSize: env.SESSION_CACHE_SIZE,
+    bullBoardWritable: isOn(env.BULL_BOARD_WRITABLE),
+  }),
+  limits: (env: Env) => ({
+    rateLimit: parseRateLimit(env.RATE_LIMIT),
+    apiKeyMaxRejections: env.API_KEY_MAX_REJECTIONS,
+    customerMaxOpenOrders: env.CUSTOMER_MAX_OPEN_ORDERS,
+    customerMaxCommands: env.CUSTOMER_MAX_COMMANDS,
+  }),
+  streams: (env: Env) => ({
+    keepaliveMs: parseDuration(env.SSE_KEEPALIVE),
+    timeoutMs: parseDuration(env.SSE_TIMEOUT),
+    maxBufferBytes: env.SSE_MAX_BUFFER,
+    maxStreamsPerSession: env.SSE_MAX_STREAMS_PER_SESSION,
+    maxStreams: env.SSE_MAX_STREAMS,
+    maxOperatorStreams: env.SSE_MAX_OPERATOR_STREAMS ?? Math.floor(env.SSE_MAX_STREAMS / 4),
+    maxStreamsPerOperator: env.SSE_MAX_STREAMS_PER_OPERATOR,
+  }),
+  idempotency: (env: Env) => ({
+    ttlMs: parseDuration(env.IDEMPOTENCY_TTL),
+    maxRecords: env.IDEMPOTENCY_MAX_RECORDS,
+    maxCustomerRecords: env.IDEMPOTENCY_MAX_CUSTOMER_RECORDS,
+  }),
+  orders: (env: Env) => ({
+    failureThreshold: env.FAILURE_THRESHOLD,
+    commandTtlMs: parseDuration(env.COMMAND_TTL),
+  }),
+  lifecycle: (env: Env) => ({
+    archiveAfterMs: parseDuration(env.ORDER_ARCHIVE_AFTER),
+    retentionMs: parseDuration(env.ORDER_RETENTION),
+    selectingTtlMs: parseDuration(env.SELECTING_TTL),
+    intervalMs: parseDuration(env.LIFECYCLE_INTERVAL),
+  }),
+  presence: (env: Env) => ({
+    windowMs: parseDuration(env.PRESENCE_WINDOW),
+    pauseWhenOffline: isOn(env.PAUSE_WHEN_OFFLINE),
+    pauseAfterFailedOrders: env.PAUSE_AFTER_FAILED_ORDERS,
+  }),
+  deadlines: (env: Env) => ({
+    orderDeadlineMs: env.ORDER_DEADLINE === undefined ? undefined : parseDuration(env.ORDER_DEADLINE),
+    autoAbortAfterMs: env.ORDER_AUTO_ABORT_AFTER === undefined ? undefined : parseDuration(env.ORDER_AUTO_ABORT_AFTER),
+  }),
+  telemetry: (env: Env) => ({
+    // On when spans have somewhere to go; the SDK reads these variables (and the others it knows) itself.
+    tracing: env.OTEL_TRACES_EXPORTER === 'console' || (env.OTEL_TRACES_EXPORTER === 'otlp' && Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)),
+    endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT,
+    protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL,
+    exporter: env.OTEL_TRACES_EXPORTER,
+    serviceName: env.OTEL_SERVICE_NAME,
+    sampler: env.OTEL_TRACES_SAMPLER,
+    samplerArg: env.OTEL_TRACES_SAMPLER_ARG,
+  }),
+  webhooks: (env: Env) => ({
+    retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE.split(',').map(parseDuration),
+    disableAfterMs: parseDuration(env.WEBHOOK_DISABLE_AFTER),
+    logRetentionMs: parseDuration(env.WEBHOOK_LOG_RETENTION),
+    eventRetentionMs: parseDuration(env.EVENT_RETENTION),
+    timeoutMs: parseDuration(env.WEBHOOK_TIMEOUT),
+    concurrency: env.WEBHOOK_CONCURRENCY,
+    endpointConcurrency: env.WEBHOOK_ENDPOINT_CONCURRENCY,
+    circuitFailures: env.WEBHOOK_CIRCUIT_FAILURES,
+    circuitCooldownMs: parseDuration(env.WEBHOOK_CIRCUIT_COOLDOWN),
+    maxPending: env.WEBHOOK_MAX_PENDING,
+    testLimit: parseRateLimit(env.WEBHOOK_TEST_LIMIT, 'WEBHOOK_TEST_LIMIT')!,
+    allowPrivate: isOn(env.WEBHOOK_ALLOW_PRIVATE),
+    // Unset: the roles use API_KEY_SECRET (webhookSecretKey below).
+    secretKey: env.WEBHOOK_SECRET_KEY,
+  }),
+  audit: (env: Env) => ({
+    retentionMs: parseDuration(env.AUDIT_RETENTION),
+  }),
+  process: (env: Env) => ({
+    logLevel: env.LOG_LEVEL,
+    logFlushMs: parseDuration(env.LOG_FLUSH_INTERVAL),
+    shutdownGraceMs: parseDuration(env.SHUTDOWN_GRACE),
+  }),
+} satisfies Record<SectionName, (env: Env) => object>;
+
+type Sections = { [S in SectionName]: ReturnType<(typeof SECTIONS)[S]> };
+
+function readSections(env: Env): Sections {
+  return Object.fromEntries(Object.entries(SECTIONS).map(([name, read]) => [name, read(env)])) as Sections;
 }
 
-export type Config = ReturnType<typeof readSections>;
+export type Config = Sections;
 export type HttpConfig = Config['http'];
 export type MongoConfig = Config['mongo'];
 export type RedisConfig = Config['redis'];

@@ -2,9 +2,9 @@ import { ParsedUrlQuery, parse } from 'node:querystring';
 import type { ParameterizedContext } from 'koa';
 import type { Logger } from '@pos/shared/log';
 import type { Role } from '@pos/shared/auth/roles';
-import type { Criticality } from '@pos/shared/openapi/operations';
 import type { AuditChange } from '@pos/shared/schemas/responses';
 import type { ShedReason } from './overload/shed';
+import type { Admitted } from './overload/admitted';
 import type { SessionDoc } from '@pos/shared/store/documents';
 
 /** Who makes an operator request: root (ADMIN_TOKEN, no id) or an operator account. */
@@ -28,13 +28,13 @@ export interface AppState {
    * subscription) end by it; see the request-deadline middleware.
    */
   deadline: number;
-  /** The operation's criticality (the operation table's), set first by its pipeline: what its job is admitted as. */
-  criticality?: Criticality;
   /**
    * Set by the node's bound on requests in flight: gives the request's place back before its end
    * (a rejected key, before its 401 delay). Idempotent.
    */
   releaseInFlight?: () => void;
+  /** A queued write's admission to the transition queue, decided by its route (overload/admitted.ts). */
+  admitted?: Admitted;
   /** Set where the request is shed under overload, for its metrics (`pos_requests_shed_total`). */
   shed?: ShedReason;
   /** Set by the operator authentication of admin routes, Bull Board and /metrics. */

@@ -6,7 +6,8 @@
 import type { Config } from '@pos/shared/config';
 import { requireUrls, webhookSecretKey } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
-import { createDeadlineQueue } from '@pos/shared/queue/deadlines';
+import { createDeadlineQueue, type DeadlineJob } from '@pos/shared/queue/deadlines';
+import type { Queue } from 'bullmq';
 import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
 import { layoutPartitions, queueLayout } from '@pos/shared/queue/transition-queue';
 import { closeRedis, createRedis, redisTarget } from '@pos/shared/redis';
@@ -15,7 +16,7 @@ import { createRepos } from '@pos/shared/store/repos';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { createWebhooks } from '@pos/shared/webhooks/wiring';
 import { outboxes } from '@pos/shared/store/outboxes';
-import { stopInOrder } from '@pos/shared/process/stoppers';
+import { type Stopper, stopInOrder } from '@pos/shared/process/stoppers';
 import { MIGRATIONS } from '@pos/shared/migrations/list';
 import { runMigrations } from '@pos/shared/migrations/runner';
 import { faultInjection } from './fault-injection';
@@ -54,8 +55,8 @@ const STEP_MS = 750;
  */
 const ANSWER_KEPT_LOCK_PERIODS = 10;
 
-export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
-  const { mongoUrl } = requireUrls(config);
+/** The worker's connections and what is made once on them: the repositories (migrated), metrics, webhooks' queue. */
+async function connect(config: Config, mongoUrl: string, log: Logger) {
   const target = redisTarget(config.redis);
   const store = await connectMongo(mongoUrl, config.mongo, { boundOperations: false });
   await ensureIndexes(store.db);
@@ -71,11 +72,13 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   // BullMQ leaves a connection it was given open on close; we close it ourselves.
   const workerConnection = createRedis(target, { maxRetriesPerRequest: null }, log);
   const webhooks = createWebhooks({ repos, redis, queueRedis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
-  const checkpoint = faultInjection(config.worker.faultInject, log);
+  return { store, repos, metrics, redis, queueRedis, workerConnection, webhooks, checkpoint: faultInjection(config.worker.faultInject, log) };
+}
+type Connections = Awaited<ReturnType<typeof connect>>;
 
-  // The events the writes recorded, to the event log and the webhooks' queue (started below; the
-  // transitions hand it their events while it relays).
-  const relay = new OutboxRelay({
+/** The events the writes recorded, to the event log and the webhooks' queue (the transitions hand it their events while it relays). */
+function eventRelay(config: Config, { store, repos, webhooks, redis, metrics }: Connections, log: Logger): OutboxRelay {
+  return new OutboxRelay({
     outboxes: outboxes(store.db),
     events: repos.events,
     leases: repos.leases,
@@ -86,9 +89,11 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     metrics: metrics.relay,
     log: log.child({ part: 'event-relay' }),
   });
-  // Order transitions: what follows one (deadline jobs, the failed-order count), then the pipeline.
-  const deadlineQueue = createDeadlineQueue(queueRedis, config.redis, log);
-  const processor = new JobProcessor({
+}
+
+/** Order transitions: what follows one (deadline jobs, the failed-order count), then the pipeline. */
+function transitions(config: Config, { redis, repos, checkpoint }: Connections, relay: OutboxRelay, deadlineQueue: Queue<DeadlineJob>, log: Logger): JobProcessor {
+  return new JobProcessor({
     redis,
     messages: new MessageSender(redis),
     prefix: config.redis.prefix,
@@ -102,37 +107,69 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     checkpoint,
     log,
   });
-  // Draining partitions are consumed too, and watched until empty (see watchDrain).
-  const { current, draining } = layoutPartitions(queueLayout(config));
-  const consumers = [...current, ...draining].map((partition) =>
-    consumePartition({ partition, connection: workerConnection, config: config.worker, processor, metrics, log }),
-  );
-  const drain = draining.length > 0 ? await watchDrain(draining, queueRedis, log) : undefined;
+}
 
-  // Webhook deliveries, each endpoint within its share.
+/** Webhook deliveries, each endpoint within its share; none without a secret to seal them with. */
+function deliveries(config: Config, { workerConnection, repos, webhooks, metrics }: Connections, log: Logger) {
   const secretKey = webhookSecretKey(config);
   const guards = new EndpointGuards(config.webhooks, succeeded);
   circuitsOpenGauge(metrics.registry, () => guards.openCircuits);
-  const deliveryWorker = secretKey
-    ? startDeliveryWorker(workerConnection, config.redis, config.webhooks, config.worker.jobLockDurationMs, {
-        webhooks: repos.webhooks,
-        deliveries: repos.webhookDeliveries,
-        pending: webhooks.deliveries,
-        events: repos.events,
-        guards,
-        secrets: new SecretBox(secretKey),
-        metrics: metrics.webhooks,
-        log: log.child({ queue: 'webhook-delivery' }),
-      })
-    : undefined;
-  if (!deliveryWorker) log.warn('neither WEBHOOK_SECRET_KEY nor API_KEY_SECRET is set: this worker delivers no webhooks');
+  if (!secretKey) {
+    log.warn('neither WEBHOOK_SECRET_KEY nor API_KEY_SECRET is set: this worker delivers no webhooks');
+    return undefined;
+  }
+  return startDeliveryWorker(workerConnection, config.redis, config.webhooks, config.worker.jobLockDurationMs, {
+    webhooks: repos.webhooks,
+    deliveries: repos.webhookDeliveries,
+    pending: webhooks.deliveries,
+    events: repos.events,
+    guards,
+    secrets: new SecretBox(secretKey),
+    metrics: metrics.webhooks,
+    log: log.child({ queue: 'webhook-delivery' }),
+  });
+}
+
+/** The worker's shutdown, in order (docs/operating.md#stopping-a-role). */
+function stoppers(config: Config, connections: Connections, running: { stopWork(): Promise<unknown>; drain?: { stop(): Promise<void> } }): Stopper[] {
+  const { store, webhooks } = connections;
+  const redisConnections = [connections.redis, connections.queueRedis, connections.workerConnection];
+  return [
+    {
+      // BullMQ stops taking jobs and waits for the active ones; past the budget, dropping the
+      // connections hands them back (their locks lapse, another worker runs them again and
+      // finds what they wrote among the orders' applied jobs)
+      name: 'finishing the active jobs',
+      withinMs: config.process.shutdownGraceMs - CLOSING_RESERVE_MS,
+      stop: running.stopWork,
+      force: () => redisConnections.forEach((connection) => connection.disconnect()),
+    },
+    { name: 'closing the drained queues', withinMs: STEP_MS, stop: () => running.drain?.stop() ?? Promise.resolve() },
+    { name: 'closing the webhook queue', withinMs: STEP_MS, stop: () => webhooks.queue.close() },
+    { name: 'closing Redis', withinMs: STEP_MS, stop: () => Promise.all(redisConnections.map((connection) => closeRedis(connection))) },
+    { name: 'closing MongoDB', withinMs: STEP_MS, stop: () => store.close(), force: () => store.close(true) },
+  ];
+}
+
+export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
+  const { mongoUrl } = requireUrls(config);
+  const connections = await connect(config, mongoUrl, log);
+  const { repos, metrics, workerConnection } = connections;
+  const relay = eventRelay(config, connections, log);
+  const deadlineQueue = createDeadlineQueue(connections.queueRedis, config.redis, log);
+  const processor = transitions(config, connections, relay, deadlineQueue, log);
+  // Draining partitions are consumed too, and watched until empty (see watchDrain).
+  const { current, draining } = layoutPartitions(queueLayout(config));
+  const consumers = [...current, ...draining].map((partition) => consumePartition({ partition, connection: workerConnection, config: config.worker, processor, metrics, log }));
+  const drain = draining.length > 0 ? await watchDrain(draining, connections.queueRedis, log) : undefined;
+  const deliveryWorker = deliveries(config, connections, log);
   const queueWorkers = [...consumers, ...(deliveryWorker ? [deliveryWorker] : [])];
   await Promise.all(queueWorkers.map((worker) => worker.waitUntilReady()));
   const listener = config.worker.metricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.worker.metricsPort, config.http.host);
 
   // The scheduled and delayed jobs.
-  const scheduled = { config, log, redis, queueRedis, workerConnection, checkpoint };
-  const lifecycle = await startLifecycle({ ...scheduled, deps: { ...repos, checkpoint } });
+  const scheduled = { config, log, redis: connections.redis, queueRedis: connections.queueRedis, workerConnection, checkpoint: connections.checkpoint };
+  const lifecycle = await startLifecycle({ ...scheduled, deps: { ...repos, checkpoint: connections.checkpoint } });
   const deadlines = await startDeadlines({
     ...scheduled,
     queue: deadlineQueue,
@@ -141,41 +178,15 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   });
   const presence = await startPresenceSweep({ ...scheduled, locations: repos.locations });
   relay.start();
-  log.info(
-    {
-      queue: TRANSITION_QUEUE,
-      partitions: current.length,
-      ...(draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {}),
-      concurrency: config.worker.concurrency,
-      metricsPort: listener?.port,
-    },
-    'worker ready',
-  );
+  const drained = draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {};
+  log.info({ queue: TRANSITION_QUEUE, partitions: current.length, ...drained, concurrency: config.worker.concurrency, metricsPort: listener?.port }, 'worker ready');
 
-  const redisConnections = [redis, queueRedis, workerConnection];
+  const stopWork = () => Promise.all([...queueWorkers.map((worker) => worker.close()), lifecycle.close(), deadlines.close(), presence.close(), relay.close()]);
   return {
     metricsPort: listener?.port,
     async close() {
       listener?.server.close();
-      await stopInOrder(
-        [
-          {
-            // BullMQ stops taking jobs and waits for the active ones; past the budget, dropping the
-            // connections hands them back (their locks lapse, another worker runs them again and
-            // finds what they wrote among the orders' applied jobs)
-            name: 'finishing the active jobs',
-            withinMs: config.process.shutdownGraceMs - CLOSING_RESERVE_MS,
-            stop: () => Promise.all([...queueWorkers.map((worker) => worker.close()), lifecycle.close(), deadlines.close(), presence.close(), relay.close()]),
-            force: () => redisConnections.forEach((connection) => connection.disconnect()),
-          },
-          { name: 'closing the drained queues', withinMs: STEP_MS, stop: () => drain?.stop() ?? Promise.resolve() },
-          { name: 'closing the webhook queue', withinMs: STEP_MS, stop: () => webhooks.queue.close() },
-          { name: 'closing Redis', withinMs: STEP_MS, stop: () => Promise.all(redisConnections.map((connection) => closeRedis(connection))) },
-          { name: 'closing MongoDB', withinMs: STEP_MS, stop: () => store.close(), force: () => store.close(true) },
-        ],
-        config.process.shutdownGraceMs,
-        log,
-      );
+      await stopInOrder(stoppers(config, connections, { stopWork, drain }), config.process.shutdownGraceMs, log);
       log.info('worker stopped');
     },
   };

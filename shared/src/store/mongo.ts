@@ -101,7 +101,14 @@ export async function ensureIndexes(db: Db): Promise<void> {
   const c = collections(db);
   await dropAuditTtl(c.audit);
   await keepCommandsAfterExpiry(c.commands);
-  await Promise.all([
+  await Promise.all([...workIndexes(c), ...logIndexes(c)]);
+}
+
+type Collections = ReturnType<typeof collections>;
+
+/** The indexes of the work: locations, sessions, orders, commands and their outboxes. */
+function workIndexes(c: Collections): Promise<string>[] {
+  return [
     c.sessions.createIndex({ keyHash: 1 }, { unique: true }),
     // the presence sweep's and gauges' reads: locations online, timed pauses due
     c.locations.createIndex({ online: 1 }, { partialFilterExpression: { online: true } }),
@@ -135,6 +142,12 @@ export async function ensureIndexes(db: Db): Promise<void> {
       outbox.createIndex({ outboxCount: 1 }, { partialFilterExpression: { outboxCount: { $gt: 0 } } }),
       outbox.createIndex({ outboxDue: 1 }, { partialFilterExpression: { outboxDue: { $exists: true } } }),
     ]),
+  ];
+}
+
+/** The indexes of the logs: events, the archive, deliveries, applied jobs, operators and the audit. */
+function logIndexes(c: Collections): Promise<string>[] {
+  return [
     // The event log: its place is `_id`; each event once; the feed by location and by type; the
     // events still owing deliveries; retention by age.
     c.events.createIndex({ eventId: 1 }, { unique: true }),
@@ -161,7 +174,7 @@ export async function ensureIndexes(db: Db): Promise<void> {
     // the index) the records from before the chain by their purgeAt.
     c.audit.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } }),
     c.audit.createIndex({ seq: 1, purgeAt: 1 }),
-  ]);
+  ];
 }
 
 /**

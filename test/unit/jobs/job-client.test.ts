@@ -1,14 +1,13 @@
 /**
  * JobClient, the API's wait for a worker, on a real Redis and a real BullMQ queue, with the test
  * as the worker: the reply that ends the wait, a reply lost (the job's record tells), what the 503
- * says it knows, a keyed retry that follows or reuses its first attempt's job, and
- * admission refusing at once.
+ * says it knows, a keyed retry that follows or reuses its first attempt's job, and a job
+ * queued only on its request's admission.
  */
 import { Job, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { JobClient, type JobRequest } from '@pos/api/jobs/job-client';
 import { QueueAdmission } from '@pos/api/overload/queue-admission';
-import { ShedError } from '@pos/api/overload/shed';
 import { ChannelSubscriber } from '@pos/api/pubsub/channel-subscriber';
 import { singleRedisNodes } from '@pos/api/pubsub/subscriber-nodes';
 import { createLogger } from '@pos/shared/log';
@@ -31,6 +30,8 @@ describe('JobClient', () => {
   let runs: Job[];
   let suite = 0;
 
+  /** A request admitted to the partition of `loc-1` (what the route's admitQueued gives it). */
+  const admit = (request: JobRequest): JobRequest => ({ ...request, admitted: { key: 'loc-1', ticket: admission.acquire(0, 'critical')!, taken: false } });
   const payload = (number = 1) => orderActionJob({ locationId: 'loc-1' }, number, { kind: 'status', newState: 'COMPLETED' });
   const OK: JobOutcome = { status: 200, order: { number: 1, state: 'COMPLETED', rows: [], guestCount: 1 } } as unknown as JobOutcome;
 
@@ -70,27 +71,27 @@ describe('JobClient', () => {
 
   it("resolves with the worker's reply; the job carries its reply channel, request id and deadline", async () => {
     const deadline = Date.now() + 1_000;
-    await expect(client.run(payload(), { requestId: 'r1', deadline })).resolves.toEqual(OK);
+    await expect(client.run(payload(), admit({ requestId: 'r1', deadline }))).resolves.toEqual(OK);
     expect(runs[0]!.data).toMatchObject({ replyTo: replyChannel(prefix, 'node-1'), requestId: 'r1', deadline });
   });
 
   it("a reply lost: the job's own record gives the outcome at the deadline", async () => {
     behaviour = 'no-reply';
     const started = Date.now();
-    await expect(client.run(payload(), { requestId: 'r2', deadline: Date.now() + 800 })).resolves.toEqual(OK);
+    await expect(client.run(payload(), admit({ requestId: 'r2', deadline: Date.now() + 800 }))).resolves.toEqual(OK);
     expect(Date.now() - started).toBeGreaterThanOrEqual(700);
   });
 
   it('at the deadline, a job a worker started and did not finish is "outcome unknown"', async () => {
     behaviour = 'hang';
-    const unknown = await client.run(payload(), { requestId: 'r3', deadline: Date.now() + 500 });
+    const unknown = await client.run(payload(), admit({ requestId: 'r3', deadline: Date.now() + 500 }));
     expect(unknown).toMatchObject({ status: 503, problem: { detail: expect.stringContaining('outcome is unknown') } });
   });
 
   it('with the queue\'s connection down, nothing is sent: "not queued", at once', async () => {
     const offline = new JobClient(queues, admission, subscriber, replyChannel(prefix, 'node-2'), 1_500, log, undefined, () => false);
     const started = Date.now();
-    const outcome = await offline.run(payload(), { requestId: 'r4', deadline: Date.now() + 1_000 });
+    const outcome = await offline.run(payload(), admit({ requestId: 'r4', deadline: Date.now() + 1_000 }));
     expect(outcome).toMatchObject({ status: 503, problem: { detail: expect.stringContaining('was not queued') } });
     expect(Date.now() - started).toBeLessThan(500);
     expect(await queues.jobCounts('waiting', 'active', 'completed')).toEqual({ waiting: 0, active: 0, completed: 0 });
@@ -99,23 +100,23 @@ describe('JobClient', () => {
   it('a keyed retry while its first attempt waits shares that wait; one after it finished gets its outcome, with no second job', async () => {
     behaviour = 'hang';
     const request = { requestId: 'r5', idempotencyId: 'key-1', deadline: Date.now() + 5_000 };
-    const first = client.run(payload(), request);
-    const again = client.run(payload(), { ...request, requestId: 'r6' });
+    const first = client.run(payload(), admit(request));
+    const again = client.run(payload(), admit({ ...request, requestId: 'r6' }));
     behaviour = 'reply';
     await expect(first).resolves.toEqual(OK);
     await expect(again).resolves.toEqual(OK);
-    await expect(client.run(payload(), { ...request, requestId: 'r7', deadline: Date.now() + 1_000 })).resolves.toEqual(OK);
+    await expect(client.run(payload(), admit({ ...request, requestId: 'r7', deadline: Date.now() + 1_000 }))).resolves.toEqual(OK);
     expect(runs).toHaveLength(1);
   });
 
-  it('refuses at once, queuing nothing, when the partition admits no more (its floor full, its oldest job waiting past the target)', async () => {
-    behaviour = 'hang';
-    const admitted = [client.run(payload(1), { requestId: 'a', deadline: Date.now() + 5_000 }), client.run(payload(2), { requestId: 'b', deadline: Date.now() + 5_000 })];
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    const request: JobRequest = { requestId: 'c', deadline: Date.now() + 4_000 };
-    expect(() => client.run(payload(3), request)).toThrow(ShedError);
-    expect(request.shed).toBe('queue');
-    await Promise.all(admitted);
-    expect(runs.map((job) => job.data.orderNumber).sort()).toEqual([1, 2]);
+  it("queues a job on its request's admission, and only where it was admitted: without one, or admitted by another key, it is a bug", async () => {
+    const request = admit({ requestId: 'r8', deadline: Date.now() + 1_000 });
+    await expect(client.run(payload(), request)).resolves.toEqual(OK);
+    expect(request.admitted!.taken).toBe(true);
+    expect(() => client.run(payload(), { requestId: 'r9' })).toThrow('order-action queued by a route that did not admit it');
+    const elsewhere = { requestId: 'r10', admitted: { key: 'loc-2', ticket: admission.acquire(0, 'critical')!, taken: false } };
+    expect(() => client.run(payload(), elsewhere)).toThrow('order-action admitted by loc-2 but routed by loc-1');
+    expect(runs).toHaveLength(1);
   });
+
 });

@@ -4,13 +4,12 @@ import { Job, Queue } from 'bullmq';
 import { Problem, problems } from '@pos/shared/domain/problem';
 import type { Logger } from '@pos/shared/log';
 import { isNotApplied, JOB, JobOutcome, JobPayload, JobReply, keyedJobId } from '@pos/shared/queue/jobs';
-import type { Criticality } from '@pos/shared/openapi/operations';
 import { jobSpanFields } from '@pos/shared/queue/telemetry';
-import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
+import { routingKey, type TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { tracing } from '@pos/shared/telemetry/tracing';
 import { withDeadline } from '@pos/shared/util/deadline';
 import type { AdmissionTicket, QueueAdmission } from '../overload/queue-admission';
-import { shed, type ShedReason } from '../overload/shed';
+import type { Admitted } from '../overload/admitted';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 
 const LOOKUP_TIMEOUT_MS = 1_000;
@@ -26,10 +25,8 @@ export interface JobRequest {
   idempotencyId?: string;
   /** Epoch ms by which the request is answered (see AppState); JOB_TIMEOUT from now when absent. */
   deadline?: number;
-  /** What its job is admitted as (see AppState); `normal` when absent. */
-  criticality?: Criticality;
-  /** Set when its job is refused admission (see AppState). */
-  shed?: ShedReason;
+  /** Its admission to the queue (overload/admitted.ts): the job is queued on its ticket. */
+  admitted?: Admitted;
 }
 
 /** What the node's answer to a job's wait is based on, for its admission: `true` when a worker finished the job. */
@@ -67,8 +64,8 @@ export interface JobTimer {
  * The wait always ends: by the reply, by a look at the job itself (when a reply may have been
  * lost to a Redis reconnect), or by the request's deadline with a 503.
  *
- * A job is queued only if the partition's admission lets it in (overload/queue-admission.ts):
- * otherwise the request is refused at once (503, `Retry-After`, not queued).
+ * A job is queued on its request's admission (overload/admitted.ts), which its route decided: the
+ * ticket is settled here when the job is.
  *
  * Every job carries its request's deadline, and a worker starts none within DEADLINE_MARGIN_MS of
  * it (nor an order write after it). The 503 says what is known (docs/failure-modes.md): "not
@@ -89,7 +86,7 @@ export class JobClient {
 
   constructor(
     private readonly queues: Pick<TransitionQueues, 'partitionFor'>,
-    private readonly admission: Pick<QueueAdmission, 'acquire' | 'settled' | 'retryAfterSeconds'>,
+    private readonly admission: Pick<QueueAdmission, 'settled'>,
     private readonly subscriber: ChannelSubscriber,
     private readonly channel: string,
     private readonly timeoutMs: number,
@@ -109,20 +106,20 @@ export class JobClient {
     await this.subscriber.unsubscribe(this.channel, this.onMessage);
   }
 
-  /**
-   * Resolves with the outcome, or a 503 outcome by the request's deadline, whatever Redis does
-   * meanwhile; refuses it (a ShedError: 503, not queued) when the partition's admission does.
-   */
+  /** Resolves with the outcome, or a 503 outcome by the request's deadline, whatever Redis does meanwhile. */
   run(payload: JobPayload, request: JobRequest): Promise<JobOutcome> {
-    const { requestId, idempotencyId, criticality = 'normal' } = request;
+    const { requestId, idempotencyId, admitted } = request;
+    // admission is the route's, decided once (overload/admitted.ts); the job must go where it was admitted
+    if (!admitted) throw new Error(`${payload.name} queued by a route that did not admit it`);
+    if (routingKey(payload) !== admitted.key) throw new Error(`${payload.name} admitted by ${admitted.key} but routed by ${routingKey(payload)}`);
     const deadline = request.deadline ?? Date.now() + this.timeoutMs;
     const jobId = idempotencyId === undefined ? randomUUID() : keyedJobId(idempotencyId);
     // A retry arriving here while this node still waits for the same keyed job shares that wait.
     const waiting = this.pending.get(jobId);
     if (waiting) return waiting.outcome;
-    const { partition, queue } = this.queues.partitionFor(payload);
-    const ticket = this.admission.acquire(partition.index, criticality);
-    if (!ticket) shed(request, 'queue', this.admission.retryAfterSeconds(partition.index));
+    const { queue } = this.queues.partitionFor(payload);
+    const { ticket } = admitted;
+    admitted.taken = true;
     let resolve!: (outcome: JobOutcome) => void;
     const outcome = new Promise<JobOutcome>((r) => (resolve = r));
     const traces = tracing();

@@ -26,7 +26,6 @@ export class InFlightLimit {
   guard(criticality: Criticality) {
     return async (ctx: AppContext, next: Next): Promise<void> => {
       if (!fits(criticality, this.inFlight, this.max)) shed(ctx.state, 'in-flight', 1);
-      ctx.state.criticality = criticality;
       this.inFlight += 1;
       let held = true;
       const release = () => {

@@ -126,12 +126,7 @@ export class QueueAdmission {
     this.partitions = Array.from({ length: partitionCount }, () => new PartitionAdmission(settings));
   }
 
-  /** Whether a job of `criticality` would be admitted to the partition now. */
-  admits(partition: number, criticality: Criticality): boolean {
-    return this.partitions[partition]!.admits(criticality, this.clock());
-  }
-
-  /** Admits a job: its ticket, counted in flight until `settled`; undefined when refused. */
+    /** Admits a job: its ticket, counted in flight until `settled`; undefined when refused. */
   acquire(partition: number, criticality: Criticality): AdmissionTicket | undefined {
     const p = this.partitions[partition]!;
     const now = this.clock();

@@ -10,6 +10,23 @@ import { numberRows } from '../services/new-work';
 import type { Handlers } from './mount';
 import { numberParam, sendOutcome } from './respond';
 
+/** The customer's orders: those of its own session, at its location. */
+function scopeOf(ctx: AppContext): Required<OrderScope> {
+  const session = sessionOf(ctx);
+  return { locationId: session.locationId, sessionId: session._id };
+}
+
+/** Finish and submit are transitions: the worker applies them with the state machine. */
+function moveOrder(deps: Pick<ApiDeps, 'services'>, kind: 'finish' | 'submit') {
+  const { transitions, orderIntake } = deps.services;
+  return async (ctx: AppContext) => {
+    const orderNumber = numberParam(ctx.params.number, 'Order');
+    if (kind === 'submit') await orderIntake.check(sessionOf(ctx).locationId);
+    await beginWork(ctx);
+    sendOutcome(ctx, await transitions.order(ctx.state, scopeOf(ctx), orderNumber, { kind }));
+  };
+}
+
 /**
  * The customer app's side of an order: create it (SELECTING), change its rows, finish and
  * submit it, ask for the table state or the bill, and close its own session. A customer sees
@@ -17,19 +34,6 @@ import { numberParam, sendOutcome } from './respond';
  */
 export function customerHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof CUSTOMER_OPERATIONS> {
   const { orders, newWork, transitions, orderIntake, customerLimits } = deps.services;
-  const scopeOf = (ctx: AppContext): Required<OrderScope> => {
-    const session = sessionOf(ctx);
-    return { locationId: session.locationId, sessionId: session._id };
-  };
-
-  // Finish and submit are transitions: the worker applies them with the state machine.
-  const transition = (kind: 'finish' | 'submit') => async (ctx: AppContext) => {
-    const orderNumber = numberParam(ctx.params.number, 'Order');
-    if (kind === 'submit') await orderIntake.check(sessionOf(ctx).locationId);
-    await beginWork(ctx);
-    sendOutcome(ctx, await transitions.order(ctx.state, scopeOf(ctx), orderNumber, { kind }));
-  };
-
   return {
     createCustomerOrder: async (ctx: AppContext) => {
       const session = sessionOf(ctx);
@@ -60,8 +64,8 @@ export function customerHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<type
       ctx.body = toOrderRecord(await orders.replaceRows(scopeOf(ctx), orderNumber, rows, ctx.state.log));
     },
 
-    finishOrder: transition('finish'),
-    submitOrder: transition('submit'),
+    finishOrder: moveOrder(deps, 'finish'),
+    submitOrder: moveOrder(deps, 'submit'),
 
     createCustomerCommand: async (ctx: AppContext) => {
       const session = sessionOf(ctx);

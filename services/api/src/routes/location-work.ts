@@ -31,20 +31,19 @@ function sendOrderOutcome(ctx: AppContext, orderNumber: number, outcome: JobOutc
   if ('body' in outcome) auditDone(ctx, orderNumber, { state: (outcome.body as { state: string }).state });
 }
 
-/**
- * A location's work for its operators (the admin API): counter orders, commands, recovery, paged
- * lists, the history, and what the board needs: the location's event stream, status updates and
- * acknowledgements on the location's behalf.
- */
-export function locationWorkHandlers(deps: ApiDeps): Handlers<typeof LOCATION_WORK_OPERATIONS> {
-  const { locations, orders, newWork, commands, transitions } = deps.services;
-  const scopeOf = async (ctx: AppContext) => ({ locationId: (await locationOf(ctx, locations))._id });
+/** The location the path names, within the operator's scope (a 404 otherwise). */
+async function scopeOf(ctx: AppContext, locations: Parameters<typeof locationOf>[1]): Promise<{ locationId: string }> {
+  return { locationId: (await locationOf(ctx, locations))._id };
+}
 
+/** Counter orders and commands made on the location's behalf. */
+function workMade(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS>, 'createCounterOrder' | 'createCommand'> {
+  const { locations, newWork } = deps.services;
   return {
     createCounterOrder: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.order);
       await beginWork(ctx);
-      const { locationId } = await scopeOf(ctx);
+      const { locationId } = await scopeOf(ctx, locations);
       const order = await newWork.order({ locationId, state: 'PLACED', ...input }, ctx.state.log, ctx.state.idempotencyId);
       ctx.state.log.info({ orderNumber: order.number }, 'counter order created');
       auditDone(ctx, order.number, { state: order.state, rows: order.rows.length, ...(order.tableNumber !== undefined && { tableNumber: order.tableNumber }) });
@@ -55,22 +54,58 @@ export function locationWorkHandlers(deps: ApiDeps): Handlers<typeof LOCATION_WO
     createCommand: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.command);
       await beginWork(ctx);
-      const { locationId } = await scopeOf(ctx);
+      const { locationId } = await scopeOf(ctx, locations);
       const command = await newWork.command({ locationId, ...input }, ctx.state.log, ctx.state.idempotencyId);
       ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'command created');
       auditDone(ctx, command.number, { kind: command.kind, ...(command.tableNumber !== undefined && { tableNumber: command.tableNumber }) });
       ctx.status = 201;
       ctx.body = toCommandRecord(command);
     },
+  };
+}
 
+/** Transitions and acknowledgements on the location's behalf, through the same queue as a register's. */
+function workMoved(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS>, 'updateOrderStatusForLocation' | 'acknowledgeCommandForLocation' | 'recoverOrder'> {
+  const { locations, commands, transitions } = deps.services;
+  return {
+    // A status update on the location's behalf: the register's transition, through the same queue.
+    updateOrderStatusForLocation: async (ctx: AppContext) => {
+      const orderNumber = numberParam(ctx.params.number, 'Order');
+      const { newState } = bodyOf(ctx, validators.statusUpdate);
+      if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
+      await beginWork(ctx);
+      sendOrderOutcome(ctx, orderNumber, await transitions.order(ctx.state, await scopeOf(ctx, locations), orderNumber, { kind: 'status', newState }));
+    },
+
+    // Acknowledging a command on the location's behalf, as a register would.
+    acknowledgeCommandForLocation: async (ctx: AppContext) => {
+      const number = numberParam(ctx.params.number, 'Command');
+      await beginWork(ctx);
+      const { locationId } = await scopeOf(ctx, locations);
+      ctx.body = toCommandRecord(await commands.acknowledge(locationId, number, ctx.state.log));
+      auditDone(ctx, number, { acknowledged: true });
+    },
+
+    recoverOrder: async (ctx: AppContext) => {
+      const orderNumber = numberParam(ctx.params.number, 'Order');
+      await beginWork(ctx);
+      sendOrderOutcome(ctx, orderNumber, await transitions.order(ctx.state, await scopeOf(ctx, locations), orderNumber, { kind: 'recover' }));
+    },
+  };
+}
+
+/** The location's lists, its history and its stream. */
+function workRead(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS>, 'listCommands' | 'listOrders' | 'streamLocationWork' | 'orderHistory'> {
+  const { locations, orders, commands } = deps.services;
+  return {
     listCommands: async (ctx: AppContext) => {
-      const { locationId } = await scopeOf(ctx);
+      const { locationId } = await scopeOf(ctx, locations);
       const page = queryOf(ctx, queryValidators.numberPage);
       sendPage(ctx, (await commands.listLive(locationId, page.after, page.limit)).map(toCommandRecord), page.limit, (last) => last.number);
     },
 
     listOrders: async (ctx: AppContext) => {
-      const { locationId } = await scopeOf(ctx);
+      const { locationId } = await scopeOf(ctx, locations);
       checkStateQuery(ctx.query.state);
       const page = queryOf(ctx, queryValidators.orderList);
       const found = await orders.listByState(locationId, page.state, page.after, page.limit, page.overdue);
@@ -78,43 +113,28 @@ export function locationWorkHandlers(deps: ApiDeps): Handlers<typeof LOCATION_WO
       sendPage(ctx, found.map(toOperatorOrderRecord), page.limit, (last) => last.number);
     },
 
-    // A status update on the location's behalf: the register's transition, through the same queue.
-    updateOrderStatusForLocation: async (ctx: AppContext) => {
-      const orderNumber = numberParam(ctx.params.number, 'Order');
-      const { newState } = bodyOf(ctx, validators.statusUpdate);
-      if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
-      await beginWork(ctx);
-      sendOrderOutcome(ctx, orderNumber, await transitions.order(ctx.state, await scopeOf(ctx), orderNumber, { kind: 'status', newState }));
-    },
-
-    // Acknowledging a command on the location's behalf, as a register would.
-    acknowledgeCommandForLocation: async (ctx: AppContext) => {
-      const number = numberParam(ctx.params.number, 'Command');
-      await beginWork(ctx);
-      const { locationId } = await scopeOf(ctx);
-      ctx.body = toCommandRecord(await commands.acknowledge(locationId, number, ctx.state.log));
-      auditDone(ctx, number, { acknowledged: true });
-    },
-
     // The register stream's events, cursor, replay and end (its machinery), with each order's failure count.
     streamLocationWork: async (ctx: AppContext) => {
-      const { locationId } = await scopeOf(ctx);
+      const { locationId } = await scopeOf(ctx, locations);
       await serveStream(ctx, deps, { kind: 'operator', locationId, operatorId: operatorOfRequest(ctx).id });
     },
 
     // Finished orders once archived (ORDER_ARCHIVE_AFTER after they finished), by completion time.
     orderHistory: async (ctx: AppContext) => {
-      const { locationId } = await scopeOf(ctx);
+      const { locationId } = await scopeOf(ctx, locations);
       const page = await orders.history({ locationId, ...parseHistoryQuery(ctx.query) });
       // a bare array, paged like the other lists (its cursor is opaque: completion time and number)
       linkNext(ctx, page.next && encodeHistoryCursor(page.next));
       ctx.body = page.orders.map(toOrderRecord);
     },
-
-    recoverOrder: async (ctx: AppContext) => {
-      const orderNumber = numberParam(ctx.params.number, 'Order');
-      await beginWork(ctx);
-      sendOrderOutcome(ctx, orderNumber, await transitions.order(ctx.state, await scopeOf(ctx), orderNumber, { kind: 'recover' }));
-    },
   };
+}
+
+/**
+ * A location's work for its operators (the admin API): counter orders, commands, recovery, paged
+ * lists, the history, and what the board needs: the location's event stream, status updates and
+ * acknowledgements on the location's behalf.
+ */
+export function locationWorkHandlers(deps: ApiDeps): Handlers<typeof LOCATION_WORK_OPERATIONS> {
+  return { ...workMade(deps), ...workMoved(deps), ...workRead(deps) };
 }

@@ -12,11 +12,11 @@ import { checkLocation, listScope, locationOf } from './admin-access';
 import type { Handlers } from './mount';
 import { queryOf, sendPage } from './pages';
 
+const NOT_FOUND = () => new ProblemError(problems.notFound('Location does not exist'));
+
 /** Locations (the admin API): create, list, read, change, their presence, pause and resume. */
 export function locationHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof LOCATION_OPERATIONS> {
   const { locations } = deps.services;
-  const NOT_FOUND = () => new ProblemError(problems.notFound('Location does not exist'));
-
   return {
     createLocation: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.location);

@@ -28,23 +28,22 @@ async function scopedOperator(operators: Pick<Operators, 'find'>, ctx: AppContex
   return doc;
 }
 
-/**
- * Operator accounts (admins) and the audit log (managers: their locations'). An admin bound to
- * locations manages only operators within them, and grants no more than it holds (admin-access.ts).
- */
-export function operatorHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof OPERATOR_OPERATIONS> {
-  const { operators, auditLog, locations } = deps.services;
+/** Who this token is: the board offers only what the role allows. */
+function currentOperator(ctx: AppContext): void {
+  const { id, name, role, locationIds } = operatorOfRequest(ctx);
+  const me: CurrentOperator = { name, role };
+  if (id !== undefined) me.id = id;
+  if (locationIds !== undefined) me.locationIds = [...locationIds];
+  ctx.body = me;
+}
+
+/** Operator accounts (who a token is; created, listed, read, changed, rotated, removed). */
+function operatorAccounts(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OPERATOR_OPERATIONS>, 'getCurrentOperator' | 'createOperator' | 'listOperators' | 'getOperator' | 'updateOperator' | 'rotateOperatorToken' | 'deleteOperator'> {
+  const { operators, locations } = deps.services;
   const targetOf = (ctx: AppContext) => scopedOperator(operators, ctx);
 
   return {
-    // Who this token is: the board offers only what the role allows.
-    getCurrentOperator: (ctx: AppContext) => {
-      const { id, name, role, locationIds } = operatorOfRequest(ctx);
-      const me: CurrentOperator = { name, role };
-      if (id !== undefined) me.id = id;
-      if (locationIds !== undefined) me.locationIds = [...locationIds];
-      ctx.body = me;
-    },
+    getCurrentOperator: currentOperator,
 
     createOperator: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.operator);
@@ -94,7 +93,14 @@ export function operatorHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<type
       auditChange(ctx, { before: operatorFields(target) });
       ctx.status = 204;
     },
+  };
+}
 
+/** The audit log and its chain's check. */
+function auditRecords(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OPERATOR_OPERATIONS>, 'listAudit' | 'verifyAudit'> {
+  const { auditLog } = deps.services;
+
+  return {
     // Newest first; a manager (or an admin) bound to locations reads those locations' records only.
     listAudit: async (ctx: AppContext) => {
       const query = queryOf(ctx, queryValidators.audit);
@@ -107,4 +113,12 @@ export function operatorHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<type
       ctx.body = await auditLog.verify(query.after, query.limit);
     },
   };
+}
+
+/**
+ * Operator accounts (admins) and the audit log (managers: their locations'). An admin bound to
+ * locations manages only operators within them, and grants no more than it holds (admin-access.ts).
+ */
+export function operatorHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof OPERATOR_OPERATIONS> {
+  return { ...operatorAccounts(deps), ...auditRecords(deps) };
 }

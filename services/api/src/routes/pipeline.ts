@@ -1,14 +1,13 @@
-import type { Middleware, Next } from 'koa';
+import type { Middleware } from 'koa';
 import type { OperationSpec } from '@pos/shared/openapi/operations';
-import { isId } from '@pos/shared/store/query-values';
-import { type AppContext, type AppState, sessionOf } from '../context';
+import { type AppState, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { allowRole, authenticateOperator, operatorOfRequest } from '../middleware/admin-auth';
 import { requireSession } from '../middleware/api-key-auth';
 import { auditWrites } from '../middleware/audit';
 import { idempotency } from '../middleware/idempotency';
 import { jsonBody } from '../middleware/json-body';
-import { shed } from '../overload/shed';
+import { admitQueued } from '../overload/admitted';
 import { allowBound } from './admin-access';
 
 /** The middleware of one operation, before its handler. */
@@ -22,8 +21,9 @@ export type Stack = Middleware<AppState>[];
  *    its 401 delay);
  * 2. its access: a register's or a customer's key (then its rate limit), or an operator's token
  *    (then, for a write, its audit record, whatever the outcome), its role and bound access;
- * 3. for a queued write, the admission to its location's partition of the transition queue (the job
- *    client checks again as it queues; this spares a refused write its reads and its key's claim);
+ * 3. for a queued write, its admission to its partition of the transition queue, decided here once,
+ *    before its body is read or anything is asked of Redis or MongoDB (a refusal costs nothing
+ *    more); the job client queues the job on the ticket (overload/admitted.ts);
  * 4. for a write, its JSON body and its `Idempotency-Key` (claimed when the handler begins its work),
  *    kept per session (customers, whose keys sit on phones, hold fewer) or per operator.
  */
@@ -45,23 +45,7 @@ export function requestPipeline(deps: ApiDeps) {
     }),
   };
 
-  /**
-   * The queued write's partition, as its job will be routed: a session close's by the session (the
-   * caller's, or the path's `:sessionId`), any other by its location (its session's, or the path's `:id`).
-   */
-  const routingKeyOf = (spec: OperationSpec, ctx: AppContext): string | undefined =>
-    spec.partitionBy === 'session'
-      ? (ctx.params.sessionId ?? ctx.state.session?._id)
-      : (ctx.state.session?.locationId ?? (isId(ctx.params.id) ? ctx.params.id : undefined));
-  const admitJob = (spec: OperationSpec) =>
-    async function admitJob(ctx: AppContext, next: Next): Promise<void> {
-      const key = routingKeyOf(spec, ctx);
-      if (key !== undefined) {
-        const partition = deps.queues.partitionOfKey(key);
-        if (!deps.admission.admits(partition, spec.criticality)) shed(ctx.state, 'queue', deps.admission.retryAfterSeconds(partition));
-      }
-      await next();
-    };
+  const admitJob = (spec: OperationSpec) => admitQueued(deps, spec);
 
   const accessOf = (spec: OperationSpec, write: boolean): Stack => {
     switch (spec.access) {

@@ -39,22 +39,9 @@ function sendLimiter(deps: Pick<ApiDeps, 'config' | 'redis' | 'log'>): RequestLi
   });
 }
 
-/**
- * Webhook subscriptions (docs/webhooks.md). An admin bound to locations manages only
- * subscriptions whose locations all lie within its own (admin-access.ts). Test events and
- * redeliveries are limited per subscription (WEBHOOK_TEST_LIMIT).
- */
-export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>): Handlers<typeof WEBHOOK_OPERATIONS> {
+/** Subscriptions (created, listed, read, changed, removed, their secret rotated). */
+function subscriptions(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof WEBHOOK_OPERATIONS>, 'createWebhook' | 'listWebhooks' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'rotateWebhookSecret'> {
   const { webhooks, locations } = deps.services;
-  const sent = sendLimiter(deps);
-  /** A test event or a redelivery: counted against the subscription's WEBHOOK_TEST_LIMIT, then queued. */
-  const send = async (ctx: AppContext, subscription: WebhookDoc, queue: () => Promise<QueuedDelivery>) => {
-    await sent.consume(ctx, subscription._id);
-    const queued = await queue();
-    auditDone(ctx, subscription._id, { sent: queued.type, webhookId: queued.webhookId });
-    ctx.body = queued;
-    ctx.status = 202;
-  };
   const subscriptionOf = (ctx: AppContext) => scopedSubscription(webhooks, ctx);
 
   return {
@@ -103,7 +90,24 @@ export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'red
       auditDone(ctx, rotated.doc._id, { secretRotated: true });
       ctx.body = issued(rotated);
     },
+  };
+}
 
+/** What a subscription was sent (test events, the delivery log, redeliveries), within its WEBHOOK_TEST_LIMIT. */
+function sending(deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>): Pick<Handlers<typeof WEBHOOK_OPERATIONS>, 'testWebhook' | 'listWebhookDeliveries' | 'redeliverWebhook'> {
+  const { webhooks } = deps.services;
+  const sent = sendLimiter(deps);
+  /** A test event or a redelivery: counted against the subscription's WEBHOOK_TEST_LIMIT, then queued. */
+  const send = async (ctx: AppContext, subscription: WebhookDoc, queue: () => Promise<QueuedDelivery>) => {
+    await sent.consume(ctx, subscription._id);
+    const queued = await queue();
+    auditDone(ctx, subscription._id, { sent: queued.type, webhookId: queued.webhookId });
+    ctx.body = queued;
+    ctx.status = 202;
+  };
+  const subscriptionOf = (ctx: AppContext) => scopedSubscription(webhooks, ctx);
+
+  return {
     testWebhook: async (ctx: AppContext) => {
       await beginWork(ctx);
       const subscription = await subscriptionOf(ctx);
@@ -124,4 +128,13 @@ export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'red
       await send(ctx, subscription, () => webhooks.redeliver(subscription, deliveryId, listScope(ctx), ctx.state.log));
     },
   };
+}
+
+/**
+ * Webhook subscriptions (docs/webhooks.md). An admin bound to locations manages only
+ * subscriptions whose locations all lie within its own (admin-access.ts). Test events and
+ * redeliveries are limited per subscription (WEBHOOK_TEST_LIMIT).
+ */
+export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>): Handlers<typeof WEBHOOK_OPERATIONS> {
+  return { ...subscriptions(deps), ...sending(deps) };
 }

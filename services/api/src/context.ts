@@ -4,7 +4,7 @@ import type { Logger } from '@pos/shared/log';
 import type { Role } from '@pos/shared/auth/roles';
 import type { AuditChange } from '@pos/shared/schemas/responses';
 import type { ShedReason } from './overload/shed';
-import type { Admitted } from './overload/admitted';
+import type { Admitted } from './overload/queue-admission';
 import type { SessionDoc } from '@pos/shared/store/documents';
 
 /** Who makes an operator request: root (ADMIN_TOKEN, no id) or an operator account. */

@@ -49,33 +49,35 @@ async function runIn<T>(span: Span, parent: typeof ROOT_CONTEXT, run: () => Prom
   }
 }
 
+/** What is traced: HTTP, MongoDB and Redis, each holding no key, token or order data. */
+function instrumentations() {
+  return [
+    new HttpInstrumentation({
+      ignoreIncomingRequestHook: (request) => untraced(request.url),
+      requireParentforOutgoingSpans: true,
+      redactedQueryParamsServer: SECRET_QUERY_PARAMS,
+      // No header becomes an attribute (the default, said here because keys travel in headers).
+      headersToSpanAttributes: { server: { requestHeaders: [], responseHeaders: [] }, client: { requestHeaders: [], responseHeaders: [] } },
+    }),
+    new MongoDBInstrumentation({
+      requireParentSpan: true,
+      enhancedDatabaseReporting: false,
+      // The command's shape, every value `?`: filters and documents hold order rows and key hashes.
+      dbStatementSerializer: (command) => JSON.stringify(command, (_key, value: unknown) => (typeof value === 'object' && value !== null ? value : '?')),
+    }),
+    new IORedisInstrumentation({
+      requireParentSpan: true,
+      // The command only: arguments hold session keys, job data and replies.
+      dbStatementSerializer: (command) => command,
+    }),
+  ];
+}
+
 export function startSdk(config: TelemetryConfig, serviceName: string): Tracing {
   // Traces only: the metrics are prom-client's on /metrics, the logs pino's on stdout.
   process.env.OTEL_METRICS_EXPORTER ??= 'none';
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
-  const sdk = new NodeSDK({
-    serviceName: config.serviceName ?? serviceName,
-    instrumentations: [
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (request) => untraced(request.url),
-        requireParentforOutgoingSpans: true,
-        redactedQueryParamsServer: SECRET_QUERY_PARAMS,
-        // No header becomes an attribute (the default, said here because keys travel in headers).
-        headersToSpanAttributes: { server: { requestHeaders: [], responseHeaders: [] }, client: { requestHeaders: [], responseHeaders: [] } },
-      }),
-      new MongoDBInstrumentation({
-        requireParentSpan: true,
-        enhancedDatabaseReporting: false,
-        // The command's shape, every value `?`: filters and documents hold order rows and key hashes.
-        dbStatementSerializer: (command) => JSON.stringify(command, (_key, value: unknown) => (typeof value === 'object' && value !== null ? value : '?')),
-      }),
-      new IORedisInstrumentation({
-        requireParentSpan: true,
-        // The command only: arguments hold session keys, job data and replies.
-        dbStatementSerializer: (command) => command,
-      }),
-    ],
-  });
+  const sdk = new NodeSDK({ serviceName: config.serviceName ?? serviceName, instrumentations: instrumentations() });
   sdk.start();
 
   const tracer = trace.getTracer('pos');

@@ -8,8 +8,7 @@ import { jobSpanFields } from '@pos/shared/queue/telemetry';
 import { routingKey, type TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { tracing } from '@pos/shared/telemetry/tracing';
 import { withDeadline } from '@pos/shared/util/deadline';
-import type { AdmissionTicket, QueueAdmission } from '../overload/queue-admission';
-import type { Admitted } from '../overload/admitted';
+import type { AdmissionTicket, Admitted, QueueAdmission } from '../overload/queue-admission';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 
 const LOOKUP_TIMEOUT_MS = 1_000;

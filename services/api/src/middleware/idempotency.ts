@@ -67,34 +67,9 @@ export function idempotency(store: IdempotencyStore, scopeOf: (ctx: AppContext) 
     }
 
     let begun: Promise<void> | undefined;
-    let claim: { ref: IdempotencyKeyRef; fingerprint: string; token: string } | undefined;
+    let claim: Claim | undefined;
     const begin = async (): Promise<void> => {
-      if (!keyed) return;
-      const ref: IdempotencyKeyRef = { ...scopeOf(ctx), key };
-      const fingerprint = fingerprintOf(ctx);
-      const found = await store.begin(ref, fingerprint).catch((err: unknown) => {
-        // Redis down or hung: the key was not claimed (or will be, when Redis wakes, and then lapse), and nothing ran.
-        if (storeProblem(err, '')?.status !== 503) throw err;
-        ctx.state.log.warn({ err: (err as Error).message }, 'idempotency record not claimed; request not processed');
-        throw new ProblemError(problems.notProcessed());
-      });
-      switch (found.kind) {
-        case 'mismatch':
-          throw new ProblemError(problems.idempotencyKeyReused());
-        case 'outstanding':
-          throw new ProblemError(problems.idempotencyKeyOutstanding(), { 'Retry-After': '1' });
-        case 'full': {
-          const seconds = Math.max(1, Math.ceil(found.retryAfterMs / 1000));
-          throw limitReached(problems.idempotencyRecordsExhausted(ref.maxRecords, seconds).detail, seconds);
-        }
-        case 'replay':
-          replay(ctx, found.response);
-          ctx.state.log.info({ status: found.response.status }, 'idempotent replay');
-          throw new Replayed();
-        case 'first':
-          claim = { ref, fingerprint, token: found.token };
-          ctx.state.idempotencyId = requestIdentity(ref, fingerprint);
-      }
+      if (keyed) claim = await claimKey(store, ctx, { ...scopeOf(ctx), key });
     };
     ctx.state.beginWork = () => (begun ??= begin());
 
@@ -119,6 +94,45 @@ export function idempotency(store: IdempotencyStore, scopeOf: (ctx: AppContext) 
     }
     await settle(store.complete(claim.ref, claim.fingerprint, keep(ctx)), ctx);
   };
+}
+
+/** A key this request claimed: its answer is kept, or the key released, once known. */
+interface Claim {
+  ref: IdempotencyKeyRef;
+  fingerprint: string;
+  token: string;
+}
+
+/**
+ * Claims the key for this request, or ends the request with what the key is bound to: a kept
+ * answer replayed (`Replayed`), another request's (422), one still processed (409), the caller's
+ * quota of records (429), or Redis not answering (503, nothing claimed and nothing done).
+ */
+async function claimKey(store: IdempotencyStore, ctx: AppContext, ref: IdempotencyKeyRef): Promise<Claim> {
+  const fingerprint = fingerprintOf(ctx);
+  const found = await store.begin(ref, fingerprint).catch((err: unknown) => {
+    // Redis down or hung: the key was not claimed (or will be, when Redis wakes, and then lapse), and nothing ran.
+    if (storeProblem(err, '')?.status !== 503) throw err;
+    ctx.state.log.warn({ err: (err as Error).message }, 'idempotency record not claimed; request not processed');
+    throw new ProblemError(problems.notProcessed());
+  });
+  switch (found.kind) {
+    case 'mismatch':
+      throw new ProblemError(problems.idempotencyKeyReused());
+    case 'outstanding':
+      throw new ProblemError(problems.idempotencyKeyOutstanding(), { 'Retry-After': '1' });
+    case 'full': {
+      const seconds = Math.max(1, Math.ceil(found.retryAfterMs / 1000));
+      throw limitReached(problems.idempotencyRecordsExhausted(ref.maxRecords, seconds).detail, seconds);
+    }
+    case 'replay':
+      replay(ctx, found.response);
+      ctx.state.log.info({ status: found.response.status }, 'idempotent replay');
+      throw new Replayed();
+    case 'first':
+      ctx.state.idempotencyId = requestIdentity(ref, fingerprint);
+      return { ref, fingerprint, token: found.token };
+  }
 }
 
 /** The answer as it will be sent; an object body is serialised here so that replays are byte-identical. */

@@ -10,15 +10,9 @@ import type { OperationSpec } from '@pos/shared/openapi/operations';
 import { isId } from '@pos/shared/store/query-values';
 import type { AppContext } from '../context';
 import type { ApiDeps } from '../deps';
-import type { AdmissionTicket } from './queue-admission';
+import type { Admitted } from './queue-admission';
 import { shed } from './shed';
 
-/** A request's admission: the routing key it was admitted by, its ticket, whether a job took it. */
-export interface Admitted {
-  key: string;
-  ticket: AdmissionTicket;
-  taken: boolean;
-}
 
 /**
  * The routing key of the job an operation's request will queue, from what the route already

@@ -101,6 +101,13 @@ class PartitionAdmission {
 }
 
 /** An admitted job's place in flight. */
+/** A request's admission (overload/admitted.ts): the routing key it was admitted by, its ticket, whether a job took it. */
+export interface Admitted {
+  key: string;
+  ticket: AdmissionTicket;
+  taken: boolean;
+}
+
 export interface AdmissionTicket {
   partition: number;
   id: number;

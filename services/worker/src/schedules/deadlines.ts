@@ -26,7 +26,7 @@ export interface RunningDeadlines {
  * auto-abort goes through the order transition every other job uses (version-guarded, its job id
  * recorded on the order), so a register's COMPLETED that lands first wins.
  */
-export async function startDeadlines(options: {
+export interface DeadlineOptions {
   config: Pick<Config, 'redis' | 'worker' | 'process'>;
   log: Logger;
   redis: RedisClient;
@@ -38,30 +38,36 @@ export async function startDeadlines(options: {
   contextFor(jobId: string, log: Logger, events: EventPublisher, runBefore: boolean): JobContext;
   /** FAULT_INJECT's crash points (tests). */
   checkpoint: Checkpoint;
-}): Promise<RunningDeadlines> {
-  const { config, redis, orders, queue } = options;
-  const { prefix } = config.redis;
+}
+
+/** Marks the placement overdue (once) and announces it; what it came to. */
+async function markOverdue(options: DeadlineOptions, events: EventPublisher, job: Job<DeadlineJob>, log: Logger): Promise<string> {
+  const { orders, redis } = options;
+  const { locationId, orderNumber, orderTime } = job.data;
+  const placedAt = new Date(orderTime);
+  const now = new Date();
+  const marked = await orders.markOverdue(locationId, orderNumber, placedAt, now, job.id!, (after) => overdueOutbox(after, now));
+  if (marked) {
+    log.info({ orderTime: placedAt.toISOString() }, 'order overdue');
+    options.checkpoint('after-overdue-mark');
+  }
+  // A run after one that died (stalled, or failed) may find the mark its own: the count and the
+  // announcement that run may not have made are made now (counted once; an announcement is safe to repeat).
+  const order = marked ?? (job.attemptsStarted > 1 ? await orders.markedOverdueBy(locationId, orderNumber, placedAt, job.id!) : null);
+  if (!order) return 'moved on';
+  await Promise.all([countOverdueOnce(redis, options.config.redis.prefix, job.id!), events.overdue(order)]);
+  return marked ? 'overdue' : 'overdue, announced again';
+}
+
+export async function startDeadlines(options: DeadlineOptions): Promise<RunningDeadlines> {
+  const { config, redis, queue } = options;
   const log = options.log.child({ queue: DEADLINE_QUEUE });
-  const events = new EventPublisher(redisPublisher(redis), prefix);
+  const events = new EventPublisher(redisPublisher(redis), config.redis.prefix);
 
   const deadline = async (job: Job<DeadlineJob>): Promise<string> => {
     const { locationId, orderNumber, orderTime } = job.data;
     const jobLog = log.child({ jobId: job.id, job: job.name, locationId, orderNumber });
-    if (job.name === DEADLINE_JOB.overdue) {
-      const placedAt = new Date(orderTime);
-      const now = new Date();
-      const marked = await orders.markOverdue(locationId, orderNumber, placedAt, now, job.id!, (after) => overdueOutbox(after, now));
-      if (marked) {
-        jobLog.info({ orderTime: placedAt.toISOString() }, 'order overdue');
-        options.checkpoint('after-overdue-mark');
-      }
-      // A run after one that died (stalled, or failed) may find the mark its own: the count and the
-      // announcement that run may not have made are made now (counted once; an announcement is safe to repeat).
-      const order = marked ?? (job.attemptsStarted > 1 ? await orders.markedOverdueBy(locationId, orderNumber, placedAt, job.id!) : null);
-      if (!order) return 'moved on';
-      await Promise.all([countOverdueOnce(redis, prefix, job.id!), events.overdue(order)]);
-      return marked ? 'overdue' : 'overdue, announced again';
-    }
+    if (job.name === DEADLINE_JOB.overdue) return markOverdue(options, events, job, jobLog);
     if (job.name === DEADLINE_JOB.autoAbort) {
       const ctx = options.contextFor(job.id!, jobLog, events, job.attemptsStarted > 1);
       const outcome = await applyOrderAction(ctx, { scope: { locationId }, orderNumber, action: { kind: 'auto-abort', placedAt: orderTime } });

@@ -1,6 +1,6 @@
 import type { Logger } from '@pos/shared/log';
 import type { OrderState } from '@pos/shared/domain/order-state';
-import type { LifecycleRun } from '@pos/shared/queue/lifecycle';
+import type { LifecycleCounts, LifecycleRun } from '@pos/shared/queue/lifecycle';
 import type { OrderArchiveRepo } from '@pos/shared/store/archive';
 import type { AuditRepo } from '@pos/shared/store/audit';
 import type { ArchivedOrderDoc } from '@pos/shared/store/documents';
@@ -45,25 +45,9 @@ const FINISHED: OrderState[] = ['COMPLETED', 'ABORTED'];
 /** Orders never submitted: carts, and finished carts (NEW) a customer walked away from. */
 const UNSUBMITTED: OrderState[] = ['SELECTING', 'NEW'];
 
-/**
- * One run of the lifecycle job: expired commands removed, expired (unsubmitted) orders and finished orders
- * moved to the archive, archived orders, applied-job ledger entries, audit records and events past
- * retention removed. Batched and bounded in time;
- * every step is idempotent, so a run that crashed anywhere is finished by the next one (and two
- * runs that overlap, which the queue's global concurrency prevents, would not harm each other).
- *
- * An order moves by copy-then-delete: the copy is written to the archive by `_id` (replacing a
- * copy a crashed run left), then the hot document is deleted only if it is still the version
- * copied. An order is therefore never in neither collection; one that changed in between (a cart
- * edited at the last moment) stays hot and its stale copy is dropped.
- */
-export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSettings, limits: RunLimits, now = new Date()): Promise<LifecycleRun> {
-  const started = Date.now();
-  const deadline = started + limits.budgetMs;
-  const { batchSize } = limits;
+/** Batches of a step until one comes back short, or the time budget is spent (then the run is not complete). */
+function drainer(limits: RunLimits, deadline: number) {
   let complete = true;
-
-  /** Runs batches of a step until one comes back short, or the budget is spent. */
   const drain = async (batch: () => Promise<{ read: number; done: number }>): Promise<number> => {
     let done = 0;
     for (let first = true; ; first = false) {
@@ -73,11 +57,15 @@ export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSetti
       }
       const result = await batch();
       done += result.done;
-      if (result.read < batchSize) return done;
+      if (result.read < limits.batchSize) return done;
     }
   };
+  return { drain, complete: () => complete };
+}
 
-  const move = (states: OrderState[], idleFor: number, mark: Partial<ArchivedOrderDoc>) => async () => {
+/** One batch of orders in `states` untouched for `idleFor` moved to the archive (copy, then delete if unchanged). */
+function mover(deps: LifecycleDeps, settings: LifecycleSettings, now: Date, batchSize: number) {
+  return (states: OrderState[], idleFor: number, mark: Partial<ArchivedOrderDoc>) => async () => {
     const batch = await deps.orders.untouchedSince(states, new Date(now.getTime() - idleFor), batchSize);
     if (batch.length === 0) return { read: 0, done: 0 };
     const purgeAt = new Date(now.getTime() + settings.retentionMs);
@@ -92,42 +80,53 @@ export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSetti
     }
     return { read: batch.length, done: removed };
   };
+}
 
-  const commandsPurged = await drain(async () => {
-    const removed = await deps.commands.purgeExpired(now, batchSize);
-    return { read: removed, done: removed };
-  });
+/** A purge step: as many removed as read (what purges remove, they read by the same bound). */
+const purging = (purge: () => Promise<number>) => async () => {
+  const removed = await purge();
+  return { read: removed, done: removed };
+};
+
+/** What each purge removes, or undefined where the run has nothing of it to purge. */
+function purges(deps: LifecycleDeps, settings: LifecycleSettings, now: Date, batchSize: number): Record<Exclude<keyof LifecycleCounts, 'archived' | 'expired'>, (() => Promise<number>) | undefined> {
+  const { webhookDeliveries, audit, events } = deps;
+  const eventsBefore = new Date(now.getTime() - (settings.eventRetentionMs ?? 0));
+  return {
+    commandsPurged: () => deps.commands.purgeExpired(now, batchSize),
+    purged: () => deps.archive.purge(now, batchSize),
+    appliedJobsPurged: () => deps.orders.purgeAppliedJobs(now, batchSize),
+    deliveriesPurged: webhookDeliveries && (() => webhookDeliveries.purge(now, batchSize)),
+    auditPurged: audit && (() => audit.purge(now, batchSize)),
+    eventsPurged: events && settings.eventRetentionMs !== undefined ? () => events.purge(eventsBefore, batchSize) : undefined,
+  };
+}
+
+/**
+ * One run of the lifecycle job: expired commands removed, expired (unsubmitted) orders and finished orders
+ * moved to the archive, archived orders, applied-job ledger entries, audit records and events past
+ * retention removed. Batched and bounded in time;
+ * every step is idempotent, so a run that crashed anywhere is finished by the next one (and two
+ * runs that overlap, which the queue's global concurrency prevents, would not harm each other).
+ *
+ * An order moves by copy-then-delete: the copy is written to the archive by `_id` (replacing a
+ * copy a crashed run left), then the hot document is deleted only if it is still the version
+ * copied. An order is therefore never in neither collection; one that changed in between (a cart
+ * edited at the last moment) stays hot and its stale copy is dropped.
+ */
+export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSettings, limits: RunLimits, now = new Date()): Promise<LifecycleRun> {
+  const started = Date.now();
+  const { drain, complete } = drainer(limits, started + limits.budgetMs);
+  const move = mover(deps, settings, now, limits.batchSize);
+  const purge = purges(deps, settings, now, limits.batchSize);
+  const run = async (step: (() => Promise<number>) | undefined) => (step ? drain(purging(step)) : 0);
+  const commandsPurged = await run(purge.commandsPurged);
   const expired = await drain(move(UNSUBMITTED, settings.selectingTtlMs, { expiredAt: now }));
   const archived = await drain(move(FINISHED, settings.archiveAfterMs, {}));
-  const purged = await drain(async () => {
-    const removed = await deps.archive.purge(now, batchSize);
-    return { read: removed, done: removed };
-  });
-  const appliedJobsPurged = await drain(async () => {
-    const removed = await deps.orders.purgeAppliedJobs(now, batchSize);
-    return { read: removed, done: removed };
-  });
-  const deliveriesPurged = deps.webhookDeliveries
-    ? await drain(async () => {
-        const removed = await deps.webhookDeliveries!.purge(now, batchSize);
-        return { read: removed, done: removed };
-      })
-    : 0;
-  const audit = deps.audit;
-  const auditPurged = audit
-    ? await drain(async () => {
-        const removed = await audit.purge(now, batchSize);
-        return { read: removed, done: removed };
-      })
-    : 0;
-  const events = deps.events;
-  const eventsBefore = new Date(now.getTime() - (settings.eventRetentionMs ?? Infinity));
-  const eventsPurged =
-    events && settings.eventRetentionMs !== undefined
-      ? await drain(async () => {
-          const removed = await events.purge(eventsBefore, batchSize);
-          return { read: removed, done: removed };
-        })
-      : 0;
-  return { archived, expired, purged, commandsPurged, deliveriesPurged, auditPurged, eventsPurged, appliedJobsPurged, durationMs: Date.now() - started, complete };
+  const purged = await run(purge.purged);
+  const appliedJobsPurged = await run(purge.appliedJobsPurged);
+  const deliveriesPurged = await run(purge.deliveriesPurged);
+  const auditPurged = await run(purge.auditPurged);
+  const eventsPurged = await run(purge.eventsPurged);
+  return { archived, expired, purged, commandsPurged, deliveriesPurged, auditPurged, eventsPurged, appliedJobsPurged, durationMs: Date.now() - started, complete: complete() };
 }

@@ -25,7 +25,7 @@ export interface RunningPresenceSweep {
   close(): Promise<void>;
 }
 
-export async function startPresenceSweep(options: {
+export interface PresenceSweepOptions {
   config: Pick<Config, 'presence' | 'redis' | 'worker' | 'process'>;
   log: Logger;
   redis: RedisClient;
@@ -35,32 +35,35 @@ export async function startPresenceSweep(options: {
   locations: Pick<LocationsRepo, 'announcedOnline' | 'onlineIds' | 'setOnline' | 'pausesEnded' | 'resume' | 'unannouncedChanges' | 'announced'>;
   /** FAULT_INJECT's crash points (tests). */
   checkpoint: Checkpoint;
-}): Promise<RunningPresenceSweep> {
-  const { config, redis, locations } = options;
-  const { prefix } = config.redis;
-  const log = options.log.child({ queue: PRESENCE_QUEUE });
-  const events = new EventPublisher(redisPublisher(redis), prefix);
-  const queue = createPresenceQueue(options.queueRedis, config.redis, log);
-  const windowMs = config.presence.windowMs;
-  await schedulePresenceSweep(queue, windowMs);
+}
 
-  /** Announces the changes the sweep wrote on `doc`, each still true of it, then clears them. */
-  const announce = async (doc: LocationDoc): Promise<void> => {
-    const changes = doc.unannounced ?? [];
-    for (const change of changes) {
-      const current = change === 'resumed' ? doc.pausedAt === undefined : (change === 'online') === (doc.online === true);
-      if (current) await events.location(doc, change);
-    }
-    await locations.announced(doc._id, changes);
-  };
+/** One sweep: what an earlier one did not announce, each location's presence, the pauses that ended. */
+class PresenceSweep {
+  private readonly events: EventPublisher;
 
-  const sweep = async (): Promise<void> => {
+  constructor(
+    private readonly options: PresenceSweepOptions,
+    private readonly log: Logger,
+  ) {
+    this.events = new EventPublisher(redisPublisher(options.redis), options.config.redis.prefix);
+  }
+
+  async run(): Promise<void> {
     // What an earlier sweep wrote and did not live to announce (its announcement is safe to repeat).
-    for (const doc of await locations.unannouncedChanges()) {
-      log.info({ locationId: doc._id, changes: doc.unannounced }, 'announcing what an earlier sweep wrote');
-      await announce(doc);
+    for (const doc of await this.options.locations.unannouncedChanges()) {
+      this.log.info({ locationId: doc._id, changes: doc.unannounced }, 'announcing what an earlier sweep wrote');
+      await this.announce(doc);
     }
     const now = Date.now();
+    await this.presence(now);
+    await this.pausesEnded(new Date(now));
+  }
+
+  /** Each location seen lately, or announced online: online as its registers' presence says. */
+  private async presence(now: number): Promise<void> {
+    const { redis, locations, config } = this.options;
+    const { prefix } = config.redis;
+    const windowMs = config.presence.windowMs;
     const at = new Date(now);
     const seen = await locationsSeenSince(redis, prefix, now - 2 * windowMs);
     const candidates = [...new Set([...seen, ...(await locations.onlineIds())])];
@@ -76,24 +79,46 @@ export async function startPresenceSweep(options: {
       if (online === announced.get(locationId)) continue;
       const changed = await locations.setOnline(locationId, online, at, (after) => locationOutbox(after, online ? 'online' : 'offline', at));
       if (!changed) continue;
-      log.info({ locationId, online }, online ? 'location online' : 'location offline');
-      options.checkpoint('after-location-change');
-      await announce(changed);
+      this.log.info({ locationId, online }, online ? 'location online' : 'location offline');
+      this.options.checkpoint('after-location-change');
+      await this.announce(changed);
     }
+  }
+
+  private async pausesEnded(at: Date): Promise<void> {
+    const { locations } = this.options;
     for (const locationId of await locations.pausesEnded(at)) {
       const resumed = await locations.resume(locationId, at, at, (after) => locationOutbox(after, 'resumed', at));
       if (!resumed) continue;
-      log.info({ locationId }, 'location pause ended');
-      await announce(resumed);
+      this.log.info({ locationId }, 'location pause ended');
+      await this.announce(resumed);
     }
-  };
+  }
+
+  /** Announces the changes the sweep wrote on `doc`, each still true of it, then clears them. */
+  private async announce(doc: LocationDoc): Promise<void> {
+    const changes = doc.unannounced ?? [];
+    for (const change of changes) {
+      const current = change === 'resumed' ? doc.pausedAt === undefined : (change === 'online') === (doc.online === true);
+      if (current) await this.events.location(doc, change);
+    }
+    await this.options.locations.announced(doc._id, changes);
+  }
+}
+
+export async function startPresenceSweep(options: PresenceSweepOptions): Promise<RunningPresenceSweep> {
+  const { config } = options;
+  const log = options.log.child({ queue: PRESENCE_QUEUE });
+  const queue = createPresenceQueue(options.queueRedis, config.redis, log);
+  await schedulePresenceSweep(queue, config.presence.windowMs);
+  const sweep = new PresenceSweep(options, log);
 
   const lock = { lockDuration: config.worker.jobLockDurationMs, stalledInterval: config.worker.jobLockDurationMs };
   const worker = new Worker(
     PRESENCE_QUEUE,
     async (job: Job) => {
       if (job.name !== PRESENCE_SWEEP_JOB) throw new Error(`unknown job ${job.name}`);
-      await sweep();
+      await sweep.run();
     },
     withTelemetry({ connection: options.workerConnection, prefix: presencePrefix(config.redis), concurrency: 1, maxStalledCount: 1, ...lock }),
   );

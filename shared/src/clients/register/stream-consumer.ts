@@ -128,7 +128,7 @@ export class StreamConsumer implements WorkStream {
       watchdogFired = true;
       connection.abort();
     });
-    let healthy = false;
+    const health = { healthy: false };
 
     try {
       this.state({ state: 'connecting', ...(this.current ? { cursor: { ...this.current } } : {}) });
@@ -142,12 +142,6 @@ export class StreamConsumer implements WorkStream {
       }
       this.state({ state: 'open' });
 
-      const events: { type: string; data: string; id: string }[] = [];
-      const parser = new SseParser({
-        onEvent: (e) => events.push({ type: e.event, data: e.data, id: e.id }),
-        onRetry: (ms) => (this.serverRetryMs = Math.min(this.capMs, Math.max(100, ms))),
-        onComment: () => (healthy = true),
-      });
       const reader = response.body.getReader();
       if (poll) {
         // The stream is open, so nothing published from here on is missed; the poll catches
@@ -156,34 +150,44 @@ export class StreamConsumer implements WorkStream {
         const fatal = await this.poll();
         if (fatal) {
           await reader.cancel().catch(() => undefined);
-          return { reason: 'http-status', healthy, error: fatal, fatal };
+          return { reason: 'http-status', healthy: health.healthy, error: fatal, fatal };
         }
         watchdog.arm();
       }
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        watchdog.arm();
-        parser.feed(value);
-        for (const event of events.splice(0)) {
-          healthy = true;
-          try {
-            await this.deliver(event.type, event.data);
-          } catch (err) {
-            this.report(err as Error);
-            await reader.cancel().catch(() => undefined);
-            return { reason: 'handler-error', healthy, error: err as Error };
-          }
-          const next = parseEventId(event.id);
-          if (next) this.current = furthest(this.current, next);
-        }
-      }
-      return { reason: 'ended', healthy };
+      return await this.readEvents(reader, watchdog, health);
     } catch (err) {
-      return { reason: watchdogFired ? 'watchdog' : 'network', healthy, ...(this.stopped ? {} : { error: err as Error }) };
+      return { reason: watchdogFired ? 'watchdog' : 'network', healthy: health.healthy, ...(this.stopped ? {} : { error: err as Error }) };
     } finally {
       watchdog.disarm();
       this.stopper.signal.removeEventListener('abort', stop);
+    }
+  }
+
+  /** Reads an open stream to its end: each event delivered, the cursor kept past it; why it ended. */
+  private async readEvents(reader: ReadableStreamDefaultReader<Uint8Array>, watchdog: Watchdog, health: { healthy: boolean }): Promise<Ended> {
+    const events: { type: string; data: string; id: string }[] = [];
+    const parser = new SseParser({
+      onEvent: (e) => events.push({ type: e.event, data: e.data, id: e.id }),
+      onRetry: (ms) => (this.serverRetryMs = Math.min(this.capMs, Math.max(100, ms))),
+      onComment: () => (health.healthy = true),
+    });
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { reason: 'ended', healthy: health.healthy };
+      watchdog.arm();
+      parser.feed(value);
+      for (const event of events.splice(0)) {
+        health.healthy = true;
+        try {
+          await this.deliver(event.type, event.data);
+        } catch (err) {
+          this.report(err as Error);
+          await reader.cancel().catch(() => undefined);
+          return { reason: 'handler-error', healthy: health.healthy, error: err as Error };
+        }
+        const next = parseEventId(event.id);
+        if (next) this.current = furthest(this.current, next);
+      }
     }
   }
 

@@ -26,7 +26,7 @@ describe('Bull Board in Chromium', () => {
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
     expect(done.status).toBe(200);
-    const failing = await stack.api.deps.queues.unrouted.add(JOB.sessionClose, { sessionId: { $ne: 'shown-on-the-board' } });
+    const failing = await stack.api.deps.queues.current[0]!.queue.add(JOB.sessionClose, { sessionId: { $ne: 'shown-on-the-board' } });
     await eventually(async () => (await failing.getState()) === 'failed', 'the seeded job failed');
   });
   afterAll(async () => {
@@ -129,7 +129,7 @@ describe('Bull Board in Chromium', () => {
     afterAll(() => writable?.close());
 
     it("retries a failed job from the board's own page (its requests pass the cross-site check)", async () => {
-      const queue = writable.api.deps.queues.unrouted;
+      const queue = writable.api.deps.queues.current[0]!.queue;
       const failing = await queue.add(JOB.sessionClose, { sessionId: { $ne: 'retried-from-the-page' } });
       const attempts = async () => ((await failing.getState()) === 'failed' ? (await Job.fromId(queue, failing.id!))!.attemptsMade : 0);
       await eventually(async () => (await attempts()) === 1, 'the seeded job failed');

@@ -205,7 +205,7 @@ describe('Bull Board hardening', () => {
     });
 
     it('retries and cleans for its own page and for scripts with the token', async () => {
-      const queue = stack.api.deps.queues.unrouted;
+      const queue = stack.api.deps.queues.current[0]!.queue;
       // A job that fails for real in the stack's worker (malformed data fails for good, at once) ...
       const failing = await queue.add(JOB.sessionClose, { sessionId: { $ne: 'board-retry' } });
       const failed = async () => (await failing.getState()) === 'failed' && (await Job.fromId(queue, failing.id!))!.attemptsMade;

@@ -30,7 +30,7 @@ describe('failed jobs', () => {
   });
 
   it('are kept up to JOB_KEEP_FAILED: twelve failures leave three', async () => {
-    const queue = queues.unrouted;
+    const queue = queues.current[0]!.queue;
     const added = [];
     for (let i = 0; i < 12; i++) added.push(await queue.add(JOB.sessionClose, { sessionId: { $ne: `attempt-${i}` } }));
     const settled = async () => {
@@ -51,7 +51,7 @@ describe('failed jobs', () => {
     const order = await stack.admin.createOrder(location.id, sampleRows);
     expect((await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
     let jobs: Job[] = [];
-    await eventually(async () => (jobs = await queues.unrouted.getCompleted()).length > 0, 'the job recorded as completed');
+    await eventually(async () => (jobs = await queues.current[0]!.queue.getCompleted()).length > 0, 'the job recorded as completed');
     expect(jobs[0]!.opts.removeOnFail).toEqual({ age: 7 * 24 * 3600, count: 3 });
   });
 });

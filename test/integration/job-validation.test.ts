@@ -23,7 +23,7 @@ describe('a worker given malformed jobs', () => {
     worker = await spawnRole('worker', stack.env);
     // the one queue of a one-Redis deployment, as an intruder would open it
     opened = openTransitionQueues(stack.env);
-    queue = opened.queues.unrouted;
+    queue = opened.queues.current[0]!.queue;
   });
   afterAll(async () => {
     await opened?.close();

@@ -8,10 +8,6 @@ export type Role = OperatorRole;
 
 export const ROLES: readonly Role[] = ['viewer', 'manager', 'admin'];
 
-export function isRole(value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
-}
-
 /** Whether `role` may do what `needed` may. */
 export function roleCovers(role: Role, needed: Role): boolean {
   return ROLES.indexOf(role) >= ROLES.indexOf(needed);

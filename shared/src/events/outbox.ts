@@ -1,7 +1,7 @@
 /**
  * The transactional outbox: the events a write implies, recorded in the changed document by that
  * same write (its `outbox`: store/outboxes.ts), so that a change is never written without its events.
- * The relay (the worker's events/relay.ts) moves them to the event log, where the feed reads them
+ * The relay (the worker's outbox/relay.ts) moves them to the event log, where the feed reads them
  * and from which webhooks are delivered. Each event's id is derived from what it is (the webhook
  * mapping's key: the order's number and version, the command's number, the location's change and
  * its moment), so that relaying it twice records it once.

@@ -84,23 +84,12 @@ export class TransitionQueues {
     return this.current[this.partitionOfKey(routingKey(payload))]!;
   }
 
-  /** The queue a job is added to. */
-  queueFor(payload: JobPayload): Queue {
-    return this.partitionFor(payload).queue;
-  }
 
   /** The partition of a job's routing key: a location's id for its order transitions, a session's for its close. */
   partitionOfKey(key: string): number {
     return partitionOf(key, this.current.length);
   }
 
-  /**
-   * The queue of work tied to no location (job schedulers): the first partition, so that a
-   * schedule exists once however many partitions there are. Draining a layout removes its schedulers.
-   */
-  get unrouted(): Queue {
-    return this.current[0]!.queue;
-  }
 
   /** Job counts by state, summed over every queue. */
   async jobCounts(...states: JobType[]): Promise<Record<string, number>> {

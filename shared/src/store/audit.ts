@@ -191,6 +191,7 @@ export class AuditRepo {
       await this.moveAnchor(START, { seq: last.seq, hash: last.hash });
       removed += (await this.c.deleteMany({ seq: { $lte: last.seq } })).deletedCount;
     }
+    // Compat: records from before the chain; goes once a migration finds none left.
     const legacy = await this.c.find({ seq: { $exists: false }, purgeAt: { $lte: now } }, { projection: { _id: 1 } }).limit(limit).toArray();
     if (legacy.length > 0) removed += (await this.c.deleteMany({ _id: { $in: legacy.map((doc) => doc._id) }, seq: { $exists: false } })).deletedCount;
     return removed;

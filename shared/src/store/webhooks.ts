@@ -88,9 +88,10 @@ export class WebhooksRepo {
 
 /**
  * The attempts a reader bound to `within` may see: those of its locations' events, and test
- * events. An attempt is judged by its own event, not by its subscription's locations now. One
- * logged by a release before 0.5.0 (a worker of the release before, during a roll) carries no
- * location until a migration fills it in: its body names it, first of its data (eventBody).
+ * events. An attempt is judged by its own event, not by its subscription's locations now.
+ * Compat: one logged by a release before 0.5.0 (a worker of the release before, during a roll)
+ * carries no location until a migration fills it in: its body names it, first of its data
+ * (eventBody). Goes in the release after 0.5.0, with a migration that runs that one's `up` again.
  */
 function readableBy(within: readonly string[] | undefined): Filter<WebhookDeliveryDoc> {
   if (!within) return {};

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { StreamsConfig } from '@pos/shared/config';
 import { CursorRequest, formatEventId, startOf, StreamCursor } from '@pos/shared/events/stream-cursor';
-import { flattenBindings, type Logger } from '@pos/shared/log';
+import { flattenBindings } from '@pos/shared/internals/pino-bindings';
+import type { Logger } from '@pos/shared/log';
 import type { SessionDoc } from '@pos/shared/store/documents';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
 import { fullJitter } from '@pos/shared/util/jitter';
@@ -117,8 +118,9 @@ export class ClientStream implements ClockedStream {
   private resolveDone!: (reason: EndReason) => void;
   /**
    * Callbacks a stream holds for its whole life are bound methods, not arrows: under tsx (how
-   * `npm run start:api` runs) a named arrow is given its name by a property definition, which
-   * costs each stream a few hundred bytes more per callback.
+   * `npm run start:api` and the bench run) a named arrow is given its name by a property
+   * definition, which costs each stream a few hundred bytes more per callback (held by
+   * test/unit/library-internals.test.ts).
    */
   private readonly onClose = this.end.bind(this, 'client-gone');
 

@@ -4,6 +4,7 @@
  * connection.
  */
 import type { ServerResponse } from 'node:http';
+import { releaseSentHead } from '@pos/shared/internals/node-sent-head';
 import { SECURITY_HEADERS } from '../middleware/security-headers';
 import { SseWriter, type SseWriterOptions } from './sse-writer';
 
@@ -32,15 +33,3 @@ export function openStreamResponse(res: ServerResponse, requestId: string, optio
   socket.setNoDelay(true);
   return new SseWriter(socket, options, res);
 }
-
-/**
- * Node keeps the head it sent on the response (`_header`, some 330 bytes here) for the
- * response's life, and once it is sent (`_headerSent`) reads it only as "headers were sent"
- * (node's lib/_http_outgoing.js). A stream would hold its copy for hours: one shared string
- * takes its place. (A Node that names these fields otherwise is left as it is.)
- */
-function releaseSentHead(res: ServerResponse): void {
-  const outgoing = res as ServerResponse & { _header?: unknown; _headerSent?: unknown };
-  if (outgoing._headerSent === true && typeof outgoing._header === 'string') outgoing._header = SENT_HEAD;
-}
-const SENT_HEAD = 'HTTP/1.1 200 OK\r\n\r\n';

@@ -181,7 +181,7 @@ const SECTIONS = {
     pauseWhenOffline: isOn(env.PAUSE_WHEN_OFFLINE),
     pauseAfterFailedOrders: env.PAUSE_AFTER_FAILED_ORDERS,
   }),
-  deadlines: (env: Env) => ({
+  orderDeadlines: (env: Env) => ({
     orderDeadlineMs: env.ORDER_DEADLINE === undefined ? undefined : parseDuration(env.ORDER_DEADLINE),
     autoAbortAfterMs: env.ORDER_AUTO_ABORT_AFTER === undefined ? undefined : parseDuration(env.ORDER_AUTO_ABORT_AFTER),
   }),
@@ -241,7 +241,7 @@ export type IdempotencyConfig = Config['idempotency'];
 export type OrdersConfig = Config['orders'];
 export type LifecycleConfig = Config['lifecycle'];
 export type PresenceConfig = Config['presence'];
-export type DeadlinesConfig = Config['deadlines'];
+export type OrderDeadlinesConfig = Config['orderDeadlines'];
 export type TelemetryConfig = Config['telemetry'];
 export type WebhooksConfig = Config['webhooks'];
 export type AuditConfig = Config['audit'];

@@ -4,7 +4,7 @@ import Redis, { Cluster, ClusterOptions, RedisOptions } from 'ioredis';
 import type { RedisConfig } from './config';
 import { ConfigError } from './config';
 import type { Logger } from './log';
-import { withDeadline } from './util/deadline';
+import { withTimeout } from './util/timeout';
 
 /** One Redis server, or a Redis Cluster through its seed nodes. */
 export type RedisClient = Redis | Cluster;
@@ -75,7 +75,7 @@ const PUBLISH_TIMEOUT_MS = 2_000;
  * Bounded: a cluster client that lost every node queues commands until it is back.
  */
 export async function publish(redis: RedisClient, channel: string, message: string): Promise<void> {
-  await withDeadline(isCluster(redis) ? redis.spublish(channel, message) : redis.publish(channel, message), PUBLISH_TIMEOUT_MS, 'Redis PUBLISH');
+  await withTimeout(isCluster(redis) ? redis.spublish(channel, message) : redis.publish(channel, message), PUBLISH_TIMEOUT_MS, 'Redis PUBLISH');
 }
 
 /**
@@ -84,7 +84,7 @@ export async function publish(redis: RedisClient, channel: string, message: stri
  * lost connections call.
  */
 export function refreshSlots(cluster: Cluster, ms: number): Promise<void> {
-  return withDeadline(
+  return withTimeout(
     new Promise<void>((resolve, reject) => cluster.refreshSlotsCache((err) => (err ? reject(err) : resolve()))),
     ms,
     'the cluster slot map',
@@ -98,7 +98,7 @@ export function refreshSlots(cluster: Cluster, ms: number): Promise<void> {
  */
 export async function pingRedis(redis: RedisClient, ms: number): Promise<void> {
   if (!isCluster(redis)) {
-    await withDeadline(redis.ping(), ms, 'Redis PING');
+    await withTimeout(redis.ping(), ms, 'Redis PING');
     return;
   }
   try {
@@ -120,7 +120,7 @@ async function pingMasters(redis: Cluster, ms: number): Promise<void> {  const m
     [...masters].map((key) => {
       const node = connections.get(key);
       if (!node) throw new Error(`no connection to master ${key}`);
-      return withDeadline(node.ping(), ms, `Redis PING ${key}`);
+      return withTimeout(node.ping(), ms, `Redis PING ${key}`);
     }),
   );
 }
@@ -151,7 +151,7 @@ export async function closeRedis(redis: RedisClient, ms = 1_000): Promise<void> 
     return;
   }
   try {
-    await withDeadline(redis.quit(), ms, 'Redis QUIT');
+    await withTimeout(redis.quit(), ms, 'Redis QUIT');
   } catch {
     redis.disconnect();
   }

@@ -148,7 +148,7 @@ describe('event stream resources', () => {
           published += 1;
           const now = new Date();
           const doc: OrderDoc = { _id: `${locationId}:${published}`, locationId, number: published, state: 'PLACED', version: 0, failureCount: 0, appliedJobs: [], rows, guestCount: 1, orderTime: now, createdAt: now, updatedAt: now };
-          await deps.events.order(doc);
+          await deps.announcer.order(doc);
         }
         await healthy.eventCount(published, 10_000);
       }

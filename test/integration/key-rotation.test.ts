@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { API_KEY_SHAPE } from '@pos/shared/auth/keys';
-import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
+import { Announcer, redisPublisher } from '@pos/shared/events/location-events';
 import { adminHeader, call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
 import { TestStream } from '../support/sse-client';
@@ -25,7 +25,7 @@ describe('key rotation (default grace)', () => {
     await db.db.collection('sessions').updateOne({ _id: sessionId as never }, { $set: { previousKeyExpiresAt: new Date(Date.now() - 1) } });
     const redis = new Redis(stack.env.REDIS_URL!);
     try {
-      await new EventPublisher(redisPublisher(redis), stack.env.REDIS_PREFIX!).sessionChanged(sessionId);
+      await new Announcer(redisPublisher(redis), stack.env.REDIS_PREFIX!).sessionChanged(sessionId);
     } finally {
       redis.disconnect();
     }

@@ -8,7 +8,7 @@ import type { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import type { OperatorOrderRecord, OrderRecord } from '@pos/shared/domain/records';
 import { createLogger } from '@pos/shared/log';
-import { addDeadlines, countOverdueOnce, createDeadlineQueue, DEADLINE_JOB, type DeadlineJob } from '@pos/shared/queue/deadlines';
+import { addOrderDeadlines, countOverdueOnce, createOrderDeadlineQueue, ORDER_DEADLINE_JOB, type OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
 import { customerAt, listenToLocation, placeOrder } from '../support/customer';
 import { Deployment, operatorStream, startDeployment } from '../support/deployment';
 import { openDb, registerAt } from '../support/fixtures';
@@ -30,18 +30,18 @@ describe('ORDER_DEADLINE across two workers', () => {
   const open: TestStream[] = [];
 
   let redis: Redis;
-  let deadlines: Queue<DeadlineJob>;
+  let orderDeadlines: Queue<OrderDeadlineJob>;
 
   beforeAll(async () => {
     d = await startDeployment({ ORDER_DEADLINE: '1500ms' });
     redis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: null });
-    deadlines = createDeadlineQueue(redis, { prefix: d.env.REDIS_PREFIX!, cluster: false }, createLogger('silent', 'test'));
+    orderDeadlines = createOrderDeadlineQueue(redis, { prefix: d.env.REDIS_PREFIX!, cluster: false }, createLogger('silent', 'test'));
   });
   afterEach(() => {
     for (const stream of open.splice(0)) stream.close();
   });
   afterAll(async () => {
-    await deadlines?.close();
+    await orderDeadlines?.close();
     redis?.disconnect();
     await d?.close();
   });
@@ -65,13 +65,13 @@ describe('ORDER_DEADLINE across two workers', () => {
       // Repeats of the placement's deadline, as a job re-run adds (same id) and, with ids of their
       // own, as if two workers had each added one: the two workers race to mark it.
       const placement = { locationId, orderNumber: order.number, orderTime: Date.parse(order.orderTime!) };
-      await addDeadlines(deadlines, { orderDeadlineMs: 1500, autoAbortAfterMs: undefined }, { locationId, number: order.number, orderTime: new Date(order.orderTime!) }, async () => undefined);
+      await addOrderDeadlines(orderDeadlines, { orderDeadlineMs: 1500, autoAbortAfterMs: undefined }, { locationId, number: order.number, orderTime: new Date(order.orderTime!) }, async () => undefined);
       for (const copy of ['a', 'b', 'c']) {
-        await deadlines.add(DEADLINE_JOB.overdue, placement, { jobId: `copy-${copy}-${order.number}`, delay: Math.max(0, placement.orderTime + 1500 - Date.now()) });
+        await orderDeadlines.add(ORDER_DEADLINE_JOB.overdue, placement, { jobId: `copy-${copy}-${order.number}`, delay: Math.max(0, placement.orderTime + 1500 - Date.now()) });
       }
 
       await eventually(() => overdueEvents(operator, order.number).length > 0, 'the overdue event');
-      await eventually(async () => ((await deadlines.getJobCounts('completed')).completed ?? 0) >= 4, 'every copy of the deadline run');
+      await eventually(async () => ((await orderDeadlines.getJobCounts('completed')).completed ?? 0) >= 4, 'every copy of the deadline run');
       expect(announcements()).toHaveLength(1);
       const [marked] = overdueEvents(operator, order.number);
       expect(marked!.json()).toMatchObject({ number: order.number, state: 'PLACED', failureCount: 1, overdue: true, orderTime: order.orderTime });
@@ -221,7 +221,7 @@ describe('a worker that dies between the overdue mark and its announcement', () 
       rescuer = await spawnRole('worker', stack.env);
       await listener.until(() => announcements().length > 0, 15_000);
       await eventually(async () => (await metricValue(stack.origin, 'pos_orders_overdue_total')) === counted + 1, 'the overdue count');
-      const queue = createDeadlineQueue(redis, { prefix: stack.env.REDIS_PREFIX!, cluster: false }, createLogger('silent', 'test'));
+      const queue = createOrderDeadlineQueue(redis, { prefix: stack.env.REDIS_PREFIX!, cluster: false }, createLogger('silent', 'test'));
       try {
         await eventually(async () => (await queue.getJobCounts('completed')).completed === 1, 'the deadline job completed');
         // The count is the job's once, whichever of its runs got to it: one more run counts nothing.

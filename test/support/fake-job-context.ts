@@ -8,7 +8,7 @@ import { NO_FOLLOW_UPS, type JobContext } from '@pos/worker/transitions/context'
 import { OrderCache } from '@pos/worker/transitions/order-cache';
 import type { CrashPoint } from '@pos/worker/fault-injection';
 import type { OrderChange } from '@pos/shared/domain/order-state';
-import { EventPublisher, LocationEvent } from '@pos/shared/events/location-events';
+import { Announcer, LocationEvent } from '@pos/shared/events/location-events';
 import { createLogger } from '@pos/shared/log';
 import type { ArchivedOrderDoc, OrderDoc, SessionDoc } from '@pos/shared/store/documents';
 import { recordId } from '@pos/shared/store/mongo';
@@ -151,7 +151,7 @@ export function fakeJobContext(options: { jobId?: string; answered?: boolean; ru
   const published: LocationEvent[] = [];
   const sessionChanges: string[] = [];
   const passed: CrashPoint[] = [];
-  const events = new EventPublisher(
+  const announcer = new Announcer(
     {
       publish: async (channel, message) => {
         if (channel.includes(':loc:')) published.push(JSON.parse(message));
@@ -172,7 +172,7 @@ export function fakeJobContext(options: { jobId?: string; answered?: boolean; ru
     takenEvents: { takeOver: () => undefined, take: () => undefined },
     sessions: new FakeSessions(),
     failureThreshold: async () => options.threshold ?? 3,
-    events,
+    announcer,
     followUps: NO_FOLLOW_UPS,
     published,
     sessionChanges,

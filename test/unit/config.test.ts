@@ -49,9 +49,9 @@ describe('configuration', () => {
   it('keeps presence, pause and deadlines off but for a 60 s presence window', () => {
     const unset = loadConfig({});
     expect(unset.presence).toEqual({ windowMs: 60_000, pauseWhenOffline: false, pauseAfterFailedOrders: undefined });
-    expect(unset.deadlines).toEqual({ orderDeadlineMs: undefined, autoAbortAfterMs: undefined });
+    expect(unset.orderDeadlines).toEqual({ orderDeadlineMs: undefined, autoAbortAfterMs: undefined });
     const set = loadConfig({ ORDER_DEADLINE: '90s', ORDER_AUTO_ABORT_AFTER: '15m', PAUSE_AFTER_FAILED_ORDERS: '2' });
-    expect(set.deadlines).toEqual({ orderDeadlineMs: 90_000, autoAbortAfterMs: 900_000 });
+    expect(set.orderDeadlines).toEqual({ orderDeadlineMs: 90_000, autoAbortAfterMs: 900_000 });
     expect(set.presence.pauseAfterFailedOrders).toBe(2);
     expect(() => loadConfig({ PRESENCE_WINDOW: '500ms' })).toThrow(/PRESENCE_WINDOW must be at least 1s/);
   });

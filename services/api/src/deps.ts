@@ -2,9 +2,9 @@ import type { Queue } from 'bullmq';
 import type { Middleware } from 'koa';
 import type { Db } from 'mongodb';
 import type { Config } from '@pos/shared/config';
-import type { EventPublisher } from '@pos/shared/events/location-events';
+import type { Announcer } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
-import type { DeadlineJob } from '@pos/shared/queue/deadlines';
+import type { OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
 import type { DeliveryJobData } from '@pos/shared/queue/webhook-queue';
 import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import type { RedisClient } from '@pos/shared/redis';
@@ -41,7 +41,7 @@ export interface ApiDeps {
   /** The order lifecycle job's queue (archive, expiry, purges), for Bull Board. */
   lifecycleQueue: Queue;
   /** The order deadlines' queue, for Bull Board. */
-  deadlines: Queue<DeadlineJob>;
+  orderDeadlines: Queue<OrderDeadlineJob>;
   /** The webhook delivery queue, for Bull Board. */
   webhookQueue: Queue<DeliveryJobData>;
   /** Where deliveries are added, within each subscription's cap (the webhook service's, and tests'). */
@@ -58,7 +58,7 @@ export interface ApiDeps {
   rateLimit: Middleware<AppState>;
   /** Idempotency-Key records, shared by every node through Redis. */
   idempotency: IdempotencyStore;
-  events: EventPublisher;
+  announcer: Announcer;
   metrics: ApiMetrics;
   /** The root credential, ADMIN_TOKEN. */
   adminToken: string;

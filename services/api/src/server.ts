@@ -5,14 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { generateApiKey } from '@pos/shared/auth/keys';
 import type { Config, MongoConfig } from '@pos/shared/config';
 import { ConfigError, requireUrls } from '@pos/shared/config';
-import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
+import { Announcer, redisPublisher } from '@pos/shared/events/location-events';
 import { operatorIdOf, sessionsChannel } from '@pos/shared/events/session-changes';
 import type { Logger } from '@pos/shared/log';
 import { replyChannel } from '@pos/shared/queue/jobs';
 import { queueLayout, TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { closeRedis, createRedis, isCluster, redisTarget } from '@pos/shared/redis';
 import { createLifecycleQueue } from '@pos/shared/queue/lifecycle';
-import { createDeadlineQueue } from '@pos/shared/queue/deadlines';
+import { createOrderDeadlineQueue } from '@pos/shared/queue/order-deadlines';
 import { createWebhooks } from '@pos/shared/webhooks/wiring';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
@@ -99,7 +99,7 @@ type Connections = Awaited<ReturnType<typeof connect>>;
 function queuesAndMetrics(config: Config, { store, redis, queueRedis, subscriber }: Connections, log: Logger) {
   const queues = new TransitionQueues(queueRedis, queueLayout(config), log, config.queue.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(queueRedis, config.redis, log);
-  const deadlines = createDeadlineQueue(queueRedis, config.redis, log);
+  const orderDeadlines = createOrderDeadlineQueue(queueRedis, config.redis, log);
   const repos = createRepos(store.db, { appliedJobsKeptMs: config.idempotency.ttlMs });
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   // Webhook deliveries the API adds itself: test events and redeliveries.
@@ -107,7 +107,7 @@ function queuesAndMetrics(config: Config, { store, redis, queueRedis, subscriber
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redis.prefix, orders: repos.orders, archive: repos.archive });
   registerRedisMemoryMetrics(metrics.registry, redis);
   registerPresenceMetrics(metrics.registry, { locations: repos.locations, redis, prefix: config.redis.prefix });
-  return { queues, lifecycleQueue, deadlines, repos, metrics, webhooks };
+  return { queues, lifecycleQueue, orderDeadlines, repos, metrics, webhooks };
 }
 type Built = ReturnType<typeof queuesAndMetrics>;
 
@@ -160,7 +160,7 @@ function stoppers(config: Config, parts: Connections & Built & { servers: Server
     },
     { name: 'dropping the reply channel', withinMs: STEP_MS, stop: () => deps.jobs.stop() },
     { name: 'dropping the session channel', withinMs: STEP_MS, stop: parts.dropSessionChannel },
-    { name: 'closing the queues', withinMs: STEP_MS, stop: () => Promise.all([parts.queues.close(), parts.lifecycleQueue.close(), parts.deadlines.close(), parts.webhooks.queue.close()]) },
+    { name: 'closing the queues', withinMs: STEP_MS, stop: () => Promise.all([parts.queues.close(), parts.lifecycleQueue.close(), parts.orderDeadlines.close(), parts.webhooks.queue.close()]) },
     {
       name: 'closing Redis',
       withinMs: STEP_MS,
@@ -208,14 +208,14 @@ async function nodeParts(config: Config, nodeId: string, keySecret: string, conn
 /** The node's wiring, as its routes take it. */
 function apiDeps(config: Config, keySecret: string, parts: Connections & Built & Awaited<ReturnType<typeof nodeParts>>, log: Logger, isAccepting: () => boolean): ApiDeps {
   const { store, redis, subscriber, repos, metrics, webhooks, jobs } = parts;
-  const events = new EventPublisher(redisPublisher(redis), config.redis.prefix);
+  const announcer = new Announcer(redisPublisher(redis), config.redis.prefix);
   const services = createServices({
     config,
     repos,
     redis,
-    events,
+    announcer,
     jobs,
-    deadlines: parts.deadlines,
+    orderDeadlines: parts.orderDeadlines,
     deliveries: webhooks.deliveries,
     webhookSecrets: new SecretBox(config.webhooks.secretKey ?? keySecret), // see webhookSecretKey
     metrics,
@@ -230,7 +230,7 @@ function apiDeps(config: Config, keySecret: string, parts: Connections & Built &
     redis,
     queues: parts.queues,
     lifecycleQueue: parts.lifecycleQueue,
-    deadlines: parts.deadlines,
+    orderDeadlines: parts.orderDeadlines,
     webhookQueue: webhooks.queue,
     deliveries: webhooks.deliveries,
     subscriber,
@@ -241,7 +241,7 @@ function apiDeps(config: Config, keySecret: string, parts: Connections & Built &
     rateLimit: rateLimitPerKey(config.limits.rateLimit, redis, config.redis.prefix, log),
     // A first attempt still holding its key past the longest wait (JOB_TIMEOUT) is taken for dead.
     idempotency: new IdempotencyStore(redis, config.redis.prefix, config.idempotency.ttlMs, config.queue.jobTimeoutMs + 5_000),
-    events,
+    announcer,
     metrics,
     adminToken: config.auth.adminToken!,
     sessionLookup: parts.sessionLookup,

@@ -7,7 +7,7 @@ import type { Logger } from '@pos/shared/log';
 
 /**
  * Around the MongoDB write and the answer of a job, between the archive copy and the hot delete,
- * and between a deadline job's overdue mark, or the presence sweep's change, and its announcement.
+ * and between an order deadline job's overdue mark, or the presence sweep's change, and its announcement.
  */
 export type CrashPoint = 'before-apply' | 'after-apply' | 'after-answer' | 'mid-archive' | 'after-overdue-mark' | 'after-location-change';
 

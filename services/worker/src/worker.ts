@@ -6,7 +6,7 @@
 import type { Config } from '@pos/shared/config';
 import { requireUrls, webhookSecretKey } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
-import { createDeadlineQueue, type DeadlineJob } from '@pos/shared/queue/deadlines';
+import { createOrderDeadlineQueue, type OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
 import type { Queue } from 'bullmq';
 import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
 import { layoutPartitions, queueLayout } from '@pos/shared/queue/transition-queue';
@@ -21,7 +21,7 @@ import { MIGRATIONS } from '@pos/shared/migrations/list';
 import { runMigrations } from '@pos/shared/migrations/runner';
 import { faultInjection } from './fault-injection';
 import { circuitsOpenGauge, createWorkerMetrics, serveMetrics } from './metrics';
-import { startDeadlines } from './schedules/deadlines';
+import { startOrderDeadlines } from './schedules/order-deadlines';
 import { startLifecycle } from './schedules/lifecycle';
 import { startPresenceSweep } from './schedules/presence-sweep';
 import { AnsweredJobs } from './transitions/answered-jobs';
@@ -91,8 +91,8 @@ function eventRelay(config: Config, { store, repos, webhooks, redis, metrics }: 
   });
 }
 
-/** Order transitions: what follows one (deadline jobs, the failed-order count), then the pipeline. */
-function transitions(config: Config, { redis, repos, checkpoint }: Connections, relay: OutboxRelay, deadlineQueue: Queue<DeadlineJob>, log: Logger): JobProcessor {
+/** Order transitions: what follows one (order deadline jobs, the failed-order count), then the pipeline. */
+function transitions(config: Config, { redis, repos, checkpoint }: Connections, relay: OutboxRelay, orderDeadlineQueue: Queue<OrderDeadlineJob>, log: Logger): JobProcessor {
   return new JobProcessor({
     redis,
     messages: new MessageSender(redis),
@@ -101,7 +101,7 @@ function transitions(config: Config, { redis, repos, checkpoint }: Connections, 
     orderCache: new OrderCache(),
     takenEvents: relay.taken,
     answers: new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs),
-    followUps: orderFollowUps({ deadlines: deadlineQueue, locations: repos.locations, settings: config.deadlines, pauseAfterFailedOrders: config.presence.pauseAfterFailedOrders, log }),
+    followUps: orderFollowUps({ orderDeadlines: orderDeadlineQueue, locations: repos.locations, settings: config.orderDeadlines, pauseAfterFailedOrders: config.presence.pauseAfterFailedOrders, log }),
     // Read for each failure report, not cached: an admin may change it (PATCH /admin/v1/locations/{id}).
     failureThreshold: async (locationId) => (await repos.locations.failureThreshold(locationId)) ?? config.orders.failureThreshold,
     checkpoint,
@@ -156,8 +156,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const connections = await connect(config, mongoUrl, log);
   const { repos, metrics, workerConnection } = connections;
   const relay = eventRelay(config, connections, log);
-  const deadlineQueue = createDeadlineQueue(connections.queueRedis, config.redis, log);
-  const processor = transitions(config, connections, relay, deadlineQueue, log);
+  const orderDeadlineQueue = createOrderDeadlineQueue(connections.queueRedis, config.redis, log);
+  const processor = transitions(config, connections, relay, orderDeadlineQueue, log);
   // Draining partitions are consumed too, and watched until empty (see watchDrain).
   const { current, draining } = layoutPartitions(queueLayout(config));
   const consumers = [...current, ...draining].map((partition) => consumePartition({ partition, connection: workerConnection, config: config.worker, processor, metrics, log }));
@@ -170,9 +170,9 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   // The scheduled and delayed jobs.
   const scheduled = { config, log, redis: connections.redis, queueRedis: connections.queueRedis, workerConnection, checkpoint: connections.checkpoint };
   const lifecycle = await startLifecycle({ ...scheduled, deps: { ...repos, checkpoint: connections.checkpoint } });
-  const deadlines = await startDeadlines({
+  const orderDeadlines = await startOrderDeadlines({
     ...scheduled,
-    queue: deadlineQueue,
+    queue: orderDeadlineQueue,
     orders: repos.orders,
     contextFor: (jobId, jobLog, events, runBefore) => processor.context(jobId, jobLog, events, { runBefore }),
   });
@@ -181,7 +181,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const drained = draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {};
   log.info({ queue: TRANSITION_QUEUE, partitions: current.length, ...drained, concurrency: config.worker.concurrency, metricsPort: listener?.port }, 'worker ready');
 
-  const stopWork = () => Promise.all([...queueWorkers.map((worker) => worker.close()), lifecycle.close(), deadlines.close(), presence.close(), relay.close()]);
+  const stopWork = () => Promise.all([...queueWorkers.map((worker) => worker.close()), lifecycle.close(), orderDeadlines.close(), presence.close(), relay.close()]);
   return {
     metricsPort: listener?.port,
     async close() {

@@ -66,7 +66,7 @@ export const ORDERS_SECTIONS = defineSections({
       },
     },
   },
-  deadlines: {
+  orderDeadlines: {
     title: 'Order deadlines',
     summary: 'When a PLACED order is overdue, and when the service aborts it.',
     variables: {

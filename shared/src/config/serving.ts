@@ -203,7 +203,7 @@ export const SERVING_SECTIONS = defineSections({
         enum: ['', 'crash-before-apply', 'crash-after-apply', 'crash-after-answer', 'crash-mid-archive', 'crash-after-overdue-mark', 'crash-after-location-change'],
         default: '',
         description:
-          "Tests only: the worker kills itself around its MongoDB write, after its answer went out (before BullMQ recorded the job as done), between a lifecycle run's archive copy and its delete, or between a deadline job's overdue mark (or the presence sweep's change of a location) and its announcement, to prove jobs survive crashes.",
+          "Tests only: the worker kills itself around its MongoDB write, after its answer went out (before BullMQ recorded the job as done), between a lifecycle run's archive copy and its delete, or between an order deadline job's overdue mark (or the presence sweep's change of a location) and its announcement, to prove jobs survive crashes.",
       },
     },
   },

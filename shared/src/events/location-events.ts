@@ -63,7 +63,11 @@ export function orderEventOf(doc: OrderDoc): LocationEvent & { type: 'order' } {
   return event;
 }
 
-export class EventPublisher {
+/**
+ * Announces changes to the streams that show them (a location's channel, the session channel):
+ * "announce" here, as "events" are the event log's (store/event-log.ts) and webhooks'.
+ */
+export class Announcer {
   constructor(
     private readonly redis: Publisher,
     private readonly prefix: string,

@@ -6,7 +6,7 @@
  * than waited for past it (docs/operating.md#stopping-a-role).
  */
 import type { Logger } from '../log';
-import { withDeadline } from '../util/deadline';
+import { withTimeout } from '../util/timeout';
 
 export interface Stopper {
   name: string;
@@ -22,19 +22,19 @@ const FORCE_MS = 250;
 
 /** Runs the steps in order within `budgetMs`; resolves by then (and a force's few ms) whatever they do. */
 export async function stopInOrder(steps: readonly Stopper[], budgetMs: number, log: Logger): Promise<void> {
-  const deadline = Date.now() + budgetMs;
+  const endsAt = Date.now() + budgetMs;
   for (const step of steps) {
-    const left = Math.max(0, deadline - Date.now());
+    const left = Math.max(0, endsAt - Date.now());
     const ms = Math.min(step.withinMs ?? left, left);
     try {
-      await withDeadline(Promise.resolve().then(() => step.stop()), ms, step.name);
+      await withTimeout(Promise.resolve().then(() => step.stop()), ms, step.name);
       continue;
     } catch (err) {
       log.warn({ err: (err as Error).message, step: step.name }, `${step.name}: gave up waiting${step.force ? '; forced' : ''}`);
     }
     if (step.force) {
       try {
-        await withDeadline(Promise.resolve().then(() => step.force!()), FORCE_MS, `${step.name} (forced)`);
+        await withTimeout(Promise.resolve().then(() => step.force!()), FORCE_MS, `${step.name} (forced)`);
       } catch (err) {
         log.warn({ err: (err as Error).message, step: step.name }, `${step.name}: forcing it failed`);
       }

@@ -69,7 +69,7 @@ export interface OrderDoc extends WithOutbox {
   failedTime?: Date;
   /** Set when this placement (its `orderTime`) went past the order deadline; operators only. */
   overdue?: boolean;
-  /** The deadline job whose write marked it overdue: that job run again finishes what it began. */
+  /** The order deadline job whose write marked it overdue: that job run again finishes what it began. */
   overdueJob?: string;
   createdAt: Date;
   updatedAt: Date;

@@ -278,7 +278,7 @@ export class OrdersRepo {
       if (!order) return null;
       const set = { overdue: true, overdueJob: jobId, updatedAt: now };
       const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
-      // Not batched (a deadline job's write is rare): its answer tells whether it landed.
+      // Not batched (an order deadline job's write is rare): its answer tells whether it landed.
       const { modifiedCount } = await this.c.updateOne(atVersion(order), withOutbox({ $set: set, $inc: { version: 1 } }, events(after)));
       if (modifiedCount === 1) return after;
       await raceBackoff(attempt);

@@ -5,7 +5,7 @@ import { Problem, problemOf } from '../domain/problem';
 const UNREACHABLE_NAMES =
   /^(MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError|MongoWaitQueueTimeoutError|MongoPoolClearedError|PoolClearedOnNetworkError)$/;
 // `Command timed out` is ioredis' commandTimeout (REDIS_COMMAND_TIMEOUT), `did not answer in` a
-// `withDeadline`. The last ones are a Redis Cluster's: a master lost and not yet replaced, a slot
+// `withTimeout`. The last ones are a Redis Cluster's: a master lost and not yet replaced, a slot
 // map being re-read.
 const UNREACHABLE_MESSAGES =
   /Connection is closed|ECONNREFUSED|max retries per request|Stream isn't writeable|Command timed out|did not answer in \d+ ms|Too many Cluster redirections|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available|Cluster is (disconnected|disconnecting|ended)/i;

@@ -1,5 +1,5 @@
 /**
- * Which webhooks an event of the one publishing path (EventPublisher) becomes: one table, a row
+ * Which webhooks an event of the one publishing path (Announcer) becomes: one table, a row
  * per webhook type, each naming the event it comes from, when it applies, and what its `data`
  * holds. Location and overdue events (presence, deadlines) become webhooks by adding rows here.
  */

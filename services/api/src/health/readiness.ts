@@ -1,6 +1,6 @@
 import { pingRedis } from '@pos/shared/redis';
 import { pingMongo } from '@pos/shared/store/mongo';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { withTimeout } from '@pos/shared/util/timeout';
 import type { ApiDeps } from '../deps';
 
 const PROBE_TIMEOUT_MS = 2_000;
@@ -22,7 +22,7 @@ export interface Readiness {
 export async function checkReadiness(deps: Pick<ApiDeps, 'db' | 'redis' | 'subscriber' | 'isAccepting'>): Promise<Readiness> {
   const accepting = deps.isAccepting();
   const checks = await Promise.allSettled([
-    withDeadline(pingMongo(deps.db), PROBE_TIMEOUT_MS, 'MongoDB'),
+    withTimeout(pingMongo(deps.db), PROBE_TIMEOUT_MS, 'MongoDB'),
     pingRedis(deps.redis, PROBE_TIMEOUT_MS),
   ]);
   const [mongo, reachable] = checks.map((c): DependencyState => (c.status === 'fulfilled' ? 'ok' : 'unreachable'));

@@ -7,7 +7,7 @@ import { isNotApplied, JOB, JobOutcome, JobPayload, JobReply, keyedJobId } from 
 import { jobSpanFields } from '@pos/shared/queue/telemetry';
 import { routingKey, type TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { tracing } from '@pos/shared/telemetry/tracing';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { withTimeout } from '@pos/shared/util/timeout';
 import type { AdmissionTicket, Admitted, QueueAdmission } from '../overload/queue-admission';
 import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
 
@@ -179,7 +179,7 @@ export class JobClient {
   private async queueOrFollow(entry: Pending, jobId: string, payload: JobPayload, requestId: string): Promise<void> {
     const { queue } = entry;
     while (this.pending.has(jobId)) {
-      const existing = await withDeadline(Job.fromId<unknown, JobOutcome>(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
+      const existing = await withTimeout(Job.fromId<unknown, JobOutcome>(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
       if (existing?.finishedOn && existing.returnvalue && !isNotApplied(existing.returnvalue)) {
         this.log.info({ requestId, jobId }, 'retry of a finished request: answering with its outcome');
         this.settle(jobId, { outcome: existing.returnvalue, finished: false });
@@ -242,7 +242,7 @@ export class JobClient {
   private async lookUp(jobId: string, ms = LOOKUP_TIMEOUT_MS): Promise<{ outcome?: JobOutcome; started: boolean } | undefined> {
     const queue = this.pending.get(jobId)?.queue;
     if (!queue) return undefined;
-    const job = await withDeadline(Job.fromId<unknown, JobOutcome>(queue, jobId), ms, 'job look-up');
+    const job = await withTimeout(Job.fromId<unknown, JobOutcome>(queue, jobId), ms, 'job look-up');
     if (!job) return undefined;
     return { outcome: job.finishedOn && job.returnvalue ? job.returnvalue : undefined, started: job.processedOn !== undefined };
   }

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { mongoCommandsCounter } from '@pos/shared/metrics/mongo-commands';
 import { processMetrics } from '@pos/shared/metrics/process-metrics';
 import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { withTimeout } from '@pos/shared/util/timeout';
 import { boundedRead, SCRAPE_READ_TIMEOUT_MS } from './scrape-read';
 
 /** BullMQ job states reported as queue depth. */
@@ -169,7 +169,7 @@ function scrapedGauges(registry: Registry, { queues, subscriber }: MetricSources
       async collect() {
         this.reset();
         try {
-          const oldest = await withDeadline(queues.oldestWaiting(), SCRAPE_READ_TIMEOUT_MS, 'oldest waiting job');
+          const oldest = await withTimeout(queues.oldestWaiting(), SCRAPE_READ_TIMEOUT_MS, 'oldest waiting job');
           this.set(oldest === undefined ? 0 : Math.max(0, Date.now() - oldest) / 1000);
         } catch {
           // as pos_queue_jobs: no value rather than a stale one

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Registry } from 'prom-client';
-import { overdueCountKey } from '@pos/shared/queue/deadlines';
+import { overdueCountKey } from '@pos/shared/queue/order-deadlines';
 import type { RedisClient } from '@pos/shared/redis';
 import type { LocationsRepo } from '@pos/shared/store/locations';
 import { boundedRead, scrapeRead } from './scrape-read';

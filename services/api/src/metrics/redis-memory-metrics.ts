@@ -1,7 +1,7 @@
 import { Gauge, Registry } from 'prom-client';
 import type Redis from 'ioredis';
 import { isCluster, nodeKey, RedisClient } from '@pos/shared/redis';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { withTimeout } from '@pos/shared/util/timeout';
 import { SCRAPE_READ_TIMEOUT_MS, scrapeRead } from './scrape-read';
 
 
@@ -29,10 +29,10 @@ function nodesOf(redis: RedisClient): { node: string; connection: Redis }[] {
   return nodes.map((connection) => ({ node: nodeKey(String(connection.options.host), Number(connection.options.port)), connection }));
 }
 
-/** Each node's memory, read now; a node that fails or does not answer within the deadline is absent. */
+/** Each node's memory, read now; a node that fails or does not answer in time is absent. */
 export async function readRedisMemory(redis: RedisClient, timeoutMs = SCRAPE_READ_TIMEOUT_MS): Promise<RedisMemory[]> {
   const read = async ({ node, connection }: { node: string; connection: Redis }) => {
-    const memory = parseMemoryInfo(await withDeadline(connection.info('memory'), timeoutMs, `Redis INFO ${node}`));
+    const memory = parseMemoryInfo(await withTimeout(connection.info('memory'), timeoutMs, `Redis INFO ${node}`));
     return memory && { node, ...memory };
   };
   const found = await Promise.all(nodesOf(redis).map((node) => read(node).catch(() => undefined)));

@@ -1,11 +1,11 @@
-import { withDeadline } from '@pos/shared/util/deadline';
+import { withTimeout } from '@pos/shared/util/timeout';
 
 /** How long a scrape waits for any one read: a read late or failed leaves its metrics out of that scrape. */
 export const SCRAPE_READ_TIMEOUT_MS = 1_000;
 
 /** `read` bounded to SCRAPE_READ_TIMEOUT_MS; undefined when it failed or came late. */
 export function boundedRead<T>(read: Promise<T>, what: string): Promise<T | undefined> {
-  return withDeadline(read, SCRAPE_READ_TIMEOUT_MS, what).catch(() => undefined);
+  return withTimeout(read, SCRAPE_READ_TIMEOUT_MS, what).catch(() => undefined);
 }
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Next } from 'koa';
 import { limitReached, ProblemError, problems } from '@pos/shared/domain/problem';
 import { storeProblem } from '@pos/shared/store/store-errors';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { withTimeout } from '@pos/shared/util/timeout';
 import type { AppContext } from '../context';
 import type { IdempotencyKeyRef, IdempotencyStore, KeptResponse } from '../idempotency/idempotency-store';
 import { sendProblem } from './problems';
@@ -154,7 +154,7 @@ function replay(ctx: AppContext, response: KeptResponse): void {
  */
 async function settle(step: Promise<unknown>, ctx: AppContext): Promise<void> {
   try {
-    await withDeadline(step, RECORD_WAIT_MS, 'the idempotency record');
+    await withTimeout(step, RECORD_WAIT_MS, 'the idempotency record');
   } catch (err) {
     ctx.state.log.warn({ err: (err as Error).message }, 'could not record the idempotent answer');
   }

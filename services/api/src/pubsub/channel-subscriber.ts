@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type Redis from 'ioredis';
 import type { Logger } from '@pos/shared/log';
 import { closeRedis, whenReady } from '@pos/shared/redis';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { withTimeout } from '@pos/shared/util/timeout';
 import { pause } from '@pos/shared/util/pause';
 import { SINGLE_REDIS_NODE, SubscriberNodes } from './subscriber-nodes';
 
@@ -292,7 +292,7 @@ export class ChannelSubscriber extends EventEmitter {
       [...byNode].map(async ([node, channels]) => {
         const connection = this.connection(node);
         await whenReady(connection, CONFIRM_TIMEOUT_MS);
-        await withDeadline(this.confirm(connection, channels), CONFIRM_TIMEOUT_MS, `SUBSCRIBE on ${node}`);
+        await withTimeout(this.confirm(connection, channels), CONFIRM_TIMEOUT_MS, `SUBSCRIBE on ${node}`);
       }),
     );
   }

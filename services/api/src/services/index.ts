@@ -4,8 +4,8 @@
  */
 import type { Queue } from 'bullmq';
 import type { Config } from '@pos/shared/config';
-import type { EventPublisher } from '@pos/shared/events/location-events';
-import type { DeadlineJob } from '@pos/shared/queue/deadlines';
+import type { Announcer } from '@pos/shared/events/location-events';
+import type { OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
 import type { RedisClient } from '@pos/shared/redis';
 import type { Repos } from '@pos/shared/store/repos';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
@@ -44,9 +44,9 @@ export interface ServiceDeps {
   config: Config;
   repos: Repos;
   redis: RedisClient;
-  events: EventPublisher;
+  announcer: Announcer;
   jobs: Pick<JobClient, 'run'>;
-  deadlines: Queue<DeadlineJob>;
+  orderDeadlines: Queue<OrderDeadlineJob>;
   deliveries: Pick<DeliveryQueue, 'add'>;
   webhookSecrets: SecretBox;
   metrics: Pick<ApiMetrics, 'eventsPublished'>;
@@ -55,14 +55,14 @@ export interface ServiceDeps {
 }
 
 export function createServices(deps: ServiceDeps): Services {
-  const { config, repos, events } = deps;
+  const { config, repos, announcer } = deps;
   return {
     orders: new Orders(repos),
     newWork: new NewWork({
       ...repos,
-      events,
-      deadlines: deps.deadlines,
-      deadlineSettings: config.deadlines,
+      announcer,
+      orderDeadlines: deps.orderDeadlines,
+      orderDeadlineSettings: config.orderDeadlines,
       commandTtlMs: config.orders.commandTtlMs,
       published: deps.metrics.eventsPublished,
     }),
@@ -77,14 +77,14 @@ export function createServices(deps: ServiceDeps): Services {
     }),
     locations: new Locations({
       locations: repos.locations,
-      events,
+      announcer,
       redis: deps.redis,
       prefix: config.redis.prefix,
       presenceWindowMs: config.presence.windowMs,
       failureThreshold: config.orders.failureThreshold,
     }),
-    sessions: new Sessions({ sessions: repos.sessions, events, newApiKey: deps.newApiKey, keyRotationGraceMs: config.auth.keyRotationGraceMs }),
-    operators: new Operators({ operators: repos.operators, events, newApiKey: deps.newApiKey }),
+    sessions: new Sessions({ sessions: repos.sessions, announcer, newApiKey: deps.newApiKey, keyRotationGraceMs: config.auth.keyRotationGraceMs }),
+    operators: new Operators({ operators: repos.operators, announcer, newApiKey: deps.newApiKey }),
     webhooks: new Webhooks({
       webhooks: repos.webhooks,
       deliveryLog: repos.webhookDeliveries,

@@ -1,4 +1,4 @@
-import type { LocationChange, EventPublisher } from '@pos/shared/events/location-events';
+import type { LocationChange, Announcer } from '@pos/shared/events/location-events';
 import { locationOutbox } from '@pos/shared/events/outbox';
 import type { Logger } from '@pos/shared/log';
 import { readPresence } from '@pos/shared/presence/presence-store';
@@ -11,7 +11,7 @@ import type { Page } from '@pos/shared/store/page';
 
 export interface LocationsDeps {
   locations: Pick<LocationsRepo, 'create' | 'find' | 'missing' | 'list' | 'update' | 'pause' | 'resume'>;
-  events: Pick<EventPublisher, 'location'>;
+  announcer: Pick<Announcer, 'location'>;
   /** Where the nodes write the registers they see (presence). */
   redis: RedisClient;
   prefix: string;
@@ -84,7 +84,7 @@ export class Locations {
   /** The change is stored: a lost announcement must not fail the request (the board reads the location again). */
   private async announce(location: LocationDoc, change: LocationChange, log: Logger): Promise<void> {
     try {
-      await this.deps.events.location(location, change);
+      await this.deps.announcer.location(location, change);
     } catch (err) {
       log.warn({ err, change }, 'could not announce the location change');
     }

@@ -5,14 +5,14 @@
  */
 import type { Queue } from 'bullmq';
 import type { Counter } from 'prom-client';
-import type { DeadlinesConfig } from '@pos/shared/config';
+import type { OrderDeadlinesConfig } from '@pos/shared/config';
 import type { CommandKind } from '@pos/shared/domain/commands';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { OrderRow } from '@pos/shared/domain/records';
-import type { EventPublisher } from '@pos/shared/events/location-events';
+import type { Announcer } from '@pos/shared/events/location-events';
 import { commandCreatedOutbox, orderOutbox } from '@pos/shared/events/outbox';
 import type { Logger } from '@pos/shared/log';
-import { addDeadlines, type DeadlineJob } from '@pos/shared/queue/deadlines';
+import { addOrderDeadlines, type OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
 import type { RowInput } from '@pos/shared/schemas/requests';
 import type { CommandsRepo } from '@pos/shared/store/commands';
 import type { CommandDoc, OrderDoc } from '@pos/shared/store/documents';
@@ -24,9 +24,9 @@ export interface NewWorkDeps {
   locations: Pick<LocationsRepo, 'nextNumber' | 'orderDeadline'>;
   orders: Pick<OrdersRepo, 'insert' | 'findCreatedBy'>;
   commands: Pick<CommandsRepo, 'insert' | 'findCreatedBy'>;
-  events: Pick<EventPublisher, 'order' | 'command'>;
-  deadlines: Queue<DeadlineJob>;
-  deadlineSettings: DeadlinesConfig;
+  announcer: Pick<Announcer, 'order' | 'command'>;
+  orderDeadlines: Queue<OrderDeadlineJob>;
+  orderDeadlineSettings: OrderDeadlinesConfig;
   /** COMMAND_TTL. */
   commandTtlMs: number;
   /** `pos_events_published_total`. */
@@ -77,9 +77,9 @@ export class NewWork {
       (id) => deps.orders.findCreatedBy(request.locationId, id),
     );
     if (order.state === 'PLACED') {
-      await this.announce(log, 'order', deps.events.order(order));
+      await this.announce(log, 'order', deps.announcer.order(order));
       // A counter order is placed here, not by the worker: its deadlines are added here (a retry adds none twice).
-      await addDeadlines(deps.deadlines, deps.deadlineSettings, order, () => deps.locations.orderDeadline(order.locationId)).catch((err: unknown) =>
+      await addOrderDeadlines(deps.orderDeadlines, deps.orderDeadlineSettings, order, () => deps.locations.orderDeadline(order.locationId)).catch((err: unknown) =>
         log.warn({ err, orderNumber: order.number }, 'could not add the order deadlines'),
       );
     }
@@ -94,7 +94,7 @@ export class NewWork {
       idempotencyId,
       (id) => deps.commands.findCreatedBy(request.locationId, id),
     );
-    await this.announce(log, 'command', deps.events.command(command));
+    await this.announce(log, 'command', deps.announcer.command(command));
     return command;
   }
 

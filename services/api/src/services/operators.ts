@@ -1,12 +1,12 @@
 import { hashApiKey } from '@pos/shared/auth/keys';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import type { EventPublisher } from '@pos/shared/events/location-events';
+import type { Announcer } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import type { OperatorInput } from '@pos/shared/schemas/requests';
 import type { OperatorDoc } from '@pos/shared/store/documents';
 import type { OperatorChanges, OperatorsRepo } from '@pos/shared/store/operators';
 import type { Page } from '@pos/shared/store/page';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { withTimeout } from '@pos/shared/util/timeout';
 
 /** How long a change waits to tell the nodes; the change itself is written by then. */
 const CHANGE_NOTICE_TIMEOUT_MS = 2_000;
@@ -20,7 +20,7 @@ export const OPERATOR_NOT_FOUND = 'Operator does not exist';
  * (auth/operator-lookup.ts).
  */
 export class Operators {
-  constructor(private readonly deps: { operators: Pick<OperatorsRepo, 'create' | 'find' | 'list' | 'update' | 'rotateToken' | 'remove'>; events: Pick<EventPublisher, 'operatorChanged'>; newApiKey(): string }) {}
+  constructor(private readonly deps: { operators: Pick<OperatorsRepo, 'create' | 'find' | 'list' | 'update' | 'rotateToken' | 'remove'>; announcer: Pick<Announcer, 'operatorChanged'>; newApiKey(): string }) {}
 
   async create(input: OperatorInput, log: Logger): Promise<{ doc: OperatorDoc; token: string }> {
     const token = this.deps.newApiKey();
@@ -62,7 +62,7 @@ export class Operators {
 
   private async tellNodes(operatorId: string, log: Logger): Promise<void> {
     try {
-      await withDeadline(this.deps.events.operatorChanged(operatorId), CHANGE_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
+      await withTimeout(this.deps.announcer.operatorChanged(operatorId), CHANGE_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
     } catch (err) {
       // Nodes whose subscriber lost Redis stop using their cache (its lease), and empty it on reconnect.
       log.warn({ err, operatorId }, 'could not tell the nodes of an operator change');

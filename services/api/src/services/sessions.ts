@@ -5,13 +5,13 @@
  */
 import { hashApiKey } from '@pos/shared/auth/keys';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import type { EventPublisher } from '@pos/shared/events/location-events';
+import type { Announcer } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import type { IssuedSession, RotatedSession } from '@pos/shared/schemas/responses';
 import type { NewSession, SessionDoc } from '@pos/shared/store/documents';
 import { type RotatedSessionDoc, type SessionsRepo } from '@pos/shared/store/sessions';
 import type { Page } from '@pos/shared/store/page';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { withTimeout } from '@pos/shared/util/timeout';
 import { toSessionView } from '@pos/shared/domain/views';
 
 /** How long a key rotation waits to tell the nodes' streams; the rotation itself is written by then. */
@@ -19,7 +19,7 @@ const ROTATION_NOTICE_TIMEOUT_MS = 2_000;
 
 export interface SessionsDeps {
   sessions: Pick<SessionsRepo, 'create' | 'rotateKey' | 'find' | 'listByLocation'>;
-  events: Pick<EventPublisher, 'sessionChanged' | 'keyRotated'>;
+  announcer: Pick<Announcer, 'sessionChanged' | 'keyRotated'>;
   /** A new API key, signed under API_KEY_SECRET. */
   newApiKey(): string;
   /** KEY_ROTATION_GRACE: how long a rotated-out key keeps working. */
@@ -72,8 +72,8 @@ export class Sessions {
    */
   private async tellStreams(session: RotatedSessionDoc, log: Logger): Promise<void> {
     try {
-      const notices = Promise.all([this.deps.events.sessionChanged(session._id), this.deps.events.keyRotated(session.locationId, session._id)]);
-      await withDeadline(notices, ROTATION_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
+      const notices = Promise.all([this.deps.announcer.sessionChanged(session._id), this.deps.announcer.keyRotated(session.locationId, session._id)]);
+      await withTimeout(notices, ROTATION_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
     } catch (err) {
       // Streams re-read their session after a Redis reconnect, and judge their key then.
       log.warn({ err, sessionId: session._id }, 'could not tell the streams of a key rotation');

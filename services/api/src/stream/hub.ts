@@ -3,7 +3,7 @@ import { limitReached, ProblemError, problems } from '@pos/shared/domain/problem
 import { locationChannel } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { tracing } from '@pos/shared/telemetry/tracing';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { withTimeout } from '@pos/shared/util/timeout';
 import type { OperatorDoc } from '@pos/shared/store/documents';
 import type { OperatorsRepo } from '@pos/shared/store/operators';
 import type { ApiMetrics } from '../metrics/api-metrics';
@@ -154,7 +154,7 @@ export class StreamHub {
       own.delete(oldest);
     }
     try {
-      await withDeadline(feed.subscribed, Math.max(0, waitMs), 'Redis SUBSCRIBE');
+      await withTimeout(feed.subscribed, Math.max(0, waitMs), 'Redis SUBSCRIBE');
     } catch (err) {
       this.options.log.warn({ err, channel: feed.channel }, 'could not subscribe to the location');
       stream.end('failed');

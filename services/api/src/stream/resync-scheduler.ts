@@ -1,5 +1,5 @@
 import type { Logger } from '@pos/shared/log';
-import { withDeadline } from '@pos/shared/util/deadline';
+import { withTimeout } from '@pos/shared/util/timeout';
 import { pause } from '@pos/shared/util/pause';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import type { ClientStream } from './client-stream';
@@ -136,7 +136,7 @@ export class ResyncScheduler {
     const run = this.run!;
     run.batches += 1;
     try {
-      const reads = await withDeadline(readResync(this.options.repos, needs, now), RESYNC_READ_TIMEOUT_MS, 'stream resync read');
+      const reads = await withTimeout(readResync(this.options.repos, needs, now), RESYNC_READ_TIMEOUT_MS, 'stream resync read');
       metrics.streamResyncBatches.inc({ outcome: 'read' });
       for (const { locationId, streams } of batch) {
         run.locations += 1;

@@ -46,12 +46,12 @@ const FINISHED: OrderState[] = ['COMPLETED', 'ABORTED'];
 const UNSUBMITTED: OrderState[] = ['SELECTING', 'NEW'];
 
 /** Batches of a step until one comes back short, or the time budget is spent (then the run is not complete). */
-function drainer(limits: RunLimits, deadline: number) {
+function drainer(limits: RunLimits, endsAt: number) {
   let complete = true;
   const drain = async (batch: () => Promise<{ read: number; done: number }>): Promise<number> => {
     let done = 0;
     for (let first = true; ; first = false) {
-      if (!first && (Date.now() >= deadline || limits.signal?.aborted)) {
+      if (!first && (Date.now() >= endsAt || limits.signal?.aborted)) {
         complete = false;
         return done;
       }

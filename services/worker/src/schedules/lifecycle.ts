@@ -4,7 +4,7 @@ import type { Logger } from '@pos/shared/log';
 import { createLifecycleQueue, LIFECYCLE_COUNTS, LIFECYCLE_JOB, LIFECYCLE_QUEUE, LifecycleRun, lifecyclePrefix, recordLifecycleRun, scheduleLifecycle } from '@pos/shared/queue/lifecycle';
 import type { RedisClient } from '@pos/shared/redis';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
-import { settleWithin } from '@pos/shared/util/deadline';
+import { settleWithin } from '@pos/shared/util/timeout';
 import { LifecycleDeps, runLifecycle } from './lifecycle-run';
 
 /** Orders per MongoDB command: large enough that a backlog drains in few round trips. */

@@ -9,7 +9,7 @@
  */
 import { Job, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
-import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
+import { Announcer, redisPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { locationOutbox } from '@pos/shared/events/outbox';
 import { clearPresence, locationsSeenSince, pruneHeartbeats, readHeartbeats, readPresence } from '@pos/shared/presence/presence-store';
@@ -18,7 +18,7 @@ import { withTelemetry } from '@pos/shared/queue/telemetry';
 import type { RedisClient } from '@pos/shared/redis';
 import type { LocationDoc } from '@pos/shared/store/documents';
 import type { LocationsRepo } from '@pos/shared/store/locations';
-import { settleWithin } from '@pos/shared/util/deadline';
+import { settleWithin } from '@pos/shared/util/timeout';
 import type { Checkpoint } from '../fault-injection';
 
 export interface RunningPresenceSweep {
@@ -39,13 +39,13 @@ export interface PresenceSweepOptions {
 
 /** One sweep: what an earlier one did not announce, each location's presence, the pauses that ended. */
 class PresenceSweep {
-  private readonly events: EventPublisher;
+  private readonly announcer: Announcer;
 
   constructor(
     private readonly options: PresenceSweepOptions,
     private readonly log: Logger,
   ) {
-    this.events = new EventPublisher(redisPublisher(options.redis), options.config.redis.prefix);
+    this.announcer = new Announcer(redisPublisher(options.redis), options.config.redis.prefix);
   }
 
   async run(): Promise<void> {
@@ -100,7 +100,7 @@ class PresenceSweep {
     const changes = doc.unannounced ?? [];
     for (const change of changes) {
       const current = change === 'resumed' ? doc.pausedAt === undefined : (change === 'online') === (doc.online === true);
-      if (current) await this.events.location(doc, change);
+      if (current) await this.announcer.location(doc, change);
     }
     await this.options.locations.announced(doc._id, changes);
   }

@@ -1,5 +1,5 @@
 import type { Logger } from '@pos/shared/log';
-import type { EventPublisher } from '@pos/shared/events/location-events';
+import type { Announcer } from '@pos/shared/events/location-events';
 import type { OrderArchiveRepo } from '@pos/shared/store/archive';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
@@ -10,13 +10,13 @@ import type { OrderCache } from './order-cache';
 
 /** What follows an applied order transition, besides its announcement (presence-and-deadlines). */
 export interface OrderFollowUps {
-  /** The order is PLACED in a new placement (or found so on a re-run): its deadline jobs are added; safe to repeat. */
+  /** The order is PLACED in a new placement (or found so on a re-run): its order deadline jobs are added; safe to repeat. */
   placed(order: OrderDoc): Promise<void>;
-  /** A transition was applied: FAILED and COMPLETED orders counted for PAUSE_AFTER_FAILED_ORDERS (a pause is announced through `events`). */
-  applied(before: OrderDoc, after: OrderDoc, events: EventPublisher): Promise<void>;
+  /** A transition was applied: FAILED and COMPLETED orders counted for PAUSE_AFTER_FAILED_ORDERS (a pause is announced through `announcer`). */
+  applied(before: OrderDoc, after: OrderDoc, announcer: Announcer): Promise<void>;
 }
 
-/** Follow-ups that do nothing: for contexts (tests, tools) where no deadline or pause applies. */
+/** Follow-ups that do nothing: for contexts (tests, tools) where no order deadline or pause applies. */
 export const NO_FOLLOW_UPS: OrderFollowUps = { placed: () => Promise.resolve(), applied: () => Promise.resolve() };
 
 /** What a job handler may touch: of each repository, the few calls the handlers make. */
@@ -37,7 +37,7 @@ export interface JobContext {
   sessions: Pick<SessionsRepo, 'find' | 'isOpen' | 'close'>;
   /** The location's failure threshold, as it is now (an admin may change it). */
   failureThreshold(locationId: string): Promise<number>;
-  events: EventPublisher;
+  announcer: Announcer;
   followUps: OrderFollowUps;
   /** Test-only crash points around the MongoDB write and the answer (FAULT_INJECT). */
   checkpoint(point: CrashPoint): void;

@@ -1,21 +1,21 @@
 import type { Queue } from 'bullmq';
-import type { DeadlinesConfig } from '@pos/shared/config';
+import type { OrderDeadlinesConfig } from '@pos/shared/config';
 import { locationOutbox } from '@pos/shared/events/outbox';
 import type { Logger } from '@pos/shared/log';
-import { addDeadlines, type DeadlineJob } from '@pos/shared/queue/deadlines';
+import { addOrderDeadlines, type OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
 import type { LocationsRepo } from '@pos/shared/store/locations';
 import type { OrderFollowUps } from './context';
 
 /**
- * The worker's follow-ups of order transitions: a placement's deadline jobs, and the count of
+ * The worker's follow-ups of order transitions: a placement's order deadline jobs, and the count of
  * failed orders in a row that pauses a location (PAUSE_AFTER_FAILED_ORDERS). Each is off, and
  * costs nothing, unless its setting is on (deadlines: unless ORDER_DEADLINE, ORDER_AUTO_ABORT_AFTER
  * or a location's own deadline is set; the location's is read once per placement).
  */
 export function orderFollowUps(deps: {
-  deadlines: Queue<DeadlineJob>;
+  orderDeadlines: Queue<OrderDeadlineJob>;
   locations: Pick<LocationsRepo, 'orderDeadline' | 'noteFailedOrder' | 'resetFailedOrders'>;
-  settings: DeadlinesConfig;
+  settings: OrderDeadlinesConfig;
   /** PAUSE_AFTER_FAILED_ORDERS (undefined: off). */
   pauseAfterFailedOrders: number | undefined;
   log: Logger;
@@ -23,7 +23,7 @@ export function orderFollowUps(deps: {
   const { settings, locations } = deps;
   return {
     // Throws when the jobs could not be added: the job is run again, finds itself applied, and adds them then.
-    placed: (order) => addDeadlines(deps.deadlines, settings, order, () => locations.orderDeadline(order.locationId)),
+    placed: (order) => addOrderDeadlines(deps.orderDeadlines, settings, order, () => locations.orderDeadline(order.locationId)),
 
     async applied(before, after, events) {
       const limit = deps.pauseAfterFailedOrders;

@@ -20,7 +20,7 @@ export class JobMessages {
     return this.messages.length;
   }
 
-  /** Takes the place of Redis's PUBLISH for the job's publisher (EventPublisher). */
+  /** Takes the place of Redis's PUBLISH for the job's publisher (Announcer). */
   publish(channel: string, message: string): Promise<number> {
     this.messages.push([channel, message]);
     return Promise.resolve(0);

@@ -42,7 +42,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
       // The write landed before a crash; the announcement may not have.
       ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
       ctx.takenEvents.take(order);
-      await ctx.events.order(order);
+      await ctx.announcer.order(order);
       // (the run that wrote may have died before adding the placement's deadlines)
       if (order.state === 'PLACED') await ctx.followUps.placed(order);
       return { status: 200, body: toOrderRecord(order) };
@@ -119,8 +119,8 @@ async function commit(ctx: JobContext, job: OrderActionJob, order: OrderDoc, dec
     { orderNumber: updated.number, from: order.state, to: updated.state, action: job.action.kind, version: updated.version },
     'order transition applied',
   );
-  await ctx.events.order(updated);
-  await ctx.followUps.applied(order, updated, ctx.events);
+  await ctx.announcer.order(updated);
+  await ctx.followUps.applied(order, updated, ctx.announcer);
   if (isPlacement(order, updated)) await ctx.followUps.placed(updated);
   return { status: 200, body: toOrderRecord(updated) };
 }

@@ -4,7 +4,7 @@
  * run its handler, then send its messages, the record of its answer and its reply together.
  */
 import { Job, UnrecoverableError } from 'bullmq';
-import { EventPublisher } from '@pos/shared/events/location-events';
+import { Announcer } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { checkJob } from '@pos/shared/queue/job-schemas';
 import { DEADLINE_MARGIN_MS, isNotApplied, isReplyChannel, JobOutcome, JobPayload, JobReply, notAppliedOutcome } from '@pos/shared/queue/jobs';
@@ -48,10 +48,10 @@ export interface JobProcessorDeps {
 export class JobProcessor {
   constructor(private readonly deps: JobProcessorDeps) {}
 
-  /** What a transition may touch, for a job of the queue or a deadline job's auto-abort. */
-  context(jobId: string, log: Logger, events: EventPublisher, { runBefore = false, answered = false } = {}): JobContext {
+  /** What a transition may touch, for a job of the queue or an order deadline job's auto-abort. */
+  context(jobId: string, log: Logger, announcer: Announcer, { runBefore = false, answered = false } = {}): JobContext {
     const { repos, orderCache, takenEvents, followUps, failureThreshold, checkpoint } = this.deps;
-    return { ...repos, orderCache, takenEvents, events, followUps, failureThreshold, jobId, answered, runBefore, log, checkpoint };
+    return { ...repos, orderCache, takenEvents, announcer, followUps, failureThreshold, jobId, answered, runBefore, log, checkpoint };
   }
 
   async process(job: Job<JobData>): Promise<JobOutcome> {
@@ -78,8 +78,8 @@ export class JobProcessor {
     if (standing) return standing;
     // The job's messages go out with its reply, after it (one round trip; see JobMessages).
     const messages = new JobMessages();
-    const events = new EventPublisher(messages, this.deps.prefix);
-    const outcome = await runJob(this.context(job.id!, log, events, { runBefore: job.attemptsStarted > 1, answered: answered !== undefined }), checked);
+    const announcer = new Announcer(messages, this.deps.prefix);
+    const outcome = await runJob(this.context(job.id!, log, announcer, { runBefore: job.attemptsStarted > 1, answered: answered !== undefined }), checked);
     annotate({ 'pos.outcome.status': outcome.status });
     // An answer that applied nothing is not kept: a re-run does the work afresh.
     const record = isNotApplied(outcome) ? undefined : answers.record(job.id!, outcome);

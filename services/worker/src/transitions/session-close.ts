@@ -25,7 +25,7 @@ export async function closeSession(ctx: JobContext, job: SessionCloseJob): Promi
   }
   // Before the close is answered (and on a re-run too): every API node drops the session from
   // its cache, so no node accepts the key once the close has answered.
-  await ctx.events.sessionChanged(session._id);
+  await ctx.announcer.sessionChanged(session._id);
   if (session.type === 'CUSTOMER') {
     const touched = await ctx.orders.touchOpenOfSession(session.locationId, session._id, new Date());
     if (touched > 0) ctx.log.info({ sessionId: session._id, orders: touched }, 'open orders of the closed session fenced');
@@ -40,6 +40,6 @@ export async function closeSession(ctx: JobContext, job: SessionCloseJob): Promi
       if (outcome.status !== 200) throw new Error(`could not abort order ${order.number} (status ${outcome.status})`);
     }
   }
-  await ctx.events.sessionClosed(session.locationId, session._id);
+  await ctx.announcer.sessionClosed(session.locationId, session._id);
   return { status: 204 };
 }

@@ -1,47 +1,47 @@
 import { Job, Queue, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
-import { EventPublisher, redisPublisher } from '@pos/shared/events/location-events';
+import { Announcer, redisPublisher } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import { overdueOutbox } from '@pos/shared/events/outbox';
-import { countOverdueOnce, DEADLINE_JOB, DEADLINE_QUEUE, DeadlineJob, deadlinePrefix } from '@pos/shared/queue/deadlines';
+import { countOverdueOnce, ORDER_DEADLINE_JOB, ORDER_DEADLINE_QUEUE, OrderDeadlineJob, orderDeadlinePrefix } from '@pos/shared/queue/order-deadlines';
 import type { RedisClient } from '@pos/shared/redis';
 import type { OrdersRepo } from '@pos/shared/store/orders';
-import { settleWithin } from '@pos/shared/util/deadline';
+import { settleWithin } from '@pos/shared/util/timeout';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
 import type { Checkpoint } from '../fault-injection';
 import type { JobContext } from '../transitions/context';
 import { applyOrderAction } from '../transitions/order-action';
 
-export interface RunningDeadlines {
+export interface RunningOrderDeadlines {
   close(): Promise<void>;
 }
 
 /**
  * The order deadlines on this worker (docs/presence-and-deadlines.md).
  *
- * A deadline job marks its placement overdue with one guarded write, and only that job announces
+ * An order deadline job marks its placement overdue with one guarded write, and only that job announces
  * it and counts it: once per placement, however many workers or copies of the job. The write
  * records the job, so that the job run again after a crash between its write and its announcement
  * announces it then (the count kept once by a key per job). An
  * auto-abort goes through the order transition every other job uses (version-guarded, its job id
  * recorded on the order), so a register's COMPLETED that lands first wins.
  */
-export interface DeadlineOptions {
+export interface OrderDeadlineOptions {
   config: Pick<Config, 'redis' | 'worker' | 'process'>;
   log: Logger;
   redis: RedisClient;
   workerConnection: RedisClient;
-  /** The deadline queue, which the worker's placements add to as well (follow-ups.ts). */
-  queue: Queue<DeadlineJob>;
+  /** The order deadline queue, which the worker's placements add to as well (follow-ups.ts). */
+  queue: Queue<OrderDeadlineJob>;
   orders: Pick<OrdersRepo, 'markOverdue' | 'markedOverdueBy'>;
   /** A job context for an auto-abort: an order transition run outside the transition queue. */
-  contextFor(jobId: string, log: Logger, events: EventPublisher, runBefore: boolean): JobContext;
+  contextFor(jobId: string, log: Logger, announcer: Announcer, runBefore: boolean): JobContext;
   /** FAULT_INJECT's crash points (tests). */
   checkpoint: Checkpoint;
 }
 
 /** Marks the placement overdue (once) and announces it; what it came to. */
-async function markOverdue(options: DeadlineOptions, events: EventPublisher, job: Job<DeadlineJob>, log: Logger): Promise<string> {
+async function markOverdue(options: OrderDeadlineOptions, announcer: Announcer, job: Job<OrderDeadlineJob>, log: Logger): Promise<string> {
   const { orders, redis } = options;
   const { locationId, orderNumber, orderTime } = job.data;
   const placedAt = new Date(orderTime);
@@ -55,21 +55,21 @@ async function markOverdue(options: DeadlineOptions, events: EventPublisher, job
   // announcement that run may not have made are made now (counted once; an announcement is safe to repeat).
   const order = marked ?? (job.attemptsStarted > 1 ? await orders.markedOverdueBy(locationId, orderNumber, placedAt, job.id!) : null);
   if (!order) return 'moved on';
-  await Promise.all([countOverdueOnce(redis, options.config.redis.prefix, job.id!), events.overdue(order)]);
+  await Promise.all([countOverdueOnce(redis, options.config.redis.prefix, job.id!), announcer.overdue(order)]);
   return marked ? 'overdue' : 'overdue, announced again';
 }
 
-export async function startDeadlines(options: DeadlineOptions): Promise<RunningDeadlines> {
+export async function startOrderDeadlines(options: OrderDeadlineOptions): Promise<RunningOrderDeadlines> {
   const { config, redis, queue } = options;
-  const log = options.log.child({ queue: DEADLINE_QUEUE });
-  const events = new EventPublisher(redisPublisher(redis), config.redis.prefix);
+  const log = options.log.child({ queue: ORDER_DEADLINE_QUEUE });
+  const announcer = new Announcer(redisPublisher(redis), config.redis.prefix);
 
-  const deadline = async (job: Job<DeadlineJob>): Promise<string> => {
+  const runJob = async (job: Job<OrderDeadlineJob>): Promise<string> => {
     const { locationId, orderNumber, orderTime } = job.data;
     const jobLog = log.child({ jobId: job.id, job: job.name, locationId, orderNumber });
-    if (job.name === DEADLINE_JOB.overdue) return markOverdue(options, events, job, jobLog);
-    if (job.name === DEADLINE_JOB.autoAbort) {
-      const ctx = options.contextFor(job.id!, jobLog, events, job.attemptsStarted > 1);
+    if (job.name === ORDER_DEADLINE_JOB.overdue) return markOverdue(options, announcer, job, jobLog);
+    if (job.name === ORDER_DEADLINE_JOB.autoAbort) {
+      const ctx = options.contextFor(job.id!, jobLog, announcer, job.attemptsStarted > 1);
       const outcome = await applyOrderAction(ctx, { scope: { locationId }, orderNumber, action: { kind: 'auto-abort', placedAt: orderTime } });
       return String(outcome.status);
     }
@@ -77,20 +77,20 @@ export async function startDeadlines(options: DeadlineOptions): Promise<RunningD
   };
 
   const lock = { lockDuration: config.worker.jobLockDurationMs, stalledInterval: config.worker.jobLockDurationMs };
-  const deadlineWorker = new Worker<DeadlineJob, string>(DEADLINE_QUEUE, deadline, withTelemetry({
+  const orderDeadlineWorker = new Worker<OrderDeadlineJob, string>(ORDER_DEADLINE_QUEUE, runJob, withTelemetry({
     connection: options.workerConnection,
-    prefix: deadlinePrefix(config.redis),
+    prefix: orderDeadlinePrefix(config.redis),
     concurrency: 4,
     ...lock,
   }));
-  deadlineWorker.on('failed', (job, err) => log.warn({ err, jobId: job?.id, job: job?.name }, 'deadline job failed'));
-  deadlineWorker.on('error', (err) => log.error({ err }, 'deadline worker error'));
-  await deadlineWorker.waitUntilReady();
+  orderDeadlineWorker.on('failed', (job, err) => log.warn({ err, jobId: job?.id, job: job?.name }, 'order deadline job failed'));
+  orderDeadlineWorker.on('error', (err) => log.error({ err }, 'order deadline worker error'));
+  await orderDeadlineWorker.waitUntilReady();
 
   return {
     async close() {
-      await settleWithin(deadlineWorker.close(), config.process.shutdownGraceMs, log, 'finishing the deadline jobs');
-      await settleWithin(queue.close(), 2_000, log, 'closing the deadline queue');
+      await settleWithin(orderDeadlineWorker.close(), config.process.shutdownGraceMs, log, 'finishing the order deadline jobs');
+      await settleWithin(queue.close(), 2_000, log, 'closing the order deadline queue');
     },
   };
 }

@@ -5,7 +5,7 @@
  * Redis Cluster like the lifecycle queue's.
  */
 import { Queue } from 'bullmq';
-import type { DeadlinesConfig, RedisConfig } from '../config';
+import type { OrderDeadlinesConfig, RedisConfig } from '../config';
 import { parseDuration } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
@@ -13,12 +13,12 @@ import type { OrderDoc } from '../store/documents';
 import { queuePrefix } from './prefix';
 import { withTelemetry } from './telemetry';
 
-export const DEADLINE_QUEUE = 'order-deadlines';
-export const DEADLINE_JOB = { overdue: 'order-overdue', autoAbort: 'order-auto-abort' } as const;
-export type DeadlineJobName = (typeof DEADLINE_JOB)[keyof typeof DEADLINE_JOB];
+export const ORDER_DEADLINE_QUEUE = 'order-deadlines';
+export const ORDER_DEADLINE_JOB = { overdue: 'order-overdue', autoAbort: 'order-auto-abort' } as const;
+export type OrderDeadlineJobName = (typeof ORDER_DEADLINE_JOB)[keyof typeof ORDER_DEADLINE_JOB];
 
 /** One placement of one order: `orderTime` (epoch ms) tells placements apart, a recovery sets a new one. */
-export interface DeadlineJob {
+export interface OrderDeadlineJob {
   locationId: string;
   orderNumber: number;
   orderTime: number;
@@ -40,11 +40,11 @@ export async function countOverdueOnce(redis: RedisClient, prefix: string, jobId
   await redis.eval(COUNT_ONCE_SCRIPT, 2, key, `${key}:counted:${jobId}`, COUNTED_TTL_MS);
 }
 
-export const deadlinePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'deadlines');
+export const orderDeadlinePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'deadlines');
 
-export function createDeadlineQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<DeadlineJob> {
-  const queue = new Queue<DeadlineJob>(DEADLINE_QUEUE, withTelemetry({ connection, prefix: deadlinePrefix(redis) }));
-  queue.on('error', (err: Error) => log.warn({ err: err.message }, 'deadline queue connection error'));
+export function createOrderDeadlineQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<OrderDeadlineJob> {
+  const queue = new Queue<OrderDeadlineJob>(ORDER_DEADLINE_QUEUE, withTelemetry({ connection, prefix: orderDeadlinePrefix(redis) }));
+  queue.on('error', (err: Error) => log.warn({ err: err.message }, 'order deadline queue connection error'));
   return queue;
 }
 
@@ -52,7 +52,7 @@ export function createDeadlineQueue(connection: RedisClient, redis: Pick<RedisCo
  * The job id of a placement's deadline: adding it again (a job re-run, a failure report that
  * leaves the order PLACED) adds nothing while the first is kept. (BullMQ ids may not hold `:`.)
  */
-export const deadlineJobId = (name: DeadlineJobName, job: DeadlineJob): string => `${name}-${job.locationId}-${job.orderNumber}-${job.orderTime}`;
+export const orderDeadlineJobId = (name: OrderDeadlineJobName, job: OrderDeadlineJob): string => `${name}-${job.locationId}-${job.orderNumber}-${job.orderTime}`;
 
 /**
  * Finished deadline jobs kept for Bull Board, bounded (Redis runs `noeviction`). A repeated add
@@ -64,7 +64,7 @@ const KEEP = { age: 3600, count: 1000 };
 /**
  * The deadline in ms for a location: its own `orderDeadline` (`0`: none), else ORDER_DEADLINE.
  */
-export function overdueAfterMs(deadlines: Pick<DeadlinesConfig, 'orderDeadlineMs'>, locationDeadline: string | undefined): number | undefined {
+export function overdueAfterMs(deadlines: Pick<OrderDeadlinesConfig, 'orderDeadlineMs'>, locationDeadline: string | undefined): number | undefined {
   const ms = locationDeadline === undefined ? deadlines.orderDeadlineMs : parseDuration(locationDeadline);
   return ms === undefined || ms <= 0 ? undefined : ms;
 }
@@ -74,23 +74,23 @@ export function overdueAfterMs(deadlines: Pick<DeadlinesConfig, 'orderDeadlineMs
  * when it is set, delayed to `orderTime` plus its duration. Safe to repeat (fixed job ids).
  * `locationDeadline` is read only when it matters; undefined when neither is set.
  */
-export async function addDeadlines(
-  queue: Queue<DeadlineJob>,
-  deadlines: Pick<DeadlinesConfig, 'orderDeadlineMs' | 'autoAbortAfterMs'>,
+export async function addOrderDeadlines(
+  queue: Queue<OrderDeadlineJob>,
+  deadlines: Pick<OrderDeadlinesConfig, 'orderDeadlineMs' | 'autoAbortAfterMs'>,
   order: Pick<OrderDoc, 'locationId' | 'number' | 'orderTime'>,
   locationDeadline: () => Promise<string | undefined>,
   now = Date.now(),
 ): Promise<void> {
   if (!order.orderTime) return;
-  const job: DeadlineJob = { locationId: order.locationId, orderNumber: order.number, orderTime: order.orderTime.getTime() };
+  const job: OrderDeadlineJob = { locationId: order.locationId, orderNumber: order.number, orderTime: order.orderTime.getTime() };
   const overdueMs = overdueAfterMs(deadlines, await locationDeadline());
-  const adds: [DeadlineJobName, number][] = [];
-  if (overdueMs !== undefined) adds.push([DEADLINE_JOB.overdue, overdueMs]);
-  if (deadlines.autoAbortAfterMs !== undefined) adds.push([DEADLINE_JOB.autoAbort, deadlines.autoAbortAfterMs]);
+  const adds: [OrderDeadlineJobName, number][] = [];
+  if (overdueMs !== undefined) adds.push([ORDER_DEADLINE_JOB.overdue, overdueMs]);
+  if (deadlines.autoAbortAfterMs !== undefined) adds.push([ORDER_DEADLINE_JOB.autoAbort, deadlines.autoAbortAfterMs]);
   await Promise.all(
     adds.map(([name, after]) =>
       queue.add(name, job, {
-        jobId: deadlineJobId(name, job),
+        jobId: orderDeadlineJobId(name, job),
         delay: Math.max(0, job.orderTime + after - now),
         attempts: 5,
         backoff: { type: 'exponential', delay: 500 },

@@ -1,12 +1,12 @@
 import type { Logger } from '../log';
 
 /** `promise`, or a rejection naming `what` once `ms` have passed; the timer never outlives it. */
-export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
+  const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what} did not answer in ${ms} ms`)), ms);
   });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -15,7 +15,7 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): 
  */
 export async function settleWithin(step: Promise<unknown>, ms: number, log: Logger, what: string): Promise<void> {
   try {
-    await withDeadline(step, ms, what);
+    await withTimeout(step, ms, what);
   } catch (err) {
     log.warn({ err: (err as Error).message }, `${what}: gave up waiting`);
   }

@@ -12,7 +12,10 @@ import { Announcer, LocationEvent } from '@pos/shared/events/location-events';
 import { createLogger } from '@pos/shared/log';
 import type { ArchivedOrderDoc, OrderDoc, SessionDoc } from '@pos/shared/store/documents';
 import { recordId } from '@pos/shared/store/mongo';
-import { hasApplied, type OrderScope } from '@pos/shared/store/orders';
+import { hasApplied, type OrderScope, type OrdersRepo } from '@pos/shared/store/orders';
+import { type EventsOf, NO_EVENTS, outboxAfter, TAKEN_OUTBOX_DUE_MS, type TakeOver, withTakenOutbox } from '@pos/shared/store/outboxes';
+import { OrderWriter } from '@pos/worker/outbox/order-writer';
+import { TakenEvents } from '@pos/worker/outbox/taken-events';
 
 export const LOCATION = 'loc-1';
 
@@ -37,10 +40,15 @@ export function orderDoc(number: number, fields: Partial<OrderDoc> = {}): OrderD
   };
 }
 
-/** The orders collection as the handlers use it: reads of copies, and writes guarded by the version read. */
-export class FakeOrders implements Pick<JobContext['orders'], 'find' | 'applyChange' | 'appliedEver' | 'touchOpenOfSession' | 'placedOfSession'> {
+/**
+ * The orders collection as the handlers use it: reads of copies, and writes guarded by the version
+ * read, whose outbox fields are those the store's own functions give (outboxAfter, withTakenOutbox).
+ */
+export class FakeOrders implements Pick<OrdersRepo, 'find' | 'applyChange' | 'appliedEver' | 'touchOpenOfSession' | 'placedOfSession'> {
   readonly docs = new Map<string, OrderDoc>();
   readonly calls = { find: 0, applyChange: 0 };
+  /** What each write was told of taking its events over (undefined: left to the relay). */
+  readonly takeOvers: (TakeOver | undefined)[] = [];
   /** Runs before each guarded write: a test moves the version on here, as another worker's write would. */
   beforeWrite: ((stored: OrderDoc) => void) | undefined;
 
@@ -59,12 +67,18 @@ export class FakeOrders implements Pick<JobContext['orders'], 'find' | 'applyCha
     return structuredClone(doc);
   }
 
-  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date): Promise<OrderDoc | null> {
+  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS, takeOver?: TakeOver): Promise<OrderDoc | null> {
     this.calls.applyChange += 1;
+    this.takeOvers.push(takeOver);
     const stored = this.docs.get(order._id);
     if (stored) this.beforeWrite?.(stored);
     if (!stored || stored.version !== order.version) return null;
-    const updated: OrderDoc = { ...order, ...change, appliedJobs: [...order.appliedJobs, jobId], updatedAt: now, version: order.version + 1 };
+    const after: OrderDoc = { ...order, ...change, appliedJobs: [...order.appliedJobs, jobId], updatedAt: now, version: order.version + 1 };
+    const entries = events(after);
+    const { outboxDue: _due, ...rest } = after;
+    const updated: OrderDoc = takeOver
+      ? { ...rest, ...withTakenOutbox({}, order.outbox, entries, takeOver.recorded, new Date(now.getTime() + TAKEN_OUTBOX_DUE_MS)).after }
+      : { ...after, ...outboxAfter(order, entries) };
     this.docs.set(order._id, structuredClone(updated));
     return updated;
   }
@@ -144,10 +158,14 @@ export interface FakeJobContext extends JobContext {
   sessionChanges: string[];
   /** The crash points the job passed. */
   passed: CrashPoint[];
+  /** What the job's writes handed to this worker's relay (when `relaying`). */
+  taken: TakenEvents;
 }
 
-export function fakeJobContext(options: { jobId?: string; answered?: boolean; runBefore?: boolean; threshold?: number } = {}): FakeJobContext {
+/** `relaying`: whether this worker holds the relay's lease (its writes take their events over). */
+export function fakeJobContext(options: { jobId?: string; answered?: boolean; runBefore?: boolean; threshold?: number; relaying?: boolean } = {}): FakeJobContext {
   const orders = new FakeOrders();
+  const taken = new TakenEvents(() => options.relaying ?? false);
   const published: LocationEvent[] = [];
   const sessionChanges: string[] = [];
   const passed: CrashPoint[] = [];
@@ -168,8 +186,8 @@ export function fakeJobContext(options: { jobId?: string; answered?: boolean; ru
     orders,
     archive: new FakeArchive(),
     orderCache: new OrderCache(),
-    // (the event log is not these tests' concern: the events are left to the relay)
-    takenEvents: { takeOver: () => undefined, take: () => undefined },
+    writer: new OrderWriter(orders, taken),
+    taken,
     sessions: new FakeSessions(),
     failureThreshold: async () => options.threshold ?? 3,
     announcer,

@@ -1,5 +1,6 @@
 /**
- * The event relay and the events a transition's write hands it (services/worker/src/outbox), on
+ * The event relay and the events a transition's write hands it (services/worker/src/outbox: the
+ * one writer of order transitions, OrderWriter, whoever holds the lease), on
  * MongoDB (the stand-in, or MONGO_URL) and Redis: while a worker relays, its writes take their
  * order's events over, its pass records them, and the order's next write removes them (the order
  * is written once per change); a worker that does not relay leaves them to the relay; a relay that
@@ -16,6 +17,7 @@ import { outboxes } from '@pos/shared/store/outboxes';
 import { createRepos, type Repos } from '@pos/shared/store/repos';
 import { createWebhooks, type WebhookWiring } from '@pos/shared/webhooks/wiring';
 import { createWorkerMetrics } from '@pos/worker/metrics';
+import { OrderWriter } from '@pos/worker/outbox/order-writer';
 import { OutboxRelay } from '@pos/worker/outbox/relay';
 
 const LOCATION = 'loc-relay';
@@ -70,9 +72,7 @@ describe('the event relay', () => {
   /** A failure report as a transition's worker writes it, with that worker's relay; handed over when taken. */
   async function report(order: OrderDoc, by: OutboxRelay): Promise<OrderDoc> {
     const now = new Date();
-    const after = (await repos.orders.applyChange(order, { state: 'PLACED', failureCount: order.failureCount + 1 }, `job-${order._id}-${order.version}`, now, (doc) => orderOutbox(doc, now), by.taken.takeOver(order)))!;
-    by.taken.take(after);
-    return after;
+    return (await new OrderWriter(repos.orders, by.taken).write(order, { state: 'PLACED', failureCount: order.failureCount + 1 }, `job-${order._id}-${order.version}`, now))!;
   }
   const newOrder = () => repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date(), (after) => orderOutbox(after, new Date()));
 

@@ -5,7 +5,7 @@ import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import type { CrashPoint } from '../fault-injection';
-import type { TakenEvents } from '../outbox/taken-events';
+import type { OrderWriter } from '../outbox/order-writer';
 import type { OrderCache } from './order-cache';
 
 /** What follows an applied order transition, besides its announcement (presence-and-deadlines). */
@@ -27,13 +27,13 @@ export interface JobContext {
   /** This job started before (BullMQ runs it again after a crash or a failed attempt): that run may have written. */
   runBefore: boolean;
   log: Logger;
-  orders: Pick<OrdersRepo, 'find' | 'applyChange' | 'appliedEver' | 'touchOpenOfSession' | 'placedOfSession'>;
+  orders: Pick<OrdersRepo, 'find' | 'appliedEver' | 'touchOpenOfSession' | 'placedOfSession'>;
   /** Where finished orders go; read only when the hot collection misses. */
   archive: Pick<OrderArchiveRepo, 'find'>;
   /** This worker's last reads and writes of orders (see OrderCache). */
   orderCache: OrderCache;
-  /** The events a transition's write takes over from the outbox while this worker relays (see TakenEvents). */
-  takenEvents: Pick<TakenEvents, 'takeOver' | 'take'>;
+  /** The one write of an order transition, with its events (see OrderWriter). */
+  writer: Pick<OrderWriter, 'write' | 'found'>;
   sessions: Pick<SessionsRepo, 'find' | 'isOpen' | 'close'>;
   /** The location's failure threshold, as it is now (an admin may change it). */
   failureThreshold(locationId: string): Promise<number>;

@@ -1,6 +1,5 @@
 import { Decision, DecisionInputs, decide, needsFailureThreshold, needsSession } from '@pos/shared/domain/order-state';
 import { problems } from '@pos/shared/domain/problem';
-import { orderOutbox } from '@pos/shared/events/outbox';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import { toOrderRecord } from '@pos/shared/domain/records';
 import { isKeyedJobId, type JobOutcome, notAppliedOutcome, type OrderActionJob } from '@pos/shared/queue/jobs';
@@ -41,7 +40,7 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     if (ctx.answered || (mayHaveWritten(ctx) ? await ctx.orders.appliedEver(order, ctx.jobId) : hasApplied(order, ctx.jobId))) {
       // The write landed before a crash; the announcement may not have.
       ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
-      ctx.takenEvents.take(order);
+      ctx.writer.found(order);
       await ctx.announcer.order(order);
       // (the run that wrote may have died before adding the placement's deadlines)
       if (order.state === 'PLACED') await ctx.followUps.placed(order);
@@ -55,10 +54,6 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     // Only finished orders are archived, and the state machine changes nothing about them.
     if (archived) return { status: 409, problem: problems.conflict(`Order is ${order.state} and archived; it cannot change`) };
 
-    if (job.deadline !== undefined && Date.now() > job.deadline) {
-      ctx.log.warn({ orderNumber: order.number, lateMs: Date.now() - job.deadline }, 'request gave up waiting; not applied');
-      return notAppliedOutcome(ctx.jobId);
-    }
     const outcome = await commit(ctx, job, order, decision, now);
     if (outcome) return outcome;
     ctx.log.debug({ orderNumber: order.number, attempt }, 'order changed since read; deciding again');
@@ -76,7 +71,7 @@ async function tryCached(ctx: JobContext, job: OrderActionJob, order: OrderDoc, 
   if (hasApplied(order, ctx.jobId) || (order.appliedJobsMoved && mayHaveWritten(ctx))) return undefined;
   const now = new Date();
   const decision = decide(order, job.action, await inputsAfterReading(ctx, job, order, thresholdRead), now);
-  if (decision.type !== 'apply' || (job.deadline !== undefined && Date.now() > job.deadline)) return undefined;
+  if (decision.type !== 'apply') return undefined;
   const outcome = await commit(ctx, job, order, decision, now);
   if (!outcome) ctx.orderCache.forget(order);
   return outcome;
@@ -106,15 +101,21 @@ async function inputsAfterReading(ctx: JobContext, job: OrderActionJob, order: O
   return { threshold, sessionClosed };
 }
 
-/** The version-guarded write of a decided change, then its announcement; undefined when the version moved on. */
+/**
+ * The version-guarded write of a decided change, then its announcement; undefined when the version
+ * moved on. Never past the request's deadline: its client has been told 503, not that it applied.
+ */
 async function commit(ctx: JobContext, job: OrderActionJob, order: OrderDoc, decision: Apply, now: Date): Promise<JobOutcome | undefined> {
+  if (job.deadline !== undefined && Date.now() > job.deadline) {
+    ctx.log.warn({ orderNumber: order.number, lateMs: Date.now() - job.deadline }, 'request gave up waiting; not applied');
+    return notAppliedOutcome(ctx.jobId);
+  }
   ctx.checkpoint('before-apply');
   // The transition's events are recorded by its write (the outbox): never one without the other.
-  const updated = await ctx.orders.applyChange(order, decision.change, ctx.jobId, now, (after) => orderOutbox(after, now), ctx.takenEvents.takeOver(order));
+  const updated = await ctx.writer.write(order, decision.change, ctx.jobId, now);
   if (!updated) return undefined;
   ctx.orderCache.set(updated);
   ctx.checkpoint('after-apply');
-  ctx.takenEvents.take(updated);
   ctx.log.info(
     { orderNumber: updated.number, from: order.state, to: updated.state, action: job.action.kind, version: updated.version },
     'order transition applied',

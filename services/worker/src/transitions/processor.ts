@@ -18,6 +18,7 @@ import type { JobContext, OrderFollowUps } from './context';
 import { runJob } from './handlers';
 import { JobMessages, type MessageSender } from './job-messages';
 import type { OrderCache } from './order-cache';
+import { OrderWriter } from '../outbox/order-writer';
 import type { TakenEvents } from '../outbox/taken-events';
 
 /** A job's data as BullMQ hands it over: what the contract says, until checkJob has checked it. */
@@ -46,12 +47,16 @@ export interface JobProcessorDeps {
 }
 
 export class JobProcessor {
-  constructor(private readonly deps: JobProcessorDeps) {}
+  private readonly writer: OrderWriter;
+
+  constructor(private readonly deps: JobProcessorDeps) {
+    this.writer = new OrderWriter(deps.repos.orders, deps.takenEvents);
+  }
 
   /** What a transition may touch, for a job of the queue or an order deadline job's auto-abort. */
   context(jobId: string, log: Logger, announcer: Announcer, { runBefore = false, answered = false } = {}): JobContext {
-    const { repos, orderCache, takenEvents, followUps, failureThreshold, checkpoint } = this.deps;
-    return { ...repos, orderCache, takenEvents, announcer, followUps, failureThreshold, jobId, answered, runBefore, log, checkpoint };
+    const { repos, orderCache, followUps, failureThreshold, checkpoint } = this.deps;
+    return { ...repos, orderCache, writer: this.writer, announcer, followUps, failureThreshold, jobId, answered, runBefore, log, checkpoint };
   }
 
   async process(job: Job<JobData>): Promise<JobOutcome> {

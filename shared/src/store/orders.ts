@@ -27,7 +27,7 @@ export function raceBackoff(attempt: number): Promise<void> {
  * ledger in one insert (store/applied-jobs.ts): one extra command per this many writes of a busy
  * order, and none for the others.
  */
-const APPLIED_JOBS_KEPT = 64;
+export const APPLIED_JOBS_KEPT = 64;
 const APPLIED_JOBS_HELD = 2 * APPLIED_JOBS_KEPT;
 
 /** An order as read for display: everything but the applied job ids (only the worker needs them). */

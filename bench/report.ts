@@ -1,30 +1,19 @@
-/** The benchmark's results: the ratios to the ceilings, and the printed tables. */
+/** The benchmark's printed tables: the terminal's, and docs/benchmarks.md's (scripts/docs/benchmarks.ts). */
 import type { ArchiveScenario } from './archive-load';
 import type { Cost } from './cost';
 import type { FanOutLevel } from './fan-out';
-import type { LoadResult } from './load';
 import type { OverloadScenario } from './overload';
 import { formatCpu } from './redis-cpu';
 import { summarise } from './summary';
-import type { BenchResults, ClusterResults, Ratio, Summary } from './results';
+import type { BenchResults, ClusterResults, Summary } from './results';
 import type { StatusUpdateResult } from './service-load';
 import { type StreamMemoryVerdict, type StreamsLevel, unjudgedRss } from './streams';
 import type { ChainStreamsLevel } from './chain-streams';
 
 // Their JSON shape is results.ts's; named here too for the readers of the tables.
-export type { BenchResults, ClusterResults, Machine, Ratio } from './results';
+export type { BenchResults, ClusterResults, Machine } from './results';
 
 const ratio = (a: number, b: number, digits = 2) => (b > 0 ? Math.round((a / b) * 10 ** digits) / 10 ** digits : 0);
-
-export function versus(service: LoadResult, ceilingName: string, ceiling: LoadResult): Ratio {
-  return {
-    ceiling: ceilingName,
-    ceilingRps: ceiling.rps,
-    ceilingP50Ms: ceiling.p50Ms,
-    rpsRatio: ratio(service.rps, ceiling.rps, 3),
-    p50Multiple: ratio(service.p50Ms, ceiling.p50Ms, 1),
-  };
-}
 
 function table(headers: string[], rows: (string | number)[][]): string {
   const lines = [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`];
@@ -42,37 +31,16 @@ export function renderTables(r: BenchResults): string {
       `${r.settings.secondsPerRun} s or ${r.settings.maxOpsPerRun} operations per run after ${r.settings.warmupOps} warm-up operations; run took ${r.durationSeconds} s. ` +
       `Load average (1/5/15 min) ${m.loadAverageStart.join(' ')} at the start, ${m.loadAverageEnd?.join(' ') ?? '?'} at the end.`,
   );
-  out.push(
-    '',
-    '**Status updates** (PUT statusupdate over HTTP: API, queue, worker, MongoDB write, reply). Against: the floor at the same concurrency, measured right after on the same database (Koa, `Queue.add`, a worker doing a `findOne` and a version-guarded `findOneAndUpdate`, a reply on pub/sub; runs before the floor existed: bare BullMQ add-and-wait). API job mean: the enqueue-to-reply time the API itself reports on /metrics.',
-    '',
-  );
-  out.push(
-    table(
-      ['clients', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'API job mean ms', 'against', 'its req/s', 'its p50 ms', 'its p99 ms', 'share of its req/s', 'p50 multiple'],
-      r.statusUpdates.map((s) => [s.concurrency, s.rps, s.p50Ms, s.p99Ms, s.errors, s.serverJobMeanMs, s.vs.ceiling, s.vs.ceilingRps, s.vs.ceilingP50Ms, s.floor?.p99Ms ?? '', s.vs.rpsRatio, s.vs.p50Multiple]),
-    ),
-  );
-  out.push(
-    '',
-    '**Location polls** (GET /orders/location: authentication, the work read, serialisation). Against: the floor on the same location, right after (Koa, one `find` of the PLACED orders, the records out; runs before the floor existed: bare Koa answering as many records).',
-    '',
-  );
+  out.push('', renderSummary(summarise(r)));
+  const errors = [...r.statusUpdates, ...r.locationPolls].flatMap((run) => [run, ...(run.floor ? [run.floor] : [])]).reduce((sum, run) => sum + run.errors, 0);
+  out.push('', `Errors over every status update and poll run, the floors' included: ${errors}.`);
+  // The floor's status update at one client is the same hops (HTTP, queue, worker, MongoDB, pub/sub) with nothing of the service's.
+  const hop = r.statusUpdates.find((s) => s.concurrency === 1)?.floor?.p50Ms ?? 0;
+  out.push('', `**Stream fan-out** (customer submit to arrival on every open stream, streams split over 2 API nodes), against the floor's status update at one client (the same hops, p50 ${hop} ms).`, '');
   out.push(
     table(
-      ['PLACED orders', 'clients', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'against', 'its req/s', 'its p50 ms', 'its p99 ms', 'share of its req/s', 'p50 multiple'],
-      r.locationPolls.map((s) => [s.records, s.concurrency, s.rps, s.p50Ms, s.p99Ms, s.errors, s.vs.ceiling, s.vs.ceilingRps, s.vs.ceilingP50Ms, s.floor?.p99Ms ?? '', s.vs.rpsRatio, s.vs.p50Multiple]),
-    ),
-  );
-  out.push(
-    '',
-    '**Stream fan-out** (customer submit to arrival on every open stream, streams split over 2 API nodes). Ceiling: one bare BullMQ add-and-wait (the queue hop, which ends with a pub/sub message).',
-    '',
-  );
-  out.push(
-    table(
-      ['open streams', 'submissions', 'p50 ms', 'p99 ms', 'max ms', 'last stream p50 ms', 'missed', 'ceiling p50 ms', 'p50 multiple'],
-      r.fanOut.map((f) => [f.streams, f.submissions, f.p50Ms, f.p99Ms, f.maxMs, f.lastArrivalP50Ms, f.missed, f.vs.ceilingP50Ms, f.vs.p50Multiple]),
+      ['open streams', 'submissions', 'p50 ms', 'p99 ms', 'max ms', 'last stream p50 ms', 'missed', 'p50 / floor'],
+      r.fanOut.map((f) => [f.streams, f.submissions, f.p50Ms, f.p99Ms, f.maxMs, f.lastArrivalP50Ms, f.missed, ratio(f.p50Ms, hop, 1)]),
     ),
   );
   const mem = r.streamMemory;
@@ -92,28 +60,14 @@ export function renderTables(r: BenchResults): string {
   if (r.chainStreams) out.push('', renderChainStreams(r.chainStreams));
   if (r.archive) out.push('', renderArchive(r.archive));
   if (r.overload) out.push('', renderOverload(r.overload));
-  const c = r.ceilings;
-  out.push('', '**Ceilings** (same run)', '');
-  out.push(
-    table(['ceiling', 'clients', 'ops/s', 'p50 ms', 'p99 ms'], [
-      ...c.koa.map((k) => ['bare Koa JSON route (empty list)', k.concurrency, k.rps, k.p50Ms, k.p99Ms]),
-      ...c.koaPayload.map((k) => [`bare Koa JSON route (${k.records} records)`, k.concurrency, k.rps, k.p50Ms, k.p99Ms]),
-      ...c.bullmq.map((b) => ['BullMQ add and wait for reply', b.concurrency, b.rps, b.p50Ms, b.p99Ms]),
-      ...c.redis.map((x) => ['Redis SET (one connection)', x.concurrency, x.rps, x.p50Ms, x.p99Ms]),
-      ['Redis pub/sub hop', 1, c.pubsubHop.rps, c.pubsubHop.p50Ms, c.pubsubHop.p99Ms],
-    ]),
-  );
   out.push('', '**Cost per operation** (CPU ms per request, job or submission by process, from /proc; MongoDB commands the service processes sent; Redis commands from INFO commandstats, commands run by scripts included)', '');
   out.push(costTable(costRows(r)));
-  // Rated again from the figures, so that a run written before a target changed reads as today's.
-  if (r.summary) out.push('', renderSummary(summarise(r)));
   if (r.cluster) out.push('', renderClusterTable(r.cluster, r));
   return out.join('\n');
 }
 
 /** Every measured run that has a cost, named as in the tables above. */
 function costRows(r: BenchResults): [string, number | string, Cost | undefined][] {
-  const c = r.ceilings;
   return [
     ...r.statusUpdates.flatMap((s) => [['status update', s.concurrency, s.cost] as [string, number, Cost | undefined], ['status update floor', s.concurrency, s.floor?.cost] as [string, number, Cost | undefined]]),
     ...(r.variants ?? []).map((v) => [`status update, ${v.name} on`, v.statusUpdate.concurrency, v.statusUpdate.cost] as [string, number, Cost | undefined]),
@@ -125,14 +79,10 @@ function costRows(r: BenchResults): [string, number | string, Cost | undefined][
     ...r.fanOut.map((f) => [`fan-out submission, ${f.streams} streams`, 1, f.cost] as [string, number, Cost | undefined]),
     ...(r.streams ? [[`fan-out submission, ${r.streams.streams} streams, 1 node`, 1, r.streams.cost] as [string, number, Cost | undefined]] : []),
     ...(r.chainStreams ? [[`order created, ${r.chainStreams.streams} streams over ${r.chainStreams.locations} locations`, r.chainStreams.concurrency, r.chainStreams.cost] as [string, number, Cost | undefined]] : []),
-    ...c.koa.map((k) => ['bare Koa (empty list)', k.concurrency, k.cost] as [string, number, Cost | undefined]),
-    ...c.koaPayload.map((k) => [`bare Koa (${k.records} records)`, k.concurrency, k.cost] as [string, number, Cost | undefined]),
-    ...c.bullmq.map((b) => ['bare BullMQ add-and-wait', b.concurrency, b.cost] as [string, number, Cost | undefined]),
-    ...c.redis.map((x) => ['Redis SET', x.concurrency, x.cost] as [string, number, Cost | undefined]),
   ];
 }
 
-const ROLE_ORDER = ['api1', 'api2', 'worker', 'floor-api', 'floor-worker', 'koa', 'producer', 'echo-worker', 'redis', 'mongo'];
+const ROLE_ORDER = ['api1', 'api2', 'worker', 'floor-api', 'floor-worker', 'redis', 'mongo'];
 
 function costTable(rows: [string, number | string, Cost | undefined][]): string {
   const roles = ROLE_ORDER.filter((role) => rows.some(([, , cost]) => cost && role in cost.cpuMs));
@@ -280,7 +230,7 @@ export function renderSummary(s: Summary): string {
       [
         ['MongoDB commands per status update (API + worker)', s.mongoRoundTrips.statusUpdate, '', '', `≤ ${s.mongoRoundTrips.target}`, mark(s.mongoRoundTrips.statusUpdate <= s.mongoRoundTrips.target)],
         ['MongoDB commands per poll', s.mongoRoundTrips.poll, '', '', `≤ ${s.mongoRoundTrips.target}`, mark(s.mongoRoundTrips.poll <= s.mongoRoundTrips.target)],
-        ['Redis commands per status update (floor; bare BullMQ per job)', s.redisCommands.statusUpdate, `${s.redisCommands.floorPerJob || '–'}; ${s.redisCommands.bullmqCeilingPerJob}`, '', '', ''],
+        ['Redis commands per status update', s.redisCommands.statusUpdate, s.redisCommands.floorPerJob || '–', '', '', ''],
         ['Redis commands per poll', s.redisCommands.poll, '', '', '', ''],
         ...(s.streams ? streamRows(s.streams, `${s.streams.streams} streams of one location on one node`) : []),
         ...(s.chainStreams

@@ -1,13 +1,12 @@
 /**
  * The benchmark's results as written to bench/results/*.json: their shape, shared by the run
- * that measures them, the summary that rates them and the report that prints them.
+ * that measures them, the summary that rates them (computed when read, never stored) and the
+ * report that prints them.
  */
 import type { ArchiveScenario } from './archive-load';
 import type { OverloadScenario } from './overload';
-import type { Ceilings } from './ceilings';
 import type { ChainStreamsLevel } from './chain-streams';
 import type { FanOutLevel, StreamMemory } from './fan-out';
-import type { ProfileSummary } from './profile';
 import type { PollResult, StatusUpdateResult, Variant } from './service-load';
 import type { PresenceCost } from './presence-cost';
 import type { StreamMemoryVerdict, StreamsLevel, StreamsSummary } from './streams';
@@ -26,17 +25,6 @@ export interface Machine {
   loadAverageEnd?: number[];
 }
 
-/** A service figure against its ceiling: throughput share and latency multiple. */
-export interface Ratio {
-  ceiling: string;
-  ceilingRps: number;
-  ceilingP50Ms: number;
-  /** Service throughput / ceiling throughput. */
-  rpsRatio: number;
-  /** Service p50 / ceiling p50. */
-  p50Multiple: number;
-}
-
 /** The commit a run measured, and whether the working tree held changes beyond it. */
 export interface SourceCommit {
   sha: string;
@@ -50,16 +38,16 @@ export interface BenchResults {
   commit?: SourceCommit;
   machine: Machine;
   settings: { secondsPerRun: number; maxOpsPerRun: number; warmupOps: number; fanOutSubmissions: number };
-  statusUpdates: (StatusUpdateResult & { vs: Ratio })[];
+  statusUpdates: StatusUpdateResult[];
   /** The collections' sizes for the status updates and polls (absent from runs before they were stated). */
   collections?: CollectionSizes;
-  /** Each with its floor (absent from runs before issue 25); `vs` is against the floor when there is one. */
-  locationPolls: (PollResult & { vs: Ratio })[];
+  /** Each with its floor. */
+  locationPolls: PollResult[];
   /** The service with a feature switched on (absent when none is listed). */
   variants?: VariantResult[];
   /** Presence's share of a request (always on, so not a variant): bench/presence-cost.ts. */
   presence?: PresenceCost;
-  fanOut: (FanOutLevel & { vs: Omit<Ratio, 'ceilingRps' | 'rpsRatio'> })[];
+  fanOut: FanOutLevel[];
   streamMemory: StreamMemory;
   /** Absent from runs made before the scenario existed. */
   archive?: ArchiveScenario;
@@ -69,13 +57,8 @@ export interface BenchResults {
   streams?: StreamsLevel;
   /** The streams level in a chain's shape: two streams per location (absent with BENCH_CHAIN_STREAMS=0 and from earlier runs). */
   chainStreams?: ChainStreamsLevel;
-  ceilings: Ceilings;
   /** Absent when the run left the cluster out (BENCH_ONLY). */
   cluster?: ClusterResults;
-  /** The headline figures and ratios of the service's own cost. */
-  summary?: Summary;
-  /** With --profile: where each API and worker process spent its time. */
-  profiles?: ProfileSummary[];
   logs: string;
 }
 
@@ -91,16 +74,6 @@ export interface ClusterResults {
   partitions: number;
   statusUpdates: StatusUpdateResult[];
   fanOut: FanOutLevel[];
-}
-
-export interface Target {
-  /** The figure, the ceiling it is compared with, and their ratio (figure / ceiling). */
-  value: number;
-  ceiling: number;
-  ratio: number;
-  /** The ratio the target allows (at most). */
-  target: number;
-  met: boolean;
 }
 
 /** Its floors are the one-location level's bare servers. */
@@ -170,10 +143,28 @@ export interface Summary {
   presence?: PresenceCost;
   /** MongoDB commands per request on the hot paths (API + worker); at most 2 each. */
   mongoRoundTrips: { statusUpdate: number; poll: number; target: number; met: boolean };
-  /** Redis commands per request (script-internal commands included), next to the floor's and the bare queue's per job. */
-  redisCommands: { statusUpdate: number; floorPerJob: number; bullmqCeilingPerJob: number; poll: number };
+  /** Redis commands per request (script-internal commands included), next to the floor's per job. */
+  redisCommands: { statusUpdate: number; floorPerJob: number; poll: number };
   /** The streams level: RSS per stream (at most 16 KiB) and fan-out against its floor (at most 1.5). */
   streams?: StreamsSummary;
   /** The streams level over many locations (two streams per location), when run: RSS per stream (at most 16 KiB) and fan-out p99 while orders flow. */
   chainStreams?: ChainStreamsSummary;
+}
+
+/** What latest.json keeps of a run: its figures, not the raw samples (BENCH_RAW=1 writes those to raw.json). */
+export function summaryOnly(results: BenchResults): BenchResults {
+  return JSON.parse(JSON.stringify(results, (key, value: unknown) => (key === 'redisByCommand' || key === 'errorSamples' ? undefined : value))) as BenchResults;
+}
+
+/** JSON with each object that fits in a line on one line (a row of figures), so that a run's file reads as tables. */
+export function compactJson(value: unknown, indent = ''): string {
+  const flat = JSON.stringify(value);
+  const width = value !== null && typeof value === 'object' && !Array.isArray(value) && indent.length > 2 ? 320 : 160;
+  if (value === null || typeof value !== 'object' || flat.length + indent.length <= width) return indent === '' ? `${flat}\n` : flat;
+  const inner = `${indent}  `;
+  const items = Array.isArray(value)
+    ? value.map((item) => `${inner}${compactJson(item, inner)}`)
+    : Object.entries(value).map(([key, item]) => `${inner}${JSON.stringify(key)}: ${compactJson(item, inner)}`);
+  const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
+  return `${open}\n${items.join(',\n')}\n${indent}${close}${indent === '' ? '\n' : ''}`;
 }

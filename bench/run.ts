@@ -1,29 +1,13 @@
 /**
  * `npm run bench`: starts Redis (embedded redis-server) and MongoDB (MONGO_URL, or the in-memory
- * stand-in), runs the service's roles as separate processes and measures, in one run, status
- * updates, location polls, stream fan-out and memory per stream, next to the raw ceilings of
- * Koa, BullMQ and Redis. Prints tables and writes bench/results/latest.json plus a line of history.jsonl,
- * with the commit measured (`npm run docs` then renders docs/benchmarks.md from it).
- * No pass/fail thresholds.
- *
- * Then the same status updates (16 and 64 clients) and the 1,000-stream fan-out on a Redis Cluster
- * of 3 masters and 3 replicas started from redis-server, with each Redis process's CPU share.
- *
- * Settings (env): MALLOC_ARENA_MAX (for the processes it starts; default 2, as in the images),
- * BENCH_SETTLE_MS (idle time before each memory reading, default 40000), BENCH_BURST_SETTLE_MS (before the
- * reading after the service's burst of openings, default 120000), BENCH_SECONDS (per run,
- * default 8), BENCH_WARMUP_OPS (before each run, default 1000), BENCH_MAX_OPS (per run, default 50000), BENCH_FANOUT_SUBMISSIONS (per stream count,
- * default 20), BENCH_STREAMS (the streams level, default 10000 on one API node), BENCH_QUICK=1 (a short smoke run: 1 s runs, 1/10/50 streams,
- * 1,000 at the streams level, 1,000 finished orders; results go to bench/results/quick.json only),
- * BENCH_ONLY=cluster, BENCH_ONLY=archive or BENCH_ONLY=overload (that scenario alone, to bench/results/<name>-only.json),
- * BENCH_OVERLOAD_PHASES (the overload scenario's phases as multiple:seconds, default 1:10,2:10,4:10,0.5:10),
- * BENCH_CHAIN_STREAMS (the streams level in a chain's shape, two streams per location: default 10000 over 5,000 locations; 0 leaves it out),
- * BENCH_ONLY=polls,streams (only those of status, polls, variants, fanout, streams, chain, archive, overload, cluster after
- * the ceilings; for development; results to bench/results/quick.json only).
- * `npm run bench:quick`: the status updates, polls and a 2,000-stream level with their floors, in
- * runs of 4 s, each figure printed against its target and the committed latest.json (`--compare`).
- * `npm run bench -- --profile`: the API and worker processes write CPU profiles, and their top
- * functions and packages are printed (profiling slows them: compare figures of unprofiled runs).
+ * stand-in), runs the service's roles as separate processes and measures each scenario against
+ * its floor in the same run (docs/benchmark-method.md: the scenarios, the floors, the settings).
+ * Prints the tables and writes bench/results/latest.json (summaries, one row a line; with
+ * BENCH_RAW=1 also raw.json, every sample and Redis command) for `npm run docs`.
+ * BENCH_ONLY=a,b runs those scenarios alone (status, polls, variants, fanout, streams, chain,
+ * cluster, archive, overload), and BENCH_QUICK=1 a short smoke run: both to quick.json only.
+ * `npm run bench:quick` (`--compare`) prints each figure against its target and latest.json's;
+ * `--profile` has the API and worker processes write CPU profiles.
  */
 import { execSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -36,27 +20,25 @@ import { startRedisServer } from '../scripts/embedded/redis-server';
 import { ROOT } from '../scripts/embedded/spawn-role';
 import { CLUSTER_QUEUE_PARTITIONS } from '@pos/shared/config';
 import { createRedis } from '@pos/shared/redis';
-import { appendHistory, HISTORY_FILE } from './history';
 import { renderComparison } from './compare';
 import { measureArchiveLoad } from './archive-load';
-import { measureCeilings } from './ceilings';
 import type { WatchedProcess } from './cost';
 import type { Backends } from './deployment';
 import { EVENT_LOG_KEPT, EVENT_LOG_TRIM_MS } from './event-log-trim';
 import { measureFanOut } from './fan-out';
-import type { LoadBounds, LoadResult } from './load';
+import type { LoadBounds } from './load';
 import type { RedisProcess } from './redis-cpu';
-import { renderArchive, renderClusterTable, renderOverload, renderTables, versus } from './report';
+import { renderTables } from './report';
 import { measureOverload, parsePhases } from './overload';
-import type { BenchResults, ClusterResults, Machine, SourceCommit } from './results';
+import type { BenchResults, ClusterResults, Machine, SourceCommit, Summary } from './results';
 import { measureLocationPolls, measureStatusUpdates } from './service-load';
 import { startFeatureVariants } from './feature-variants';
 import { presenceCost } from './presence-cost';
 import type { VariantResult } from './results';
 import { measureStreams } from './streams';
 import { measureChainStreams } from './chain-streams';
-import { renderProfile, summariseProfiles } from './profile';
 import { summarise } from './summary';
+import { compactJson, summaryOnly } from './results';
 
 const quick = process.env.BENCH_QUICK === '1';
 // Every process the bench starts (roles and floors) runs with the malloc setting of the images (see the Dockerfile).
@@ -93,12 +75,10 @@ const CLUSTER_FANOUT = quick ? 50 : 1000;
 const ARCHIVE_FINISHED = quick ? 1000 : number('BENCH_ARCHIVE_ORDERS', 10_000);
 /** Alternating rounds of the two variants (each: status updates, then polls). */
 const ARCHIVE_ROUNDS = quick ? 2 : 4;
-const only = process.env.BENCH_ONLY;
 
 const PROFILE = process.argv.includes('--profile');
 /** `--compare` (npm run bench:quick): each figure with a target, against the committed latest.json (bench/compare.ts). */
 const COMPARE = process.argv.includes('--compare');
-/** BENCH_ONLY=polls,streams: only these scenarios (status, polls, fanout, streams) after the ceilings; for development. */
 const ONLY = process.env.BENCH_ONLY?.split(',');
 const runs = (scenario: string) => !ONLY || ONLY.includes(scenario);
 
@@ -132,7 +112,7 @@ async function mongoPid(mongoUrl: string): Promise<number | undefined> {
 }
 
 /** The summary of the latest.json committed at HEAD (else the one on disk), if any. */
-function committedSummary(): BenchResults['summary'] {
+function committedSummary(): Summary | undefined {
   const read = (): string | undefined => {
     try {
       return execSync('git show HEAD:bench/results/latest.json', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 * 1024 * 1024 }).toString();
@@ -142,7 +122,7 @@ function committedSummary(): BenchResults['summary'] {
     }
   };
   const text = read();
-  return text ? (JSON.parse(text) as BenchResults).summary : undefined;
+  return text ? summarise(JSON.parse(text) as BenchResults) : undefined;
 }
 
 /** The commit being measured (and whether the tree differs from it); undefined outside a git checkout. */
@@ -229,54 +209,13 @@ async function main(): Promise<void> {
     const bounds: LoadBounds = { maxOps: MAX_OPS, maxMs: SECONDS * 1000, warmupOps: WARMUP_OPS };
     const dir = path.join(ROOT, 'bench', 'results');
     fs.mkdirSync(dir, { recursive: true });
-    if (only === 'cluster') {
-      const cluster = await measureOnCluster({ mongoUrl, logDir, bounds, serverProcesses });
-      process.stdout.write(`\n${renderClusterTable(cluster, undefined)}\n\n`);
-      fs.writeFileSync(path.join(dir, 'cluster-only.json'), `${JSON.stringify({ machine: host, cluster }, null, 2)}\n`);
-      say('wrote bench/results/cluster-only.json');
-      return;
-    }
-    const measureOverloadScenario = () =>
-      measureOverload(backends, { phases: parsePhases(process.env.BENCH_OVERLOAD_PHASES), capacityBounds: { ...bounds, maxOps: 1_000_000 }, say });
-    if (only === 'overload') {
-      const overload = await measureOverloadScenario();
-      process.stdout.write(`\n${renderOverload(overload)}\n\n`);
-      fs.writeFileSync(path.join(dir, 'overload-only.json'), `${JSON.stringify({ startedAt: new Date(started).toISOString(), machine: host, overload, logs: logDir }, null, 2)}\n`);
-      say('wrote bench/results/overload-only.json');
-      return;
-    }
-    const measureArchive = () => measureArchiveLoad(backends, { finishedOrders: ARCHIVE_FINISHED, concurrency: POLL_CONCURRENCY, rounds: ARCHIVE_ROUNDS, bounds, say });
-    if (only === 'archive') {
-      const archive = await measureArchive();
-      process.stdout.write(`\n${renderArchive(archive)}\n\n`);
-      fs.writeFileSync(path.join(dir, 'archive-only.json'), `${JSON.stringify({ startedAt: new Date(started).toISOString(), machine: host, archive, logs: logDir }, null, 2)}\n`);
-      say('wrote bench/results/archive-only.json');
-      return;
-    }
-    const ceilings = await measureCeilings(backends, { concurrencies: CONCURRENCIES, pollConcurrency: POLL_CONCURRENCY, pollRecords: POLL_RECORDS, bounds, say });
     const statusUpdates = runs('status')
       ? await measureStatusUpdates(backends, { concurrencies: CONCURRENCIES, orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say, floor: true })
       : [];
     const locationPolls = runs('polls')
       ? await measureLocationPolls(backends, { concurrencies: CONCURRENCIES, records: POLL_RECORDS, bounds, say, floor: true })
       : [];
-    /**
-     * Features measured as cost rows of their own (bench/feature-variants.ts): the service started
-     * with their settings, the same status updates and polls at 16 clients, each against the same
-     * run's floor. Presence is always on: its share of a poll is isolated instead.
-     */
-    const variants: VariantResult[] = [];
-    if (runs('variants')) {
-      const features = await startFeatureVariants();
-      closers.push(features.stop);
-      for (const { name, env, setup, settled } of features.variants) {
-        const variant = { name, env, setup, settled };
-        const [statusUpdate] = await measureStatusUpdates(backends, { concurrencies: [16], orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say, variant });
-        const [poll] = await measureLocationPolls(backends, { concurrencies: [POLL_CONCURRENCY], records: [POLL_RECORDS[0]!], bounds, say, variant });
-        // the results hold the settings, not the functions
-        variants.push({ name, env, statusUpdate: statusUpdate!, poll: poll! });
-      }
-    }
+    const variants = runs('variants') ? await measureVariants(backends, bounds, closers) : [];
     const presence = presenceCost(probeRedis, locationPolls.find((p) => p.concurrency === POLL_CONCURRENCY && p.records === POLL_RECORDS[0])?.cost);
     say(`presence: ${presence.trackerCpuNsPerRequest} ns of tracker CPU per request, ${presence.redisCommandsPerPoll} Redis writes per poll`);
     const fanOut = runs('fanout')
@@ -296,23 +235,21 @@ async function main(): Promise<void> {
           })
         : undefined;
     const cluster = runs('cluster') ? await measureOnCluster({ mongoUrl, logDir, bounds, serverProcesses }) : undefined;
-    const archive = runs('archive') ? await measureArchive() : undefined;
-    const overload = runs('overload') ? await measureOverloadScenario() : undefined;
+    const archive = runs('archive')
+      ? await measureArchiveLoad(backends, { finishedOrders: ARCHIVE_FINISHED, concurrency: POLL_CONCURRENCY, rounds: ARCHIVE_ROUNDS, bounds, say })
+      : undefined;
+    const overload = runs('overload')
+      ? await measureOverload(backends, { phases: parsePhases(process.env.BENCH_OVERLOAD_PHASES), capacityBounds: { ...bounds, maxOps: 1_000_000 }, say })
+      : undefined;
 
-    const at = <T extends LoadResult>(list: T[], pick: (r: T) => boolean): T => list.find(pick)!;
-    const queueHop = at(ceilings.bullmq, (b) => b.concurrency === 1);
     const commit = sourceCommit();
     const results: BenchResults = {
       startedAt: new Date(started).toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
       ...(commit ? { commit } : {}),
-      machine: host,
+      machine: { ...host, loadAverageEnd: os.loadavg().map((l) => Math.round(l * 100) / 100) },
       settings: { secondsPerRun: SECONDS, maxOpsPerRun: MAX_OPS, warmupOps: WARMUP_OPS, fanOutSubmissions: FANOUT_SUBMISSIONS },
-      // Judged against the floor (bench/floors.ts), measured beside each run.
-      statusUpdates: statusUpdates.map((s) => ({
-        ...s,
-        vs: s.floor ? versus(s, 'floor', s.floor) : versus(s, 'bullmq add-and-wait', at(ceilings.bullmq, (b) => b.concurrency === s.concurrency)),
-      })),
+      statusUpdates,
       collections: {
         statusOrders: STATUS_ORDERS,
         locations: STATUS_LOCATIONS,
@@ -320,53 +257,49 @@ async function main(): Promise<void> {
         eventLogKept: EVENT_LOG_KEPT,
         note: `each deployment (every concurrency and variant) on a fresh database, its floor on the same documents right after; the event log trimmed every ${EVENT_LOG_TRIM_MS} ms`,
       },
-      locationPolls: locationPolls.map((p) => ({
-        ...p,
-        vs: p.floor ? versus(p, 'floor', p.floor) : versus(p, `bare koa, ${p.records} records`, at(ceilings.koaPayload, (k) => k.records === p.records)),
-      })),
+      locationPolls,
       ...(variants.length > 0 ? { variants } : {}),
       presence,
-      fanOut: fanOut.levels.map((f) => ({
-        ...f,
-        vs: {
-          ceiling: 'bullmq add-and-wait, 1 client',
-          ceilingP50Ms: queueHop.p50Ms,
-          p50Multiple: queueHop.p50Ms > 0 ? Math.round((f.p50Ms / queueHop.p50Ms) * 10) / 10 : 0,
-        },
-      })),
+      fanOut: fanOut.levels,
       streamMemory: fanOut.memory!,
       ...(archive ? { archive } : {}),
       ...(overload ? { overload } : {}),
       ...(streams ? { streams } : {}),
       // a socket costs the same whatever location it serves: the one-location level's floors hold for both
       ...(chainStreams ? { chainStreams: { ...chainStreams, ...(streams?.streams === chainStreams.streams ? { memoryFloors: streams.memoryFloors } : {}) } } : {}),
-      ceilings,
       ...(cluster ? { cluster } : {}),
       logs: logDir,
     };
-    results.machine.loadAverageEnd = os.loadavg().map((l) => Math.round(l * 100) / 100);
-    results.summary = summarise(results);
 
     process.stdout.write(`\n${renderTables(results)}\n\n`);
-    if (COMPARE && results.summary) process.stdout.write(`${renderComparison(results.summary, committedSummary())}\n\n`);
-    if (profileDir) {
-      results.profiles = summariseProfiles(profileDir);
-      process.stdout.write(`CPU profiles in ${profileDir} (open them in Chrome DevTools or speedscope)\n\n`);
-      for (const profile of results.profiles) process.stdout.write(`${renderProfile(profile)}\n\n`);
-    }
-    const json = `${JSON.stringify(results, null, 2)}\n`;
-    if (quick || ONLY) {
-      // a short or partial run never stands in for a full one
-      fs.writeFileSync(path.join(dir, 'quick.json'), json);
-      say(`wrote bench/results/quick.json`);
-    } else {
-      fs.writeFileSync(path.join(dir, 'latest.json'), json);
-      appendHistory(dir, results);
-      say(`wrote bench/results/latest.json and a line of bench/results/${HISTORY_FILE}`);
-    }
+    if (COMPARE) process.stdout.write(`${renderComparison(summarise(results), committedSummary())}\n\n`);
+    if (profileDir) process.stdout.write(`CPU profiles in ${profileDir} (open them in Chrome DevTools or speedscope)\n\n`);
+    // a short or partial run never stands in for a full one
+    const name = quick || ONLY ? 'quick.json' : 'latest.json';
+    fs.writeFileSync(path.join(dir, name), compactJson(summaryOnly(results)));
+    if (process.env.BENCH_RAW === '1') fs.writeFileSync(path.join(dir, 'raw.json'), `${JSON.stringify(results, null, 2)}\n`);
+    say(`wrote bench/results/${name}${process.env.BENCH_RAW === '1' ? ' and raw.json' : ''}`);
   } finally {
     await stopChildren();
   }
+}
+
+/**
+ * Features measured as cost rows of their own (bench/feature-variants.ts): the service started
+ * with their settings, the same status updates and polls at 16 clients, each against the same
+ * run's floor. Presence is always on: its share of a poll is isolated instead (presence-cost.ts).
+ */
+async function measureVariants(backends: Backends, bounds: LoadBounds, closers: (() => Promise<void>)[]): Promise<VariantResult[]> {
+  const features = await startFeatureVariants();
+  closers.push(features.stop);
+  const variants: VariantResult[] = [];
+  for (const { name, env, setup, settled } of features.variants) {
+    const variant = { name, env, setup, settled };
+    const [statusUpdate] = await measureStatusUpdates(backends, { concurrencies: [16], orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say, variant });
+    const [poll] = await measureLocationPolls(backends, { concurrencies: [POLL_CONCURRENCY], records: [POLL_RECORDS[0]!], bounds, say, variant });
+    variants.push({ name, env, statusUpdate: statusUpdate!, poll: poll! });
+  }
+  return variants;
 }
 
 /**

@@ -101,7 +101,6 @@ export function summarise(r: BenchResults): Summary {
     redisCommands: {
       statusUpdate: update16?.cost?.redisCommands ?? 0,
       floorPerJob: update16?.floor?.cost?.redisCommands ?? 0,
-      bullmqCeilingPerJob: headline(r.ceilings.bullmq, HEADLINE_CLIENTS)?.cost?.redisCommands ?? 0,
       poll: poll16?.cost?.redisCommands ?? 0,
     },
     ...(r.streams ? { streams: summariseStreams(r.streams) } : {}),

@@ -25,7 +25,7 @@ export function renderBenchmarks(file = path.join(ROOT, BENCH_RESULTS)): string 
     '',
     '# Benchmark results',
     '',
-    `The last full run of \`npm run bench\`, as it wrote \`${BENCH_RESULTS}\` (each run's headline ratios: [bench/results/history.jsonl](../bench/results/history.jsonl)). What each scenario measures, and how to`,
+    `The last full run of \`npm run bench\`, as it wrote \`${BENCH_RESULTS}\` (earlier runs: that file's git history). What each scenario measures, and how to`,
     'read the figures: [Benchmark method](benchmark-method.md).',
     '',
     `- **Date:** ${when(results.startedAt)} (the run took ${results.durationSeconds} s).`,

@@ -31,8 +31,6 @@ const run = (concurrency: number, rps: number, c: Cost): LoadResult => ({
   cost: c,
 });
 
-const ratio = { ceiling: 'floor', ceilingRps: 0, ceilingP50Ms: 0, rpsRatio: 0, p50Multiple: 0 };
-
 function results(update: { service: Cost; floor: Cost; rps: [number, number]; clients?: number }, poll: { service: Cost; floor: Cost }): BenchResults {
   const clients = update.clients ?? 16;
   return {
@@ -43,11 +41,9 @@ function results(update: { service: Cost; floor: Cost; rps: [number, number]; cl
         locations: 16,
         redisCpu: [],
         floor: run(clients, update.rps[1], update.floor),
-        vs: ratio,
       },
     ],
-    locationPolls: [{ ...run(16, 100, poll.service), records: 10, floor: run(16, 100, poll.floor), vs: ratio }],
-    ceilings: { koa: [], koaPayload: [], bullmq: [], redis: [], pubsubHop: run(1, 1, cost({}, {})) },
+    locationPolls: [{ ...run(16, 100, poll.service), records: 10, floor: run(16, 100, poll.floor) }],
   } as unknown as BenchResults;
 }
 

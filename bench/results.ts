@@ -9,7 +9,8 @@ import type { ChainStreamsLevel } from './chain-streams';
 import type { FanOutLevel, StreamMemory } from './fan-out';
 import type { PollResult, StatusUpdateResult, Variant } from './service-load';
 import type { PresenceCost } from './presence-cost';
-import type { StreamMemoryVerdict, StreamsLevel, StreamsSummary } from './streams';
+import type { StreamsLevel } from './streams';
+import type { summarise } from './summary';
 
 export interface Machine {
   nproc: number;
@@ -76,39 +77,6 @@ export interface ClusterResults {
   fanOut: FanOutLevel[];
 }
 
-/** Its floors are the one-location level's bare servers. */
-export interface ChainStreamsSummary extends StreamMemoryVerdict {
-  locations: number;
-  fanOutP50Ms: number;
-  fanOutP99Ms: number;
-  missed: number;
-}
-
-/** What one request cost, by process (CPU ms from /proc), with its commands, throughput and latency. */
-export interface RequestCost {
-  /** The HTTP process (the API nodes; the floor's Koa process), the worker (none for a poll), Redis, MongoDB, and their sum. */
-  apiMs: number;
-  workerMs: number;
-  redisMs: number;
-  mongoMs: number;
-  totalMs: number;
-  /** The service's own processes: API, worker and Redis (MongoDB apart). Absent from runs before it was reported. */
-  ownMs?: number;
-  mongoCommands: number;
-  redisCommands: number;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-}
-
-/** The service against its floor at one concurrency: each figure's ratio (service / floor). */
-export interface FloorComparison {
-  clients: number;
-  service: RequestCost;
-  floor: RequestCost;
-  ratio: { apiMs: number; workerMs: number; redisMs: number; mongoMs: number; totalMs: number; ownMs?: number; mongoCommands: number; redisCommands: number; rps: number; p50Ms: number; p99Ms: number };
-}
-
 /** The collections the status updates and polls ran on (the stand-in slows as a collection grows; service and floor run on the same). */
 export interface CollectionSizes {
   /** Orders the status updates cycle through, over this many locations. */
@@ -122,34 +90,8 @@ export interface CollectionSizes {
   note: string;
 }
 
-export interface Summary {
-  /**
-   * Status updates against their floor at each concurrency. Targets: the service's own processes'
-   * CPU (API, worker, Redis; MongoDB apart) at most 1.5 times the floor's at one client and 1.3
-   * times at 16 and 64; throughput at least 0.8 times, and 1.0 times at 64 clients (the worker
-   * batches what the floor does one job at a time).
-   */
-  statusUpdate: (FloorComparison & { targets: { ownCpu: number; rps: number }; ownCpuMet: boolean; rpsMet: boolean })[];
-  /** The collections the status updates and polls ran on: documents in each when measured. */
-  collections?: CollectionSizes;
-  /**
-   * Polls against their floor, by records and concurrency. Targets: API CPU at most 1.2 times the
-   * floor's, and MongoDB work (whole commands, and the stand-in's CPU) no more than the floor's.
-   */
-  poll: (FloorComparison & { records: number; targets: { apiCpu: number; mongo: number }; apiCpuMet: boolean; mongoMet: boolean })[];
-  /** Each feature's cost row: its figures at 16 clients, as ratios to the floor and what it adds to the service without it. */
-  variants?: { name: string; statusUpdate: RequestCost & { totalToFloor: number; addedMs: number }; poll: RequestCost & { apiToFloor: number; addedApiMs: number } }[];
-  /** Presence's share of a request (always on). */
-  presence?: PresenceCost;
-  /** MongoDB commands per request on the hot paths (API + worker); at most 2 each. */
-  mongoRoundTrips: { statusUpdate: number; poll: number; target: number; met: boolean };
-  /** Redis commands per request (script-internal commands included), next to the floor's per job. */
-  redisCommands: { statusUpdate: number; floorPerJob: number; poll: number };
-  /** The streams level: RSS per stream (at most 16 KiB) and fan-out against its floor (at most 1.5). */
-  streams?: StreamsSummary;
-  /** The streams level over many locations (two streams per location), when run: RSS per stream (at most 16 KiB) and fan-out p99 while orders flow. */
-  chainStreams?: ChainStreamsSummary;
-}
+/** The headline figures and ratios (bench/summary.ts), computed from a run's figures. */
+export type Summary = ReturnType<typeof summarise>;
 
 /** What latest.json keeps of a run: its figures, not the raw samples (BENCH_RAW=1 writes those to raw.json). */
 export function summaryOnly(results: BenchResults): BenchResults {

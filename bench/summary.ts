@@ -7,7 +7,7 @@
 import type { Cost } from './cost';
 import { cpuOf } from './cost';
 import type { LoadResult } from './load';
-import type { BenchResults, FloorComparison, RequestCost, Summary } from './results';
+import type { BenchResults } from './results';
 import { round } from './statistics';
 import { memoryVerdict, summariseStreams } from './streams';
 
@@ -24,7 +24,12 @@ const mongoOf = (cost: Cost | undefined) => round(Object.values(cost?.mongoComma
 const isApi = (role: string) => /^api\d+$/.test(role) || role === 'floor-api';
 const isWorker = (role: string) => role === 'worker' || role === 'floor-worker';
 
-export function requestCost(run: LoadResult): RequestCost {
+/** What one request cost, by process (CPU ms from /proc; own: API, worker and Redis, MongoDB apart), with its commands, throughput and latency. */
+export type RequestCost = ReturnType<typeof requestCost>;
+/** The service against its floor at one concurrency: each figure's ratio (service / floor). */
+export type FloorComparison = ReturnType<typeof compare>;
+
+export function requestCost(run: LoadResult) {
   const apiMs = cpuOf(run.cost, isApi);
   const workerMs = cpuOf(run.cost, isWorker);
   const redisMs = cpuOf(run.cost, (role) => role === 'redis');
@@ -46,14 +51,19 @@ export function requestCost(run: LoadResult): RequestCost {
 
 const ratioOf = (a: number, b: number) => (b > 0 ? round(a / b) : 0);
 
-function compare(service: LoadResult, floor: LoadResult): FloorComparison {
+function compare(service: LoadResult, floor: LoadResult) {
   const s = requestCost(service);
   const f = requestCost(floor);
-  const ratio = Object.fromEntries(Object.keys(s).map((k) => [k, ratioOf(s[k as keyof RequestCost] ?? 0, f[k as keyof RequestCost] ?? 0)])) as FloorComparison['ratio'];
+  const ratio = Object.fromEntries(Object.keys(s).map((k) => [k, ratioOf(s[k as keyof RequestCost], f[k as keyof RequestCost])])) as RequestCost;
   return { clients: service.concurrency, service: s, floor: f, ratio };
 }
 
-export function summarise(r: BenchResults): Summary {
+/**
+ * Status updates against their floor at each concurrency (targets: statusTargets); polls against
+ * theirs (API CPU at most 1.2 times, no more MongoDB work); each feature's cost row at 16 clients;
+ * MongoDB commands per request (at most 2); Redis commands beside the floor's; the streams levels.
+ */
+export function summarise(r: BenchResults) {
   const statusUpdate = r.statusUpdates.flatMap((update) => {
     if (!update.floor) return [];
     const c = compare(update, update.floor);

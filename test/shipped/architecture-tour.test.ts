@@ -51,7 +51,7 @@ describe('how a request travels', () => {
     expect(travels).toContain(`BullMQ queue \`${TRANSITION_QUEUE}\``);
     expect(travels).toContain(`(\`${replyChannel('<prefix>', '<nodeId>')}\`)`);
     expect(travels).toContain(`(\`${locationChannel('<prefix>', '<locationId>')}\``);
-    expect(travels).toContain(`(\`${new AnsweredJobs('<prefix>', 1).record('<jobId>', { status: 200 })[0]}\``);
+    expect(travels).toContain(`(\`${new AnsweredJobs('<prefix>', 1).record('<jobId>', { status: 200, body: {} })[0]}\``);
     expect(travels).toContain(`(the last ${APPLIED_JOBS_KEPT},`);
   });
 

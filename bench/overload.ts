@@ -19,6 +19,7 @@ import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
 import { ROOT } from '../scripts/embedded/spawn-role';
+import { processCpuMs } from './cost';
 import { deploy, scrapeMetrics } from './deployment';
 import type { Backends } from './deployment';
 import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad } from './load';
@@ -57,6 +58,8 @@ export interface OverloadPhaseResult extends OverloadPhase {
   jobsExpired: number;
   /** The slowest answer of the phase, ms. */
   maxMs: number;
+  /** The API node's CPU over the phase, ms (its polls included; absent from earlier runs). */
+  apiCpuMs?: number;
 }
 
 export interface OverloadScenario {
@@ -73,6 +76,11 @@ export interface OverloadScenario {
   /** Failure reports applied to the orders during the open-loop phases (their failure counts), and the 200s answered: equal when every acknowledged write was applied once and no refused one at all. */
   applied: { failureReports: number; answered200: number };
   polls: { count: number; within1sShare: number; p50Ms: number; p99Ms: number; errors: number };
+  /**
+   * The API node's CPU per admitted request (from the phases that refused nothing) and per refusal
+   * (the rest of each refusing phase's CPU, over its refusals), ms.
+   */
+  apiCpu?: { perAdmittedMs: number; perRefusalMs: number; refusalShare: number };
 }
 
 export const DEFAULT_PHASES: OverloadPhase[] = [
@@ -131,7 +139,7 @@ const jobsDelta = (before: Map<string, number>, after: Map<string, number>) => {
   return { run, expired };
 };
 
-function phaseResult(phase: OverloadPhase, perSecond: number, records: RequestRecord[], capacityRps: number, jobs: { run: number; expired: number }): OverloadPhaseResult {
+function phaseResult(phase: OverloadPhase, perSecond: number, records: RequestRecord[], capacityRps: number, jobs: { run: number; expired: number }, apiCpuMs: number): OverloadPhaseResult {
   const count = (outcome: number) => records.filter((r) => r[3] === outcome).length;
   const ok = records.filter((r) => r[3] === OUTCOME.ok && r[2] <= JOB_TIMEOUT_MS + 1_000);
   const sorted = (outcome: number) => records.filter((r) => r[3] === outcome).map((r) => r[2]).sort((a, b) => a - b);
@@ -154,7 +162,23 @@ function phaseResult(phase: OverloadPhase, perSecond: number, records: RequestRe
     jobsRun: jobs.run,
     jobsExpired: jobs.expired,
     maxMs: round(Math.max(0, ...records.map((r) => r[2]))),
+    apiCpuMs: round(apiCpuMs),
   };
+}
+
+/**
+ * CPU per admitted request from the phases that refused (almost) nothing, then per refusal from
+ * those that refused: what is left of their CPU once their admitted requests are paid for.
+ */
+function apiCpuSplit(phases: OverloadPhaseResult[]): NonNullable<OverloadScenario['apiCpu']> {
+  const admittedOf = (p: OverloadPhaseResult) => p.sent - p.shed;
+  const cpu = (p: OverloadPhaseResult) => p.apiCpuMs ?? 0;
+  const calm = phases.filter((p) => p.shed <= p.sent * 0.01 && admittedOf(p) > 0);
+  const perAdmitted = calm.reduce((sum, p) => sum + cpu(p), 0) / Math.max(1, calm.reduce((sum, p) => sum + admittedOf(p), 0));
+  const refusing = phases.filter((p) => p.shed > p.sent * 0.01);
+  const rest = refusing.reduce((sum, p) => sum + Math.max(0, cpu(p) - perAdmitted * admittedOf(p)), 0);
+  const perRefusal = rest / Math.max(1, refusing.reduce((sum, p) => sum + p.shed, 0));
+  return { perAdmittedMs: round(perAdmitted, 3), perRefusalMs: round(perRefusal, 3), refusalShare: perAdmitted > 0 ? round(perRefusal / perAdmitted) : 0 };
 }
 
 /** Seconds from the phase's start until every later 250 ms window is healthy (>= 99 % 200s, p99 <= 1 s). */
@@ -221,10 +245,13 @@ export async function measureOverload(
       out,
     };
     const boundaries: Map<string, number>[] = [];
+    const apiCpu: number[] = [];
+    const apiPid = api.child.process.pid!;
     const scrapes = [0, ...options.phases.map((_, i) => options.phases.slice(0, i + 1).reduce((t, p) => t + p.seconds * 1000, 0))].map(
       (offset, i) =>
         new Promise<void>((resolve) =>
           setTimeout(async () => {
+            apiCpu[i] = processCpuMs(apiPid) ?? 0;
             boundaries[i] = await workerJobs(workerOrigin);
             resolve();
           }, Math.max(0, startAt + offset - Date.now())),
@@ -244,8 +271,10 @@ export async function measureOverload(
 
     const records = JSON.parse(fs.readFileSync(out, 'utf8')) as OverloadRecords;
     const phases = options.phases.map((phase, i) =>
-      phaseResult(phase, phase.multiple * capacity.rps, records.requests.filter((r) => r[0] === i), capacity.rps, jobsDelta(boundaries[i]!, boundaries[i + 1]!)),
+      phaseResult(phase, phase.multiple * capacity.rps, records.requests.filter((r) => r[0] === i), capacity.rps, jobsDelta(boundaries[i]!, boundaries[i + 1]!), apiCpu[i + 1]! - apiCpu[i]!),
     );
+    const cpuSplit = apiCpuSplit(phases);
+    options.say(`overload: API CPU ${cpuSplit.perAdmittedMs} ms per admitted request, ${cpuSplit.perRefusalMs} ms per refusal (${cpuSplit.refusalShare} of it)`);
     for (const p of phases) {
       options.say(
         `overload ${p.name}: ${p.perSecond} req/s sent, goodput ${p.goodputPerSecond}/s (${p.goodputRatio} x C), shed ${p.shed}, not applied ${p.notApplied}, unknown ${p.unknown}, other ${p.other + p.failed}; admitted p99 ${p.admittedP99Ms} ms, refusal p99 ${p.refusalP99Ms} ms, slowest ${p.maxMs} ms; jobs ${p.jobsRun} (expired ${p.jobsExpired})`,
@@ -279,6 +308,7 @@ export async function measureOverload(
       wastedShare,
       applied,
       polls,
+      apiCpu: cpuSplit,
     };
   } finally {
     await deployment.stop();

@@ -307,13 +307,14 @@ export function renderOverload(o: OverloadScenario): string {
       'Goodput: answers 200 within JOB_TIMEOUT + 1 s, per second, over C. Wasted: of the jobs the worker ran (not those it refused as expired), the share done for requests that got no success.',
     '',
     table(
-      ['phase', 'sent req/s', 'goodput / C', 'its second half', '200', 'shed (503 at once)', 'not applied', 'unknown', 'other', 'admitted p99 ms', 'refusal p99 ms', 'slowest ms', 'jobs finished', 'expired'],
-      o.phases.map((p) => [p.name, p.perSecond, p.goodputRatio, p.secondHalfGoodputRatio, p.ok, p.shed, p.notApplied, p.unknown, p.other + p.failed, p.admittedP99Ms, p.refusalP99Ms, p.maxMs, p.jobsRun, p.jobsExpired]),
+      ['phase', 'sent req/s', 'goodput / C', 'its second half', '200', 'shed (503 at once)', 'not applied', 'unknown', 'other', 'admitted p99 ms', 'refusal p99 ms', 'slowest ms', 'jobs finished', 'expired', 'API CPU s'],
+      o.phases.map((p) => [p.name, p.perSecond, p.goodputRatio, p.secondHalfGoodputRatio, p.ok, p.shed, p.notApplied, p.unknown, p.other + p.failed, p.admittedP99Ms, p.refusalP99Ms, p.maxMs, p.jobsRun, p.jobsExpired, p.apiCpuMs === undefined ? '' : ratio(p.apiCpuMs, 1000)]),
     ),
     '',
     `Recovery after the last overload phase: ${o.recoverySeconds} s (until every 250 ms window answers >= 99 % 200s with p99 <= 1 s). ` +
       `Over the run the worker ran ${o.jobsRun} jobs and refused ${o.jobsExpired} as expired; wasted: ${o.wastedShare} (jobs run for requests that got no success). ` +
       `Failure reports applied to the orders: ${o.applied.failureReports}, for ${o.applied.answered200} answered 200 (equal: every acknowledged write applied once, no refused one at all). ` +
-      `Polls of another location all along (${o.polls.count}): ${o.polls.within1sShare} within 1 s, p50 ${o.polls.p50Ms} ms, p99 ${o.polls.p99Ms} ms, errors ${o.polls.errors}.`,
+      `Polls of another location all along (${o.polls.count}): ${o.polls.within1sShare} within 1 s, p50 ${o.polls.p50Ms} ms, p99 ${o.polls.p99Ms} ms, errors ${o.polls.errors}.` +
+      (o.apiCpu ? ` The API node's CPU: ${o.apiCpu.perAdmittedMs} ms per admitted request, ${o.apiCpu.perRefusalMs} ms per refusal (${o.apiCpu.refusalShare} of an admitted one).` : ''),
   ].join('\n');
 }

@@ -5,7 +5,7 @@
  * The signal is the partition's queue wait, bounded through Little's law: a node admits at most
  * `limit = peak throughput × QUEUE_WAIT_TARGET` jobs in flight to a partition, where the peak
  * throughput is the most jobs per second this node has seen the partition's workers finish over
- * the last few seconds. With the limit full, a new job waits about QUEUE_WAIT_TARGET behind the
+ * the last minute. With the limit full, a new job waits about QUEUE_WAIT_TARGET behind the
  * others (wait = in flight / throughput), far inside its deadline: so the queue never holds work
  * whose clients will have given up, goodput stays at the workers' capacity, and the queue is empty
  * again within QUEUE_WAIT_TARGET of the load falling. Beyond the limit a job is still admitted
@@ -25,6 +25,13 @@ const BUCKET_MS = 250;
 const PEAK_BUCKETS = 20;
 /** A rate is the jobs finished in this many consecutive buckets (1 s). */
 const RATE_BUCKETS = 1000 / BUCKET_MS;
+/**
+ * The peaks of the last minute, each the highest of a 5 s slot: the limit holds to what the workers
+ * sustained over it, so that a spell of low goodput (an overload that slows the machine) does not
+ * shrink the limit and starve the workers in turn.
+ */
+const SLOT_MS = PEAK_BUCKETS * BUCKET_MS;
+const MEMORY_SLOTS = 12;
 
 export interface AdmissionSettings {
   /** QUEUE_WAIT_TARGET, ms. */
@@ -40,6 +47,9 @@ class PartitionAdmission {
   /** Index of the bucket that counts now, and the epoch bucket number it stands for. */
   private head = 0;
   private headBucket = 0;
+  /** The highest 1 s rate of each of the last MEMORY_SLOTS slots, and the epoch slot number each stands for. */
+  private readonly slotPeaks = new Float64Array(MEMORY_SLOTS);
+  private readonly slotOf = new Float64Array(MEMORY_SLOTS).fill(-1);
 
   constructor(private readonly settings: AdmissionSettings) {}
 
@@ -62,8 +72,20 @@ class PartitionAdmission {
     return peak;
   }
 
+  /** The most jobs finished in any second of the last minute (as far as the 5 s peaks read in it saw), per second. */
+  sustainedRate(now: number): number {
+    const recent = this.peakRate(now);
+    const slot = Math.floor(now / SLOT_MS);
+    const i = slot % MEMORY_SLOTS;
+    if (this.slotOf[i] !== slot) [this.slotOf[i], this.slotPeaks[i]] = [slot, 0];
+    if (recent > this.slotPeaks[i]!) this.slotPeaks[i] = recent;
+    let sustained = 0;
+    for (let k = 0; k < MEMORY_SLOTS; k++) if (slot - this.slotOf[k]! < MEMORY_SLOTS && this.slotPeaks[k]! > sustained) sustained = this.slotPeaks[k]!;
+    return sustained;
+  }
+
   limit(now: number): number {
-    return Math.max(this.settings.floor, (this.peakRate(now) * this.settings.targetWaitMs) / 1000);
+    return Math.max(this.settings.floor, (this.sustainedRate(now) * this.settings.targetWaitMs) / 1000);
   }
 
   get inFlight(): number {

@@ -19,20 +19,21 @@ export type Stack = Middleware<AppState>[];
  * 1. the node's bound on requests in flight, by the operation's criticality (before anything that
  *    costs: a shed request costs no authentication and no read; a rejected key leaves it before
  *    its 401 delay);
- * 2. its access: a register's or a customer's key (then its rate limit), or an operator's token
- *    (then, for a write, its audit record, whatever the outcome), its role and bound access;
+ * 2. its access: a register's or a customer's key, or an operator's token (then, for a write, its
+ *    audit record, whatever the outcome), its role and bound access;
  * 3. for a queued write, its admission to its partition of the transition queue, decided here once,
- *    before its body is read or anything is asked of Redis or MongoDB (a refusal costs nothing
- *    more); the job client queues the job on the ticket (overload/admitted.ts);
- * 4. for a write, its JSON body and its `Idempotency-Key` (claimed when the handler begins its work),
+ *    on what the node holds, before its body is read or anything is asked of Redis or MongoDB (a
+ *    refusal costs nothing more); the job client queues the job on the ticket (overload/admitted.ts);
+ * 4. a key's rate limit (RATE_LIMIT: a Redis command, so after the admission);
+ * 5. for a write, its JSON body and its `Idempotency-Key` (claimed when the handler begins its work),
  *    kept per session (customers, whose keys sit on phones, hold fewer) or per operator.
  */
 export function requestPipeline(deps: ApiDeps) {
   const { config } = deps;
   // the register interface answers a body that is not JSON with its 400s; the others with a 415
   const json = { register: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: false }), other: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: true }) };
-  const register: Stack = [requireSession(deps.sessionLookup, 'SERVICE', deps.presence.sighted), deps.rateLimit];
-  const customer: Stack = [requireSession(deps.sessionLookup, 'CUSTOMER'), deps.rateLimit];
+  const register: Stack = [requireSession(deps.sessionLookup, 'SERVICE', deps.presence.sighted)];
+  const customer: Stack = [requireSession(deps.sessionLookup, 'CUSTOMER')];
   const operator = authenticateOperator(deps);
   const audit = auditWrites({ audit: deps.repos.audit, retentionMs: config.audit.retentionMs, writes: deps.metrics.auditWrites });
   const keys = {
@@ -70,6 +71,7 @@ export function requestPipeline(deps: ApiDeps) {
         deps.inFlight.guard(spec.criticality),
         ...accessOf(spec, write),
         ...(spec.traits?.includes('queued') ? [admitJob(spec)] : []),
+        ...(spec.access === 'register' || spec.access === 'customer' ? [deps.rateLimit] : []),
         ...(write && spec.access !== 'public' ? [spec.access === 'register' ? json.register : json.other, keys[spec.access as keyof typeof keys]] : []),
       ];
     },

@@ -5,7 +5,7 @@ import type { Config } from '@pos/shared/config';
 import type { Announcer } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import type { OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
-import type { DeliveryJobData } from '@pos/shared/queue/webhook-queue';
+import type { WebhookJobData } from '@pos/shared/queue/webhook-queue';
 import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import type { RedisClient } from '@pos/shared/redis';
 import type { Repos } from '@pos/shared/store/repos';
@@ -43,7 +43,7 @@ export interface ApiDeps {
   /** The order deadlines' queue, for Bull Board. */
   orderDeadlines: Queue<OrderDeadlineJob>;
   /** The webhook delivery queue, for Bull Board. */
-  webhookQueue: Queue<DeliveryJobData>;
+  webhookQueue: Queue<WebhookJobData>;
   /** Where deliveries are added, within each subscription's cap (the webhook service's, and tests'). */
   deliveries: DeliveryQueue;
   subscriber: ChannelSubscriber;

@@ -32,7 +32,8 @@ import { OrderCache } from './transitions/order-cache';
 import { MessageSender } from './transitions/job-messages';
 import { JobProcessor } from './transitions/processor';
 import { OutboxRelay } from './outbox/relay';
-import { startDeliveryWorker, succeeded } from './webhooks/delivery';
+import { succeeded } from './webhooks/attempt';
+import { startDeliveryWorker } from './webhooks/delivery';
 import { EndpointGuards } from './webhooks/endpoint-guards';
 
 export interface RunningWorker {
@@ -76,6 +77,13 @@ async function connect(config: Config, mongoUrl: string, log: Logger) {
 }
 type Connections = Awaited<ReturnType<typeof connect>>;
 
+/**
+ * Compat: this release's workers take a relay pass's deliveries in batches (webhooks/batch.ts),
+ * but its relay still queues them one job each, the only form the release before's workers take;
+ * the release after queues batches (docs/upgrades.md).
+ */
+const DELIVER_IN_BATCHES = false;
+
 /** The events the writes recorded, to the event log and the webhooks' queue (the transitions hand it their events while it relays). */
 function eventRelay(config: Config, { store, repos, webhooks, redis, metrics }: Connections, log: Logger): OutboxRelay {
   return new OutboxRelay({
@@ -84,6 +92,7 @@ function eventRelay(config: Config, { store, repos, webhooks, redis, metrics }: 
     leases: repos.leases,
     fanOut: webhooks.fanOut,
     deliveries: webhooks.deliveries,
+    batches: DELIVER_IN_BATCHES,
     redis,
     prefix: config.redis.prefix,
     metrics: metrics.relay,

@@ -10,7 +10,10 @@ import { queuePrefix } from './prefix';
 import { withTelemetry } from './telemetry';
 
 export const WEBHOOK_QUEUE = 'webhook-delivery';
+/** One delivery (a test event, a redelivery, or the relay's of the release before 0.6.0). */
 export const WEBHOOK_JOB = 'deliver';
+/** The deliveries one relay pass owes one subscription, attempted together (see webhooks/delivery-queue.ts). */
+export const WEBHOOK_BATCH_JOB = 'deliver-batch';
 /** The name of the custom backoff strategy the delivery worker implements (WEBHOOK_RETRY_SCHEDULE). */
 export const WEBHOOK_BACKOFF = 'webhook-schedule';
 
@@ -26,6 +29,25 @@ export interface DeliveryJobData {
   redelivery?: true;
 }
 
+/** One delivery of a batch: what a DeliveryJobData carries but its subscription, and the attempts it has had. */
+export interface BatchItem {
+  webhookId: string;
+  type: string;
+  body: string;
+  eventId?: string;
+  attempts: number;
+}
+
+/** A subscription's deliveries attempted together: those a relay pass queued, or those a run put back for later. */
+export interface DeliveryBatchData {
+  subscriptionId: string;
+  items: BatchItem[];
+}
+
+export type WebhookJobData = DeliveryJobData | DeliveryBatchData;
+
+export const isBatch = (data: WebhookJobData): data is DeliveryBatchData => Array.isArray((data as DeliveryBatchData).items);
+
 /**
  * A delivery's job id is its webhook-id, so that an event offered again (a re-run job announces its
  * order again) adds nothing while the first job is kept: completed jobs are kept an hour, longer
@@ -36,8 +58,8 @@ const KEEP_FAILED = { age: 7 * 86_400, count: 10_000 };
 
 export const webhookPrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'webhooks');
 
-export function createWebhookQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<DeliveryJobData> {
-  const queue = new Queue<DeliveryJobData>(WEBHOOK_QUEUE, withTelemetry({ connection, prefix: webhookPrefix(redis) }));
+export function createWebhookQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<WebhookJobData> {
+  const queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, withTelemetry({ connection, prefix: webhookPrefix(redis) }));
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'webhook queue connection error'));
   return queue;
 }
@@ -48,6 +70,21 @@ export function deliveryJobOptions(retryScheduleMs: number[], jobId: string) {
     jobId,
     attempts: retryScheduleMs.length + 1,
     backoff: { type: WEBHOOK_BACKOFF },
+    removeOnComplete: KEEP_COMPLETED,
+    removeOnFail: KEEP_FAILED,
+  };
+}
+
+/**
+ * A batch's job: run again by BullMQ only when a run failed as a whole (MongoDB or Redis down),
+ * a few times, sooner than the deliveries' own schedule, which the runs keep item by item.
+ */
+export function batchJobOptions(jobId: string, delayMs: number) {
+  return {
+    jobId,
+    ...(delayMs > 0 ? { delay: delayMs } : {}),
+    attempts: 8,
+    backoff: { type: 'exponential', delay: 1_000 },
     removeOnComplete: KEEP_COMPLETED,
     removeOnFail: KEEP_FAILED,
   };

@@ -121,6 +121,17 @@ export class EventLogRepo {
     );
   }
 
+  /** Deliveries settled together, in one command. */
+  async settledAll(settled: { eventId: string; webhookId: string }[]): Promise<void> {
+    if (settled.length === 0) return;
+    await this.c.bulkWrite(
+      settled.map(({ eventId, webhookId }) => ({
+        updateOne: { filter: { eventId, [`undelivered.${webhookId}`]: { $exists: true } }, update: { $unset: { [`undelivered.${webhookId}`]: '' }, $inc: { pendingDeliveries: -1 } } },
+      })),
+      { ordered: false },
+    );
+  }
+
   /** Events that still owe deliveries, oldest first, recorded since `since` (all when absent), after `afterSeq`. */
   owing(options: { since?: Date; afterSeq?: number; limit: number }): Promise<EventDoc[]> {
     const filter: Filter<EventDoc> = { pendingDeliveries: { $gt: 0 }, _id: { $gt: options.afterSeq ?? 0 } };

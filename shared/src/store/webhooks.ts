@@ -117,6 +117,11 @@ export class WebhookDeliveriesRepo {
     await this.c.insertOne(doc);
   }
 
+  /** Several attempts in one command. */
+  async recordAll(docs: WebhookDeliveryDoc[]): Promise<void> {
+    if (docs.length > 0) await this.c.insertMany(docs, { ordered: false });
+  }
+
   /**
    * An endpoint's attempts, newest first; `after` is the last id of the previous page. With
    * `within` (a bound reader's locations), only the attempts whose event is of one of them, and

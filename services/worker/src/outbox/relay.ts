@@ -24,6 +24,7 @@ import type { EventLogRepo } from '@pos/shared/store/event-log';
 import type { LeasesRepo } from '@pos/shared/store/leases';
 import type { EventDoc, OutboxEntry } from '@pos/shared/store/documents';
 import { type HeldEvents, type OutboxesReader, TAKEN_OUTBOX_DUE_MS } from '@pos/shared/store/outboxes';
+import type { DeliveryJobData } from '@pos/shared/queue/webhook-queue';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
 import { deliveriesOf, type WebhookFanOut } from '@pos/shared/webhooks/fan-out';
 import type { RelayMetrics } from '../metrics';
@@ -59,7 +60,9 @@ export interface RelayDeps {
   events: Pick<EventLogRepo, 'record' | 'owing'>;
   leases: Pick<LeasesRepo, 'hold' | 'release'>;
   fanOut: Pick<WebhookFanOut, 'owedBy'>;
-  deliveries: Pick<DeliveryQueue, 'add'>;
+  deliveries: Pick<DeliveryQueue, 'add' | 'addBatches'>;
+  /** Queue each pass's deliveries as one batch job per subscription, rather than one job per delivery. */
+  batches: boolean;
   redis: RedisClient;
   prefix: string;
   metrics: RelayMetrics;
@@ -158,8 +161,13 @@ export class OutboxRelay {
     );
     // what each event still owes (all of it when just recorded, what is left when found recorded
     // before), in the log's order: a subscription's oldest deliveries are the first dropped past its cap
-    await this.deps.deliveries.add([...recorded.values()].sort((a, b) => a._id - b._id).flatMap(deliveriesOf));
+    await this.queue([...recorded.values()].sort((a, b) => a._id - b._id).flatMap(deliveriesOf));
     return added;
+  }
+
+  /** Deliveries queued: those still waiting are left as they are (single jobs by their id, batch items by their set). */
+  private queue(deliveries: DeliveryJobData[]): Promise<void> {
+    return this.deps.batches ? this.deps.deliveries.addBatches(deliveries) : this.deps.deliveries.add(deliveries);
   }
 
   private async loop(): Promise<void> {
@@ -216,7 +224,7 @@ export class OutboxRelay {
     for (let afterSeq = 0; ; ) {
       const owing = await this.deps.events.owing({ since, afterSeq, limit: RESTORE_PAGE });
       const deliveries = owing.flatMap(deliveriesOf);
-      await this.deps.deliveries.add(deliveries);
+      await this.queue(deliveries);
       restored += deliveries.length;
       if (owing.length < RESTORE_PAGE) break;
       afterSeq = owing.at(-1)!._id;

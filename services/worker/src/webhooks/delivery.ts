@@ -1,77 +1,22 @@
 /**
- * The webhook delivery worker: one attempt per run of a delivery job, on the webhook queue.
- * Each attempt checks the endpoint's address again (DNS rebinding), signs the body afresh (the
- * `webhook-timestamp` is the attempt's) with the endpoint's secret and, during a rotation's grace,
- * the replaced one too, POSTs it, logs the attempt, and counts it. A 2xx is success; anything
+ * The webhook delivery worker, on the webhook queue: a batch's run (batch.ts), or one attempt per
+ * run of a single delivery's job (attempt.ts), which logs the attempt and counts it. A 2xx is success; anything
  * else is retried on WEBHOOK_RETRY_SCHEDULE (BullMQ's backoff) until the schedule runs out; a
  * 410 Gone, or failures without a success for WEBHOOK_DISABLE_AFTER, disable the endpoint.
  * Attempts run within their endpoint's share (endpoint-guards.ts): one held back waits on the
  * queue, unattempted and uncounted, until a slot frees or the circuit's probe is due.
  */
 import { DelayedError, Job, UnrecoverableError, Worker } from 'bullmq';
-import { Webhook } from 'standardwebhooks';
 import type { RedisConfig, WebhooksConfig } from '@pos/shared/config';
-import type { Logger } from '@pos/shared/log';
-import { DeliveryJobData, retryDelay, WEBHOOK_QUEUE, webhookPrefix } from '@pos/shared/queue/webhook-queue';
+import { type DeliveryBatchData, DeliveryJobData, isBatch, retryDelay, WEBHOOK_QUEUE, type WebhookJobData, webhookPrefix } from '@pos/shared/queue/webhook-queue';
 import type { RedisClient } from '@pos/shared/redis';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
-import type { WebhookDoc, WebhookOutcome } from '@pos/shared/store/documents';
+import type { WebhookOutcome } from '@pos/shared/store/documents';
 import { newId } from '@pos/shared/store/ids';
-import type { EventLogRepo } from '@pos/shared/store/event-log';
-import type { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
-import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
 import { bodyLocation } from '@pos/shared/webhooks/fan-out';
-import type { SecretBox } from '@pos/shared/webhooks/secrets';
-import { checkWebhookUrl } from '@pos/shared/webhooks/url-guard';
-import type { WebhookMetrics } from '../metrics';
-import { DeliveryHeld, EndpointGuards } from './endpoint-guards';
-import { postTo } from './post';
-
-export interface DeliveryDeps {
-  webhooks: Pick<WebhooksRepo, 'find' | 'succeeded' | 'failed' | 'disable'>;
-  deliveries: Pick<WebhookDeliveriesRepo, 'record'>;
-  /** Where a settled delivery stops counting as waiting (WEBHOOK_MAX_PENDING). */
-  pending: Pick<DeliveryQueue, 'settled'>;
-  /** Where a settled delivery stops being owed by its event (so that no rebuilt queue adds it again). */
-  events: Pick<EventLogRepo, 'settled'>;
-  guards: EndpointGuards;
-  secrets: SecretBox;
-  metrics: WebhookMetrics;
-  log: Logger;
-}
-
-/** The `webhook-signature` header: the current secret's signature, then the replaced one's during its grace. */
-function signatures(deps: DeliveryDeps, subscription: WebhookDoc, webhookId: string, at: Date, body: string): string {
-  const sealed = [subscription.secret];
-  if (subscription.previousSecret && subscription.previousSecretExpiresAt && subscription.previousSecretExpiresAt > at) sealed.push(subscription.previousSecret);
-  return sealed.map((s) => new Webhook(deps.secrets.open(s)).sign(webhookId, at, body)).join(' ');
-}
-
-interface Attempt {
-  statusCode?: number;
-  error?: string;
-}
-
-/** A 2xx answer: what the circuit counts as a success. */
-export const succeeded = (result: unknown): boolean => {
-  const code = (result as Attempt).statusCode;
-  return code !== undefined && code >= 200 && code < 300;
-};
-
-async function attempt(deps: DeliveryDeps, config: WebhooksConfig, subscription: WebhookDoc, data: DeliveryJobData): Promise<Attempt> {
-  try {
-    const target = await checkWebhookUrl(subscription.url, config.allowPrivate);
-    const at = new Date();
-    const headers = {
-      'webhook-id': data.webhookId,
-      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'webhook-signature': signatures(deps, subscription, data.webhookId, at, data.body),
-    };
-    return { statusCode: await postTo(target, headers, data.body, config.timeoutMs) };
-  } catch (err) {
-    return { error: err instanceof Error ? err.message : String(err) };
-  }
-}
+import { attempt, type DeliveryDeps, succeeded } from './attempt';
+import { type BatchRun, deliverBatch } from './batch';
+import { DeliveryHeld } from './endpoint-guards';
 
 /** A delivery is over (delivered, failed for good, its endpoint disabled or gone): it no longer waits, and its event no longer owes it. */
 async function settle(deps: DeliveryDeps, data: DeliveryJobData, jobId: string): Promise<void> {
@@ -144,17 +89,19 @@ export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: J
 }
 
 /**
- * The delivery worker on its own queue; each failed attempt throws, so BullMQ schedules the next.
+ * The delivery worker on its own queue: a batch (batch.ts) puts back what it must try again; a
+ * single delivery's failed attempt throws, so BullMQ schedules the next.
  * A delivery its endpoint's share holds back goes back to the queue, delayed, without counting as
  * an attempt (BullMQ's manual delay: moveToDelayed, then DelayedError).
  */
-export function startDeliveryWorker(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, config: WebhooksConfig, lockDurationMs: number, deps: DeliveryDeps): Worker<DeliveryJobData> {
-  const worker = new Worker<DeliveryJobData, DeliveryRun>(
+export function startDeliveryWorker(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, config: WebhooksConfig, lockDurationMs: number, deps: DeliveryDeps): Worker<WebhookJobData> {
+  const worker = new Worker<WebhookJobData, DeliveryRun | BatchRun>(
     WEBHOOK_QUEUE,
     async (job, token) => {
+      if (isBatch(job.data)) return deliverBatch(deps, config, job as Job<DeliveryBatchData>);
       let outcome: DeliveryRun;
       try {
-        outcome = await deliver(deps, config, job);
+        outcome = await deliver(deps, config, job as Job<DeliveryJobData>);
       } catch (err) {
         if (!(err instanceof DeliveryHeld)) throw err;
         deps.metrics.held.inc({ reason: err.reason });

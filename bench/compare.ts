@@ -5,9 +5,8 @@
  * way. Own-process CPU is the API, the worker and Redis: MongoDB (the stand-in, in this bench)
  * stands beside it.
  */
-import type { Summary } from './results';
 import { unjudgedRss } from './streams';
-import { type FloorComparison, type RequestCost, statusTargets } from './summary';
+import { type FloorComparison, type RequestCost, statusTargets, type Summary } from './summary';
 
 /** A move past this share of the committed figure is flagged. */
 export const MOVED = 0.1;

@@ -10,7 +10,6 @@ import type { FanOutLevel, StreamMemory } from './fan-out';
 import type { PollResult, StatusUpdateResult, Variant } from './service-load';
 import type { PresenceCost } from './presence-cost';
 import type { StreamsLevel } from './streams';
-import type { summarise } from './summary';
 
 export interface Machine {
   nproc: number;
@@ -89,9 +88,6 @@ export interface CollectionSizes {
   /** How they are kept at that size. */
   note: string;
 }
-
-/** The headline figures and ratios (bench/summary.ts), computed from a run's figures. */
-export type Summary = ReturnType<typeof summarise>;
 
 /** What latest.json keeps of a run: its figures, not the raw samples (BENCH_RAW=1 writes those to raw.json). */
 export function summaryOnly(results: BenchResults): BenchResults {

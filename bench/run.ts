@@ -30,14 +30,14 @@ import type { LoadBounds } from './load';
 import type { RedisProcess } from './redis-cpu';
 import { renderTables } from './report';
 import { measureOverload, parsePhases } from './overload';
-import type { BenchResults, ClusterResults, Machine, SourceCommit, Summary } from './results';
+import type { BenchResults, ClusterResults, Machine, SourceCommit } from './results';
 import { measureLocationPolls, measureStatusUpdates } from './service-load';
 import { startFeatureVariants } from './feature-variants';
 import { presenceCost } from './presence-cost';
 import type { VariantResult } from './results';
 import { measureStreams } from './streams';
 import { measureChainStreams } from './chain-streams';
-import { summarise } from './summary';
+import { summarise, type Summary } from './summary';
 import { compactJson, summaryOnly } from './results';
 
 const quick = process.env.BENCH_QUICK === '1';

@@ -63,6 +63,9 @@ function compare(service: LoadResult, floor: LoadResult) {
  * theirs (API CPU at most 1.2 times, no more MongoDB work); each feature's cost row at 16 clients;
  * MongoDB commands per request (at most 2); Redis commands beside the floor's; the streams levels.
  */
+/** The headline figures and ratios, computed from a run's figures. */
+export type Summary = ReturnType<typeof summarise>;
+
 export function summarise(r: BenchResults) {
   const statusUpdate = r.statusUpdates.flatMap((update) => {
     if (!update.floor) return [];

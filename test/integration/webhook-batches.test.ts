@@ -21,6 +21,7 @@ import { newId } from '@pos/shared/store/ids';
 import { ensureIndexes } from '@pos/shared/store/mongo';
 import { outboxes } from '@pos/shared/store/outboxes';
 import { createRepos, type Repos } from '@pos/shared/store/repos';
+import { subscriptionsChanged } from '@pos/shared/webhooks/fan-out';
 import { newWebhookSecret, SecretBox } from '@pos/shared/webhooks/secrets';
 import { createWebhooks, type WebhookWiring } from '@pos/shared/webhooks/wiring';
 import { createWorkerMetrics } from '@pos/worker/metrics';
@@ -29,7 +30,7 @@ import { succeeded, type DeliveryDeps } from '@pos/worker/webhooks/attempt';
 import { deliverBatch } from '@pos/worker/webhooks/batch';
 import { startDeliveryWorker } from '@pos/worker/webhooks/delivery';
 import { EndpointGuards } from '@pos/worker/webhooks/endpoint-guards';
-import { eventually } from '../support/wait';
+import { eventually, pause } from '../support/wait';
 
 const SERVER_SECRET = 'batch-test-server-secret';
 const log = createLogger('silent', 'webhook-batches');
@@ -78,8 +79,7 @@ describe('webhook deliveries in batches', () => {
   let webhooks: WebhookWiring;
   let worker: Worker<WebhookJobData> | undefined;
   let workerConnection: Redis | undefined;
-  let receiver: Receiver;
-  let subscription: WebhookDoc;
+  const receivers: Receiver[] = [];
   let number = 0;
   const prefix = `batches-${process.pid}`;
   const config = loadConfig({
@@ -105,10 +105,30 @@ describe('webhook deliveries in batches', () => {
   });
   const relay = () =>
     new OutboxRelay({ outboxes: outboxes(db), events: repos.events, leases: repos.leases, fanOut: webhooks.fanOut, deliveries: webhooks.deliveries, batches: true, redis, prefix, metrics: metrics.relay, log });
-  const newOrders = (count: number) =>
-    Promise.all(Array.from({ length: count }, () => repos.orders.insert({ locationId: 'loc-batches', number: ++number, state: 'PLACED', rows: [] }, new Date(), (after: OrderDoc) => orderOutbox(after, new Date()))));
-  const batchJobs = async () => (await webhooks.queue.getJobs(['waiting', 'delayed', 'active', 'completed'])).filter((job) => job.name === WEBHOOK_BATCH_JOB);
-  const owing = async () => (await repos.events.owing({ limit: 1000 })).length;
+  /** Orders placed one after another at `locationId`, each with its event in its outbox. */
+  const newOrders = async (locationId: string, count: number) => {
+    const placed: OrderDoc[] = [];
+    for (let i = 0; i < count; i++) {
+      placed.push(await repos.orders.insert({ locationId, number: ++number, state: 'PLACED', rows: [] }, new Date(), (after: OrderDoc) => orderOutbox(after, new Date())));
+      // each its own write time, by which the relay orders events (and the cap finds the oldest)
+      await pause(2);
+    }
+    return placed;
+  };
+  /** A location of the test's own, with a subscription to its placed orders and a receiver of its own: what another test left behind goes elsewhere. */
+  const endpoint = async (locationId: string) => {
+    const secret = newWebhookSecret();
+    const receiver = new Receiver(secret);
+    receivers.push(receiver);
+    const now = new Date();
+    const subscription: WebhookDoc = { _id: newId(), url: await receiver.listen(), events: ['order.placed'], locationIds: [locationId], secret: box.seal(secret), createdAt: now, updatedAt: now };
+    await repos.webhooks.create(subscription);
+    await subscriptionsChanged(redis, prefix);
+    return { receiver, subscription };
+  };
+  const batchJobs = async (subscriptionId: string) =>
+    (await webhooks.queue.getJobs(['waiting', 'delayed', 'active', 'completed'])).filter((job) => job.name === WEBHOOK_BATCH_JOB && (job.data as DeliveryBatchData).subscriptionId === subscriptionId);
+  const owing = async (locationId: string) => (await repos.events.owing({ limit: 1000 })).filter((event) => event.locationId === locationId).length;
 
   beforeAll(async () => {
     mongo = await MongoClient.connect(process.env.TEST_MONGO_URL!);
@@ -117,11 +137,6 @@ describe('webhook deliveries in batches', () => {
     repos = createRepos(db);
     redis = new Redis(process.env.TEST_REDIS_URL!);
     webhooks = createWebhooks({ repos, redis, queueRedis: redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
-    const secret = newWebhookSecret();
-    receiver = new Receiver(secret);
-    const now = new Date();
-    subscription = { _id: newId(), url: await receiver.listen(), events: ['order.placed'], secret: box.seal(secret), createdAt: now, updatedAt: now };
-    await repos.webhooks.create(subscription);
   });
   /** A delivery worker as the worker runs it, on a connection of its own. */
   const startWorker = () => {
@@ -137,39 +152,41 @@ describe('webhook deliveries in batches', () => {
     await webhooks.queue.obliterate({ force: true });
     await webhooks.queue.close();
     redis.disconnect();
-    await receiver.close();
+    await Promise.all(receivers.map((receiver) => receiver.close()));
     await Promise.all(['orders', 'events', 'leases', 'webhooks', 'webhookDeliveries'].map((name) => db.collection(name).deleteMany({})));
     await mongo.close();
   });
 
   it("queues a pass's deliveries to a subscription as one job, each its own signed POST; a pass or restore again adds nothing", async () => {
-    const orders = await newOrders(4);
+    const { receiver, subscription } = await endpoint('loc-one-job');
+    const orders = await newOrders('loc-one-job', 4);
     const by = relay();
     await by.pass();
-    const jobs = await batchJobs();
+    const jobs = await batchJobs(subscription._id);
     expect(jobs).toHaveLength(1);
-    expect((jobs[0]!.data as DeliveryBatchData).items.map((item) => JSON.parse(item.body).data.order.number)).toEqual(orders.map((o) => o.number));
+    const numbers = (jobs[0]!.data as DeliveryBatchData).items.map((item) => JSON.parse(item.body).data.order.number as number);
+    expect(numbers.sort((a, b) => a - b)).toEqual(orders.map((o) => o.number));
     // what still waits is not queued again (the relay's minute restore)
     await webhooks.deliveries.addBatches((jobs[0]!.data as DeliveryBatchData).items.map((item) => ({ ...item, subscriptionId: subscription._id })));
-    expect(await batchJobs()).toHaveLength(1);
+    expect(await batchJobs(subscription._id)).toHaveLength(1);
 
     startWorker();
-    await eventually(async () => receiver.got.length === 4 && (await owing()) === 0, 'the four delivered and settled');
+    await eventually(async () => receiver.got.length === 4 && (await owing('loc-one-job')) === 0, 'the four delivered and settled');
     expect(new Set(receiver.got.map((g) => g.webhookId)).size).toBe(4);
     expect(await webhooks.deliveries.pending(subscription._id)).toBe(0);
     const log = await db.collection('webhookDeliveries').find({ subscriptionId: subscription._id }).toArray();
-    expect(log.map((entry) => [entry.outcome, entry.attempt, entry.locationId])).toEqual(Array.from({ length: 4 }, () => ['delivered', 1, 'loc-batches']));
+    expect(log.map((entry) => [entry.outcome, entry.attempt, entry.locationId])).toEqual(Array.from({ length: 4 }, () => ['delivered', 1, 'loc-one-job']));
     await by.close();
   });
 
   it('puts back what failed, on its schedule, under the same webhook-id, until delivered', async () => {
-    receiver.got.length = 0;
+    const { receiver } = await endpoint('loc-retry');
     receiver.failNext = 2;
-    await newOrders(2);
+    await newOrders('loc-retry', 2);
     const by = relay();
     await by.pass();
     startWorker();
-    await eventually(async () => receiver.got.length === 2 && (await owing()) === 0, 'both delivered on their second attempt');
+    await eventually(async () => receiver.got.length === 2 && (await owing('loc-retry')) === 0, 'both delivered on their second attempt');
     const entries = await db.collection('webhookDeliveries').find({ webhookId: { $in: receiver.got.map((g) => g.webhookId) } }).sort({ attempt: 1 }).toArray();
     expect(entries.map((entry) => [entry.outcome, entry.attempt])).toEqual([
       ['retrying', 1],
@@ -181,26 +198,27 @@ describe('webhook deliveries in batches', () => {
   });
 
   it('drops the oldest past WEBHOOK_MAX_PENDING: logged with its body, settled, never sent', async () => {
-    receiver.got.length = 0;
-    await newOrders(8);
+    const { receiver, subscription } = await endpoint('loc-cap');
+    const orders = await newOrders('loc-cap', 8);
     const by = relay();
     await by.pass();
     expect(await webhooks.deliveries.pending(subscription._id)).toBe(5);
     const dropped = await db.collection('webhookDeliveries').find({ subscriptionId: subscription._id, outcome: 'dropped' }).toArray();
-    expect(dropped).toHaveLength(3);
-    expect(dropped.every((entry) => JSON.parse(entry.body as string).type === 'order.placed' && entry.locationId === 'loc-batches')).toBe(true);
+    // the oldest: the first three placed
+    expect(dropped.map((entry) => JSON.parse(entry.body as string).data.order.number).sort((a, b) => a - b)).toEqual(orders.slice(0, 3).map((o) => o.number));
+    expect(dropped.every((entry) => JSON.parse(entry.body as string).type === 'order.placed' && entry.locationId === 'loc-cap')).toBe(true);
     startWorker();
-    await eventually(async () => receiver.got.length === 5 && (await owing()) === 0, 'the five left delivered, every debt settled');
+    await eventually(async () => receiver.got.length === 5 && (await owing('loc-cap')) === 0, 'the five left delivered, every debt settled');
     expect(receiver.got.map((g) => g.webhookId).filter((id) => dropped.some((entry) => entry.webhookId === id))).toEqual([]);
     await by.close();
   });
 
   it('sends again, when run again, only what a run before did not settle', async () => {
-    receiver.got.length = 0;
-    await newOrders(3);
+    const { receiver, subscription } = await endpoint('loc-again');
+    await newOrders('loc-again', 3);
     const by = relay();
     await by.pass();
-    const [job] = (await batchJobs()).filter((j) => j.finishedOn === undefined);
+    const [job] = await batchJobs(subscription._id);
     const d = deps();
     await deliverBatch(d, config.webhooks, job as Job<DeliveryBatchData>);
     expect(receiver.got).toHaveLength(3);

@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { RegisterClient } from '@pos/shared/clients/register/client';
 import { isOrderRecord, type OrderRecord } from '@pos/shared/domain/records';
@@ -30,8 +31,15 @@ import { Receiver, startReceiver } from '../support/webhook-receiver';
 const DRAIN_BOUND_MS = 40_000;
 /** Traffic each step runs under after its replacement is ready, before the next step. */
 const STEP_TRAFFIC_MS = 2_500;
+/**
+ * The pause between one register's answered report and its next: a few a second each, so that
+ * every replacement happens with reports in flight, and the test's webhooks (each report places
+ * the order again, and its `order.placed` is delivered) stay within what the stand-in MongoDB of
+ * CI serves on two cores alongside the other suites.
+ */
+const REPORT_EVERY_MS = 250;
 
-type Role = ChildRole & { port?: number };
+type Role = ChildRole & { port?: number; name: string };
 type Release = 'previous' | 'this';
 
 describe('a rolling upgrade from the previous release and back, under traffic', () => {
@@ -48,13 +56,15 @@ describe('a rolling upgrade from the previous release and back, under traffic', 
     receiver = await startReceiver();
   }, 15 * 60_000);
   afterAll(async () => {
+    // ROLE_LOGS: a folder to keep each role's log lines in, for a run that failed
+    if (process.env.ROLE_LOGS) everyRole.forEach((role, i) => fs.writeFileSync(path.join(process.env.ROLE_LOGS!, `${i}-${role.name}.log`), role.output()));
     await stopRoles(everyRole, 'kill');
     await balancer?.close();
     await receiver?.close();
   });
 
   const start = async (role: 'api' | 'worker', release: Release): Promise<Role> => {
-    const started = await spawnRole(role, env, release === 'previous' ? { root: previousRoot } : {});
+    const started = { ...(await spawnRole(role, env, release === 'previous' ? { root: previousRoot } : {})), name: `${role}-${release}` };
     everyRole.push(started);
     if (role === 'api') {
       const origin = `http://127.0.0.1:${started.port}`;
@@ -120,7 +130,7 @@ describe('a rolling upgrade from the previous release and back, under traffic', 
           while (running) {
             if (await until200('POST', `${base}/orders/${reporter.order}/failure`, reporter.key, { reason: 'rolling' })) reporter.answered += 1;
             else reporter.givenUp += 1;
-            await pause(50);
+            await pause(REPORT_EVERY_MS);
           }
         })(),
       );
@@ -247,7 +257,7 @@ describe('a rolling upgrade from the previous release and back, under traffic', 
       // each on the stream at most once, and on the stream or in a poll after a reconnect
       expect([...placedOnStream].filter(([, count]) => count > 1)).toEqual([]);
       expect([...submitted].filter((number) => !placedOnStream.has(number) && !polled.has(number))).toEqual([]);
-      await outboxesRelayed(env, 30_000);
+      await outboxesRelayed(env, 60_000);
       const placedNumbers = () => new Set([...receiver.delivered().values()].map((hook) => (hook.data.order as { number: number }).number));
       await eventually(() => [...submitted].every((n) => placedNumbers().has(n)), 'every submitted order.placed delivered', 60_000, () => `missing ${[...submitted].filter((n) => !placedNumbers().has(n))}`);
       expect(receiver.received.every((hook) => hook.verifiedBy.length > 0)).toBe(true);

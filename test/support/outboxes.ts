@@ -13,17 +13,19 @@ const OUTBOXES = ['orders', 'commands', 'locations', 'orderArchive'];
 export async function outboxesRelayed(env: StackEnv, timeoutMs?: number): Promise<void> {
   const db = await openDb(env);
   try {
+    const left = new Map<string, number>();
     const unrecorded = async () => {
-      let left = 0;
+      left.clear();
       for (const name of OUTBOXES) {
         const docs = await db.db.collection<WithOutbox>(name).find({ $or: [{ outboxCount: { $gt: 0 } }, { outboxDue: { $exists: true } }] }).toArray();
-        left += docs.filter((doc) => (doc.outboxCount ?? 0) > 0).length;
+        const waiting = docs.filter((doc) => (doc.outboxCount ?? 0) > 0).length;
         const ids = docs.flatMap((doc) => Object.keys(doc.outbox ?? {}));
-        if (ids.length > 0) left += ids.length - (await db.db.collection('events').countDocuments({ eventId: { $in: ids } }));
+        const unlogged = ids.length > 0 ? ids.length - (await db.db.collection('events').countDocuments({ eventId: { $in: ids } })) : 0;
+        if (waiting + unlogged > 0) left.set(name, waiting + unlogged);
       }
-      return left;
+      return left.size;
     };
-    await eventually(async () => (await unrecorded()) === 0, 'the outboxes relayed', timeoutMs);
+    await eventually(async () => (await unrecorded()) === 0, 'the outboxes relayed', timeoutMs, () => `left (documents waiting and events not logged, by outbox): ${JSON.stringify(Object.fromEntries(left))}`);
   } finally {
     await db.close();
   }

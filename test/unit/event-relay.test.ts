@@ -119,14 +119,16 @@ describe('the event relay', () => {
     expect(await stored(order._id)).toMatchObject({ outbox: {}, outboxCount: 0 });
   });
 
-  it('records at once, when it takes the lease, what the relay before it was handed and had not recorded', async () => {
+  it('records at once, when it takes the lease, what a relay that died before its pass had been handed', async () => {
     const first = relay();
     await first.pass();
     let order = await newOrder();
     await first.pass();
     order = await report(await stored(order._id), first);
     const taken = Object.keys(order.outbox!);
-    await first.close(); // gone before its next pass: what it was handed is only in the order
+    // it dies before its next pass (never closed): what it was handed is only in the order, and its lease lapses
+    relays.splice(relays.indexOf(first), 1);
+    await db.collection('leases').updateMany({}, { $set: { until: new Date(0) } });
     expect(await inLog(taken)).toBe(0);
 
     const next = relay();
@@ -134,5 +136,24 @@ describe('the event relay', () => {
     expect(await inLog(taken)).toBe(2);
     const cleared = await stored(order._id);
     expect([cleared.outbox, cleared.outboxDue]).toEqual([{}, undefined]);
+  });
+
+  it('records, as it closes, what its last writes handed it; closed, its writes leave their events to the relay that takes the lease', async () => {
+    const first = relay();
+    await first.pass();
+    let order = await newOrder();
+    await first.pass();
+    order = await report(await stored(order._id), first);
+    const taken = Object.keys(order.outbox!);
+    await first.close();
+    expect(await inLog(taken)).toBe(2);
+
+    order = await report(await stored(order._id), first); // a transition finishing after its relay closed
+    const left = Object.keys(order.outbox!).filter((id) => !taken.includes(id));
+    expect([left.length, (await stored(order._id)).outboxCount]).toEqual([2, 2]);
+    const next = relay();
+    await next.pass(); // the lease was given back: taken at once
+    expect(await inLog(left)).toBe(2);
+    expect(await stored(order._id)).toMatchObject({ outbox: {}, outboxCount: 0 });
   });
 });

@@ -190,7 +190,11 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const drained = draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {};
   log.info({ queue: TRANSITION_QUEUE, partitions: current.length, ...drained, concurrency: config.worker.concurrency, metricsPort: listener?.port }, 'worker ready');
 
-  const stopWork = () => Promise.all([...queueWorkers.map((worker) => worker.close()), lifecycle.close(), orderDeadlines.close(), presence.close(), relay.close()]);
+  // the relay last: the transitions finishing meanwhile hand it their events (see OutboxRelay.close)
+  const stopWork = async () => {
+    await Promise.all([...queueWorkers.map((worker) => worker.close()), lifecycle.close(), orderDeadlines.close(), presence.close()]);
+    await relay.close();
+  };
   return {
     metricsPort: listener?.port,
     async close() {

@@ -110,10 +110,20 @@ export class OutboxRelay {
     this.running ??= this.loop();
   }
 
+  /**
+   * Stops relaying. Called once this worker's transitions have finished (their writes may have
+   * taken events over): what they handed over is recorded by a last pass before the lease is given
+   * back, and so is in the log or read by the catching up of the next holder, who takes the lease
+   * only after it. (A worker killed instead leaves them to that catching up, once its lease lapses.)
+   */
   async close(): Promise<void> {
     this.stopping.abort();
     await this.running;
-    if (this.leaseUntil > Date.now()) await this.deps.leases.release(LEASE, this.holder).catch(() => undefined);
+    if (this.leaseUntil <= Date.now()) return;
+    await this.pass().catch((err) => this.deps.log.warn({ err }, 'event relay: the last pass failed; the next holder reads what it left'));
+    this.leaseUntil = 0;
+    this.deps.metrics.leader.set(0);
+    await this.deps.leases.release(LEASE, this.holder).catch(() => undefined);
   }
 
   /**
@@ -132,6 +142,8 @@ export class OutboxRelay {
       this.nextRecentCheck = now + RECENT_CHECK_MS;
       await this.restore('check', new Date(now - RECENT_MS));
     }
+    // (the checks may have taken a while: the lease is renewed, or found lost, before the outboxes are read)
+    if (!(await this.holdLease())) return 0;
     // (catching up, every taken event is read: each is due within TAKEN_OUTBOX_DUE_MS of now)
     const dueBy = new Date(this.catchingUp ? now + TAKEN_OUTBOX_DUE_MS : now);
     const held = await this.deps.outboxes.held(BATCH, dueBy);
@@ -214,22 +226,29 @@ export class OutboxRelay {
     const marker = `${this.deps.prefix}:events:relay-marker`;
     if ((await this.deps.redis.get(marker)) !== null) return;
     const restored = await this.restore('redis-lost');
+    if (restored === undefined) return; // the next holder restores it all
     await this.deps.redis.set(marker, new Date().toISOString());
     if (restored > 0) this.deps.log.warn({ restored }, 'redis had lost its data: owed webhook deliveries queued again from the event log');
   }
 
-  /** Queues again what events recorded since `since` (all, when absent) still owe; the deliveries still queued are left as they are. */
-  private async restore(reason: 'redis-lost' | 'check', since?: Date): Promise<number> {
+  /**
+   * Queues again what events recorded since `since` (all, when absent) still owe; the deliveries
+   * still queued are left as they are. Page by page, renewing the lease as it goes (a long restore
+   * must not let another relay take it meanwhile); undefined when the lease was lost before the end.
+   */
+  private async restore(reason: 'redis-lost' | 'check', since?: Date): Promise<number | undefined> {
     let restored = 0;
-    for (let afterSeq = 0; ; ) {
+    let afterSeq = 0;
+    for (let page = RESTORE_PAGE; page === RESTORE_PAGE; ) {
+      if (!(await this.holdLease())) return undefined;
       const owing = await this.deps.events.owing({ since, afterSeq, limit: RESTORE_PAGE });
       const deliveries = owing.flatMap(deliveriesOf);
       await this.queue(deliveries);
+      this.deps.metrics.restored.inc({ reason }, deliveries.length);
       restored += deliveries.length;
-      if (owing.length < RESTORE_PAGE) break;
-      afterSeq = owing.at(-1)!._id;
+      page = owing.length;
+      afterSeq = owing.at(-1)?._id ?? afterSeq;
     }
-    this.deps.metrics.restored.inc({ reason }, restored);
     return restored;
   }
 }

@@ -2,8 +2,9 @@
  * `npm run release -- <version> [--date YYYY-MM-DD] [--dry-run]` (docs/upgrades.md#making-a-release):
  * in the checkout the command runs in, sets the version of every package of the workspace and of
  * the lockfile's entries for them, dates the changelog's [Unreleased] section as the release,
- * commits, makes the annotated tag v<version>, then names the release in deploy/previous-release
- * (the next release's upgrade test rolls from it) in a commit of its own.
+ * writes the Kubernetes manifests again (their images carry the version), commits, makes the
+ * annotated tag v<version>, then names the release in deploy/previous-release (the next release's
+ * upgrade test rolls from it) in a commit of its own.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 const WORKSPACES = ['shared', 'services/api', 'services/worker', 'web/board'];
+const KUBERNETES_GENERATOR = 'deploy/kubernetes/generate/main.mts';
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
 
 type Manifest = { version: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
@@ -69,6 +71,11 @@ function main(): void {
   }
   for (const [file, text] of writes) fs.writeFileSync(path.join(root, file), text);
   git(root, 'add', ...writes.keys());
+  // the Kubernetes manifests pin the release's images by its version: written again at it
+  if (fs.existsSync(path.join(root, KUBERNETES_GENERATOR))) {
+    execFileSync(process.execPath, ['--import', 'tsx', KUBERNETES_GENERATOR], { cwd: root, stdio: 'ignore' });
+    git(root, 'add', 'deploy/kubernetes');
+  }
   git(root, 'commit', '-q', '-m', `Release ${version}`);
   git(root, 'tag', '-a', `v${version}`, '-m', `Release ${version}`);
   const released = git(root, 'rev-parse', 'HEAD');

@@ -6,8 +6,13 @@
 import type Router from '@koa/router';
 import { createApps } from '@pos/api/app';
 import { buildOpenApiDocument, DOCS_FILES } from '@pos/shared/openapi/document';
+import fs from 'node:fs';
+import path from 'node:path';
 import { call } from '../support/http';
-import { startStack } from '../support/stack';
+import { ROOT, startStack } from '../support/stack';
+
+/** The release this checkout is (every package carries it). */
+const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
 
 describe('the published contract', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
@@ -22,9 +27,9 @@ describe('the published contract', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const document = res.json();
     expect(document.openapi).toBe('3.1.0');
-    expect(document.info).toMatchObject({ title: 'POS ordering service', version: '0.1.0' });
+    expect(document.info).toMatchObject({ title: 'POS ordering service', version });
     const { config } = stack.api.deps;
-    expect(document).toEqual(buildOpenApiDocument({ basePath: config.http.basePath, version: '0.1.0', bodyLimitBytes: 4096 }));
+    expect(document).toEqual(buildOpenApiDocument({ basePath: config.http.basePath, version, bodyLimitBytes: 4096 }));
   });
 
   it('lists exactly the routes the routers have, method for method', async () => {
@@ -75,7 +80,7 @@ describe('the published contract', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.text).toContain('<h1>POS ordering service</h1>');
-    expect(res.text).toContain('Version 0.1.0');
+    expect(res.text).toContain(`Version ${version}`);
     for (const href of ['/docs', '/api/v1/openapi.json', '/admin/queues', '/metrics', '/healthz', '/readyz']) expect(res.text).toContain(`href="${href}"`);
     expect(res.text).not.toContain(stack.env.ADMIN_TOKEN!);
   });

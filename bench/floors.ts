@@ -2,8 +2,7 @@
  * The architecture's floors (issue 25): the thinnest correct programs built from the service's
  * own parts, run beside a deployment on its database (and on a Redis prefix of their own), so
  * that a floor and the service read and write the same documents in the same run. The service's
- * figures are judged as ratios to these; bare Koa and bare BullMQ (ceilings.ts) stay as the lower
- * rungs.
+ * figures are judged as ratios to these.
  */
 import type { CostProbe } from './cost';
 import type { Backends, Deployment } from './deployment';
@@ -36,8 +35,8 @@ export async function startPollFloor(backends: Backends, deployment: Deployment)
  * Koa → `Queue.add` → a worker's `findOne` and version-guarded `findOneAndUpdate` → reply on
  * pub/sub (bench/bare/status-floor-*.ts): `PUT /orders/{n}/statusupdate` with `x-location`.
  */
-export async function startStatusFloor(backends: Backends, deployment: Deployment): Promise<Floor> {
-  const env = floorEnv(backends, deployment);
+export async function startStatusFloor(backends: Backends, deployment: Deployment, extraEnv: Record<string, string> = {}): Promise<Floor> {
+  const env = { ...floorEnv(backends, deployment), ...extraEnv };
   const worker = await spawnNode('floor-status-worker', 'bench/bare/status-floor-worker.ts', env, /"metricsPort":\d+/, backends.logDir);
   let api: BenchChild;
   try {

@@ -70,7 +70,12 @@ export function renderTables(r: BenchResults): string {
 function costRows(r: BenchResults): [string, number | string, Cost | undefined][] {
   return [
     ...r.statusUpdates.flatMap((s) => [['status update', s.concurrency, s.cost] as [string, number, Cost | undefined], ['status update floor', s.concurrency, s.floor?.cost] as [string, number, Cost | undefined]]),
-    ...(r.variants ?? []).map((v) => [`status update, ${v.name} on`, v.statusUpdate.concurrency, v.statusUpdate.cost] as [string, number, Cost | undefined]),
+    ...(r.variants ?? []).flatMap((v) =>
+      (v.statusUpdates ?? (v.statusUpdate ? [v.statusUpdate] : [])).flatMap((run) => [
+        [`status update, ${v.name} on`, run.concurrency, run.cost] as [string, number, Cost | undefined],
+        ...(run.floor ? [[`status update floor, ${v.name} on`, run.concurrency, run.floor.cost] as [string, number, Cost | undefined]] : []),
+      ]),
+    ),
     ...r.locationPolls.flatMap((p) => [
       [`poll, ${p.records} orders`, p.concurrency, p.cost] as [string, number, Cost | undefined],
       [`poll floor, ${p.records} orders`, p.concurrency, p.floor?.cost] as [string, number, Cost | undefined],
@@ -189,16 +194,25 @@ export function renderSummary(s: Summary): string {
     out.push('Each cell: service / floor (ratio). Status update targets are judged at 16 clients (the others in parentheses).', '');
   }
   if (s.variants?.length) {
+    const times = (x: number | undefined) => (x === undefined ? '–' : `${x}×`);
     out.push(
       table(
-        ['feature on', 'status update total CPU ms (× floor, added)', 'status req/s', 'poll API CPU ms (× floor, added)', 'poll req/s'],
-        s.variants.map((v) => [
-          v.name,
-          `${v.statusUpdate.totalMs} (${v.statusUpdate.totalToFloor}, +${v.statusUpdate.addedMs})`,
-          v.statusUpdate.rps,
-          `${v.poll.apiMs} (${v.poll.apiToFloor}, +${v.poll.addedApiMs})`,
-          v.poll.rps,
-        ]),
+        ['feature on, clients', 'total CPU ms (× without it; × its floor)', 'MongoDB cmds (× without)', 'req/s (× without)', 'targets (≤ 1.5×, ≤ 1.5×, ≥ 0.8×)', 'its work'],
+        s.variants.flatMap((v) =>
+          v.statusUpdates.map((u) => [
+            `${v.name}, ${u.clients}`,
+            `${u.totalMs} (${times(u.vsWithout?.totalMs)}; ${times(u.vsFloor?.totalMs)})`,
+            `${u.mongoCommands} (${times(u.vsWithout?.mongoCommands)})`,
+            `${u.rps} (${times(u.vsWithout?.rps)})`,
+            u.met === undefined ? '' : u.met ? 'met' : 'not met',
+            u.report ? Object.entries(u.report).map(([k, n]) => `${k} ${n}`).join(', ') : '',
+          ]),
+        ),
+      ),
+      '',
+      table(
+        ['feature on', 'poll API CPU ms (× floor, added)', 'poll req/s'],
+        s.variants.map((v) => [v.name, `${v.poll.apiMs} (${v.poll.apiToFloor}, +${v.poll.addedApiMs})`, v.poll.rps]),
       ),
       '',
     );

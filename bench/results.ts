@@ -64,7 +64,9 @@ export interface BenchResults {
 
 /** A feature's cost row: the status updates and polls at 16 clients of a deployment with its settings. */
 export interface VariantResult extends Pick<Variant, 'name' | 'env'> {
-  statusUpdate: StatusUpdateResult;
+  /** At each of its concurrencies, with its own floor when it has one (runs before 0.6.0: `statusUpdate`, at 16 clients). */
+  statusUpdates?: StatusUpdateResult[];
+  statusUpdate?: StatusUpdateResult;
   poll: PollResult;
 }
 

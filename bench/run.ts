@@ -255,7 +255,7 @@ async function main(): Promise<void> {
         locations: STATUS_LOCATIONS,
         pollOrders: POLL_RECORDS,
         eventLogKept: EVENT_LOG_KEPT,
-        note: `each deployment (every concurrency and variant) on a fresh database, its floor on the same documents right after; the event log trimmed every ${EVENT_LOG_TRIM_MS} ms`,
+        note: `each deployment (every concurrency and variant) on a fresh database, its floor on the same documents right after; the event log and the webhook delivery log trimmed to as many every ${EVENT_LOG_TRIM_MS} ms`,
       },
       locationPolls,
       ...(variants.length > 0 ? { variants } : {}),
@@ -293,11 +293,18 @@ async function measureVariants(backends: Backends, bounds: LoadBounds, closers: 
   const features = await startFeatureVariants();
   closers.push(features.stop);
   const variants: VariantResult[] = [];
-  for (const { name, env, setup, settled } of features.variants) {
-    const variant = { name, env, setup, settled };
-    const [statusUpdate] = await measureStatusUpdates(backends, { concurrencies: [16], orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say, variant });
+  for (const variant of features.variants) {
+    const statusUpdates = await measureStatusUpdates(backends, {
+      concurrencies: variant.concurrencies ?? [16],
+      orders: STATUS_ORDERS,
+      locations: STATUS_LOCATIONS,
+      bounds,
+      say,
+      variant,
+      floor: variant.floorEnv !== undefined,
+    });
     const [poll] = await measureLocationPolls(backends, { concurrencies: [POLL_CONCURRENCY], records: [POLL_RECORDS[0]!], bounds, say, variant });
-    variants.push({ name, env, statusUpdate: statusUpdate!, poll: poll! });
+    variants.push({ name: variant.name, env: variant.env, statusUpdates, poll: poll! });
   }
   return variants;
 }

@@ -32,6 +32,8 @@ export interface StatusUpdateResult extends LoadResult {
   redisCpu: CpuShare[];
   /** The floor at the same concurrency, measured right after on the same database (bench/floors.ts). */
   floor?: LoadResult;
+  /** A variant's own figures after the run (Variant.report). */
+  report?: Record<string, number>;
 }
 
 /** A deployment's settings beyond the bench's own: a feature switched on (its cost row), or none. */
@@ -42,6 +44,12 @@ export interface Variant {
   setup?(deployment: Deployment): Promise<void>;
   /** Resolves once the work a run caused beyond its answers is done (e.g. deliveries), so that it counts in the run's cost. */
   settled?(): Promise<void>;
+  /** The status update concurrencies it is measured at (16 unless said). */
+  concurrencies?: number[];
+  /** Its own status update floor's settings (the floor's FLOOR_WEBHOOK_URL), measured after each run; none: no floor of its own. */
+  floorEnv?: Record<string, string>;
+  /** What the variant's work came to (its deliveries, their signatures), once its runs are over. */
+  report?(deployment: Deployment): Promise<Record<string, number>>;
 }
 
 export interface PollResult extends LoadResult {
@@ -75,7 +83,7 @@ export async function measureStatusUpdates(
   const name = `${options.label ? `${options.label.trim()}-` : ''}status${options.variant ? `-${options.variant.name}` : ''}`;
   const deployment = await deploy(name, backends, { env: options.variant?.env });
   await options.variant?.setup?.(deployment);
-  const floor = options.floor ? await startStatusFloor(backends, deployment) : undefined;
+  const floor = options.floor ? await startStatusFloor(backends, deployment, options.variant?.floorEnv) : undefined;
   const locationCount = options.locations ?? 1;
   try {
     const { admin } = deployment;
@@ -139,7 +147,8 @@ export async function measureStatusUpdates(
         floorTarget.agent.destroy();
         options.say(`status update floor c=${c}: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms, errors ${floorResult.errors}`);
       }
-      results.push({ ...result, serverJobMeanMs, locations: locationCount, redisCpu, ...(floorResult ? { floor: floorResult } : {}) });
+      const report = await options.variant?.report?.(deployment);
+      results.push({ ...result, serverJobMeanMs, locations: locationCount, redisCpu, ...(floorResult ? { floor: floorResult } : {}), ...(report ? { report } : {}) });
     }
     return results;
   } finally {

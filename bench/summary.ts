@@ -8,6 +8,7 @@ import type { Cost } from './cost';
 import { cpuOf } from './cost';
 import type { LoadResult } from './load';
 import type { BenchResults } from './results';
+import type { PollResult, StatusUpdateResult } from './service-load';
 import { round } from './statistics';
 import { memoryVerdict, summariseStreams } from './streams';
 
@@ -58,6 +59,36 @@ function compare(service: LoadResult, floor: LoadResult) {
   return { clients: service.concurrency, service: s, floor: f, ratio };
 }
 
+/** A feature's targets at any concurrency, against the same run without it: total CPU, MongoDB commands, throughput. */
+const VARIANT_TARGETS = { totalCpu: 1.5, mongoCommands: 1.5, rps: 0.8 };
+
+/**
+ * A feature's status update row at one concurrency: its cost, its ratios to the same run without
+ * the feature (`without`, with VARIANT_TARGETS) and to its own floor when it has one, and what it
+ * reported of its work (deliveries).
+ */
+function variantRow(run: StatusUpdateResult, base: StatusUpdateResult | undefined) {
+  const cost = requestCost(run);
+  const without = base && requestCost(base);
+  const floor = run.floor && requestCost(run.floor);
+  const vsWithout = without && { totalMs: ratioOf(cost.totalMs, without.totalMs), mongoCommands: ratioOf(cost.mongoCommands, without.mongoCommands), rps: ratioOf(cost.rps, without.rps) };
+  return {
+    clients: run.concurrency,
+    ...cost,
+    ...(vsWithout
+      ? { vsWithout, targets: VARIANT_TARGETS, met: vsWithout.totalMs <= VARIANT_TARGETS.totalCpu && vsWithout.mongoCommands <= VARIANT_TARGETS.mongoCommands && vsWithout.rps >= VARIANT_TARGETS.rps }
+      : {}),
+    ...(floor ? { vsFloor: { totalMs: ratioOf(cost.totalMs, floor.totalMs), ownMs: ratioOf(cost.ownMs, floor.ownMs), rps: ratioOf(cost.rps, floor.rps) } } : {}),
+    ...(run.report ? { report: run.report } : {}),
+  };
+}
+
+/** A feature's poll row: its cost, its API CPU over the plain poll floor's, and what it adds to the poll without it. */
+function withPollFloor(poll: RequestCost, plain: PollResult | undefined, without: RequestCost | undefined) {
+  const floor = plain?.floor && requestCost(plain.floor);
+  return { ...poll, apiToFloor: ratioOf(poll.apiMs, floor?.apiMs ?? 0), addedApiMs: round(poll.apiMs - (without?.apiMs ?? 0), 3) };
+}
+
 /**
  * Status updates against their floor at each concurrency (targets: statusTargets); polls against
  * theirs (API CPU at most 1.2 times, no more MongoDB work); each feature's cost row at 16 clients;
@@ -91,19 +122,12 @@ export function summarise(r: BenchResults) {
   const update16 = headline(r.statusUpdates, HEADLINE_CLIENTS);
   const poll16 = r.locationPolls.find((p) => p.concurrency === HEADLINE_CLIENTS) ?? r.locationPolls[0];
   const mongo = { statusUpdate: mongoOf(update16?.cost), poll: mongoOf(poll16?.cost), target: 2 };
-  const baseUpdate = update16 && requestCost(update16);
   const basePoll = poll16 && requestCost(poll16);
-  const variants = r.variants?.map((v) => {
-    const statusUpdate = requestCost(v.statusUpdate);
-    const poll = requestCost(v.poll);
-    const floorUpdate = update16?.floor && requestCost(update16.floor);
-    const floorPoll = poll16?.floor && requestCost(poll16.floor);
-    return {
-      name: v.name,
-      statusUpdate: { ...statusUpdate, totalToFloor: ratioOf(statusUpdate.totalMs, floorUpdate?.totalMs ?? 0), addedMs: round(statusUpdate.totalMs - (baseUpdate?.totalMs ?? 0), 3) },
-      poll: { ...poll, apiToFloor: ratioOf(poll.apiMs, floorPoll?.apiMs ?? 0), addedApiMs: round(poll.apiMs - (basePoll?.apiMs ?? 0), 3) },
-    };
-  });
+  const variants = r.variants?.map((v) => ({
+    name: v.name,
+    statusUpdates: (v.statusUpdates ?? (v.statusUpdate ? [v.statusUpdate] : [])).map((run) => variantRow(run, r.statusUpdates.find((s) => s.concurrency === run.concurrency))),
+    poll: withPollFloor(requestCost(v.poll), poll16, basePoll),
+  }));
   return {
     statusUpdate,
     ...(r.collections ? { collections: r.collections } : {}),

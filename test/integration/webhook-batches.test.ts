@@ -104,7 +104,7 @@ describe('webhook deliveries in batches', () => {
     log,
   });
   const relay = () =>
-    new OutboxRelay({ outboxes: outboxes(db), events: repos.events, leases: repos.leases, fanOut: webhooks.fanOut, deliveries: webhooks.deliveries, batches: true, redis, prefix, metrics: metrics.relay, log });
+    new OutboxRelay({ outboxes: outboxes(db), events: repos.events, leases: repos.leases, fanOut: webhooks.fanOut, deliveries: webhooks.deliveries, redis, prefix, metrics: metrics.relay, log });
   /** Orders placed one after another at `locationId`, each with its event in its outbox. */
   const newOrders = async (locationId: string, count: number) => {
     const placed: OrderDoc[] = [];

@@ -58,7 +58,6 @@ describe('the event relay', () => {
       leases: repos.leases,
       fanOut: webhooks.fanOut,
       deliveries: webhooks.deliveries,
-      batches: false,
       redis,
       prefix: `event-relay-${process.pid}`,
       metrics: createWorkerMetrics(() => 0).relay,

@@ -77,13 +77,6 @@ async function connect(config: Config, mongoUrl: string, log: Logger) {
 }
 type Connections = Awaited<ReturnType<typeof connect>>;
 
-/**
- * Compat: this release's workers take a relay pass's deliveries in batches (webhooks/batch.ts),
- * but its relay still queues them one job each, the only form the release before's workers take;
- * the release after queues batches (docs/upgrades.md).
- */
-const DELIVER_IN_BATCHES = false;
-
 /** The events the writes recorded, to the event log and the webhooks' queue (the transitions hand it their events while it relays). */
 function eventRelay(config: Config, { store, repos, webhooks, redis, metrics }: Connections, log: Logger): OutboxRelay {
   return new OutboxRelay({
@@ -92,7 +85,6 @@ function eventRelay(config: Config, { store, repos, webhooks, redis, metrics }: 
     leases: repos.leases,
     fanOut: webhooks.fanOut,
     deliveries: webhooks.deliveries,
-    batches: DELIVER_IN_BATCHES,
     redis,
     prefix: config.redis.prefix,
     metrics: metrics.relay,

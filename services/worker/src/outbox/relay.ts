@@ -60,9 +60,7 @@ export interface RelayDeps {
   events: Pick<EventLogRepo, 'record' | 'owing'>;
   leases: Pick<LeasesRepo, 'hold' | 'release'>;
   fanOut: Pick<WebhookFanOut, 'owedBy'>;
-  deliveries: Pick<DeliveryQueue, 'add' | 'addBatches'>;
-  /** Queue each pass's deliveries as one batch job per subscription, rather than one job per delivery. */
-  batches: boolean;
+  deliveries: Pick<DeliveryQueue, 'addBatches'>;
   redis: RedisClient;
   prefix: string;
   metrics: RelayMetrics;
@@ -177,9 +175,9 @@ export class OutboxRelay {
     return added;
   }
 
-  /** Deliveries queued: those still waiting are left as they are (single jobs by their id, batch items by their set). */
+  /** Deliveries queued, one batch per subscription (webhooks/batch.ts); those still waiting are left as they are. */
   private queue(deliveries: DeliveryJobData[]): Promise<void> {
-    return this.deps.batches ? this.deps.deliveries.addBatches(deliveries) : this.deps.deliveries.add(deliveries);
+    return this.deps.deliveries.addBatches(deliveries);
   }
 
   private async loop(): Promise<void> {

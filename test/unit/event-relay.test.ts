@@ -118,13 +118,18 @@ describe('the event relay', () => {
     expect(await stored(order._id)).toMatchObject({ outbox: {}, outboxCount: 0 });
   });
 
-  it('records at once, when it takes the lease, what a relay that died before its pass had been handed', async () => {
+  /** A report written by the worker that relays (`first`): its order's events taken over and handed to `first`'s next pass. */
+  async function handedOver(): Promise<{ first: OutboxRelay; order: OrderDoc; taken: string[] }> {
     const first = relay();
+    await first.pass(); // takes the lease
+    const created = await newOrder();
     await first.pass();
-    let order = await newOrder();
-    await first.pass();
-    order = await report(await stored(order._id), first);
-    const taken = Object.keys(order.outbox!);
+    const order = await report(await stored(created._id), first);
+    return { first, order, taken: Object.keys(order.outbox!) };
+  }
+
+  it('records at once, when it takes the lease, what a relay that died before its pass had been handed', async () => {
+    const { first, order, taken } = await handedOver();
     // it dies before its next pass (never closed): what it was handed is only in the order, and its lease lapses
     relays.splice(relays.indexOf(first), 1);
     await db.collection('leases').updateMany({}, { $set: { until: new Date(0) } });
@@ -138,16 +143,11 @@ describe('the event relay', () => {
   });
 
   it('records, as it closes, what its last writes handed it; closed, its writes leave their events to the relay that takes the lease', async () => {
-    const first = relay();
-    await first.pass();
-    let order = await newOrder();
-    await first.pass();
-    order = await report(await stored(order._id), first);
-    const taken = Object.keys(order.outbox!);
+    const { first, order: handed, taken } = await handedOver();
     await first.close();
     expect(await inLog(taken)).toBe(2);
 
-    order = await report(await stored(order._id), first); // a transition finishing after its relay closed
+    const order = await report(await stored(handed._id), first); // a transition finishing after its relay closed
     const left = Object.keys(order.outbox!).filter((id) => !taken.includes(id));
     expect([left.length, (await stored(order._id)).outboxCount]).toEqual([2, 2]);
     const next = relay();

@@ -1,37 +1,31 @@
 /**
- * Orders piling up: status updates and location polls on a fresh database, and on one where
- * 10,000 orders were created and completed through the service beforehand, with the lifecycle
- * job running in both (it archives finished orders while a background register keeps finishing a
- * trickle of new ones). The ratio of the two is the figure: what history costs the live work.
- *
- * Status updates are failure reports below the threshold on 256 orders of the location that
- * holds the history (as in the status-update scenario); polls are of a location with 10 PLACED
- * orders (as in the location-poll scenario). Both deployments stay up and are measured in
- * alternation (fresh, backlog, backlog, fresh, ...), so that a load that comes and goes on the
- * machine weighs on both alike; each variant's figure is the median over its rounds.
+ * Orders piling up: status updates and polls on a fresh database, and on one holding thousands of
+ * finished orders, the lifecycle job running in both while a register finishes a trickle of new
+ * ones. Measured in alternating rounds, so a load that comes and goes weighs on both; medians.
  */
 import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
 import type { Backends, Deployment } from './deployment';
 import { deploy, scrapeMetrics } from './deployment';
-import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad } from './load';
+import { httpCall, keepAliveTarget, type LoadBounds, type LoadResult, runHttp } from './load';
 import { round } from './statistics';
-import { inBatches } from './service-load';
+import { inBatches, registers } from './service-load';
 
-/** The lifecycle settings of both deployments: a fast pace, so that the job works during the runs. */
+/** A fast pace, so that the job works during the runs. */
 const LIFECYCLE_ENV = { ORDER_ARCHIVE_AFTER: '5s', LIFECYCLE_INTERVAL: '5s' };
 /** Orders per second the background register creates and completes during the measured runs. */
 const CHURN_PER_SECOND = 5;
 const STATUS_ORDERS = 256;
 const POLL_ORDERS = 10;
+const COMPLETE = JSON.stringify({ newState: 'COMPLETED' });
+const FAILED = JSON.stringify({ newState: 'FAILED' });
 
 export interface ArchiveVariant {
   name: 'fresh' | 'backlog';
-  /** Finished orders created before the runs. */
   finishedBefore: number;
   /** Seconds to create and complete them, and after that for the job to have moved them all. */
   seedSeconds: number;
   catchUpSeconds: number;
-  /** Documents when the first round started and when the last ended (the API's /metrics). */
+  /** Documents when the first round started and when the last ended. */
   hotAtStart: number;
   archivedAtStart: number;
   hotAtEnd: number;
@@ -40,9 +34,7 @@ export interface ArchiveVariant {
   runs: number;
   archivedDuringRuns: number;
   runMeanMs: number;
-  /** Each round's runs, and their median (rps, p50 and p99 each the median over rounds). */
-  statusRounds: LoadResult[];
-  pollRounds: LoadResult[];
+  /** The median round (each figure the median over rounds, counts summed). */
   statusUpdates: LoadResult;
   polls: LoadResult;
 }
@@ -54,10 +46,7 @@ export interface ArchiveScenario {
   ratio: { statusP50: number; statusRps: number; pollP50: number; pollRps: number };
 }
 
-/**
- * Runs order creations one at a time: the stand-in's findOneAndUpdate (the number sequence) is
- * not atomic under concurrency, and two creations at once can draw the same number there.
- */
+/** Order creations one at a time: the stand-in's number sequence can draw one number twice under concurrency. */
 function serializer() {
   let chain: Promise<unknown> = Promise.resolve();
   return <T>(create: () => Promise<T>): Promise<T> => {
@@ -67,20 +56,19 @@ function serializer() {
   };
 }
 
-const metric = (samples: Map<string, number>, key: string) => samples.get(key) ?? 0;
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : round((sorted[mid - 1]! + sorted[mid]!) / 2);
 };
 
-/** The median run: each figure the median over the rounds, counts summed. */
 function medianOf(runs: LoadResult[]): LoadResult {
+  const sum = (key: 'ops' | 'errors' | 'seconds') => round(runs.reduce((n, r) => n + r[key], 0), 3);
   return {
     concurrency: runs[0]!.concurrency,
-    ops: runs.reduce((n, r) => n + r.ops, 0),
-    errors: runs.reduce((n, r) => n + r.errors, 0),
-    seconds: round(runs.reduce((n, r) => n + r.seconds, 0), 3),
+    ops: sum('ops'),
+    errors: sum('errors'),
+    seconds: sum('seconds'),
     rps: median(runs.map((r) => r.rps)),
     p50Ms: median(runs.map((r) => r.p50Ms)),
     p99Ms: median(runs.map((r) => r.p99Ms)),
@@ -89,212 +77,129 @@ function medianOf(runs: LoadResult[]): LoadResult {
   };
 }
 
-interface Snapshot {
-  hot: number;
-  archived: number;
-  runs: number;
-  runSeconds: number;
-  archivedTotal: number;
-}
-
-/**
- * The deployment's figures from /metrics. A collection count that MongoDB did not give within a
- * second is left out of a scrape (on the stand-in, a count waits behind an insert into the
- * archive): scrape again.
- */
-async function snapshot(deployment: Deployment): Promise<Snapshot> {
+/** The deployment's figures from /metrics; a count MongoDB did not give within a second is left out of a scrape: scrape again. */
+type Snapshot = Awaited<ReturnType<typeof snapshot>>;
+async function snapshot(deployment: Deployment) {
   let samples = await scrapeMetrics(deployment.apis[0]!.origin);
   for (let attempt = 1; attempt < 10 && !samples.has('pos_order_documents{collection="orderArchive"}'); attempt++) {
     await new Promise((resolve) => setTimeout(resolve, 500));
     samples = await scrapeMetrics(deployment.apis[0]!.origin);
   }
+  const metric = (key: string) => samples.get(key) ?? 0;
   return {
-    hot: metric(samples, 'pos_order_documents{collection="orders"}'),
-    archived: metric(samples, 'pos_order_documents{collection="orderArchive"}'),
-    runs: metric(samples, 'pos_lifecycle_runs_total'),
-    runSeconds: metric(samples, 'pos_lifecycle_run_seconds_total'),
-    archivedTotal: metric(samples, 'pos_lifecycle_documents_total{action="archived"}'),
+    hot: metric('pos_order_documents{collection="orders"}'),
+    archived: metric('pos_order_documents{collection="orderArchive"}'),
+    runs: metric('pos_lifecycle_runs_total'),
+    runSeconds: metric('pos_lifecycle_run_seconds_total'),
+    archivedTotal: metric('pos_lifecycle_documents_total{action="archived"}'),
   };
 }
 
-/** One deployment ready to be measured: its history seeded and archived. */
-interface Prepared {
-  name: ArchiveVariant['name'];
-  deployment: Deployment;
-  finishedBefore: number;
-  seedSeconds: number;
-  catchUpSeconds: number;
-  /** The location with the history; its status-update orders and the churn are there. */
-  locationId: string;
-  numbers: number[];
-  headers: Record<string, string>;
-  pollHeaders: Record<string, string>;
-  statusRounds: LoadResult[];
-  pollRounds: LoadResult[];
-  first?: Snapshot;
-  last?: Snapshot;
-  /** Lifecycle runs and their time during the rounds only. */
-  runs: number;
-  runSeconds: number;
-  archivedDuringRuns: number;
-}
+/** One deployment, its history seeded and archived, and the rounds measured on it. */
+class Variant {
+  private readonly rounds: { status: LoadResult; polls: LoadResult; before: Snapshot; after: Snapshot }[] = [];
+  private seedSeconds = 0;
+  private catchUpSeconds = 0;
+  private numbers: number[] = [];
+  /** The location with the history (its status updates and churn there), and the polled one. */
+  private history = { locationId: '', apiKey: '' };
+  private polled = { locationId: '', apiKey: '' };
 
-const COMPLETE = JSON.stringify({ newState: 'COMPLETED' });
+  constructor(readonly name: ArchiveVariant['name'], readonly deployment: Deployment, private readonly finishedBefore: number) {}
 
-async function prepare(backends: Backends, name: Prepared['name'], finishedBefore: number, say: (line: string) => void): Promise<Prepared> {
-  const deployment = await deploy(`archive-${name}`, backends, { env: LIFECYCLE_ENV });
-  try {
-    const { admin } = deployment;
-    const origin = deployment.apis[0]!.origin;
-    const location = await admin.createLocation(`Bench archive ${name}`, 1000);
-    const headers = { api_key: (await admin.createServiceSession(location.id, 'bench-register')).apiKey };
-    const pollLocation = await admin.createLocation(`Bench archive ${name} polls`);
-    const pollHeaders = { api_key: (await admin.createServiceSession(pollLocation.id, 'bench-register')).apiKey };
-
+  async prepare(say: (line: string) => void): Promise<void> {
+    const { admin } = this.deployment;
+    [this.history, this.polled] = (await registers(admin, 2, `Bench archive ${this.name}`)) as [typeof this.history, typeof this.polled];
+    const { locationId } = this.history;
     // The location's history: orders created and completed through the service, the job archiving as they finish.
-    const setup = keepAliveTarget(origin, 16);
+    const setup = keepAliveTarget(this.deployment.apis[0]!.origin, 16);
     const serially = serializer();
     const seedStarted = Date.now();
     let seeded = 0;
-    await inBatches(finishedBefore, 16, async () => {
-      const order = await serially(() => admin.createOrder(location.id, SAMPLE_ROWS));
-      await httpCall(setup, 'PUT', `/api/v1/orders/${order.number}/statusupdate`, { headers, body: COMPLETE });
-      if (++seeded % 2000 === 0) say(`archive ${name}: ${seeded} orders created and completed`);
+    await inBatches(this.finishedBefore, 16, async () => {
+      const order = await serially(() => admin.createOrder(locationId, SAMPLE_ROWS));
+      await httpCall(setup, 'PUT', `/api/v1/orders/${order.number}/statusupdate`, { headers: { api_key: this.history.apiKey }, body: COMPLETE });
+      if (++seeded % 2000 === 0) say(`archive ${this.name}: ${seeded} orders created and completed`);
     });
     setup.agent.destroy();
-    const seedSeconds = round((Date.now() - seedStarted) / 1000, 1);
-    const numbers = (await inBatches(STATUS_ORDERS, 8, () => serially(() => admin.createOrder(location.id, SAMPLE_ROWS)))).map((o) => o.number);
-    await inBatches(POLL_ORDERS, 8, () => serially(() => admin.createOrder(pollLocation.id, SAMPLE_ROWS)));
-
+    this.seedSeconds = round((Date.now() - seedStarted) / 1000, 1);
+    this.numbers = (await inBatches(STATUS_ORDERS, 8, () => serially(() => admin.createOrder(locationId, SAMPLE_ROWS)))).map((o) => o.number);
+    await inBatches(POLL_ORDERS, 8, () => serially(() => admin.createOrder(this.polled.locationId, SAMPLE_ROWS)));
     // Until the job has moved every finished order (only the open ones stay hot).
     const catchUpStarted = Date.now();
-    while ((await snapshot(deployment)).hot > STATUS_ORDERS + POLL_ORDERS) {
+    while ((await snapshot(this.deployment)).hot > STATUS_ORDERS + POLL_ORDERS) {
       if (Date.now() - catchUpStarted > 600_000) throw new Error('the lifecycle job did not catch up in 10 minutes');
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
-    const catchUpSeconds = round((Date.now() - catchUpStarted) / 1000, 1);
-    if (finishedBefore > 0) say(`archive ${name}: ${finishedBefore} finished orders seeded in ${seedSeconds} s, all archived ${catchUpSeconds} s later`);
-    return {
-      name,
-      deployment,
-      finishedBefore,
-      seedSeconds,
-      catchUpSeconds,
-      locationId: location.id,
-      numbers,
-      headers,
-      pollHeaders,
-      statusRounds: [],
-      pollRounds: [],
-      runs: 0,
-      runSeconds: 0,
-      archivedDuringRuns: 0,
-    };
-  } catch (err) {
-    await deployment.stop();
-    throw err;
+    this.catchUpSeconds = round((Date.now() - catchUpStarted) / 1000, 1);
+    if (this.finishedBefore > 0) say(`archive ${this.name}: ${this.finishedBefore} finished orders seeded in ${this.seedSeconds} s, all archived ${this.catchUpSeconds} s later`);
   }
-}
 
-/** One round on one deployment: status updates, then polls, with the background register at work. */
-async function measureRound(p: Prepared, options: { concurrency: number; bounds: LoadBounds; say(line: string): void }, record = true): Promise<void> {
-  const { deployment, numbers } = p;
-  const origin = deployment.apis[0]!.origin;
-  let churning = true;
-  const churnTarget = keepAliveTarget(origin, 1);
-  const churn = (async () => {
-    while (churning) {
-      const started = Date.now();
-      const order = await deployment.admin.createOrder(p.locationId, SAMPLE_ROWS);
-      await httpCall(churnTarget, 'PUT', `/api/v1/orders/${order.number}/statusupdate`, { headers: p.headers, body: COMPLETE });
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 / CHURN_PER_SECOND - (Date.now() - started))));
+  /** One round: status updates, then polls, with the background register at work. */
+  async round(options: { concurrency: number; bounds: LoadBounds; say(line: string): void }, record = true): Promise<void> {
+    const origin = this.deployment.apis[0]!.origin;
+    let churning = true;
+    const churnTarget = keepAliveTarget(origin, 1);
+    const churn = (async () => {
+      while (churning) {
+        const started = Date.now();
+        const order = await this.deployment.admin.createOrder(this.history.locationId, SAMPLE_ROWS);
+        await httpCall(churnTarget, 'PUT', `/api/v1/orders/${order.number}/statusupdate`, { headers: { api_key: this.history.apiKey }, body: COMPLETE });
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 / CHURN_PER_SECOND - (Date.now() - started))));
+      }
+    })();
+    try {
+      const before = await snapshot(this.deployment);
+      const c = options.concurrency;
+      const perClient = Math.floor(this.numbers.length / c);
+      const headers = { api_key: this.history.apiKey };
+      const status = await runHttp(origin, c, (client, i) => ({ method: 'PUT', path: `/api/v1/orders/${this.numbers[client + c * (i % perClient)]!}/statusupdate`, headers, body: FAILED }), options.bounds);
+      const poll = { method: 'GET', path: '/api/v1/orders/location', headers: { api_key: this.polled.apiKey }, startsWith: '[' };
+      const polls = await runHttp(origin, c, () => poll, options.bounds);
+      const after = await snapshot(this.deployment);
+      if (!record) return;
+      this.rounds.push({ status, polls, before, after });
+      options.say(`archive ${this.name} round ${this.rounds.length}: status updates ${status.rps} rps, polls ${polls.rps} rps; hot ${after.hot}, archive ${after.archived}`);
+    } finally {
+      churning = false;
+      await churn;
+      churnTarget.agent.destroy();
     }
-  })();
-  try {
-    const before = await snapshot(deployment);
-    if (record) p.first ??= before;
-    const c = options.concurrency;
-    const updates = keepAliveTarget(origin, c);
-    const failed = JSON.stringify({ newState: 'FAILED' });
-    const perClient = Math.floor(numbers.length / c);
-    const status = await runLoad(
-      c,
-      async (client, iteration) => {
-        const number = numbers[client + c * (iteration % perClient)]!;
-        await httpCall(updates, 'PUT', `/api/v1/orders/${number}/statusupdate`, { headers: p.headers, body: failed });
-      },
-      options.bounds,
-    );
-    updates.agent.destroy();
-    const pollTarget = keepAliveTarget(origin, c);
-    const polls = await runLoad(
-      c,
-      async () => {
-        const text = await httpCall(pollTarget, 'GET', '/api/v1/orders/location', { headers: p.pollHeaders });
-        if (!text.startsWith('[')) throw new Error('not a list');
-      },
-      options.bounds,
-    );
-    pollTarget.agent.destroy();
-    const after = await snapshot(deployment);
-    if (!record) return;
-    p.last = after;
-    p.runs += after.runs - before.runs;
-    p.runSeconds += after.runSeconds - before.runSeconds;
-    p.archivedDuringRuns += after.archivedTotal - before.archivedTotal;
-    p.statusRounds.push(status);
-    p.pollRounds.push(polls);
-    options.say(
-      `archive ${p.name} round ${p.statusRounds.length}: status updates ${status.rps} rps p50 ${status.p50Ms} ms; polls ${polls.rps} rps p50 ${polls.p50Ms} ms; ` +
-        `hot ${after.hot}, archive ${after.archived}, ${after.runs - before.runs} job runs`,
-    );
-  } finally {
-    churning = false;
-    await churn;
-    churnTarget.agent.destroy();
   }
-}
 
-function result(p: Prepared): ArchiveVariant {
-  return {
-    name: p.name,
-    finishedBefore: p.finishedBefore,
-    seedSeconds: p.seedSeconds,
-    catchUpSeconds: p.catchUpSeconds,
-    hotAtStart: p.first?.hot ?? 0,
-    archivedAtStart: p.first?.archived ?? 0,
-    hotAtEnd: p.last?.hot ?? 0,
-    archivedAtEnd: p.last?.archived ?? 0,
-    runs: p.runs,
-    archivedDuringRuns: p.archivedDuringRuns,
-    runMeanMs: p.runs > 0 ? round((p.runSeconds / p.runs) * 1000, 1) : 0,
-    statusRounds: p.statusRounds,
-    pollRounds: p.pollRounds,
-    statusUpdates: medianOf(p.statusRounds),
-    polls: medianOf(p.pollRounds),
-  };
+  result(): ArchiveVariant {
+    const [first, last] = [this.rounds[0]!.before, this.rounds.at(-1)!.after];
+    const during = (key: keyof Snapshot) => this.rounds.reduce((sum, r) => sum + r.after[key] - r.before[key], 0);
+    const { name, finishedBefore, seedSeconds, catchUpSeconds } = this;
+    const runs = during('runs');
+    return {
+      name, finishedBefore, seedSeconds, catchUpSeconds,
+      hotAtStart: first.hot, archivedAtStart: first.archived, hotAtEnd: last.hot, archivedAtEnd: last.archived,
+      runs, archivedDuringRuns: during('archivedTotal'), runMeanMs: runs > 0 ? round((during('runSeconds') / runs) * 1000, 1) : 0,
+      statusUpdates: medianOf(this.rounds.map((r) => r.status)),
+      polls: medianOf(this.rounds.map((r) => r.polls)),
+    };
+  }
 }
 
 export async function measureArchiveLoad(
   backends: Backends,
   options: { finishedOrders: number; concurrency: number; rounds: number; bounds: LoadBounds; say(line: string): void },
 ): Promise<ArchiveScenario> {
-  const prepared: Prepared[] = [];
+  const variants: Variant[] = [];
   try {
-    prepared.push(await prepare(backends, 'fresh', 0, options.say));
-    prepared.push(await prepare(backends, 'backlog', options.finishedOrders, options.say));
-    const [fresh, backlog] = prepared as [Prepared, Prepared];
-    // A round of warm-up on each, unrecorded: the backlog's processes were warmed by the seeding,
-    // the fresh ones would otherwise be measured with a colder JIT.
-    for (const p of prepared) await measureRound(p, options, false);
-    for (let r = 0; r < options.rounds; r++) {
-      for (const p of r % 2 ? [backlog, fresh] : [fresh, backlog]) await measureRound(p, options);
+    for (const [name, finished] of [['fresh', 0], ['backlog', options.finishedOrders]] as const) {
+      variants.push(new Variant(name, await deploy(`archive-${name}`, backends, { env: LIFECYCLE_ENV }), finished));
+      await variants.at(-1)!.prepare(options.say);
     }
-    const variants = [result(fresh), result(backlog)];
-    const [f, b] = variants as [ArchiveVariant, ArchiveVariant];
+    const [fresh, backlog] = variants as [Variant, Variant];
+    // A warm-up round each, unrecorded: the backlog's processes were warmed by the seeding.
+    for (const v of variants) await v.round(options, false);
+    for (let r = 0; r < options.rounds; r++) for (const v of r % 2 ? [backlog, fresh] : [fresh, backlog]) await v.round(options);
+    const [f, b] = [fresh.result(), backlog.result()];
     return {
       settings: { lifecycle: LIFECYCLE_ENV, churnPerSecond: CHURN_PER_SECOND, concurrency: options.concurrency, rounds: options.rounds, secondsPerRun: options.bounds.maxMs / 1000 },
-      variants,
+      variants: [f, b],
       ratio: {
         statusP50: round(b.statusUpdates.p50Ms / f.statusUpdates.p50Ms),
         statusRps: round(b.statusUpdates.rps / f.statusUpdates.rps),
@@ -303,6 +208,6 @@ export async function measureArchiveLoad(
       },
     };
   } finally {
-    for (const p of prepared) await p.deployment.stop();
+    for (const v of variants) await v.deployment.stop();
   }
 }

@@ -1,9 +1,7 @@
 /**
- * What one operation costs the processes behind it, measured around a run: CPU time of each
- * process (from /proc), the MongoDB commands the service's processes sent (their
- * `pos_mongo_commands_total` on /metrics) and the Redis commands Redis ran (INFO commandstats).
- * Every scenario and ceiling of the benchmark wraps its measured run in a probe (`runLoad` takes
- * one), so each gets the same figures.
+ * What one operation costs the processes behind it, measured around a run: each process's CPU
+ * (from /proc), the MongoDB commands the service's processes sent (`pos_mongo_commands_total`)
+ * and the Redis commands Redis ran (INFO commandstats). Every run is wrapped in such a probe.
  */
 import { execSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -49,17 +47,13 @@ export interface Cost {
   redisUsec: number;
 }
 
-let ticksPerSecond: number | undefined;
-function clockTicks(): number {
-  if (ticksPerSecond === undefined) {
-    try {
-      ticksPerSecond = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
-    } catch {
-      ticksPerSecond = 100;
-    }
+const TICKS = (() => {
+  try {
+    return Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+  } catch {
+    return 100;
   }
-  return ticksPerSecond;
-}
+})();
 
 /** User + system CPU of a process (all its threads, live and ended), ms; undefined when gone. */
 export function processCpuMs(pid: number): number | undefined {
@@ -67,30 +61,22 @@ export function processCpuMs(pid: number): number | undefined {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces: fields count from after its closing parenthesis.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks();
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
   } catch {
     return undefined;
   }
 }
 
-interface CommandStats {
-  calls: Map<string, number>;
-  usec: number;
-}
-
-/** The commands Redis ran so far: on a cluster, summed over its masters. */
-async function commandStats(redis: RedisClient): Promise<CommandStats> {
+/** The commands Redis ran so far, by name, and their time: on a cluster, summed over its masters. */
+async function commandStats(redis: RedisClient): Promise<{ calls: Map<string, number>; usec: number }> {
   const texts = await Promise.all((isCluster(redis) ? redis.nodes('master') : [redis]).map((node) => node.info('commandstats')));
   const calls = new Map<string, number>();
   let usec = 0;
-  for (const text of texts) {
-    for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
-      const name = match[1]!;
-      // the probe's own INFO is not the operation's
-      if (name === 'info') continue;
-      calls.set(name, (calls.get(name) ?? 0) + Number(match[2]));
-      usec += Number(match[3]);
-    }
+  for (const match of texts.join('\n').matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    // the probe's own INFO is not the operation's
+    if (match[1] === 'info') continue;
+    calls.set(match[1]!, (calls.get(match[1]!) ?? 0) + Number(match[2]));
+    usec += Number(match[3]);
   }
   return { calls, usec };
 }
@@ -107,18 +93,9 @@ async function mongoCommands(counters: MongoCounter[]): Promise<Map<string, numb
 }
 
 
-interface Snapshot {
-  cpu: Map<string, number | undefined>;
-  redis: CommandStats;
-  mongo: Map<string, number>;
-}
-
-/**
- * Takes a snapshot at `start` and the difference at `stop`. The /metrics scrapes come before the
- * start's other readings and after the stop's, so that they are not counted in the run.
- */
+/** A snapshot at `start`, the difference at `stop`; the /metrics scrapes fall outside the measured readings. */
 export class CostProbe {
-  private before: Snapshot | undefined;
+  private before: { cpu: Map<string, number | undefined>; redis: Awaited<ReturnType<typeof commandStats>>; mongo: Map<string, number> } | undefined;
 
   constructor(private readonly targets: ProbeTargets) {}
 
@@ -135,29 +112,11 @@ export class CostProbe {
     const mongo = await mongoCommands(this.targets.mongoCounters ?? []);
     const before = this.before!;
     const per = (value: number, digits = 3) => (ops > 0 ? round(value / ops, digits) : 0);
-    const cpuMs: Record<string, number> = {};
-    for (const [role, ms] of cpu) {
-      const was = before.cpu.get(role);
-      if (ms !== undefined && was !== undefined) cpuMs[role] = per(ms - was);
-    }
-    const mongoCommandsPer: Record<string, number> = {};
-    for (const [role, count] of mongo) mongoCommandsPer[role] = per(count - (before.mongo.get(role) ?? 0), 2);
-    const redisByCommand: Record<string, number> = {};
-    let redisCommands = 0;
-    for (const [name, calls] of redis.calls) {
-      const delta = calls - (before.redis.calls.get(name) ?? 0);
-      if (delta <= 0) continue;
-      redisCommands += delta;
-      redisByCommand[name] = per(delta, 2);
-    }
-    return {
-      ops,
-      cpuMs,
-      mongoCommands: mongoCommandsPer,
-      redisCommands: per(redisCommands, 2),
-      redisByCommand,
-      redisUsec: per(redis.usec - before.redis.usec, 1),
-    };
+    const cpuMs = Object.fromEntries([...cpu].flatMap(([role, ms]) => (ms === undefined || before.cpu.get(role) === undefined ? [] : [[role, per(ms - before.cpu.get(role)!)]])));
+    const mongoPer = Object.fromEntries([...mongo].map(([role, count]) => [role, per(count - (before.mongo.get(role) ?? 0), 2)]));
+    const calls = [...redis.calls].map(([name, n]) => [name, n - (before.redis.calls.get(name) ?? 0)] as const).filter(([, n]) => n > 0);
+    const redisCommands = per(calls.reduce((sum, [, n]) => sum + n, 0), 2);
+    return { ops, cpuMs, mongoCommands: mongoPer, redisCommands, redisByCommand: Object.fromEntries(calls.map(([name, n]) => [name, per(n, 2)])), redisUsec: per(redis.usec - before.redis.usec, 1) };
   }
 
   private cpu(): Map<string, number | undefined> {
@@ -166,12 +125,30 @@ export class CostProbe {
 }
 
 /** The sum of the CPU figures of the named processes (those measured), ms per operation. */
-export function cpuOf(cost: Cost | undefined, roles: (role: string) => boolean): number {
-  if (!cost) return 0;
-  return round(
-    Object.entries(cost.cpuMs)
-      .filter(([role]) => roles(role))
-      .reduce((sum, [, ms]) => sum + ms, 0),
-    3,
-  );
+export const cpuOf = (cost: Cost | undefined, roles: (role: string) => boolean): number =>
+  round(Object.entries(cost?.cpuMs ?? {}).reduce((sum, [role, ms]) => sum + (roles(role) ? ms : 0), 0), 3);
+
+export interface CpuShare {
+  name: string;
+  /** Percent of one core over the run. */
+  percent: number;
 }
+
+/** Starts measuring now; `stop()` gives each process's share of one core since. Empty without /proc or processes. */
+export function measureCpu(processes: WatchedProcess[]): { stop(): CpuShare[] } {
+  const start = performance.now();
+  const before = processes.map((p) => processCpuMs(p.pid));
+  return {
+    stop() {
+      const seconds = (performance.now() - start) / 1000;
+      return processes.flatMap((p, i) => {
+        const [from, to] = [before[i], processCpuMs(p.pid)];
+        if (from === undefined || to === undefined || seconds <= 0) return [];
+        return [{ name: p.role, percent: Math.round((to - from) / seconds) / 10 }];
+      });
+    },
+  };
+}
+
+export const formatCpu = (shares: CpuShare[] | undefined): string =>
+  shares && shares.length > 0 ? shares.map((s) => `${s.name} ${s.percent} %`).join(', ') : 'n/a';

@@ -1,29 +1,27 @@
 /**
- * One isolated deployment of the service for a scenario: a worker and one or more API nodes as
- * separate processes, on a fresh MongoDB database and Redis prefix (the MongoDB stand-in slows
- * down as collections grow, so no scenario inherits another's documents).
+ * One isolated deployment of the service for a scenario: a worker and API nodes as processes of
+ * their own (each logging to a file, so that logging costs what it costs in production), on a
+ * fresh database and Redis prefix: the stand-in slows as collections grow, so no scenario
+ * inherits another's documents.
  */
-import { EventLogTrim } from './event-log-trim';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { MongoClient } from 'mongodb';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import type { RedisClient } from '@pos/shared/redis';
 import { REQUEST_TIMEOUT_MS } from '@pos/shared/clients/json-http';
-import { ROLE_READY, roleEntry } from '../scripts/embedded/spawn-role';
+import { ROLE_READY, roleEntry, spawnNode as spawnEntry } from '../scripts/embedded/spawn-role';
 import { CostProbe, MongoCounter, WatchedProcess } from './cost';
-import { BenchChild, spawnNode } from './processes';
-import type { RedisProcess } from './redis-cpu';
 
 export interface Backends {
   mongoUrl: string;
   /** One Redis, or the seed list of a Redis Cluster when `redisCluster` is set. */
   redisUrl: string;
   redisCluster?: boolean;
-  /** The Redis processes whose CPU the runs report (none for a Redis the bench did not start). */
-  redisProcesses: RedisProcess[];
   logDir: string;
-  /** Redis and MongoDB server processes on this machine, when known (their CPU is measured). */
+  /** Redis and MongoDB server processes on this machine, when known (their CPU is measured): `mongo`, and `redis` or a cluster's nodes. */
   serverProcesses: WatchedProcess[];
   /** A Redis connection of the benchmark itself (INFO commandstats). */
   redis: RedisClient;
@@ -31,7 +29,9 @@ export interface Backends {
   profileDir?: string;
 }
 
-/** The probe of runs that involve no service process (ceilings, floors): these, plus Redis and MongoDB. */
+export const redisProcesses = (backends: Backends) => backends.serverProcesses.filter((p) => p.role !== 'mongo');
+
+/** The probe of a floor's runs: its processes, Redis and MongoDB. */
 export function probeOf(backends: Backends, processes: WatchedProcess[], mongoCounters: MongoCounter[] = []): CostProbe {
   return new CostProbe({ processes: [...processes, ...backends.serverProcesses], redis: backends.redis, mongoCounters });
 }
@@ -57,10 +57,8 @@ export interface Deployment {
   stop(): Promise<void>;
 }
 
-/** The worker's ready line, with the port of its /metrics listener. */
 const WORKER_READY = /"metricsPort":(\d+)[^\n]*"msg":"worker ready"/;
 
-/** Node options that make a process write a CPU profile when it exits. */
 function profileArgs(backends: Backends, name: string): string[] {
   if (!backends.profileDir) return [];
   fs.mkdirSync(backends.profileDir, { recursive: true });
@@ -80,26 +78,16 @@ export interface DeployOptions {
 export async function deploy(name: string, backends: Backends, options: DeployOptions = {}): Promise<Deployment> {
   const apiCount = options.apiCount ?? 1;
   const id = `bench_${name}_${randomBytes(3).toString('hex')}`;
+  const secret = () => randomBytes(16).toString('hex');
   const env = {
-    MONGO_URL: backends.mongoUrl,
-    REDIS_URL: backends.redisUrl,
-    MONGO_DB: id,
-    REDIS_PREFIX: id,
-    ADMIN_TOKEN: `bench-${randomBytes(16).toString('hex')}`,
-    API_KEY_SECRET: `bench-keys-${randomBytes(16).toString('hex')}`,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: 'info',
-    // The fan-out's streams share a few register keys: far above the per-session default of 4.
-    SSE_MAX_STREAMS_PER_SESSION: '10000',
-    SSE_MAX_STREAMS: String(options.maxStreams ?? 10_000),
-    // The fan-out scenarios make all their orders with one customer session before submitting them.
-    CUSTOMER_MAX_OPEN_ORDERS: '1000',
-    METRICS_PORT: '0',
+    MONGO_URL: backends.mongoUrl, REDIS_URL: backends.redisUrl, MONGO_DB: id, REDIS_PREFIX: id, ADMIN_TOKEN: `bench-${secret()}`, API_KEY_SECRET: `bench-keys-${secret()}`,
+    HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info', SSE_MAX_STREAMS: String(options.maxStreams ?? 10_000),
+    // The streams share a few register keys, and the fan-outs make all their orders with one customer before submitting them.
+    SSE_MAX_STREAMS_PER_SESSION: '10000', CUSTOMER_MAX_OPEN_ORDERS: '1000',
     ...(backends.redisCluster ? { REDIS_CLUSTER: '1' } : {}),
     ...options.env,
   };
-  const trim = await EventLogTrim.start(backends.mongoUrl, id);
+  const trim = trimLogs(backends.mongoUrl, id);
   const worker = await spawnNode(`${name}-worker`, roleEntry('worker'), env, WORKER_READY, backends.logDir, profileArgs(backends, `${name}-worker`));
   const apis: ApiNode[] = [];
   try {
@@ -124,17 +112,10 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     worker,
     admin: new AdminClient(apis[0]!.origin, env.ADMIN_TOKEN),
     probe(settled?: () => Promise<void>) {
-      const workerMetrics = `http://127.0.0.1:${worker.ready[1]}/metrics`;
-      return new CostProbe({
-        processes: [
-          ...apis.map((api, i) => ({ role: `api${i + 1}`, pid: api.child.process.pid! })),
-          { role: 'worker', pid: worker.process.pid! },
-          ...backends.serverProcesses,
-        ],
-        mongoCounters: [...apis.map((api, i) => ({ role: `api${i + 1}`, metricsUrl: `${api.origin}/metrics`, headers: metricsHeaders(api.origin) })), { role: 'worker', metricsUrl: workerMetrics }],
-        redis: backends.redis,
-        settled,
-      });
+      const roles = [...apis.map((api, i) => ({ role: `api${i + 1}`, child: api.child, origin: api.origin })), { role: 'worker', child: worker, origin: `http://127.0.0.1:${worker.ready[1]}` }];
+      const processes = [...roles.map(({ role, child }) => ({ role, pid: child.process.pid! })), ...backends.serverProcesses];
+      const mongoCounters = roles.map(({ role, origin }) => ({ role, metricsUrl: `${origin}/metrics`, headers: metricsHeaders(origin) }));
+      return new CostProbe({ processes, mongoCounters, redis: backends.redis, settled });
     },
     async stop() {
       await Promise.all(apis.map((a) => a.child.stop()));
@@ -150,7 +131,6 @@ export async function collectGarbage(apis: ApiNode[]): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 500));
 }
 
-/** The Node options that make collectGarbage work. */
 export const GC_HOOK = ['--expose-gc', '--require', path.join(__dirname, 'gc-on-signal.ts')];
 
 /** The ADMIN_TOKEN of each API node deployed: an API node's /metrics needs an admin credential. */
@@ -173,4 +153,69 @@ export async function scrapeMetrics(origin: string): Promise<Map<string, number>
     samples.set(line.slice(0, space), Number(line.slice(space + 1)));
   }
   return samples;
+}
+
+/**
+ * Keeps the event log and the webhook delivery log at their newest EVENT_LOG_KEPT, standing in for
+ * the service's retention at the bench's pace: the stand-in slows as a collection grows (an insert
+ * into a log of 8,000 took a second), a real MongoDB does not.
+ */
+export const EVENT_LOG_KEPT = 100;
+export const EVENT_LOG_TRIM_MS = 250;
+
+function trimLogs(mongoUrl: string, db: string): { stop(): Promise<void> } {
+  const client = new MongoClient(mongoUrl);
+  const events = client.db(db).collection<{ _id: number }>('events');
+  // (a delivery attempt's id is a UUIDv7: its order is its time's)
+  const attempts = client.db(db).collection<{ _id: string }>('webhookDeliveries');
+  let running: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running
+      .then(async () => {
+        const top = await events.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).next();
+        if (top && top._id > EVENT_LOG_KEPT) await events.deleteMany({ _id: { $lte: top._id - EVENT_LOG_KEPT } });
+        const kept = await attempts.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).skip(EVENT_LOG_KEPT).limit(1).next();
+        if (kept) await attempts.deleteMany({ _id: { $lte: kept._id } });
+      })
+      .catch(() => undefined);
+  }, EVENT_LOG_TRIM_MS);
+  return { stop: () => (clearInterval(timer), running.then(() => client.close())) };
+}
+
+export interface BenchChild {
+  process: ChildProcess;
+  /** The first match of the ready pattern. */
+  ready: RegExpMatchArray;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
+
+/** Starts `node --require tsx/cjs [nodeArgs] <entry>`, its log in logDir, and waits until the log matches `ready`. */
+export async function spawnNode(name: string, entry: string, env: Record<string, string>, ready: RegExp, logDir: string, nodeArgs: string[] = []): Promise<BenchChild> {
+  const child = await spawnEntry({
+    name,
+    entry,
+    env,
+    ready,
+    logFile: path.join(logDir, `${name}.log`),
+    nodeArgs,
+    timeoutMs: 60_000,
+    onSpawn: (spawned) => {
+      running.add(spawned);
+      spawned.once('exit', () => running.delete(spawned));
+    },
+  });
+  return {
+    process: child.process,
+    ready: child.ready,
+    async stop() {
+      if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+      child.process.kill('SIGTERM');
+      const timer = setTimeout(() => child.process.kill('SIGKILL'), 15_000);
+      await child.exited;
+      clearTimeout(timer);
+    },
+  };
 }

@@ -1,13 +1,9 @@
 /**
- * The features measured as cost rows of their own (`VARIANTS` in bench/run.ts): each a deployment
- * with the feature's settings, and the local endpoint it talks to, in this process.
- *  - webhooks: one subscription to every event type on every location, delivered to a receiver
- *    answering 204 (WEBHOOK_ALLOW_PRIVATE: it is on 127.0.0.1) that verifies every signature; a
- *    run's cost includes its deliveries (its probe waits until they have stopped coming). At 16
- *    and 64 clients, each with its own floor: the status floor POSTing each update's events.
- *  - tracing: every trace kept and exported over OTLP/HTTP to a sink answering 200.
- * Presence is always on (its cost is in every row: bench/presence-cost.ts isolates it), and the
- * audit trail is written by admin writes only, never on a register's or customer's request.
+ * The features measured as cost rows of their own, each a deployment with its settings and the
+ * local endpoint it talks to. webhooks: one subscription to every event, delivered to a receiver
+ * that verifies every signature, at 16 and 64 clients, each against its own floor (the status
+ * floor POSTing each update's events); a run's cost includes its deliveries. tracing: every
+ * trace kept and exported over OTLP/HTTP.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,29 +13,19 @@ import { newWebhookSecret } from '@pos/shared/webhooks/secrets';
 import { scrapeMetrics } from './deployment';
 import type { Variant } from './service-load';
 
-/**
- * A local HTTP endpoint that answers every request with `status` and counts what it got; given
- * the secrets of its paths, it verifies each request's signature with `standardwebhooks` and
- * counts the distinct `webhook-id`s that verified, per path.
- */
+/** A local endpoint answering `status`; it verifies the signatures of the paths it has secrets for, counting the distinct `webhook-id`s. */
 class Sink {
-  requests = 0;
-  bytes = 0;
   readonly verified = new Map<string, Set<string>>();
-  invalid = 0;
   readonly secrets = new Map<string, Webhook>();
+  invalid = 0;
   private lastAt = 0;
   private readonly server: http.Server;
 
-  private constructor(status: number) {
+  constructor(status: number) {
     this.server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => {
-        this.bytes += chunk.length;
-        chunks.push(chunk);
-      });
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        this.requests += 1;
         this.lastAt = Date.now();
         this.verify(req, Buffer.concat(chunks).toString());
         res.writeHead(status).end();
@@ -48,24 +34,20 @@ class Sink {
   }
 
   private verify(req: http.IncomingMessage, body: string): void {
-    const path = req.url ?? '';
-    const signer = this.secrets.get(path);
+    const signer = this.secrets.get(req.url ?? '');
     if (!signer) return;
-    const header = (name: string) => String(req.headers[name] ?? '');
+    const [id, timestamp, signature] = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => String(req.headers[name] ?? ''));
     try {
-      signer.verify(body, { 'webhook-id': header('webhook-id'), 'webhook-timestamp': header('webhook-timestamp'), 'webhook-signature': header('webhook-signature') });
-      const ids = this.verified.get(path) ?? new Set<string>();
-      ids.add(header('webhook-id'));
-      this.verified.set(path, ids);
+      signer.verify(body, { 'webhook-id': id!, 'webhook-timestamp': timestamp!, 'webhook-signature': signature! });
+      this.verified.set(req.url!, (this.verified.get(req.url!) ?? new Set<string>()).add(id!));
     } catch {
       this.invalid += 1;
     }
   }
 
-  static async start(status: number): Promise<Sink> {
-    const sink = new Sink(status);
-    await new Promise<void>((resolve) => sink.server.listen(0, '127.0.0.1', resolve));
-    return sink;
+  async listen(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return this;
   }
 
   get origin(): string {
@@ -85,8 +67,8 @@ class Sink {
 }
 
 export async function startFeatureVariants(): Promise<{ variants: Variant[]; stop(): Promise<void> }> {
-  const receiver = await Sink.start(204);
-  const otlp = await Sink.start(200);
+  const receiver = await new Sink(204).listen();
+  const otlp = await new Sink(200).listen();
   const floorSecret = newWebhookSecret();
   receiver.secrets.set('/floor', new Webhook(floorSecret));
   const variants: Variant[] = [
@@ -104,20 +86,11 @@ export async function startFeatureVariants(): Promise<{ variants: Variant[]; sto
       // every event the deployment recorded, delivered under a signature that verifies
       async report(deployment) {
         const worker = await scrapeMetrics(`http://127.0.0.1:${deployment.worker.ready[1]}`);
-        return {
-          eventsRecorded: worker.get('pos_events_recorded_total') ?? 0,
-          delivered: receiver.verified.get('/hooks')?.size ?? 0,
-          invalidSignatures: receiver.invalid,
-          floorPosts: receiver.verified.get('/floor')?.size ?? 0,
-        };
+        const verified = (path: string) => receiver.verified.get(path)?.size ?? 0;
+        return { eventsRecorded: worker.get('pos_events_recorded_total') ?? 0, delivered: verified('/hooks'), invalidSignatures: receiver.invalid, floorPosts: verified('/floor') };
       },
     },
     { name: 'tracing', env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.origin }, settled: () => otlp.quiet() },
   ];
-  return {
-    variants,
-    async stop() {
-      await Promise.all([receiver.close(), otlp.close()]);
-    },
-  };
+  return { variants, stop: () => Promise.all([receiver.close(), otlp.close()]).then(() => undefined) };
 }

@@ -1,17 +1,10 @@
 /**
- * The overload scenario (docs/overload.md): failure reports past the workers' capacity. The
- * capacity C is measured first on the same deployment (64 closed-loop clients); then a load
- * generator of its own process (overload-client.ts) sends open-loop arrivals at multiples of C,
- * phase after phase (by default 1x, 2x, 4x, then 0.5x), while a steady trickle of polls reads
- * another location. One worker with WORKER_CONCURRENCY=2, so that the worker, not the machine, is
- * the bottleneck (the overload the admission is for; on two cores a machine-bound run measures the
- * load generator as much as the service).
- *
- * Per phase: goodput (answered 200 within JOB_TIMEOUT + 1 s, per second) over C; p99 of the
- * admitted requests and of the refusals. Over the run: the worker's jobs, and the share of them
- * done for requests that got no success (wasted work; per phase it could not be told apart, a job
- * finishing after its phase). After the last overload phase: the seconds until the service
- * answers as it did before it (every 250 ms window from then on >= 99 % 200s, p99 <= 1 s).
+ * The overload scenario (docs/overload.md): the capacity C measured first (64 closed-loop
+ * clients), then open-loop failure reports at multiples of C from a process of their own
+ * (overload-client.ts), while a trickle of polls reads another location. One worker with
+ * WORKER_CONCURRENCY=2, so that the worker, not the machine, is the bottleneck. Per phase: goodput
+ * over C, p99 of the admitted and of the refusals, the API's CPU; then the recovery, the wasted
+ * jobs, and the reports applied against the 200s answered.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,9 +15,9 @@ import { ROOT } from '../scripts/embedded/spawn-role';
 import { processCpuMs } from './cost';
 import { deploy, scrapeMetrics } from './deployment';
 import type { Backends } from './deployment';
-import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad } from './load';
-import { OUTCOME, OverloadPlan, OverloadRecords, RequestRecord } from './overload-records';
-import { inBatches } from './service-load';
+import { type LoadBounds, type LoadResult, runHttp } from './load';
+import { OUTCOME, type OverloadPlan, type OverloadRecords, type RequestRecord } from './overload-client';
+import { placedOrders, registers } from './service-load';
 import { percentile, round } from './statistics';
 
 export interface OverloadPhase {
@@ -36,15 +29,12 @@ export interface OverloadPhase {
 
 export interface OverloadPhaseResult extends OverloadPhase {
   perSecond: number;
+  /** Sent; answered 200; refused at once (shed); 503s whose job a worker did not apply (taken too late) and other 503s; any other status; no answer. */
   sent: number;
   ok: number;
-  /** Refused at once, not queued. */
   shed: number;
-  /** 503s whose job a worker did not apply (taken too late). */
   notApplied: number;
-  /** Other 503s (the outcome unknown). */
   unknown: number;
-  /** Any other status; and no answer at all. */
   other: number;
   failed: number;
   goodputPerSecond: number;
@@ -53,12 +43,11 @@ export interface OverloadPhaseResult extends OverloadPhase {
   secondHalfGoodputRatio: number;
   admittedP99Ms: number;
   refusalP99Ms: number;
+  maxMs: number;
   /** Jobs the worker finished during the phase (some for the phase before's requests), and those it refused as expired. */
   jobsRun: number;
   jobsExpired: number;
-  /** The slowest answer of the phase, ms. */
-  maxMs: number;
-  /** The API node's CPU over the phase, ms (its polls included; absent from earlier runs). */
+  /** The API node's CPU over the phase, ms (its polls included). */
   apiCpuMs?: number;
 }
 
@@ -76,19 +65,11 @@ export interface OverloadScenario {
   /** Failure reports applied to the orders during the open-loop phases (their failure counts), and the 200s answered: equal when every acknowledged write was applied once and no refused one at all. */
   applied: { failureReports: number; answered200: number };
   polls: { count: number; within1sShare: number; p50Ms: number; p99Ms: number; errors: number };
-  /**
-   * The API node's CPU per admitted request (from the phases that refused nothing) and per refusal
-   * (the rest of each refusing phase's CPU, over its refusals), ms.
-   */
+  /** The API node's CPU per admitted request (phases that refused nothing) and per refusal (the rest of the others' CPU), ms. */
   apiCpu?: { perAdmittedMs: number; perRefusalMs: number; refusalShare: number };
 }
 
-export const DEFAULT_PHASES: OverloadPhase[] = [
-  { name: '1x', multiple: 1, seconds: 10 },
-  { name: '2x', multiple: 2, seconds: 10 },
-  { name: '4x', multiple: 4, seconds: 10 },
-  { name: 'after, 0.5x', multiple: 0.5, seconds: 10 },
-];
+const DEFAULT_PHASES: OverloadPhase[] = [1, 2, 4, 0.5].map((multiple) => ({ name: multiple < 1 ? `after, ${multiple}x` : `${multiple}x`, multiple, seconds: 10 }));
 
 /** `2.5:20,0.5:15`: multiples of the capacity, each for that many seconds (BENCH_OVERLOAD_PHASES). */
 export function parsePhases(text: string | undefined): OverloadPhase[] {
@@ -109,35 +90,21 @@ const WINDOW_MS = 250;
 /** The sum of the orders' failure counts: one per failure report applied. */
 async function failureCounts(mongoUrl: string, db: string): Promise<number> {
   const client = await new MongoClient(mongoUrl).connect();
-  try {
-    const orders = await client.db(db).collection<{ failureCount: number }>('orders').find({}, { projection: { failureCount: 1 } }).toArray();
-    return orders.reduce((sum, order) => sum + order.failureCount, 0);
-  } finally {
-    await client.close();
-  }
+  const orders = await client.db(db).collection<{ failureCount: number }>('orders').find({}, { projection: { failureCount: 1 } }).toArray().finally(() => client.close());
+  return orders.reduce((sum, order) => sum + order.failureCount, 0);
 }
 
-/** `pos_jobs_processed_total` of the worker's order actions, by status. */
-async function workerJobs(origin: string): Promise<Map<string, number>> {
-  const samples = await scrapeMetrics(origin);
-  const jobs = new Map<string, number>();
-  for (const [key, value] of samples) {
-    const match = /^pos_jobs_processed_total\{job="order-action",status="([^"]+)"\}$/.exec(key);
-    if (match) jobs.set(match[1]!, value);
+/** The worker's order-action jobs so far (`pos_jobs_processed_total`): those it ran, and those it refused as expired. */
+async function workerJobs(origin: string): Promise<{ run: number; expired: number }> {
+  const jobs = { run: 0, expired: 0 };
+  for (const [key, value] of await scrapeMetrics(origin)) {
+    const status = /^pos_jobs_processed_total\{job="order-action",status="([^"]+)"\}$/.exec(key)?.[1];
+    if (status) jobs[status === 'expired' ? 'expired' : 'run'] += value;
   }
   return jobs;
 }
 
-const jobsDelta = (before: Map<string, number>, after: Map<string, number>) => {
-  let run = 0;
-  let expired = 0;
-  for (const [status, value] of after) {
-    const delta = value - (before.get(status) ?? 0);
-    if (status === 'expired') expired += delta;
-    else run += delta;
-  }
-  return { run, expired };
-};
+const jobsDelta = (before: { run: number; expired: number }, after: { run: number; expired: number }) => ({ run: after.run - before.run, expired: after.expired - before.expired });
 
 function phaseResult(phase: OverloadPhase, perSecond: number, records: RequestRecord[], capacityRps: number, jobs: { run: number; expired: number }, apiCpuMs: number): OverloadPhaseResult {
   const count = (outcome: number) => records.filter((r) => r[3] === outcome).length;
@@ -148,28 +115,20 @@ function phaseResult(phase: OverloadPhase, perSecond: number, records: RequestRe
     ...phase,
     perSecond: round(perSecond, 1),
     sent: records.length,
-    ok: count(OUTCOME.ok),
-    shed: count(OUTCOME.shed),
-    notApplied: count(OUTCOME.notApplied),
-    unknown: count(OUTCOME.unknown),
-    other: count(OUTCOME.other),
-    failed: count(OUTCOME.failed),
+    ok: count(OUTCOME.ok), shed: count(OUTCOME.shed), notApplied: count(OUTCOME.notApplied),
+    unknown: count(OUTCOME.unknown), other: count(OUTCOME.other), failed: count(OUTCOME.failed),
     goodputPerSecond: round(goodputPerSecond, 1),
     goodputRatio: round(goodputPerSecond / capacityRps, 2),
     secondHalfGoodputRatio: round(ok.filter((r) => r[1] >= (phase.seconds * 1000) / 2).length / (phase.seconds / 2) / capacityRps, 2),
     admittedP99Ms: round(percentile(sorted(OUTCOME.ok), 99)),
     refusalP99Ms: round(percentile(sorted(OUTCOME.shed), 99)),
-    jobsRun: jobs.run,
-    jobsExpired: jobs.expired,
+    jobsRun: jobs.run, jobsExpired: jobs.expired,
     maxMs: round(Math.max(0, ...records.map((r) => r[2]))),
     apiCpuMs: round(apiCpuMs),
   };
 }
 
-/**
- * CPU per admitted request from the phases that refused (almost) nothing, then per refusal from
- * those that refused: what is left of their CPU once their admitted requests are paid for.
- */
+/** CPU per admitted request from the phases that refused (almost) nothing, then per refusal: what is left of the others' CPU. */
 function apiCpuSplit(phases: OverloadPhaseResult[]): NonNullable<OverloadScenario['apiCpu']> {
   const admittedOf = (p: OverloadPhaseResult) => p.sent - p.shed;
   const cpu = (p: OverloadPhaseResult) => p.apiCpuMs ?? 0;
@@ -207,27 +166,19 @@ export async function measureOverload(
     const { admin } = deployment;
     const api = deployment.apis[0]!;
     const workerOrigin = `http://127.0.0.1:${deployment.worker.ready[1]}`;
-    const locations = await inBatches(16, 4, async (i) => {
-      const location = await admin.createLocation(`Bench overload ${i + 1}`, 1000);
-      return { id: location.id, apiKey: (await admin.createServiceSession(location.id, 'bench-register')).apiKey };
-    });
-    const targets = await inBatches(256, 8, async (i) => {
-      const location = locations[i % locations.length]!;
-      return { apiKey: location.apiKey, number: (await admin.createOrder(location.id, SAMPLE_ROWS)).number };
-    });
+    const targets = await placedOrders(admin, await registers(admin, 16, 'Bench overload'), 256);
     const polled = await admin.createLocation('Bench overload, polled');
     const pollKey = (await admin.createServiceSession(polled.id, 'bench-register')).apiKey;
     for (let i = 0; i < 10; i++) await admin.createOrder(polled.id, SAMPLE_ROWS);
 
     // The capacity: 64 closed-loop clients, as many requests as the workers finish.
-    const target = keepAliveTarget(api.origin, 64);
     const body = JSON.stringify({ reason: 'bench' });
     let n = 0;
-    const capacity = await runLoad(64, async () => {
+    const report = () => {
       const { apiKey, number } = targets[n++ % targets.length]!;
-      await httpCall(target, 'POST', `/api/v1/orders/${number}/failure`, { headers: { api_key: apiKey }, body });
-    }, options.capacityBounds);
-    target.agent.destroy();
+      return { method: 'POST', path: `/api/v1/orders/${number}/failure`, headers: { api_key: apiKey }, body };
+    };
+    const capacity = await runHttp(api.origin, 64, report, options.capacityBounds);
     options.say(`overload: capacity ${capacity.rps} req/s (64 clients, WORKER_CONCURRENCY=${WORKER_CONCURRENCY}), errors ${capacity.errors}`);
 
     // Open-loop phases from a process of their own.
@@ -235,33 +186,20 @@ export async function measureOverload(
     const failuresBefore = await failureCounts(backends.mongoUrl, deployment.db);
     const out = path.join(backends.logDir, 'overload-records.json');
     const startAt = Date.now() + 1_500;
-    const plan: OverloadPlan = {
-      origin: api.origin,
-      basePath: '/api/v1',
-      targets,
-      poll: { apiKey: pollKey, perSecond: 20 },
-      phases: options.phases.map((phase) => ({ name: phase.name, perSecond: phase.multiple * capacity.rps, seconds: phase.seconds })),
-      startAt,
-      out,
-    };
-    const boundaries: Map<string, number>[] = [];
+    const phasesSent = options.phases.map((phase) => ({ name: phase.name, perSecond: phase.multiple * capacity.rps, seconds: phase.seconds }));
+    const plan: OverloadPlan = { origin: api.origin, targets, poll: { apiKey: pollKey, perSecond: 20 }, phases: phasesSent, startAt, out };
+    const boundaries: { run: number; expired: number }[] = [];
     const apiCpu: number[] = [];
     const apiPid = api.child.process.pid!;
-    const scrapes = [0, ...options.phases.map((_, i) => options.phases.slice(0, i + 1).reduce((t, p) => t + p.seconds * 1000, 0))].map(
-      (offset, i) =>
-        new Promise<void>((resolve) =>
-          setTimeout(async () => {
-            apiCpu[i] = processCpuMs(apiPid) ?? 0;
-            boundaries[i] = await workerJobs(workerOrigin);
-            resolve();
-          }, Math.max(0, startAt + offset - Date.now())),
-        ),
-    );
-    const client = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'overload-client.ts')], {
-      cwd: ROOT,
-      env: { ...process.env, OVERLOAD_PLAN: JSON.stringify(plan) },
-      stdio: ['ignore', 'inherit', 'inherit'],
+    // the API's CPU and the worker's jobs at each phase's boundaries
+    const offsets = [0, ...options.phases.map((_, i) => options.phases.slice(0, i + 1).reduce((t, p) => t + p.seconds * 1000, 0))];
+    const scrapes = offsets.map(async (offset, i) => {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt + offset - Date.now())));
+      apiCpu[i] = processCpuMs(apiPid) ?? 0;
+      boundaries[i] = await workerJobs(workerOrigin);
     });
+    const env = { ...process.env, OVERLOAD_PLAN: JSON.stringify(plan) };
+    const client = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'overload-client.ts')], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
     const code = await new Promise<number | null>((resolve) => client.once('exit', resolve));
     await Promise.all(scrapes);
     if (code !== 0) throw new Error(`the overload client exited with ${code}`);
@@ -274,41 +212,24 @@ export async function measureOverload(
       phaseResult(phase, phase.multiple * capacity.rps, records.requests.filter((r) => r[0] === i), capacity.rps, jobsDelta(boundaries[i]!, boundaries[i + 1]!), apiCpu[i + 1]! - apiCpu[i]!),
     );
     const cpuSplit = apiCpuSplit(phases);
-    options.say(`overload: API CPU ${cpuSplit.perAdmittedMs} ms per admitted request, ${cpuSplit.perRefusalMs} ms per refusal (${cpuSplit.refusalShare} of it)`);
-    for (const p of phases) {
-      options.say(
-        `overload ${p.name}: ${p.perSecond} req/s sent, goodput ${p.goodputPerSecond}/s (${p.goodputRatio} x C), shed ${p.shed}, not applied ${p.notApplied}, unknown ${p.unknown}, other ${p.other + p.failed}; admitted p99 ${p.admittedP99Ms} ms, refusal p99 ${p.refusalP99Ms} ms, slowest ${p.maxMs} ms; jobs ${p.jobsRun} (expired ${p.jobsExpired})`,
-      );
-    }
+    for (const p of phases) options.say(`overload ${p.name}: ${p.perSecond} req/s sent, goodput ${p.goodputRatio} x C, shed ${p.shed}, admitted p99 ${p.admittedP99Ms} ms, jobs ${p.jobsRun} (expired ${p.jobsExpired})`);
     const lastOverload = options.phases.map((p) => p.multiple > 1).lastIndexOf(true);
     const after = lastOverload >= 0 && lastOverload + 1 < options.phases.length ? lastOverload + 1 : -1;
     const recovery = after < 0 ? 0 : recoverySeconds(records.requests.filter((r) => r[0] === after), options.phases[after]!.seconds);
     const pollTimes = records.polls.filter((p) => p[2] === 200).map((p) => p[1]).sort((a, b) => a - b);
-    const polls = {
-      count: records.polls.length,
-      within1sShare: round(records.polls.filter((p) => p[2] === 200 && p[1] <= 1_000).length / Math.max(1, records.polls.length), 3),
-      p50Ms: round(percentile(pollTimes, 50)),
-      p99Ms: round(percentile(pollTimes, 99)),
-      errors: records.polls.filter((p) => p[2] !== 200).length,
-    };
+    const within1s = records.polls.filter((p) => p[2] === 200 && p[1] <= 1_000).length;
+    const polls = { count: records.polls.length, within1sShare: round(within1s / Math.max(1, records.polls.length), 3), p50Ms: round(percentile(pollTimes, 50)), p99Ms: round(percentile(pollTimes, 99)), errors: records.polls.length - pollTimes.length };
     const total = jobsDelta(boundaries[0]!, boundaries[boundaries.length - 1]!);
-    const applied = { failureReports: (await failureCounts(backends.mongoUrl, deployment.db)) - failuresBefore, answered200: phases.reduce((sum, p) => sum + p.ok, 0) };
     const succeeded = phases.reduce((sum, p) => sum + p.ok, 0);
+    const applied = { failureReports: (await failureCounts(backends.mongoUrl, deployment.db)) - failuresBefore, answered200: succeeded };
     const wastedShare = total.run > 0 ? round(Math.max(0, total.run - succeeded) / total.run, 3) : 0;
-    options.say(`overload: failure reports applied ${applied.failureReports}, answered 200 ${applied.answered200}`);
-    options.say(`overload: recovery ${recovery} s; jobs run ${total.run} (expired ${total.expired}), wasted ${wastedShare}; polls of another location: ${polls.within1sShare} within 1 s, p99 ${polls.p99Ms} ms`);
+    options.say(
+      `overload: recovery ${recovery} s, wasted ${wastedShare}, applied ${applied.failureReports} for ${succeeded} 200s; API CPU ${cpuSplit.perAdmittedMs} ms per admitted request, ${cpuSplit.perRefusalMs} per refusal`,
+    );
     return {
       workerConcurrency: WORKER_CONCURRENCY,
       queueWaitTargetMs: QUEUE_WAIT_TARGET_MS,
-      capacity,
-      phases,
-      recoverySeconds: recovery,
-      jobsRun: total.run,
-      jobsExpired: total.expired,
-      wastedShare,
-      applied,
-      polls,
-      apiCpu: cpuSplit,
+      capacity, phases, recoverySeconds: recovery, jobsRun: total.run, jobsExpired: total.expired, wastedShare, applied, polls, apiCpu: cpuSplit,
     };
   } finally {
     await deployment.stop();

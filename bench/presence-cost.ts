@@ -1,9 +1,7 @@
 /**
- * What register presence adds to a request (docs/presence-and-deadlines.md#cost). Presence is
- * always on, so its share of a poll is isolated: the tracker's per-request work (a sighting
- * within the quarter window: a map lookup and a timestamp) is timed alone here, and its Redis
- * writes (HSET, PERSIST, ZADD, once per session per quarter window) are read from the
- * commands of the bench's poll runs.
+ * What register presence adds to a request (docs/presence-and-deadlines.md#cost): always on, so
+ * its share is isolated: the tracker's work on a request timed alone, and its Redis writes read
+ * from the commands of the bench's poll runs.
  */
 import { createLogger } from '@pos/shared/log';
 import type { RedisClient } from '@pos/shared/redis';

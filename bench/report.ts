@@ -1,87 +1,55 @@
 /** The benchmark's printed tables: the terminal's, and docs/benchmarks.md's (scripts/docs/benchmarks.ts). */
 import type { ArchiveScenario } from './archive-load';
-import type { Cost } from './cost';
-import type { FanOutLevel } from './fan-out';
 import type { OverloadScenario } from './overload';
-import { formatCpu } from './redis-cpu';
-import { summarise, type Summary } from './summary';
+import { type Cost, formatCpu } from './cost';
 import type { BenchResults, ClusterResults } from './results';
 import type { StatusUpdateResult } from './service-load';
-import { type StreamMemoryVerdict, type StreamsLevel, unjudgedRss } from './streams';
-import type { ChainStreamsLevel } from './chain-streams';
+import type { ChainStreamsLevel, FanOutLevel, StreamsLevel } from './streams';
+import { type RequestCost, type StreamMemoryVerdict, summarise, type Summary, unjudgedRss } from './summary';
 
-// Their JSON shape is results.ts's; named here too for the readers of the tables.
-export type { BenchResults, ClusterResults, Machine } from './results';
+export type { BenchResults } from './results';
 
 const ratio = (a: number, b: number, digits = 2) => (b > 0 ? Math.round((a / b) * 10 ** digits) / 10 ** digits : 0);
-
-function table(headers: string[], rows: (string | number)[][]): string {
-  const lines = [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`];
-  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
-  return lines.join('\n');
-}
+const table = (headers: string[], rows: (string | number)[][]) =>
+  [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
 
 /** Markdown tables, readable in a terminal and pasteable into the README. */
 export function renderTables(r: BenchResults): string {
   const m = r.machine;
-  const out: string[] = [];
-  out.push(
+  const out = [
     `Machine: ${m.nproc} cores (${m.cpu}), ${m.memoryGiB} GiB, Node ${m.node}, ${m.os}; Redis ${m.redis}; MongoDB: ${m.mongo}. ` +
       `Everything (load generator, 2 API nodes, worker, Redis, MongoDB) on this machine, over loopback. ` +
       `${r.settings.secondsPerRun} s or ${r.settings.maxOpsPerRun} operations per run after ${r.settings.warmupOps} warm-up operations; run took ${r.durationSeconds} s. ` +
       `Load average (1/5/15 min) ${m.loadAverageStart.join(' ')} at the start, ${m.loadAverageEnd?.join(' ') ?? '?'} at the end.`,
-  );
-  out.push('', renderSummary(summarise(r)));
+    '',
+    renderSummary(summarise(r)),
+  ];
   const errors = [...r.statusUpdates, ...r.locationPolls].flatMap((run) => [run, ...(run.floor ? [run.floor] : [])]).reduce((sum, run) => sum + run.errors, 0);
   out.push('', `Errors over every status update and poll run, the floors' included: ${errors}.`);
   // The floor's status update at one client is the same hops (HTTP, queue, worker, MongoDB, pub/sub) with nothing of the service's.
   const hop = r.statusUpdates.find((s) => s.concurrency === 1)?.floor?.p50Ms ?? 0;
+  const fanOut = r.fanOut.map((f) => [f.streams, f.submissions, f.p50Ms, f.p99Ms, f.maxMs, f.lastP50Ms, f.missed, ratio(f.p50Ms, hop, 1)]);
   out.push('', `**Stream fan-out** (customer submit to arrival on every open stream, streams split over 2 API nodes), against the floor's status update at one client (the same hops, p50 ${hop} ms).`, '');
-  out.push(
-    table(
-      ['open streams', 'submissions', 'p50 ms', 'p99 ms', 'max ms', 'last stream p50 ms', 'missed', 'p50 / floor'],
-      r.fanOut.map((f) => [f.streams, f.submissions, f.p50Ms, f.p99Ms, f.maxMs, f.lastArrivalP50Ms, f.missed, ratio(f.p50Ms, hop, 1)]),
-    ),
-  );
-  const mem = r.streamMemory;
-  out.push(
-    '',
-    `**API memory per open stream** (process metrics from each node's /metrics, after a full GC, with the first level's streams open and with all ${mem.streams})`,
-    '',
-  );
-  out.push(
-    table(
-      ['API node', 'streams', 'RSS MiB', 'heap used MiB'],
-      mem.nodes.map((n, i) => [i + 1, `${n.streamsBefore} → ${n.streams}`, `${n.rssBeforeMiB} → ${n.rssAfterMiB}`, `${n.heapUsedBeforeMiB} → ${n.heapUsedAfterMiB}`]),
-    ),
-  );
-  out.push('', `Per added stream: ${mem.rssPerStreamKiB} KiB RSS, ${mem.heapPerStreamKiB} KiB heap (mean of the nodes).`);
+  out.push(table(['open streams', 'submissions', 'p50 ms', 'p99 ms', 'max ms', 'last stream p50 ms', 'missed', 'p50 / floor'], fanOut));
   if (r.streams) out.push('', renderStreams(r.streams));
   if (r.chainStreams) out.push('', renderChainStreams(r.chainStreams));
   if (r.archive) out.push('', renderArchive(r.archive));
   if (r.overload) out.push('', renderOverload(r.overload));
-  out.push('', '**Cost per operation** (CPU ms per request, job or submission by process, from /proc; MongoDB commands the service processes sent; Redis commands from INFO commandstats, commands run by scripts included)', '');
-  out.push(costTable(costRows(r)));
+  out.push('', '**Cost per operation** (CPU ms per request, job or submission by process, from /proc; MongoDB commands the service processes sent; Redis commands from INFO commandstats, commands run by scripts included)', '', costTable(costRows(r)));
   if (r.cluster) out.push('', renderClusterTable(r.cluster, r));
   return out.join('\n');
 }
 
 /** Every measured run that has a cost, named as in the tables above. */
-function costRows(r: BenchResults): [string, number | string, Cost | undefined][] {
+function costRows(r: BenchResults): [string, number, Cost | undefined][] {
+  const runs = (name: string, list: { concurrency: number; cost?: Cost; floor?: { cost?: Cost } }[]): [string, number, Cost | undefined][] =>
+    list.flatMap((run) => [[name, run.concurrency, run.cost], [name.replace(/(,|$)/, ' floor$1'), run.concurrency, run.floor?.cost]]);
   return [
-    ...r.statusUpdates.flatMap((s) => [['status update', s.concurrency, s.cost] as [string, number, Cost | undefined], ['status update floor', s.concurrency, s.floor?.cost] as [string, number, Cost | undefined]]),
-    ...(r.variants ?? []).flatMap((v) =>
-      (v.statusUpdates ?? (v.statusUpdate ? [v.statusUpdate] : [])).flatMap((run) => [
-        [`status update, ${v.name} on`, run.concurrency, run.cost] as [string, number, Cost | undefined],
-        ...(run.floor ? [[`status update floor, ${v.name} on`, run.concurrency, run.floor.cost] as [string, number, Cost | undefined]] : []),
-      ]),
-    ),
-    ...r.locationPolls.flatMap((p) => [
-      [`poll, ${p.records} orders`, p.concurrency, p.cost] as [string, number, Cost | undefined],
-      [`poll floor, ${p.records} orders`, p.concurrency, p.floor?.cost] as [string, number, Cost | undefined],
-    ]),
-    ...(r.variants ?? []).map((v) => [`poll, ${v.poll.records} orders, ${v.name} on`, v.poll.concurrency, v.poll.cost] as [string, number, Cost | undefined]),
-    ...r.fanOut.map((f) => [`fan-out submission, ${f.streams} streams`, 1, f.cost] as [string, number, Cost | undefined]),
+    ...runs('status update', r.statusUpdates),
+    ...(r.variants ?? []).flatMap((v) => runs(`status update, ${v.name} on`, v.statusUpdates)),
+    ...r.locationPolls.flatMap((p) => runs(`poll, ${p.records} orders`, [p])),
+    ...(r.variants ?? []).map((v): [string, number, Cost | undefined] => [`poll, ${v.poll.records} orders, ${v.name} on`, v.poll.concurrency, v.poll.cost]),
+    ...r.fanOut.map((f): [string, number, Cost | undefined] => [`fan-out submission, ${f.streams} streams`, 1, f.cost]),
     ...(r.streams ? [[`fan-out submission, ${r.streams.streams} streams, 1 node`, 1, r.streams.cost] as [string, number, Cost | undefined]] : []),
     ...(r.chainStreams ? [[`order created, ${r.chainStreams.streams} streams over ${r.chainStreams.locations} locations`, r.chainStreams.concurrency, r.chainStreams.cost] as [string, number, Cost | undefined]] : []),
   ];
@@ -89,63 +57,57 @@ function costRows(r: BenchResults): [string, number | string, Cost | undefined][
 
 const ROLE_ORDER = ['api1', 'api2', 'worker', 'floor-api', 'floor-worker', 'redis', 'mongo'];
 
-function costTable(rows: [string, number | string, Cost | undefined][]): string {
+function costTable(rows: [string, number, Cost | undefined][]): string {
   const roles = ROLE_ORDER.filter((role) => rows.some(([, , cost]) => cost && role in cost.cpuMs));
   const dash = (value: number | undefined) => (value === undefined ? '' : value);
-  return table(
-    ['run', 'clients', ...roles.map((role) => `${role} CPU ms`), 'MongoDB cmds (API / worker)', 'Redis cmds', 'Redis µs'],
-    rows
-      .filter(([, , cost]) => cost)
-      .map(([name, clients, cost]) => {
-        const mongo = cost!.mongoCommands;
-        const apis = Object.entries(mongo).filter(([role]) => /^(floor-)?api/.test(role)).reduce((sum, [, n]) => sum + n, 0);
-        const mongoCell = Object.keys(mongo).length === 0 ? '' : `${Math.round(apis * 100) / 100} / ${dash(mongo.worker ?? mongo['floor-worker'])}`;
-        return [name, clients, ...roles.map((role) => dash(cost!.cpuMs[role])), mongoCell, cost!.redisCommands, cost!.redisUsec];
-      }),
+  const cells = rows.flatMap(([name, clients, cost]) => {
+    if (!cost) return [];
+    const mongo = cost.mongoCommands;
+    const apis = Object.entries(mongo).filter(([role]) => /^(floor-)?api/.test(role)).reduce((sum, [, n]) => sum + n, 0);
+    const mongoCell = Object.keys(mongo).length === 0 ? '' : `${Math.round(apis * 100) / 100} / ${dash(mongo.worker ?? mongo['floor-worker'])}`;
+    return [[name, clients, ...roles.map((role) => dash(cost.cpuMs[role])), mongoCell, cost.redisCommands, cost.redisUsec]];
+  });
+  return table(['run', 'clients', ...roles.map((role) => `${role} CPU ms`), 'MongoDB cmds (API / worker)', 'Redis cmds', 'Redis µs'], cells);
+}
+
+/** A streams level's memory per open stream, beside the bare servers holding as many. */
+function memoryLine(m: StreamsLevel['memory'], streams: number, floors: StreamsLevel['memoryFloors'] | undefined): string {
+  const floor = (f: StreamsLevel['memoryFloors'][number]) => `${f.server === 'node' ? "Node's http alone" : 'through Koa'} ${f.rssPerStreamKiB} KiB RSS, ${f.heapPerStreamKiB} KiB heap`;
+  return (
+    `Memory per open stream: ${m.rssPerStreamKiB} KiB RSS, ${m.heapPerStreamKiB} KiB heap used, ${m.heapTotalPerStreamKiB} KiB heap reserved, ${m.externalPerStreamKiB} KiB external ` +
+    `(after a full GC; ${m.baselineStreams} → ${streams} streams: RSS ${m.rssBeforeMiB} → ${m.rssAfterMiB} MiB, heap ${m.heapBeforeMiB} → ${m.heapAfterMiB} MiB).` +
+    (floors?.length ? ` Floors, bare servers holding as many stream responses open, measured the same way: ${floors.map(floor).join('; ')}.` : '')
   );
 }
 
-export function renderStreams(s: StreamsLevel): string {
-  const m = s.memory;
+function renderStreams(s: StreamsLevel): string {
+  const arrivals = (a: StreamsLevel['arrival']) => `${a.p50Ms} / ${a.p99Ms} / ${a.lastP50Ms}`;
   return [
     `**${s.streams} streams on one API node** (held by ${s.clientProcesses} client processes over raw sockets; ${s.events} events of ${s.frameBytes} bytes)`,
     '',
-    table(
-      ['figure', 'service', 'floor', 'ratio'],
-      [
-        [`fan-out, worker publish to the node's last write (pos_fanout_seconds), p50 / max ms`, `${s.serverFanOutMs.p50} / ${s.serverFanOutMs.max}`, `${s.floorMs.p50} / ${s.floorMs.max}`, s.ratio],
-        [
-          'arrival at the clients (service: from the submit request; floor: from its loop), p50 / p99 / last p50 ms',
-          `${s.arrival.p50Ms} / ${s.arrival.p99Ms} / ${s.arrival.lastP50Ms}`,
-          `${s.floorArrival.p50Ms} / ${s.floorArrival.p99Ms} / ${s.floorArrival.lastP50Ms}`,
-          '',
-        ],
-        ['streams that missed an event', s.arrival.missed, s.floorArrival.missed, ''],
-      ],
-    ),
+    table(['figure', 'service', 'floor', 'ratio'], [
+      [`fan-out, worker publish to the node's last write (pos_fanout_seconds), p50 / max ms`, `${s.serverFanOutMs.p50} / ${s.serverFanOutMs.max}`, `${s.floorMs.p50} / ${s.floorMs.max}`, s.ratio],
+      ['arrival at the clients (service: from the submit request; floor: from its loop), p50 / p99 / last p50 ms', arrivals(s.arrival), arrivals(s.floorArrival), ''],
+      ['streams that missed an event', s.arrival.missed, s.floorArrival.missed, ''],
+    ]),
     '',
-    `Memory per open stream: ${m.rssPerStreamKiB} KiB RSS, ${m.heapPerStreamKiB} KiB heap used, ${m.heapTotalPerStreamKiB} KiB heap reserved (after a full GC; ${m.baselineStreams} → ${s.streams} streams: RSS ${m.rssBeforeMiB} → ${m.rssAfterMiB} MiB, heap ${m.heapBeforeMiB} → ${m.heapAfterMiB} MiB).` +
-      (s.memoryFloors?.length
-        ? ` Floors, bare servers holding as many stream responses open, measured the same way: ${s.memoryFloors.map((f) => `${f.server === 'node' ? "Node's http alone" : 'through Koa'} ${f.rssPerStreamKiB} KiB RSS, ${f.heapPerStreamKiB} KiB heap`).join('; ')}.`
-        : ''),
+    memoryLine(s.memory, s.streams, s.memoryFloors),
   ].join('\n');
 }
 
-export function renderChainStreams(c: ChainStreamsLevel): string {
-  const m = c.memory;
+function renderChainStreams(c: ChainStreamsLevel): string {
   return [
     `**${c.streams} streams over ${c.locations} locations on one API node** (a chain: two register streams per location, each location its own key; held by ${c.clientProcesses} client processes over raw sockets)`,
     '',
-    `Memory per open stream: ${m.rssPerStreamKiB} KiB RSS, ${m.heapPerStreamKiB} KiB heap used, ${m.heapTotalPerStreamKiB} KiB heap reserved, ${m.externalPerStreamKiB} KiB external (after a full GC; RSS ${m.rssBeforeMiB} → ${m.rssAfterMiB} MiB, heap ${m.heapBeforeMiB} → ${m.heapAfterMiB} MiB).` +
-      (c.memoryFloors?.length ? ` Floors (bare servers holding as many): ${c.memoryFloors.map((f) => `${f.server === 'node' ? "Node's http alone" : 'through Koa'} ${f.rssPerStreamKiB} KiB RSS`).join('; ')}.` : ''),
+    memoryLine(c.memory, c.streams, c.memoryFloors),
     `Fan-out while ${c.events} orders are created across the chain, ${c.concurrency} at a time (admin create request to arrival on each of the location's streams): p50 ${c.arrival.p50Ms} ms, p99 ${c.arrival.p99Ms} ms, max ${c.arrival.maxMs} ms; ${c.arrival.missed} arrivals missed.`,
   ].join('\n');
 }
 
-export function renderSummary(s: Summary): string {
+function renderSummary(s: Summary): string {
   const out: string[] = ['**Summary: the service against its floor, per request (same run; ratio = service / floor)**', ''];
   const mark = (met: boolean) => (met ? 'met' : 'not met');
-  const cell = (service: number, floor: number, ratio: number) => `${service} / ${floor} (${ratio})`;
+  const cells = (c: { service: RequestCost; floor: RequestCost; ratio: RequestCost }, keys: (keyof RequestCost)[]) => keys.map((k) => `${c.service[k]} / ${c.floor[k]} (${c.ratio[k]})`);
   if (s.statusUpdate.length > 0) {
     const c = s.collections;
     if (c) out.push(`Collections: ${c.statusOrders} orders over ${c.locations} locations for the status updates, ${c.pollOrders.join(' or ')} PLACED orders for the polls, the event log at its newest ${c.eventLogKept} events; ${c.note}. Targets are of the service's own processes (API, worker, Redis); MongoDB's share stands apart.`, '');
@@ -154,17 +116,7 @@ export function renderSummary(s: Summary): string {
         ['status update, clients', 'API CPU ms', 'worker CPU ms', 'Redis CPU ms', 'own CPU ms (API + worker + Redis)', 'MongoDB CPU ms (apart)', 'total CPU ms', 'MongoDB cmds', 'Redis cmds', 'req/s', 'p50 ms', 'p99 ms', 'own CPU target', 'req/s target'],
         s.statusUpdate.map((u) => [
           u.clients,
-          cell(u.service.apiMs, u.floor.apiMs, u.ratio.apiMs),
-          cell(u.service.workerMs, u.floor.workerMs, u.ratio.workerMs),
-          cell(u.service.redisMs, u.floor.redisMs, u.ratio.redisMs),
-          cell(u.service.ownMs ?? 0, u.floor.ownMs ?? 0, u.ratio.ownMs ?? 0),
-          cell(u.service.mongoMs, u.floor.mongoMs, u.ratio.mongoMs),
-          cell(u.service.totalMs, u.floor.totalMs, u.ratio.totalMs),
-          cell(u.service.mongoCommands, u.floor.mongoCommands, u.ratio.mongoCommands),
-          cell(u.service.redisCommands, u.floor.redisCommands, u.ratio.redisCommands),
-          cell(u.service.rps, u.floor.rps, u.ratio.rps),
-          cell(u.service.p50Ms, u.floor.p50Ms, u.ratio.p50Ms),
-          cell(u.service.p99Ms, u.floor.p99Ms, u.ratio.p99Ms),
+          ...cells(u, ['apiMs', 'workerMs', 'redisMs', 'ownMs', 'mongoMs', 'totalMs', 'mongoCommands', 'redisCommands', 'rps', 'p50Ms', 'p99Ms']),
           `≤ ${u.targets.ownCpu}×: ${mark(u.ownCpuMet)}`,
           `≥ ${u.targets.rps}×: ${mark(u.rpsMet)}`,
         ]),
@@ -178,13 +130,7 @@ export function renderSummary(s: Summary): string {
         ['poll, orders, clients', 'API CPU ms', 'MongoDB CPU ms', 'MongoDB cmds', 'total CPU ms', 'req/s', 'p50 ms', 'p99 ms', 'API CPU ≤ 1.2×', 'MongoDB work ≤ floor'],
         s.poll.map((p) => [
           `${p.records}, ${p.clients}`,
-          cell(p.service.apiMs, p.floor.apiMs, p.ratio.apiMs),
-          cell(p.service.mongoMs, p.floor.mongoMs, p.ratio.mongoMs),
-          cell(p.service.mongoCommands, p.floor.mongoCommands, p.ratio.mongoCommands),
-          cell(p.service.totalMs, p.floor.totalMs, p.ratio.totalMs),
-          cell(p.service.rps, p.floor.rps, p.ratio.rps),
-          cell(p.service.p50Ms, p.floor.p50Ms, p.ratio.p50Ms),
-          cell(p.service.p99Ms, p.floor.p99Ms, p.ratio.p99Ms),
+          ...cells(p, ['apiMs', 'mongoMs', 'mongoCommands', 'totalMs', 'rps', 'p50Ms', 'p99Ms']),
           mark(p.apiCpuMet),
           mark(p.mongoMet),
         ]),
@@ -210,63 +156,42 @@ export function renderSummary(s: Summary): string {
         ),
       ),
       '',
-      table(
-        ['feature on', 'poll API CPU ms (× floor, added)', 'poll req/s'],
-        s.variants.map((v) => [v.name, `${v.poll.apiMs} (${v.poll.apiToFloor}, +${v.poll.addedApiMs})`, v.poll.rps]),
-      ),
+      table(['feature on', 'poll API CPU ms (× floor, added)', 'poll req/s'], s.variants.map((v) => [v.name, `${v.poll.apiMs} (${v.poll.apiToFloor}, +${v.poll.addedApiMs})`, v.poll.rps])),
       '',
     );
   }
   if (s.presence) {
-    out.push(
-      `Presence is always on (in every row above): the tracker's work on a request is ${s.presence.trackerCpuNsPerRequest} ns of API CPU, and it wrote ` +
-        `${s.presence.redisCommandsPerPoll} Redis commands per poll (HSET, PERSIST, ZADD once per session per quarter window). ` +
-        'The audit trail is written by admin writes only: no register or customer request pays for it.',
-      '',
-    );
+    const { trackerCpuNsPerRequest: ns, redisCommandsPerPoll: writes } = s.presence;
+    out.push(`Presence is always on (in every row above): the tracker's work on a request is ${ns} ns of API CPU, and it wrote ${writes} Redis commands per poll (HSET, PERSIST, ZADD once per session per quarter window). The audit trail is written by admin writes only: no register or customer request pays for it.`, '');
   }
-  /** A stream memory reading: its verdict is met, not met, or none when the reading is not reliable. */
-  const memoryRow = (st: StreamMemoryVerdict, label: string) => [
-    `RSS per open stream, ${label} (beside it: bare Node http / bare Koa holding as many)`,
-    `${st.rssPerStreamKiB} KiB`,
-    st.rssFloorKoaKiB === undefined ? '' : `${st.rssFloorNodeKiB} / ${st.rssFloorKoaKiB} KiB`,
-    '',
-    `≤ ${st.rssTargetKiB} KiB`,
-    unjudgedRss(st) ?? mark(st.rssMet),
-  ];
-  const streamRows = (st: NonNullable<Summary['streams']>, label: string) => [
-    memoryRow(st, label),
-    [`fan-out, ${label}, publish to last write, p50 (floor: a bare write loop)`, `${st.serverFanOutP50Ms} ms`, `${st.floorP50Ms} ms`, st.ratio, `≤ ${st.ratioTarget}`, mark(st.ratioMet)],
-  ];
+  const memoryRow = (st: StreamMemoryVerdict, label: string) => {
+    const floors = st.rssFloorKoaKiB === undefined ? '' : `${st.rssFloorNodeKiB} / ${st.rssFloorKoaKiB} KiB`;
+    return [`RSS per open stream, ${label} (beside it: bare Node http / bare Koa holding as many)`, `${st.rssPerStreamKiB} KiB`, floors, '', `≤ ${st.rssTargetKiB} KiB`, unjudgedRss(st) ?? mark(st.rssMet)];
+  };
+  const [st, chain, mongo] = [s.streams, s.chainStreams, s.mongoRoundTrips];
   out.push(
     table(
       ['figure', 'service', 'floor', 'ratio', 'target', ''],
       [
-        ['MongoDB commands per status update (API + worker)', s.mongoRoundTrips.statusUpdate, '', '', `≤ ${s.mongoRoundTrips.target}`, mark(s.mongoRoundTrips.statusUpdate <= s.mongoRoundTrips.target)],
-        ['MongoDB commands per poll', s.mongoRoundTrips.poll, '', '', `≤ ${s.mongoRoundTrips.target}`, mark(s.mongoRoundTrips.poll <= s.mongoRoundTrips.target)],
+        ['MongoDB commands per status update (API + worker)', mongo.statusUpdate, '', '', `≤ ${mongo.target}`, mark(mongo.statusUpdate <= mongo.target)],
+        ['MongoDB commands per poll', mongo.poll, '', '', `≤ ${mongo.target}`, mark(mongo.poll <= mongo.target)],
         ['Redis commands per status update', s.redisCommands.statusUpdate, s.redisCommands.floorPerJob || '–', '', '', ''],
         ['Redis commands per poll', s.redisCommands.poll, '', '', '', ''],
-        ...(s.streams ? streamRows(s.streams, `${s.streams.streams} streams of one location on one node`) : []),
-        ...(s.chainStreams
-          ? [
-              memoryRow(s.chainStreams, `${s.chainStreams.streams} streams over ${s.chainStreams.locations} locations on one node`),
-              [`fan-out over ${s.chainStreams.locations} locations while orders flow, create to arrival, p50 / p99`, `${s.chainStreams.fanOutP50Ms} / ${s.chainStreams.fanOutP99Ms} ms`, '', '', '', `${s.chainStreams.missed} missed`],
-            ]
-          : []),
+        ...(st ? [memoryRow(st, `${st.streams} streams of one location on one node`)] : []),
+        ...(st ? [[`fan-out, ${st.streams} streams, publish to last write, p50 (floor: a bare write loop)`, `${st.serverFanOutP50Ms} ms`, `${st.floorP50Ms} ms`, st.ratio, `≤ ${st.ratioTarget}`, mark(st.ratioMet)]] : []),
+        ...(chain ? [memoryRow(chain, `${chain.streams} streams over ${chain.locations} locations on one node`)] : []),
+        ...(chain ? [[`fan-out over ${chain.locations} locations while orders flow, create to arrival, p50 / p99`, `${chain.fanOutP50Ms} / ${chain.fanOutP99Ms} ms`, '', '', '', `${chain.missed} missed`]] : []),
       ],
     ),
   );
   return out.join('\n');
 }
 
-/** The cluster rows, next to the same scenarios on one Redis when those ran. */
-export function renderClusterTable(cluster: ClusterResults, single: Pick<BenchResults, 'statusUpdates' | 'fanOut'> | undefined): string {
+function renderClusterTable(cluster: ClusterResults, single: Pick<BenchResults, 'statusUpdates' | 'fanOut'> | undefined): string {
   const concurrencies = new Set(cluster.statusUpdates.map((s) => s.concurrency));
   const streams = new Set(cluster.fanOut.map((f) => f.streams));
   const status = (where: string, rows: StatusUpdateResult[]) =>
-    rows
-      .filter((s) => concurrencies.has(s.concurrency))
-      .map((s) => [where, `status updates, ${s.locations} locations`, s.concurrency, s.rps, s.p50Ms, s.p99Ms, s.errors, formatCpu(s.redisCpu)]);
+    rows.filter((s) => concurrencies.has(s.concurrency)).map((s) => [where, `status updates, ${s.locations} locations`, s.concurrency, s.rps, s.p50Ms, s.p99Ms, s.errors, formatCpu(s.redisCpu)]);
   const fanOut = (where: string, rows: FanOutLevel[]) =>
     rows.filter((f) => streams.has(f.streams)).map((f) => [where, 'stream fan-out (submit to arrival)', f.streams, '', f.p50Ms, f.p99Ms, f.missed, formatCpu(f.redisCpu)]);
   const on = `cluster (${cluster.shape}, ${cluster.partitions} partitions)`;
@@ -280,12 +205,9 @@ export function renderClusterTable(cluster: ClusterResults, single: Pick<BenchRe
   ].join('\n');
 }
 
-/** The orders-piling-up scenario: fresh against 10,000 finished orders, and the ratio. */
-export function renderArchive(a: ArchiveScenario): string {
-  const env = Object.entries(a.settings.lifecycle)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(', ');
-  const out = [
+function renderArchive(a: ArchiveScenario): string {
+  const env = Object.entries(a.settings.lifecycle).map(([k, v]) => `${k}=${v}`).join(', ');
+  return [
     `**Orders piling up** (status updates and polls at ${a.settings.concurrency} clients, on a fresh database and after ${a.variants[1]?.finishedBefore ?? 0} orders were created and completed through the service; ` +
       `the lifecycle job running in both (${env}) while a register finishes ${a.settings.churnPerSecond} new orders a second; ` +
       `${a.settings.rounds} alternating rounds of ${a.settings.secondsPerRun} s per measure and variant, the median round shown)`,
@@ -294,27 +216,17 @@ export function renderArchive(a: ArchiveScenario): string {
       ['database', 'status req/s', 'status p50 ms', 'status p99 ms', 'poll req/s', 'poll p50 ms', 'poll p99 ms', 'errors', 'hot docs', 'archived docs', 'job runs (mean ms)', 'archived in runs'],
       a.variants.map((v) => [
         v.name === 'fresh' ? 'fresh' : `${v.finishedBefore} finished before`,
-        v.statusUpdates.rps,
-        v.statusUpdates.p50Ms,
-        v.statusUpdates.p99Ms,
-        v.polls.rps,
-        v.polls.p50Ms,
-        v.polls.p99Ms,
-        v.statusUpdates.errors + v.polls.errors,
-        `${v.hotAtStart} → ${v.hotAtEnd}`,
-        `${v.archivedAtStart} → ${v.archivedAtEnd}`,
-        `${v.runs} (${v.runMeanMs})`,
-        v.archivedDuringRuns,
+        ...[v.statusUpdates, v.polls].flatMap((run) => [run.rps, run.p50Ms, run.p99Ms]),
+        ...[v.statusUpdates.errors + v.polls.errors, `${v.hotAtStart} → ${v.hotAtEnd}`, `${v.archivedAtStart} → ${v.archivedAtEnd}`, `${v.runs} (${v.runMeanMs})`, v.archivedDuringRuns],
       ]),
     ),
     '',
     `Backlog over fresh: status update p50 ${a.ratio.statusP50} x, throughput ${a.ratio.statusRps} x; poll p50 ${a.ratio.pollP50} x, throughput ${a.ratio.pollRps} x. ` +
       `Seeding took ${a.variants[1]?.seedSeconds ?? 0} s; the job had archived everything ${a.variants[1]?.catchUpSeconds ?? 0} s after the last order finished.`,
-  ];
-  return out.join('\n');
+  ].join('\n');
 }
 
-export function renderOverload(o: OverloadScenario): string {
+function renderOverload(o: OverloadScenario): string {
   return [
     `**Overload** (failure reports in open-loop arrivals, from a load generator of its own process, at multiples of the capacity C = ${o.capacity.rps} req/s measured first with 64 closed-loop clients; ` +
       `one worker with WORKER_CONCURRENCY=${o.workerConcurrency}, so that the worker is the bottleneck; QUEUE_WAIT_TARGET ${o.queueWaitTargetMs} ms). ` +

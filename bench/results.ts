@@ -1,15 +1,9 @@
-/**
- * The benchmark's results as written to bench/results/*.json: their shape, shared by the run
- * that measures them, the summary that rates them (computed when read, never stored) and the
- * report that prints them.
- */
+/** The shape of bench/results/*.json, shared by the run, its summary (computed when read) and the report. */
 import type { ArchiveScenario } from './archive-load';
 import type { OverloadScenario } from './overload';
-import type { ChainStreamsLevel } from './chain-streams';
-import type { FanOutLevel, StreamMemory } from './fan-out';
 import type { PollResult, StatusUpdateResult, Variant } from './service-load';
 import type { PresenceCost } from './presence-cost';
-import type { StreamsLevel } from './streams';
+import type { ChainStreamsLevel, FanOutLevel, StreamsLevel } from './streams';
 
 export interface Machine {
   nproc: number;
@@ -25,52 +19,36 @@ export interface Machine {
   loadAverageEnd?: number[];
 }
 
-/** The commit a run measured, and whether the working tree held changes beyond it. */
-export interface SourceCommit {
-  sha: string;
-  dirty: boolean;
-}
-
+/** Each scenario's figures; a scenario left out (BENCH_ONLY, a level set to 0) is absent. */
 export interface BenchResults {
   startedAt: string;
   durationSeconds: number;
-  /** The code measured; absent from runs made before it was recorded. */
-  commit?: SourceCommit;
+  /** The code measured, and whether the working tree held changes beyond it. */
+  commit?: { sha: string; dirty: boolean };
   machine: Machine;
   settings: { secondsPerRun: number; maxOpsPerRun: number; warmupOps: number; fanOutSubmissions: number };
   statusUpdates: StatusUpdateResult[];
-  /** The collections' sizes for the status updates and polls (absent from runs before they were stated). */
   collections?: CollectionSizes;
-  /** Each with its floor. */
   locationPolls: PollResult[];
-  /** The service with a feature switched on (absent when none is listed). */
   variants?: VariantResult[];
-  /** Presence's share of a request (always on, so not a variant): bench/presence-cost.ts. */
+  /** Presence's share of a request (always on, so not a variant). */
   presence?: PresenceCost;
   fanOut: FanOutLevel[];
-  streamMemory: StreamMemory;
-  /** Absent from runs made before the scenario existed. */
   archive?: ArchiveScenario;
-  /** Past the workers' capacity: shedding and recovery (absent from runs made before the scenario existed). */
   overload?: OverloadScenario;
-  /** The 10,000-stream level on one API node (absent with BENCH_STREAMS=0). */
   streams?: StreamsLevel;
-  /** The streams level in a chain's shape: two streams per location (absent with BENCH_CHAIN_STREAMS=0 and from earlier runs). */
   chainStreams?: ChainStreamsLevel;
-  /** Absent when the run left the cluster out (BENCH_ONLY). */
   cluster?: ClusterResults;
   logs: string;
 }
 
 /** A feature's cost row: the status updates and polls at 16 clients of a deployment with its settings. */
 export interface VariantResult extends Pick<Variant, 'name' | 'env'> {
-  /** At each of its concurrencies, with its own floor when it has one (runs before 0.6.0: `statusUpdate`, at 16 clients). */
-  statusUpdates?: StatusUpdateResult[];
-  statusUpdate?: StatusUpdateResult;
+  /** At each of its concurrencies, with its own floor when it has one. */
+  statusUpdates: StatusUpdateResult[];
   poll: PollResult;
 }
 
-/** The same scenarios on a Redis Cluster. */
 export interface ClusterResults {
   shape: string;
   partitions: number;
@@ -80,12 +58,10 @@ export interface ClusterResults {
 
 /** The collections the status updates and polls ran on (the stand-in slows as a collection grows; service and floor run on the same). */
 export interface CollectionSizes {
-  /** Orders the status updates cycle through, over this many locations. */
+  /** Orders the status updates cycle through, over this many locations; PLACED orders per poll level; the event log's size. */
   statusOrders: number;
   locations: number;
-  /** PLACED orders of the polled location, per poll level. */
   pollOrders: number[];
-  /** The event log, trimmed to its newest this many. */
   eventLogKept: number;
   /** How they are kept at that size. */
   note: string;

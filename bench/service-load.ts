@@ -1,13 +1,14 @@
 /**
  * The service under request load over HTTP: status updates (the queue and worker path) and
- * location polls (the read path), each on its own fresh deployment.
+ * location polls (the read path), each on its own fresh deployment, and their floors: the
+ * thinnest correct programs built from the service's own parts (bench/bare), run beside the
+ * deployment on its database, so that floor and service read and write the same documents.
  */
+import type { AdminClient } from '@pos/shared/clients/admin-client';
 import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
-import type { Backends, Deployment } from './deployment';
-import { deploy, scrapeMetrics } from './deployment';
-import { startPollFloor, startStatusFloor } from './floors';
-import { httpCall, keepAliveTarget, LoadBounds, LoadResult, runLoad } from './load';
-import { CpuShare, measureCpu } from './redis-cpu';
+import { type CostProbe, type CpuShare, measureCpu } from './cost';
+import { type BenchChild, type Backends, type Deployment, deploy, probeOf, redisProcesses, spawnNode } from './deployment';
+import { type HttpRequest, type LoadBounds, type LoadResult, runHttp } from './load';
 
 /** Runs `count` async jobs at most `width` at a time. */
 export async function inBatches<T>(count: number, width: number, job: (i: number) => Promise<T>): Promise<T[]> {
@@ -24,13 +25,25 @@ export async function inBatches<T>(count: number, width: number, job: (i: number
   return results;
 }
 
+/** Locations whose failure threshold is 1000 (failure reports keep their orders PLACED), each with a register key. */
+export const registers = (admin: AdminClient, count: number, name: string) =>
+  inBatches(count, 4, async (i) => {
+    const location = await admin.createLocation(`${name} ${i + 1}`, 1000);
+    return { locationId: location.id, apiKey: (await admin.createServiceSession(location.id, 'bench-register')).apiKey };
+  });
+
+/** `count` PLACED orders spread over the locations in turn, each with its register's key. */
+export const placedOrders = (admin: AdminClient, locations: { locationId: string; apiKey: string }[], count: number) =>
+  inBatches(count, 8, async (i) => {
+    const location = locations[i % locations.length]!;
+    return { ...location, number: (await admin.createOrder(location.locationId, SAMPLE_ROWS)).number };
+  });
+
 export interface StatusUpdateResult extends LoadResult {
-  serverJobMeanMs: number;
   /** Locations the orders belong to (the partitions follow locations). */
   locations: number;
-  /** Each Redis process's CPU during the run. */
   redisCpu: CpuShare[];
-  /** The floor at the same concurrency, measured right after on the same database (bench/floors.ts). */
+  /** The floor at the same concurrency, measured right after on the same database. */
   floor?: LoadResult;
   /** A variant's own figures after the run (Variant.report). */
   report?: Record<string, number>;
@@ -40,44 +53,31 @@ export interface StatusUpdateResult extends LoadResult {
 export interface Variant {
   name: string;
   env: Record<string, string>;
-  /** Run on the deployment before its measured runs (e.g. a webhook subscription). */
+  /** Run on the deployment before its measured runs (a webhook subscription). */
   setup?(deployment: Deployment): Promise<void>;
-  /** Resolves once the work a run caused beyond its answers is done (e.g. deliveries), so that it counts in the run's cost. */
+  /** Resolves once the work a run caused beyond its answers is done (deliveries), so that it counts in the run's cost. */
   settled?(): Promise<void>;
-  /** The status update concurrencies it is measured at (16 unless said). */
+  /** Its status update concurrencies (16 unless said), and its own floor's settings if it has one. */
   concurrencies?: number[];
-  /** Its own status update floor's settings (the floor's FLOOR_WEBHOOK_URL), measured after each run; none: no floor of its own. */
   floorEnv?: Record<string, string>;
-  /** What the variant's work came to (its deliveries, their signatures), once its runs are over. */
+  /** What its work came to (deliveries, signatures), after its runs. */
   report?(deployment: Deployment): Promise<Record<string, number>>;
 }
 
 export interface PollResult extends LoadResult {
   records: number;
-  /** The poll floor on the same location's orders, right after (bench/floors.ts). */
+  /** The poll floor on the same location's orders, right after. */
   floor?: LoadResult;
 }
 
 /**
- * PUT statusupdate `FAILED` on PLACED orders of locations whose failure threshold is 1000:
- * each update is a real transition (a queued job, a version-guarded write of the order, an
- * event published) that puts the order back in PLACED, so a few orders carry the whole run
- * and the collection stays small. Each virtual client has orders of its own (no races), all in
- * one location (client k's in location k modulo `locations`).
+ * PUT statusupdate `FAILED` on PLACED orders of locations whose failure threshold is 1000: a real
+ * transition that puts the order back in PLACED, so a few orders carry the whole run. Each client
+ * has orders of its own (no races), client k's in location k modulo `locations`.
  */
 export async function measureStatusUpdates(
   backends: Backends,
-  options: {
-    concurrencies: number[];
-    orders: number;
-    locations?: number;
-    bounds: LoadBounds;
-    say(line: string): void;
-    label?: string;
-    /** Measure the floor after each concurrency's run. */
-    floor?: boolean;
-    variant?: Variant;
-  },
+  options: { concurrencies: number[]; orders: number; locations?: number; bounds: LoadBounds; say(line: string): void; label?: string; floor?: boolean; variant?: Variant },
 ): Promise<StatusUpdateResult[]> {
   // Each deployment its own log files (a label's runs apart).
   const name = `${options.label ? `${options.label.trim()}-` : ''}status${options.variant ? `-${options.variant.name}` : ''}`;
@@ -86,69 +86,32 @@ export async function measureStatusUpdates(
   const floor = options.floor ? await startStatusFloor(backends, deployment, options.variant?.floorEnv) : undefined;
   const locationCount = options.locations ?? 1;
   try {
-    const { admin } = deployment;
-    const locations = await inBatches(locationCount, 4, async (i) => {
-      const location = await admin.createLocation(`Bench status updates ${i + 1}`, 1000);
-      const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
-      return { id: location.id, apiKey };
-    });
-    const targets = await inBatches(options.orders, 8, async (i) => {
-      const location = locations[i % locationCount]!;
-      return { apiKey: location.apiKey, number: (await admin.createOrder(location.id, SAMPLE_ROWS)).number };
-    });
+    const locations = await registers(deployment.admin, locationCount, 'Bench status updates');
+    const targets = await placedOrders(deployment.admin, locations, options.orders);
     // The floor's orders are its own: its writes add to their failure counts too.
-    const floorTargets = floor
-      ? await inBatches(options.orders, 8, async (i) => {
-          const location = locations[i % locationCount]!;
-          return { locationId: location.id, number: (await admin.createOrder(location.id, SAMPLE_ROWS)).number };
-        })
-      : [];
+    const floorTargets = floor ? await placedOrders(deployment.admin, locations, options.orders) : [];
     // Each update adds one to an order's failure count, which must stay below the threshold.
     const bounds = { ...options.bounds, maxOps: Math.min(options.bounds.maxOps, targets.length * 300) };
     const results: StatusUpdateResult[] = [];
     for (const c of options.concurrencies) {
-      const jobsBefore = jobTotals(await scrapeMetrics(deployment.apis[0]!.origin));
-      const target = keepAliveTarget(deployment.apis[0]!.origin, c);
-      const probe = deployment.probe(options.variant?.settled);
       const perClient = Math.floor(targets.length / c);
       const body = JSON.stringify({ newState: 'FAILED' });
+      // the floor's request: the same update, its location named instead of authenticated
+      const update = (list: typeof targets, floor: boolean) => (client: number, iteration: number): HttpRequest => {
+        const { apiKey, locationId, number } = list[client + c * (iteration % perClient)]!;
+        const headers: Record<string, string> = floor ? { 'x-location': locationId } : { api_key: apiKey };
+        return { method: 'PUT', path: `${floor ? '' : '/api/v1'}/orders/${number}/statusupdate`, headers, body };
+      };
       let cpu: ReturnType<typeof measureCpu> | undefined;
-      const result = await runLoad(
-        c,
-        async (client, iteration) => {
-          const { apiKey, number } = targets[client + c * (iteration % perClient)]!;
-          await httpCall(target, 'PUT', `/api/v1/orders/${number}/statusupdate`, { headers: { api_key: apiKey }, body });
-        },
-        bounds,
-        probe,
-        () => (cpu = measureCpu(backends.redisProcesses)),
-      );
+      const onMeasure = () => (cpu = measureCpu(redisProcesses(backends)));
+      const result = await runHttp(deployment.apis[0]!.origin, c, update(targets, false), bounds, deployment.probe(options.variant?.settled), onMeasure);
       const redisCpu = cpu?.stop() ?? [];
-      target.agent.destroy();
-      // The API's own view (GET /metrics): enqueue to worker reply, warm-up included.
-      const jobsAfter = jobTotals(await scrapeMetrics(deployment.apis[0]!.origin));
-      const count = jobsAfter.count - jobsBefore.count;
-      const serverJobMeanMs = count > 0 ? Math.round(((jobsAfter.sum - jobsBefore.sum) / count) * 1e5) / 100 : 0;
-      options.say(
-        `${options.label ?? ''}status updates${options.variant ? ` (${options.variant.name})` : ''} c=${c}, ${locationCount} location(s): ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, job mean ${serverJobMeanMs} ms, errors ${result.errors}`,
-      );
-      let floorResult: LoadResult | undefined;
-      if (floor) {
-        const floorTarget = keepAliveTarget(floor.origin, c);
-        floorResult = await runLoad(
-          c,
-          async (client, iteration) => {
-            const { locationId, number } = floorTargets[client + c * (iteration % perClient)]!;
-            await httpCall(floorTarget, 'PUT', `/orders/${number}/statusupdate`, { headers: { 'x-location': locationId }, body });
-          },
-          bounds,
-          floor.probe(),
-        );
-        floorTarget.agent.destroy();
-        options.say(`status update floor c=${c}: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms, errors ${floorResult.errors}`);
-      }
+      const of = `${options.label ?? ''}status updates${options.variant ? ` (${options.variant.name})` : ''} c=${c}, ${locationCount} location(s)`;
+      options.say(`${of}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}`);
+      const floorResult = floor && (await runHttp(floor.origin, c, update(floorTargets, true), bounds, floor.probe()));
+      if (floorResult) options.say(`${of}, floor: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms, errors ${floorResult.errors}`);
       const report = await options.variant?.report?.(deployment);
-      results.push({ ...result, serverJobMeanMs, locations: locationCount, redisCpu, ...(floorResult ? { floor: floorResult } : {}), ...(report ? { report } : {}) });
+      results.push({ ...result, locations: locationCount, redisCpu, ...(floorResult ? { floor: floorResult } : {}), ...(report ? { report } : {}) });
     }
     return results;
   } finally {
@@ -173,35 +136,13 @@ export async function measureLocationPolls(
       const { apiKey } = await admin.createServiceSession(location.id, 'bench-register');
       await inBatches(records, 1, () => admin.createOrder(location.id, SAMPLE_ROWS));
       for (const c of options.concurrencies) {
-        const target = keepAliveTarget(deployment.apis[0]!.origin, c);
-        const result = await runLoad(
-          c,
-          async () => {
-            const text = await httpCall(target, 'GET', '/api/v1/orders/location', { headers: { api_key: apiKey } });
-            // A cheap check that the answer is the whole list, not an error body with a 200.
-            if (!text.startsWith('[')) throw new Error('not a list');
-          },
-          options.bounds,
-          deployment.probe(options.variant?.settled),
-        );
-        target.agent.destroy();
-        options.say(`location polls${options.variant ? ` (${options.variant.name})` : ''} ${records} orders c=${c}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
-        let floorResult: LoadResult | undefined;
-        if (floor) {
-          const floorTarget = keepAliveTarget(floor.origin, c);
-          const path = `/orders/location?locationId=${encodeURIComponent(location.id)}`;
-          floorResult = await runLoad(
-            c,
-            async () => {
-              const text = await httpCall(floorTarget, 'GET', path);
-              if (!text.startsWith('[')) throw new Error('not a list');
-            },
-            options.bounds,
-            floor.probe(),
-          );
-          floorTarget.agent.destroy();
-          options.say(`poll floor ${records} orders c=${c}: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms`);
-        }
+        const poll = { method: 'GET', path: '/api/v1/orders/location', headers: { api_key: apiKey }, startsWith: '[' };
+        const result = await runHttp(deployment.apis[0]!.origin, c, () => poll, options.bounds, deployment.probe(options.variant?.settled));
+        const of = `location polls${options.variant ? ` (${options.variant.name})` : ''} ${records} orders c=${c}`;
+        options.say(`${of}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
+        const floorPoll = { method: 'GET', path: `/orders/location?locationId=${encodeURIComponent(location.id)}`, startsWith: '[' };
+        const floorResult = floor && (await runHttp(floor.origin, c, () => floorPoll, options.bounds, floor.probe()));
+        if (floorResult) options.say(`${of}, floor: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms`);
         results.push({ ...result, records, ...(floorResult ? { floor: floorResult } : {}) });
       }
     }
@@ -212,14 +153,46 @@ export async function measureLocationPolls(
   }
 }
 
-/** Sum (seconds) and count of the API's successful order-action job round trips. */
-function jobTotals(samples: Map<string, number>): { sum: number; count: number } {
-  let sum = 0;
-  let count = 0;
-  for (const [key, value] of samples) {
-    if (!key.includes('job="order-action"') || !key.includes('status="200"')) continue;
-    if (key.startsWith('pos_job_duration_seconds_sum')) sum += value;
-    if (key.startsWith('pos_job_duration_seconds_count')) count += value;
+interface Floor {
+  origin: string;
+  probe(): CostProbe;
+  stop(): Promise<void>;
+}
+
+const floorEnv = (backends: Backends, deployment: Deployment) => ({ MONGO_URL: backends.mongoUrl, MONGO_DB: deployment.db, REDIS_URL: backends.redisUrl, REDIS_PREFIX: `${deployment.redisPrefix}:floor` });
+
+const metricsOf = (child: BenchChild) => `http://127.0.0.1:${/"metricsPort":(\d+)/.exec(child.ready[0])![1]}/metrics`;
+
+/** Koa, one `find` of the location's PLACED orders, records out (bench/bare/poll-floor.ts): `GET /orders/location?locationId=`. */
+async function startPollFloor(backends: Backends, deployment: Deployment): Promise<Floor> {
+  const child = await spawnNode('floor-poll', 'bench/bare/poll-floor.ts', floorEnv(backends, deployment), /"port":(\d+),"metricsPort":\d+/, backends.logDir);
+  return {
+    origin: `http://127.0.0.1:${child.ready[1]}`,
+    probe: () => probeOf(backends, [{ role: 'floor-api', pid: child.process.pid! }], [{ role: 'floor-api', metricsUrl: metricsOf(child) }]),
+    stop: () => child.stop(),
+  };
+}
+
+/**
+ * Koa → `Queue.add` → a worker's `findOne` and version-guarded `findOneAndUpdate` → reply on
+ * pub/sub (bench/bare/status-floor-*.ts): `PUT /orders/{n}/statusupdate` with `x-location`.
+ */
+async function startStatusFloor(backends: Backends, deployment: Deployment, extraEnv: Record<string, string> = {}): Promise<Floor> {
+  const env = { ...floorEnv(backends, deployment), ...extraEnv };
+  const worker = await spawnNode('floor-status-worker', 'bench/bare/status-floor-worker.ts', env, /"metricsPort":\d+/, backends.logDir);
+  let api: BenchChild;
+  try {
+    api = await spawnNode('floor-status-api', 'bench/bare/status-floor-api.ts', env, /"port":(\d+)/, backends.logDir);
+  } catch (err) {
+    await worker.stop();
+    throw err;
   }
-  return { sum, count };
+  return {
+    origin: `http://127.0.0.1:${api.ready[1]}`,
+    probe: () => probeOf(backends, [{ role: 'floor-api', pid: api.process.pid! }, { role: 'floor-worker', pid: worker.process.pid! }], [{ role: 'floor-worker', metricsUrl: metricsOf(worker) }]),
+    stop: async () => {
+      await api.stop();
+      await worker.stop();
+    },
+  };
 }

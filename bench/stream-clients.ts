@@ -1,26 +1,26 @@
 /**
- * A load-generator process of the streams level (forked by bench/streams.ts, several at once):
- * it holds thousands of raw TCP connections, either event streams of the API (an HTTP GET, its
- * answer read as bytes) or bare connections to the floor server, and reports when each one
- * received a given marker (an event's bytes), as epoch milliseconds. Raw sockets rather than the
- * register client: the point is the server, and ten thousand parsers would drown this machine.
+ * A process holding thousands of raw TCP connections (API event streams, or a floor server's),
+ * reporting when each received a marker (epoch ms). Raw sockets, not the register client: the
+ * point is the server, and ten thousand parsers would drown this machine.
  */
 import net from 'node:net';
 
+/** A connection to open: the HTTP request to send on it, none for a floor server. */
+export interface Target {
+  port: number;
+  request?: string;
+}
+
 export type ClientCommand =
-  | { cmd: 'open'; port: number; count: number; /** HTTP request per connection; none for the floor */ requests?: string[] }
+  | { cmd: 'open'; targets: Target[] }
   | { cmd: 'expect'; marker: string; timeoutMs: number }
-  /** From now on, note the arrival of every `"productId":"<prefix>…"` on every connection (the chain level's events). */
+  /** From now on, note every `"productId":"<prefix>…"` arrival on every connection. */
   | { cmd: 'watch'; prefix: string }
   /** Stop noting; the arrivals by marker (epoch ms, one per connection that saw it). */
   | { cmd: 'collect' }
   | { cmd: 'close' };
 
-export type ClientReply =
-  | { opened: number; failed: number; errors: string[] }
-  | { arrivals: number[]; missed: number }
-  | { seen: Record<string, number[]> }
-  | { closed: true };
+export type ClientReply = { opened: number; errors: string[] } | { arrivals: number[]; missed: number } | { seen: Record<string, number[]> } | { closed: true };
 
 const epochNow = () => performance.timeOrigin + performance.now();
 
@@ -28,7 +28,7 @@ interface Conn {
   socket: net.Socket;
   /** The end of the bytes seen so far, so that a marker split over two reads is still found. */
   tail: string;
-  arrivedAt?: number;
+  arrived: boolean;
 }
 
 const conns: Conn[] = [];
@@ -39,60 +39,43 @@ function onData(conn: Conn, chunk: Buffer): void {
   if (watching) {
     // An event's frame is one write on the server: whole in one chunk but for a rare split, which counts as a miss.
     const at = epochNow();
-    for (const match of chunk.toString('latin1').matchAll(watching.pattern)) {
-      const list = watching.seen.get(match[1]!) ?? [];
-      list.push(at);
-      watching.seen.set(match[1]!, list);
-    }
+    for (const match of chunk.toString('latin1').matchAll(watching.pattern)) watching.seen.set(match[1]!, [...(watching.seen.get(match[1]!) ?? []), at]);
     return;
   }
   const watch = expecting;
-  if (!watch || conn.arrivedAt !== undefined) return;
+  if (!watch || conn.arrived) return;
   const text = conn.tail + chunk.toString('latin1');
   if (text.includes(watch.marker)) {
-    conn.arrivedAt = epochNow();
-    watch.arrivals.push(conn.arrivedAt);
+    conn.arrived = true;
+    watch.arrivals.push(epochNow());
     if (watch.arrivals.length === conns.length) watch.done();
   }
   conn.tail = text.slice(-watch.marker.length);
 }
 
-/** Opens one connection; resolves once the HTTP answer's head (or, for the floor, the connection) is there. */
-function open(port: number, request: string | undefined): Promise<void> {
+/** Resolves once the HTTP answer's head (for a floor server, the connection) is there. */
+function open({ port, request }: Target): Promise<void> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
-    const conn: Conn = { socket, tail: '' };
-    let head = '';
-    const fail = (err: Error) => {
-      socket.destroy();
-      reject(err);
+    const conn: Conn = { socket, tail: '', arrived: false };
+    const ready = () => {
+      socket.removeAllListeners('data').removeAllListeners('error').on('error', () => undefined);
+      socket.on('data', (chunk: Buffer) => onData(conn, chunk));
+      conns.push(conn);
+      resolve();
     };
-    socket.once('error', fail);
+    socket.once('error', (err) => reject(err));
     socket.once('connect', () => {
-      if (!request) {
-        socket.off('error', fail);
-        socket.on('error', () => undefined);
-        conns.push(conn);
-        socket.on('data', (chunk: Buffer) => onData(conn, chunk));
-        resolve();
-        return;
-      }
+      if (!request) return ready();
       socket.write(request);
-      const onHead = (chunk: Buffer) => {
+      let head = '';
+      socket.on('data', (chunk: Buffer) => {
         head += chunk.toString('latin1');
         if (!head.includes('\r\n\r\n')) return;
-        socket.off('data', onHead);
-        if (!head.startsWith('HTTP/1.1 200')) {
-          fail(new Error(head.split('\r\n')[0]));
-          return;
-        }
-        socket.off('error', fail);
-        socket.on('error', () => undefined);
-        conns.push(conn);
-        socket.on('data', (data: Buffer) => onData(conn, data));
-        resolve();
-      };
-      socket.on('data', onHead);
+        if (head.startsWith('HTTP/1.1 200')) return ready();
+        socket.destroy();
+        reject(new Error(head.split('\r\n')[0]));
+      });
     });
   });
 }
@@ -101,40 +84,22 @@ async function handle(command: ClientCommand): Promise<ClientReply> {
   switch (command.cmd) {
     case 'open': {
       let opened = 0;
-      const errors: string[] = [];
       let next = 0;
+      const errors: string[] = [];
       // 50 at a time: the server answers each stream after a replay read
-      await Promise.all(
-        Array.from({ length: Math.min(50, command.count) }, async () => {
-          while (next < command.count) {
-            const i = next++;
-            try {
-              await open(command.port, command.requests?.[i % command.requests.length]);
-              opened += 1;
-            } catch (err) {
-              if (errors.length < 3) errors.push((err as Error).message);
-            }
-          }
-        }),
-      );
-      return { opened, failed: command.count - opened, errors };
+      const opener = async () => {
+        while (next < command.targets.length) await open(command.targets[next++]!).then(() => (opened += 1), (err: Error) => errors.length < 3 && errors.push(err.message));
+      };
+      await Promise.all(Array.from({ length: 50 }, opener));
+      return { opened, errors };
     }
     case 'expect': {
-      for (const conn of conns) {
-        conn.arrivedAt = undefined;
-        conn.tail = '';
-      }
+      for (const conn of conns) Object.assign(conn, { arrived: false, tail: '' });
       const arrivals: number[] = [];
       await new Promise<void>((resolve) => {
+        if (conns.length === 0) return resolve();
         const timer = setTimeout(resolve, command.timeoutMs);
-        expecting = {
-          marker: command.marker,
-          arrivals,
-          done: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        };
+        expecting = { marker: command.marker, arrivals, done: () => (clearTimeout(timer), resolve()) };
       });
       expecting = undefined;
       return { arrivals, missed: conns.length - arrivals.length };
@@ -156,7 +121,7 @@ async function handle(command: ClientCommand): Promise<ClientReply> {
 process.on('message', (command: ClientCommand) => {
   handle(command).then(
     (reply) => process.send!(reply),
-    (err: Error) => process.send!({ opened: 0, failed: 0, errors: [err.message] }),
+    (err: Error) => process.send!({ opened: 0, errors: [err.message] }),
   );
 });
 process.on('disconnect', () => process.exit(0));

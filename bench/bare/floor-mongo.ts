@@ -1,12 +1,6 @@
-/**
- * What the floors share: a MongoDB client counting its commands the way the service does (pool
- * check-outs: see connectMongo), and a /metrics listener giving that count under the service's
- * name, so that the bench's cost probe reads floors and service alike.
- */
-import http from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+/** The floors' MongoDB client, counting its commands as the service does, on a /metrics of its own. */
 import { Db, MongoClient } from 'mongodb';
+import { listen } from './listen';
 
 export async function floorMongo(): Promise<{ db: Db; client: MongoClient; commands(): number }> {
   const client = new MongoClient(process.env.MONGO_URL!, { ignoreUndefined: true, writeConcern: { w: 'majority' } });
@@ -17,9 +11,4 @@ export async function floorMongo(): Promise<{ db: Db; client: MongoClient; comma
 }
 
 /** `GET /metrics` with `pos_mongo_commands_total`; resolves with its port. */
-export async function serveCommandCount(commands: () => number): Promise<number> {
-  const server = http.createServer((_req, res) => res.end(`pos_mongo_commands_total ${commands()}\n`));
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return (server.address() as AddressInfo).port;
-}
+export const serveCommandCount = async (commands: () => number) => (await listen((_req, res) => res.end(`pos_mongo_commands_total ${commands()}\n`))).port;

@@ -1,13 +1,10 @@
 /**
- * A memory floor for open event streams: a bare server that answers every request with the head
- * of an event stream and holds the response open, as the API does, and reports its memory after
- * a full GC. `node` answers with Node's http alone; `koa` through a Koa app (the API's framework),
- * its handler returning once the head is written.
+ * A memory floor for open event streams: a bare server holding each request's event-stream
+ * response open (`node`: Node's http alone; `koa`: through Koa), reporting its memory after a GC.
  */
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import Koa from 'koa';
+import { listen } from './listen';
 
 export type HeldReply = { port: number } | { open: number; rss: number; heapUsed: number };
 
@@ -35,10 +32,7 @@ async function main(): Promise<void> {
     });
     handler = app.callback();
   } else handler = (_req, res) => hold(res);
-  const server = http.createServer(handler);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  process.send!({ port: (server.address() as AddressInfo).port });
+  process.send!({ port: (await listen(handler)).port });
   const gc = (globalThis as { gc?: () => void }).gc;
   process.on('message', () => {
     gc?.();

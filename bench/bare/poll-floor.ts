@@ -1,17 +1,13 @@
 /**
- * The poll's floor: the thinnest correct program built from the service's parts. Koa and its
- * router, one `find` of the location's PLACED orders on the `{locationId, state, number}` index,
- * projected to what a record shows, and out as the interface's records (the service's own
- * serialiser). No authentication, no commands: what a poll cannot do without.
+ * The poll's floor: Koa and its router, one `find` of the location's PLACED orders on the
+ * `{locationId, state, number}` index, out through the service's record serialiser.
  */
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { toOrderRecord } from '@pos/shared/domain/records';
 import type { OrderDoc } from '@pos/shared/store/documents';
 import { floorMongo, serveCommandCount } from './floor-mongo';
+import { listen } from './listen';
 
 const RECORD_FIELDS = { _id: 0, number: 1, state: 1, tableNumber: 1, userNumber: 1, rows: 1, guestCount: 1, orderTime: 1, completeTime: 1, failedTime: 1 };
 
@@ -21,17 +17,12 @@ async function main(): Promise<void> {
   const app = new Koa();
   const router = new Router();
   router.get('/orders/location', async (ctx) => {
-    const docs = await orders
-      .find({ locationId: String(ctx.query.locationId), state: 'PLACED' }, { projection: RECORD_FIELDS, sort: { number: 1 } })
-      .toArray();
-    ctx.body = docs.map(toOrderRecord);
+    ctx.body = (await orders.find({ locationId: String(ctx.query.locationId), state: 'PLACED' }, { projection: RECORD_FIELDS, sort: { number: 1 } }).toArray()).map(toOrderRecord);
   });
   app.use(router.routes());
-  const server = http.createServer(app.callback());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
+  const { server, port } = await listen(app.callback());
   const metricsPort = await serveCommandCount(mongo.commands);
-  process.stdout.write(`${JSON.stringify({ msg: 'poll floor listening', port: (server.address() as AddressInfo).port, metricsPort })}\n`);
+  process.stdout.write(`${JSON.stringify({ msg: 'poll floor listening', port, metricsPort })}\n`);
   process.on('SIGTERM', () => server.close(() => void mongo.client.close().then(() => process.exit(0))));
 }
 

@@ -1,8 +1,4 @@
-/**
- * The floor of a fan-out: a bare Node process that writes the same frame to every connection it
- * holds, in one loop, and times that loop. Connections come from the streams level's client
- * processes (bench/stream-clients.ts), over loopback, like the API's streams.
- */
+/** The fan-out's floor: a bare process writing the same frame to every connection it holds in one loop, timed. */
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 

@@ -1,20 +1,15 @@
 /**
- * The status update's floor, API side: Koa, the JSON body, `Queue.add` of a job carrying the
- * order and a reply channel, and a wait for the worker's reply on Redis pub/sub (one
- * subscription for the process, replies matched by job id). No authentication, idempotency or
- * deadline handling: what a queued update cannot do without. The queue's job options are the
- * service's (retries, jobs kept), so the queue costs both the same.
+ * The status update's floor, API side: Koa, the JSON body, `Queue.add` with the service's job
+ * options, and a wait for the worker's reply on Redis pub/sub (one subscription, matched by job id).
  */
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { TRANSITION_QUEUE, transitionJobOptions } from '@pos/shared/queue/jobs';
+import { listen } from './listen';
 
 /** A reply that never comes ends the wait as the service's JOB_TIMEOUT would. */
 const TIMEOUT_MS = 10_000;
@@ -55,10 +50,8 @@ async function main(): Promise<void> {
     }
   });
   app.use(router.routes());
-  const server = http.createServer(app.callback());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  process.stdout.write(`${JSON.stringify({ msg: 'status floor listening', port: (server.address() as AddressInfo).port })}\n`);
+  const { server, port } = await listen(app.callback());
+  process.stdout.write(`${JSON.stringify({ msg: 'status floor listening', port })}\n`);
   process.on('SIGTERM', () => server.close(() => void Promise.all([queue.close(), subscriber.quit()]).then(() => process.exit(0))));
 }
 

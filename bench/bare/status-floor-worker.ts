@@ -1,12 +1,8 @@
 /**
  * The status update's floor, worker side: a BullMQ worker with the service's concurrency and
- * lock, whose job reads the order (`findOne`), writes it guarded by the version read
- * (`findOneAndUpdate`, read again when another write came between) and publishes the outcome,
- * the order's record, on the reply channel. No outbox, answer record or applied job ids: what a
- * version-guarded update cannot do without. With FLOOR_WEBHOOK_URL (the floor of a deployment
- * with one subscription to every event), each job then POSTs its update's two events
- * (`order.failed`, `order.placed`), each signed with `standardwebhooks`, on a connection of its
- * own as the service's address-pinned POST does: what a delivery cannot do without.
+ * lock; its job reads the order, writes it guarded by the version read (again when a write came
+ * between) and publishes the record on the reply channel. With FLOOR_WEBHOOK_URL, it then POSTs
+ * the update's two events, each signed with `standardwebhooks`, on a connection of its own.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -25,7 +21,6 @@ interface FloorJob {
   replyTo: string;
 }
 
-/** A signed POST of `body` to `url`; resolves with its status. */
 function post(url: URL, signer: Webhook, body: string): Promise<number> {
   const id = `msg_${randomUUID()}`;
   const at = new Date();

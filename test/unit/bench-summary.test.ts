@@ -5,9 +5,7 @@
 import type { Cost } from '../../bench/cost';
 import type { LoadResult } from '../../bench/load';
 import type { BenchResults } from '../../bench/results';
-import { ownRatio, renderComparison } from '../../bench/compare';
-import { rssReliable } from '../../bench/streams';
-import { summarise } from '../../bench/summary';
+import { renderComparison, rssReliable, summarise } from '../../bench/summary';
 
 const cost = (cpuMs: Record<string, number>, mongo: Record<string, number>, redis = 0): Cost => ({
   ops: 1000,
@@ -37,7 +35,7 @@ function results(update: { service: Cost; floor: Cost; rps: [number, number]; cl
     statusUpdates: [
       {
         ...run(clients, update.rps[0], update.service),
-        serverJobMeanMs: 1,
+        
         locations: 16,
         redisCpu: [],
         floor: run(clients, update.rps[1], update.floor),
@@ -109,7 +107,7 @@ describe('bench:quick against the committed results', () => {
 
   test("judges the service's own processes (API, worker, Redis) against the floor's, MongoDB apart", () => {
     const [u] = summaryWith(0.6, 1).statusUpdate;
-    expect(ownRatio(u!)).toBe(1.22); // (0.4 + 0.6 + 0.1) / (0.3 + 0.5 + 0.1), whatever MongoDB cost
+    expect(u!.ratio.ownMs).toBe(1.22); // (0.4 + 0.6 + 0.1) / (0.3 + 0.5 + 0.1), whatever MongoDB cost
     const table = renderComparison(summaryWith(0.6, 1), undefined);
     expect(lineOf(table, 'status update, 16 clients: own CPU / floor')).toBe('| status update, 16 clients: own CPU / floor | 1.22 | ≤ 1.3 | yes | – |  |');
   });
@@ -127,6 +125,8 @@ describe('bench:quick against the committed results', () => {
     const streams = (rssPerStreamKiB: number, rssReliable: boolean) => ({
       streams: 2000,
       rssPerStreamKiB,
+      rssFloorNodeKiB: undefined,
+      rssFloorKoaKiB: undefined,
       rssTargetKiB: 16,
       rssReliable,
       rssMet: rssReliable && rssPerStreamKiB <= 16,

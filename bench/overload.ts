@@ -128,16 +128,18 @@ function phaseResult(phase: OverloadPhase, perSecond: number, records: RequestRe
   };
 }
 
-/** CPU per admitted request from the phases that refused (almost) nothing, then per refusal: what is left of the others' CPU. */
+/**
+ * The API's CPU split over the phases by least squares: CPU = perAdmitted × admitted + perRefusal ×
+ * refusals + idle × seconds (the polls, the timers). Zeros when the phases cannot tell them apart.
+ */
 function apiCpuSplit(phases: OverloadPhaseResult[]): NonNullable<OverloadScenario['apiCpu']> {
-  const admittedOf = (p: OverloadPhaseResult) => p.sent - p.shed;
-  const cpu = (p: OverloadPhaseResult) => p.apiCpuMs ?? 0;
-  const calm = phases.filter((p) => p.shed <= p.sent * 0.01 && admittedOf(p) > 0);
-  const perAdmitted = calm.reduce((sum, p) => sum + cpu(p), 0) / Math.max(1, calm.reduce((sum, p) => sum + admittedOf(p), 0));
-  const refusing = phases.filter((p) => p.shed > p.sent * 0.01);
-  const rest = refusing.reduce((sum, p) => sum + Math.max(0, cpu(p) - perAdmitted * admittedOf(p)), 0);
-  const perRefusal = rest / Math.max(1, refusing.reduce((sum, p) => sum + p.shed, 0));
-  return { perAdmittedMs: round(perAdmitted, 3), perRefusalMs: round(perRefusal, 3), refusalShare: perAdmitted > 0 ? round(perRefusal / perAdmitted) : 0 };
+  const rows = phases.map((p) => [p.sent - p.shed, p.shed, p.seconds, p.apiCpuMs ?? 0]);
+  const m = [0, 1, 2].map((i) => [0, 1, 2, 3].map((j) => rows.reduce((sum, r) => sum + r[i]! * r[j]!, 0)));
+  const det = (c: number[][]) => c[0]![0]! * (c[1]![1]! * c[2]![2]! - c[1]![2]! * c[2]![1]!) - c[0]![1]! * (c[1]![0]! * c[2]![2]! - c[1]![2]! * c[2]![0]!) + c[0]![2]! * (c[1]![0]! * c[2]![1]! - c[1]![1]! * c[2]![0]!);
+  const d = det(m);
+  // Cramer's rule: the unknown's column replaced by the right-hand side
+  const [perAdmitted, perRefusal] = [0, 1].map((k) => (Math.abs(d) < 1e-9 ? 0 : det(m.map((row) => row.map((x, j) => (j === k ? row[3]! : x)))) / d));
+  return { perAdmittedMs: round(perAdmitted!, 3), perRefusalMs: round(perRefusal!, 3), refusalShare: perAdmitted! > 0 ? round(perRefusal! / perAdmitted!) : 0 };
 }
 
 /** Seconds from the phase's start until every later 250 ms window is healthy (>= 99 % 200s, p99 <= 1 s). */

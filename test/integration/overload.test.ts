@@ -126,6 +126,56 @@ describe("a partition's admission, with no worker to finish anything", () => {
   });
 });
 
+describe('a refusal in front of the app', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ QUEUE_ADMISSION_FLOOR: '2', QUEUE_WAIT_TARGET: '200ms', JOB_TIMEOUT: '3s' }, { worker: false });
+  });
+  afterAll(() => stack?.close());
+
+  it("answers a held session's queued write as the app's admission does, and leaves what it cannot decide to the app", async () => {
+    const { key, location } = await registerAt(stack, 'Refused in front');
+    const orders = [];
+    for (let i = 0; i < 3; i++) orders.push(await stack.admin.createOrder(location.id, sampleRows));
+    const path = (number: number) => `${stack.baseUrl}/orders/${number}/statusupdate`;
+    const update = (number: number) => call('PUT', path(number), { apiKey: key, body: { newState: 'COMPLETED' } });
+    const route = { reason: 'queue', route: '/api/v1/orders/:number/statusupdate' };
+    // the register's session held by the node (a poll read it), and its partition full once its two jobs have waited QUEUE_WAIT_TARGET
+    expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
+    const partition = stack.api.deps.queues.partitionOfKey(location.id);
+    const admitted = [update(orders[0]!.number), update(orders[1]!.number)];
+    await eventually(() => stack.api.deps.admission.signals()[partition]!.inFlight === 2, 'two updates in flight');
+    await pause(300);
+
+    const warn = jest.spyOn(stack.api.deps.log, 'warn');
+    try {
+      const inFront = await update(orders[2]!.number);
+      expect(warn).toHaveBeenCalledWith({ refused: 1 }, expect.stringMatching(/refused in front of the app/));
+      // the key in the query string: the app's own admission answers
+      const inApp = await call('PUT', `${path(orders[2]!.number)}?api_key=${key}`, { body: { newState: 'COMPLETED' } });
+      expect(warn).toHaveBeenCalledTimes(1);
+
+      for (const res of [inFront, inApp]) expect(overloaded(res)).toBe(true);
+      expect(inFront.json()).toEqual(inApp.json());
+      const headers = (res: HttpResult) => [...res.headers].filter(([name]) => name !== 'date' && name !== 'x-request-id');
+      expect(headers(inFront)).toEqual(headers(inApp));
+      expect(inFront.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      expect(await metricValue(stack.origin, 'pos_requests_shed_total', route)).toBe(2);
+      expect(await metricValue(stack.origin, 'pos_http_requests_total', { method: 'PUT', route: route.route, status: '503' })).toBe(2);
+    } finally {
+      warn.mockRestore();
+    }
+    // nothing of either was queued: the order is as it was
+    await Promise.all(admitted);
+    const db = await openDb(stack.env);
+    try {
+      expect(await db.order(location.id, orders[2]!.number)).toMatchObject({ state: 'PLACED', version: 0 });
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 describe("the node's bound on requests in flight", () => {
   let stack: Stack;
   beforeAll(async () => {

@@ -20,6 +20,7 @@ import { createRepos } from '@pos/shared/store/repos';
 import { type Stopper, stopInOrder } from '@pos/shared/process/stoppers';
 import { createApps } from './app';
 import { createHttpServer } from './http-server';
+import { withEarlyRefusals } from './overload/early-refusal';
 import { OperatorLookup } from './auth/operator-lookup';
 import { SessionLookup } from './auth/session-lookup';
 import type { ApiDeps } from './deps';
@@ -128,7 +129,7 @@ async function credentialLookups(config: Config, keySecret: string, parts: Pick<
 /** Listens on PORT (and ADMIN_PORT when set); the ports taken. */
 async function listen(config: Config, deps: ApiDeps): Promise<{ servers: Server[]; port: number; adminPort?: number }> {
   const apps = createApps(deps);
-  const servers = [createHttpServer(config.http, apps.public.callback())];
+  const servers = [createHttpServer(config.http, withEarlyRefusals(deps, apps.public.callback()))];
   if (apps.operator) servers.push(createHttpServer(config.http, apps.operator.callback()));
   const [port, adminPort] = await Promise.all(
     servers.map(async (server, index) => {

@@ -89,6 +89,13 @@ export class SessionLookup {
     return { keyHash, session: await this.byHash.find(keyHash), form };
   }
 
+  /** The key's session when this node holds it in memory (no read, no MAC), with the key's hash; else undefined. */
+  held(key: string): { keyHash: string; session: SessionDoc } | undefined {
+    const keyHash = hashApiKey(key);
+    const session = this.byHash.held(keyHash);
+    return session ? { keyHash, session } : undefined;
+  }
+
   /**
    * Takes a place for one rejection in its delay; the returned function gives it back (once).
    * Undefined when the node already delays `maxRejections` rejections.

@@ -122,7 +122,6 @@ class PartitionAdmission {
   }
 }
 
-/** An admitted job's place in flight. */
 /** A request's admission (overload/admitted.ts): the routing key it was admitted by, its ticket, whether a job took it. */
 export interface Admitted {
   key: string;
@@ -155,7 +154,12 @@ export class QueueAdmission {
     this.partitions = Array.from({ length: partitionCount }, () => new PartitionAdmission(settings));
   }
 
-    /** Admits a job: its ticket, counted in flight until `settled`; undefined when refused. */
+  /** Whether a job of `criticality` would be admitted to the partition now (nothing taken). */
+  admits(partition: number, criticality: Criticality): boolean {
+    return this.partitions[partition]!.admits(criticality, this.clock());
+  }
+
+  /** Admits a job: its ticket, counted in flight until `settled`; undefined when refused. */
   acquire(partition: number, criticality: Criticality): AdmissionTicket | undefined {
     const p = this.partitions[partition]!;
     const now = this.clock();

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { WEBHOOK_EVENT_TYPES } from '@pos/shared/webhooks/event-types';
 import { newWebhookSecret } from '@pos/shared/webhooks/secrets';
-import { scrapeMetrics } from './deployment';
+import { type Deployment, scrapeMetrics } from './deployment';
 import type { Variant } from './service-load';
 
 /** A local endpoint answering `status`; it verifies the signatures of the paths it has secrets for, counting the distinct `webhook-id`s. */
@@ -71,6 +71,8 @@ export async function startFeatureVariants(): Promise<{ variants: Variant[]; sto
   const otlp = await new Sink(200).listen();
   const floorSecret = newWebhookSecret();
   receiver.secrets.set('/floor', new Webhook(floorSecret));
+  const verified = (path: string) => receiver.verified.get(path)?.size ?? 0;
+  const recorded = async (deployment: Deployment) => (await scrapeMetrics(`http://127.0.0.1:${deployment.worker.ready[1]}`)).get('pos_events_recorded_total') ?? 0;
   const variants: Variant[] = [
     {
       name: 'webhooks',
@@ -82,13 +84,12 @@ export async function startFeatureVariants(): Promise<{ variants: Variant[]; sto
         receiver.secrets.set('/hooks', new Webhook(secret));
         receiver.verified.clear();
       },
-      settled: () => receiver.quiet(),
-      // every event the deployment recorded, delivered under a signature that verifies
-      async report(deployment) {
-        const worker = await scrapeMetrics(`http://127.0.0.1:${deployment.worker.ready[1]}`);
-        const verified = (path: string) => receiver.verified.get(path)?.size ?? 0;
-        return { eventsRecorded: worker.get('pos_events_recorded_total') ?? 0, delivered: verified('/hooks'), invalidSignatures: receiver.invalid, floorPosts: verified('/floor') };
+      // the run's cost includes every delivery it caused: until each recorded event arrived, verified (at most 60 s)
+      async settled(deployment) {
+        const until = Date.now() + 60_000;
+        while (Date.now() < until && (await recorded(deployment)) > verified('/hooks')) await new Promise((resolve) => setTimeout(resolve, 100));
       },
+      report: async (deployment) => ({ eventsRecorded: await recorded(deployment), delivered: verified('/hooks'), invalidSignatures: receiver.invalid, floorPosts: verified('/floor') }),
     },
     { name: 'tracing', env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.origin }, settled: () => otlp.quiet() },
   ];

@@ -25,6 +25,9 @@ export async function inBatches<T>(count: number, width: number, job: (i: number
   return results;
 }
 
+/** A probe of a run on the deployment, its stop after the variant's work settled. */
+const runProbe = (deployment: Deployment, variant: Variant | undefined) => deployment.probe(variant?.settled && (() => variant.settled!(deployment)));
+
 /** Locations whose failure threshold is 1000 (failure reports keep their orders PLACED), each with a register key. */
 export const registers = (admin: AdminClient, count: number, name: string) =>
   inBatches(count, 4, async (i) => {
@@ -56,7 +59,7 @@ export interface Variant {
   /** Run on the deployment before its measured runs (a webhook subscription). */
   setup?(deployment: Deployment): Promise<void>;
   /** Resolves once the work a run caused beyond its answers is done (deliveries), so that it counts in the run's cost. */
-  settled?(): Promise<void>;
+  settled?(deployment: Deployment): Promise<void>;
   /** Its status update concurrencies (16 unless said), and its own floor's settings if it has one. */
   concurrencies?: number[];
   floorEnv?: Record<string, string>;
@@ -104,7 +107,7 @@ export async function measureStatusUpdates(
       };
       let cpu: ReturnType<typeof measureCpu> | undefined;
       const onMeasure = () => (cpu = measureCpu(redisProcesses(backends)));
-      const result = await runHttp(deployment.apis[0]!.origin, c, update(targets, false), bounds, deployment.probe(options.variant?.settled), onMeasure);
+      const result = await runHttp(deployment.apis[0]!.origin, c, update(targets, false), bounds, runProbe(deployment, options.variant), onMeasure);
       const redisCpu = cpu?.stop() ?? [];
       const of = `${options.label ?? ''}status updates${options.variant ? ` (${options.variant.name})` : ''} c=${c}, ${locationCount} location(s)`;
       options.say(`${of}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}`);
@@ -137,7 +140,7 @@ export async function measureLocationPolls(
       await inBatches(records, 1, () => admin.createOrder(location.id, SAMPLE_ROWS));
       for (const c of options.concurrencies) {
         const poll = { method: 'GET', path: '/api/v1/orders/location', headers: { api_key: apiKey }, startsWith: '[' };
-        const result = await runHttp(deployment.apis[0]!.origin, c, () => poll, options.bounds, deployment.probe(options.variant?.settled));
+        const result = await runHttp(deployment.apis[0]!.origin, c, () => poll, options.bounds, runProbe(deployment, options.variant));
         const of = `location polls${options.variant ? ` (${options.variant.name})` : ''} ${records} orders c=${c}`;
         options.say(`${of}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
         const floorPoll = { method: 'GET', path: `/orders/location?locationId=${encodeURIComponent(location.id)}`, startsWith: '[' };

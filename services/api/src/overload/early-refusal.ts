@@ -31,7 +31,7 @@ interface QueuedRoute {
 }
 
 /** The queued writes of registers and customers that are routed by their session's location. */
-export function queuedRoutes(basePath: string): QueuedRoute[] {
+function queuedRoutes(basePath: string): QueuedRoute[] {
   return OPERATIONS.filter((spec) => spec.traits?.includes('queued') && (spec.access === 'register' || spec.access === 'customer') && spec.partitionBy !== 'session').map((spec) => {
     const route = routePath(spec.path, basePath);
     const pattern = new RegExp(`^${route.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/:[A-Za-z]+/g, '[^/]+')}$`);

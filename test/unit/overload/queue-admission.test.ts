@@ -28,4 +28,18 @@ describe('the queue admission', () => {
     finish(10, 40);
     expect(limit()).toBe(5);
   });
+
+  it('says whether it refused anything within a while, for the refusals in front of the app', () => {
+    const fresh = new QueueAdmission(1, { targetWaitMs: 500, floor: 1 }, () => now);
+    expect(fresh.refusedWithin(1_000)).toBe(false);
+    expect(fresh.acquire(0, 'critical')).toBeDefined();
+    // the floor (1) full, and the oldest job waiting past the target: refused
+    now += 600;
+    expect(fresh.acquire(0, 'critical')).toBeUndefined();
+    expect(fresh.refusedWithin(1_000)).toBe(true);
+    now += 1_001;
+    expect(fresh.refusedWithin(1_000)).toBe(false);
+    expect(fresh.admits(0, 'critical')).toBe(false);
+    expect(fresh.refusedWithin(1_000)).toBe(true);
+  });
 });

@@ -6,7 +6,8 @@
  * metrics, at a fraction of the cost, so that the refusals of an overload leave the node's CPU to
  * the requests it admits. Everything else (a key not held, a session the rules refuse, a
  * partition with room) goes on to the app, which decides as before: this path only refuses what
- * the app would refuse, on the same state.
+ * the app would refuse, on the same state. It is asked only within a second of a refusal (the
+ * first ones of an overload are the app's), so that an admitted write pays nothing for it.
  *
  * Its log is one line per LOG_EVERY_MS while it refuses, with the count, not one per request.
  */
@@ -21,6 +22,8 @@ import { SECURITY_HEADERS } from '../middleware/security-headers';
 import { routePath } from '../routes/mount';
 
 const LOG_EVERY_MS = 5_000;
+/** How long after a refusal the admission is asked here first. */
+const REFUSING_MS = 1_000;
 
 interface QueuedRoute {
   method: string;
@@ -49,7 +52,8 @@ export function withEarlyRefusals(deps: Deps, app: RequestListener): RequestList
   let loggedAt = 0;
 
   const refusal = (req: IncomingMessage): { route: QueuedRoute; path: string; partition: number } | undefined => {
-    if (!methods.has(req.method!)) return undefined;
+    // with no refusal lately (the app's refuses first), an admitted write is not looked at twice
+    if (!methods.has(req.method!) || !deps.admission.refusedWithin(REFUSING_MS)) return undefined;
     const key = req.headers['api_key'];
     if (typeof key !== 'string') return undefined;
     const path = req.url!.split('?', 1)[0]!;

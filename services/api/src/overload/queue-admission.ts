@@ -145,6 +145,8 @@ export interface PartitionSignal {
 export class QueueAdmission {
   private readonly partitions: PartitionAdmission[];
   private tickets = 0;
+  /** When a job was last refused, epoch ms. */
+  private refusedAt = -Infinity;
 
   constructor(
     partitionCount: number,
@@ -154,16 +156,24 @@ export class QueueAdmission {
     this.partitions = Array.from({ length: partitionCount }, () => new PartitionAdmission(settings));
   }
 
+  /** Whether any job was refused within the last `ms`: until then, nothing is worth asking before the app (overload/early-refusal.ts). */
+  refusedWithin(ms: number): boolean {
+    return this.clock() - this.refusedAt <= ms;
+  }
+
   /** Whether a job of `criticality` would be admitted to the partition now (nothing taken). */
   admits(partition: number, criticality: Criticality): boolean {
-    return this.partitions[partition]!.admits(criticality, this.clock());
+    const now = this.clock();
+    if (this.partitions[partition]!.admits(criticality, now)) return true;
+    this.refusedAt = now;
+    return false;
   }
 
   /** Admits a job: its ticket, counted in flight until `settled`; undefined when refused. */
   acquire(partition: number, criticality: Criticality): AdmissionTicket | undefined {
+    if (!this.admits(partition, criticality)) return undefined;
     const p = this.partitions[partition]!;
     const now = this.clock();
-    if (!p.admits(criticality, now)) return undefined;
     const ticket = { partition, id: (this.tickets += 1) };
     p.admitted.set(ticket.id, now);
     return ticket;

@@ -116,9 +116,11 @@ describe.each([
     const flood = Array.from({ length: 300 }, (_, i) =>
       call('GET', `${stack.baseUrl}/orders/location${i % 2 ? `?api_key=pos_x${i}` : ''}`, i % 2 ? {} : { apiKey: revoked.apiKey }),
     );
-    await eventually(() => stack.api.deps.sessionLookup.rejectionsInFlight === 300, 'every bad key in its 401 delay');
-    // the delayed rejections hold no place among the requests in flight
-    expect(inFlight.current).toBe(0);
+    // Most of them in their 401 delay (far more than HTTP_MAX_IN_FLIGHT=64), holding no place among
+    // the requests in flight. Not all 300 at once: on a loaded machine the flood takes longer to
+    // arrive than the shortest delay (500 ms), and the first ones are answered before the last come.
+    const lookup = stack.api.deps.sessionLookup;
+    await eventually(() => lookup.rejectionsInFlight >= 200 && inFlight.current === 0, 'most bad keys in their 401 delay, none among the requests in flight', 10_000, () => `${lookup.rejectionsInFlight} delayed, ${inFlight.current} in flight`);
     const order = await call('POST', `${stack.baseUrl}/customer/orders`, { apiKey: customer.apiKey, body: { rows: sampleRows } });
     const listed = await call('GET', `${stack.operatorOrigin}/admin/v1/locations/${other.id}/orders?state=PLACED`, { headers: adminHeader(stack.env) });
     expect({ order: order.status, listed: listed.status }).toEqual({ order: 201, listed: 200 });

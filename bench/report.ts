@@ -137,7 +137,7 @@ function renderSummary(s: Summary): string {
       ),
       '',
     );
-    out.push('Each cell: service / floor (ratio). Status update targets are judged at 16 clients (the others in parentheses).', '');
+    out.push('Each cell: service / floor (ratio). Each concurrency is judged by its own targets (the last two columns).', '');
   }
   if (s.variants?.length) {
     const times = (x: number | undefined) => (x === undefined ? '–' : `${x}×`);

@@ -4,10 +4,11 @@
  * deliveries to a subscription are one job, each still its own signed POST under its own
  * `webhook-id`; what fails is put back on its schedule and keeps its `webhook-id`; a delivery
  * dropped past the cap is logged, settled and not sent; a pass or a restore queued again adds
- * nothing, and a batch run again sends only what it had not settled.
+ * nothing, and a batch run again sends only what it had not settled. POSTs to an endpoint share
+ * kept connections, and one the endpoint closed as it was reused costs no delivery.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { Job, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { MongoClient, type Db } from 'mongodb';
@@ -65,8 +66,49 @@ class Receiver {
     return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`)));
   }
 
+  onConnection(listener: () => void): void {
+    this.server.on('connection', listener);
+  }
+
   close(): Promise<void> {
     this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/**
+ * An endpoint over raw TCP that answers the first request of each connection (204, kept alive) and
+ * resets the connection at the start of its second: as an endpoint that closed an idle connection
+ * just as the worker reused it.
+ */
+class OneRequestPerConnection {
+  connections = 0;
+  answered = 0;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly server = net.createServer((socket) => {
+    this.connections += 1;
+    this.sockets.add(socket.on('close', () => this.sockets.delete(socket)));
+    let request = '';
+    let served = false;
+    socket.on('data', (chunk: Buffer) => {
+      if (served) return void socket.resetAndDestroy();
+      request += chunk.toString();
+      const end = request.indexOf('\r\n\r\n');
+      const length = Number(/content-length: *(\d+)/i.exec(request)?.[1] ?? 0);
+      if (end < 0 || request.length < end + 4 + length) return;
+      served = true;
+      this.answered += 1;
+      socket.write('HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\nKeep-Alive: timeout=30\r\n\r\n');
+    });
+    socket.on('error', () => undefined);
+  });
+
+  listen(): Promise<string> {
+    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`)));
+  }
+
+  close(): Promise<void> {
+    this.sockets.forEach((socket) => socket.destroy());
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }
@@ -93,12 +135,12 @@ describe('webhook deliveries in batches', () => {
   const box = new SecretBox(SERVER_SECRET);
   const metrics = createWorkerMetrics(() => 0);
 
-  const deps = (): DeliveryDeps => ({
+  const deps = (overrides: Partial<typeof config.webhooks> = {}): DeliveryDeps => ({
     webhooks: repos.webhooks,
     deliveries: repos.webhookDeliveries,
     pending: webhooks.deliveries,
     events: repos.events,
-    guards: new EndpointGuards(config.webhooks, succeeded),
+    guards: new EndpointGuards({ ...config.webhooks, ...overrides }, succeeded),
     secrets: box,
     metrics: metrics.webhooks,
     log,
@@ -120,11 +162,14 @@ describe('webhook deliveries in batches', () => {
     const secret = newWebhookSecret();
     const receiver = new Receiver(secret);
     receivers.push(receiver);
+    return { receiver, subscription: await subscribe(locationId, await receiver.listen(), secret) };
+  };
+  const subscribe = async (locationId: string, url: string, secret = newWebhookSecret()) => {
     const now = new Date();
-    const subscription: WebhookDoc = { _id: newId(), url: await receiver.listen(), events: ['order.placed'], locationIds: [locationId], secret: box.seal(secret), createdAt: now, updatedAt: now };
+    const subscription: WebhookDoc = { _id: newId(), url, events: ['order.placed'], locationIds: [locationId], secret: box.seal(secret), createdAt: now, updatedAt: now };
     await repos.webhooks.create(subscription);
     await subscriptionsChanged(redis, prefix);
-    return { receiver, subscription };
+    return subscription;
   };
   const batchJobs = async (subscriptionId: string) =>
     (await webhooks.queue.getJobs(['waiting', 'delayed', 'active', 'completed'])).filter((job) => job.name === WEBHOOK_BATCH_JOB && (job.data as DeliveryBatchData).subscriptionId === subscriptionId);
@@ -227,5 +272,40 @@ describe('webhook deliveries in batches', () => {
     await deliverBatch(d, config.webhooks, job as Job<DeliveryBatchData>);
     expect(receiver.got).toHaveLength(3);
     await by.close();
+  });
+
+  it("keeps connections to an endpoint for a batch's POSTs", async () => {
+    const { receiver, subscription } = await endpoint('loc-kept');
+    let connections = 0;
+    receiver.onConnection(() => (connections += 1));
+    await newOrders('loc-kept', 5);
+    const by = relay();
+    await by.pass();
+    const [job] = await batchJobs(subscription._id);
+    // two at a time: the last three follow on the first two's connections
+    await deliverBatch(deps({ endpointConcurrency: 2 }), { ...config.webhooks, endpointConcurrency: 2 }, job as Job<DeliveryBatchData>);
+    expect(receiver.got).toHaveLength(5);
+    expect(connections).toBe(2);
+    await by.close();
+  });
+
+  it('sends again at once, on a new connection, a POST whose kept connection the endpoint had closed', async () => {
+    const server = new OneRequestPerConnection();
+    const subscription = await subscribe('loc-closing', await server.listen());
+    const by = relay();
+    const d = deps({ endpointConcurrency: 2 });
+    // the second batch's POSTs find the first's connections kept, and each is reset as it is reused
+    for (const count of [2, 3]) {
+      await newOrders('loc-closing', count);
+      await by.pass();
+      const job = (await batchJobs(subscription._id)).find((found) => (found.data as DeliveryBatchData).items.length === count);
+      await deliverBatch(d, { ...config.webhooks, endpointConcurrency: 2 }, job as Job<DeliveryBatchData>);
+    }
+    const entries = await db.collection('webhookDeliveries').find({ subscriptionId: subscription._id }).toArray();
+    expect(entries.map((entry) => [entry.outcome, entry.attempt])).toEqual(Array.from({ length: 5 }, () => ['delivered', 1]));
+    expect(server.answered).toBe(5);
+    expect(server.connections).toBe(5);
+    await by.close();
+    await server.close();
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Recording in the event log (store/event-log.ts), on MongoDB (the stand-in, or MONGO_URL): each
  * event once, each at the next place, in the order given, whichever of several writers records;
- * a writer alone records a batch in one insert, without reading the top.
+ * a writer alone records a batch in one insert, without reading the top; deliveries settled
+ * together in one update, each counted down once.
  */
 import { EventLogRepo, type EventToRecord } from '@pos/shared/store/event-log';
 import { countedStore, type CountedStore } from '../support/counted-store';
@@ -61,5 +62,37 @@ describe('the event log', () => {
     const all = recorded.flat();
     expect(new Set(places(all)).size).toBe(all.length);
     for (const batch of recorded) expect(places(batch)).toEqual([...places(batch)].sort((x, y) => x - y));
+  });
+
+  it('settles deliveries in one update: each event stops owing what was settled, once, and still owes the rest', async () => {
+    const owed = (i: number, subscriptions: string[]) => subscriptions.map((subscriptionId) => ({ webhookId: `msg_${i}_${subscriptionId}_${n}`, subscriptionId }));
+    const batch = events(3).map((event, i) => ({ ...event, owed: owed(i, ['sub_a', 'sub_b']) }));
+    const { recorded } = await one.repos.events.record(batch, new Date());
+    const ofSub = (sub: string, from: typeof batch) => from.map((event) => ({ eventId: event.id, webhookId: event.owed.find((o) => o.subscriptionId === sub)!.webhookId }));
+
+    one.resetCount();
+    await one.repos.events.settledAll(ofSub('sub_a', batch));
+    expect(one.commands()).toBe(1);
+    // settled again (a batch run again, a drop racing a delivery): nothing is counted twice
+    await one.repos.events.settledAll(ofSub('sub_a', batch.slice(0, 2)));
+    let now = await one.repos.events.findByEventIds(batch.map((event) => event.id));
+    for (const event of batch) {
+      expect(now.get(event.id)!.pendingDeliveries).toBe(1);
+      expect(Object.values(now.get(event.id)!.undelivered!)).toEqual(['sub_b']);
+    }
+    expect((await one.repos.events.owing({ afterSeq: recorded.get(batch[0]!.id)!._id - 1, limit: 10 })).map((doc) => doc.eventId)).toEqual(batch.map((event) => event.id));
+
+    // one event's two deliveries in one call, beside another's: both settled
+    await one.repos.events.settledAll([...ofSub('sub_b', batch.slice(0, 1)), ...ofSub('sub_b', batch.slice(1))]);
+    now = await one.repos.events.findByEventIds(batch.map((event) => event.id));
+    for (const event of batch) expect(now.get(event.id)).toMatchObject({ pendingDeliveries: 0, undelivered: {} });
+    expect(await one.repos.events.owing({ afterSeq: recorded.get(batch[0]!.id)!._id - 1, limit: 10 })).toEqual([]);
+  });
+
+  it('settles two deliveries of one event given together', async () => {
+    const [event] = events(1).map((e) => ({ ...e, owed: [{ webhookId: `msg_x_${n}`, subscriptionId: 'sub_x' }, { webhookId: `msg_y_${n}`, subscriptionId: 'sub_y' }] }));
+    await one.repos.events.record([event!], new Date());
+    await one.repos.events.settledAll(event!.owed.map(({ webhookId }) => ({ eventId: event!.id, webhookId })));
+    expect((await one.repos.events.findByEventIds([event!.id])).get(event!.id)).toMatchObject({ pendingDeliveries: 0, undelivered: {} });
   });
 });

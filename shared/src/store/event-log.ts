@@ -121,15 +121,26 @@ export class EventLogRepo {
     );
   }
 
-  /** Deliveries settled together, in one command. */
+  /**
+   * Deliveries settled together: one update of every event they name, each dropping the webhook-ids
+   * it still owes of them (a webhook-id is of one event: an event settled before matches nothing,
+   * and is not counted down twice). Deliveries of one event beyond its first go in a next update.
+   */
   async settledAll(settled: { eventId: string; webhookId: string }[]): Promise<void> {
-    if (settled.length === 0) return;
-    await this.c.bulkWrite(
-      settled.map(({ eventId, webhookId }) => ({
-        updateOne: { filter: { eventId, [`undelivered.${webhookId}`]: { $exists: true } }, update: { $unset: { [`undelivered.${webhookId}`]: '' }, $inc: { pendingDeliveries: -1 } } },
-      })),
-      { ordered: false },
-    );
+    let left = settled;
+    while (left.length > 0) {
+      const now = new Map<string, string>();
+      const later: typeof settled = [];
+      for (const item of left) {
+        if (now.has(item.eventId)) later.push(item);
+        else now.set(item.eventId, item.webhookId);
+      }
+      await this.c.updateMany(
+        { $or: [...now].map(([eventId, webhookId]) => ({ eventId, [`undelivered.${webhookId}`]: { $exists: true } })) },
+        { $unset: Object.fromEntries([...now.values()].map((webhookId) => [`undelivered.${webhookId}`, ''])), $inc: { pendingDeliveries: -1 } },
+      );
+      left = later;
+    }
   }
 
   /** Events that still owe deliveries, oldest first, recorded since `since` (all when absent), after `afterSeq`. */

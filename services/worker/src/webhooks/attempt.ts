@@ -1,8 +1,7 @@
 /**
- * One attempt of a delivery: its endpoint's address checked again (DNS rebinding), its body
- * signed afresh (the `webhook-timestamp` is the attempt's) with the endpoint's secret and, during
- * a rotation's grace, the replaced one too, and POSTed. What a single delivery's run and a batch's
- * share, with the parts both use.
+ * Attempts of deliveries: each body signed afresh (the `webhook-timestamp` is the attempt's) with
+ * the endpoint's secret and, during a rotation's grace, the replaced one too, and POSTed. What a
+ * single delivery's run and a batch's share, with the parts both use.
  */
 import { Webhook } from 'standardwebhooks';
 import type { WebhooksConfig } from '@pos/shared/config';
@@ -13,7 +12,7 @@ import type { EventLogRepo } from '@pos/shared/store/event-log';
 import type { WebhookDeliveriesRepo, WebhooksRepo } from '@pos/shared/store/webhooks';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
 import type { SecretBox } from '@pos/shared/webhooks/secrets';
-import { checkWebhookUrl } from '@pos/shared/webhooks/url-guard';
+import { type CheckedUrl, checkWebhookUrl } from '@pos/shared/webhooks/url-guard';
 import type { WebhookMetrics } from '../metrics';
 import type { EndpointGuards } from './endpoint-guards';
 import { postTo } from './post';
@@ -31,13 +30,6 @@ export interface DeliveryDeps {
   log: Logger;
 }
 
-/** The `webhook-signature` header: the current secret's signature, then the replaced one's during its grace. */
-function signatures(deps: DeliveryDeps, subscription: WebhookDoc, webhookId: string, at: Date, body: string): string {
-  const sealed = [subscription.secret];
-  if (subscription.previousSecret && subscription.previousSecretExpiresAt && subscription.previousSecretExpiresAt > at) sealed.push(subscription.previousSecret);
-  return sealed.map((s) => new Webhook(deps.secrets.open(s)).sign(webhookId, at, body)).join(' ');
-}
-
 interface Attempt {
   statusCode?: number;
   error?: string;
@@ -49,19 +41,41 @@ export const succeeded = (result: unknown): boolean => {
   return code !== undefined && code >= 200 && code < 300;
 };
 
-/** One signed POST of a delivery's body to its endpoint, checked again (DNS rebinding). */
-export async function attempt(deps: DeliveryDeps, config: WebhooksConfig, subscription: WebhookDoc, data: Pick<DeliveryJobData, 'webhookId' | 'body'>): Promise<Attempt> {
-  try {
-    const target = await checkWebhookUrl(subscription.url, config.allowPrivate);
-    const at = new Date();
-    const headers = {
-      'webhook-id': data.webhookId,
-      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'webhook-signature': signatures(deps, subscription, data.webhookId, at, data.body),
-    };
-    return { statusCode: await postTo(target, headers, data.body, config.timeoutMs) };
-  } catch (err) {
-    return { error: err instanceof Error ? err.message : String(err) };
-  }
-}
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+/** Attempts of deliveries to one subscription's endpoint. */
+export type Endpoint = (data: Pick<DeliveryJobData, 'webhookId' | 'body'>) => Promise<Attempt>;
+
+/**
+ * A subscription's endpoint, for the attempts of one run: its address checked again now (DNS
+ * rebinding; a refused one fails every attempt), its secrets opened once. Each attempt is signed
+ * afresh: the current secret's signature, then the replaced one's while its grace lasts.
+ */
+export async function endpointOf(deps: DeliveryDeps, config: WebhooksConfig, subscription: WebhookDoc): Promise<Endpoint> {
+  const { previousSecret, previousSecretExpiresAt } = subscription;
+  let target: CheckedUrl;
+  let current: Webhook;
+  let previous: Webhook | undefined;
+  try {
+    target = await checkWebhookUrl(subscription.url, config.allowPrivate);
+    current = new Webhook(deps.secrets.open(subscription.secret));
+    previous = previousSecret && previousSecretExpiresAt ? new Webhook(deps.secrets.open(previousSecret)) : undefined;
+  } catch (err) {
+    const error = message(err);
+    return async () => ({ error });
+  }
+  return async ({ webhookId, body }) => {
+    try {
+      const at = new Date();
+      const signers = previous && previousSecretExpiresAt! > at ? [current, previous] : [current];
+      const headers = {
+        'webhook-id': webhookId,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': signers.map((signer) => signer.sign(webhookId, at, body)).join(' '),
+      };
+      return { statusCode: await postTo(target, headers, body, config.timeoutMs) };
+    } catch (err) {
+      return { error: message(err) };
+    }
+  };
+}

@@ -19,7 +19,7 @@ import type { WebhookDeliveryDoc, WebhookDoc, WebhookOutcome } from '@pos/shared
 import { newId } from '@pos/shared/store/ids';
 import { batchMember } from '@pos/shared/webhooks/delivery-queue';
 import { bodyLocation } from '@pos/shared/webhooks/fan-out';
-import { attempt, type DeliveryDeps, succeeded } from './attempt';
+import { type DeliveryDeps, type Endpoint, endpointOf, succeeded } from './attempt';
 import { DeliveryHeld } from './endpoint-guards';
 
 /** What became of one item in a run. */
@@ -38,7 +38,8 @@ export async function deliverBatch(deps: DeliveryDeps, config: WebhooksConfig, j
     return { skipped: items.length };
   }
   const pool = bulkhead(config.endpointConcurrency, items.length);
-  const runs = await Promise.all(items.map((item) => pool.execute(() => attemptItem(deps, config, subscription, item))));
+  const endpoint = await endpointOf(deps, config, subscription);
+  const runs = await Promise.all(items.map((item) => pool.execute(() => attemptItem(deps, endpoint, subscription, item))));
   const outcomes = await judge(deps, config, subscription, runs);
 
   await deps.deliveries.recordAll(runs.flatMap((run, i) => ('held' in run ? [] : [logEntry(config, subscriptionId, run, outcomes[i]!)])));
@@ -73,10 +74,10 @@ async function toSend(deps: DeliveryDeps, job: Job<DeliveryBatchData>): Promise<
   return kept.filter((item) => !item.eventId || events.get(item.eventId)?.undelivered?.[item.webhookId] !== undefined);
 }
 
-async function attemptItem(deps: DeliveryDeps, config: WebhooksConfig, subscription: WebhookDoc, item: BatchItem): Promise<ItemRun> {
+async function attemptItem(deps: DeliveryDeps, endpoint: Endpoint, subscription: WebhookDoc, item: BatchItem): Promise<ItemRun> {
   const started = performance.now();
   try {
-    const result = await deps.guards.run(subscription._id, () => attempt(deps, config, subscription, item));
+    const result = await deps.guards.run(subscription._id, () => endpoint(item));
     return { item, ...result, seconds: (performance.now() - started) / 1000, at: new Date() };
   } catch (err) {
     if (err instanceof DeliveryHeld) return { item, held: err };

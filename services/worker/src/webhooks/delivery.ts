@@ -14,7 +14,7 @@ import { withTelemetry } from '@pos/shared/queue/telemetry';
 import type { WebhookOutcome } from '@pos/shared/store/documents';
 import { newId } from '@pos/shared/store/ids';
 import { bodyLocation } from '@pos/shared/webhooks/fan-out';
-import { attempt, type DeliveryDeps, succeeded } from './attempt';
+import { type DeliveryDeps, endpointOf, succeeded } from './attempt';
 import { type BatchRun, deliverBatch } from './batch';
 import { DeliveryHeld } from './endpoint-guards';
 
@@ -44,7 +44,8 @@ export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: J
 
   const number = job.attemptsMade + 1;
   const started = performance.now();
-  const result = await deps.guards.run(subscription._id, () => attempt(deps, config, subscription, data));
+  const endpoint = await endpointOf(deps, config, subscription);
+  const result = await deps.guards.run(subscription._id, () => endpoint(data));
   const seconds = (performance.now() - started) / 1000;
   const now = new Date();
   const last = number >= (job.opts.attempts ?? 1);

@@ -213,17 +213,18 @@ export class OrdersRepo {
   async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS, takeOver?: TakeOver): Promise<OrderDoc | null> {
     const entry = appliedEntry(jobId);
     let appliedJobs = [...order.appliedJobs, entry];
-    let moved: { appliedJobsMoved: true } | undefined;
+    let moved: { appliedJobs: string[]; appliedJobsMoved: true } | undefined;
     if (appliedJobs.length > APPLIED_JOBS_HELD) {
       // kept before the write that drops them: a crash in between leaves them in both places
       await this.ledger.keep(order, appliedJobs.slice(0, -APPLIED_JOBS_KEPT), now);
       appliedJobs = appliedJobs.slice(-APPLIED_JOBS_KEPT);
-      moved = { appliedJobsMoved: true };
+      moved = { appliedJobs, appliedJobsMoved: true };
     }
-    const set = { ...change, appliedJobs, ...moved, updatedAt: now };
-    const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
+    const set = { ...change, ...moved, updatedAt: now };
+    const after: OrderDoc = { ...order, ...set, appliedJobs, version: order.version + 1 };
     const entries = events(after);
-    const base = { $set: set, $inc: { version: 1 } };
+    // (the version guard makes the stored list the one read: the entry, unique to this attempt, is added to it rather than the list written again)
+    const base = { $set: set, $inc: { version: 1 }, ...(moved ? {} : { $addToSet: { appliedJobs: entry } }) };
     if (!takeOver) {
       const written = await this.guardedWrites.load({ filter: atVersion(order), update: withOutbox(base, entries), entry });
       return written ? { ...after, ...outboxAfter(order, entries) } : null;

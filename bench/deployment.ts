@@ -59,7 +59,7 @@ export interface Deployment {
 
 const WORKER_READY = /"metricsPort":(\d+)[^\n]*"msg":"worker ready"/;
 
-function profileArgs(backends: Backends, name: string): string[] {
+export function profileArgs(backends: Backends, name: string): string[] {
   if (!backends.profileDir) return [];
   fs.mkdirSync(backends.profileDir, { recursive: true });
   return ['--cpu-prof', '--cpu-prof-dir', backends.profileDir, '--cpu-prof-name', `${name}.cpuprofile`];

@@ -12,10 +12,10 @@ import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
 import { ROOT } from '../scripts/embedded/spawn-role';
-import { processCpuMs } from './cost';
-import { deploy, scrapeMetrics } from './deployment';
+import { type CostProbe, processCpuMs } from './cost';
+import { deploy, probeOf, scrapeMetrics } from './deployment';
 import type { Backends } from './deployment';
-import { type LoadBounds, type LoadResult, runHttp } from './load';
+import { type HttpRequest, httpRequest, type HttpTarget, keepAliveTarget, type LoadBounds, type LoadResult, runHttp, runLoad } from './load';
 import { OUTCOME, type OverloadPlan, type OverloadRecords, type RequestRecord } from './overload-client';
 import { placedOrders, registers } from './service-load';
 import { percentile, round } from './statistics';
@@ -67,6 +67,8 @@ export interface OverloadScenario {
   polls: { count: number; within1sShare: number; p50Ms: number; p99Ms: number; errors: number };
   /** The API node's CPU per admitted request (phases that refused nothing) and per refusal (the rest of the others' CPU), ms. */
   apiCpu?: { perAdmittedMs: number; perRefusalMs: number; refusalShare: number };
+  /** The same two measured apart (see refusalsAlone): per request of the capacity run, and per refusal with the worker stopped. */
+  apiCpuApart?: { perAdmittedMs: number; perRefusalMs: number; refusalShare: number; refusals: number; others: number };
 }
 
 const DEFAULT_PHASES: OverloadPhase[] = [1, 2, 4, 0.5].map((multiple) => ({ name: multiple < 1 ? `after, ${multiple}x` : `${multiple}x`, multiple, seconds: 10 }));
@@ -142,6 +144,51 @@ function apiCpuSplit(phases: OverloadPhaseResult[]): NonNullable<OverloadScenari
   return { perAdmittedMs: round(perAdmitted!, 3), perRefusalMs: round(perRefusal!, 3), refusalShare: perAdmitted! > 0 ? round(perRefusal! / perAdmitted!) : 0 };
 }
 
+/** A 503 answered within this is a refusal at once; anything slower was admitted first. */
+const AT_ONCE_MS = 100;
+/** Requests sent at once to fill the admission (more than it holds: some 250 here, capacity × QUEUE_WAIT_TARGET), then clients refused in a loop. */
+const HOLDERS = 512;
+const REFUSAL_CLIENTS = 128;
+const REFUSALS_SECONDS = 6;
+
+/**
+ * The API's CPU per refusal, measured apart from admitted requests: with the worker stopped
+ * (SIGSTOP), HOLDERS requests at once fill every partition's admission and wait for their
+ * deadline; a second later, when the oldest of them has waited past QUEUE_WAIT_TARGET, nothing more
+ * is admitted, and REFUSAL_CLIENTS closed-loop clients are refused for REFUSALS_SECONDS, ending
+ * before the holders' deadline. An upper bound: the node's CPU over the window (its timers
+ * included) divided by the refusals at once.
+ */
+async function refusalsAlone(origin: string, workerPid: number, request: () => HttpRequest, probe: CostProbe): Promise<{ refusals: number; others: number; cpuMsPerRefusal: number }> {
+  const targets = [keepAliveTarget(origin, HOLDERS), keepAliveTarget(origin, REFUSAL_CLIENTS)] as const;
+  const counts = { refusals: 0, others: 0 };
+  let counting = false;
+  const send = async (target: HttpTarget) => {
+    const { method, path, headers, body } = request();
+    const started = performance.now();
+    const { status } = await httpRequest(target, method, path, { headers, body });
+    if (!counting) return;
+    if (status === 503 && performance.now() - started < AT_ONCE_MS) counts.refusals += 1;
+    else counts.others += 1;
+  };
+  process.kill(workerPid, 'SIGSTOP');
+  try {
+    // (answered at their deadline, or cut off with their sockets below)
+    for (let i = 0; i < HOLDERS; i++) void send(targets[0]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await runLoad(REFUSAL_CLIENTS, () => send(targets[1]), { maxOps: Number.MAX_SAFE_INTEGER, maxMs: 1_000 });
+    await probe.start();
+    counting = true;
+    await runLoad(REFUSAL_CLIENTS, () => send(targets[1]), { maxOps: Number.MAX_SAFE_INTEGER, maxMs: REFUSALS_SECONDS * 1000 });
+    counting = false;
+    const cost = await probe.stop(counts.refusals);
+    return { ...counts, cpuMsPerRefusal: cost.cpuMs.api1 ?? 0 };
+  } finally {
+    process.kill(workerPid, 'SIGCONT');
+    for (const target of targets) target.agent.destroy();
+  }
+}
+
 /** Seconds from the phase's start until every later 250 ms window is healthy (>= 99 % 200s, p99 <= 1 s). */
 function recoverySeconds(records: RequestRecord[], seconds: number): number {
   const windows = Math.ceil((seconds * 1000) / WINDOW_MS);
@@ -180,7 +227,7 @@ export async function measureOverload(
       const { apiKey, number } = targets[n++ % targets.length]!;
       return { method: 'POST', path: `/api/v1/orders/${number}/failure`, headers: { api_key: apiKey }, body };
     };
-    const capacity = await runHttp(api.origin, 64, report, options.capacityBounds);
+    const capacity = await runHttp(api.origin, 64, report, options.capacityBounds, deployment.probe());
     options.say(`overload: capacity ${capacity.rps} req/s (64 clients, WORKER_CONCURRENCY=${WORKER_CONCURRENCY}), errors ${capacity.errors}`);
 
     // Open-loop phases from a process of their own.
@@ -228,10 +275,16 @@ export async function measureOverload(
     options.say(
       `overload: recovery ${recovery} s, wasted ${wastedShare}, applied ${applied.failureReports} for ${succeeded} 200s; API CPU ${cpuSplit.perAdmittedMs} ms per admitted request, ${cpuSplit.perRefusalMs} per refusal`,
     );
+    // last: it leaves jobs queued that the worker refuses as expired once it runs again
+    // (a probe of the API alone: the stopped worker answers no scrape)
+    const alone = await refusalsAlone(api.origin, deployment.worker.process.pid!, report, probeOf(backends, [{ role: 'api1', pid: apiPid }]));
+    const perAdmittedMs = capacity.cost?.cpuMs.api1 ?? 0;
+    const apiCpuApart = { perAdmittedMs, perRefusalMs: alone.cpuMsPerRefusal, refusalShare: perAdmittedMs > 0 ? round(alone.cpuMsPerRefusal / perAdmittedMs) : 0, refusals: alone.refusals, others: alone.others };
+    options.say(`overload: apart, API CPU ${perAdmittedMs} ms per admitted request (capacity run), ${alone.cpuMsPerRefusal} per refusal (worker stopped: ${alone.refusals} refusals, ${alone.others} others)`);
     return {
       workerConcurrency: WORKER_CONCURRENCY,
       queueWaitTargetMs: QUEUE_WAIT_TARGET_MS,
-      capacity, phases, recoverySeconds: recovery, jobsRun: total.run, jobsExpired: total.expired, wastedShare, applied, polls, apiCpu: cpuSplit,
+      capacity, phases, recoverySeconds: recovery, jobsRun: total.run, jobsExpired: total.expired, wastedShare, applied, polls, apiCpu: cpuSplit, apiCpuApart,
     };
   } finally {
     await deployment.stop();

@@ -241,6 +241,9 @@ function renderOverload(o: OverloadScenario): string {
       `Over the run the worker ran ${o.jobsRun} jobs and refused ${o.jobsExpired} as expired; wasted: ${o.wastedShare} (jobs run for requests that got no success). ` +
       `Failure reports applied to the orders: ${o.applied.failureReports}, for ${o.applied.answered200} answered 200 (equal: every acknowledged write applied once, no refused one at all). ` +
       `Polls of another location all along (${o.polls.count}): ${o.polls.within1sShare} within 1 s, p50 ${o.polls.p50Ms} ms, p99 ${o.polls.p99Ms} ms, errors ${o.polls.errors}.` +
-      (o.apiCpu ? ` The API node's CPU: ${o.apiCpu.perAdmittedMs} ms per admitted request, ${o.apiCpu.perRefusalMs} ms per refusal (${o.apiCpu.refusalShare} of an admitted one).` : ''),
+      (o.apiCpu ? ` The API node's CPU, split over the phases: ${o.apiCpu.perAdmittedMs} ms per admitted request, ${o.apiCpu.perRefusalMs} ms per refusal (${o.apiCpu.refusalShare} of an admitted one).` : '') +
+      (o.apiCpuApart
+        ? ` Measured apart: ${o.apiCpuApart.perAdmittedMs} ms per request of the capacity run, ${o.apiCpuApart.perRefusalMs} ms per refusal with the worker stopped (${o.apiCpuApart.refusals} refusals at once, ${o.apiCpuApart.others} other answers; an upper bound), ${o.apiCpuApart.refusalShare} of an admitted one.`
+        : ''),
   ].join('\n');
 }

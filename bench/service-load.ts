@@ -7,7 +7,7 @@
 import type { AdminClient } from '@pos/shared/clients/admin-client';
 import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
 import { type CostProbe, type CpuShare, measureCpu } from './cost';
-import { type BenchChild, type Backends, type Deployment, deploy, probeOf, redisProcesses, spawnNode } from './deployment';
+import { type BenchChild, type Backends, type Deployment, deploy, probeOf, profileArgs, redisProcesses, spawnNode } from './deployment';
 import { type HttpRequest, type LoadBounds, type LoadResult, runHttp } from './load';
 
 /** Runs `count` async jobs at most `width` at a time. */
@@ -168,7 +168,7 @@ const metricsOf = (child: BenchChild) => `http://127.0.0.1:${/"metricsPort":(\d+
 
 /** Koa, one `find` of the location's PLACED orders, records out (bench/bare/poll-floor.ts): `GET /orders/location?locationId=`. */
 async function startPollFloor(backends: Backends, deployment: Deployment): Promise<Floor> {
-  const child = await spawnNode('floor-poll', 'bench/bare/poll-floor.ts', floorEnv(backends, deployment), /"port":(\d+),"metricsPort":\d+/, backends.logDir);
+  const child = await spawnNode('floor-poll', 'bench/bare/poll-floor.ts', floorEnv(backends, deployment), /"port":(\d+),"metricsPort":\d+/, backends.logDir, profileArgs(backends, `${deployment.name}-floor-poll`));
   return {
     origin: `http://127.0.0.1:${child.ready[1]}`,
     probe: () => probeOf(backends, [{ role: 'floor-api', pid: child.process.pid! }], [{ role: 'floor-api', metricsUrl: metricsOf(child) }]),
@@ -182,10 +182,10 @@ async function startPollFloor(backends: Backends, deployment: Deployment): Promi
  */
 async function startStatusFloor(backends: Backends, deployment: Deployment, extraEnv: Record<string, string> = {}): Promise<Floor> {
   const env = { ...floorEnv(backends, deployment), ...extraEnv };
-  const worker = await spawnNode('floor-status-worker', 'bench/bare/status-floor-worker.ts', env, /"metricsPort":\d+/, backends.logDir);
+  const worker = await spawnNode('floor-status-worker', 'bench/bare/status-floor-worker.ts', env, /"metricsPort":\d+/, backends.logDir, profileArgs(backends, `${deployment.name}-floor-worker`));
   let api: BenchChild;
   try {
-    api = await spawnNode('floor-status-api', 'bench/bare/status-floor-api.ts', env, /"port":(\d+)/, backends.logDir);
+    api = await spawnNode('floor-status-api', 'bench/bare/status-floor-api.ts', env, /"port":(\d+)/, backends.logDir, profileArgs(backends, `${deployment.name}-floor-api`));
   } catch (err) {
     await worker.stop();
     throw err;

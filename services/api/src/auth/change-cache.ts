@@ -66,7 +66,7 @@ export class ChangeCache<T extends { _id: string }> {
     this.cached = new LRUCache<string, T>({
       max: options.max,
       ttl: CACHED_TTL_MS,
-      // the clock read at each look: lru-cache's default (1 ms) arms a timer to forget it, waking the process once more per request
+      // lru-cache's default (1) arms a 1 ms timer at each look: a wake-up per request
       ttlResolution: 0,
       dispose: (doc, keyHash) => this.unindex(doc._id, keyHash),
     });

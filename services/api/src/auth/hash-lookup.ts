@@ -16,7 +16,7 @@ const REFUSED_MAX = 10_000;
  * kept in a ChangeCache, which never answers for one that changed.
  */
 export class HashLookup<T extends { _id: string }> {
-  // ttlResolution 0: lru-cache's default (1) arms a 1 ms timer at each read, a wake-up per request
+  // ttlResolution 0: lru-cache's default (1) arms a 1 ms timer at each look: a wake-up per request
   private readonly refused = new LRUCache<string, true>({ max: REFUSED_MAX, ttl: REFUSED_TTL_MS, ttlResolution: 0 });
   private readonly cached: ChangeCache<T> | undefined;
 

@@ -59,7 +59,8 @@ export async function endpointOf(deps: DeliveryDeps, config: WebhooksConfig, sub
   try {
     target = await checkWebhookUrl(subscription.url, config.allowPrivate);
     current = new Webhook(deps.secrets.open(subscription.secret));
-    previous = previousSecret && previousSecretExpiresAt ? new Webhook(deps.secrets.open(previousSecret)) : undefined;
+    // (a replaced secret past its grace is never opened, as before: it signs nothing)
+    previous = previousSecret && previousSecretExpiresAt && previousSecretExpiresAt > new Date() ? new Webhook(deps.secrets.open(previousSecret)) : undefined;
   } catch (err) {
     const error = message(err);
     return async () => ({ error });

@@ -132,15 +132,17 @@ function phaseResult(phase: OverloadPhase, perSecond: number, records: RequestRe
 
 /**
  * The API's CPU split over the phases by least squares: CPU = perAdmitted × admitted + perRefusal ×
- * refusals + idle × seconds (the polls, the timers). Zeros when the phases cannot tell them apart.
+ * refusals + idle × seconds (the polls, the timers). None when the phases cannot tell them apart
+ * (fewer than three unknowns' worth, as with BENCH_OVERLOAD_PHASES of one overload and the fall).
  */
-function apiCpuSplit(phases: OverloadPhaseResult[]): NonNullable<OverloadScenario['apiCpu']> {
+function apiCpuSplit(phases: OverloadPhaseResult[]): OverloadScenario['apiCpu'] {
   const rows = phases.map((p) => [p.sent - p.shed, p.shed, p.seconds, p.apiCpuMs ?? 0]);
   const m = [0, 1, 2].map((i) => [0, 1, 2, 3].map((j) => rows.reduce((sum, r) => sum + r[i]! * r[j]!, 0)));
   const det = (c: number[][]) => c[0]![0]! * (c[1]![1]! * c[2]![2]! - c[1]![2]! * c[2]![1]!) - c[0]![1]! * (c[1]![0]! * c[2]![2]! - c[1]![2]! * c[2]![0]!) + c[0]![2]! * (c[1]![0]! * c[2]![1]! - c[1]![1]! * c[2]![0]!);
   const d = det(m);
+  if (phases.length < 3 || Math.abs(d) < 1e-9) return undefined;
   // Cramer's rule: the unknown's column replaced by the right-hand side
-  const [perAdmitted, perRefusal] = [0, 1].map((k) => (Math.abs(d) < 1e-9 ? 0 : det(m.map((row) => row.map((x, j) => (j === k ? row[3]! : x)))) / d));
+  const [perAdmitted, perRefusal] = [0, 1].map((k) => det(m.map((row) => row.map((x, j) => (j === k ? row[3]! : x)))) / d);
   return { perAdmittedMs: round(perAdmitted!, 3), perRefusalMs: round(perRefusal!, 3), refusalShare: perAdmitted! > 0 ? round(perRefusal! / perAdmitted!) : 0 };
 }
 
@@ -273,7 +275,7 @@ export async function measureOverload(
     const applied = { failureReports: (await failureCounts(backends.mongoUrl, deployment.db)) - failuresBefore, answered200: succeeded };
     const wastedShare = total.run > 0 ? round(Math.max(0, total.run - succeeded) / total.run, 3) : 0;
     options.say(
-      `overload: recovery ${recovery} s, wasted ${wastedShare}, applied ${applied.failureReports} for ${succeeded} 200s; API CPU ${cpuSplit.perAdmittedMs} ms per admitted request, ${cpuSplit.perRefusalMs} per refusal`,
+      `overload: recovery ${recovery} s, wasted ${wastedShare}, applied ${applied.failureReports} for ${succeeded} 200s; ${cpuSplit ? `API CPU ${cpuSplit.perAdmittedMs} ms per admitted request, ${cpuSplit.perRefusalMs} per refusal` : 'API CPU not split (too few phases)'}`,
     );
     // last: it leaves jobs queued that the worker refuses as expired once it runs again
     // (a probe of the API alone: the stopped worker answers no scrape)
@@ -284,7 +286,7 @@ export async function measureOverload(
     return {
       workerConcurrency: WORKER_CONCURRENCY,
       queueWaitTargetMs: QUEUE_WAIT_TARGET_MS,
-      capacity, phases, recoverySeconds: recovery, jobsRun: total.run, jobsExpired: total.expired, wastedShare, applied, polls, apiCpu: cpuSplit, apiCpuApart,
+      capacity, phases, recoverySeconds: recovery, jobsRun: total.run, jobsExpired: total.expired, wastedShare, applied, polls, ...(cpuSplit ? { apiCpu: cpuSplit } : {}), apiCpuApart,
     };
   } finally {
     await deployment.stop();

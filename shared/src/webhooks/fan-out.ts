@@ -60,8 +60,11 @@ export function bodyLocation(body: string): string | undefined {
 
 /** The deliveries a recorded event still owes, as the delivery queue takes them. */
 export function deliveriesOf(event: EventDoc): DeliveryJobData[] {
+  const owed = Object.entries(event.undelivered ?? {});
+  // (most events owe nothing: no body is made for them)
+  if (owed.length === 0) return [];
   const body = JSON.stringify(eventBody(event));
-  return Object.entries(event.undelivered ?? {}).map(([webhookId, subscriptionId]) => ({ subscriptionId, webhookId, type: event.type, body, eventId: event.eventId }));
+  return owed.map(([webhookId, subscriptionId]) => ({ subscriptionId, webhookId, type: event.type, body, eventId: event.eventId }));
 }
 
 export class WebhookFanOut {

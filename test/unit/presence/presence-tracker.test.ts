@@ -31,9 +31,16 @@ describe('the presence tracker', () => {
   it('writes the streams that open in one turn, over several locations, in one write with their latest counts', async () => {
     tracker = new PresenceTracker({ redis, prefix, nodeId: 'node-1', windowMs: WINDOW_MS, log: createLogger('silent', 'test') });
     // the commands on this test's keys, as Redis ran them
-    const monitor = await redis.monitor();
-    // The shared Redis's other traffic still streams in as it disconnects, which ioredis reports as an error.
+    const monitor = redis.duplicate({ monitor: true, lazyConnect: true });
+    // The shared Redis's other traffic can arrive with MONITOR's own reply, before ioredis is in
+    // monitoring mode, and still streams in as it disconnects: ioredis reports those lines as
+    // errors, and they are other tests' commands, sent before this test's or after.
+    // (`redis.monitor()` listens for one error only, and rejects.)
     monitor.on('error', () => undefined);
+    await new Promise<void>((resolve) => {
+      monitor.once('monitoring', () => resolve());
+      void monitor.connect();
+    });
     const ran: string[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args.some((arg) => arg.startsWith(prefix))) ran.push(args[0]!.toLowerCase());

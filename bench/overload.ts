@@ -65,7 +65,7 @@ export interface OverloadScenario {
   /** Failure reports applied to the orders during the open-loop phases (their failure counts), and the 200s answered: equal when every acknowledged write was applied once and no refused one at all. */
   applied: { failureReports: number; answered200: number };
   polls: { count: number; within1sShare: number; p50Ms: number; p99Ms: number; errors: number };
-  /** The API node's CPU per admitted request (phases that refused nothing) and per refusal (the rest of the others' CPU), ms. */
+  /** The API node's CPU per admitted request and per refusal, ms, split over the phases (apiCpuSplit); absent when they cannot be split. */
   apiCpu?: { perAdmittedMs: number; perRefusalMs: number; refusalShare: number };
   /** The same two measured apart (see refusalsAlone): per request of the capacity run, and per refusal with the worker stopped. */
   apiCpuApart?: { perAdmittedMs: number; perRefusalMs: number; refusalShare: number; refusals: number; others: number };

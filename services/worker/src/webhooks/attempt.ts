@@ -59,7 +59,7 @@ export async function endpointOf(deps: DeliveryDeps, config: WebhooksConfig, sub
   try {
     target = await checkWebhookUrl(subscription.url, config.allowPrivate);
     current = new Webhook(deps.secrets.open(subscription.secret));
-    // (a replaced secret past its grace is never opened, as before: it signs nothing)
+    // (a replaced secret past its grace signs nothing, so it is not opened)
     previous = previousSecret && previousSecretExpiresAt && previousSecretExpiresAt > new Date() ? new Webhook(deps.secrets.open(previousSecret)) : undefined;
   } catch (err) {
     const error = message(err);

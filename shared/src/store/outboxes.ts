@@ -71,19 +71,27 @@ export function withTakenOutbox<U extends { $set?: object }>(
   entries: OutboxEntry[],
   recorded: readonly string[],
   due: Date,
-): { update: U & { $unset?: Record<string, ""> }; after: Required<Pick<WithOutbox, 'outbox' | 'outboxCount'>> & Pick<WithOutbox, 'outboxDue'> } {
-  const outbox = { ...held };
-  for (const id of recorded) delete outbox[id];
-  for (const entry of entries) outbox[entry.id] = entry;
+): { update: U & { $unset?: Record<string, ''> }; after: Required<Pick<WithOutbox, 'outbox' | 'outboxCount'>> & Pick<WithOutbox, 'outboxDue'> } {
+  // Keyed by event ids, each new: as dictionaries from the start, V8 makes no hidden class per key.
+  const outbox: Record<string, OutboxEntry> = Object.create(null);
+  const set: Record<string, unknown> = Object.assign(Object.create(null), update.$set);
+  const unset: Record<string, ''> = Object.create(null);
+  const gone = new Set(recorded);
+  for (const id in held) {
+    if (gone.has(id)) unset[`outbox.${id}`] = '';
+    else outbox[id] = held[id]!;
+  }
+  for (const entry of entries) {
+    outbox[entry.id] = entry;
+    set[`outbox.${entry.id}`] = entry;
+  }
   const holds = Object.keys(outbox).length > 0;
-  const unset = recorded.filter((id) => held?.[id] !== undefined).map((id) => `outbox.${id}`);
-  if (!holds) unset.push('outboxDue');
+  set.outboxCount = 0;
+  if (holds) set.outboxDue = due;
+  else unset.outboxDue = '';
+  const unsets = Object.keys(unset).length > 0;
   return {
-    update: {
-      ...update,
-      $set: { ...update.$set, ...Object.fromEntries(entries.map((entry) => [`outbox.${entry.id}`, entry])), outboxCount: 0, ...(holds ? { outboxDue: due } : {}) },
-      ...(unset.length > 0 ? { $unset: Object.fromEntries(unset.map((path) => [path, ''])) } : {}),
-    },
+    update: { ...update, $set: set, ...(unsets ? { $unset: unset } : {}) },
     after: { outbox, outboxCount: 0, ...(holds ? { outboxDue: due } : {}) },
   };
 }

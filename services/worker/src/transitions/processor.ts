@@ -56,7 +56,9 @@ export class JobProcessor {
   /** What a transition may touch, for a job of the queue or an order deadline job's auto-abort. */
   context(jobId: string, log: Logger, announcer: Announcer, { runBefore = false, answered = false } = {}): JobContext {
     const { repos, orderCache, followUps, failureThreshold, checkpoint } = this.deps;
-    return { ...repos, orderCache, writer: this.writer, announcer, followUps, failureThreshold, jobId, answered, runBefore, log, checkpoint };
+    // (named, not spread from `repos`, which holds every repository: one shape for every job's context)
+    const { orders, archive, sessions } = repos;
+    return { orders, archive, sessions, orderCache, writer: this.writer, announcer, followUps, failureThreshold, jobId, answered, runBefore, log, checkpoint };
   }
 
   async process(job: Job<JobData>): Promise<JobOutcome> {

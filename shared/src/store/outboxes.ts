@@ -23,25 +23,34 @@ import { collections } from './mongo';
 export type EventsOf<T> = (after: T) => OutboxEntry[];
 export const NO_EVENTS = (): OutboxEntry[] => [];
 
+/**
+ * An object keyed by event ids (or paths made of them), as a dictionary from the start: the ids are
+ * each new, and an ordinary object would have V8 make a hidden class for every one. `from`'s
+ * fields are copied in first.
+ */
+function dictionary<T>(from?: object): Record<string, T> {
+  return Object.assign(Object.create(null) as Record<string, T>, from);
+}
+
 /** The outbox fields of a document inserted with `entries` (none when there are none). */
 export function outboxOfNew(entries: OutboxEntry[]): WithOutbox {
-  return entries.length === 0 ? {} : { outbox: Object.fromEntries(entries.map((entry) => [entry.id, entry])), outboxCount: entries.length };
+  return entries.length === 0 ? {} : outboxAfter({}, entries);
 }
 
 /** An update of a document with `entries` added to its outbox, in the same write. */
 export function withOutbox<U extends { $set?: object; $inc?: object }>(update: U, entries: OutboxEntry[]): U {
   if (entries.length === 0) return update;
-  return {
-    ...update,
-    $set: { ...update.$set, ...Object.fromEntries(entries.map((entry) => [`outbox.${entry.id}`, entry])) },
-    $inc: { ...update.$inc, outboxCount: entries.length },
-  };
+  const set = dictionary<unknown>(update.$set);
+  for (const entry of entries) set[`outbox.${entry.id}`] = entry;
+  return { ...update, $set: set, $inc: { ...update.$inc, outboxCount: entries.length } };
 }
 
 /** The outbox fields of a document after a write that added `entries` with `withOutbox`. */
 export function outboxAfter(held: WithOutbox, entries: OutboxEntry[]): WithOutbox {
   if (entries.length === 0) return {};
-  return { outbox: { ...held.outbox, ...outboxOfNew(entries).outbox }, outboxCount: (held.outboxCount ?? 0) + entries.length };
+  const outbox = dictionary<OutboxEntry>(held.outbox);
+  for (const entry of entries) outbox[entry.id] = entry;
+  return { outbox, outboxCount: (held.outboxCount ?? 0) + entries.length };
 }
 
 /** A write that takes a document's events over from the relay (see the top of this file). */
@@ -72,10 +81,9 @@ export function withTakenOutbox<U extends { $set?: object }>(
   recorded: readonly string[],
   due: Date,
 ): { update: U & { $unset?: Record<string, ''> }; after: Required<Pick<WithOutbox, 'outbox' | 'outboxCount'>> & Pick<WithOutbox, 'outboxDue'> } {
-  // Keyed by event ids, each new: as dictionaries from the start, V8 makes no hidden class per key.
-  const outbox: Record<string, OutboxEntry> = Object.create(null);
-  const set: Record<string, unknown> = Object.assign(Object.create(null), update.$set);
-  const unset: Record<string, ''> = Object.create(null);
+  const outbox = dictionary<OutboxEntry>();
+  const set = dictionary<unknown>(update.$set);
+  const unset = dictionary<''>();
   const gone = new Set(recorded);
   for (const id in held) {
     if (gone.has(id)) unset[`outbox.${id}`] = '';

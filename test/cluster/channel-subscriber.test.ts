@@ -7,8 +7,8 @@
  */
 import type { EventEmitter } from 'node:events';
 import Redis, { Cluster } from 'ioredis';
-import { ChannelSubscriber } from '@pos/api/pubsub/channel-subscriber';
-import { clusterNodes } from '@pos/api/pubsub/subscriber-nodes';
+import { ChannelSubscriber } from '@pos/shared/pubsub/channel-subscriber';
+import { clusterNodes } from '@pos/shared/pubsub/subscriber-nodes';
 import { createLogger } from '@pos/shared/log';
 import { createRedis, slotOf } from '@pos/shared/redis';
 import { masterOf, onNode } from '../support/cluster';

@@ -1,11 +1,13 @@
 /**
  * The admin surface: paged lists of locations, sessions, live commands and orders by state;
- * reading and changing a location (a new failure threshold holds on the running worker); and the
+ * reading and changing a location (a new failure threshold holds at once on the running worker,
+ * which otherwise keeps the thresholds it read); and the
  * sessions' keys never shown after their creation.
  */
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '@pos/shared/domain/records';
 import type { LocationView } from '@pos/shared/schemas/responses';
 import { adminHeader, call, sampleRows } from '../support/http';
+import { metricValue } from '../support/metrics';
 import { openDb, registerAt } from '../support/fixtures';
 import { startStack } from '../support/stack';
 
@@ -15,7 +17,7 @@ describe('admin surface', () => {
   const admin = (path: string) => `${stack.origin}/admin/v1${path}`;
 
   beforeAll(async () => {
-    stack = await startStack();
+    stack = await startStack({ METRICS_PORT: '0' });
     bearer = adminHeader(stack.env);
   });
   afterAll(() => stack.close());
@@ -82,7 +84,16 @@ describe('admin surface', () => {
 
     await stack.admin.recoverOrder(location.id, order.number);
     await stack.admin.updateLocation(location.id, { failureThreshold: 10 });
+    // the first report after the change reads the threshold; the worker keeps it for the next ones
+    const thresholds = async () => {
+      const worker = `http://127.0.0.1:${stack.worker!.metricsPort}`;
+      const from = async (where: string) => metricValue(worker, 'pos_failure_thresholds_total', { from: where });
+      return { cache: await from('cache'), mongodb: await from('mongodb') };
+    };
+    const before = await thresholds();
     for (let i = 0; i < 3; i++) expect((await fail()).state).toBe('PLACED');
+    const after = await thresholds();
+    expect({ cache: after.cache - before.cache, mongodb: after.mongodb - before.mongodb }).toEqual({ cache: 2, mongodb: 1 });
   });
 
   it("lists a location's sessions, open and closed, never with a key or its hash", async () => {

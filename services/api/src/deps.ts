@@ -19,7 +19,7 @@ import type { ApiMetrics } from './metrics/api-metrics';
 import type { InFlightLimit } from './overload/in-flight';
 import type { QueueAdmission } from './overload/queue-admission';
 import type { PresenceTracker } from './presence/presence-tracker';
-import type { ChannelSubscriber } from './pubsub/channel-subscriber';
+import type { ChannelSubscriber } from '@pos/shared/pubsub/channel-subscriber';
 import type { Services } from './services';
 import type { StreamHub } from './stream/hub';
 

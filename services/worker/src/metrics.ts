@@ -10,6 +10,8 @@ export interface WorkerMetrics {
   registry: Registry;
   /** Jobs this worker finished, by job name and outcome status. */
   jobsProcessed: Counter<'job' | 'status'>;
+  /** Failure thresholds answered, by where from: `cache` or `mongodb`. */
+  thresholds: Counter<'from'>;
   webhooks: WebhookMetrics;
   relay: RelayMetrics;
 }
@@ -66,7 +68,14 @@ export function createWorkerMetrics(mongoCommands: () => number): WorkerMetrics 
     registers: [registry],
   });
   for (const reason of ['endpoint-busy', 'circuit-open']) held.inc({ reason }, 0);
-  return { registry, jobsProcessed, webhooks: { deliveries, deliverySeconds, held }, relay: relayMetrics(registry) };
+  const thresholds = new Counter({
+    name: 'pos_failure_thresholds_total',
+    help: "Failure thresholds a failure report used, by where from: cache (this worker's, kept until the location changes), mongodb (read)",
+    labelNames: ['from'],
+    registers: [registry],
+  });
+  for (const from of ['cache', 'mongodb']) thresholds.inc({ from }, 0);
+  return { registry, jobsProcessed, thresholds, webhooks: { deliveries, deliverySeconds, held }, relay: relayMetrics(registry) };
 }
 
 function relayMetrics(registry: Registry): RelayMetrics {

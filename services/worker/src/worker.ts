@@ -10,7 +10,9 @@ import { createOrderDeadlineQueue, type OrderDeadlineJob } from '@pos/shared/que
 import type { Queue } from 'bullmq';
 import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
 import { layoutPartitions, queueLayout } from '@pos/shared/queue/transition-queue';
-import { closeRedis, createRedis, redisTarget } from '@pos/shared/redis';
+import { ChannelSubscriber } from '@pos/shared/pubsub/channel-subscriber';
+import { clusterNodes, singleRedisNodes } from '@pos/shared/pubsub/subscriber-nodes';
+import { closeRedis, createRedis, isCluster, redisTarget } from '@pos/shared/redis';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
 import { createRepos } from '@pos/shared/store/repos';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
@@ -27,6 +29,7 @@ import { startPresenceSweep } from './schedules/presence-sweep';
 import { AnsweredJobs } from './transitions/answered-jobs';
 import { consumePartition } from './transitions/consumers';
 import { watchDrain } from './transitions/drain';
+import { FailureThresholds } from './transitions/failure-thresholds';
 import { orderFollowUps } from './transitions/follow-ups';
 import { OrderCache } from './transitions/order-cache';
 import { MessageSender } from './transitions/job-messages';
@@ -65,7 +68,8 @@ async function connect(config: Config, mongoUrl: string, log: Logger) {
   // before any job: what this release's code expects of the documents (docs/upgrades.md#migrations)
   await runMigrations(store.db, MIGRATIONS, { leases: repos.leases, log });
   const metrics = createWorkerMetrics(store.commandCount);
-  const redis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
+  // (on a cluster its slot map is read every few seconds: the subscriber follows a channel whose slot moved)
+  const redis = createRedis(target, { maxRetriesPerRequest: 3 }, log, { slotsRefreshInterval: 5_000 });
   // BullMQ's queues have a connection of their own: BullMQ defines its 64 scripts on a connection
   // it is given, and ioredis copies them into every pipeline made there (some 60 us each), so the
   // jobs' messages and every other command go on `redis`, where a pipeline costs a few.
@@ -73,7 +77,9 @@ async function connect(config: Config, mongoUrl: string, log: Logger) {
   // BullMQ leaves a connection it was given open on close; we close it ourselves.
   const workerConnection = createRedis(target, { maxRetriesPerRequest: null }, log);
   const webhooks = createWebhooks({ repos, redis, queueRedis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
-  return { store, repos, metrics, redis, queueRedis, workerConnection, webhooks, checkpoint: faultInjection(config.worker.faultInject, log) };
+  // what it hears of: the locations' changes (its failure thresholds)
+  const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), log);
+  return { store, repos, metrics, redis, queueRedis, workerConnection, subscriber, webhooks, checkpoint: faultInjection(config.worker.faultInject, log) };
 }
 type Connections = Awaited<ReturnType<typeof connect>>;
 
@@ -93,7 +99,13 @@ function eventRelay(config: Config, { store, repos, webhooks, redis, metrics }: 
 }
 
 /** Order transitions: what follows one (order deadline jobs, the failed-order count), then the pipeline. */
-function transitions(config: Config, { redis, repos, checkpoint }: Connections, relay: OutboxRelay, orderDeadlineQueue: Queue<OrderDeadlineJob>, log: Logger): JobProcessor {
+function transitions(
+  config: Config,
+  { redis, repos, checkpoint }: Connections,
+  parts: { relay: OutboxRelay; thresholds: FailureThresholds; orderDeadlineQueue: Queue<OrderDeadlineJob> },
+  log: Logger,
+): JobProcessor {
+  const { relay, thresholds, orderDeadlineQueue } = parts;
   return new JobProcessor({
     redis,
     messages: new MessageSender(redis),
@@ -103,8 +115,7 @@ function transitions(config: Config, { redis, repos, checkpoint }: Connections, 
     takenEvents: relay.taken,
     answers: new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs),
     followUps: orderFollowUps({ orderDeadlines: orderDeadlineQueue, locations: repos.locations, settings: config.orderDeadlines, pauseAfterFailedOrders: config.presence.pauseAfterFailedOrders, log }),
-    // Read for each failure report, not cached: an admin may change it (PATCH /admin/v1/locations/{id}).
-    failureThreshold: async (locationId) => (await repos.locations.failureThreshold(locationId)) ?? config.orders.failureThreshold,
+    failureThreshold: (locationId) => thresholds.of(locationId),
     checkpoint,
     log,
   });
@@ -133,7 +144,7 @@ function deliveries(config: Config, { workerConnection, repos, webhooks, metrics
 
 /** The worker's shutdown, in order (docs/operating.md#stopping-a-role). */
 function stoppers(config: Config, connections: Connections, running: { stopWork(): Promise<unknown>; drain?: { stop(): Promise<void> } }): Stopper[] {
-  const { store, webhooks } = connections;
+  const { store, webhooks, subscriber } = connections;
   const redisConnections = [connections.redis, connections.queueRedis, connections.workerConnection];
   return [
     {
@@ -147,7 +158,7 @@ function stoppers(config: Config, connections: Connections, running: { stopWork(
     },
     { name: 'closing the drained queues', withinMs: STEP_MS, stop: () => running.drain?.stop() ?? Promise.resolve() },
     { name: 'closing the webhook queue', withinMs: STEP_MS, stop: () => webhooks.queue.close() },
-    { name: 'closing Redis', withinMs: STEP_MS, stop: () => Promise.all(redisConnections.map((connection) => closeRedis(connection))) },
+    { name: 'closing Redis', withinMs: STEP_MS, stop: () => Promise.all([...redisConnections.map((connection) => closeRedis(connection)), subscriber.quit()]) },
     { name: 'closing MongoDB', withinMs: STEP_MS, stop: () => store.close(), force: () => store.close(true) },
   ];
 }
@@ -158,7 +169,10 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const { repos, metrics, workerConnection } = connections;
   const relay = eventRelay(config, connections, log);
   const orderDeadlineQueue = createOrderDeadlineQueue(connections.queueRedis, config.redis, log);
-  const processor = transitions(config, connections, relay, orderDeadlineQueue, log);
+  const thresholds = new FailureThresholds(repos.locations, connections.subscriber, config.redis.prefix, config.orders.failureThreshold, metrics.thresholds);
+  connections.subscriber.startHeartbeat();
+  thresholds.start(log);
+  const processor = transitions(config, connections, { relay, thresholds, orderDeadlineQueue }, log);
   // Draining partitions are consumed too, and watched until empty (see watchDrain).
   const { current, draining } = layoutPartitions(queueLayout(config));
   const consumers = [...current, ...draining].map((partition) => consumePartition({ partition, connection: workerConnection, config: config.worker, processor, metrics, log }));
@@ -185,7 +199,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   // the relay last: the transitions finishing meanwhile hand it their events (see OutboxRelay.close)
   const stopWork = async () => {
     await Promise.all([...queueWorkers.map((worker) => worker.close()), lifecycle.close(), orderDeadlines.close(), presence.close()]);
-    await relay.close();
+    await Promise.all([relay.close(), thresholds.stop()]);
   };
   return {
     metricsPort: listener?.port,

@@ -8,6 +8,7 @@ import type { LocationView } from '../schemas/responses';
 import type { CommandDoc, LocationDoc, OrderDoc } from '../store/documents';
 import { toCommandRecord, toOrderRecord } from '../domain/records';
 import { publish, RedisClient } from '../redis';
+import { LocationSettingsChange, locationsChannel } from './location-changes';
 import { OperatorChange, SessionChange, sessionsChannel } from './session-changes';
 import { toLocationView } from '../domain/views';
 
@@ -111,6 +112,12 @@ export class Announcer {
   async operatorChanged(operatorId: string): Promise<void> {
     const change: OperatorChange = { operatorId };
     await this.redis.publish(sessionsChannel(this.prefix), JSON.stringify(change));
+  }
+
+  /** Tells every worker that the location's settings changed (its failure threshold): see location-changes. */
+  async locationChanged(locationId: string): Promise<void> {
+    const change: LocationSettingsChange = { locationId };
+    await this.redis.publish(locationsChannel(this.prefix), JSON.stringify(change));
   }
 
   private async publish(locationId: string, event: LocationEvent): Promise<void> {

@@ -4,8 +4,8 @@
  * the loss of its connection (killed by Redis) told as `lost`, restored, then `resubscribed`.
  */
 import Redis from 'ioredis';
-import { ChannelSubscriber, HEARTBEAT_MS } from '@pos/api/pubsub/channel-subscriber';
-import { singleRedisNodes } from '@pos/api/pubsub/subscriber-nodes';
+import { ChannelSubscriber, HEARTBEAT_MS } from '@pos/shared/pubsub/channel-subscriber';
+import { singleRedisNodes } from '@pos/shared/pubsub/subscriber-nodes';
 import { createLogger } from '@pos/shared/log';
 import { eventually, pause } from '../../support/wait';
 

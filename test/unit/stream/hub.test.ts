@@ -7,8 +7,8 @@
 import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
 import { StreamHub } from '@pos/api/stream/hub';
-import { ChannelSubscriber } from '@pos/api/pubsub/channel-subscriber';
-import { singleRedisNodes } from '@pos/api/pubsub/subscriber-nodes';
+import { ChannelSubscriber } from '@pos/shared/pubsub/channel-subscriber';
+import { singleRedisNodes } from '@pos/shared/pubsub/subscriber-nodes';
 import { createApiMetrics } from '@pos/api/metrics/api-metrics';
 import { ProblemError } from '@pos/shared/domain/problem';
 import type { OrderRecord } from '@pos/shared/domain/records';

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { ChangeCache, type ChangeCacheOptions } from './change-cache';
+import { ChangeCache, type ChangeCacheOptions } from '@pos/shared/pubsub/change-cache';
 
 /**
  * Hashes that matched nothing, or a document that can no longer open (a closed session), are

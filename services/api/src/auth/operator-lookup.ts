@@ -1,6 +1,6 @@
 import { hashApiKey, keyFormOf } from '@pos/shared/auth/keys';
 import type { OperatorDoc, OperatorsRepo } from '@pos/shared/store/operators';
-import type { ChangeCacheOptions } from './change-cache';
+import type { ChangeCacheOptions } from '@pos/shared/pubsub/change-cache';
 import { HashLookup } from './hash-lookup';
 
 /**

@@ -3,7 +3,7 @@ import { API_KEY_SHAPE, hashApiKey, KeyForm, keyFormOf } from '@pos/shared/auth/
 import { judgeSession, SessionVerdict } from '@pos/shared/auth/session-rules';
 import type { SessionDoc, SessionType } from '@pos/shared/store/documents';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
-import type { ChangeCacheOptions } from './change-cache';
+import type { ChangeCacheOptions } from '@pos/shared/pubsub/change-cache';
 import { HashLookup } from './hash-lookup';
 
 /** Which keys are looked up at all. */

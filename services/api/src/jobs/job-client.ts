@@ -9,7 +9,7 @@ import { routingKey, type TransitionQueues } from '@pos/shared/queue/transition-
 import { tracing } from '@pos/shared/telemetry/tracing';
 import { withTimeout } from '@pos/shared/util/timeout';
 import type { AdmissionTicket, Admitted, QueueAdmission } from '../overload/queue-admission';
-import type { ChannelSubscriber } from '../pubsub/channel-subscriber';
+import type { ChannelSubscriber } from '@pos/shared/pubsub/channel-subscriber';
 
 const LOOKUP_TIMEOUT_MS = 1_000;
 /** The last look at a job once its request's deadline has come: short, the answer is due. */

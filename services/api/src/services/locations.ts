@@ -11,7 +11,7 @@ import type { Page } from '@pos/shared/store/page';
 
 export interface LocationsDeps {
   locations: Pick<LocationsRepo, 'create' | 'find' | 'missing' | 'list' | 'update' | 'pause' | 'resume'>;
-  announcer: Pick<Announcer, 'location'>;
+  announcer: Pick<Announcer, 'location' | 'locationChanged'>;
   /** Where the nodes write the registers they see (presence). */
   redis: RedisClient;
   prefix: string;
@@ -44,10 +44,16 @@ export class Locations {
     return this.deps.locations.list(page, options);
   }
 
-  /** The worker reads the threshold for each failure report: a change holds from the next one. */
+  /**
+   * Workers keep each location's threshold until told it changed: told before the change is
+   * answered, so that it holds from the next failure report on (a failed publish fails the
+   * request; the workers then see the change within their cache's bound, a minute).
+   */
   async update(id: string, changes: LocationUpdateInput, log: Logger): Promise<LocationDoc | null> {
     const location = await this.deps.locations.update(id, changes);
-    if (location) log.info({ locationId: location._id, changes }, 'location updated');
+    if (!location) return null;
+    log.info({ locationId: location._id, changes }, 'location updated');
+    await this.deps.announcer.locationChanged(location._id);
     return location;
   }
 

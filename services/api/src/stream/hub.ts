@@ -8,7 +8,7 @@ import type { OperatorDoc } from '@pos/shared/store/documents';
 import type { OperatorsRepo } from '@pos/shared/store/operators';
 import type { ApiMetrics } from '../metrics/api-metrics';
 import { coversLocation } from '@pos/shared/auth/scope';
-import type { ChannelSubscriber, MessageHandler } from '../pubsub/channel-subscriber';
+import type { ChannelSubscriber, MessageHandler } from '@pos/shared/pubsub/channel-subscriber';
 import type { ClientStream } from './client-stream';
 import { END_REASONS } from './end-reasons';
 import { OpeningReads } from './opening-reads';

@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type Redis from 'ioredis';
-import type { Logger } from '@pos/shared/log';
-import { closeRedis, whenReady } from '@pos/shared/redis';
-import { withTimeout } from '@pos/shared/util/timeout';
-import { pause } from '@pos/shared/util/pause';
+import type { Logger } from '../log';
+import { closeRedis, whenReady } from '../redis';
+import { withTimeout } from '../util/timeout';
+import { pause } from '../util/pause';
 import { SINGLE_REDIS_NODE, SubscriberNodes } from './subscriber-nodes';
 
 export type MessageHandler = (message: string) => void;
@@ -34,8 +34,8 @@ interface Channel {
 class MovedError extends Error {}
 
 /**
- * The API node's subscriptions, shared by every consumer on the node: a channel is subscribed
- * while it has a handler and dropped with its last one. One design for both modes: a
+ * A process's subscriptions (an API node's, a worker's), shared by every consumer in it: a
+ * channel is subscribed while it has a handler and dropped with its last one. One design for both modes: a
  * subscriber connection per node holding channels (on one Redis, the one connection with
  * SUBSCRIBE; on a cluster, one per master with SSUBSCRIBE, each channel on its slot's master).
  *

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
-import { createRedis, nodeOptions, RedisTarget, refreshSlots, slotOf, whenReady } from '@pos/shared/redis';
+import { createRedis, nodeOptions, RedisTarget, refreshSlots, slotOf, whenReady } from '../redis';
 
 const SLOT_MAP_TIMEOUT_MS = 1_000;
 const CONNECT_TIMEOUT_MS = 10_000;

@@ -2,7 +2,8 @@ import { LRUCache } from 'lru-cache';
 
 /**
  * Documents found are kept at most this long even when nothing says they changed: a safety net
- * (a worker of an older release that closes sessions without telling the nodes), not the rule.
+ * (a node of an older release that changes one without telling: a worker closing a session, an
+ * API node changing a location's threshold), not the rule.
  */
 const CACHED_TTL_MS = 60_000;
 
@@ -24,17 +25,17 @@ export interface ChangeFeed {
 
 export interface ChangeCacheOptions {
   feed: ChangeFeed;
-  /** The deployment's change channel (`sessionsChannel`): sessions and operators. */
+  /** Where the changes are published: `sessionsChannel` (sessions, operators) or `locationsChannel`. */
   channel: string;
   /** Documents kept at most (SESSION_CACHE_SIZE). */
   max: number;
 }
 
-/** The id a change message names: `{ sessionId }` (session-changes.ts) or `{ operatorId }`. */
+/** The id a change message names: `{ sessionId }`, `{ operatorId }` (session-changes.ts) or `{ locationId }` (location-changes.ts). */
 function changedId(message: string): string | undefined {
   try {
-    const change = JSON.parse(message) as { sessionId?: unknown; operatorId?: unknown };
-    const id = change.sessionId ?? change.operatorId;
+    const change = JSON.parse(message) as { sessionId?: unknown; operatorId?: unknown; locationId?: unknown };
+    const id = change.sessionId ?? change.operatorId ?? change.locationId;
     return typeof id === 'string' ? id : undefined;
   } catch {
     return undefined;
@@ -42,8 +43,8 @@ function changedId(message: string): string | undefined {
 }
 
 /**
- * Documents (sessions, operators) by the hash of the secret that opens them, never answering for
- * one that changed:
+ * Documents by a key (sessions and operators by the hash of the secret that opens them, a
+ * location's settings by its id), never answering for one that changed:
  * - a change is published on the deployment's change channel before it is answered; every node
  *   drops that document's entries when it arrives;
  * - a document read while a change was arriving is used for its request but not kept;
@@ -53,7 +54,7 @@ function changedId(message: string): string | undefined {
  */
 export class ChangeCache<T extends { _id: string }> {
   private readonly cached: LRUCache<string, T>;
-  /** The hashes cached for each document (one; more during a key rotation). */
+  /** The keys cached for each document (one; a session or operator has more during a key rotation). */
   private readonly keysOf = new Map<string, Set<string>>();
   /** Moves on with every change heard of and every lost connection: a read spanning one is not kept. */
   private generation = 0;
@@ -68,14 +69,19 @@ export class ChangeCache<T extends { _id: string }> {
       ttl: CACHED_TTL_MS,
       // lru-cache's default (1) arms a 1 ms timer at each look: a wake-up per request
       ttlResolution: 0,
-      dispose: (doc, keyHash) => this.unindex(doc._id, keyHash),
+      dispose: (doc, key) => this.unindex(doc._id, key),
     });
   }
 
-  /** Listens to changes; until it has, nothing is cached. */
+  /** Listens to changes; until it has, nothing is cached. May be called again after it failed. */
   async start(): Promise<void> {
     this.options.feed.on('lost', this.onLost);
-    await this.options.feed.subscribe(this.options.channel, this.onMessage);
+    try {
+      await this.options.feed.subscribe(this.options.channel, this.onMessage);
+    } catch (err) {
+      this.options.feed.off('lost', this.onLost);
+      throw err;
+    }
     this.listening = true;
   }
 
@@ -88,19 +94,19 @@ export class ChangeCache<T extends { _id: string }> {
   }
 
   /** The document cached for the hash, when the cache may answer now. */
-  get(keyHash: string): T | undefined {
-    return this.usable() ? this.cached.get(keyHash) : undefined;
+  get(key: string): T | undefined {
+    return this.usable() ? this.cached.get(key) : undefined;
   }
 
   /**
    * Call before a read: the returned function keeps what the read found, unless a change
    * arrived meanwhile or the cache could not answer at either end.
    */
-  beginRead(): (keyHash: string, doc: T) => void {
+  beginRead(): (key: string, doc: T) => void {
     const generation = this.generation;
     const usable = this.usable();
-    return (keyHash, doc) => {
-      if (usable && generation === this.generation && this.usable()) this.keep(keyHash, doc);
+    return (key, doc) => {
+      if (usable && generation === this.generation && this.usable()) this.keep(key, doc);
     };
   }
 
@@ -108,25 +114,25 @@ export class ChangeCache<T extends { _id: string }> {
     return this.listening && this.options.feed.confirmedWithin(CACHE_LEASE_MS);
   }
 
-  private keep(keyHash: string, doc: T): void {
-    this.cached.set(keyHash, doc);
+  private keep(key: string, doc: T): void {
+    this.cached.set(key, doc);
     let keys = this.keysOf.get(doc._id);
     if (!keys) this.keysOf.set(doc._id, (keys = new Set()));
-    keys.add(keyHash);
+    keys.add(key);
   }
 
-  private unindex(id: string, keyHash: string): void {
+  private unindex(id: string, key: string): void {
     const keys = this.keysOf.get(id);
-    if (keys?.delete(keyHash) && keys.size === 0) this.keysOf.delete(id);
+    if (keys?.delete(key) && keys.size === 0) this.keysOf.delete(id);
   }
 
-  /** A document changed (closed, deleted, its key rotated): its entries go, and reads in flight are not kept. */
+  /** A document changed (closed, deleted, its key rotated, its settings): its entries go, and reads in flight are not kept. */
   private onChange(message: string): void {
     this.generation += 1;
     const id = changedId(message);
     // Unreadable: which document changed is unknown, so none is trusted.
     if (id === undefined) return this.dropAll();
-    for (const keyHash of [...(this.keysOf.get(id) ?? [])]) this.cached.delete(keyHash);
+    for (const key of [...(this.keysOf.get(id) ?? [])]) this.cached.delete(key);
   }
 
   private dropAll(): void {

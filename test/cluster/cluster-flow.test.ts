@@ -6,6 +6,7 @@
  */
 import { Cluster } from 'ioredis';
 import { Queue } from 'bullmq';
+import { locationsChannel } from '@pos/shared/events/location-changes';
 import { locationChannel } from '@pos/shared/events/location-events';
 import { sessionsChannel } from '@pos/shared/events/session-changes';
 import type { OrderActionJob } from '@pos/shared/queue/jobs';
@@ -58,8 +59,8 @@ describe('on a Redis Cluster', () => {
       expect(stream.events[2]!.json()).toEqual(done.json());
 
       // Sharded pub/sub: each of the deployment's channels (the location's, the node's reply
-      // channel, the session-change channel) is known to the master of its slot alone; classic
-      // pub/sub carries none of them.
+      // channel, the session-change channel, the workers' location-change channel) is known to
+      // the master of its slot alone; classic pub/sub carries none of them.
       const prefix = stack.env.REDIS_PREFIX!;
       const sharded = new Map<number, string[]>();
       for (const port of (await masters(clusterUrl())).keys()) {
@@ -69,7 +70,7 @@ describe('on a Redis Cluster', () => {
       const reply = [...sharded.values()].flat().find((name) => name.startsWith(`${prefix}:reply:`))!;
       expect(reply).toBeDefined();
       const expected = new Map<number, string[]>([...sharded.keys()].map((port) => [port, []]));
-      for (const name of [channel, reply, sessionsChannel(prefix)]) expected.get(await masterOf(clusterUrl(), slotOf(name)))!.push(name);
+      for (const name of [channel, reply, sessionsChannel(prefix), locationsChannel(prefix)]) expected.get(await masterOf(clusterUrl(), slotOf(name)))!.push(name);
       expect(sharded).toEqual(new Map([...expected].map(([port, names]) => [port, names.sort()])));
       for (const port of portsOf(clusterUrl())) expect(await onNode(port, 'PUBSUB', 'CHANNELS', `${prefix}:*`)).toEqual([]);
     } finally {

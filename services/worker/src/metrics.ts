@@ -61,31 +61,38 @@ export function createWorkerMetrics(mongoCommands: () => number): WorkerMetrics 
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  const held = new Counter({
-    name: 'pos_webhook_deliveries_held_total',
-    help: "Webhook deliveries put back on the queue unattempted, by reason: endpoint-busy (its endpoint had WEBHOOK_ENDPOINT_CONCURRENCY attempts under way), circuit-open",
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-  for (const reason of ['endpoint-busy', 'circuit-open']) held.inc({ reason }, 0);
-  const thresholds = new Counter({
-    name: 'pos_failure_thresholds_total',
-    help: "Failure thresholds a failure report used, by where from: cache (this worker's, kept until the location changes), mongodb (read)",
-    labelNames: ['from'],
-    registers: [registry],
-  });
-  for (const from of ['cache', 'mongodb']) thresholds.inc({ from }, 0);
+  const held = labelledCounter(
+    registry,
+    'pos_webhook_deliveries_held_total',
+    "Webhook deliveries put back on the queue unattempted, by reason: endpoint-busy (its endpoint had WEBHOOK_ENDPOINT_CONCURRENCY attempts under way), circuit-open",
+    'reason',
+    ['endpoint-busy', 'circuit-open'],
+  );
+  const thresholds = labelledCounter(
+    registry,
+    'pos_failure_thresholds_total',
+    "Failure thresholds a failure report used, by where from: cache (this worker's, kept until the location changes), mongodb (read)",
+    'from',
+    ['cache', 'mongodb'],
+  );
   return { registry, jobsProcessed, thresholds, webhooks: { deliveries, deliverySeconds, held }, relay: relayMetrics(registry) };
 }
 
+/** A counter of one label, each of its values shown from the start (at 0, before anything counts). */
+function labelledCounter<L extends string>(registry: Registry, name: string, help: string, label: L, values: string[]): Counter<L> {
+  const counter = new Counter({ name, help, labelNames: [label], registers: [registry] });
+  for (const value of values) counter.inc({ [label]: value } as Record<L, string>, 0);
+  return counter;
+}
+
 function relayMetrics(registry: Registry): RelayMetrics {
-  const restored = new Counter({
-    name: 'pos_event_deliveries_restored_total',
-    help: 'Webhook deliveries added to the queue again from the event log, by reason: redis-lost (the queue had lost its data), check (the periodic check of recent events)',
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-  for (const reason of ['redis-lost', 'check']) restored.inc({ reason }, 0);
+  const restored = labelledCounter(
+    registry,
+    'pos_event_deliveries_restored_total',
+    'Webhook deliveries added to the queue again from the event log, by reason: redis-lost (the queue had lost its data), check (the periodic check of recent events)',
+    'reason',
+    ['redis-lost', 'check'],
+  );
   return {
     recorded: new Counter({ name: 'pos_events_recorded_total', help: 'Events this worker, relaying, added to the event log', registers: [registry] }),
     lagSeconds: new Histogram({

@@ -22,8 +22,8 @@ type Apply = Extract<Decision, { type: 'apply' }>;
  * moved (200 unchanged, 409 naming its state); an archived order is never written.
  */
 export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Promise<JobOutcome> {
-  // Only a failure report reads the threshold (one read, beside the order's), never cached: an
-  // admin's change holds from the next report on, and other jobs pay nothing for it.
+  // Only a failure report asks for the threshold (kept by the worker until its location changes:
+  // see FailureThresholds), so other jobs pay nothing for it.
   const thresholdRead = needsFailureThreshold(job.action) ? ctx.failureThreshold(job.scope.locationId) : undefined;
   thresholdRead?.catch(() => undefined); // awaited below, unless the order is missing
   const cached = ctx.answered ? undefined : ctx.orderCache.get(job.scope, job.orderNumber);

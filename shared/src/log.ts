@@ -67,7 +67,15 @@ export function batchedDestination(fd: number, flushMs: number): ReturnType<type
     return write(line);
   };
   destination.on('write', (written: number) => (waiting = Math.max(0, waiting - written)));
-  setInterval(() => waiting > 0 && destination.flush(), flushMs).unref();
+  const flushes = setInterval(() => {
+    if (waiting === 0) return;
+    try {
+      destination.flush();
+    } catch {
+      // destroyed, its 'close' not yet emitted: nothing to flush into
+    }
+  }, flushMs).unref();
+  destination.on('close', () => clearInterval(flushes));
   return destination;
 }
 

@@ -41,6 +41,10 @@ describe('the log in batches', () => {
 
     await sleep(FLUSH_MS * 4);
     expect(writes).toHaveLength(1);
+
+    // closed with a line waiting: its flushes stop with it (a flush after the close would throw)
+    log.info('last');
     destination.destroy();
+    await sleep(FLUSH_MS * 3);
   });
 });

@@ -50,10 +50,11 @@ describe('the event relay', () => {
     await mongo.close();
   });
 
-  /** A relay as a worker runs it (not started: the tests make its passes). */
-  function relay(): OutboxRelay {
+  /** A relay as a worker runs it (not started: the tests make its passes); `onRead` sees each read of the outboxes. */
+  function relay(onRead?: () => void): OutboxRelay {
+    const reader = outboxes(db);
     const made = new OutboxRelay({
-      outboxes: outboxes(db),
+      outboxes: { held: (limit, dueBy) => (onRead?.(), reader.held(limit, dueBy)) },
       events: repos.events,
       leases: repos.leases,
       fanOut: webhooks.fanOut,
@@ -116,6 +117,33 @@ describe('the event relay', () => {
     await relaying.pass();
     expect(await inLog(left)).toBe(2);
     expect(await stored(order._id)).toMatchObject({ outbox: {}, outboxCount: 0 });
+  });
+
+  it('while its own writes hand events over, reads the outboxes only after a pause from an empty read, and records what they hold then', async () => {
+    let reads = 0;
+    const relaying = relay(() => reads++);
+    await relaying.pass(); // takes the lease, reading every outbox
+    let order = await stored((await newOrder())._id);
+    await relaying.pass();
+    let passes = 0;
+    reads = 0;
+    const taken: string[] = [];
+    for (const until = Date.now() + 1_000; Date.now() < until; passes++) {
+      order = await report(order, relaying);
+      taken.push(...Object.keys(order.outbox!).filter((id) => !taken.includes(id)));
+      await relaying.pass();
+    }
+    expect(await inLog(taken)).toBe(taken.length); // every pass recorded what it was handed
+    // empty reads put the next off 50 ms, then 100, 200... (every pass read before)
+    expect(reads).toBeLessThanOrEqual(Math.max(6, passes / 3));
+
+    const left = await newOrder(); // an order's creation leaves its event to the relay
+    const [placed] = Object.keys((await stored(left._id)).outbox!);
+    for (const until = Date.now() + 3_000; (await inLog([placed!])) === 0 && Date.now() < until; ) {
+      order = await report(order, relaying);
+      await relaying.pass();
+    }
+    expect(await inLog([placed!])).toBe(1);
   });
 
   /** A report written by the worker that relays (`first`): its order's events taken over and handed to `first`'s next pass. */

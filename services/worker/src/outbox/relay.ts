@@ -45,6 +45,13 @@ const IDLE_PASS_MS = [50, 1_000] as const;
  * write. A full batch goes on at once.
  */
 const GATHER_MS = 200;
+/**
+ * While this worker's own writes hand their events over (TakenEvents), a pass needs no read of the
+ * outboxes to relay them: the outboxes are then read again only after this pause from a read that
+ * found nothing, doubling while they stay empty (each pass while they hold events). Passes with
+ * nothing handed over read them every time, at the loop's own pace.
+ */
+const EMPTY_OUTBOX_MS = IDLE_PASS_MS;
 const LEASE = 'event-relay';
 const LEASE_MS = 10_000;
 /** How often the relay looks for a Redis that lost its data. */
@@ -95,6 +102,9 @@ export class OutboxRelay {
    * passes read the events taken over by any worker's writes, due or not, and follow at once.
    */
   private catchingUp = false;
+  /** When the outboxes are read next while events are handed over (see EMPTY_OUTBOX_MS), and the pause after one more empty read. */
+  private nextOutboxRead = 0;
+  private emptyOutboxMs: number = EMPTY_OUTBOX_MS[0];
   /**
    * The events of the order transitions this worker writes while it relays. Its writes take them
    * over only with a quarter of the lease to spare, so that they are recorded by this worker's
@@ -144,7 +154,8 @@ export class OutboxRelay {
     if (!(await this.holdLease())) return 0;
     // (catching up, every taken event is read: each is due within TAKEN_OUTBOX_DUE_MS of now)
     const dueBy = new Date(this.catchingUp ? now + TAKEN_OUTBOX_DUE_MS : now);
-    const held = await this.deps.outboxes.held(BATCH, dueBy);
+    const read = this.catchingUp || this.taken.size === 0 || now >= this.nextOutboxRead;
+    const held = read ? await this.readOutboxes(dueBy) : [];
     const taken = this.taken.waitingNow();
     const docs = held.flatMap(({ docs }) => docs);
     this.catchingUp &&= held.some(({ docs }) => docs.length >= BATCH);
@@ -160,6 +171,15 @@ export class OutboxRelay {
     metrics.recorded.inc(added.length);
     for (const event of added) metrics.lagSeconds.observe(Math.max(0, at - event.timestamp.getTime()) / 1000);
     return entries.length;
+  }
+
+  /** Up to a batch of each outbox's documents due by `dueBy`; an empty read puts the next off (EMPTY_OUTBOX_MS). */
+  private async readOutboxes(dueBy: Date): ReturnType<OutboxesReader['held']> {
+    const held = await this.deps.outboxes.held(BATCH, dueBy);
+    const found = held.some(({ docs }) => docs.length > 0);
+    this.nextOutboxRead = found ? 0 : Date.now() + this.emptyOutboxMs;
+    this.emptyOutboxMs = found ? EMPTY_OUTBOX_MS[0] : Math.min(this.emptyOutboxMs * 2, EMPTY_OUTBOX_MS[1]);
+    return held;
   }
 
   /** Records `entries` (found recorded before: once) and queues what each owes. Returns those it added to the log. */

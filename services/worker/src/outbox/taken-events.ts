@@ -38,6 +38,11 @@ export class TakenEvents {
     if (outbox.length > 0) this.waiting.set(order._id, { _id: order._id, outbox, count: 0 });
   }
 
+  /** How many orders' events wait for the relay's pass. */
+  get size(): number {
+    return this.waiting.size;
+  }
+
   /** What waits for the relay's pass, each order's events in the order of its writes. */
   waitingNow(): HeldEvents[] {
     return [...this.waiting.values()];

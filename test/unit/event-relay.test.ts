@@ -50,12 +50,12 @@ describe('the event relay', () => {
     await mongo.close();
   });
 
-  /** A relay as a worker runs it (not started: the tests make its passes); `onRead` sees each read of the outboxes. */
-  function relay(onRead?: () => void): OutboxRelay {
+  /** A relay as a worker runs it (not started: the tests make its passes); `onRead` sees each read of the outboxes, `offered` gets the ids of the events it gives the log. */
+  function relay(onRead?: () => void, offered?: string[]): OutboxRelay {
     const reader = outboxes(db);
     const made = new OutboxRelay({
       outboxes: { held: (limit, dueBy) => (onRead?.(), reader.held(limit, dueBy)) },
-      events: repos.events,
+      events: { owing: (...args) => repos.events.owing(...args), record: (events, now) => (offered?.push(...events.map((event) => event.id)), repos.events.record(events, now)) },
       leases: repos.leases,
       fanOut: webhooks.fanOut,
       deliveries: webhooks.deliveries,
@@ -115,6 +115,29 @@ describe('the event relay', () => {
     const left = Object.keys(order.outbox!);
     expect((await stored(order._id)).outboxCount).toBe(2);
     await relaying.pass();
+    expect(await inLog(left)).toBe(2);
+    expect(await stored(order._id)).toMatchObject({ outbox: {}, outboxCount: 0 });
+  });
+
+  it('clears without recording again the events a write kept that it had taken over and its relay recorded', async () => {
+    const offered: string[] = [];
+    const relaying = relay(undefined, offered);
+    await relaying.pass();
+    const other = relay(); // never holds the lease: its writes leave their events to the relay
+    await other.pass();
+    let order = await newOrder();
+    await relaying.pass();
+    order = await report(await stored(order._id), relaying);
+    const taken = Object.keys(order.outbox!);
+    await relaying.pass();
+    expect(await inLog(taken)).toBe(2);
+
+    order = await report(order, other); // keeps the two it does not know recorded
+    const left = Object.keys(order.outbox!).filter((id) => !taken.includes(id));
+    expect(Object.keys(order.outbox!).length).toBe(4);
+    offered.length = 0;
+    await relaying.pass();
+    expect(offered.sort()).toEqual([...left].sort());
     expect(await inLog(left)).toBe(2);
     expect(await stored(order._id)).toMatchObject({ outbox: {}, outboxCount: 0 });
   });

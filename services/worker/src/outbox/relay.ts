@@ -161,7 +161,9 @@ export class OutboxRelay {
     this.catchingUp &&= held.some(({ docs }) => docs.length >= BATCH);
     if (docs.length === 0 && taken.length === 0) return 0;
 
-    const entries = inWriteOrder([...docs, ...taken]);
+    const all = inWriteOrder([...docs, ...taken]);
+    // (an order written without taking its events over keeps those it had taken: recorded, they are only cleared)
+    const entries = all.filter((entry) => !this.taken.isRecorded(entry.id));
     const added = entries.length > 0 ? await this.record(entries) : [];
     await Promise.all(held.map(({ outbox, docs }) => outbox.cleared(docs)));
     this.taken.recordedNow(entries, taken);
@@ -170,7 +172,7 @@ export class OutboxRelay {
     const at = Date.now();
     metrics.recorded.inc(added.length);
     for (const event of added) metrics.lagSeconds.observe(Math.max(0, at - event.timestamp.getTime()) / 1000);
-    return entries.length;
+    return all.length;
   }
 
   /** Up to a batch of each outbox's documents due by `dueBy`; an empty read puts the next off (EMPTY_OUTBOX_MS). */

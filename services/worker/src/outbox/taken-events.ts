@@ -38,6 +38,11 @@ export class TakenEvents {
     if (outbox.length > 0) this.waiting.set(order._id, { _id: order._id, outbox, count: 0 });
   }
 
+  /** Whether a pass of this worker's relay recorded the event (lately: see REMEMBERED). */
+  isRecorded(id: string): boolean {
+    return this.recorded.has(id);
+  }
+
   /** How many orders' events wait for the relay's pass. */
   get size(): number {
     return this.waiting.size;

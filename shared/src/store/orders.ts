@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
@@ -7,6 +7,7 @@ import type { OrderDoc } from './documents';
 import { type EventsOf, NO_EVENTS, outboxAfter, outboxOfNew, TAKEN_OUTBOX_DUE_MS, type TakeOver, withOutbox, withTakenOutbox } from './outboxes';
 import { GROUP_COMMIT_MAX, groupCommit } from './group-commit';
 import { AppliedJobsLedger, ATTEMPT_MARK } from './applied-jobs';
+import { randomMarks } from '../util/random-marks';
 import { collections, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
 
@@ -43,12 +44,14 @@ interface GuardedWrite {
 /** The filter of a write to `order` as it was read: it matches only while nobody wrote since. */
 const atVersion = (order: OrderDoc): GuardedWrite['filter'] => ({ _id: order._id, locationId: order.locationId, number: order.number, version: order.version });
 
+const attemptMark = randomMarks(6);
+
 /**
  * A job's entry among an order's applied jobs: its id, and a mark of this attempt, by which a
  * batched write tells its own landing from another run's of the same job (see guardedWrites).
  */
 function appliedEntry(jobId: string): string {
-  return `${jobId}${ATTEMPT_MARK}${randomBytes(6).toString('base64url')}`;
+  return `${jobId}${ATTEMPT_MARK}${attemptMark()}`;
 }
 
 /** Whether a run of `jobId` wrote this order (an entry of before the attempt marks is the id alone). */

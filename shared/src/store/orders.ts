@@ -3,11 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderRow } from '../domain/records';
+import { randomMarks } from '../util/random-marks';
 import type { OrderDoc } from './documents';
 import { type EventsOf, NO_EVENTS, outboxAfter, outboxOfNew, TAKEN_OUTBOX_DUE_MS, type TakeOver, withOutbox, withTakenOutbox } from './outboxes';
 import { GROUP_COMMIT_MAX, groupCommit } from './group-commit';
 import { AppliedJobsLedger, ATTEMPT_MARK } from './applied-jobs';
-import { randomMarks } from '../util/random-marks';
 import { collections, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
 

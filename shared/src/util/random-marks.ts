@@ -1,7 +1,7 @@
 import { randomFillSync } from 'node:crypto';
 
 /** Marks handed out per refill of the pool. */
-const MARKS_PER_FILL = 512;
+export const MARKS_PER_FILL = 512;
 
 /**
  * Random marks of `bytes` bytes each, base64url, drawn from a pool filled in one call (as Node's

@@ -27,6 +27,7 @@ import { type HeldEvents, type OutboxesReader, TAKEN_OUTBOX_DUE_MS } from '@pos/
 import type { DeliveryJobData } from '@pos/shared/queue/webhook-queue';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
 import { deliveriesOf, type WebhookFanOut } from '@pos/shared/webhooks/fan-out';
+import { DoublingPause } from '@pos/shared/util/doubling-pause';
 import type { RelayMetrics } from '../metrics';
 import { TakenEvents } from './taken-events';
 
@@ -104,7 +105,7 @@ export class OutboxRelay {
   private catchingUp = false;
   /** When the outboxes are read next while events are handed over (see EMPTY_OUTBOX_MS), and the pause after one more empty read. */
   private nextOutboxRead = 0;
-  private emptyOutboxMs: number = EMPTY_OUTBOX_MS[0];
+  private readonly emptyOutbox = new DoublingPause(EMPTY_OUTBOX_MS);
   /**
    * The events of the order transitions this worker writes while it relays. Its writes take them
    * over only with a quarter of the lease to spare, so that they are recorded by this worker's
@@ -179,8 +180,8 @@ export class OutboxRelay {
   private async readOutboxes(dueBy: Date): ReturnType<OutboxesReader['held']> {
     const held = await this.deps.outboxes.held(BATCH, dueBy);
     const found = held.some(({ docs }) => docs.length > 0);
-    this.nextOutboxRead = found ? 0 : Date.now() + this.emptyOutboxMs;
-    this.emptyOutboxMs = found ? EMPTY_OUTBOX_MS[0] : Math.min(this.emptyOutboxMs * 2, EMPTY_OUTBOX_MS[1]);
+    if (found) this.emptyOutbox.reset();
+    this.nextOutboxRead = found ? 0 : Date.now() + this.emptyOutbox.take();
     return held;
   }
 
@@ -204,7 +205,7 @@ export class OutboxRelay {
 
   private async loop(): Promise<void> {
     const { signal } = this.stopping;
-    let idleMs: number = IDLE_PASS_MS[0];
+    const idle = new DoublingPause(IDLE_PASS_MS);
     while (!signal.aborted) {
       let relayed = 0;
       let failed = false;
@@ -216,9 +217,8 @@ export class OutboxRelay {
       }
       // (a failed pass pauses, catching up or not: MongoDB may be what failed)
       if (!failed && (relayed >= BATCH || this.catchingUp)) continue;
-      if (relayed > 0) idleMs = IDLE_PASS_MS[0];
-      await sleep(relayed > 0 ? GATHER_MS : idleMs, undefined, { signal }).catch(() => undefined);
-      if (relayed === 0) idleMs = Math.min(idleMs * 2, IDLE_PASS_MS[1]);
+      if (relayed > 0) idle.reset();
+      await sleep(relayed > 0 ? GATHER_MS : idle.take(), undefined, { signal }).catch(() => undefined);
     }
   }
 

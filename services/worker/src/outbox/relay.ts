@@ -179,9 +179,12 @@ export class OutboxRelay {
   /** Up to a batch of each outbox's documents due by `dueBy`; an empty read puts the next off (EMPTY_OUTBOX_MS). */
   private async readOutboxes(dueBy: Date): ReturnType<OutboxesReader['held']> {
     const held = await this.deps.outboxes.held(BATCH, dueBy);
-    const found = held.some(({ docs }) => docs.length > 0);
-    if (found) this.emptyOutbox.reset();
-    this.nextOutboxRead = found ? 0 : Date.now() + this.emptyOutbox.take();
+    if (held.some(({ docs }) => docs.length > 0)) {
+      this.emptyOutbox.reset();
+      this.nextOutboxRead = 0;
+    } else {
+      this.nextOutboxRead = Date.now() + this.emptyOutbox.take();
+    }
     return held;
   }
 

@@ -93,33 +93,68 @@ async function mongoCommands(counters: MongoCounter[]): Promise<Map<string, numb
 }
 
 
-/** A snapshot at `start`, the difference at `stop`; the /metrics scrapes fall outside the measured readings. */
+/**
+ * A snapshot at `start`, the difference at `stop`; the /metrics scrapes fall outside the measured
+ * readings. Between them, `pause` and `resume` leave a span out of the CPU and Redis figures (a run
+ * measured in slices, alternating with another's: see runAlternating). MongoDB commands are counted
+ * by each service process for itself, from `start` to `stop`, so that its /metrics are not scraped
+ * per slice: a worker's few background reads between its slices count too.
+ */
 export class CostProbe {
-  private before: { cpu: Map<string, number | undefined>; redis: Awaited<ReturnType<typeof commandStats>>; mongo: Map<string, number> } | undefined;
+  private mongoBefore = new Map<string, number>();
+  /** CPU ms by process and Redis's commands and time, summed over the measured spans. */
+  private cpu = new Map<string, number | undefined>();
+  private redis = { calls: new Map<string, number>(), usec: 0 };
+  /** The readings at the start of the span being measured, if one is. */
+  private span: { cpu: Map<string, number | undefined>; redis: Awaited<ReturnType<typeof commandStats>> } | undefined;
 
   constructor(private readonly targets: ProbeTargets) {}
 
   async start(): Promise<void> {
-    const mongo = await mongoCommands(this.targets.mongoCounters ?? []);
+    this.mongoBefore = await mongoCommands(this.targets.mongoCounters ?? []);
+    this.cpu = new Map(this.targets.processes.map(({ role }) => [role, 0]));
+    this.redis = { calls: new Map(), usec: 0 };
+    await this.resume();
+  }
+
+  /** Begins a measured span (`start` begins the first). */
+  async resume(): Promise<void> {
     const redis = await commandStats(this.targets.redis);
-    this.before = { mongo, redis, cpu: this.cpu() };
+    this.span = { redis, cpu: this.readCpu() };
+  }
+
+  /** Ends the measured span: what follows until `resume` is not counted. */
+  async pause(): Promise<void> {
+    const cpu = this.readCpu();
+    const redis = await commandStats(this.targets.redis);
+    const span = this.span!;
+    this.span = undefined;
+    for (const [role, ms] of cpu) {
+      const [from, sum] = [span.cpu.get(role), this.cpu.get(role)];
+      // a process not read at both ends of a span has no figure
+      this.cpu.set(role, ms === undefined || from === undefined || sum === undefined ? undefined : sum + ms - from);
+    }
+    for (const [name, n] of redis.calls) this.redis.calls.set(name, (this.redis.calls.get(name) ?? 0) + n - (span.redis.calls.get(name) ?? 0));
+    this.redis.usec += redis.usec - span.redis.usec;
   }
 
   async stop(ops: number): Promise<Cost> {
-    await this.targets.settled?.();
-    const cpu = this.cpu();
-    const redis = await commandStats(this.targets.redis);
+    if (this.targets.settled) {
+      // the settling counts, after the last span too
+      if (!this.span) await this.resume();
+      await this.targets.settled();
+    }
+    if (this.span) await this.pause();
     const mongo = await mongoCommands(this.targets.mongoCounters ?? []);
-    const before = this.before!;
     const per = (value: number, digits = 3) => (ops > 0 ? round(value / ops, digits) : 0);
-    const cpuMs = Object.fromEntries([...cpu].flatMap(([role, ms]) => (ms === undefined || before.cpu.get(role) === undefined ? [] : [[role, per(ms - before.cpu.get(role)!)]])));
-    const mongoPer = Object.fromEntries([...mongo].map(([role, count]) => [role, per(count - (before.mongo.get(role) ?? 0), 2)]));
-    const calls = [...redis.calls].map(([name, n]) => [name, n - (before.redis.calls.get(name) ?? 0)] as const).filter(([, n]) => n > 0);
+    const cpuMs = Object.fromEntries([...this.cpu].flatMap(([role, ms]) => (ms === undefined ? [] : [[role, per(ms)]])));
+    const mongoPer = Object.fromEntries([...mongo].map(([role, count]) => [role, per(count - (this.mongoBefore.get(role) ?? 0), 2)]));
+    const calls = [...this.redis.calls].filter(([, n]) => n > 0);
     const redisCommands = per(calls.reduce((sum, [, n]) => sum + n, 0), 2);
-    return { ops, cpuMs, mongoCommands: mongoPer, redisCommands, redisByCommand: Object.fromEntries(calls.map(([name, n]) => [name, per(n, 2)])), redisUsec: per(redis.usec - before.redis.usec, 1) };
+    return { ops, cpuMs, mongoCommands: mongoPer, redisCommands, redisByCommand: Object.fromEntries(calls.map(([name, n]) => [name, per(n, 2)])), redisUsec: per(this.redis.usec, 1) };
   }
 
-  private cpu(): Map<string, number | undefined> {
+  private readCpu(): Map<string, number | undefined> {
     return new Map(this.targets.processes.map(({ role, pid }) => [role, processCpuMs(pid)]));
   }
 }

@@ -6,9 +6,9 @@
  */
 import type { AdminClient } from '@pos/shared/clients/admin-client';
 import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
-import { type CostProbe, type CpuShare, measureCpu } from './cost';
+import { type CostProbe, type CpuShare, measureCpu, type WatchedProcess } from './cost';
 import { type BenchChild, type Backends, type Deployment, deploy, probeOf, profileArgs, redisProcesses, spawnNode } from './deployment';
-import { type HttpRequest, type LoadBounds, type LoadResult, runHttp } from './load';
+import { alternateHttp, type HttpRequest, type HttpSide, type LoadBounds, type LoadResult, runHttp } from './load';
 
 /** Runs `count` async jobs at most `width` at a time. */
 export async function inBatches<T>(count: number, width: number, job: (i: number) => Promise<T>): Promise<T[]> {
@@ -105,13 +105,11 @@ export async function measureStatusUpdates(
         const headers: Record<string, string> = floor ? { 'x-location': locationId } : { api_key: apiKey };
         return { method: 'PUT', path: `${floor ? '' : '/api/v1'}/orders/${number}/statusupdate`, headers, body };
       };
-      let cpu: ReturnType<typeof measureCpu> | undefined;
-      const onMeasure = () => (cpu = measureCpu(redisProcesses(backends)));
-      const result = await runHttp(deployment.apis[0]!.origin, c, update(targets, false), bounds, runProbe(deployment, options.variant), onMeasure);
-      const redisCpu = cpu?.stop() ?? [];
       const of = `${options.label ?? ''}status updates${options.variant ? ` (${options.variant.name})` : ''} c=${c}, ${locationCount} location(s)`;
+      const service = { origin: deployment.apis[0]!.origin, request: update(targets, false), probe: runProbe(deployment, options.variant) };
+      const floorSide = floor && { origin: floor.origin, request: update(floorTargets, true), probe: floor.probe() };
+      const { result, floorResult, redisCpu } = await serviceAndFloor(c, service, floorSide, bounds, redisProcesses(backends));
       options.say(`${of}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}`);
-      const floorResult = floor && (await runHttp(floor.origin, c, update(floorTargets, true), bounds, floor.probe()));
       if (floorResult) options.say(`${of}, floor: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms, errors ${floorResult.errors}`);
       const report = await options.variant?.report?.(deployment);
       results.push({ ...result, locations: locationCount, redisCpu, ...(floorResult ? { floor: floorResult } : {}), ...(report ? { report } : {}) });
@@ -121,6 +119,24 @@ export async function measureStatusUpdates(
     await floor?.stop();
     await deployment.stop();
   }
+}
+
+/**
+ * The service's run, then its floor's. At one client, where the figures are latency's and a run of
+ * a few seconds meets whatever phase the machine is in, the two alternate in slices instead
+ * (runAlternating), so that both meet the same phases. `redis`: the Redis processes whose share of
+ * a core the service's run is reported with (one after the other only).
+ */
+async function serviceAndFloor(c: number, service: HttpSide, floor: HttpSide | undefined, bounds: LoadBounds, redis: WatchedProcess[] = []) {
+  if (floor && c === 1) {
+    const [result, floorResult] = await alternateHttp(c, [service, floor], bounds);
+    return { result, floorResult, redisCpu: [] as CpuShare[] };
+  }
+  let cpu: ReturnType<typeof measureCpu> | undefined;
+  const result = await runHttp(service.origin, c, service.request, bounds, service.probe, () => (cpu = measureCpu(redis)));
+  const redisCpu = cpu?.stop() ?? [];
+  const floorResult = floor && (await runHttp(floor.origin, c, floor.request, bounds, floor.probe));
+  return { result, floorResult, redisCpu };
 }
 
 /** GET /orders/location on locations holding 10 and 200 PLACED orders, at each concurrency; with `floor`, the poll floor after each run. */
@@ -140,11 +156,11 @@ export async function measureLocationPolls(
       await inBatches(records, 1, () => admin.createOrder(location.id, SAMPLE_ROWS));
       for (const c of options.concurrencies) {
         const poll = { method: 'GET', path: '/api/v1/orders/location', headers: { api_key: apiKey }, startsWith: '[' };
-        const result = await runHttp(deployment.apis[0]!.origin, c, () => poll, options.bounds, runProbe(deployment, options.variant));
+        const floorPoll = { method: 'GET', path: `/orders/location?locationId=${encodeURIComponent(location.id)}`, startsWith: '[' };
+        const service = { origin: deployment.apis[0]!.origin, request: () => poll, probe: runProbe(deployment, options.variant) };
+        const { result, floorResult } = await serviceAndFloor(c, service, floor && { origin: floor.origin, request: () => floorPoll, probe: floor.probe() }, options.bounds);
         const of = `location polls${options.variant ? ` (${options.variant.name})` : ''} ${records} orders c=${c}`;
         options.say(`${of}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
-        const floorPoll = { method: 'GET', path: `/orders/location?locationId=${encodeURIComponent(location.id)}`, startsWith: '[' };
-        const floorResult = floor && (await runHttp(floor.origin, c, () => floorPoll, options.bounds, floor.probe()));
         if (floorResult) options.say(`${of}, floor: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms`);
         results.push({ ...result, records, ...(floorResult ? { floor: floorResult } : {}) });
       }

@@ -164,6 +164,11 @@ function renderSummary(s: Summary): string {
     const { trackerCpuNsPerRequest: ns, redisCommandsPerPoll: writes } = s.presence;
     out.push(`Presence is always on (in every row above): the tracker's work on a request is ${ns} ns of API CPU, and it wrote ${writes} Redis commands per poll (HSET, PERSIST, ZADD once per session per quarter window). The audit trail is written by admin writes only: no register or customer request pays for it.`, '');
   }
+  if (s.relay) {
+    const [alone, subscribed] = s.relay.runs;
+    const capacity = s.relay.capacityEventsPerSecond > 0 ? `; the service produced ${s.relay.capacityEventsPerSecond} a second at capacity (its best status-update rate, ${s.relay.eventsPerReport} events each)` : '';
+    out.push(`One event relay sustains ${alone?.eventsPerSecond} events a second recorded alone and ${subscribed?.eventsPerSecond} with one subscription to every event (their deliveries queued), on a backlog of ${alone?.events} events in ${s.relay.orders} orders${capacity}.`, '');
+  }
   const memoryRow = (st: StreamMemoryVerdict, label: string) => {
     const floors = st.rssFloorKoaKiB === undefined ? '' : `${st.rssFloorNodeKiB} / ${st.rssFloorKoaKiB} KiB`;
     return [`RSS per open stream, ${label} (beside it: bare Node http / bare Koa holding as many)`, `${st.rssPerStreamKiB} KiB`, floors, '', `≤ ${st.rssTargetKiB} KiB`, unjudgedRss(st) ?? mark(st.rssMet)];

@@ -3,6 +3,7 @@ import type { ArchiveScenario } from './archive-load';
 import type { OverloadScenario } from './overload';
 import type { PollResult, StatusUpdateResult, Variant } from './service-load';
 import type { PresenceCost } from './presence-cost';
+import type { RelayThroughput } from './relay-throughput';
 import type { ChainStreamsLevel, FanOutLevel, StreamsLevel } from './streams';
 
 export interface Machine {
@@ -33,6 +34,8 @@ export interface BenchResults {
   variants?: VariantResult[];
   /** Presence's share of a request (always on, so not a variant). */
   presence?: PresenceCost;
+  /** What one event relay sustains, on a backlog of its own. */
+  relay?: RelayThroughput;
   fanOut: FanOutLevel[];
   archive?: ArchiveScenario;
   overload?: OverloadScenario;

@@ -27,6 +27,7 @@ import type { BenchResults, ClusterResults, Machine } from './results';
 import { measureLocationPolls, measureStatusUpdates } from './service-load';
 import { startFeatureVariants } from './feature-variants';
 import { presenceCost } from './presence-cost';
+import { measureRelay } from './relay-throughput';
 import type { VariantResult } from './results';
 import { raiseFileLimit } from './stream-holders';
 import { measureChainStreams, measureFanOut, measureStreams } from './streams';
@@ -154,6 +155,8 @@ async function main(): Promise<void> {
     const variants = runs('variants') ? await measureVariants(backends, bounds, closers) : undefined;
     const presence = presenceCost(backends.redis, locationPolls.find((p) => p.concurrency === POLL_CONCURRENCY && p.records === POLL_RECORDS[0])?.cost);
     say(`presence: ${presence.trackerCpuNsPerRequest} ns of tracker CPU per request, ${presence.redisCommandsPerPoll} Redis writes per poll`);
+    // (as many orders as a status run's collection holds: its own and its floor's)
+    const relay = runs('relay') ? await measureRelay(backends, { orders: 2 * STATUS_ORDERS, say }) : undefined;
     const fanOut = runs('fanout') ? await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, say }) : [];
     const streams = runs('streams') && STREAMS > 0 ? await measureStreams(backends, { streams: STREAMS, clientProcesses: STREAMS >= 5_000 ? 4 : 2, events: STREAM_EVENTS, say }) : undefined;
     const chain = { streams: CHAIN_STREAMS, locations: CHAIN_STREAMS / 2, clientProcesses: CHAIN_STREAMS >= 5_000 ? 4 : 2, events: CHAIN_EVENTS, concurrency: 4, say };
@@ -172,7 +175,7 @@ async function main(): Promise<void> {
         statusOrders: STATUS_ORDERS, locations: STATUS_LOCATIONS, pollOrders: POLL_RECORDS, eventLogKept: EVENT_LOG_KEPT,
         note: `each deployment (every concurrency and variant) on a fresh database, its floor on the same documents right after; the event log and the webhook delivery log trimmed to as many every ${EVENT_LOG_TRIM_MS} ms`,
       },
-      locationPolls, ...(variants ? { variants } : {}), presence, fanOut,
+      locationPolls, ...(variants ? { variants } : {}), presence, ...(relay ? { relay } : {}), fanOut,
       ...(archive ? { archive } : {}), ...(overload ? { overload } : {}), ...(streams ? { streams } : {}),
       // a socket costs the same whatever location it serves: the one-location level's floors hold for both
       ...(chainStreams ? { chainStreams: { ...chainStreams, ...(streams?.streams === chainStreams.streams ? { memoryFloors: streams.memoryFloors } : {}) } } : {}),

@@ -113,6 +113,8 @@ export function summarise(r: BenchResults) {
     poll,
     ...(variants ? { variants } : {}),
     ...(r.presence ? { presence: r.presence } : {}),
+    // (what the service produces at capacity: the best status-update rate, each a failure report's events)
+    ...(r.relay ? { relay: { ...r.relay, capacityEventsPerSecond: round(r.relay.eventsPerReport * Math.max(0, ...r.statusUpdates.map((s) => s.rps)), 0) } } : {}),
     mongoRoundTrips: { statusUpdate: mongoOf(update16?.cost), poll: mongoOf(poll16?.cost), target: TARGETS.mongoPerRequest },
     redisCommands: { statusUpdate: update16?.cost?.redisCommands ?? 0, floorPerJob: update16?.floor?.cost?.redisCommands ?? 0, poll: poll16?.cost?.redisCommands ?? 0 },
     ...(st ? { streams: { ...memoryVerdict(st.streams, st.memory, st.memoryFloors), serverFanOutP50Ms: st.serverFanOutMs.p50, floorP50Ms: st.floorMs.p50, ratio: st.ratio, ratioTarget: TARGETS.fanOut, ratioMet: st.ratio > 0 && st.ratio <= TARGETS.fanOut } } : {}),

@@ -13,9 +13,8 @@ import { createLogger } from '@pos/shared/log';
 import type { ArchivedOrderDoc, OrderDoc, SessionDoc } from '@pos/shared/store/documents';
 import { recordId } from '@pos/shared/store/mongo';
 import { hasApplied, type OrderScope, type OrdersRepo } from '@pos/shared/store/orders';
-import { type EventsOf, NO_EVENTS, outboxAfter, TAKEN_OUTBOX_DUE_MS, type TakeOver, withTakenOutbox } from '@pos/shared/store/outboxes';
+import { type EventsOf, NO_EVENTS, outboxAfter } from '@pos/shared/store/outboxes';
 import { OrderWriter } from '@pos/worker/outbox/order-writer';
-import { TakenEvents } from '@pos/worker/outbox/taken-events';
 
 export const LOCATION = 'loc-1';
 
@@ -42,13 +41,11 @@ export function orderDoc(number: number, fields: Partial<OrderDoc> = {}): OrderD
 
 /**
  * The orders collection as the handlers use it: reads of copies, and writes guarded by the version
- * read, whose outbox fields are those the store's own functions give (outboxAfter, withTakenOutbox).
+ * read, whose outbox fields are those the store's own function gives (outboxAfter).
  */
 export class FakeOrders implements Pick<OrdersRepo, 'find' | 'applyChange' | 'appliedEver' | 'touchOpenOfSession' | 'placedOfSession'> {
   readonly docs = new Map<string, OrderDoc>();
   readonly calls = { find: 0, applyChange: 0 };
-  /** What each write was told of taking its events over (undefined: left to the relay). */
-  readonly takeOvers: (TakeOver | undefined)[] = [];
   /** Runs before each guarded write: a test moves the version on here, as another worker's write would. */
   beforeWrite: ((stored: OrderDoc) => void) | undefined;
 
@@ -67,18 +64,13 @@ export class FakeOrders implements Pick<OrdersRepo, 'find' | 'applyChange' | 'ap
     return structuredClone(doc);
   }
 
-  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS, takeOver?: TakeOver): Promise<OrderDoc | null> {
+  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc | null> {
     this.calls.applyChange += 1;
-    this.takeOvers.push(takeOver);
     const stored = this.docs.get(order._id);
     if (stored) this.beforeWrite?.(stored);
     if (!stored || stored.version !== order.version) return null;
     const after: OrderDoc = { ...order, ...change, appliedJobs: [...order.appliedJobs, jobId], updatedAt: now, version: order.version + 1 };
-    const entries = events(after);
-    const { outboxDue: _due, ...rest } = after;
-    const updated: OrderDoc = takeOver
-      ? { ...rest, ...withTakenOutbox({}, order.outbox, entries, takeOver.recorded, new Date(now.getTime() + TAKEN_OUTBOX_DUE_MS)).after }
-      : { ...after, ...outboxAfter(order, entries) };
+    const updated: OrderDoc = { ...after, ...outboxAfter(order, events(after)) };
     this.docs.set(order._id, structuredClone(updated));
     return updated;
   }
@@ -158,14 +150,10 @@ export interface FakeJobContext extends JobContext {
   sessionChanges: string[];
   /** The crash points the job passed. */
   passed: CrashPoint[];
-  /** What the job's writes handed to this worker's relay (when `relaying`). */
-  taken: TakenEvents;
 }
 
-/** `relaying`: whether this worker holds the relay's lease (its writes take their events over). */
-export function fakeJobContext(options: { jobId?: string; answered?: boolean; runBefore?: boolean; threshold?: number; relaying?: boolean } = {}): FakeJobContext {
+export function fakeJobContext(options: { jobId?: string; answered?: boolean; runBefore?: boolean; threshold?: number } = {}): FakeJobContext {
   const orders = new FakeOrders();
-  const taken = new TakenEvents(() => options.relaying ?? false);
   const published: LocationEvent[] = [];
   const sessionChanges: string[] = [];
   const passed: CrashPoint[] = [];
@@ -186,8 +174,7 @@ export function fakeJobContext(options: { jobId?: string; answered?: boolean; ru
     orders,
     archive: new FakeArchive(),
     orderCache: new OrderCache(),
-    writer: new OrderWriter(orders, taken),
-    taken,
+    writer: new OrderWriter(orders),
     sessions: new FakeSessions(),
     failureThreshold: async () => options.threshold ?? 3,
     announcer,

@@ -1,10 +1,9 @@
 /**
- * The event relay and the events a transition's write hands it (services/worker/src/outbox: the
- * one writer of order transitions, OrderWriter, whoever holds the lease), on
- * MongoDB (the stand-in, or MONGO_URL) and Redis: while a worker relays, its writes take their
- * order's events over, its pass records them, and the order's next write removes them (the order
- * is written once per change); a worker that does not relay leaves them to the relay; a relay that
- * takes the lease over records at once what the one before had been handed and not recorded.
+ * The event relay (services/worker/src/outbox) on MongoDB (the stand-in, or MONGO_URL) and Redis:
+ * a pass records what the writes left in the outboxes and removes exactly that; a document a 0.5.0
+ * worker took over is read at once; a relay that stops gives its lease back, so the next takes it
+ * at its first pass (also when its pass hangs on the database), and one killed is taken over once
+ * its lease lapses.
  */
 import Redis from 'ioredis';
 import { MongoClient, type Db } from 'mongodb';
@@ -50,11 +49,15 @@ describe('the event relay', () => {
     await mongo.close();
   });
 
-  /** A relay as a worker runs it (not started: the tests make its passes); `onRead` sees each read of the outboxes, `offered` gets the ids of the events it gives the log. */
-  function relay(onRead?: () => void, offered?: string[]): OutboxRelay {
+  /**
+   * A relay as a worker runs it (not started: the tests make its passes); `offered` gets the ids
+   * of the events it gives the log; `stalled`, when given, holds each read of the outboxes until
+   * it settles (a database that stopped answering), and is told of each read.
+   */
+  function relay(offered?: string[], stalled?: { until: Promise<void>; reading(): void }): OutboxRelay {
     const reader = outboxes(db);
     const made = new OutboxRelay({
-      outboxes: { held: (limit, dueBy) => (onRead?.(), reader.held(limit, dueBy)) },
+      outboxes: { held: async (limit) => (stalled && (stalled.reading(), await stalled.until), reader.held(limit)) },
       events: { owing: (...args) => repos.events.owing(...args), record: (events, now) => (offered?.push(...events.map((event) => event.id)), repos.events.record(events, now)) },
       leases: repos.leases,
       fanOut: webhooks.fanOut,
@@ -70,140 +73,93 @@ describe('the event relay', () => {
   const orders = () => db.collection<OrderDoc>('orders');
   const stored = async (id: string) => (await orders().findOne({ _id: id }))!;
   const inLog = async (ids: string[]) => (await repos.events.findByEventIds(ids)).size;
-  /** A failure report as a transition's worker writes it, with that worker's relay; handed over when taken. */
-  async function report(order: OrderDoc, by: OutboxRelay): Promise<OrderDoc> {
-    const now = new Date();
-    return (await new OrderWriter(repos.orders, by.taken).write(order, { state: 'PLACED', failureCount: order.failureCount + 1 }, `job-${order._id}-${order.version}`, now))!;
+  /** A failure report as a transition's worker writes it. */
+  async function report(order: OrderDoc): Promise<OrderDoc> {
+    return (await new OrderWriter(repos.orders).write(order, { state: 'PLACED', failureCount: order.failureCount + 1 }, `job-${order._id}-${order.version}`, new Date()))!;
   }
-  const newOrder = () => repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date(), (after) => orderOutbox(after, new Date()));
+  /** A new order, as stored: its creation leaves its event to the relay. */
+  const newOrder = async () => stored((await repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date(), (after) => orderOutbox(after, new Date())))._id);
 
-  it("records what its worker's writes take over, and the order's next write removes them: no write of the relay's", async () => {
-    const relaying = relay();
-    await relaying.pass(); // takes the lease
-    let order = await newOrder(); // an order's creation leaves its event to the relay
-    await relaying.pass();
-    order = await stored(order._id);
-    expect(order.outbox).toEqual({});
-
-    order = await report(order, relaying);
-    const taken = Object.keys(order.outbox!);
-    expect(taken.length).toBe(2); // placed again, failed
-    expect((await stored(order._id)).outboxCount).toBe(0); // not the relay's to read before its due time
-    expect(await inLog(taken)).toBe(0);
-    await relaying.pass();
-    expect(await inLog(taken)).toBe(2);
-    const unchanged = await stored(order._id);
-    expect(Object.keys(unchanged.outbox!).sort()).toEqual([...taken].sort()); // the relay did not write it
-    expect(unchanged.version).toBe(order.version);
-
-    order = await report(order, relaying);
-    const kept = Object.keys((await stored(order._id)).outbox!);
-    expect(kept.length).toBe(2);
-    expect(kept.filter((id) => taken.includes(id))).toEqual([]); // the first report's, recorded, are gone
-    await relaying.pass();
-    expect(await inLog(kept)).toBe(2);
-  });
-
-  it('leaves the events of a worker that does not relay to the relay, which removes them', async () => {
-    const relaying = relay();
-    await relaying.pass();
-    const other = relay(); // never holds the lease
-    await other.pass();
-    let order = await newOrder();
-    await relaying.pass();
-    order = await report(await stored(order._id), other);
-    const left = Object.keys(order.outbox!);
-    expect((await stored(order._id)).outboxCount).toBe(2);
-    await relaying.pass();
-    expect(await inLog(left)).toBe(2);
-    expect(await stored(order._id)).toMatchObject({ outbox: {}, outboxCount: 0 });
-  });
-
-  it('clears without recording again the events a write kept that it had taken over and its relay recorded', async () => {
+  it('records what the writes left in the outboxes and removes exactly that: a write meanwhile keeps its own', async () => {
     const offered: string[] = [];
-    const relaying = relay(undefined, offered);
-    await relaying.pass();
-    const other = relay(); // never holds the lease: its writes leave their events to the relay
-    await other.pass();
+    const relaying = relay(offered);
     let order = await newOrder();
-    await relaying.pass();
-    order = await report(await stored(order._id), relaying);
-    const taken = Object.keys(order.outbox!);
-    await relaying.pass();
-    expect(await inLog(taken)).toBe(2);
+    const placed = Object.keys(order.outbox!);
+    expect(await relaying.pass()).toMatchObject({ relayed: 1 });
+    expect(await inLog(placed)).toBe(1);
+    expect(await stored(order._id)).toMatchObject({ outbox: {}, outboxCount: 0 });
 
-    order = await report(order, other); // keeps the two it does not know recorded
-    const left = Object.keys(order.outbox!).filter((id) => !taken.includes(id));
-    expect(Object.keys(order.outbox!).length).toBe(4);
+    order = await report(await stored(order._id));
+    const first = Object.keys(order.outbox!);
+    expect([first.length, (await stored(order._id)).outboxCount]).toEqual([2, 2]); // placed again, failed
+    // read, then written again before the clear: the second report's events stay
+    const held = await outboxes(db).held(10);
+    order = await report(order);
+    const second = Object.keys(order.outbox!).filter((id) => !first.includes(id));
+    await Promise.all(held.map(({ outbox, docs }) => outbox.cleared(docs)));
+    expect(Object.keys((await stored(order._id)).outbox!).sort()).toEqual([...second].sort());
+    expect((await stored(order._id)).outboxCount).toBe(2);
+
     offered.length = 0;
     await relaying.pass();
-    expect(offered.sort()).toEqual([...left].sort());
-    expect(await inLog(left)).toBe(2);
+    expect(offered.sort()).toEqual([...second].sort());
+    expect(await inLog([...first, ...second])).toBe(2); // (the first two were cleared unrecorded by hand above)
     expect(await stored(order._id)).toMatchObject({ outbox: {}, outboxCount: 0 });
   });
 
-  it('while its own writes hand events over, reads the outboxes only after a pause from an empty read, and records what they hold then', async () => {
-    let reads = 0;
-    const relaying = relay(() => reads++);
-    await relaying.pass(); // takes the lease, reading every outbox
-    let order = await stored((await newOrder())._id);
+  it("records at once the events a 0.5.0 worker's write took over for its own relay, whatever their due time", async () => {
+    const relaying = relay();
+    const order = await newOrder();
+    const ids = Object.keys(order.outbox!);
+    // as 0.5.0 leaves an order whose relay stopped before its pass: outboxCount 0, due in minutes
+    await orders().updateOne({ _id: order._id }, { $set: { outboxCount: 0, outboxDue: new Date(Date.now() + 5 * 60_000) } });
     await relaying.pass();
-    let passes = 0;
-    reads = 0;
-    const taken: string[] = [];
-    for (const until = Date.now() + 1_000; Date.now() < until; passes++) {
-      order = await report(order, relaying);
-      taken.push(...Object.keys(order.outbox!).filter((id) => !taken.includes(id)));
-      await relaying.pass();
-    }
-    expect(await inLog(taken)).toBe(taken.length); // every pass recorded what it was handed
-    // empty reads put the next off 50 ms, then 100, 200... (every pass read before)
-    expect(reads).toBeLessThanOrEqual(Math.max(6, passes / 3));
-
-    const left = await newOrder(); // an order's creation leaves its event to the relay
-    const [placed] = Object.keys((await stored(left._id)).outbox!);
-    for (const until = Date.now() + 3_000; (await inLog([placed!])) === 0 && Date.now() < until; ) {
-      order = await report(order, relaying);
-      await relaying.pass();
-    }
-    expect(await inLog([placed!])).toBe(1);
+    expect(await inLog(ids)).toBe(1);
+    const cleared = await stored(order._id);
+    expect([cleared.outbox, cleared.outboxCount, cleared.outboxDue]).toEqual([{}, 0, undefined]);
   });
 
-  /** A report written by the worker that relays (`first`): its order's events taken over and handed to `first`'s next pass. */
-  async function handedOver(): Promise<{ first: OutboxRelay; order: OrderDoc; taken: string[] }> {
+  it('gives its lease back as it closes, so the next relay goes on at its first pass; a killed one is taken over once its lease lapses', async () => {
     const first = relay();
     await first.pass(); // takes the lease
-    const created = await newOrder();
-    await first.pass();
-    const order = await report(await stored(created._id), first);
-    return { first, order, taken: Object.keys(order.outbox!) };
-  }
+    const waiting = relay();
+    const order = await newOrder();
+    expect(await waiting.pass()).toEqual({ relayed: 0, more: false }); // not its lease
+    await first.close();
+    expect(await waiting.pass()).toMatchObject({ relayed: 1 });
+    expect(await inLog(Object.keys(order.outbox!))).toBe(1);
 
-  it('records at once, when it takes the lease, what a relay that died before its pass had been handed', async () => {
-    const { first, order, taken } = await handedOver();
-    // it dies before its next pass (never closed): what it was handed is only in the order, and its lease lapses
-    relays.splice(relays.indexOf(first), 1);
-    await db.collection('leases').updateMany({}, { $set: { until: new Date(0) } });
-    expect(await inLog(taken)).toBe(0);
-
+    // it dies (never closed): its lease lapses, and the next takes it
+    relays.splice(relays.indexOf(waiting), 1);
     const next = relay();
-    await next.pass();
-    expect(await inLog(taken)).toBe(2);
-    const cleared = await stored(order._id);
-    expect([cleared.outbox, cleared.outboxDue]).toEqual([{}, undefined]);
+    const later = await newOrder();
+    expect((await next.pass()).relayed).toBe(0);
+    await db.collection('leases').updateMany({}, { $set: { until: new Date(0) } });
+    expect(await next.pass()).toMatchObject({ relayed: 1 });
+    expect(await inLog(Object.keys(later.outbox!))).toBe(1);
   });
 
-  it('records, as it closes, what its last writes handed it; closed, its writes leave their events to the relay that takes the lease', async () => {
-    const { first, order: handed, taken } = await handedOver();
-    await first.close();
-    expect(await inLog(taken)).toBe(2);
-
-    const order = await report(await stored(handed._id), first); // a transition finishing after its relay closed
-    const left = Object.keys(order.outbox!).filter((id) => !taken.includes(id));
-    expect([left.length, (await stored(order._id)).outboxCount]).toEqual([2, 2]);
+  it('stops within seconds when its pass hangs on the database, and gives its lease back to the next relay', async () => {
+    let answer = () => {};
+    let read = () => {};
+    const reading = new Promise<void>((resolve) => (read = resolve));
+    const stuck = relay(undefined, { until: new Promise<void>((resolve) => (answer = resolve)), reading: () => read() });
+    const order = await newOrder();
+    stuck.start();
+    await reading; // its pass holds the lease and waits on the outboxes' read
+    await stuck.close(); // while the read still hangs
     const next = relay();
-    await next.pass(); // the lease was given back: taken at once
-    expect(await inLog(left)).toBe(2);
-    expect(await stored(order._id)).toMatchObject({ outbox: {}, outboxCount: 0 });
+    expect(await next.pass()).toMatchObject({ relayed: 1 });
+    expect(await inLog(Object.keys(order.outbox!))).toBe(1);
+    answer(); // (the stuck pass then finds it recorded: once)
+  });
+
+  it('a closed relay relays no more, even when a pass of it was under way', async () => {
+    const relaying = relay();
+    await relaying.pass();
+    await relaying.close();
+    const order = await newOrder();
+    expect(await relaying.pass()).toEqual({ relayed: 0, more: false });
+    expect((await stored(order._id)).outboxCount).toBe(1);
   });
 });

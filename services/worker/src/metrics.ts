@@ -25,6 +25,9 @@ export interface RelayMetrics {
   restored: Counter<'reason'>;
   /** 1 while this worker holds the relay's lease. */
   leader: Gauge;
+  /** What the relay's last read found waiting: how many events, and the oldest's age. */
+  backlog: Gauge;
+  backlogOldest: Gauge;
 }
 
 export interface WebhookMetrics {
@@ -103,6 +106,16 @@ function relayMetrics(registry: Registry): RelayMetrics {
     }),
     restored,
     leader: new Gauge({ name: 'pos_event_relay_leader', help: "1 while this worker holds the event relay's lease", registers: [registry] }),
+    backlog: new Gauge({
+      name: 'pos_event_relay_backlog_events',
+      help: "Events waiting in the outboxes as the relay's last read found them (at least as many when a read filled its batch); 0 on a worker that does not relay",
+      registers: [registry],
+    }),
+    backlogOldest: new Gauge({
+      name: 'pos_event_relay_backlog_oldest_seconds',
+      help: "Age of the oldest event the relay's last read found waiting; 0 when none waits, and on a worker that does not relay",
+      registers: [registry],
+    }),
   };
 }
 

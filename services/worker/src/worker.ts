@@ -83,7 +83,7 @@ async function connect(config: Config, mongoUrl: string, log: Logger) {
 }
 type Connections = Awaited<ReturnType<typeof connect>>;
 
-/** The events the writes recorded, to the event log and the webhooks' queue (the transitions hand it their events while it relays). */
+/** The events the writes recorded, to the event log and the webhooks' queue. */
 function eventRelay(config: Config, { store, repos, webhooks, redis, metrics }: Connections, log: Logger): OutboxRelay {
   return new OutboxRelay({
     outboxes: outboxes(store.db),
@@ -102,17 +102,16 @@ function eventRelay(config: Config, { store, repos, webhooks, redis, metrics }: 
 function transitions(
   config: Config,
   { redis, repos, checkpoint }: Connections,
-  parts: { relay: OutboxRelay; thresholds: FailureThresholds; orderDeadlineQueue: Queue<OrderDeadlineJob> },
+  parts: { thresholds: FailureThresholds; orderDeadlineQueue: Queue<OrderDeadlineJob> },
   log: Logger,
 ): JobProcessor {
-  const { relay, thresholds, orderDeadlineQueue } = parts;
+  const { thresholds, orderDeadlineQueue } = parts;
   return new JobProcessor({
     redis,
     messages: new MessageSender(redis),
     prefix: config.redis.prefix,
     repos,
     orderCache: new OrderCache(),
-    takenEvents: relay.taken,
     answers: new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs),
     followUps: orderFollowUps({ orderDeadlines: orderDeadlineQueue, locations: repos.locations, settings: config.orderDeadlines, pauseAfterFailedOrders: config.presence.pauseAfterFailedOrders, log }),
     failureThreshold: (locationId) => thresholds.of(locationId),
@@ -172,7 +171,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const thresholds = new FailureThresholds(repos.locations, connections.subscriber, config.redis.prefix, config.orders.failureThreshold, metrics.thresholds);
   connections.subscriber.startHeartbeat();
   thresholds.start(log);
-  const processor = transitions(config, connections, { relay, thresholds, orderDeadlineQueue }, log);
+  const processor = transitions(config, connections, { thresholds, orderDeadlineQueue }, log);
   // Draining partitions are consumed too, and watched until empty (see watchDrain).
   const { current, draining } = layoutPartitions(queueLayout(config));
   const consumers = [...current, ...draining].map((partition) => consumePartition({ partition, connection: workerConnection, config: config.worker, processor, metrics, log }));
@@ -196,10 +195,11 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const drained = draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {};
   log.info({ queue: TRANSITION_QUEUE, partitions: current.length, ...drained, concurrency: config.worker.concurrency, metricsPort: listener?.port }, 'worker ready');
 
-  // the relay last: the transitions finishing meanwhile hand it their events (see OutboxRelay.close)
+  // The relay stops at once, beside the rest: what the finishing jobs write waits in the outboxes
+  // for the next holder, who takes the lease as soon as this one gives it back (OutboxRelay.close).
   const stopWork = async () => {
-    await Promise.all([...queueWorkers.map((worker) => worker.close()), lifecycle.close(), orderDeadlines.close(), presence.close()]);
-    await Promise.all([relay.close(), thresholds.stop()]);
+    await Promise.all([relay.close(), ...queueWorkers.map((worker) => worker.close()), lifecycle.close(), orderDeadlines.close(), presence.close()]);
+    await thresholds.stop();
   };
   return {
     metricsPort: listener?.port,

@@ -34,8 +34,8 @@ export interface WithOutbox {
   /** How many of `outbox` wait for the relay: it finds the documents holding events by it. */
   outboxCount?: number;
   /**
-   * Set by a write that took the document's events over for its worker's relay (store/outboxes.ts,
-   * `withTakenOutbox`): when the relay reads and removes them, if no write has removed them first.
+   * Compat: set by a 0.5.0 worker's write that took the document's events over for its own relay;
+   * this release writes none and relays such documents at once (store/outboxes.ts, HOLDING).
    */
   outboxDue?: Date;
 }

@@ -5,7 +5,7 @@ import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderRow } from '../domain/records';
 import { randomMarks } from '../util/random-marks';
 import type { OrderDoc } from './documents';
-import { type EventsOf, NO_EVENTS, outboxAfter, outboxOfNew, TAKEN_OUTBOX_DUE_MS, type TakeOver, withOutbox, withTakenOutbox } from './outboxes';
+import { type EventsOf, NO_EVENTS, outboxAfter, outboxOfNew, withOutbox } from './outboxes';
 import { GROUP_COMMIT_MAX, groupCommit } from './group-commit';
 import { AppliedJobsLedger, ATTEMPT_MARK } from './applied-jobs';
 import { collections, recordId } from './mongo';
@@ -207,13 +207,11 @@ export class OrdersRepo {
 
   /**
    * Writes a decided change only if nobody wrote since `order` was read, with the events it
-   * implies (`events` of the order after it) in the order's outbox, in the same write: left to
-   * the relay, or, with `takeOver`, taken over by the writer (see withTakenOutbox), the write then
-   * removing those the order holds that are known to be in the event log.
+   * implies (`events` of the order after it) in the order's outbox, in the same write, for the relay.
    * Returns the new document, or null when the version moved on (the caller re-reads and re-decides).
    * The new document is what was read plus what was written, so it is not sent back by MongoDB.
    */
-  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS, takeOver?: TakeOver): Promise<OrderDoc | null> {
+  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc | null> {
     const entry = appliedEntry(jobId);
     let appliedJobs = [...order.appliedJobs, entry];
     let moved: { appliedJobs: string[]; appliedJobsMoved: true } | undefined;
@@ -228,15 +226,8 @@ export class OrdersRepo {
     const entries = events(after);
     // (the version guard makes the stored list the one read: the entry, unique to this attempt, is added to it rather than the list written again)
     const base = { $set: set, $inc: { version: 1 }, ...(moved ? {} : { $addToSet: { appliedJobs: entry } }) };
-    if (!takeOver) {
-      const written = await this.guardedWrites.load({ filter: atVersion(order), update: withOutbox(base, entries), entry });
-      return written ? { ...after, ...outboxAfter(order, entries) } : null;
-    }
-    const taken = withTakenOutbox(base, order.outbox, entries, takeOver.recorded, new Date(now.getTime() + TAKEN_OUTBOX_DUE_MS));
-    const written = await this.guardedWrites.load({ filter: atVersion(order), update: taken.update, entry });
-    if (!written) return null;
-    const { outboxDue: _before, ...rest } = after;
-    return { ...rest, ...taken.after };
+    const written = await this.guardedWrites.load({ filter: atVersion(order), update: withOutbox(base, entries), entry });
+    return written ? { ...after, ...outboxAfter(order, entries) } : null;
   }
 
   /**

@@ -2,18 +2,9 @@
  * The outboxes: the collections whose writes record their events in the changed document
  * (orders, commands, locations; see events/outbox.ts), and the order archive, where an order
  * archived before its events were recorded takes them. A document's `outbox` holds its events by
- * id. Two kinds of write add them:
- *
- * - most leave them to the relay: `$set` of their ids and `$inc` of `outboxCount`, by which the
- *   relay finds the document; once they are in the event log it removes exactly those it read, so
- *   a document written again while the relay works keeps only its new events, however hot it is;
- * - an order transition written by the worker that holds the relay's lease takes over every
- *   event the document holds (`outboxCount` 0, `outboxDue` set) and removes those that worker
- *   knows are recorded; it hands the rest to its relay's next pass (the worker's
- *   outbox/taken-events.ts). The order's next write removes them, so a change costs one write of
- *   the order, not the change's and then the relay's clear. The relay reads such a document only
- *   once `outboxDue` passed without another write, and then removes them; and a relay that takes
- *   the lease over reads them all at once (their taker may have died before its pass).
+ * id. A write adds them with `$set` of their ids and `$inc` of `outboxCount`, by which the relay
+ * finds the document; once they are in the event log the relay removes exactly those it read, so a
+ * document written again while the relay works keeps only its new events, however hot it is.
  */
 import type { AnyBulkWriteOperation, Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
 import type { OutboxEntry, WithOutbox } from './documents';
@@ -53,64 +44,13 @@ export function outboxAfter(held: WithOutbox, entries: OutboxEntry[]): WithOutbo
   return { outbox, outboxCount: (held.outboxCount ?? 0) + entries.length };
 }
 
-/** A write that takes a document's events over from the relay (see the top of this file). */
-export interface TakeOver {
-  /** Those of the events it holds known to be in the event log: the write removes them. */
-  recorded: readonly string[];
-}
-
-/**
- * How long events taken over by a transition's write (`withTakenOutbox`) stay in the order before
- * the relay reads them and removes them: long enough that an order changed again within minutes
- * has them removed by that write rather than by a write of the relay's. (Their recording does not
- * wait for this: the taker's relay records them at its next pass, and a relay that takes the
- * lease over reads every taken event at once.)
- */
-export const TAKEN_OUTBOX_DUE_MS = 5 * 60_000;
-
-/**
- * An update that adds `entries` to a document and takes its events over from the relay (see the
- * top of this file), removing those of `held` (what the document holds, as read) in `recorded`.
- * Only for a write guarded by the document's version, so that `held` is all it holds. Returns
- * the update and the document's outbox fields after it.
- */
-export function withTakenOutbox<U extends { $set?: object }>(
-  update: U,
-  held: WithOutbox['outbox'],
-  entries: OutboxEntry[],
-  recorded: readonly string[],
-  due: Date,
-): { update: U & { $unset?: Record<string, ''> }; after: Required<Pick<WithOutbox, 'outbox' | 'outboxCount'>> & Pick<WithOutbox, 'outboxDue'> } {
-  const outbox = dictionary<OutboxEntry>();
-  const set = dictionary<unknown>(update.$set);
-  const unset = dictionary<''>();
-  const gone = new Set(recorded);
-  for (const id in held) {
-    if (gone.has(id)) unset[`outbox.${id}`] = '';
-    else outbox[id] = held[id]!;
-  }
-  for (const entry of entries) {
-    outbox[entry.id] = entry;
-    set[`outbox.${entry.id}`] = entry;
-  }
-  const holds = Object.keys(outbox).length > 0;
-  set.outboxCount = 0;
-  if (holds) set.outboxDue = due;
-  else unset.outboxDue = '';
-  const unsets = Object.keys(unset).length > 0;
-  return {
-    update: { ...update, $set: set, ...(unsets ? { $unset: unset } : {}) },
-    after: { outbox, outboxCount: 0, ...(holds ? { outboxDue: due } : {}) },
-  };
-}
-
 /** A document's events for the relay, in the order of its writes. */
 export interface HeldEvents {
   _id: string;
   outbox: OutboxEntry[];
   /** `outboxCount` as read. */
   count: number;
-  /** `outboxDue` as read, when a writer had taken the events over. */
+  /** `outboxDue` as read (Compat: see HOLDING). */
   due?: Date;
 }
 
@@ -121,10 +61,13 @@ const byRank = (a: OutboxEntry, b: OutboxEntry) => a.rank[0] - b.rank[0] || a.ra
 export const inRankOrder = (outbox: WithOutbox['outbox']): OutboxEntry[] => Object.values(outbox ?? {}).sort(byRank);
 
 /**
- * Documents holding events for the relay: left to it, or taken over by a write and due by
- * `dueBy` (the partial indexes on `outboxCount` and `outboxDue`).
+ * Documents holding events for the relay (the partial indexes on `outboxCount` and `outboxDue`).
+ * Compat: a 0.5.0 worker that relays takes its writes' events over (`outboxCount` 0, `outboxDue`
+ * set) and hands them to its own relay; should it stop first, they wait in the document, so this
+ * release reads them at once, whatever their due time. Goes with the release after 0.6.0, with a
+ * migration that finds no `outboxDue` left.
  */
-const holding = (dueBy: Date) => ({ $or: [{ outboxCount: { $gt: 0 } }, { outboxDue: { $lte: dueBy } }] });
+const HOLDING = { $or: [{ outboxCount: { $gt: 0 } }, { outboxDue: { $exists: true } }] };
 const HELD_FIELDS = { outbox: 1, outboxCount: 1, outboxDue: 1 } as const;
 /** What names, in a read of every outbox at once, the outbox a document came from. */
 const FROM = 'relayOutbox';
@@ -143,9 +86,9 @@ export class Outbox {
     readonly collection: Collection<HeldDoc>,
   ) {}
 
-  /** The stages that read up to `limit` documents holding events for the relay (see `holding`), tagged with `index`. */
-  stages(limit: number, dueBy: Date, index: number): Document[] {
-    return [{ $match: holding(dueBy) }, { $limit: limit }, { $project: HELD_FIELDS }, { $addFields: { [FROM]: index } }];
+  /** The stages that read up to `limit` documents holding events for the relay (see HOLDING), tagged with `index`. */
+  stages(limit: number, index: number): Document[] {
+    return [{ $match: HOLDING }, { $limit: limit }, { $project: HELD_FIELDS }, { $addFields: { [FROM]: index } }];
   }
 
   /**
@@ -160,7 +103,7 @@ export class Outbox {
 
 /** What the relay reads of every outbox: up to a limit of each. */
 export interface OutboxesReader {
-  held(limit: number, dueBy: Date): Promise<{ outbox: Pick<Outbox, 'name' | 'cleared'>; docs: HeldEvents[] }[]>;
+  held(limit: number): Promise<{ outbox: Pick<Outbox, 'name' | 'cleared'>; docs: HeldEvents[] }[]>;
 }
 
 /**
@@ -172,12 +115,12 @@ export interface OutboxesReader {
 export class Outboxes implements OutboxesReader {
   constructor(readonly all: Outbox[]) {}
 
-  async held(limit: number, dueBy: Date): Promise<{ outbox: Outbox; docs: HeldEvents[] }[]> {
+  async held(limit: number): Promise<{ outbox: Outbox; docs: HeldEvents[] }[]> {
     const [first, ...rest] = this.all;
     if (!first) return [];
     const pipeline = [
-      ...first.stages(limit, dueBy, 0),
-      ...rest.map((outbox, i) => ({ $unionWith: { coll: outbox.collection.collectionName, pipeline: outbox.stages(limit, dueBy, i + 1) } })),
+      ...first.stages(limit, 0),
+      ...rest.map((outbox, i) => ({ $unionWith: { coll: outbox.collection.collectionName, pipeline: outbox.stages(limit, i + 1) } })),
     ];
     const found = await first.collection.aggregate<HeldDoc & { [FROM]: number }>(pipeline).toArray();
     const held = this.all.map((outbox) => ({ outbox, docs: [] as HeldEvents[] }));
@@ -189,7 +132,7 @@ export class Outboxes implements OutboxesReader {
 /**
  * The write that removes what was read of a document's outbox, if it still holds all of it (a
  * relay that overlapped this one may have removed some: the next pass reads what is left) and no
- * writer took its events over since (`outboxDue` as read). `outboxCount` goes down by the count
+ * 0.5.0 writer took its events over since (`outboxDue` as read). `outboxCount` goes down by the count
  * read: a write that added events meanwhile keeps its own, and a count read without events (left
  * by a write whose events were already there) goes back to 0.
  */

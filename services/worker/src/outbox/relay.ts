@@ -1,16 +1,16 @@
 /**
  * The event relay: moves the events that writes left in the outboxes (events/outbox.ts) to the
- * event log, and adds the webhook deliveries each owes. Every worker runs one; one at a time
- * works (a lease in MongoDB), the others wait to take over. The order transitions its own worker
- * writes meanwhile take their events over and hand them to it (taken-events.ts), so that their
- * orders are not written a second time to clear them. It is safe wherever it is killed:
+ * event log, and queues the webhook deliveries each owes. Every worker runs one; one at a time
+ * works (a lease in MongoDB), the others wait to take over. Nothing of it lives in memory alone,
+ * so it is safe wherever it is stopped or killed:
  *
  * - an event is cleared from its document's outbox only after it is recorded and its deliveries
- *   are queued; a relay that dies before then leaves it there, and the next pass records it again
- *   (found recorded: once) and queues what it still owes (the same webhook-ids: once);
- * - an event handed over stays in its order until the order's next write, which happens only
- *   after it is recorded, or until the relay reads it once due; a relay that takes the lease
- *   reads every taken event at once, whatever it is due (its taker may have died before its pass);
+ *   are queued; a relay that stops before then leaves it there, and the next pass (its own or the
+ *   next holder's) records it again (found recorded: once) and queues what it still owes (the
+ *   same webhook-ids: once);
+ * - a pass carries at most PASS_EVENTS events, so that it ends within a drain; a relay that stops
+ *   gives its lease back at once, so that another goes on without waiting for it to lapse, and a
+ *   killed one's lease lapses within LEASE_MS;
  * - a delivery is owed by its event until it settles (delivery.ts), so a delivery queue that Redis
  *   lost (a flush, a restart without persistence, a failover) is rebuilt from the event log: at
  *   once when the relay sees Redis lost its data (its marker key gone), and every minute for the
@@ -23,16 +23,24 @@ import type { RedisClient } from '@pos/shared/redis';
 import type { EventLogRepo } from '@pos/shared/store/event-log';
 import type { LeasesRepo } from '@pos/shared/store/leases';
 import type { EventDoc, OutboxEntry } from '@pos/shared/store/documents';
-import { type HeldEvents, type OutboxesReader, TAKEN_OUTBOX_DUE_MS } from '@pos/shared/store/outboxes';
+import type { HeldEvents, OutboxesReader } from '@pos/shared/store/outboxes';
 import type { DeliveryJobData } from '@pos/shared/queue/webhook-queue';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
 import { deliveriesOf, type WebhookFanOut } from '@pos/shared/webhooks/fan-out';
 import { DoublingPause } from '@pos/shared/util/doubling-pause';
+import { withTimeout } from '@pos/shared/util/timeout';
 import type { RelayMetrics } from '../metrics';
-import { TakenEvents } from './taken-events';
 
 /** Documents read from each outbox per pass (all outboxes in one command). */
-const BATCH = 256;
+const BATCH = 128;
+/**
+ * The most events one pass records: whole documents, oldest first, up to this many (a document
+ * holding more goes alone). A pass is a few commands whatever it carries; this keeps each of them,
+ * and so the pass, short enough to end within a drain on a slow database.
+ */
+export const PASS_EVENTS = 1_000;
+/** How long a stopping relay waits for its pass under way, and for the lease's release. */
+const STOP_MS = 2_000;
 /**
  * The pause after a pass that found nothing to do: from the first, doubling while there is
  * nothing, up to the last.
@@ -46,13 +54,6 @@ const IDLE_PASS_MS = [50, 1_000] as const;
  * write. A full batch goes on at once.
  */
 const GATHER_MS = 200;
-/**
- * While this worker's own writes hand their events over (TakenEvents), a pass needs no read of the
- * outboxes to relay them: the outboxes are then read again only after this pause from a read that
- * found nothing, doubling while they stay empty (each pass while they hold events). Passes with
- * nothing handed over read them every time, at the loop's own pace.
- */
-const EMPTY_OUTBOX_MS = IDLE_PASS_MS;
 const LEASE = 'event-relay';
 const LEASE_MS = 10_000;
 /** How often the relay looks for a Redis that lost its data. */
@@ -91,6 +92,40 @@ export function inWriteOrder(docs: HeldEvents[]): OutboxEntry[] {
   return placed.sort((a, b) => a.reached - b.reached || a.d - b.d || a.i - b.i).map(({ entry }) => entry);
 }
 
+/** What one read of the outboxes found, and the part of it a pass takes. */
+export interface PassPlan<O> {
+  /** Each outbox's documents the pass records and clears. */
+  taken: { outbox: O; docs: HeldEvents[] }[];
+  /** Events in the documents read, and when the oldest of them was written (undefined: none). */
+  waiting: number;
+  oldest?: number;
+  /** More waits than this pass takes: the next follows at once. */
+  more: boolean;
+}
+
+/**
+ * The documents a pass takes from what a read found: oldest first (by their first event), whole,
+ * up to `maxEvents` events (one at least). A read that filled a batch of an outbox leaves more.
+ */
+export function planPass<O>(held: { outbox: O; docs: HeldEvents[] }[], batch: number, maxEvents: number): PassPlan<O> {
+  const all = held.flatMap(({ docs }, o) => docs.map((doc) => ({ doc, o, first: doc.outbox[0]?.at.getTime() ?? 0 })));
+  all.sort((a, b) => a.first - b.first);
+  const waiting = all.reduce((sum, { doc }) => sum + doc.outbox.length, 0);
+  const taken = held.map(({ outbox }) => ({ outbox, docs: [] as HeldEvents[] }));
+  let events = 0;
+  let left = false;
+  for (const { doc, o } of all) {
+    if (events > 0 && events + doc.outbox.length > maxEvents) {
+      left = true;
+      break;
+    }
+    events += doc.outbox.length;
+    taken[o]!.docs.push(doc);
+  }
+  const oldest = all.find(({ doc }) => doc.outbox.length > 0)?.first;
+  return { taken: taken.filter(({ docs }) => docs.length > 0), waiting, ...(oldest === undefined ? {} : { oldest }), more: left || held.some(({ docs }) => docs.length >= batch) };
+}
+
 export class OutboxRelay {
   private readonly holder = randomUUID();
   private leaseUntil = 0;
@@ -98,20 +133,6 @@ export class OutboxRelay {
   private nextRecentCheck = Date.now() + RECENT_CHECK_MS;
   private readonly stopping = new AbortController();
   private running: Promise<void> | undefined;
-  /**
-   * Set when this worker takes the lease: until a pass finds less than a batch in every outbox,
-   * passes read the events taken over by any worker's writes, due or not, and follow at once.
-   */
-  private catchingUp = false;
-  /** When the outboxes are read next while events are handed over (see EMPTY_OUTBOX_MS), and the pause after one more empty read. */
-  private nextOutboxRead = 0;
-  private readonly emptyOutbox = new DoublingPause(EMPTY_OUTBOX_MS);
-  /**
-   * The events of the order transitions this worker writes while it relays. Its writes take them
-   * over only with a quarter of the lease to spare, so that they are recorded by this worker's
-   * pass or, should it lose the lease, by the catching up of the one that takes it.
-   */
-  readonly taken = new TakenEvents(() => this.leaseUntil - Date.now() > LEASE_MS / 4);
 
   constructor(private readonly deps: RelayDeps) {}
 
@@ -120,28 +141,29 @@ export class OutboxRelay {
   }
 
   /**
-   * Stops relaying. Called once this worker's transitions have finished (their writes may have
-   * taken events over): what they handed over is recorded by a last pass before the lease is given
-   * back, and so is in the log or read by the catching up of the next holder, who takes the lease
-   * only after it. (A worker killed instead leaves them to that catching up, once its lease lapses.)
+   * Stops relaying, at once: nothing waits in this process, only in the outboxes. A pass under
+   * way is given STOP_MS to end (what it has not cleared, the next holder records again, once);
+   * then the lease is given back, so that the next holder need not wait for it to lapse.
    */
   async close(): Promise<void> {
     this.stopping.abort();
-    await this.running;
+    if (this.running) await withTimeout(this.running, STOP_MS, 'the event relay\'s pass').catch((err: Error) => this.deps.log.warn({ err: err.message }, 'event relay: its pass goes on as it stops; the next holder records what it leaves'));
     if (this.leaseUntil <= Date.now()) return;
-    await this.pass().catch((err) => this.deps.log.warn({ err }, 'event relay: the last pass failed; the next holder reads what it left'));
     this.leaseUntil = 0;
     this.deps.metrics.leader.set(0);
-    await this.deps.leases.release(LEASE, this.holder).catch(() => undefined);
+    this.deps.metrics.backlog.set(0);
+    this.deps.metrics.backlogOldest.set(0);
+    await withTimeout(this.deps.leases.release(LEASE, this.holder), STOP_MS, 'the event relay\'s lease release').catch(() => undefined);
   }
 
   /**
-   * One pass, when this worker holds the lease: the Redis checks when due, then up to a batch of
-   * each outbox's documents, with the events this worker's writes handed over. Returns how many
-   * events it relayed.
+   * One pass, when this worker holds the lease: the Redis checks when due, then the oldest of
+   * what the outboxes hold, up to PASS_EVENTS events. Returns how many it relayed, and whether
+   * more waits.
    */
-  async pass(): Promise<number> {
-    if (!(await this.holdLease())) return 0;
+  async pass(): Promise<{ relayed: number; more: boolean }> {
+    const none = { relayed: 0, more: false };
+    if (!(await this.holdLease())) return none;
     const now = Date.now();
     if (now >= this.nextRedisCheck) {
       this.nextRedisCheck = now + REDIS_CHECK_MS;
@@ -152,40 +174,19 @@ export class OutboxRelay {
       await this.restore('check', new Date(now - RECENT_MS));
     }
     // (the checks may have taken a while: the lease is renewed, or found lost, before the outboxes are read)
-    if (!(await this.holdLease())) return 0;
-    // (catching up, every taken event is read: each is due within TAKEN_OUTBOX_DUE_MS of now)
-    const dueBy = new Date(this.catchingUp ? now + TAKEN_OUTBOX_DUE_MS : now);
-    const read = this.catchingUp || this.taken.size === 0 || now >= this.nextOutboxRead;
-    const held = read ? await this.readOutboxes(dueBy) : [];
-    const taken = this.taken.waitingNow();
-    const docs = held.flatMap(({ docs }) => docs);
-    this.catchingUp &&= held.some(({ docs }) => docs.length >= BATCH);
-    if (docs.length === 0 && taken.length === 0) return 0;
-
-    const all = inWriteOrder([...docs, ...taken]);
-    // (an order written without taking its events over keeps those it had taken: recorded, they are only cleared)
-    const entries = all.filter((entry) => !this.taken.isRecorded(entry.id));
-    const added = entries.length > 0 ? await this.record(entries) : [];
-    await Promise.all(held.map(({ outbox, docs }) => outbox.cleared(docs)));
-    this.taken.recordedNow(entries, taken);
-
+    if (!(await this.holdLease())) return none;
+    const plan = planPass(await this.deps.outboxes.held(BATCH), BATCH, PASS_EVENTS);
     const { metrics } = this.deps;
+    metrics.backlog.set(plan.waiting);
+    metrics.backlogOldest.set(plan.oldest === undefined ? 0 : Math.max(0, Date.now() - plan.oldest) / 1000);
+    const entries = inWriteOrder(plan.taken.flatMap(({ docs }) => docs));
+    const added = entries.length > 0 ? await this.record(entries) : [];
+    await Promise.all(plan.taken.map(({ outbox, docs }) => outbox.cleared(docs)));
+
     const at = Date.now();
     metrics.recorded.inc(added.length);
     for (const event of added) metrics.lagSeconds.observe(Math.max(0, at - event.timestamp.getTime()) / 1000);
-    return all.length;
-  }
-
-  /** Up to a batch of each outbox's documents due by `dueBy`; an empty read puts the next off (EMPTY_OUTBOX_MS). */
-  private async readOutboxes(dueBy: Date): ReturnType<OutboxesReader['held']> {
-    const held = await this.deps.outboxes.held(BATCH, dueBy);
-    if (held.some(({ docs }) => docs.length > 0)) {
-      this.emptyOutbox.reset();
-      this.nextOutboxRead = 0;
-    } else {
-      this.nextOutboxRead = Date.now() + this.emptyOutbox.take();
-    }
-    return held;
+    return { relayed: entries.length, more: plan.more };
   }
 
   /** Records `entries` (found recorded before: once) and queues what each owes. Returns those it added to the log. */
@@ -210,37 +211,35 @@ export class OutboxRelay {
     const { signal } = this.stopping;
     const idle = new DoublingPause(IDLE_PASS_MS);
     while (!signal.aborted) {
-      let relayed = 0;
+      let pass = { relayed: 0, more: false };
       let failed = false;
       try {
-        relayed = await this.pass();
+        pass = await this.pass();
       } catch (err) {
         failed = true;
         this.deps.log.warn({ err }, 'event relay pass failed; trying again');
       }
-      // (a failed pass pauses, catching up or not: MongoDB may be what failed)
-      if (!failed && (relayed >= BATCH || this.catchingUp)) continue;
-      if (relayed > 0) idle.reset();
-      await sleep(relayed > 0 ? GATHER_MS : idle.take(), undefined, { signal }).catch(() => undefined);
+      // (a failed pass pauses: MongoDB may be what failed)
+      if (!failed && pass.more) continue;
+      if (pass.relayed > 0) idle.reset();
+      await sleep(pass.relayed > 0 ? GATHER_MS : idle.take(), undefined, { signal }).catch(() => undefined);
     }
   }
 
-  /** Takes or renews the lease when half of it is gone; true while this worker holds it. */
+  /** Takes or renews the lease when half of it is gone; true while this worker holds it (never once it stops). */
   private async holdLease(): Promise<boolean> {
+    if (this.stopping.signal.aborted) return false;
     const now = Date.now();
     if (this.leaseUntil - now > LEASE_MS / 2) return true;
     const until = now + LEASE_MS;
     const held = await this.deps.leases.hold(LEASE, this.holder, new Date(now), new Date(until));
-    if (held && this.leaseUntil <= now) {
-      this.deps.log.info('event relay: this worker relays');
-      this.catchingUp = true;
-    }
-    if (!held) {
-      this.taken.forget();
-      this.catchingUp = false;
-    }
+    if (held && this.leaseUntil <= now) this.deps.log.info('event relay: this worker relays');
     this.leaseUntil = held ? until : 0;
     this.deps.metrics.leader.set(held ? 1 : 0);
+    if (!held) {
+      this.deps.metrics.backlog.set(0);
+      this.deps.metrics.backlogOldest.set(0);
+    }
     return held;
   }
 

@@ -33,7 +33,7 @@ export interface JobContext {
   /** This worker's last reads and writes of orders (see OrderCache). */
   orderCache: OrderCache;
   /** The one write of an order transition, with its events (see OrderWriter). */
-  writer: Pick<OrderWriter, 'write' | 'found'>;
+  writer: Pick<OrderWriter, 'write'>;
   sessions: Pick<SessionsRepo, 'find' | 'isOpen' | 'close'>;
   /** The location's failure threshold, as it is now (an admin may change it). */
   failureThreshold(locationId: string): Promise<number>;

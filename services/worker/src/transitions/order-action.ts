@@ -14,9 +14,8 @@ type Apply = Extract<Decision, { type: 'apply' }>;
  * the version read. A customer's finish or submit reads its session after the order, each time
  * (why that order of reads places nothing for a closed session: see session-close.ts).
  * A re-run of a job that already wrote (worker crash), or a keyed retry whose earlier attempt
- * wrote, finds its id on the order or in its applied-jobs ledger (mayHaveWritten). While this
- * worker relays, the write takes the order's events over and hands them to its relay (see
- * TakenEvents), a re-run's too.
+ * wrote, finds its id on the order or in its applied-jobs ledger (mayHaveWritten). The write
+ * leaves its events in the order's outbox for the relay (OrderWriter).
  * An order this worker has cached is tried first without a read: its write proves it current.
  * An order no longer in the hot collection is read from the archive and answered as before it
  * moved (200 unchanged, 409 naming its state); an archived order is never written.
@@ -40,7 +39,6 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     if (ctx.answered || (mayHaveWritten(ctx) ? await ctx.orders.appliedEver(order, ctx.jobId) : hasApplied(order, ctx.jobId))) {
       // The write landed before a crash; the announcement may not have.
       ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
-      ctx.writer.found(order);
       await ctx.announcer.order(order);
       // (the run that wrote may have died before adding the placement's deadlines)
       if (order.state === 'PLACED') await ctx.followUps.placed(order);

@@ -19,7 +19,6 @@ import { runJob } from './handlers';
 import { JobMessages, type MessageSender } from './job-messages';
 import type { OrderCache } from './order-cache';
 import { OrderWriter } from '../outbox/order-writer';
-import type { TakenEvents } from '../outbox/taken-events';
 
 /** A job's data as BullMQ hands it over: what the contract says, until checkJob has checked it. */
 export type JobData = JobPayload['data'];
@@ -38,7 +37,6 @@ export interface JobProcessorDeps {
   prefix: string;
   repos: Pick<Repos, 'orders' | 'archive' | 'sessions'>;
   orderCache: OrderCache;
-  takenEvents: TakenEvents;
   answers: AnsweredJobs;
   followUps: OrderFollowUps;
   failureThreshold(locationId: string): Promise<number>;
@@ -50,7 +48,7 @@ export class JobProcessor {
   private readonly writer: OrderWriter;
 
   constructor(private readonly deps: JobProcessorDeps) {
-    this.writer = new OrderWriter(deps.repos.orders, deps.takenEvents);
+    this.writer = new OrderWriter(deps.repos.orders);
   }
 
   /** What a transition may touch, for a job of the queue or an order deadline job's auto-abort. */

@@ -3,12 +3,14 @@
  *   POS_URL=http://localhost:8080 POS_ADMIN_TOKEN=... npm run admin -- <command> [args]
  * (POS_ADMIN, then POS, and ADMIN_TOKEN, as the README's tour exports them, serve as well.)
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { ApiError, UnreachableError } from '@pos/shared/clients/errors';
 import { COMMAND_KINDS, CommandKind } from '@pos/shared/domain/commands';
 import { isOrderState } from '@pos/shared/domain/order-state';
 import { historyCursorOf } from '@pos/shared/schemas/history-cursor';
+import type { MenuDocument } from '@pos/shared/schemas/menu';
 import type { RowInput } from '@pos/shared/schemas/requests';
 
 const USAGE = `usage: npm run admin -- <command> [args] [options]
@@ -27,6 +29,12 @@ commands:
   rotate-key <sessionId>                                   the new key, shown once; the old one works for KEY_ROTATION_GRACE
   close-session <sessionId>
   create-order <locationId> <rows as JSON> [--table N]     a counter order, created PLACED
+  get-menu <locationId>                                    the menu, with each product's availability
+  put-menu <locationId> <menu.json> [--if-match ETAG]      replaces it; its registers are asked to fetch it
+  publish-menu <menu.json> <locationId,locationId,...>     one menu to up to 1,000 locations, all or none
+  snooze <locationId> <productId> [--until ISO-8601] [--reason TEXT]
+                                                           86 an item or an option (customers refused it)
+  unsnooze <locationId> <productId>
   create-command <locationId> <${COMMAND_KINDS.join('|')}> [--table N]
   list-commands <locationId> [--limit N] [--after N]       live commands
   list-orders <locationId> <state> [--limit N] [--after N] [--overdue true|false]
@@ -100,6 +108,15 @@ function page<T>(items: T[], limit: number | undefined, cursorOf: (item: T) => s
   return items;
 }
 
+/** A menu document from a file (the service checks it: a 422 lists every error). */
+function menuFile(file: string): MenuDocument {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as MenuDocument;
+  } catch (err) {
+    throw new UsageError(`cannot read a menu from ${file}: ${(err as Error).message}`);
+  }
+}
+
 type Options = Record<string, string | undefined> & { all?: boolean; enable?: boolean; 'all-locations'?: boolean };
 
 async function run(admin: AdminClient, command: string | undefined, args: string[], opts: Options) {
@@ -158,6 +175,21 @@ async function run(admin: AdminClient, command: string | undefined, args: string
     case 'create-order':
       need(2);
       return admin.createOrder(a!, JSON.parse(b!) as RowInput[], table);
+    case 'get-menu':
+      need(1);
+      return admin.getMenu(a!);
+    case 'put-menu':
+      need(2);
+      return admin.putMenu(a!, menuFile(b!), opts['if-match']);
+    case 'publish-menu':
+      need(2);
+      return admin.publishMenu(list(b)!, menuFile(a!));
+    case 'snooze':
+      need(2);
+      return admin.setAvailability(a!, b!, { available: false, until: opts.until, reason: opts.reason });
+    case 'unsnooze':
+      need(2);
+      return admin.setAvailability(a!, b!, { available: true });
     case 'create-command':
       need(2);
       if (!(COMMAND_KINDS as readonly string[]).includes(b!)) throw new UsageError(`kind must be one of ${COMMAND_KINDS.join(', ')}`);
@@ -264,6 +296,7 @@ async function main(): Promise<number> {
       overdue: { type: 'string' },
       'order-deadline': { type: 'string' },
       until: { type: 'string' },
+      'if-match': { type: 'string' },
       reason: { type: 'string' },
       url: { type: 'string' },
       events: { type: 'string' },
@@ -297,7 +330,11 @@ main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     if (err instanceof UsageError) process.stderr.write(`${err.message}\n\n${USAGE}\n`);
-    else if (err instanceof ApiError) process.stderr.write(`error: ${err.message}\n`);
+    else if (err instanceof ApiError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      // an invalid menu's or a cart's every error
+      for (const each of err.problem?.errors ?? []) process.stderr.write(`  ${JSON.stringify(each)}\n`);
+    }
     else if (err instanceof UnreachableError) {
       process.stderr.write(
         `error: ${err.message}: is the service running there? This tool calls POS_URL, else POS_ADMIN, else POS (now ${new URL(err.url).origin}); with ADMIN_PORT set, the operator listener's\n`,

@@ -13,8 +13,9 @@ const GLOBAL_RESPONSES = ['#/components/responses/UnknownRoute', '#/components/r
 async function main(): Promise<number> {
   // an ES module; this script is CommonJS like the rest
   const { createConfig, formatProblems, lintFromString } = await import('@redocly/openapi-core');
-  const { basePath, bodyLimitBytes } = loadConfig({}).http;
-  const document = buildOpenApiDocument({ basePath, version: readServiceInfo().version, bodyLimitBytes });
+  const config = loadConfig({});
+  const { basePath, bodyLimitBytes } = config.http;
+  const document = buildOpenApiDocument({ basePath, version: readServiceInfo().version, bodyLimitBytes, menuBodyLimitBytes: config.menus.bodyLimitBytes });
   const source = JSON.stringify(document, null, 2);
   if (process.argv.includes('--print')) {
     process.stdout.write(`${source}\n`);

@@ -37,6 +37,7 @@ export const envSchema = constant({
     ...CONFIG_SECTIONS.orders.variables,
     ...CONFIG_SECTIONS.lifecycle.variables,
     ...CONFIG_SECTIONS.presence.variables,
+    ...CONFIG_SECTIONS.menus.variables,
     ...CONFIG_SECTIONS.orderDeadlines.variables,
     ...CONFIG_SECTIONS.telemetry.variables,
     ...CONFIG_SECTIONS.webhooks.variables,

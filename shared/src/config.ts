@@ -181,6 +181,10 @@ const SECTIONS = {
     pauseWhenOffline: isOn(env.PAUSE_WHEN_OFFLINE),
     pauseAfterFailedOrders: env.PAUSE_AFTER_FAILED_ORDERS,
   }),
+  menus: (env: Env) => ({
+    bodyLimitBytes: env.MENU_BODY_LIMIT,
+    limits: { items: env.MENU_MAX_ITEMS, groups: env.MENU_MAX_GROUPS, options: env.MENU_MAX_OPTIONS },
+  }),
   orderDeadlines: (env: Env) => ({
     orderDeadlineMs: env.ORDER_DEADLINE === undefined ? undefined : parseDuration(env.ORDER_DEADLINE),
     autoAbortAfterMs: env.ORDER_AUTO_ABORT_AFTER === undefined ? undefined : parseDuration(env.ORDER_AUTO_ABORT_AFTER),

@@ -182,8 +182,8 @@ describe('customer app input validation', () => {
   });
 
   it('answers unknown customer routes with 404 and wrong methods with 405', async () => {
-    const unknown = await call('GET', `${customer.url}/menu`, { apiKey: customer.key });
-    expectProblem(unknown, 404, 'Not found', /^No route for GET/, '/api/v1/customer/menu');
+    const unknown = await call('GET', `${customer.url}/menus`, { apiKey: customer.key });
+    expectProblem(unknown, 404, 'Not found', /^No route for GET/, '/api/v1/customer/menus');
     const wrongMethod = await call('PATCH', `${customer.url}/orders`, { apiKey: customer.key });
     expect(wrongMethod.status).toBe(405);
   });

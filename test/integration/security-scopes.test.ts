@@ -6,6 +6,7 @@
  * scheme and host, and records what every write did; times are real instants; a body that is not
  * JSON is a 415; integers in query strings are decimal.
  */
+import { SAMPLE_MENU } from '../../scripts/embedded/sample-menu';
 import { randomUUID } from 'node:crypto';
 import { AdminClient, type AuditRecord, type IssuedOperator } from '@pos/shared/clients/admin-client';
 import { OPERATIONS } from '@pos/shared/openapi/operations';
@@ -164,6 +165,9 @@ describe('scopes and records a review probed', () => {
     const threshold = (await stack.admin.getLocation(locationA)).failureThreshold;
     for (let i = 1; i < threshold; i++) await stack.admin.updateStatus(locationA, failed.number, 'FAILED');
     await stack.admin.recoverOrder(locationA, failed.number);
+    await stack.admin.putMenu(locationA, SAMPLE_MENU);
+    await stack.admin.setAvailability(locationA, 'sku-fries', { available: false });
+    await stack.admin.publishMenu([locationA], SAMPLE_MENU);
 
     const records = await stack.admin.listAudit({ limit: 1000 });
     const done = records.filter((r) => r.status < 300);

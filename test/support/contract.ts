@@ -10,6 +10,7 @@ import addFormats from 'ajv-formats';
 import { SseParser } from '@pos/shared/clients/sse-parser';
 import { loadConfig } from '@pos/shared/config';
 import { buildOpenApiDocument } from '@pos/shared/openapi/document';
+import { addFormats as addServiceFormats } from '@pos/shared/schemas/text';
 
 type Json = Record<string, any>;
 
@@ -19,6 +20,8 @@ export const contractDocument = buildOpenApiDocument({ basePath, version: 'contr
 const DOCUMENT_ID = 'openapi.json';
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
 addFormats(ajv);
+// the service's own text formats, which a menu's answer carries as its upload did
+addServiceFormats(ajv as never);
 ajv.addSchema(contractDocument, DOCUMENT_ID);
 
 /** Bull Board's own pages, assets and JSON API: only its admin check (the 401) is this contract's. */

@@ -34,6 +34,8 @@ describe('the webhook mapping table', () => {
       'location.offline',
       'location.paused',
       'location.resumed',
+      'menu.published',
+      'menu.item_availability_changed',
     ]);
   });
 

@@ -10,12 +10,14 @@ import { requestDeadline } from './middleware/request-deadline';
 import { securityHeaders } from './middleware/security-headers';
 import { traceRequests } from './middleware/trace-requests';
 import {
+  ADMIN_MENU_OPERATIONS,
   BOARD_OPERATIONS,
   CUSTOMER_OPERATIONS,
   DOCUMENTATION_OPERATIONS,
   HEALTH_OPERATIONS,
   LOCATION_OPERATIONS,
   LOCATION_WORK_OPERATIONS,
+  MENU_OPERATIONS,
   MONITORING_OPERATIONS,
   OPERATOR_OPERATIONS,
   REGISTER_OPERATIONS,
@@ -30,6 +32,7 @@ import { documentationHandlers } from './routes/documentation';
 import { healthHandlers } from './routes/health';
 import { locationWorkHandlers } from './routes/location-work';
 import { locationHandlers } from './routes/locations';
+import { adminMenuHandlers, menuHandlers } from './routes/menus';
 import { routesOf } from './routes/mount';
 import { monitoringHandlers } from './routes/monitoring';
 import { operatorHandlers } from './routes/operators';
@@ -60,10 +63,15 @@ function surfaces(deps: ApiDeps) {
       routesOf(pipeline, basePath, BOARD_OPERATIONS, boardHandlers(deps)),
     ],
     /** The register-facing door (`PORT`): what registers and customer apps call. */
-    public: [routesOf(pipeline, basePath, REGISTER_OPERATIONS, registerHandlers(deps)), routesOf(pipeline, basePath, CUSTOMER_OPERATIONS, customerHandlers(deps))],
+    public: [
+      routesOf(pipeline, basePath, REGISTER_OPERATIONS, registerHandlers(deps)),
+      routesOf(pipeline, basePath, CUSTOMER_OPERATIONS, customerHandlers(deps)),
+      routesOf(pipeline, basePath, MENU_OPERATIONS, menuHandlers(deps)),
+    ],
     /** The operator surfaces: on `ADMIN_PORT` when it is set, never then on `PORT`. */
     operator: [
       routesOf(pipeline, basePath, LOCATION_OPERATIONS, locationHandlers(deps)),
+      routesOf(pipeline, basePath, ADMIN_MENU_OPERATIONS, adminMenuHandlers(deps)),
       routesOf(pipeline, basePath, SESSION_OPERATIONS, sessionHandlers(deps)),
       routesOf(pipeline, basePath, LOCATION_WORK_OPERATIONS, locationWorkHandlers(deps)),
       routesOf(pipeline, basePath, OPERATOR_OPERATIONS, operatorHandlers(deps)),

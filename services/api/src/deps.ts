@@ -5,6 +5,7 @@ import type { Config } from '@pos/shared/config';
 import type { Announcer } from '@pos/shared/events/location-events';
 import type { Logger } from '@pos/shared/log';
 import type { OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
+import type { SnoozeEndJob } from '@pos/shared/queue/snooze-ends';
 import type { WebhookJobData } from '@pos/shared/queue/webhook-queue';
 import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import type { RedisClient } from '@pos/shared/redis';
@@ -42,6 +43,8 @@ export interface ApiDeps {
   lifecycleQueue: Queue;
   /** The order deadlines' queue, for Bull Board. */
   orderDeadlines: Queue<OrderDeadlineJob>;
+  /** The snooze ends' queue (docs/menu.md), for Bull Board. */
+  snoozeEnds: Queue<SnoozeEndJob>;
   /** The webhook delivery queue, for Bull Board. */
   webhookQueue: Queue<WebhookJobData>;
   /** Where deliveries are added, within each subscription's cap (the webhook service's, and tests'). */

@@ -13,6 +13,7 @@ import { queueLayout, TransitionQueues } from '@pos/shared/queue/transition-queu
 import { closeRedis, createRedis, isCluster, redisTarget } from '@pos/shared/redis';
 import { createLifecycleQueue } from '@pos/shared/queue/lifecycle';
 import { createOrderDeadlineQueue } from '@pos/shared/queue/order-deadlines';
+import { createSnoozeEndQueue } from '@pos/shared/queue/snooze-ends';
 import { createWebhooks } from '@pos/shared/webhooks/wiring';
 import { SecretBox } from '@pos/shared/webhooks/secrets';
 import { connectMongo, ensureIndexes } from '@pos/shared/store/mongo';
@@ -101,6 +102,7 @@ function queuesAndMetrics(config: Config, { store, redis, queueRedis, subscriber
   const queues = new TransitionQueues(queueRedis, queueLayout(config), log, config.queue.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(queueRedis, config.redis, log);
   const orderDeadlines = createOrderDeadlineQueue(queueRedis, config.redis, log);
+  const snoozeEnds = createSnoozeEndQueue(queueRedis, config.redis, log);
   const repos = createRepos(store.db, { appliedJobsKeptMs: config.idempotency.ttlMs });
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   // Webhook deliveries the API adds itself: test events and redeliveries.
@@ -108,7 +110,7 @@ function queuesAndMetrics(config: Config, { store, redis, queueRedis, subscriber
   registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redis.prefix, orders: repos.orders, archive: repos.archive });
   registerRedisMemoryMetrics(metrics.registry, redis);
   registerPresenceMetrics(metrics.registry, { locations: repos.locations, redis, prefix: config.redis.prefix });
-  return { queues, lifecycleQueue, orderDeadlines, repos, metrics, webhooks };
+  return { queues, lifecycleQueue, orderDeadlines, snoozeEnds, repos, metrics, webhooks };
 }
 type Built = ReturnType<typeof queuesAndMetrics>;
 
@@ -161,7 +163,7 @@ function stoppers(config: Config, parts: Connections & Built & { servers: Server
     },
     { name: 'dropping the reply channel', withinMs: STEP_MS, stop: () => deps.jobs.stop() },
     { name: 'dropping the session channel', withinMs: STEP_MS, stop: parts.dropSessionChannel },
-    { name: 'closing the queues', withinMs: STEP_MS, stop: () => Promise.all([parts.queues.close(), parts.lifecycleQueue.close(), parts.orderDeadlines.close(), parts.webhooks.queue.close()]) },
+    { name: 'closing the queues', withinMs: STEP_MS, stop: () => Promise.all([parts.queues.close(), parts.lifecycleQueue.close(), parts.orderDeadlines.close(), parts.snoozeEnds.close(), parts.webhooks.queue.close()]) },
     {
       name: 'closing Redis',
       withinMs: STEP_MS,
@@ -217,6 +219,7 @@ function apiDeps(config: Config, keySecret: string, parts: Connections & Built &
     announcer,
     jobs,
     orderDeadlines: parts.orderDeadlines,
+    snoozeEnds: parts.snoozeEnds,
     deliveries: webhooks.deliveries,
     webhookSecrets: new SecretBox(config.webhooks.secretKey ?? keySecret), // see webhookSecretKey
     metrics,
@@ -232,6 +235,7 @@ function apiDeps(config: Config, keySecret: string, parts: Connections & Built &
     queues: parts.queues,
     lifecycleQueue: parts.lifecycleQueue,
     orderDeadlines: parts.orderDeadlines,
+    snoozeEnds: parts.snoozeEnds,
     webhookQueue: webhooks.queue,
     deliveries: webhooks.deliveries,
     subscriber,

@@ -7,6 +7,7 @@ import type { Config } from '@pos/shared/config';
 import { requireUrls, webhookSecretKey } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
 import { createOrderDeadlineQueue, type OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
+import { createSnoozeEndQueue } from '@pos/shared/queue/snooze-ends';
 import type { Queue } from 'bullmq';
 import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
 import { layoutPartitions, queueLayout } from '@pos/shared/queue/transition-queue';
@@ -24,6 +25,7 @@ import { runMigrations } from '@pos/shared/migrations/runner';
 import { faultInjection } from './fault-injection';
 import { circuitsOpenGauge, createWorkerMetrics, serveMetrics } from './metrics';
 import { startOrderDeadlines } from './schedules/order-deadlines';
+import { startSnoozeEnds } from './schedules/snooze-ends';
 import { startLifecycle } from './schedules/lifecycle';
 import { startPresenceSweep } from './schedules/presence-sweep';
 import { AnsweredJobs } from './transitions/answered-jobs';
@@ -191,6 +193,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     contextFor: (jobId, jobLog, events, runBefore) => processor.context(jobId, jobLog, events, { runBefore }),
   });
   const presence = await startPresenceSweep({ ...scheduled, locations: repos.locations });
+  const snoozeEnds = await startSnoozeEnds({ ...scheduled, queue: createSnoozeEndQueue(connections.queueRedis, config.redis, log), menus: repos.menus });
   relay.start();
   const drained = draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {};
   log.info({ queue: TRANSITION_QUEUE, partitions: current.length, ...drained, concurrency: config.worker.concurrency, metricsPort: listener?.port }, 'worker ready');
@@ -198,7 +201,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   // The relay stops at once, beside the rest: what the finishing jobs write waits in the outboxes
   // for the next holder, who takes the lease as soon as this one gives it back (OutboxRelay.close).
   const stopWork = async () => {
-    await Promise.all([relay.close(), ...queueWorkers.map((worker) => worker.close()), lifecycle.close(), orderDeadlines.close(), presence.close()]);
+    await Promise.all([relay.close(), ...queueWorkers.map((worker) => worker.close()), lifecycle.close(), orderDeadlines.close(), presence.close(), snoozeEnds.close()]);
     await thresholds.stop();
   };
   return {

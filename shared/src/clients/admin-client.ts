@@ -7,6 +7,7 @@ import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/records';
 import type { LocationUpdateInput, OperatorInput, OperatorUpdateInput, PauseInput, RowInput, WebhookInput, WebhookUpdateInput } from '../schemas/requests';
 import type { FeedEvent } from '../schemas/feed-event';
+import type { AvailabilityInput, AvailabilityView, MenuDocument, MenuPublishView, MenuView } from '../schemas/menu';
 import type {
   AuditRecord,
   AuditVerification,
@@ -139,6 +140,26 @@ export class AdminClient {
       kind,
       tableNumber,
     });
+  }
+
+  /** A location's menu, with each product's availability now. */
+  getMenu(locationId: string): Promise<MenuView> {
+    return this.call('GET', `/locations/${encodeURIComponent(locationId)}/menu`);
+  }
+
+  /** Replaces a location's menu (and asks its registers to fetch it); `ifMatch`: only while it is at that ETag's version. */
+  putMenu(locationId: string, menu: MenuDocument, ifMatch?: string): Promise<MenuView> {
+    return this.call('PUT', `/locations/${encodeURIComponent(locationId)}/menu`, menu, ifMatch === undefined ? {} : { 'if-match': ifMatch });
+  }
+
+  /** Snoozes (86es) a product of a location's menu, or lifts its snooze (`available: true`). */
+  setAvailability(locationId: string, productId: string, availability: AvailabilityInput): Promise<AvailabilityView> {
+    return this.call('PUT', `/locations/${encodeURIComponent(locationId)}/menu/items/${encodeURIComponent(productId)}/availability`, availability);
+  }
+
+  /** One menu to many locations (up to 1,000), all or none. */
+  publishMenu(locationIds: string[], menu: MenuDocument): Promise<MenuPublishView> {
+    return this.call('POST', '/menus/publish', { locationIds, menu });
   }
 
   /** One page of a location's orders in a state (each with its failure count), by number; `after` is the last number of the previous page. */
@@ -319,7 +340,7 @@ export class AdminClient {
     return { ...result, checked, ...(firstSeq !== undefined && { firstSeq }) };
   }
 
-  private call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    return requestJson<T>(method, `${this.origin}/admin/v1${path}`, { authorization: `Bearer ${this.token}` }, body);
+  private call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    return requestJson<T>(method, `${this.origin}/admin/v1${path}`, { ...headers, authorization: `Bearer ${this.token}` }, body);
   }
 }

@@ -66,6 +66,21 @@ export const ORDERS_SECTIONS = defineSections({
       },
     },
   },
+  menus: {
+    title: 'Menus',
+    summary: 'How large a menu may be (docs/menu.md); a larger one is a 422 `Invalid menu`, a larger upload a 413.',
+    variables: {
+      MENU_BODY_LIMIT: {
+        type: 'integer',
+        minimum: 65536,
+        default: 4194304,
+        description: 'The largest menu upload (`PUT .../menu`, `POST /admin/v1/menus/publish`), in bytes; every other request keeps `BODY_LIMIT`.',
+      },
+      MENU_MAX_ITEMS: { type: 'integer', minimum: 1, default: 5000, description: 'The most items a menu holds.' },
+      MENU_MAX_GROUPS: { type: 'integer', minimum: 1, default: 500, description: 'The most modifier groups a menu holds.' },
+      MENU_MAX_OPTIONS: { type: 'integer', minimum: 1, default: 50, description: 'The most options a modifier group holds.' },
+    },
+  },
   orderDeadlines: {
     title: 'Order deadlines',
     summary: 'When a PLACED order is overdue, and when the service aborts it.',

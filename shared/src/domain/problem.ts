@@ -18,11 +18,15 @@ export const PROBLEM_KINDS = {
   methodNotAllowed: { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
   notAccepting: { status: 409, title: 'Location not accepting orders' },
+  preconditionFailed: { status: 412, title: 'Precondition failed' },
   payloadTooLarge: { status: 413, title: 'Payload too large' },
   unsupportedMediaType: { status: 415, title: 'Unsupported media type' },
   // The titles of the IETF draft "The Idempotency-Key HTTP Header Field".
   idempotencyKeyReused: { status: 422, title: 'Idempotency-Key is already used' },
   idempotencyKeyOutstanding: { status: 409, title: 'A request is outstanding for this Idempotency-Key' },
+  // The menu's (docs/menu.md): each lists its errors in `errors`.
+  invalidMenu: { status: 422, title: 'Invalid menu' },
+  menuMismatch: { status: 422, title: 'Menu mismatch' },
   tooManyRequests: { status: 429, title: 'Too many requests' },
   internal: { status: 500, title: 'Internal server error' },
   unavailable: { status: 503, title: 'Service unavailable' },
@@ -42,6 +46,11 @@ export const problemBodySchema = {
     status: { type: 'integer' },
     detail: { type: 'string', description: 'Human-readable explanation; for 500, and store errors, it begins with an id that is also in the log' },
     instance: { type: 'string', description: 'The request path, without the query string' },
+    errors: {
+      type: 'array',
+      description: "Every error, on `Invalid menu` (each `{pointer, detail}`) and `Menu mismatch` (each `{row, productId, code, detail}`) alone",
+      items: { type: 'object' },
+    },
   },
 } as const;
 
@@ -53,10 +62,14 @@ export interface Problem {
   status: number;
   title: string;
   detail: string;
+  /** The menu's problems list every error (problemBodySchema). */
+  errors?: Record<string, unknown>[];
 }
 
 export function problemBody(problem: Problem, instance: string): ProblemBody {
-  return { type: 'about:blank', title: problem.title, status: problem.status, detail: problem.detail, instance };
+  const body: ProblemBody = { type: 'about:blank', title: problem.title, status: problem.status, detail: problem.detail, instance };
+  if (problem.errors) body.errors = problem.errors;
+  return body;
 }
 
 /** Thrown anywhere in a request; the problem middleware renders it. */
@@ -163,6 +176,16 @@ export const problems = {
     problemOf('unavailable', `${storeDetail}; the outcome is unknown: retry it with the same Idempotency-Key, or read before retrying it`),
   /** A customer's create or submit at a paused (or, under PAUSE_WHEN_OFFLINE, offline) location. */
   notAccepting: (detail: string): Problem => problemOf('notAccepting', detail),
+  /** An `If-Match` that names another version than the current one. */
+  preconditionFailed: (detail: string): Problem => problemOf('preconditionFailed', detail),
+  invalidMenu: (errors: readonly { pointer: string; detail: string }[]): Problem => ({
+    ...problemOf('invalidMenu', `The menu has ${errors.length} error(s); none of it was stored`),
+    errors: errors.map((e) => ({ ...e })),
+  }),
+  menuMismatch: (errors: readonly { row: number; productId: string; code: string; detail: string }[]): Problem => ({
+    ...problemOf('menuMismatch', `${new Set(errors.map((e) => e.row)).size} row(s) do not fit the menu; nothing was created or changed`),
+    errors: errors.map((e) => ({ ...e })),
+  }),
   unauthorized: (detail: string): Problem => problemOf('unauthorized', detail),
   /** An operator's role does not allow this (docs/operators.md). */
   forbidden: (detail: string): Problem => problemOf('forbidden', detail),

@@ -10,6 +10,8 @@ import type { CommandKind } from './commands';
 export type { CommandRecord, CommandDoc, OperatorOrderRecord, OrderDoc, OrderRecord, OrderRow };
 /** The operator's records of a location (presence-and-deadlines): for the board, which reads them. */
 export type { LocationChangeView, LocationView, PresenceView };
+// the menu as answered and a snooze, for the board (which reads no schema module)
+export type { AvailabilityInput, MenuView } from '../schemas/menu';
 
 /** What an order's record is made of: reads for records fetch only these fields. */
 export type OrderFields = Pick<OrderDoc, 'number' | 'state' | 'tableNumber' | 'userNumber' | 'rows' | 'guestCount' | 'orderTime' | 'completeTime' | 'failedTime'>;
@@ -34,6 +36,7 @@ const iso = (date: Date | undefined): string | undefined => date?.toISOString();
 export function toRowRecord(row: OrderRow): OrderRow {
   const record: OrderRow = { rowNumber: row.rowNumber, productId: row.productId, name: row.name, quantity: row.quantity, unitPrice: row.unitPrice };
   if (row.notes != null) record.notes = row.notes;
+  if (row.modifiers != null) record.modifiers = row.modifiers.map((m) => ({ productId: m.productId, name: m.name, quantity: m.quantity, unitPrice: m.unitPrice }));
   return record;
 }
 

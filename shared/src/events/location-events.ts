@@ -44,8 +44,29 @@ export type LocationEvent = (
 /** What a `location` event announces. */
 export type LocationChange = 'online' | 'offline' | 'paused' | 'resumed';
 
-/** What a change may be, for the event log and webhooks (events/outbox.ts): every location event, and one only they hear of. */
-export type WebhookSource = LocationEvent | { type: 'command-acknowledged'; record: CommandRecord };
+/** A location's menu was accepted (docs/menu.md): its version, where it came from, what it holds. */
+export interface MenuPublished {
+  type: 'menu';
+  version: number;
+  source: 'register' | 'operator';
+  counts: { items: number; modifierGroups: number; options: number };
+}
+
+/** A product of a location's menu was snoozed, or is available again (lifted, or its snooze ended); `at` keys it. */
+export interface MenuAvailabilityChanged {
+  type: 'menu-availability';
+  productId: string;
+  available: boolean;
+  until?: string;
+  reason?: string;
+  at: number;
+}
+
+/**
+ * What a change may be, for the event log and webhooks (events/outbox.ts): every location event,
+ * and those only they hear of (an acknowledgement, the menu's).
+ */
+export type WebhookSource = LocationEvent | { type: 'command-acknowledged'; record: CommandRecord } | MenuPublished | MenuAvailabilityChanged;
 
 export const locationChannel = (prefix: string, locationId: string): string => `${prefix}:loc:${locationId}`;
 

@@ -13,7 +13,7 @@ import { toCommandRecord } from '../domain/records';
 import { toLocationView } from '../domain/views';
 import type { CommandDoc, LocationDoc, OrderDoc, OutboxEntry } from '../store/documents';
 import { webhooksOf, type WebhookSource } from '../webhooks/event-types';
-import { type LocationChange, orderEventOf } from './location-events';
+import { type LocationChange, type MenuAvailabilityChanged, type MenuPublished, orderEventOf } from './location-events';
 
 export type { OutboxEntry };
 
@@ -47,3 +47,9 @@ export const commandAcknowledgedOutbox = (command: CommandDoc, at: Date): Outbox
 /** A location's presence or pause changed: the location as the change leaves it. */
 export const locationOutbox = (after: LocationDoc, change: LocationChange, at: Date): OutboxEntry[] =>
   outboxOf(after._id, { type: 'location', location: toLocationView(after, at), change, at: at.getTime() }, at, after.rev ?? 0);
+
+/** A location's menu was accepted, or a product's availability changed: recorded with the location's write. */
+export const menuOutbox =
+  (event: MenuPublished | MenuAvailabilityChanged, at: Date) =>
+  (after: Pick<LocationDoc, '_id' | 'rev'>): OutboxEntry[] =>
+    outboxOf(after._id, event, at, after.rev ?? 0);

@@ -2,6 +2,7 @@
  * The named parts of the OpenAPI document: schemas (the very objects the code validates and
  * serialises with, by name), the event-stream item schemas, the security schemes and headers.
  */
+import { availabilitySchema, availabilityViewSchema, menuDocumentSchema, menuOrderSchema, menuPublishSchema, menuPublishViewSchema, menuRowSchema, menuRowsBodySchema, menuViewSchema } from '../schemas/menu';
 import { SESSION_NOT_VALID_BODY } from '../auth/session-rules';
 import {
   commandBodySchema,
@@ -108,6 +109,15 @@ export const NAMED_SCHEMAS: [string, object][] = [
   ['LocationUpdate', locationUpdateSchema],
   ['ServiceSessionInput', serviceSessionSchema],
   ['CustomerSessionInput', customerSessionSchema],
+  ['MenuDocument', menuDocumentSchema],
+  ['Menu', menuViewSchema],
+  ['MenuRowInput', menuRowSchema],
+  ['MenuOrderInput', menuOrderSchema],
+  ['MenuRowsInput', menuRowsBodySchema],
+  ['AvailabilityInput', availabilitySchema],
+  ['Availability', availabilityViewSchema],
+  ['MenuPublishInput', menuPublishSchema],
+  ['MenuPublishResults', menuPublishViewSchema],
 ];
 
 const byIdentity = new Map<object, string>(NAMED_SCHEMAS.map(([name, schema]) => [schema, name]));
@@ -173,6 +183,7 @@ export const HEADERS = {
   IdempotentReplayed: header('Idempotent-Replayed', '`true` on the kept answer to an earlier request with the same Idempotency-Key', { type: 'string', const: 'true' }, false),
   RateLimitPolicy: header('RateLimit-Policy', 'With `RATE_LIMIT` set: the per-key policy, `"per-key";q=<requests>;w=<seconds>`', { type: 'string' }, false),
   RateLimit: header('RateLimit', 'With `RATE_LIMIT` set: what is left, `"per-key";r=<remaining>;t=<seconds to reset>`', { type: 'string' }, false),
+  ETag: header('ETag', "The menu's version as answered (docs/menu.md): send it back in `If-None-Match` (a 304 while it holds) or `If-Match`", { type: 'string' }),
   Link: header('Link', 'On a full page, the next one: `<path?…&after=…>; rel="next"`. A shorter page is the last.', { type: 'string' }, false),
 };
 

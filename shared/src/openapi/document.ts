@@ -33,6 +33,8 @@ export interface DocumentOptions {
   version: string;
   /** BODY_LIMIT, for the 413's example. */
   bodyLimitBytes?: number;
+  /** MENU_BODY_LIMIT (a menu upload's). */
+  menuBodyLimitBytes?: number;
 }
 
 interface Contribution {
@@ -91,13 +93,16 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
   jsonOnly: () => ({ problems: [problems.bodyNotJson('text/plain')] }),
   /** It reads a JSON body: malformed, too large, or not what its schema says. */
   jsonBody: (options, spec) => {
-    const schema = (spec.body?.schema ?? {}) as { required?: readonly string[]; additionalProperties?: boolean };
+    type BodySchema = { required?: readonly string[]; additionalProperties?: boolean; anyOf?: BodySchema[] };
+    const body = (spec.body?.schema ?? {}) as BodySchema;
+    // a body of either of two shapes (a cart with or without a menu): what each refuses
+    const shapes = body.anyOf ?? [body];
     return {
       problems: [
         ex.malformedJson,
-        problems.payloadTooLarge(options.bodyLimitBytes ?? 65_536),
-        ...(schema.required?.[0] ? [schemaProblem('required', { missingProperty: schema.required[0] })] : []),
-        ...(schema.additionalProperties === false ? [schemaProblem('additionalProperties', { additionalProperty: 'colour' })] : []),
+        problems.payloadTooLarge(spec.upload ? (options.menuBodyLimitBytes ?? 4_194_304) : (options.bodyLimitBytes ?? 65_536)),
+        ...shapes.flatMap((schema) => (schema.required?.[0] ? [schemaProblem('required', { missingProperty: schema.required[0] })] : [])),
+        ...(shapes.some((schema) => schema.additionalProperties === false) ? [schemaProblem('additionalProperties', { additionalProperty: 'colour' })] : []),
       ],
     };
   },
@@ -239,7 +244,8 @@ function roleOf(spec: OperationSpec): { roles?: Role[]; bound?: BoundAccess; not
 function operation(spec: OperationSpec, path: string, options: DocumentOptions): JsonObject {
   const access = ACCESS[spec.access];
   const role = roleOf(spec);
-  const writes = spec.method === 'get' ? [] : access.writes;
+  // a menu upload's answer is not kept (spec.ts `upload`)
+  const writes = spec.method === 'get' ? [] : access.writes.filter((trait) => !(trait === 'idempotent' && spec.upload));
   const contributions = [...new Set([...access.traits, ...writes, ...(spec.traits ?? [])])].map((trait) => TRAITS[trait](options, spec));
   const extraHeaders = (status: number | 'ok') => [...new Set(contributions.flatMap((c) => c.headers?.[status] ?? []))];
   const own = byStatus([...(spec.problems ?? []), ...role.problems]);
@@ -257,6 +263,7 @@ function operation(spec: OperationSpec, path: string, options: DocumentOptions):
       }),
     },
   };
+  if (spec.notModified) responses['304'] = { description: spec.notModified, headers: responseHeaders(['ETag']) };
   if (access.unauthorized) responses['401'] = responseRef(access.unauthorized);
   const instance = examplePath(spec, path);
   for (const status of new Set([...own.keys(), ...generic.keys()])) {

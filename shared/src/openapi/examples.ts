@@ -3,6 +3,7 @@
  * an example is what the service would send (the linter checks each against its schema too).
  */
 import { SESSION_NOT_VALID_BODY } from '../auth/session-rules';
+import { type MenuDocument, menuView, snoozedAt } from '../domain/menu';
 import { Problem, problems } from '../domain/problem';
 import { toCommandRecord, toOperatorOrderRecord, toOrderRecord } from '../domain/records';
 import type { PresenceView } from '../schemas/responses';
@@ -85,7 +86,23 @@ function exampleAuditRecord() {
   return toAuditRecord({ ...doc, hash: auditHash(doc) });
 }
 
+/** A small menu: two items, one group of options. */
+const menuDocument: MenuDocument = {
+  currency: 'EUR',
+  items: [
+    { productId: 'sku-burger', name: 'Burger', price: 1290, category: 'Mains', modifierGroupIds: ['grp-extras'] },
+    { productId: 'sku-fries', name: 'Fries', price: 450, category: 'Sides' },
+  ],
+  modifierGroups: [{ id: 'grp-extras', name: 'Extras', min: 0, max: 2, options: [{ productId: 'opt-cheese', name: 'Cheese', price: 100 }] }],
+};
+
 export const examples = {
+  menuDocument,
+  menu: menuView(
+    menuDocument,
+    { version: 3, source: 'register', publishedAt: at('06:30:00.000') },
+    snoozedAt([{ productId: 'sku-fries', until: at('18:00:00.000'), reason: 'sold out' }], at('07:00:00.000')),
+  ),
   placedOrder: toOrderRecord(orderDoc),
   operatorOrder: toOperatorOrderRecord({ ...orderDoc, failureCount: 1, failedTime: at('07:12:00.000') }),
   completedOrder: toOrderRecord({ ...orderDoc, state: 'COMPLETED', completeTime: at('07:14:40.310') }),
@@ -142,6 +159,8 @@ export const examples = {
 
 export const exampleProblems = {
   internal: problems.internal(EXAMPLE_IDS.error),
+  /** A cart its location's menu does not allow (docs/menu.md). */
+  menuMismatch: problems.menuMismatch([{ row: 1, productId: 'sku-burger', code: 'price_mismatch', detail: 'sku-burger costs 1290, not 0' }]),
   /** What store errors answer, as store-errors.ts words them. */
   storeUnreachable: storeProblem({ name: 'MongoServerSelectionError' }, EXAMPLE_IDS.error)!,
   constraint: storeProblem({ name: 'MongoServerError', code: 11000 }, EXAMPLE_IDS.error)!,

@@ -11,6 +11,7 @@ import { EVENT_OPERATIONS } from './operations/events';
 import { HEALTH_OPERATIONS } from './operations/health';
 import { LOCATION_WORK_OPERATIONS } from './operations/location-work';
 import { LOCATION_OPERATIONS } from './operations/locations';
+import { ADMIN_MENU_OPERATIONS, MENU_OPERATIONS } from './operations/menus';
 import { MONITORING_OPERATIONS } from './operations/monitoring';
 import { OPERATOR_OPERATIONS } from './operations/operators';
 import { REGISTER_OPERATIONS } from './operations/register';
@@ -20,6 +21,7 @@ import { WEBHOOK_OPERATIONS } from './operations/webhooks';
 
 export * from './operations/spec';
 export {
+  ADMIN_MENU_OPERATIONS,
   BOARD_OPERATIONS,
   CUSTOMER_OPERATIONS,
   DOCUMENTATION_OPERATIONS,
@@ -27,6 +29,7 @@ export {
   HEALTH_OPERATIONS,
   LOCATION_OPERATIONS,
   LOCATION_WORK_OPERATIONS,
+  MENU_OPERATIONS,
   MONITORING_OPERATIONS,
   OPERATOR_OPERATIONS,
   REGISTER_OPERATIONS,
@@ -38,7 +41,9 @@ export {
 const PARTS = {
   ...REGISTER_OPERATIONS,
   ...CUSTOMER_OPERATIONS,
+  ...MENU_OPERATIONS,
   ...LOCATION_OPERATIONS,
+  ...ADMIN_MENU_OPERATIONS,
   ...SESSION_OPERATIONS,
   ...WEBHOOK_OPERATIONS,
   ...EVENT_OPERATIONS,

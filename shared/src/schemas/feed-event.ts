@@ -11,7 +11,7 @@ import { timestamp } from './shared-shapes';
 /**
  * An event as the feed lists it and a webhook body carries it: its `id` (the same for every
  * subscription and attempt), `type`, `timestamp` (when its change was written) and `data`
- * (`locationId`, and the order, command or location as operators see it).
+ * (`locationId`, and the order, command or location as operators see it, or the menu's change).
  */
 export const eventSchema = {
   type: 'object',
@@ -35,6 +35,19 @@ export const eventSchema = {
         },
         command: commandRecordSchema,
         location: locationViewSchema,
+        version: { type: 'integer', minimum: 1, description: "`menu.published`: the location's new menu version" },
+        source: { type: 'string', enum: ['register', 'operator'], description: '`menu.published`: who uploaded the menu' },
+        counts: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['items', 'modifierGroups', 'options'],
+          description: '`menu.published`: what the menu holds',
+          properties: { items: { type: 'integer', minimum: 0 }, modifierGroups: { type: 'integer', minimum: 0 }, options: { type: 'integer', minimum: 0 } },
+        },
+        productId: { type: 'string', description: '`menu.item_availability_changed`: the item or option' },
+        available: { type: 'boolean', description: '`menu.item_availability_changed`: false when snoozed, true when available again' },
+        until: { ...timestamp, description: '`menu.item_availability_changed`: when a snooze ends by itself' },
+        reason: { type: 'string', description: "`menu.item_availability_changed`: the snooze's reason" },
       },
     },
   },

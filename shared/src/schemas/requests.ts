@@ -8,42 +8,12 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { COMMAND_KINDS, CUSTOMER_COMMAND_KINDS, CommandKind } from '../domain/commands';
 import { Problem, problems } from '../domain/problem';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
-import { INSTANT_FORMAT } from './instants';
+import { addFormats, block, LIMITS, line, TEXT_FORMATS } from './text';
 
-const ajv = new Ajv({ allErrors: false, strict: true });
-ajv.addFormat('date-time', INSTANT_FORMAT);
+export { addFormats, block, LIMITS, line, TEXT_FORMATS };
 
-/**
- * Text that reaches register screens and kitchen printers carries no control characters
- * (escape sequences, NUL), no bidirectional embeddings, overrides or isolates (which reorder
- * what a screen shows), and no lone surrogates (which no printer can encode).
- * A line has no control character at all; a text block (notes, reasons) may hold tabs and newlines.
- */
-const UNSAFE_IN_LINE = /[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/u;
-const UNSAFE_IN_BLOCK = /[\p{Cs}\u202A-\u202E\u2066-\u2069]|(?![\t\n])\p{Cc}/u;
-export const TEXT_FORMATS = { line: 'single-line-text', block: 'multi-line-text' } as const;
-ajv.addFormat(TEXT_FORMATS.line, { type: 'string', validate: (value: string) => !UNSAFE_IN_LINE.test(value) });
-ajv.addFormat(TEXT_FORMATS.block, { type: 'string', validate: (value: string) => !UNSAFE_IN_BLOCK.test(value) });
+const ajv = addFormats(new Ajv({ allErrors: false, strict: true }));
 
-export const LIMITS = {
-  rowsPerOrder: 200,
-  quantity: 999,
-  unitPrice: 100_000_000,
-  notesLength: 500,
-  textLength: 200,
-  productIdLength: 64,
-  reasonLength: 1000,
-  timestampLength: 40,
-  failureThreshold: 1000,
-  /** Items on one page of an admin list: when `limit` is absent, and at most. */
-  pageDefault: 100,
-  pageMax: 1000,
-} as const;
-
-/** One line of text, 1 to `maxLength` characters. */
-const line = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, format: TEXT_FORMATS.line }) as const;
-/** Free text over lines, up to `maxLength` characters. */
-const block = (maxLength: number) => ({ type: 'string', maxLength, format: TEXT_FORMATS.block }) as const;
 const text = line(LIMITS.textLength);
 const positiveInt = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
 

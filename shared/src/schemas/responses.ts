@@ -22,6 +22,16 @@ export const orderRowSchema = {
     quantity: positiveInt,
     unitPrice: { type: 'integer', minimum: 0, description: 'Price in minor currency units' },
     notes: { type: 'string' },
+    modifiers: {
+      type: 'array',
+      description: "The row's modifiers, named and priced from the location's menu (docs/menu.md); absent when none",
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['productId', 'name', 'quantity', 'unitPrice'],
+        properties: { productId: { type: 'string' }, name: { type: 'string' }, quantity: positiveInt, unitPrice: { type: 'integer', minimum: 0 } },
+      },
+    },
   },
 } as const;
 

@@ -4,6 +4,8 @@
  * from here, so that no module of the store needs another's code for its types.
  */
 import type { CommandKind } from '../domain/commands';
+import type { MenuCounts, Published, Snooze } from '../domain/menu-types';
+import type { MenuDocument } from '../schemas/menu';
 import type { OrderState } from '../domain/order-state';
 import type { AuditChange, OrderRow } from '../schemas/responses';
 
@@ -134,17 +136,39 @@ export interface LocationDoc extends WithOutbox {
   resumedAt?: Date;
   /**
    * Grows by one with every write that changes what the location's view shows (name, threshold,
-   * deadline, presence, pause); those writes are conditional on the revision read, so that the
-   * event they record shows the location as they left it. Absent on a location never so written.
+   * deadline, presence, pause) or its menu (the menu, a snooze); those writes are conditional on
+   * the revision read, so that the event they record shows the location as they left it. Absent
+   * on a location never so written.
    */
   rev?: number;
   /** Its orders that reached FAILED in a row (PAUSE_AFTER_FAILED_ORDERS); a COMPLETED one resets it. */
   failedInRow?: number;
+  /** The menu it serves (docs/menu.md): absent until one is accepted. */
+  menu?: MenuPointer;
+  /** Its products snoozed (86ed); kept when the menu is replaced. One whose `until` has come has ended, written or not. */
+  snoozes?: Snooze[];
   /**
    * Changes the worker's sweep wrote and has not announced yet, cleared once it has: a sweep that
    * dies between its write and its announcement leaves them for the next sweep.
    */
   unannounced?: SweptChange[];
+}
+
+/** A location's menu: the stored document (`menus`, by its hash) and its version there. */
+export interface MenuPointer extends Published {
+  /** The `_id` of its document in `menus`. */
+  id: string;
+  counts: MenuCounts;
+  /** The upload's own mark: of two at once, it tells which one a location took. */
+  mark: string;
+}
+
+/** A menu document, stored once however many locations serve it. */
+export interface MenuDoc {
+  /** Its hash (domain/menu.ts menuIdOf). */
+  _id: string;
+  menu: MenuDocument;
+  createdAt: Date;
 }
 
 /** The location changes the presence sweep writes. */

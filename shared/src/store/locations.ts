@@ -21,14 +21,14 @@ export interface LocationChanges {
 export const FAILED_ORDERS_REASON = 'failed orders';
 
 /** What a customer's admission reads of a location. */
-export type Admission = Pick<LocationDoc, '_id' | 'online' | 'pausedAt' | 'pausedUntil' | 'pauseReason'>;
+export type Admission = Pick<LocationDoc, '_id' | 'online' | 'pausedAt' | 'pausedUntil' | 'pauseReason' | 'menu' | 'snoozes'>;
 
 
 
 const PAUSE_FIELDS = ['pausedAt', 'pausedUntil', 'pauseReason'] as const;
 
-/** A decided change of what a location's view shows: fields set and removed, and the sweep's mark of it. */
-interface ViewChange {
+/** A decided change of a location: fields set and removed, and the sweep's mark of it. */
+export interface ViewChange {
   set: Partial<LocationDoc>;
   unset?: readonly (keyof LocationDoc)[];
   /** Recorded as unannounced to streams until the sweep has announced it (see `unannouncedChanges`). */
@@ -105,9 +105,12 @@ export class LocationsRepo {
     return doc?.orderDeadline;
   }
 
-  /** What a customer's create or submit checks: the pause and the announced presence (one read). */
+  /** What a customer's create or submit checks: the pause, the announced presence, the menu and its snoozes (one read). */
   admission(id: string): Promise<Admission | null> {
-    return this.c.findOne<Admission>({ _id: asString(id, 'locationId') }, { projection: { online: 1, pausedAt: 1, pausedUntil: 1, pauseReason: 1 } });
+    return this.c.findOne<Admission>(
+      { _id: asString(id, 'locationId') },
+      { projection: { online: 1, pausedAt: 1, pausedUntil: 1, pauseReason: 1, menu: 1, snoozes: 1 } },
+    );
   }
 
   /** Hands out the next number of a sequence; a number is never reused, even if its insert fails. */
@@ -211,12 +214,12 @@ export class LocationsRepo {
   }
 
   /**
-   * A change of what the location's view shows: read, decide, then write conditional on the
-   * revision read, with the events of the location as the change leaves it in its outbox (so an
-   * event always shows the change it announces). `decide` returns nothing when there is nothing
-   * to change. The location after, or null when there is none or nothing changed.
+   * A change of the location (what its view shows, its menu: store/menus.ts): read, decide, then
+   * write conditional on the revision read, with the events of the location as the change leaves
+   * it in its outbox (so an event always shows the change it announces). `decide` returns nothing
+   * when there is nothing to change. The location after, or null when there is none or nothing changed.
    */
-  private async change(id: string, decide: (doc: LocationDoc) => ViewChange | undefined, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
+  async change(id: string, decide: (doc: LocationDoc) => ViewChange | undefined, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
     for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
       const doc = await this.c.findOne({ _id: asString(id, 'locationId') });
       const decided = doc && decide(doc);

@@ -1,6 +1,6 @@
 import { Collection, Db, Filter, MongoClient } from 'mongodb';
 import type { MongoConfig } from '../config';
-import type { AppliedJobsDoc, MigrationDoc, ArchivedOrderDoc, AuditAnchorDoc, AuditDoc, CommandDoc, EventDoc, LeaseDoc, LocationDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
+import type { AppliedJobsDoc, MigrationDoc, ArchivedOrderDoc, AuditAnchorDoc, AuditDoc, CommandDoc, EventDoc, LeaseDoc, LocationDoc, MenuDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
 import { asInteger, asString } from './query-values';
 
 export interface Store {
@@ -87,6 +87,8 @@ export function collections(db: Db) {
     appliedJobs: db.collection<AppliedJobsDoc>('appliedJobs'),
     /** The migrations this deployment has run (migrations/runner.ts). */
     migrations: db.collection<MigrationDoc>('migrations'),
+    /** Menu documents by hash, each stored once however many locations serve it (store/menus.ts). */
+    menus: db.collection<MenuDoc>('menus'),
     /** Which process holds a one-at-a-time job (store/leases.ts). */
     leases: db.collection<LeaseDoc>('leases'),
   };

@@ -9,6 +9,7 @@ import { CommandsRepo } from './commands';
 import { EventLogRepo } from './event-log';
 import { LeasesRepo } from './leases';
 import { LocationsRepo } from './locations';
+import { MenusRepo } from './menus';
 import { OperatorsRepo } from './operators';
 import { OrdersRepo } from './orders';
 import { SessionsRepo } from './sessions';
@@ -22,6 +23,8 @@ export interface Repos {
   /** The register's work (PLACED orders and live commands) in one read. */
   work: WorkRepo;
   locations: LocationsRepo;
+  /** Menu documents, and each location's menu and snoozes. */
+  menus: MenusRepo;
   sessions: SessionsRepo;
   operators: OperatorsRepo;
   audit: AuditRepo;
@@ -41,12 +44,14 @@ export interface RepoOptions {
 const DEFAULT_OPTIONS: RepoOptions = { appliedJobsKeptMs: 24 * 60 * 60 * 1000 };
 
 export function createRepos(db: Db, options: RepoOptions = DEFAULT_OPTIONS): Repos {
+  const locations = new LocationsRepo(db);
   return {
     orders: new OrdersRepo(db, options.appliedJobsKeptMs),
     archive: new OrderArchiveRepo(db),
     commands: new CommandsRepo(db),
     work: new WorkRepo(db),
-    locations: new LocationsRepo(db),
+    locations,
+    menus: new MenusRepo(db, locations),
     sessions: new SessionsRepo(db),
     operators: new OperatorsRepo(db),
     audit: new AuditRepo(db),

@@ -60,6 +60,19 @@ const location =
     return { key: `location.${e.location.id}.${change}.${when}`, data: { location: e.location } };
   };
 
+/** A location's menu events: each accepted version once, each availability change once (by its moment). */
+const menuPublished = (e: WebhookSource): Match => {
+  if (e.type !== 'menu') return undefined;
+  return { key: `menu.${e.version}`, data: { version: e.version, source: e.source, counts: e.counts } };
+};
+const availabilityChanged = (e: WebhookSource): Match => {
+  if (e.type !== 'menu-availability') return undefined;
+  const data: WebhookData = { productId: e.productId, available: e.available };
+  if (e.until !== undefined) data.until = e.until;
+  if (e.reason !== undefined) data.reason = e.reason;
+  return { key: `menu.availability.${e.productId}.${e.at}`, data };
+};
+
 export const WEBHOOK_ROWS: WebhookRow[] = [
   // placed on creation or submission, and again when a failure report or a recovery puts it back
   { type: 'order.placed', match: order(inState('PLACED')) },
@@ -76,6 +89,8 @@ export const WEBHOOK_ROWS: WebhookRow[] = [
   { type: 'location.offline', match: location('offline') },
   { type: 'location.paused', match: location('paused') },
   { type: 'location.resumed', match: location('resumed') },
+  { type: 'menu.published', match: menuPublished },
+  { type: 'menu.item_availability_changed', match: availabilityChanged },
 ];
 
 /** An event's id (events/outbox.ts): `evt_` and 24 base64url characters. */

@@ -6,8 +6,9 @@
 import { type CommandRecord, isOrderRecord } from '@pos/shared/domain/records';
 import { cursorQuery, type StreamCursor } from '@pos/shared/events/stream-cursor';
 import type { LocationView, PresenceView } from '@pos/shared/domain/records';
+import type { AvailabilityInput, MenuView } from '@pos/shared/domain/records';
 import type { BoardOrder, WorkRead } from './board-state';
-import { request, requestAll } from './http';
+import { request, requestAll, RequestError } from './http';
 
 export type Mode = 'kitchen' | 'operator';
 
@@ -51,6 +52,20 @@ export interface BoardApi {
   /** Operators only: pauses the location (customers refused) until `until`, or until resumed. */
   pause?(until?: string): Promise<LocationView>;
   resume?(): Promise<LocationView>;
+  /** The location's menu with each product's availability; undefined when it has none (docs/menu.md). */
+  readMenu(): Promise<MenuView | undefined>;
+  /** Snoozes a product of the menu, or lifts its snooze. */
+  setAvailability(productId: string, availability: AvailabilityInput): Promise<void>;
+}
+
+/** A menu read: a 404 is a location without one. */
+async function menuOrNone(read: () => Promise<MenuView>): Promise<MenuView | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof RequestError && err.status === 404) return undefined;
+    throw err;
+  }
 }
 
 export interface LocationStatus {
@@ -88,6 +103,10 @@ export function kitchenApi(secret: string, base = basePath()): BoardApi {
     readWork,
     setStatus: (n, newState) => call('PUT', `/orders/${n}/statusupdate`, { newState }),
     acknowledge: (n) => call('DELETE', `/commands/${n}`),
+    readMenu: () => menuOrNone(() => call('GET', '/menu')),
+    setAvailability: async (productId, availability) => {
+      await call('PUT', `/menu/items/${encodeURIComponent(productId)}/availability`, availability);
+    },
   };
 }
 
@@ -129,6 +148,10 @@ export function operatorApi(secret: string, locationId: string): BoardApi {
     },
     pause: (until) => call('PUT', '/pause', until === undefined ? {} : { until }),
     resume: () => call('DELETE', '/pause'),
+    readMenu: () => menuOrNone(() => call('GET', '/menu')),
+    setAvailability: async (productId, availability) => {
+      await call('PUT', `/menu/items/${encodeURIComponent(productId)}/availability`, availability);
+    },
   };
 }
 

@@ -4,6 +4,7 @@
  * them, one at a time per button.
  */
 import type { CommandRecord } from '@pos/shared/domain/records';
+import type { AvailabilityInput } from '@pos/shared/domain/records';
 import { useEffect, useState } from 'preact/hooks';
 import type { BoardApi } from './api';
 import { BoardOrder, removeCommand, sorted } from './board-state';
@@ -12,9 +13,11 @@ import { FailedColumn } from './failed-column';
 import { FinishedColumn } from './finished-column';
 import { Header } from './header';
 import { LocationStatusBar } from './location-status';
+import { MenuColumn } from './menu-column';
 import { OrdersColumn } from './orders-column';
 import { Problems } from './problems';
 import { useLiveBoard } from './use-live-board';
+import { productsOf, useMenu } from './use-menu';
 
 /** How long an Abort waits for its confirming second press. */
 const CONFIRM_MS = 4_000;
@@ -27,6 +30,7 @@ export interface BoardProps {
 
 export function Board({ api, title, onSignOut }: BoardProps) {
   const live = useLiveBoard(api, onSignOut);
+  const { menu, read: readMenu } = useMenu(api, live.fail);
   const [busy, setBusy] = useState<ReadonlySet<string>>(new Set());
   const [confirming, setConfirming] = useState<number | undefined>(undefined);
 
@@ -90,6 +94,16 @@ export function Board({ api, title, onSignOut }: BoardProps) {
       live.applyLocation(paused ? await api.resume!() : await api.pause!());
     });
 
+  const setAvailability = (productId: string, availability: AvailabilityInput) =>
+    act('menu', async () => {
+      try {
+        await api.setAvailability(productId, availability);
+        live.announce(availability.available ? 'Snooze lifted' : 'Product snoozed');
+      } finally {
+        readMenu();
+      }
+    });
+
   const { board, now } = live;
   const operator = api.mode === 'operator';
   // a viewer reads: no button that would change something (the API would refuse it with a 403)
@@ -120,6 +134,9 @@ export function Board({ api, title, onSignOut }: BoardProps) {
         <div class="side">
           <CommandsColumn commands={sorted(board.commands)} canAct={canAct} busy={busy} onAcknowledge={(command) => void acknowledge(command)} />
           <FailedColumn orders={sorted(board.failed)} now={now} operator={operator} canAct={canAct} busy={busy} onRecover={(order) => void recover(order)} />
+          {menu !== undefined && (
+            <MenuColumn products={menu && productsOf(menu)} canAct={canAct} busy={busy.has('menu')} onSet={(productId, availability) => void setAvailability(productId, availability)} />
+          )}
           <FinishedColumn finished={board.finished} />
         </div>
       </main>

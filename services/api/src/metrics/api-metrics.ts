@@ -58,6 +58,10 @@ export interface ApiMetrics {
   auditWrites: Counter<'outcome'>;
   /** Requests refused under overload, by reason (`in-flight`, `queue`) and route pattern. */
   requestsShed: Counter<'reason' | 'route'>;
+  /** Carts priced from a menu, by outcome (`priced`, `refused`: a 422 `Menu mismatch`). */
+  menuCarts: Counter<'outcome'>;
+  /** Menu documents this node read from MongoDB because it did not hold them (docs/menu.md). */
+  menuDocumentReads: Counter;
 }
 
 /** A counter or a histogram of the node, as data. */
@@ -102,6 +106,16 @@ const COUNTERS = {
     help: 'Audit records of operator writes, by outcome: written, or failed (logged; the write was answered anyway)',
     labelNames: ['outcome'],
     zeros: [{ outcome: 'written' }, { outcome: 'failed' }],
+  },
+  menuCarts: {
+    name: 'pos_menu_carts_total',
+    help: "Carts priced from a location's menu, by outcome: priced, or refused (a 422 Menu mismatch)",
+    labelNames: ['outcome'],
+    zeros: [{ outcome: 'priced' }, { outcome: 'refused' }],
+  },
+  menuDocumentReads: {
+    name: 'pos_menu_document_reads_total',
+    help: 'Menu documents this node read from MongoDB because it did not hold them (at steady state it holds the menus it serves)',
   },
 } as const satisfies Record<string, MetricSpec>;
 

@@ -96,6 +96,12 @@ export function idempotency(store: IdempotencyStore, scopeOf: (ctx: AppContext) 
   };
 }
 
+/** A write whose answer is never kept (a menu upload: openapi/operations/spec.ts `upload`): its work begins with nothing to claim. */
+export async function unkeyed(ctx: AppContext, next: Next): Promise<void> {
+  ctx.state.beginWork = () => Promise.resolve();
+  await next();
+}
+
 /** A key this request claimed: its answer is kept, or the key released, once known. */
 interface Claim {
   ref: IdempotencyKeyRef;

@@ -72,7 +72,7 @@ function ownOriginOnly(ctx: AppContext): void {
  * and the board hides its buttons.
  */
 export function bullBoard(
-  deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'orderDeadlines' | 'webhookQueue' | 'adminToken' | 'operatorLookup' | 'repos' | 'metrics' | 'config'>,
+  deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'orderDeadlines' | 'snoozeEnds' | 'webhookQueue' | 'adminToken' | 'operatorLookup' | 'repos' | 'metrics' | 'config'>,
 ): Middleware<AppState> {
   const writable = deps.config.auth.bullBoardWritable;
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
@@ -85,6 +85,8 @@ export function bullBoard(
       new BullMQAdapter(deps.lifecycleQueue, { readOnlyMode: true }),
       // the order deadlines' delayed jobs (docs/presence-and-deadlines.md), to look at
       new BullMQAdapter(deps.orderDeadlines, { readOnlyMode: true }),
+      // the snoozes' ends (docs/menu.md), to look at
+      new BullMQAdapter(deps.snoozeEnds, { readOnlyMode: true }),
       // Webhook deliveries: a failed one may be retried from the board, like a work job.
       new BullMQAdapter(deps.webhookQueue, { readOnlyMode: !writable }),
     ],

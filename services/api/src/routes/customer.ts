@@ -6,7 +6,7 @@ import { AppContext, sessionOf } from '../context';
 import type { ApiDeps } from '../deps';
 import { beginWork } from '../middleware/idempotency';
 import { bodyOf } from '../middleware/json-body';
-import { numberRows } from '../services/new-work';
+import { orderCart, rowsCart } from './cart';
 import type { Handlers } from './mount';
 import { numberParam, sendOutcome } from './respond';
 
@@ -16,12 +16,19 @@ function scopeOf(ctx: AppContext): Required<OrderScope> {
   return { locationId: session.locationId, sessionId: session._id };
 }
 
-/** Finish and submit are transitions: the worker applies them with the state machine. */
+/**
+ * Finish and submit are transitions: the worker applies them with the state machine. A submission
+ * is refused while the location takes no orders, or while a product of the order is snoozed.
+ */
 function moveOrder(deps: Pick<ApiDeps, 'services'>, kind: 'finish' | 'submit') {
-  const { transitions, orderIntake } = deps.services;
+  const { transitions, orderIntake, menus, orders } = deps.services;
   return async (ctx: AppContext) => {
     const orderNumber = numberParam(ctx.params.number, 'Order');
-    if (kind === 'submit') await orderIntake.check(sessionOf(ctx).locationId);
+    if (kind === 'submit') {
+      const location = await orderIntake.read(sessionOf(ctx).locationId);
+      orderIntake.check(location);
+      if (location) await menus.checkAvailable(location, async () => (await orders.find(scopeOf(ctx), orderNumber)).rows);
+    }
     await beginWork(ctx);
     sendOutcome(ctx, await transitions.order(ctx.state, scopeOf(ctx), orderNumber, { kind }));
   };
@@ -33,17 +40,20 @@ function moveOrder(deps: Pick<ApiDeps, 'services'>, kind: 'finish' | 'submit') {
  * only its own session's orders; another's number answers like a missing order.
  */
 export function customerHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof CUSTOMER_OPERATIONS> {
-  const { orders, newWork, transitions, orderIntake, customerLimits } = deps.services;
+  const { orders, newWork, transitions, orderIntake, customerLimits, menus } = deps.services;
   return {
+    // Its rows by the location's rules: priced from its menu when it has one (routes/cart.ts).
     createCustomerOrder: async (ctx: AppContext) => {
       const session = sessionOf(ctx);
-      const input = bodyOf(ctx, validators.order);
-      const tableNumber = customerLimits.tableOf(session, input.tableNumber);
-      await orderIntake.check(session.locationId);
+      const location = await orderIntake.read(session.locationId);
+      const cart = orderCart(ctx, menus, location);
+      const tableNumber = customerLimits.tableOf(session, cart.tableNumber);
+      orderIntake.check(location);
+      const rows = await cart.rows();
       await beginWork(ctx);
       const order = await customerLimits.openOrder(session, () =>
         newWork.order(
-          { locationId: session.locationId, state: 'SELECTING', rows: input.rows, tableNumber, userNumber: session.userNumber, sessionId: session._id },
+          { locationId: session.locationId, state: 'SELECTING', rows, tableNumber, userNumber: session.userNumber, sessionId: session._id },
           ctx.state.log,
           ctx.state.idempotencyId,
         ),
@@ -59,7 +69,7 @@ export function customerHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<type
 
     replaceOrderRows: async (ctx: AppContext) => {
       const orderNumber = numberParam(ctx.params.number, 'Order');
-      const rows = numberRows(bodyOf(ctx, validators.rows).rows);
+      const rows = await rowsCart(ctx, menus, await orderIntake.read(sessionOf(ctx).locationId))();
       await beginWork(ctx);
       ctx.body = toOrderRecord(await orders.replaceRows(scopeOf(ctx), orderNumber, rows, ctx.state.log));
     },

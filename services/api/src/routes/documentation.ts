@@ -22,8 +22,9 @@ const ASSET_MAX_AGE_MS = 24 * 3_600_000;
  */
 export function documentationHandlers(deps: Pick<ApiDeps, 'config'>, info: ServiceInfo, { operator }: { operator: boolean }): Handlers<typeof DOCUMENTATION_OPERATIONS> {
   const { basePath, bodyLimitBytes } = deps.config.http;
+  const menuBodyLimitBytes = deps.config.menus.bodyLimitBytes;
   const at = (id: Parameters<typeof operation>[0]) => routePath(operation(id).path, basePath);
-  const document = JSON.stringify(buildOpenApiDocument({ basePath, version: info.version, bodyLimitBytes }));
+  const document = JSON.stringify(buildOpenApiDocument({ basePath, version: info.version, bodyLimitBytes, menuBodyLimitBytes }));
   const page = docsPage(info, at('getOpenApiDocument'));
   const landing = landingPage(info, [
     { href: at('docsPage'), text: 'API documentation', note: 'the OpenAPI document, rendered' },

@@ -14,6 +14,7 @@ import { auditDone } from '../audit/change';
 import type { JobOutcome } from '@pos/shared/queue/jobs';
 import { bodyOf } from '../middleware/json-body';
 import { locationOf } from './admin-access';
+import { orderCart } from './cart';
 import type { Handlers } from './mount';
 import { linkNext, queryOf, sendPage } from './pages';
 import { numberParam, sendOutcome } from './respond';
@@ -38,13 +39,19 @@ async function scopeOf(ctx: AppContext, locations: Parameters<typeof locationOf>
 
 /** Counter orders and commands made on the location's behalf. */
 function workMade(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS>, 'createCounterOrder' | 'createCommand'> {
-  const { locations, newWork } = deps.services;
+  const { locations, newWork, menus } = deps.services;
   return {
+    // Priced from the location's menu like a customer's; an operator may sell a snoozed product (docs/menu.md).
     createCounterOrder: async (ctx: AppContext) => {
-      const input = bodyOf(ctx, validators.order);
+      const location = await locationOf(ctx, locations);
+      const cart = orderCart(ctx, menus, location, true);
+      const rows = await cart.rows();
       await beginWork(ctx);
-      const { locationId } = await scopeOf(ctx, locations);
-      const order = await newWork.order({ locationId, state: 'PLACED', ...input }, ctx.state.log, ctx.state.idempotencyId);
+      const order = await newWork.order(
+        { locationId: location._id, state: 'PLACED', rows, ...(cart.tableNumber !== undefined && { tableNumber: cart.tableNumber }) },
+        ctx.state.log,
+        ctx.state.idempotencyId,
+      );
       ctx.state.log.info({ orderNumber: order.number }, 'counter order created');
       auditDone(ctx, order.number, { state: order.state, rows: order.rows.length, ...(order.tableNumber !== undefined && { tableNumber: order.tableNumber }) });
       ctx.status = 201;

@@ -5,7 +5,7 @@ import type { ApiDeps } from '../deps';
 import { allowRole, authenticateOperator, operatorOfRequest } from '../middleware/admin-auth';
 import { requireSession } from '../middleware/api-key-auth';
 import { auditWrites } from '../middleware/audit';
-import { idempotency } from '../middleware/idempotency';
+import { idempotency, unkeyed } from '../middleware/idempotency';
 import { jsonBody } from '../middleware/json-body';
 import { admitQueued } from '../overload/admitted';
 import { allowBound } from './admin-access';
@@ -25,13 +25,20 @@ export type Stack = Middleware<AppState>[];
  *    on what the node holds, before its body is read or anything is asked of Redis or MongoDB (a
  *    refusal costs nothing more); the job client queues the job on the ticket (overload/admitted.ts);
  * 4. a key's rate limit (RATE_LIMIT: a Redis command, so after the admission);
- * 5. for a write, its JSON body and its `Idempotency-Key` (claimed when the handler begins its work),
+ * 5. for a write, its JSON body and its `Idempotency-Key` (a menu upload: MENU_BODY_LIMIT and no key, spec.ts `upload`) (claimed when the handler begins its work),
  *    kept per session (customers, whose keys sit on phones, hold fewer) or per operator.
  */
 export function requestPipeline(deps: ApiDeps) {
   const { config } = deps;
-  // the register interface answers a body that is not JSON with its 400s; the others with a 415
-  const json = { register: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: false }), other: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: true }) };
+  // the register interface answers a body that is not JSON with its 400s; the others with a 415.
+  // A menu upload has a limit of its own (MENU_BODY_LIMIT): a chain's menu is megabytes.
+  const json = {
+    register: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: false }),
+    other: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: true }),
+    menu: jsonBody(config.menus.bodyLimitBytes, { refuseOtherTypes: true }),
+  };
+  const bodyOf = (spec: OperationSpec): Middleware<AppState> => (spec.upload ? json.menu : spec.access === 'register' ? json.register : json.other);
+  const keysOf = (spec: OperationSpec): Middleware<AppState> => (spec.upload ? unkeyed : keys[spec.access as keyof typeof keys]);
   const register: Stack = [requireSession(deps.sessionLookup, 'SERVICE', deps.presence.sighted)];
   const customer: Stack = [requireSession(deps.sessionLookup, 'CUSTOMER')];
   const operator = authenticateOperator(deps);
@@ -72,7 +79,7 @@ export function requestPipeline(deps: ApiDeps) {
         ...accessOf(spec, write),
         ...(spec.traits?.includes('queued') ? [admitJob(spec)] : []),
         ...(spec.access === 'register' || spec.access === 'customer' ? [deps.rateLimit] : []),
-        ...(write && spec.access !== 'public' ? [spec.access === 'register' ? json.register : json.other, keys[spec.access as keyof typeof keys]] : []),
+        ...(write && spec.access !== 'public' ? [bodyOf(spec), keysOf(spec)] : []),
       ];
     },
   };

@@ -6,6 +6,7 @@ import type { Queue } from 'bullmq';
 import type { Config } from '@pos/shared/config';
 import type { Announcer } from '@pos/shared/events/location-events';
 import type { OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
+import type { SnoozeEndJob } from '@pos/shared/queue/snooze-ends';
 import type { RedisClient } from '@pos/shared/redis';
 import type { Repos } from '@pos/shared/store/repos';
 import type { DeliveryQueue } from '@pos/shared/webhooks/delivery-queue';
@@ -17,6 +18,7 @@ import { Commands } from './commands';
 import { CustomerLimits } from './customer-limits';
 import { EventFeed } from './events';
 import { Locations } from './locations';
+import { Menus } from './menus';
 import { NewWork } from './new-work';
 import { OrderIntake } from './order-intake';
 import { Operators } from './operators';
@@ -33,6 +35,7 @@ export interface Services {
   orderIntake: OrderIntake;
   customerLimits: CustomerLimits;
   locations: Locations;
+  menus: Menus;
   sessions: Sessions;
   operators: Operators;
   webhooks: Webhooks;
@@ -47,25 +50,28 @@ export interface ServiceDeps {
   announcer: Announcer;
   jobs: Pick<JobClient, 'run'>;
   orderDeadlines: Queue<OrderDeadlineJob>;
+  snoozeEnds: Queue<SnoozeEndJob>;
   deliveries: Pick<DeliveryQueue, 'add'>;
   webhookSecrets: SecretBox;
-  metrics: Pick<ApiMetrics, 'eventsPublished'>;
+  metrics: Pick<ApiMetrics, 'eventsPublished' | 'menuCarts' | 'menuDocumentReads'>;
   /** A new API key (or operator token), signed under API_KEY_SECRET. */
   newApiKey(): string;
 }
 
 export function createServices(deps: ServiceDeps): Services {
   const { config, repos, announcer } = deps;
+  // the menus ask registers to fetch a menu with a command, as new work
+  const newWork = new NewWork({
+    ...repos,
+    announcer,
+    orderDeadlines: deps.orderDeadlines,
+    orderDeadlineSettings: config.orderDeadlines,
+    commandTtlMs: config.orders.commandTtlMs,
+    published: deps.metrics.eventsPublished,
+  });
   return {
     orders: new Orders(repos),
-    newWork: new NewWork({
-      ...repos,
-      announcer,
-      orderDeadlines: deps.orderDeadlines,
-      orderDeadlineSettings: config.orderDeadlines,
-      commandTtlMs: config.orders.commandTtlMs,
-      published: deps.metrics.eventsPublished,
-    }),
+    newWork,
     commands: new Commands({ commands: repos.commands }),
     transitions: new Transitions(deps.jobs),
     orderIntake: new OrderIntake({ locations: repos.locations, pauseWhenOffline: config.presence.pauseWhenOffline }),
@@ -82,6 +88,14 @@ export function createServices(deps: ServiceDeps): Services {
       prefix: config.redis.prefix,
       presenceWindowMs: config.presence.windowMs,
       failureThreshold: config.orders.failureThreshold,
+    }),
+    menus: new Menus({
+      menus: repos.menus,
+      locations: repos.locations,
+      newWork,
+      snoozeEnds: deps.snoozeEnds,
+      limits: config.menus.limits,
+      metrics: { carts: deps.metrics.menuCarts, documentReads: deps.metrics.menuDocumentReads },
     }),
     sessions: new Sessions({ sessions: repos.sessions, announcer, newApiKey: deps.newApiKey, keyRotationGraceMs: config.auth.keyRotationGraceMs }),
     operators: new Operators({ operators: repos.operators, announcer, newApiKey: deps.newApiKey }),

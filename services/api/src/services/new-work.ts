@@ -36,7 +36,8 @@ export interface NewWorkDeps {
 export interface OrderRequest {
   locationId: string;
   state: 'SELECTING' | 'PLACED';
-  rows: RowInput[];
+  /** Numbered: as the app sent them (numberRows), or priced from the location's menu. */
+  rows: OrderRow[];
   tableNumber?: number;
   userNumber?: number;
   sessionId?: string;
@@ -66,12 +67,11 @@ export class NewWork {
    */
   async order(request: OrderRequest, log: Logger, idempotencyId?: string): Promise<OrderDoc> {
     const { deps } = this;
-    const { rows, ...rest } = request;
     const order = await this.insertNumbered(
       () => this.nextNumber(request.locationId, 'orderSeq'),
       (number) => {
         const now = new Date();
-        return deps.orders.insert({ ...rest, number, rows: numberRows(rows), idempotencyId }, now, (order) => orderOutbox(order, now));
+        return deps.orders.insert({ ...request, number, idempotencyId }, now, (order) => orderOutbox(order, now));
       },
       idempotencyId,
       (id) => deps.orders.findCreatedBy(request.locationId, id),

@@ -1,5 +1,5 @@
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import { type LocationsRepo } from '@pos/shared/store/locations';
+import type { Admission, LocationsRepo } from '@pos/shared/store/locations';
 import { isPaused } from '@pos/shared/domain/pause';
 
 /**
@@ -13,8 +13,13 @@ import { isPaused } from '@pos/shared/domain/pause';
 export class OrderIntake {
   constructor(private readonly deps: { locations: Pick<LocationsRepo, 'admission'>; pauseWhenOffline: boolean }) {}
 
-  async check(locationId: string, now = new Date()): Promise<void> {
-    const location = await this.deps.locations.admission(locationId);
+  /** What the intake reads of a location, which the menu rules read too (one read for both). */
+  read(locationId: string): Promise<Admission | null> {
+    return this.deps.locations.admission(locationId);
+  }
+
+  /** Throws unless the location takes customers' orders now. */
+  check(location: Admission | null, now = new Date()): void {
     if (!location) return; // the request's own read answers for a location that is gone
     if (isPaused(location, now)) {
       const until = location.pausedUntil ? `until ${location.pausedUntil.toISOString()}` : 'until an operator resumes it';

@@ -1,9 +1,14 @@
 /** The customer app's side of an order, and its session. One entry per operation, by its id (spec.ts). */
 import { problems } from '../../domain/problem';
+import { menuOrderSchema, menuRowsBodySchema } from '../../schemas/menu';
 import { customerCommandBodySchema, orderSchema, rowsBodySchema } from '../../schemas/requests';
 import { commandRecordSchema, orderRecordSchema } from '../../schemas/responses';
 import { exampleProblems as ex, examples } from '../examples';
+import { CART_RULES } from './menus';
 import { defineOperations, json, P, TRANSITION_DESCRIPTION } from './spec';
+
+const RULES = CART_RULES;
+const MISMATCH = ex.menuMismatch;
 
 export const CUSTOMER_OPERATIONS = defineOperations({
   createCustomerOrder: {
@@ -13,16 +18,18 @@ export const CUSTOMER_OPERATIONS = defineOperations({
     summary: 'Open an order (SELECTING)',
     description:
       'Registers do not see it until it is submitted. `userNumber` comes from the session, `tableNumber` from the body or else the session. ' +
-      'A session has at most `CUSTOMER_MAX_OPEN_ORDERS` (5) open orders (SELECTING, NEW, PLACED or FAILED); beyond, a 429.',
+      'A session has at most `CUSTOMER_MAX_OPEN_ORDERS` (5) open orders (SELECTING, NEW, PLACED or FAILED); beyond, a 429. ' +
+      RULES,
     access: 'customer',
     criticality: 'normal',
     traits: ['jsonBody'],
-    body: { schema: orderSchema, example: { rows: [{ productId: 'sku-1', name: 'Burger', quantity: 2, unitPrice: 1290 }] } },
+    body: { schema: { anyOf: [menuOrderSchema, orderSchema] }, example: { rows: [{ productId: 'sku-burger', quantity: 2, modifiers: [{ productId: 'opt-cheese' }] }] } },
     ok: { status: 201, description: 'The order, SELECTING', content: json(orderRecordSchema, examples.selectingOrder) },
     problems: [
       ex.locationNotFound,
       problems.tooManyRequests('This session already has 5 open orders; another can be opened once one is completed or aborted'),
       ex.notAccepting,
+      MISMATCH,
     ],
   },
   getCustomerOrder: {
@@ -41,13 +48,14 @@ export const CUSTOMER_OPERATIONS = defineOperations({
     path: '{base}/customer/orders/{number}/rows',
     tag: 'Customer app',
     summary: 'Replace the rows of a SELECTING order',
+    description: `The rows are priced now; the order keeps these prices when the menu changes later. ${RULES}`,
     access: 'customer',
     criticality: 'normal',
     traits: ['jsonBody'],
     params: [P.orderNumber],
-    body: { schema: rowsBodySchema, example: { rows: [{ productId: 'sku-1', name: 'Burger', quantity: 1, unitPrice: 1290, notes: 'no onions' }] } },
+    body: { schema: { anyOf: [menuRowsBodySchema, rowsBodySchema] }, example: { rows: [{ productId: 'sku-burger', quantity: 1, notes: 'no onions' }] } },
     ok: { status: 200, description: 'The order with its new rows', content: json(orderRecordSchema) },
-    problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict('Order is NEW; cannot replace rows'), problems.concurrentModification()],
+    problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict('Order is NEW; cannot replace rows'), problems.concurrentModification(), MISMATCH],
   },
   finishOrder: {
     method: 'post',
@@ -67,7 +75,7 @@ export const CUSTOMER_OPERATIONS = defineOperations({
     path: '{base}/customer/orders/{number}/submit',
     tag: 'Customer app',
     summary: 'Submit the order (NEW to PLACED, announced to the registers)',
-    description: TRANSITION_DESCRIPTION,
+    description: `${TRANSITION_DESCRIPTION} A product of the order snoozed since its rows were priced is a 422 \`Menu mismatch\` (\`product_unavailable\`), and the order stays NEW.`,
     access: 'customer',
     criticality: 'normal',
     traits: ['queued'],
@@ -79,6 +87,7 @@ export const CUSTOMER_OPERATIONS = defineOperations({
       problems.conflict('Order is SELECTING; cannot submit'),
       problems.conflict('Session is closed; cannot submit'),
       ex.notAccepting,
+      problems.menuMismatch([{ row: 1, productId: 'sku-burger', code: 'product_unavailable', detail: 'sku-burger is unavailable until 2026-11-21T18:00:00.000Z' }]),
     ],
   },
   createCustomerCommand: {

@@ -1,4 +1,6 @@
 /** A location's orders, commands, history and event stream, for operators (the admin API). One entry per operation, by its id (spec.ts). */
+import { menuOrderSchema } from '../../schemas/menu';
+import { CART_RULES } from './menus';
 import { problems } from '../../domain/problem';
 import { historyQuerySchema } from '../../schemas/history';
 import { commandBodySchema, orderSchema, statusUpdateSchema } from '../../schemas/requests';
@@ -14,15 +16,16 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     path: '/admin/v1/locations/{id}/orders',
     tag: 'Admin',
     summary: 'Create a counter order (PLACED, no user)',
+    description: `${CART_RULES} An operator may sell a product that is snoozed; its price is always the menu's.`,
     access: 'admin',
     criticality: 'normal',
     role: 'manager',
     bound: 'locations',
     traits: ['jsonBody'],
     params: [P.locationId],
-    body: { schema: orderSchema, example: { tableNumber: 4, rows: [{ productId: 'sku-1', name: 'Burger', quantity: 2, unitPrice: 1290 }] } },
+    body: { schema: { anyOf: [menuOrderSchema, orderSchema] }, example: { tableNumber: 4, rows: [{ productId: 'sku-burger', quantity: 2, modifiers: [{ productId: 'opt-cheddar' }] }] } },
     ok: { status: 201, description: 'The order, PLACED and announced', content: json(orderRecordSchema) },
-    problems: [ex.locationNotFound],
+    problems: [ex.locationNotFound, ex.menuMismatch],
   },
   listOrders: {
     method: 'get',

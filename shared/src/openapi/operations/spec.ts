@@ -74,7 +74,15 @@ export interface OperationInput {
   /** An object schema whose properties are the query parameters (the one the route validates with). */
   query?: { properties: object; required?: readonly string[] };
   body?: { schema: object; example?: unknown; required?: boolean };
+  /**
+   * A menu upload: a body up to MENU_BODY_LIMIT instead of BODY_LIMIT, and no `Idempotency-Key`:
+   * its answer (the menu) would be megabytes kept in Redis, and a repeat is harmless by itself
+   * (the document is stored once, by its hash, and served under the next version).
+   */
+  upload?: 'menu';
   ok: Success;
+  /** A conditional read: the 304 it answers while `If-None-Match` names the current ETag. */
+  notModified?: string;
   /** Problems it answers beyond those of its access and traits; each is also an example. */
   problems?: Problem[];
 }

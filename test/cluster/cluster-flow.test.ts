@@ -124,8 +124,8 @@ describe('on a Redis Cluster', () => {
     });
     expect(board.status).toBe(200);
     const names = (board.json().queues as Array<{ name: string }>).map((q) => q.name).sort();
-    // every partition, and the lifecycle, deadline and webhook delivery jobs' own queues
-    expect(names).toEqual([...layout.map((p) => `${p.label}:order-work`), 'order-lifecycle', 'order-deadlines', 'webhook-delivery'].sort());
+    // every partition, and the lifecycle, deadline, snooze end and webhook delivery jobs' own queues
+    expect(names).toEqual([...layout.map((p) => `${p.label}:order-work`), 'order-lifecycle', 'order-deadlines', 'snooze-ends', 'webhook-delivery'].sort());
   });
 
   it("keeps keyed answers (a record and its scope's count share a slot), and reports each master's memory on /metrics", async () => {

@@ -64,7 +64,7 @@ describe('Bull Board over HTTP', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const names = (res.json().queues as { name: string }[]).map((q) => q.name);
-    expect(names).toEqual(['order-work', 'order-lifecycle', 'order-deadlines', 'webhook-delivery']);
+    expect(names).toEqual(['order-work', 'order-lifecycle', 'order-deadlines', 'snooze-ends', 'webhook-delivery']);
 
     // The board's own "not found" answers keep the board's body.
     const missing = await call('GET', `${stack.origin}/admin/queues/api/queues/no-such-queue/some-job`, { headers: bearer });

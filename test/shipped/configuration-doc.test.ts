@@ -43,6 +43,6 @@ describe('docs/configuration.md, rendered from the configuration schema', () => 
 
   it('links each section from its contents to its heading', () => {
     const anchors = [...page.matchAll(/^- \[[^\]]+\]\(#([^)]+)\)$/gm)].map((match) => match[1]);
-    expect(anchors).toEqual(['http-listeners', 'mongodb', 'redis', 'transition-queue', 'overload', 'worker', 'admin-token-api-keys-and-sessions', 'limits', 'event-streams', 'idempotency-keys', 'orders-and-commands', 'order-lifecycle', 'presence-and-pause', 'order-deadlines', 'tracing-opentelemetry', 'webhooks-and-the-event-feed', 'operators-and-audit', 'processes']);
+    expect(anchors).toEqual(['http-listeners', 'mongodb', 'redis', 'transition-queue', 'overload', 'worker', 'admin-token-api-keys-and-sessions', 'limits', 'event-streams', 'idempotency-keys', 'orders-and-commands', 'order-lifecycle', 'presence-and-pause', 'menus', 'order-deadlines', 'tracing-opentelemetry', 'webhooks-and-the-event-feed', 'operators-and-audit', 'processes']);
   });
 });

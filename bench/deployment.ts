@@ -47,6 +47,8 @@ export interface Deployment {
   /** Its MongoDB database and Redis prefix (a floor measured beside it reads the same documents). */
   db: string;
   redisPrefix: string;
+  /** Its ADMIN_TOKEN: for a call beyond the admin client's (one with a longer deadline). */
+  adminToken: string;
   /** Its API_KEY_SECRET: a scenario that seeds sessions into its database signs their keys with it. */
   apiKeySecret: string;
   apis: ApiNode[];
@@ -107,6 +109,7 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     name,
     db: id,
     redisPrefix: id,
+    adminToken: env.ADMIN_TOKEN,
     apiKeySecret: env.API_KEY_SECRET,
     apis,
     worker,

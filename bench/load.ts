@@ -84,6 +84,8 @@ function loadResult(concurrency: number, sorted: number[], errors: number, error
 export interface Side {
   op: Operation;
   probe?: CostProbe;
+  /** Run after its warm-up and after each of its slices, outside its measure (e.g. a register clearing what a slice made). */
+  between?: () => Promise<void>;
 }
 
 /** How long each slice of an alternating run lasts. */
@@ -96,7 +98,10 @@ export const SLICE_MS = 500;
  * side's probe counts its slices alone.
  */
 export async function runAlternating(concurrency: number, sides: [Side, Side], bounds: LoadBounds): Promise<[LoadResult, LoadResult]> {
-  for (const { op } of sides) if (bounds.warmupOps) await loop(concurrency, op, bounds.warmupOps, bounds.maxMs);
+  for (const { op, between } of sides) {
+    if (bounds.warmupOps) await loop(concurrency, op, bounds.warmupOps, bounds.maxMs);
+    await between?.();
+  }
   const runs = sides.map(() => ({ latencies: [] as number[], errors: 0, errorSamples: [] as string[], seconds: 0, iterations: 0 }));
   for (const { probe } of sides) {
     await probe?.start();
@@ -105,12 +110,13 @@ export async function runAlternating(concurrency: number, sides: [Side, Side], b
   const slices = Math.max(1, Math.round(bounds.maxMs / SLICE_MS));
   for (let slice = 0; slice < slices; slice++) {
     for (const i of slice % 2 === 0 ? [0, 1] : [1, 0]) {
-      const [{ op, probe }, run] = [sides[i]!, runs[i]!];
+      const [{ op, probe, between }, run] = [sides[i]!, runs[i]!];
       const left = bounds.maxOps - run.latencies.length - run.errors;
       if (left <= 0) continue;
       await probe?.resume();
       const measured = await loop(concurrency, op, left, SLICE_MS, run.iterations);
       await probe?.pause();
+      await between?.();
       run.latencies.push(...measured.latencies);
       run.errors += measured.errors;
       run.errorSamples.push(...measured.errorSamples.slice(0, 3 - run.errorSamples.length));
@@ -133,6 +139,8 @@ export interface HttpRequest {
   body?: string;
   /** A cheap check that a 200 is the answer asked for (a list: `[`), not an error body. */
   startsWith?: string;
+  /** The status that answers it (200 unless said). */
+  status?: number;
 }
 
 /** A closed-loop run of one HTTP request per operation over keep-alive sockets, one per client. */
@@ -158,8 +166,8 @@ export async function alternateHttp(concurrency: number, sides: [HttpSide, HttpS
 /** An operation that sends a request and checks its answer. */
 function httpOperation(target: HttpTarget, request: (client: number, iteration: number) => HttpRequest): Operation {
   return async (client, iteration) => {
-    const { method, path, startsWith, ...options } = request(client, iteration);
-    const text = await httpCall(target, method, path, options);
+    const { method, path, startsWith, status, ...options } = request(client, iteration);
+    const text = await httpCall(target, method, path, options, status);
     if (startsWith !== undefined && !text.startsWith(startsWith)) throw new Error(`${method} ${path}: not what was asked for`);
   };
 }
@@ -193,8 +201,8 @@ export function httpRequest(target: HttpTarget, method: string, path: string, op
   });
 }
 
-export async function httpCall(target: HttpTarget, method: string, path: string, options: { headers?: Record<string, string>; body?: string } = {}): Promise<string> {
+export async function httpCall(target: HttpTarget, method: string, path: string, options: { headers?: Record<string, string>; body?: string } = {}, expected = 200): Promise<string> {
   const { status, text } = await httpRequest(target, method, path, options);
-  if (status !== 200) throw new Error(`${method} ${path}: ${status} ${text.slice(0, 120)}`);
+  if (status !== expected) throw new Error(`${method} ${path}: ${status} ${text.slice(0, 120)}`);
   return text;
 }

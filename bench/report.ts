@@ -5,7 +5,7 @@ import { type Cost, formatCpu } from './cost';
 import type { BenchResults, ClusterResults } from './results';
 import type { StatusUpdateResult } from './service-load';
 import type { ChainStreamsLevel, FanOutLevel, StreamsLevel } from './streams';
-import { type RequestCost, type StreamMemoryVerdict, summarise, type Summary, unjudgedRss } from './summary';
+import { MENU_TARGETS, type RequestCost, type StreamMemoryVerdict, summarise, type Summary, unjudgedRss } from './summary';
 
 export type { BenchResults } from './results';
 
@@ -34,6 +34,8 @@ export function renderTables(r: BenchResults): string {
   if (r.streams) out.push('', renderStreams(r.streams));
   if (r.chainStreams) out.push('', renderChainStreams(r.chainStreams));
   if (r.archive) out.push('', renderArchive(r.archive));
+  const menus = summarise(r).menus;
+  if (menus) out.push('', renderMenus(menus));
   if (r.overload) out.push('', renderOverload(r.overload));
   out.push('', '**Cost per operation** (CPU ms per request, job or submission by process, from /proc; MongoDB commands the service processes sent; Redis commands from INFO commandstats, commands run by scripts included)', '', costTable(costRows(r)));
   if (r.cluster) out.push('', renderClusterTable(r.cluster, r));
@@ -49,6 +51,7 @@ function costRows(r: BenchResults): [string, number, Cost | undefined][] {
     ...(r.variants ?? []).flatMap((v) => runs(`status update, ${v.name} on`, v.statusUpdates)),
     ...r.locationPolls.flatMap((p) => runs(`poll, ${p.records} orders`, [p])),
     ...(r.variants ?? []).map((v): [string, number, Cost | undefined] => [`poll, ${v.poll.records} orders, ${v.name} on`, v.poll.concurrency, v.poll.cost]),
+    ...(r.menuOrders ?? []).flatMap((m): [string, number, Cost | undefined][] => [['customer order, menu of 2,000 items', m.concurrency, m.cost], ['customer order, no menu', m.concurrency, m.withoutMenu.cost]]),
     ...r.fanOut.map((f): [string, number, Cost | undefined] => [`fan-out submission, ${f.streams} streams`, 1, f.cost]),
     ...(r.streams ? [[`fan-out submission, ${r.streams.streams} streams, 1 node`, 1, r.streams.cost] as [string, number, Cost | undefined]] : []),
     ...(r.chainStreams ? [[`order created, ${r.chainStreams.streams} streams over ${r.chainStreams.locations} locations`, r.chainStreams.concurrency, r.chainStreams.cost] as [string, number, Cost | undefined]] : []),
@@ -208,6 +211,36 @@ function renderClusterTable(cluster: ClusterResults, single: Pick<BenchResults, 
       [...(single ? status('one Redis', single.statusUpdates) : []), ...status(on, cluster.statusUpdates), ...(single ? fanOut('one Redis', single.fanOut) : []), ...fanOut(on, cluster.fanOut)],
     ),
   ].join('\n');
+}
+
+function renderMenus(m: NonNullable<Summary['menus']>): string {
+  const t = MENU_TARGETS;
+  const mark = (met: boolean) => (met ? 'met' : 'not met');
+  const out: string[] = [];
+  if (m.orders.length > 0) {
+    out.push(
+      `**Menus: customer orders priced on the server** (an order created, finished and submitted by a customer: three requests; at a location with a 2,000-item menu, rows naming products, against the same at a location without one, rows named and priced by the app; alternating 0.5 s slices on one deployment, the register completing the submitted orders between slices, outside the measure; menu documents read: what the API nodes read of MongoDB's menus during both runs, 0 when each node holds the menu it prices from)`,
+      '',
+      table(
+        ['clients', 'API CPU ms, menu / none (ratio)', 'menu documents read', 'orders/s, menu / none (ratio)', 'p50 ms, menu / none', 'errors', `API CPU ≤ ${t.apiCpu}×, orders/s ≥ ${t.rps}×`],
+        m.orders.map((o) => [o.clients, `${o.menu.apiMs} / ${o.without.apiMs} (${o.ratio.apiMs})`, o.menuDocumentReads, `${o.menu.rps} / ${o.without.rps} (${o.ratio.rps})`, `${o.menu.p50Ms} / ${o.without.p50Ms}`, o.errors, mark(o.met)]),
+      ),
+    );
+  }
+  if (m.read) {
+    const r = m.read;
+    out.push('', `**Menus: the customer's menu read** (\`GET /customer/menu\`, ${r.items} items, ${r.bytes200} bytes answered in full; a 304 to its ETag; the API's CPU per request, runs one after the other): at ${r.concurrency} clients a 200 cost ${r.cpuMs200} ms and a 304 ${r.cpuMs304} ms (${Math.round(r.share * 100)} %, target ≤ ${t.notModifiedShare * 100} %: ${mark(r.met)}; ${r.rps200} and ${r.rps304} req/s). At one client, ${r.oneClient.cpuMs200} and ${r.oneClient.cpuMs304} ms (${Math.round(r.oneClientShare * 100)} %): there a 304 costs what any authenticated read with one MongoDB read does.`);
+  }
+  if (m.publish) {
+    const p = m.publish;
+    out.push(
+      '',
+      `**Menus: one menu published to many locations** (${p.items} items, ${p.menuBytes} bytes of JSON, to ${p.locations} locations in one call; bytes the service's processes sent MongoDB, counted on the wire, until the publish's events were in the event log): ` +
+        `${p.seconds} s and ${p.bytesWritten} bytes; another menu of that size to one location, ${p.oneLocation.seconds} s and ${p.oneLocation.bytesWritten} bytes (the time is the database's: a write of a location on the stand-in slows as the collection grows). Each location beyond the first added ${p.bytesPerLocation} bytes ` +
+        `(its pointer, its events, its FETCH_REMOTE_MENU command): ${(p.copyShare * 100).toFixed(2)} % of a copy of the menu (target ≤ ${t.copyShare * 100} %: ${mark(p.met)}).`,
+    );
+  }
+  return out.join('\n');
 }
 
 function renderArchive(a: ArchiveScenario): string {

@@ -1,5 +1,6 @@
 /** The shape of bench/results/*.json, shared by the run, its summary (computed when read) and the report. */
 import type { ArchiveScenario } from './archive-load';
+import type { MenuOrdersRow, MenuPublish, MenuRead } from './menu-load';
 import type { OverloadScenario } from './overload';
 import type { PollResult, StatusUpdateResult, Variant } from './service-load';
 import type { PresenceCost } from './presence-cost';
@@ -38,6 +39,10 @@ export interface BenchResults {
   relay?: RelayThroughput;
   fanOut: FanOutLevel[];
   archive?: ArchiveScenario;
+  /** Customer orders priced from a menu against the same without one, the menu read in full and as a 304, one menu published to many locations. */
+  menuOrders?: MenuOrdersRow[];
+  menuRead?: MenuRead;
+  menuPublish?: MenuPublish;
   overload?: OverloadScenario;
   streams?: StreamsLevel;
   chainStreams?: ChainStreamsLevel;

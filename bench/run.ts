@@ -17,6 +17,7 @@ import { ROOT } from '../scripts/embedded/spawn-role';
 import { CLUSTER_QUEUE_PARTITIONS } from '@pos/shared/config';
 import { createRedis } from '@pos/shared/redis';
 import { measureArchiveLoad } from './archive-load';
+import { measureMenus } from './menu-load';
 import type { Backends } from './deployment';
 import { EVENT_LOG_KEPT, EVENT_LOG_TRIM_MS } from './deployment';
 import type { LoadBounds } from './load';
@@ -64,6 +65,9 @@ const CLUSTER_FANOUT = quick ? 50 : 1000;
 const ARCHIVE_FINISHED = quick ? 1000 : number('BENCH_ARCHIVE_ORDERS', 2_000);
 /** Alternating rounds of the two variants (each: status updates, then polls). */
 const ARCHIVE_ROUNDS = quick ? 2 : 4;
+/** Customer orders priced from a menu at these concurrencies; the locations one menu is published to. */
+const MENU_CONCURRENCIES = [1, 16];
+const MENU_PUBLISH_LOCATIONS = quick ? 100 : 1_000;
 
 const PROFILE = process.argv.includes('--profile');
 /** `--compare` (npm run bench:quick): each figure with a target, against the committed latest.json. */
@@ -163,6 +167,7 @@ async function main(): Promise<void> {
     const chainStreams = runs('chain') && CHAIN_STREAMS > 0 ? await measureChainStreams(backends, chain) : undefined;
     const cluster = runs('cluster') ? await measureOnCluster(backends, status) : undefined;
     const archive = runs('archive') ? await measureArchiveLoad(backends, { finishedOrders: ARCHIVE_FINISHED, concurrency: POLL_CONCURRENCY, rounds: ARCHIVE_ROUNDS, bounds, say }) : undefined;
+    const menus = runs('menu') ? await measureMenus(backends, { concurrencies: MENU_CONCURRENCIES, publishLocations: MENU_PUBLISH_LOCATIONS, bounds, say }) : undefined;
     const phases = parsePhases(process.env.BENCH_OVERLOAD_PHASES);
     const overload = runs('overload') ? await measureOverload(backends, { phases, capacityBounds: { ...bounds, maxOps: 1_000_000 }, say }) : undefined;
     const commit = sourceCommit();
@@ -176,7 +181,7 @@ async function main(): Promise<void> {
         note: `each deployment (every concurrency and variant) on a fresh database, its floor on the same documents right after; the event log and the webhook delivery log trimmed to as many every ${EVENT_LOG_TRIM_MS} ms`,
       },
       locationPolls, ...(variants ? { variants } : {}), presence, ...(relay ? { relay } : {}), fanOut,
-      ...(archive ? { archive } : {}), ...(overload ? { overload } : {}), ...(streams ? { streams } : {}),
+      ...(archive ? { archive } : {}), ...menus, ...(overload ? { overload } : {}), ...(streams ? { streams } : {}),
       // a socket costs the same whatever location it serves: the one-location level's floors hold for both
       ...(chainStreams ? { chainStreams: { ...chainStreams, ...(streams?.streams === chainStreams.streams ? { memoryFloors: streams.memoryFloors } : {}) } } : {}),
       ...(cluster ? { cluster } : {}),

@@ -13,6 +13,8 @@ import type { StreamsLevel } from './streams';
 /** The concurrency of the headline figures (round trips, Redis commands); every concurrency has its targets. */
 const HEADLINE_CLIENTS = 16;
 const TARGETS = { pollApiCpu: 1.2, mongoPerRequest: 2, rssPerStreamKiB: 16, fanOut: 1.5 };
+/** Customer orders priced from a menu against the same without one (API CPU, throughput); a menu's 304 against its 200; a publish's bytes per location against a copy of the menu. */
+export const MENU_TARGETS = { apiCpu: 1.15, rps: 0.9, notModifiedShare: 0.1, copyShare: 0.05 };
 /** A feature's targets against the same run without it: total CPU, MongoDB commands, throughput. */
 const VARIANT_TARGETS = { totalCpu: 1.5, mongoCommands: 1.5, rps: 0.8 };
 
@@ -80,6 +82,23 @@ export const unjudgedRss = (verdict: { rssReliable?: boolean }): string | undefi
 
 export type Summary = ReturnType<typeof summarise>;
 
+/** The menu rows against their targets (bench/menu-load.ts). */
+function menuSummary(r: BenchResults) {
+  const t = MENU_TARGETS;
+  const orders = (r.menuOrders ?? []).map((row) => {
+    const [menu, without] = [requestCost(row), requestCost(row.withoutMenu)];
+    const ratio = { apiMs: ratioOf(menu.apiMs, without.apiMs), rps: ratioOf(menu.rps, without.rps) };
+    return { clients: row.concurrency, menu, without, ratio, errors: row.errors + row.withoutMenu.errors, menuDocumentReads: row.menuDocumentReads, met: ratio.apiMs <= t.apiCpu && ratio.rps >= t.rps };
+  });
+  const read = r.menuRead && { ...r.menuRead, share: ratioOf(r.menuRead.cpuMs304, r.menuRead.cpuMs200), oneClientShare: ratioOf(r.menuRead.oneClient.cpuMs304, r.menuRead.oneClient.cpuMs200) };
+  const publish = r.menuPublish && { ...r.menuPublish, copyShare: round(r.menuPublish.bytesPerLocation / r.menuPublish.menuBytes, 4) };
+  return {
+    orders,
+    ...(read ? { read: { ...read, met: read.share <= t.notModifiedShare } } : {}),
+    ...(publish ? { publish: { ...publish, met: publish.copyShare <= t.copyShare } } : {}),
+  };
+}
+
 export function summarise(r: BenchResults) {
   const statusUpdate = r.statusUpdates.flatMap((update) => {
     if (!update.floor) return [];
@@ -113,6 +132,7 @@ export function summarise(r: BenchResults) {
     poll,
     ...(variants ? { variants } : {}),
     ...(r.presence ? { presence: r.presence } : {}),
+    ...(r.menuOrders || r.menuRead || r.menuPublish ? { menus: menuSummary(r) } : {}),
     // (what the service produces at capacity: the best status-update rate, each a failure report's events)
     ...(r.relay ? { relay: { ...r.relay, capacityEventsPerSecond: round(r.relay.eventsPerReport * Math.max(0, ...r.statusUpdates.map((s) => s.rps)), 0) } } : {}),
     mongoRoundTrips: { statusUpdate: mongoOf(update16?.cost), poll: mongoOf(poll16?.cost), target: TARGETS.mongoPerRequest },
@@ -140,6 +160,12 @@ function rowsOf(summary: Summary): Map<string, Row> {
     rows.set(`status update, ${s.clients} clients: MongoDB CPU / floor`, { value: s.ratio.mongoMs });
     rows.set(`status update, ${s.clients} clients: req/s / floor`, { value: s.ratio.rps, target: { limit: s.targets.rps, atMost: false } });
   }
+  for (const m of summary.menus?.orders ?? []) {
+    rows.set(`menu orders, ${m.clients} clients: API CPU / without a menu`, { value: m.ratio.apiMs, target: { limit: MENU_TARGETS.apiCpu, atMost: true } });
+    rows.set(`menu orders, ${m.clients} clients: orders/s / without a menu`, { value: m.ratio.rps, target: { limit: MENU_TARGETS.rps, atMost: false } });
+  }
+  const read = summary.menus?.read;
+  if (read) rows.set(`menu read, ${read.items} items, ${read.concurrency} clients: 304 / 200 API CPU`, { value: read.share, target: { limit: MENU_TARGETS.notModifiedShare, atMost: true } });
   for (const p of summary.poll) rows.set(`poll, ${p.records} orders, ${p.clients} clients: API CPU / floor`, { value: p.ratio.apiMs, target: { limit: TARGETS.pollApiCpu, atMost: true } });
   const st = summary.streams;
   // by its count: a quick run's streams are never held against a full run's

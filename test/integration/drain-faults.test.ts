@@ -12,7 +12,7 @@ import { openDb } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { stopRoles } from '../support/roles';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
-import { TcpProxy } from '../support/tcp-proxy';
+import { TcpProxy } from '../../scripts/embedded/tcp-proxy';
 import { eventually, pause } from '../support/wait';
 
 const GRACE_MS = 4_000;

@@ -8,7 +8,7 @@ import { Gateway, startGateway } from '../support/gateway';
 import { adminHeader, call, rawCall, sampleRows } from '../support/http';
 import { streamPath, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
-import { TcpProxy } from '../support/tcp-proxy';
+import { TcpProxy } from '../../scripts/embedded/tcp-proxy';
 import { eventually, pause } from '../support/wait';
 
 /** Longer than the 5 s after which Node, by default, closed an idle keep-alive connection. */

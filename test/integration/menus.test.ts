@@ -7,6 +7,8 @@
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import type { OrderRecord } from '@pos/shared/domain/records';
+import type { LocationDoc } from '@pos/shared/store/documents';
+import { newId } from '@pos/shared/store/ids';
 import type { MenuDocument, MenuView } from '@pos/shared/schemas/menu';
 import { startApi } from '@pos/api/server';
 import { largeMenu, SAMPLE_MENU } from '../../scripts/embedded/sample-menu';
@@ -416,6 +418,18 @@ describe('menus', () => {
 
       const tooMany = await adminCall('POST', '/menus/publish', { locationIds: Array.from({ length: 1001 }, (_, i) => `loc_${i}`), menu });
       expect(tooMany.status).toBe(400);
+    });
+
+    it('publishes to many locations in one call, a batch of writes at a time: each draws its version and gets a FETCH_REMOTE_MENU command', async () => {
+      // the locations as the service creates them, written at once; more than two of the store's batches
+      const now = new Date();
+      const ids = Array.from({ length: 250 }, () => newId());
+      await db.db.collection<LocationDoc>('locations').insertMany(ids.map((_id, i) => ({ _id, name: `Chain ${i}`, failureThreshold: 3, orderSeq: 0, commandSeq: 0, createdAt: now })));
+      const res = await adminCall('POST', '/menus/publish', { locationIds: ids, menu: SAMPLE_MENU });
+      expect(res.status).toBe(200);
+      expect(res.json()).toEqual({ results: ids.map((locationId) => ({ locationId, version: 1 })) });
+      expect(await db.db.collection<LocationDoc>('locations').countDocuments({ _id: { $in: ids }, 'menu.version': 1 })).toBe(250);
+      expect(await db.db.collection('commands').countDocuments({ locationId: { $in: ids }, kind: 'FETCH_REMOTE_MENU' })).toBe(250);
     });
 
     it('publishing to a location beyond an operator’s own is a 403', async () => {

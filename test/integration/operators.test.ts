@@ -16,7 +16,7 @@ import { mongoCommandsFor } from '../support/metrics';
 import { logged, roleOrigin, stopRoles } from '../support/roles';
 import { TestStream } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv, startStack, StackEnv } from '../support/stack';
-import { TcpProxy } from '../support/tcp-proxy';
+import { TcpProxy } from '../../scripts/embedded/tcp-proxy';
 import { eventually } from '../support/wait';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

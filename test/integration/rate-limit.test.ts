@@ -10,7 +10,7 @@ import { RunningApi, startApi } from '@pos/api/server';
 import { registerAt } from '../support/fixtures';
 import { adminHeader, call } from '../support/http';
 import { spawnRole, startStack, stackEnv } from '../support/stack';
-import { TcpProxy } from '../support/tcp-proxy';
+import { TcpProxy } from '../../scripts/embedded/tcp-proxy';
 import { eventually, pause } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;

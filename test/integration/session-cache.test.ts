@@ -10,7 +10,7 @@ import { adminHeader, call } from '../support/http';
 import { mongoCommandsFor } from '../support/metrics';
 import { roleOrigin, stopRoles } from '../support/roles';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
-import { TcpProxy } from '../support/tcp-proxy';
+import { TcpProxy } from '../../scripts/embedded/tcp-proxy';
 import { eventually, pause } from '../support/wait';
 
 const SESSION_NOT_VALID = '{"error":"Session not valid"}';

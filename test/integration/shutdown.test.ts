@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { signalGroup, spawnGroup } from '../../scripts/embedded/process-group';
+import { signalGroup } from '../../scripts/embedded/process-group';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import { RunningWorker, startWorker } from '@pos/worker/worker';
 import { call, sampleRows } from '../support/http';
-import { descendantsOf, processAlive } from '../support/process-groups';
+import { descendantsOf, processAlive, startEmbedded } from '../support/process-groups';
 import { openTransitionQueues } from '../support/queues';
 import { ROOT, spawnRole, stackEnv } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -136,15 +136,3 @@ describe('shutdown and operations', () => {
     }
   });
 });
-
-/** `npm start` (or its entry) on the embedded default, in a process group of its own. */
-function startEmbedded(command: string, args: string[]) {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn' };
-  for (const name of ['MONGO_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'API_KEY_SECRET', 'MONGO_DB', 'REDIS_PREFIX']) delete env[name];
-  const child = spawnGroup(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-  return { child, output: () => output, exited };
-}

@@ -15,7 +15,7 @@ import { metricValue, mongoCommandsFor } from '../support/metrics';
 import { logged, roleOrigin, stopRoles } from '../support/roles';
 import { streamPath, TestStream } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
-import { TcpProxy } from '../support/tcp-proxy';
+import { TcpProxy } from '../../scripts/embedded/tcp-proxy';
 import { eventually } from '../support/wait';
 
 /** Runs `task` over `items`, `width` at a time, keeping their order. */

@@ -15,7 +15,7 @@ import { metricValue } from '../support/metrics';
 import { logged, roleOrigin, stopRoles } from '../support/roles';
 import { streamPath, TestStream } from '../support/sse-client';
 import { ChildRole, spawnRole, stackEnv, StackEnv } from '../support/stack';
-import { TcpProxy } from '../support/tcp-proxy';
+import { TcpProxy } from '../../scripts/embedded/tcp-proxy';
 import { eventually, pause } from '../support/wait';
 
 const LOST = 'redis subscriptions lost; restoring them';

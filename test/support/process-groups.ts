@@ -5,6 +5,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+const ROOT_DIR = path.resolve(__dirname, '../..');
 import { groupAlive, signalGroup, spawnGroup } from '../../scripts/embedded/process-group';
 
 /** Sets the run's record of process groups, once (both projects' setups call it). */
@@ -106,4 +108,16 @@ export function runToEnd(command: string, args: string[], options: { cwd?: strin
       resolve({ code, out, err });
     });
   });
+}
+
+/** `npm start` (or its entry) on the embedded default, in a process group of its own. */
+export function startEmbedded(command: string, args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn' };
+  for (const name of ['MONGO_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'API_KEY_SECRET', 'MONGO_DB', 'REDIS_PREFIX']) delete env[name];
+  const child = spawnGroup(command, args, { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { child, output: () => output, exited };
 }

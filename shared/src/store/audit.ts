@@ -16,11 +16,13 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { Collection, Db, Filter, MongoServerError } from 'mongodb';
+import pLimit from 'p-limit';
 import type { AuditVerification } from '../schemas/responses';
 import type { AuditAnchorDoc, AuditDoc } from './documents';
 import { collections } from './mongo';
 import type { Page } from './page';
 import { asString } from './query-values';
+import { raceBackoff } from './orders';
 import { toAuditRecord } from '../domain/views';
 
 export type { AuditDoc };
@@ -68,6 +70,11 @@ export class AuditRepo {
   private readonly anchors: Collection<AuditAnchorDoc>;
   /** The link this process appended last. */
   private last?: { seq: number; hash: string };
+  /**
+   * One append at a time: writers of one process racing for each `seq` would each lose to all
+   * the others in turn, and a burst of operator writes ran out of tries (records lost).
+   */
+  private readonly oneAtATime = pLimit(1);
 
   constructor(db: Db) {
     this.c = collections(db).audit;
@@ -77,9 +84,13 @@ export class AuditRepo {
   /**
    * Appends the record to the chain; returns it as stored. Concurrent writers each get their own
    * `seq`. The link this process wrote last is tried first (one insert, no read, when no other
-   * process wrote since); a taken `seq` reads the newest link and tries again.
+   * process wrote since); a taken `seq` reads the newest link and tries again after a jittered pause.
    */
-  async append(entry: AuditEntry): Promise<AuditDoc> {
+  append(entry: AuditEntry): Promise<AuditDoc> {
+    return this.oneAtATime(() => this.appendNow(entry));
+  }
+
+  private async appendNow(entry: AuditEntry): Promise<AuditDoc> {
     for (let tries = 1; ; tries += 1) {
       const last = this.last ?? (await this.newest());
       const doc: AuditDoc = { ...entry, seq: (last?.seq ?? 0) + 1, prevHash: last?.hash ?? GENESIS_HASH };
@@ -90,6 +101,7 @@ export class AuditRepo {
       } catch (err) {
         this.last = undefined;
         if (!isDuplicateKey(err) || tries >= APPEND_TRIES) throw err;
+        await raceBackoff(tries);
         continue;
       }
       this.last = { seq: doc.seq!, hash: doc.hash };

@@ -17,6 +17,9 @@ import { type EventsOf, withOutbox } from './outboxes';
 import { asString } from './query-values';
 import { isDuplicateKey } from './store-errors';
 
+/** Locations one write of a publish points at its menu: each command's reply stays well inside MONGO_TIMEOUT however many locations a call names. */
+const PUBLISH_BATCH = 100;
+
 /** What a publish writes on each location, beside the version it draws there. */
 export interface Publication {
   id: string;
@@ -56,10 +59,10 @@ export class MenusRepo {
 
   /**
    * Points each location at a stored menu under its next version, with the events of each, in
-   * one guarded write of them all per attempt (a location changed meanwhile is read and written
-   * again). The version each location drew, by id; a location that does not exist is absent, and
-   * so is one whose menu is not at `expected` when that is given (its version read, then the
-   * write guarded by the revision read with it).
+   * guarded writes of PUBLISH_BATCH locations each (a location changed meanwhile is read and
+   * written again). The version each location drew, by id; a location that does not exist is
+   * absent, and so is one whose menu is not at `expected` when that is given (its version read,
+   * then the write guarded by the revision read with it).
    */
   async publish(
     locationIds: readonly string[],
@@ -69,8 +72,17 @@ export class MenusRepo {
     expected?: number,
   ): Promise<Map<string, number>> {
     const versions = new Map<string, number>();
+    const ids = locationIds.map((id) => asString(id, 'locationId'));
+    for (let from = 0; from < ids.length; from += PUBLISH_BATCH) {
+      for (const [id, version] of await this.publishBatch(ids.slice(from, from + PUBLISH_BATCH), publication, now, events, expected)) versions.set(id, version);
+    }
+    return versions;
+  }
+
+  private async publishBatch(ids: string[], publication: Publication, now: Date, events: (after: MenuHolder) => OutboxEntry[], expected?: number): Promise<Map<string, number>> {
+    const versions = new Map<string, number>();
     const at = (docs: MenuHolder[]) => (expected === undefined ? docs : docs.filter((doc) => (doc.menu?.version ?? 0) === expected));
-    let held = at(await this.holders(locationIds.map((id) => asString(id, 'locationId'))));
+    let held = at(await this.holders(ids));
     for (let attempt = 1; held.length > 0; attempt++) {
       // each upload has its own mark: two at once of one menu tell which of them a location took
       const mark = newId();

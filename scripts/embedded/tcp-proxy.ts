@@ -2,7 +2,8 @@
  * A TCP proxy a test can cut, restore and point elsewhere: what sits between one node and Redis,
  * so that the node alone loses Redis while the rest of the deployment goes on; a door in front
  * of an API node that a test sends to another node once it killed that one; or between a
- * gateway and a node, counting the connections the gateway opens.
+ * gateway and a node, counting the connections the gateway opens; or between the service and
+ * MongoDB, counting the bytes it sends (the benchmark's bytes written).
  */
 import net from 'node:net';
 
@@ -11,6 +12,8 @@ export class TcpProxy {
   private readonly sockets = new Set<net.Socket>();
   /** Connections accepted so far: how often the client connected. */
   accepted = 0;
+  /** Bytes the clients sent through it so far (what the target received). */
+  bytesFromClients = 0;
 
   private constructor(
     private target: { host: string; port: number },
@@ -64,6 +67,7 @@ export class TcpProxy {
           upstream.destroy();
         });
       }
+      client.on('data', (chunk: Buffer) => (this.bytesFromClients += chunk.length));
       client.pipe(upstream);
       upstream.pipe(client);
     });

@@ -68,6 +68,16 @@ describe('a menu document', () => {
     ]);
   });
 
+  it('checks its rules on a body whose shape is wrong too, passing over what they cannot read (so a 422 lists both)', () => {
+    const body = { items: [{ productId: 'a', price: 'x' }, { productId: 'a' }, 7, { productId: 3, modifierGroupIds: ['ghost', 9] }], modifierGroups: [{ id: 'g', min: 2, max: 1, options: 'none' }, null] };
+    expect(menuErrors(body, LIMITS)).toEqual([
+      { pointer: '/items/1/productId', detail: 'duplicates the productId at /items/0/productId' },
+      { pointer: '/items/3/modifierGroupIds/0', detail: 'names a modifier group the menu does not define' },
+      { pointer: '/modifierGroups/0/min', detail: 'is over max (1)' },
+    ]);
+    expect(menuErrors(null, LIMITS)).toEqual([]);
+  });
+
   it('is named by its hash: the same document, the same id; any change, another', () => {
     expect(menuIdOf(SAMPLE_MENU)).toBe(menuIdOf(structuredClone(SAMPLE_MENU)));
     expect(menuIdOf(SAMPLE_MENU)).toMatch(/^[A-Za-z0-9_-]{43}$/);

@@ -26,12 +26,13 @@ export function countsOf(menu: MenuDocument): MenuCounts {
   return { items: menu.items.length, modifierGroups: groups.length, options: groups.reduce((sum, group) => sum + group.options.length, 0) };
 }
 
-/** The first place each value was seen, and an error for each later one. */
-function duplicates<T>(list: readonly T[], keyOf: (entry: T) => string, pointer: (index: number) => string, what: string): MenuError[] {
+/** The first place each value was seen, and an error for each later one (entries without a key are passed over). */
+function duplicates(list: readonly unknown[], keyOf: (entry: unknown) => unknown, pointer: (index: number) => string, what: string): MenuError[] {
   const first = new Map<string, number>();
   const errors: MenuError[] = [];
   list.forEach((entry, index) => {
     const key = keyOf(entry);
+    if (typeof key !== 'string') return;
     const seen = first.get(key);
     if (seen === undefined) first.set(key, index);
     else errors.push({ pointer: pointer(index), detail: `duplicates the ${what} at ${pointer(seen)}` });
@@ -39,28 +40,38 @@ function duplicates<T>(list: readonly T[], keyOf: (entry: T) => string, pointer:
   return errors;
 }
 
+const listAt = (value: unknown, key: string): unknown[] => {
+  const found = fieldAt(value, key);
+  return Array.isArray(found) ? found : [];
+};
+const fieldAt = (value: unknown, key: string): unknown => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined);
+
 /**
- * The rules of a menu its shape does not say (schemas/menu.ts checks that first): its sizes,
+ * The rules of a menu its shape does not say (schemas/menu.ts checks the shape): its sizes,
  * unique product and group ids, groups referenced and defined, `min` not over `max`. Every error,
- * each with its pointer; none for a valid menu.
+ * each with its pointer; none for a valid menu. Read leniently, so that a body whose shape is
+ * wrong too gets these errors with the shape's: what a rule needs and does not find, it passes over.
  */
-export function menuErrors(menu: MenuDocument, limits: MenuLimits): MenuError[] {
-  const groups = menu.modifierGroups ?? [];
+export function menuErrors(menu: unknown, limits: MenuLimits): MenuError[] {
+  const items = listAt(menu, 'items');
+  const groups = listAt(menu, 'modifierGroups');
   const errors: MenuError[] = [];
-  if (menu.items.length > limits.items) errors.push({ pointer: '/items', detail: `has ${menu.items.length} items; a menu holds at most ${limits.items}` });
+  if (items.length > limits.items) errors.push({ pointer: '/items', detail: `has ${items.length} items; a menu holds at most ${limits.items}` });
   if (groups.length > limits.groups) errors.push({ pointer: '/modifierGroups', detail: `has ${groups.length} groups; a menu holds at most ${limits.groups}` });
-  errors.push(...duplicates(menu.items, (item) => item.productId, (i) => `/items/${i}/productId`, 'productId'));
-  errors.push(...duplicates(groups, (group) => group.id, (i) => `/modifierGroups/${i}/id`, 'group id'));
-  const defined = new Set(groups.map((group) => group.id));
-  menu.items.forEach((item, i) =>
-    (item.modifierGroupIds ?? []).forEach((id, k) => {
-      if (!defined.has(id)) errors.push({ pointer: `/items/${i}/modifierGroupIds/${k}`, detail: 'names a modifier group the menu does not define' });
+  errors.push(...duplicates(items, (item) => fieldAt(item, 'productId'), (i) => `/items/${i}/productId`, 'productId'));
+  errors.push(...duplicates(groups, (group) => fieldAt(group, 'id'), (i) => `/modifierGroups/${i}/id`, 'group id'));
+  const defined = new Set(groups.map((group) => fieldAt(group, 'id')));
+  items.forEach((item, i) =>
+    listAt(item, 'modifierGroupIds').forEach((id, k) => {
+      if (typeof id === 'string' && !defined.has(id)) errors.push({ pointer: `/items/${i}/modifierGroupIds/${k}`, detail: 'names a modifier group the menu does not define' });
     }),
   );
   groups.forEach((group, g) => {
-    if (group.options.length > limits.options) errors.push({ pointer: `/modifierGroups/${g}/options`, detail: `has ${group.options.length} options; a group holds at most ${limits.options}` });
-    if (group.min > group.max) errors.push({ pointer: `/modifierGroups/${g}/min`, detail: `is over max (${group.max})` });
-    errors.push(...duplicates(group.options, (option) => option.productId, (o) => `/modifierGroups/${g}/options/${o}/productId`, 'option'));
+    const options = listAt(group, 'options');
+    const [min, max] = [fieldAt(group, 'min'), fieldAt(group, 'max')];
+    if (options.length > limits.options) errors.push({ pointer: `/modifierGroups/${g}/options`, detail: `has ${options.length} options; a group holds at most ${limits.options}` });
+    if (typeof min === 'number' && typeof max === 'number' && min > max) errors.push({ pointer: `/modifierGroups/${g}/min`, detail: `is over max (${max})` });
+    errors.push(...duplicates(options, (option) => fieldAt(option, 'productId'), (o) => `/modifierGroups/${g}/options/${o}/productId`, 'option'));
   });
   return errors;
 }

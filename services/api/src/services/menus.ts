@@ -91,7 +91,7 @@ export class Menus {
    */
   check(body: unknown, at = ''): MenuDocument {
     const shape = checkMenuShape(body);
-    const errors = 'errors' in shape ? shape.errors : menuErrors(shape.menu, this.deps.limits);
+    const errors = [...('errors' in shape ? shape.errors : []), ...menuErrors(body, this.deps.limits)];
     if (errors.length > 0) throw new ProblemError(problems.invalidMenu(errors.map((error) => ({ ...error, pointer: at + error.pointer }))));
     return (shape as { menu: MenuDocument }).menu;
   }

@@ -38,7 +38,7 @@ export default tseslint.config(
   },
   {
     // The board runs in a browser: of @pos/shared only the pure modules (records, states, the
-    // SSE parser, the stream cursor), and nothing of Node. `tsc -p web/board` (DOM types, no Node types) checks
+    // SSE parser, the stream cursor, the backoff), and nothing of Node. `tsc -p web/board` (DOM types, no Node types) checks
     // what those modules import in turn.
     files: SOURCES('web/board/src'),
     rules: {
@@ -47,8 +47,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^@pos/shared/(?!domain/(records|order-state|commands)$|clients/sse-parser$|events/stream-cursor$)',
-              message: 'The board may import only the pure modules of @pos/shared (domain records and states, the SSE parser, the stream cursor).',
+              regex: '^@pos/shared/(?!domain/(records|order-state|commands)$|clients/sse-parser$|events/stream-cursor$|util/doubling-pause$)',
+              message: 'The board may import only the pure modules of @pos/shared (domain records and states, the SSE parser, the stream cursor, the backoff).',
             },
             { regex: '^@pos/(api|worker)(/|$)', message: 'The board runs in a browser: no service code.' },
           ],

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { ApiError, UnreachableError } from '@pos/shared/clients/errors';
 import { COMMAND_KINDS, CommandKind } from '@pos/shared/domain/commands';
-import { isOrderState } from '@pos/shared/domain/order-state';
+import { isOrderState, ORDER_STATES } from '@pos/shared/domain/order-state';
 import { historyCursorOf } from '@pos/shared/schemas/history-cursor';
 import type { MenuDocument } from '@pos/shared/schemas/menu';
 import type { RowInput } from '@pos/shared/schemas/requests';
@@ -84,6 +84,16 @@ function role(value: string | undefined): (typeof ROLES)[number] {
 }
 
 class UsageError extends Error {}
+
+/** The usage of one command (its line and those continuing it), or undefined for none of them. */
+function usageOf(command: string | undefined): string | undefined {
+  const lines = USAGE.split('\n');
+  if (command === undefined) return undefined;
+  const at = lines.findIndex((line) => line.startsWith(`  ${command} `) || line === `  ${command}`);
+  if (at < 0) return undefined;
+  const more = lines.slice(at + 1).findIndex((line) => !/^ {10,}/.test(line));
+  return lines.slice(at, more < 0 ? undefined : at + 1 + more).join('\n');
+}
 
 function int(value: string | undefined, what: string): number {
   if (!value || !/^[0-9]+$/.test(value)) throw new UsageError(`${what} must be a whole number`);
@@ -196,7 +206,7 @@ async function run(admin: AdminClient, command: string | undefined, args: string
       return admin.createCommand(a!, b as CommandKind, table);
     case 'list-orders':
       need(2);
-      if (!isOrderState(b!)) throw new UsageError(`unknown state ${b}`);
+      if (!isOrderState(b!)) throw new UsageError(`unknown state ${b}: the states are ${ORDER_STATES.join(', ')}`);
       return page(await admin.listOrders(a!, b, { limit, after: afterNumber(), overdue: bool(opts.overdue, '--overdue') }), limit, (o) => o.number);
     case 'recover-order':
       need(2);
@@ -329,7 +339,10 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    if (err instanceof UsageError) process.stderr.write(`${err.message}\n\n${USAGE}\n`);
+    if (err instanceof UsageError) {
+      const one = usageOf(process.argv.slice(2).find((arg) => !arg.startsWith('-')));
+      process.stderr.write(one ? `${err.message}\n\nusage (npm run admin -- <command>; --help for every command):\n${one}\n` : `${err.message}\n\n${USAGE}\n`);
+    }
     else if (err instanceof ApiError) {
       process.stderr.write(`error: ${err.message}\n`);
       // an invalid menu's or a cart's every error

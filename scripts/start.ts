@@ -10,9 +10,10 @@ import { tracing } from '@pos/shared/telemetry/tracing';
 import { EmbeddedService } from './embedded/embedded-service';
 import { terminalLog } from './terminal-log';
 
-// One machine trying the service: a webhook receiver on it is on loopback. A deployment's roles
-// (npm run start:api, start:worker) keep the default, public addresses only.
-const config = loadConfig({ ...process.env, WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? '1' });
+// One machine trying the service: it listens on loopback only (its admin API included; HOST=0.0.0.0
+// to reach it from elsewhere), and a webhook receiver on it is on loopback. A deployment's roles
+// (npm run start:api, start:worker) keep the defaults: every interface, public webhook addresses only.
+const config = loadConfig({ ...process.env, HOST: process.env.HOST ?? '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? '1' });
 const log = createLogger(config.process.logLevel, 'pos', terminalLog());
 
 runMain(log, async () => {

@@ -99,8 +99,10 @@ describe('the location board in Chromium', () => {
 
   async function signInAsOperator(page: Page, locationId: string, token = stack.env.ADMIN_TOKEN!, { waitLive = true } = {}): Promise<void> {
     await page.getByRole('radio', { name: /^Operator/ }).check();
-    await page.getByLabel('Location id', { exact: true }).fill(locationId);
+    // the token first: the locations it covers are offered once it is typed
+    expect((await page.locator('form label.field').allInnerTexts()).map((text) => text.trim())).toEqual(['Operator token', 'Location id']);
     await page.getByLabel('Operator token', { exact: true }).fill(token);
+    await page.getByLabel('Location id', { exact: true }).fill(locationId);
     await page.getByRole('button', { name: 'Open board' }).click();
     if (waitLive) await live(page);
   }
@@ -422,6 +424,36 @@ describe('the location board in Chromium', () => {
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('button', { name: 'Open board' }).waitFor({ timeout: WAIT_MS });
       expect(await page.evaluate('localStorage.length')).toBe(0);
+      expect(opened.failures).toEqual([]);
+    } finally {
+      await opened.context.close();
+    }
+  });
+
+  it('caps the rows a card shows: an order of 200 rows keeps its card on screen, says how many are left, and opens them on a tap', async () => {
+    const { location } = await registerAt(stack, 'Long order', 3);
+    const rows = Array.from({ length: 200 }, (_, i) => ({ productId: `sku-${i + 1}`, name: `Dish ${i + 1}`, quantity: 1, unitPrice: 500 }));
+    const opened = await openBoard(nodeOrigin);
+    const { page } = opened;
+    try {
+      await signInAsOperator(page, location.id);
+      const short = await stack.admin.createOrder(location.id, sampleRows, 3);
+      const long = await stack.admin.createOrder(location.id, rows, 4);
+      const longCard = card(page, 'Orders', `Order ${long.number}`);
+      await shown(longCard);
+      const box = (await longCard.boundingBox())!;
+      const items = longCard.getByRole('listitem');
+      expect(await items.first().innerText()).toMatch(/^1×\s+Dish 1$/);
+      const firstRow = (await items.first().boundingBox())!;
+      // its first row just under its header, its card no taller than a screen, the next card beside it
+      expect(firstRow.y - box.y).toBeLessThan(120);
+      expect(box.height).toBeLessThan(800);
+      expect(await items.nth(7).isVisible()).toBe(true);
+      expect(await items.nth(8).isVisible()).toBe(false);
+      await longCard.getByText('192 more rows').click();
+      await shown(items.last());
+      expect(await items.last().innerText()).toMatch(/Dish 200$/);
+      expect(await card(page, 'Orders', `Order ${short.number}`).isVisible()).toBe(true);
       expect(opened.failures).toEqual([]);
     } finally {
       await opened.context.close();

@@ -7,16 +7,15 @@ import { Browser, BrowserContext, Page } from 'playwright-core';
 import { JOB } from '@pos/shared/queue/jobs';
 import { launchChromium } from '../support/chromium';
 import { adminHeader, call, sampleRows } from '../support/http';
-import { startStack } from '../support/stack';
+import { startStack, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 describe('Bull Board in Chromium', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let browser: Browser;
   let boardUrl: string;
 
   beforeAll(async () => {
-    stack = await startStack();
     boardUrl = `${stack.origin}/admin/queues`;
     browser = await launchChromium();
     // Work on the queue, so the board has jobs to show: one done, and one that failed for real
@@ -31,7 +30,6 @@ describe('Bull Board in Chromium', () => {
   });
   afterAll(async () => {
     await browser?.close();
-    await stack?.close();
   });
 
   /**

@@ -5,20 +5,18 @@
 import { Browser } from 'playwright-core';
 import { OPERATIONS } from '@pos/shared/openapi/operations';
 import { launchChromium } from '../support/chromium';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 
 describe('/docs in Chromium', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let browser: Browser;
 
   beforeAll(async () => {
-    stack = await startStack();
     browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
-    await stack?.close();
   });
 
   it('renders every operation of the document, with nothing fetched from elsewhere', async () => {

@@ -7,7 +7,7 @@
 import { Cluster } from 'ioredis';
 import { Queue } from 'bullmq';
 import { locationsChannel } from '@pos/shared/events/location-changes';
-import { locationChannel } from '@pos/shared/events/location-events';
+import { locationChannel } from '@pos/shared/events/announcements';
 import { sessionsChannel } from '@pos/shared/events/session-changes';
 import type { OrderActionJob } from '@pos/shared/queue/jobs';
 import { TRANSITION_QUEUE } from '@pos/shared/queue/jobs';

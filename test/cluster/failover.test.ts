@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import type { OrderDoc } from '@pos/shared/domain/records';
-import { locationChannel } from '@pos/shared/events/location-events';
+import { locationChannel } from '@pos/shared/events/announcements';
 import { partitionLayout, partitionOf } from '@pos/shared/queue/partitions';
 import { slotOf } from '@pos/shared/redis';
 import { LocalRedisCluster, startRedisCluster } from '../../scripts/embedded/redis-cluster';

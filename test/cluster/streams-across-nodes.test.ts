@@ -6,7 +6,7 @@
  */
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import type { OrderRecord } from '@pos/shared/domain/records';
-import { locationChannel } from '@pos/shared/events/location-events';
+import { locationChannel } from '@pos/shared/events/announcements';
 import { slotOf } from '@pos/shared/redis';
 import { masterOf, masters, onCluster, onNode } from '../support/cluster';
 import { registerAt } from '../support/fixtures';

@@ -6,14 +6,10 @@ import { runToEnd } from '../support/process-groups';
 import path from 'node:path';
 import { call } from '../support/http';
 import { registerAt } from '../support/fixtures';
-import { ROOT, startStack } from '../support/stack';
+import { ROOT, useStack } from '../support/stack';
 
 describe('npm run admin', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.close());
+  const stack = useStack();
 
   /** Runs the tool as `npm run admin -- ...` does; its exit code, stdout and stderr. */
   function admin(...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -51,6 +47,19 @@ describe('npm run admin', () => {
     expect(JSON.parse((await admin('presence', location.id)).out)).toMatchObject({ online: false, registers: [] });
     expect(JSON.parse((await admin('list-locations', '--online', 'false', '--limit', '1000')).out).map((l: { id: string }) => l.id)).toContain(location.id);
     expect((await admin('list-locations', '--online', 'maybe')).code).toBe(2);
+  });
+
+  it('a wrong argument names the valid values and prints the usage of that command alone', async () => {
+    const location = await stack.admin.createLocation('Cli usage');
+    const wrong = await admin('list-orders', location.id, 'placed');
+    expect(wrong.code).toBe(2);
+    expect(wrong.err).toBe(
+      'unknown state placed: the states are SELECTING, NEW, PLACED, COMPLETED, ABORTED, FAILED\n\n' +
+        'usage (npm run admin -- <command>; --help for every command):\n' +
+        '  list-orders <locationId> <state> [--limit N] [--after N] [--overdue true|false]\n',
+    );
+    const history = await admin('history');
+    expect(history.err).toMatch(/^history needs 1 argument\(s\)\n\nusage \(npm run admin -- <command>; --help for every command\):\n {2}history <locationId>.*\n {10,}archived finished orders.*\n {10,}.*\n {10,}every page's orders in one list\n$/);
   });
 
   it('subscribes an endpoint to webhooks, changes it, rotates its secret and removes it', async () => {

@@ -9,18 +9,16 @@ import type { LocationView } from '@pos/shared/schemas/responses';
 import { adminHeader, call, sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
 import { openDb, registerAt } from '../support/fixtures';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 describe('admin surface', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ METRICS_PORT: '0' });
   let bearer: { authorization: string };
   const admin = (path: string) => `${stack.origin}/admin/v1${path}`;
 
   beforeAll(async () => {
-    stack = await startStack({ METRICS_PORT: '0' });
     bearer = adminHeader(stack.env);
   });
-  afterAll(() => stack.close());
 
   /** Every item of a list, page by page, following the Link header; and the page sizes seen. */
   async function walk<T>(first: string): Promise<{ items: T[]; sizes: number[] }> {

@@ -7,20 +7,18 @@
 import { generateApiKey, hashApiKey } from '@pos/shared/auth/keys';
 import { openDb } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 describe('rejected keys', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ API_KEY_MAX_REJECTIONS: '1' });
   let url: string;
   /** A key signed under the deployment's secret, as every key it issues is, that it never issued (so it is looked up). */
   const unknownKey = () => generateApiKey(stack.env.API_KEY_SECRET!);
 
   beforeAll(async () => {
-    stack = await startStack({ API_KEY_MAX_REJECTIONS: '1' });
     url = `${stack.baseUrl}/orders/location`;
   });
-  afterAll(() => stack?.close());
 
   /** The sum of rejected requests' durations recorded at or under `le` seconds. */
   const rejectedWithin = async (le: number) => {
@@ -98,12 +96,8 @@ describe.each([
   ['the defaults', {}],
   ['HTTP_MAX_IN_FLIGHT=64', { HTTP_MAX_IN_FLIGHT: '64' }],
 ])('300 requests with made-up or revoked keys, at %s', (_name, env: Record<string, string>) => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack(env);
 
-  beforeAll(async () => {
-    stack = await startStack(env);
-  });
-  afterAll(() => stack?.close());
 
   it("take no other location's capacity: its customer's order and an operator's read are answered, not shed", async () => {
     const flooded = await stack.admin.createLocation('Flooded');

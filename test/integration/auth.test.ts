@@ -1,19 +1,17 @@
 import { call } from '../support/http';
 import { registerAt } from '../support/fixtures';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { pause } from '../support/wait';
 
 describe('authentication (part 5)', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let key: string;
   let url: string;
 
   beforeAll(async () => {
-    stack = await startStack();
     ({ key } = await registerAt(stack));
     url = `${stack.baseUrl}/orders/location`;
   });
-  afterAll(() => stack.close());
 
   const expectSessionNotValid = (res: Awaited<ReturnType<typeof call>>) => {
     expect(res.status).toBe(401);

@@ -22,23 +22,19 @@ import { startApi } from '@pos/api/server';
 import { registerAt } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';
 import { TestStream } from '../support/sse-client';
-import { startStack } from '../support/stack';
-
-type Stack = Awaited<ReturnType<typeof startStack>>;
+import { useStack } from '../support/stack';
 
 describe('the admin API of the location board', () => {
-  let stack: Stack;
+  const stack = useStack();
   let bearer: Record<string, string>;
   const open: TestStream[] = [];
 
   beforeAll(async () => {
-    stack = await startStack();
     bearer = adminHeader(stack.env);
   });
   afterEach(() => {
     for (const stream of open.splice(0)) stream.close();
   });
-  afterAll(() => stack.close());
 
   const at = (locationId: string, rest = '') => `${stack.origin}/admin/v1/locations/${locationId}${rest}`;
   async function adminStream(locationId: string, query = '', origin = stack.origin): Promise<TestStream> {
@@ -179,12 +175,8 @@ describe('the admin API of the location board', () => {
 });
 
 describe('/board', () => {
-  let stack: Stack;
+  const stack = useStack({ BASE_PATH: '/pos/api/v1' });
 
-  beforeAll(async () => {
-    stack = await startStack({ BASE_PATH: '/pos/api/v1' });
-  });
-  afterAll(() => stack.close());
 
   it('serves the page with its policy and the base path, and its hashed assets for good', async () => {
     expect(fs.existsSync(path.join(BOARD_DIST, 'index.html'))).toBe(true); // built by scripts/setup.sh

@@ -12,12 +12,12 @@ import { AdminClient, type AuditRecord, type IssuedOperator } from '@pos/shared/
 import { OPERATIONS } from '@pos/shared/openapi/operations';
 import { call, CallOptions } from '../support/http';
 import { runToEnd } from '../support/process-groups';
-import { ROOT, startStack } from '../support/stack';
+import { ROOT, useStack } from '../support/stack';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 describe('an admin bound to one location', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ WEBHOOK_ALLOW_PRIVATE: '1' }, { worker: false });
   let locationA: string;
   let locationB: string;
   let boundAdmin: IssuedOperator;
@@ -26,7 +26,6 @@ describe('an admin bound to one location', () => {
   let asBound: AdminClient;
 
   beforeAll(async () => {
-    stack = await startStack({ WEBHOOK_ALLOW_PRIVATE: '1' }, { worker: false });
     locationA = (await stack.admin.createLocation('Franchise A')).id;
     locationB = (await stack.admin.createLocation('Franchise B')).id;
     boundAdmin = await stack.admin.createOperator({ name: 'Franchisee A', role: 'admin', locationIds: [locationA] });
@@ -34,7 +33,6 @@ describe('an admin bound to one location', () => {
     managerB = await stack.admin.createOperator({ name: 'Manager B', role: 'manager', locationIds: [locationB] });
     asBound = new AdminClient(stack.operatorOrigin, boundAdmin.token);
   });
-  afterAll(() => stack?.close());
 
   const as = (token: string, method: string, path: string, options: CallOptions = {}) =>
     call(method, `${stack.origin}${path}`, { ...options, headers: { ...bearer(token), ...options.headers } });
@@ -178,6 +176,36 @@ describe('an admin bound to one location', () => {
       after: { urlSha256: expect.stringMatching(/^[0-9a-f]{16}$/), allLocations: true },
     });
     expect(JSON.stringify(change)).not.toMatch(/s3cret|n3w/);
+  });
+
+  it('shows a bound reader only the location ids of its own locations in a change, and how many others there were', async () => {
+    const asManagerB = new AdminClient(stack.operatorOrigin, managerB.token);
+    const moved = await stack.admin.createOperator({ name: 'Moving manager', role: 'manager', locationIds: [locationA] });
+    const moves: string[] = [];
+    for (const locationIds of [[locationA, locationB], [locationB]]) {
+      const res = await call('PATCH', `${stack.origin}/admin/v1/operators/${moved.id}`, { headers: bearer(stack.env.ADMIN_TOKEN!), body: { locationIds } });
+      moves.push(res.headers.get('x-request-id')!);
+    }
+    const hook = await stack.admin.createWebhook({ url: 'http://127.0.0.1:9/hook', events: ['order.placed'], locationIds: [locationA, locationB] });
+    const hookRes = await call('PATCH', `${stack.origin}/admin/v1/webhooks/${hook.id}`, { headers: bearer(stack.env.ADMIN_TOKEN!), body: { locationIds: [locationB] } });
+    const hookPatch = hookRes.headers.get('x-request-id')!;
+
+    const readBy = async (client: AdminClient) => new Map((await client.listAudit({ limit: 1000 })).map((record) => [record.requestId, record]));
+    const [byA, byB, byRoot] = await Promise.all([readBy(asBound), readBy(asManagerB), readBy(stack.admin)]);
+    // chain-wide readers see every id
+    expect(byRoot.get(moves[0]!)!.change).toEqual({ before: { locationIds: [locationA] }, after: { locationIds: [locationA, locationB] } });
+    for (const [reader, own, other] of [
+      [byA, locationA, locationB],
+      [byB, locationB, locationA],
+    ] as const) {
+      const seen = [...reader.values()].filter((record) => [...moves, hookPatch].includes(record.requestId));
+      expect(seen.length).toBeGreaterThan(0);
+      expect(JSON.stringify(seen)).not.toContain(other);
+      for (const record of seen) expect(JSON.stringify(record.change)).toContain(own);
+    }
+    expect(byA.get(moves[0]!)?.change).toEqual({ before: { locationIds: [locationA] }, after: { locationIds: [locationA], otherLocations: 1 } });
+    expect(byB.get(moves[1]!)?.change).toEqual({ before: { locationIds: [locationB], otherLocations: 1 }, after: { locationIds: [locationB] } });
+    expect(byB.get(hookPatch)?.change).toMatchObject({ before: { locationIds: [locationB], otherLocations: 1 }, after: { locationIds: [locationB] } });
   });
 
   it('keeps a hash chain that `audit verify` checks, naming a record changed in MongoDB', async () => {

@@ -3,19 +3,17 @@ import Redis from 'ioredis';
 import { JOB } from '@pos/shared/queue/jobs';
 import { registerAt } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';
-import { startStack } from '../support/stack';
+import { type StartedStack, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 describe('Bull Board over HTTP', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let bearer: Record<string, string>;
   beforeAll(async () => {
-    stack = await startStack();
     bearer = adminHeader(stack.env);
   });
-  afterAll(() => stack.close());
 
   it('refuses the page without the admin token, asking the browser for Basic credentials', async () => {
     for (const path of ['/admin/queues', '/admin/queues/', '/admin/queues/api/queues', '/admin/queues/static/favicon.ico']) {
@@ -99,16 +97,12 @@ const formJob = (locationId: string) =>
 const ADD_PATH = '/admin/queues/api/queues/order-work/add';
 
 /** The transition queues' jobs in every state a job can be in here. */
-const allJobs = (stack: Awaited<ReturnType<typeof startStack>>) =>
+const allJobs = (stack: StartedStack) =>
   stack.api.deps.queues.jobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
 
 describe('Bull Board hardening', () => {
   describe('read-only by default', () => {
-    let stack: Awaited<ReturnType<typeof startStack>>;
-    beforeAll(async () => {
-      stack = await startStack();
-    });
-    afterAll(() => stack.close());
+    const stack = useStack();
 
     it('refuses a cross-site form post that would add a job (HTTP Basic, which a browser resends by itself)', async () => {
       const { id: locationId } = await stack.admin.createLocation('Board CSRF');
@@ -155,13 +149,11 @@ describe('Bull Board hardening', () => {
   });
 
   describe('writable (BULL_BOARD_WRITABLE=1)', () => {
-    let stack: Awaited<ReturnType<typeof startStack>>;
+    const stack = useStack({ BULL_BOARD_WRITABLE: '1' });
     let auth: Record<string, string>;
     beforeAll(async () => {
-      stack = await startStack({ BULL_BOARD_WRITABLE: '1' });
       auth = { authorization: basic('admin', stack.env.ADMIN_TOKEN!) };
     });
-    afterAll(() => stack.close());
 
     it('refuses cross-site requests, by Sec-Fetch-Site or by Origin', async () => {
       const path = `${stack.origin}/admin/queues/api/queues/order-work/retry/failed`;

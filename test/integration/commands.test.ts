@@ -1,19 +1,17 @@
 import type { CommandDoc } from '@pos/shared/domain/records';
 import { openDb, registerAt } from '../support/fixtures';
 import { call } from '../support/http';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 describe('commands', () => {
   const TTL_MS = 10 * 60_000;
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ COMMAND_TTL: '10m' });
   let db: Awaited<ReturnType<typeof openDb>>;
   beforeAll(async () => {
-    stack = await startStack({ COMMAND_TTL: '10m' });
     db = await openDb(stack.env);
   });
   afterAll(async () => {
     await db?.close();
-    await stack?.close();
   });
 
   const list = async (key: string) => (await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json();

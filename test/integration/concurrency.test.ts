@@ -1,14 +1,13 @@
 import { call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
-import { spawnRole, startStack } from '../support/stack';
+import { spawnRole, useStack } from '../support/stack';
 
 describe('concurrent conflicting updates to one order', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ WORKER_CONCURRENCY: '8' });
   let db: Awaited<ReturnType<typeof openDb>>;
   let extraWorker: Awaited<ReturnType<typeof spawnRole>>;
 
   beforeAll(async () => {
-    stack = await startStack({ WORKER_CONCURRENCY: '8' });
     // A second worker process: the two race on the same order for real.
     extraWorker = await spawnRole('worker', stack.env);
     db = await openDb(stack.env);
@@ -16,7 +15,6 @@ describe('concurrent conflicting updates to one order', () => {
   afterAll(async () => {
     await db.close();
     await extraWorker.stop();
-    await stack.close();
   });
 
   it('exactly one outcome wins; the others get 409 or an idempotent 200; the version only grows', async () => {

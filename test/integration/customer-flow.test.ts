@@ -6,13 +6,13 @@ import { MongoClient } from 'mongodb';
 import type { OrderDoc, OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt, listenToLocation, placeOrder } from '../support/customer';
 import { call, sampleRows } from '../support/http';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const otherRows = [{ productId: 'sku-salad', name: 'Salad', quantity: 3, unitPrice: 890, notes: 'dressing aside' }];
 
 describe('customer app flow', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let mongo: MongoClient;
   let locationId: string;
   let registerKey: string;
@@ -27,7 +27,6 @@ describe('customer app flow', () => {
     call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: registerKey, body: { newState } });
 
   beforeAll(async () => {
-    stack = await startStack();
     mongo = await new MongoClient(stack.env.MONGO_URL!).connect();
     const location = await stack.admin.createLocation('Customer flow', 2);
     locationId = location.id;
@@ -36,7 +35,6 @@ describe('customer app flow', () => {
   });
   afterAll(async () => {
     await mongo?.close();
-    await stack?.close();
   });
 
   it('SELECTING → NEW → PLACED → COMPLETED, invisible to registers until submitted, announced on submit', async () => {

@@ -8,23 +8,21 @@ import type { OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt } from '../support/customer';
 import { openDb } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 describe('customer limits', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ CUSTOMER_MAX_OPEN_ORDERS: '2', CUSTOMER_MAX_COMMANDS: '2', COMMAND_TTL: '10m' });
   let locationId: string;
   let registerKey: string;
   let db: Awaited<ReturnType<typeof openDb>>;
 
   beforeAll(async () => {
-    stack = await startStack({ CUSTOMER_MAX_OPEN_ORDERS: '2', CUSTOMER_MAX_COMMANDS: '2', COMMAND_TTL: '10m' });
     db = await openDb(stack.env);
     locationId = (await stack.admin.createLocation('Limits')).id;
     registerKey = (await stack.admin.createServiceSession(locationId, 'reg-limits')).apiKey;
   });
   afterAll(async () => {
     await db?.close();
-    await stack?.close();
   });
 
   const order = (customer: Customer, body: unknown = { rows: sampleRows }) => call('POST', `${customer.url}/orders`, { apiKey: customer.key, body });

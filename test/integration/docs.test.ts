@@ -9,17 +9,13 @@ import { buildOpenApiDocument, DOCS_FILES } from '@pos/shared/openapi/document';
 import fs from 'node:fs';
 import path from 'node:path';
 import { call } from '../support/http';
-import { ROOT, startStack } from '../support/stack';
+import { ROOT, useStack } from '../support/stack';
 
 /** The release this checkout is (every package carries it). */
 const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
 
 describe('the published contract', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  beforeAll(async () => {
-    stack = await startStack({ BODY_LIMIT: '4096' });
-  });
-  afterAll(() => stack.close());
+  const stack = useStack({ BODY_LIMIT: '4096' });
 
   it('serves the OpenAPI 3.1 document at {base_url}/openapi.json, built for its configuration', async () => {
     const res = await call('GET', `${stack.baseUrl}/openapi.json`);

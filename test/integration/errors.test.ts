@@ -5,7 +5,7 @@ import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import { startWorker } from '@pos/worker/worker';
 import { openDb, registerAt } from '../support/fixtures';
-import { spawnRole, stackEnv, startStack } from '../support/stack';
+import { spawnRole, stackEnv, startStack, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 const problemOf = (res: Awaited<ReturnType<typeof call>>) => {
@@ -17,21 +17,19 @@ const problemOf = (res: Awaited<ReturnType<typeof call>>) => {
 };
 
 describe('problem responses (part 7)', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ BODY_LIMIT: '2048' });
   let db: Awaited<ReturnType<typeof openDb>>;
   let key: string;
   let locationId: string;
   let orderNumber: number;
 
   beforeAll(async () => {
-    stack = await startStack({ BODY_LIMIT: '2048' });
     db = await openDb(stack.env);
     ({ key, location: { id: locationId } } = await registerAt(stack));
     orderNumber = (await stack.admin.createOrder(locationId, sampleRows)).number;
   });
   afterAll(async () => {
     await db.close();
-    await stack.close();
   });
 
   const put = (path: string, options: Parameters<typeof call>[2] = {}) =>
@@ -106,7 +104,7 @@ describe('problem responses (part 7)', () => {
     expect(problemOf(bad)).toMatchObject({ status: 400, title: 'Validation error', detail: 'reason must not contain control characters (but tab and newline) or bidirectional controls' });
     const admin = adminHeader(stack.env);
     const location = await call('POST', `${stack.origin}/admin/v1/locations`, { headers: admin, body: { name: 'Main\u0000Street' } });
-    expect(problemOf(location)).toMatchObject({ status: 400, title: 'Validation error', detail: 'name must be one line without control characters or bidirectional controls' });
+    expect(problemOf(location)).toMatchObject({ status: 400, title: 'Validation error', detail: 'name must be one line without control characters, line separators or bidirectional controls' });
     const device = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/service-sessions`, { headers: admin, body: { deviceId: 'reg\u202e1' } });
     expect(problemOf(device)).toMatchObject({ status: 400, title: 'Validation error' });
   });
@@ -213,15 +211,13 @@ describe('problem responses (part 7)', () => {
 });
 
 describe('database errors (part 7.2)', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let db: Awaited<ReturnType<typeof openDb>>;
   beforeAll(async () => {
-    stack = await startStack();
     db = await openDb(stack.env);
   });
   afterAll(async () => {
     await db.close();
-    await stack.close();
   });
 
   /** Records the sequence has not handed out yet: the next inserts collide with them. */

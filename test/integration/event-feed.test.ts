@@ -8,20 +8,18 @@ import { AdminClient } from '@pos/shared/clients/admin-client';
 import { call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
 import { outboxesRelayed } from '../support/outboxes';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 import { Receiver, startReceiver } from '../support/webhook-receiver';
 
 describe('the event feed', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ WEBHOOK_ALLOW_PRIVATE: '1' });
   let receiver: Receiver;
 
   beforeAll(async () => {
-    stack = await startStack({ WEBHOOK_ALLOW_PRIVATE: '1' });
     receiver = await startReceiver();
   });
   afterAll(async () => {
-    await stack?.close();
     await receiver?.close();
   });
 

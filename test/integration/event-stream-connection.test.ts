@@ -9,7 +9,7 @@ import type { OrderDoc, OrderRecord } from '@pos/shared/domain/records';
 import { registerAt } from '../support/fixtures';
 import { sampleRows } from '../support/http';
 import { streamPath, TestStream } from '../support/sse-client';
-import { startStack } from '../support/stack';
+import { startStack, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
@@ -17,11 +17,7 @@ type Stack = Awaited<ReturnType<typeof startStack>>;
 const activeTimeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 describe('event stream keepalive and timeout', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ SSE_KEEPALIVE: '100ms', SSE_TIMEOUT: '1500ms' }, { worker: false });
-  });
-  afterAll(() => stack.close());
+  const stack = useStack({ SSE_KEEPALIVE: '100ms', SSE_TIMEOUT: '1500ms' }, { worker: false });
 
   it('writes a `: keepalive` comment every SSE_KEEPALIVE', async () => {
     const { key } = await registerAt(stack, 'keepalive');
@@ -47,11 +43,7 @@ describe('event stream keepalive and timeout', () => {
 
 describe('event stream timeout jitter', () => {
   const TIMEOUT_MS = 5_000;
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ SSE_TIMEOUT: `${TIMEOUT_MS}ms`, SSE_MAX_STREAMS_PER_SESSION: '20' }, { worker: false });
-  });
-  afterAll(() => stack.close());
+  const stack = useStack({ SSE_TIMEOUT: `${TIMEOUT_MS}ms`, SSE_MAX_STREAMS_PER_SESSION: '20' }, { worker: false });
 
   it('20 streams opened together end spread over SSE_TIMEOUT ± 10%, not together', async () => {
     const { key } = await registerAt(stack, 'jitter');

@@ -10,22 +10,16 @@ import type { OrderRecord } from '@pos/shared/domain/records';
 import { expiredSession, registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { TestStream } from '../support/sse-client';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
-type Stack = Awaited<ReturnType<typeof startStack>>;
-
 describe('event stream', () => {
-  let stack: Stack;
+  const stack = useStack();
   const open: TestStream[] = [];
 
-  beforeAll(async () => {
-    stack = await startStack();
-  });
   afterEach(() => {
     for (const stream of open.splice(0)) stream.close();
   });
-  afterAll(() => stack.close());
 
   const streamUrl = (query = '') => `${stack.baseUrl}/notifications/service/stream${query}`;
   async function connect(apiKey: string, query = '', headers: Record<string, string> = {}): Promise<TestStream> {

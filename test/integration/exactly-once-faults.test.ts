@@ -18,7 +18,7 @@ import { startRedisServer } from '../../scripts/embedded/redis-server';
 import { openDb } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { stopRoles } from '../support/roles';
-import { ChildRole, spawnRole, stackEnv, StackEnv, startStack } from '../support/stack';
+import { ChildRole, spawnRole, stackEnv, StackEnv, useStack } from '../support/stack';
 import { registerAt } from '../support/fixtures';
 import Redis from 'ioredis';
 import { openTransitionQueues } from '../support/queues';
@@ -30,12 +30,8 @@ const ORDERS = Number(process.env.FAULT_ORDERS ?? 8);
 const RETRIES = 40;
 
 describe('a keyed retry after Redis lost its record and its job', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
 
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack?.close());
 
   it('is recognised however many writes its order had since: the report counts once', async () => {
     const { locationId, key } = await registerAt(stack, 'Busy order', 1000);

@@ -10,23 +10,21 @@ import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { OpenedQueues, openTransitionQueues } from '../support/queues';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 describe('failed jobs', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ JOB_KEEP_FAILED: '3' });
   let opened: OpenedQueues;
   let queues: TransitionQueues;
 
   beforeAll(async () => {
-    stack = await startStack({ JOB_KEEP_FAILED: '3' });
     // the deployment's transition queue, with the job options its API nodes add jobs with
     opened = openTransitionQueues(stack.env);
     queues = opened.queues;
   });
   afterAll(async () => {
     await opened?.close();
-    await stack?.close();
   });
 
   it('are kept up to JOB_KEEP_FAILED: twelve failures leave three', async () => {

@@ -5,19 +5,17 @@
  */
 import { expectNoOperatorContent, keyIssuingPaths, OPERATOR_GETS } from '../support/front-door';
 import { adminHeader, rawCall } from '../support/http';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 describe('the front door with ADMIN_PORT: operator surfaces on their own listener', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ ADMIN_PORT: '0' });
   let token: Record<string, string>;
   let locationId: string;
 
   beforeAll(async () => {
-    stack = await startStack({ ADMIN_PORT: '0' });
     token = adminHeader(stack.env);
     locationId = (await stack.admin.createLocation('Front door')).id;
   });
-  afterAll(() => stack?.close());
 
   it('listens twice', () => {
     expect(stack.api.adminPort).toBeGreaterThan(0);
@@ -63,16 +61,14 @@ describe('the front door with ADMIN_PORT: operator surfaces on their own listene
 });
 
 describe('the front door on one listener (no ADMIN_PORT): routes match case-sensitively', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let token: Record<string, string>;
   let locationId: string;
 
   beforeAll(async () => {
-    stack = await startStack();
     token = adminHeader(stack.env);
     locationId = (await stack.admin.createLocation('One listener')).id;
   });
-  afterAll(() => stack?.close());
 
   it('serves only the exact spelling of /metrics and Bull Board', async () => {
     const served = new Set(['/metrics', '/metrics/', '/admin/queues', '/admin/queues/api/queues']);

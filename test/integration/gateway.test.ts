@@ -7,7 +7,7 @@ import { expectNoOperatorContent, keyIssuingPaths, OPERATOR_GETS } from '../supp
 import { Gateway, startGateway } from '../support/gateway';
 import { adminHeader, call, rawCall, sampleRows } from '../support/http';
 import { streamPath, TestStream } from '../support/sse-client';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { TcpProxy } from '../../scripts/embedded/tcp-proxy';
 import { eventually, pause } from '../support/wait';
 
@@ -15,14 +15,13 @@ import { eventually, pause } from '../support/wait';
 const IDLE_MS = 6_500;
 
 describe('the nginx gateway (deploy/nginx.conf)', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let gateway: Gateway;
   let token: Record<string, string>;
   let locationId: string;
   let apiKey: string;
 
   beforeAll(async () => {
-    stack = await startStack();
     gateway = await startGateway(stack.api.port);
     token = adminHeader(stack.env);
     locationId = (await stack.admin.createLocation('Gateway')).id;
@@ -30,7 +29,6 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
   });
   afterAll(async () => {
     await gateway?.stop();
-    await stack?.close();
   });
 
   /** nginx's own 404 (text/html), not the API's problem: the request never reached the node. */

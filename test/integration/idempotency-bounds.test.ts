@@ -17,10 +17,8 @@ import { createRouter } from '@pos/api/routes/router';
 import { customerAt } from '../support/customer';
 import { registerAt } from '../support/fixtures';
 import { adminHeader, call, HttpResult, sampleRows } from '../support/http';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { eventually } from '../support/wait';
-
-type Stack = Awaited<ReturnType<typeof startStack>>;
 
 const keyed = (extra: Record<string, string> = {}) => ({ 'Idempotency-Key': randomUUID(), ...extra });
 
@@ -48,11 +46,10 @@ async function idempotencyFootprint(redis: Redis, prefix: string): Promise<{ rec
 }
 
 describe('requests refused by their checks keep nothing', () => {
-  let stack: Stack;
+  const stack = useStack();
   let redis: Redis;
 
   beforeAll(async () => {
-    stack = await startStack();
     redis = new Redis(stack.env.REDIS_URL!);
   });
   afterAll(async () => {
@@ -134,17 +131,15 @@ describe('requests refused by their checks keep nothing', () => {
 });
 
 describe('each scope keeps at most its quota of records', () => {
-  let stack: Stack;
+  const stack = useStack({ IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '5', IDEMPOTENCY_MAX_RECORDS: '8' });
   let redis: Redis;
   const prefix = () => stack.env.REDIS_PREFIX!;
 
   beforeAll(async () => {
-    stack = await startStack({ IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '5', IDEMPOTENCY_MAX_RECORDS: '8' });
     redis = new Redis(stack.env.REDIS_URL!);
   });
   afterAll(async () => {
     redis?.disconnect();
-    await stack?.close();
   });
 
   const expectQuota = (answer: HttpResult, max: number) => {
@@ -208,12 +203,8 @@ describe('each scope keeps at most its quota of records', () => {
 });
 
 describe('a place in the quota frees when the oldest record expires', () => {
-  let stack: Stack;
+  const stack = useStack({ IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '2', IDEMPOTENCY_TTL: '2s' });
 
-  beforeAll(async () => {
-    stack = await startStack({ IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '2', IDEMPOTENCY_TTL: '2s' });
-  });
-  afterAll(() => stack?.close());
 
   it('Retry-After says when, and a keyed write is taken again then', async () => {
     const location = await stack.admin.createLocation('Expiring');

@@ -9,7 +9,7 @@ import type { OrderRecord } from '@pos/shared/domain/records';
 import { RunningApi, startApi } from '@pos/api/server';
 import { openDb, registerAt } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';
-import { spawnRole, startStack } from '../support/stack';
+import { spawnRole, startStack, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
@@ -17,13 +17,12 @@ type Stack = Awaited<ReturnType<typeof startStack>>;
 const keyed = (key: string, extra: Record<string, string> = {}) => ({ 'Idempotency-Key': key, ...extra });
 
 describe('Idempotency-Key on writes', () => {
-  let stack: Stack;
+  const stack = useStack();
   let other: RunningApi;
   let otherBase: string;
   let db: Awaited<ReturnType<typeof openDb>>;
 
   beforeAll(async () => {
-    stack = await startStack();
     // a second API node of the same deployment
     other = await startApi(loadConfig(stack.env), createLogger('silent', 'test'));
     otherBase = `http://127.0.0.1:${other.port}/api/v1`;
@@ -32,7 +31,6 @@ describe('Idempotency-Key on writes', () => {
   afterAll(async () => {
     await db.close();
     await other.close();
-    await stack.close();
   });
 
   it('a repeat on the other node answers the kept response, byte for byte, and does no work again', async () => {
@@ -191,16 +189,14 @@ describe('Idempotency-Key while the first attempt is outstanding', () => {
 });
 
 describe('Idempotency-Key and a worker killed mid-job', () => {
-  let stack: Stack;
+  const stack = useStack({ JOB_LOCK_DURATION: '1s', JOB_TIMEOUT: '2s' }, { worker: false });
   let db: Awaited<ReturnType<typeof openDb>>;
 
   beforeAll(async () => {
-    stack = await startStack({ JOB_LOCK_DURATION: '1s', JOB_TIMEOUT: '2s' }, { worker: false });
     db = await openDb(stack.env);
   });
   afterAll(async () => {
     await db.close();
-    await stack.close();
   });
 
   it('the retried failure report is counted once', async () => {

@@ -9,17 +9,16 @@ import { customerAt } from '../support/customer';
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { OpenedQueues, openTransitionQueues } from '../support/queues';
-import { ChildRole, spawnRole, startStack } from '../support/stack';
+import { ChildRole, spawnRole, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 describe('a worker given malformed jobs', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({}, { worker: false });
   let worker: ChildRole;
   let opened: OpenedQueues;
   let queue: Queue;
 
   beforeAll(async () => {
-    stack = await startStack({}, { worker: false });
     worker = await spawnRole('worker', stack.env);
     // the one queue of a one-Redis deployment, as an intruder would open it
     opened = openTransitionQueues(stack.env);
@@ -28,7 +27,6 @@ describe('a worker given malformed jobs', () => {
   afterAll(async () => {
     await opened?.close();
     await worker?.stop();
-    await stack?.close();
   });
 
   /** Adds a job as an intruder would, and waits for the worker to settle it. */

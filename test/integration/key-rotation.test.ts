@@ -5,16 +5,16 @@
  */
 import { Redis } from 'ioredis';
 import { API_KEY_SHAPE } from '@pos/shared/auth/keys';
-import { Announcer, redisPublisher } from '@pos/shared/events/location-events';
+import { Announcer, redisPublisher } from '@pos/shared/events/announcements';
 import { adminHeader, call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
 import { TestStream } from '../support/sse-client';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 const SESSION_NOT_VALID = '{"error":"Session not valid"}';
 
 describe('key rotation (default grace)', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let db: Awaited<ReturnType<typeof openDb>>;
   const work = (apiKey: string) => call('GET', `${stack.baseUrl}/orders/location`, { apiKey });
   /**
@@ -38,7 +38,6 @@ describe('key rotation (default grace)', () => {
   };
 
   beforeAll(async () => {
-    stack = await startStack();
     db = await openDb(stack.env);
   });
   afterAll(async () => {
@@ -104,11 +103,7 @@ describe('key rotation (default grace)', () => {
 });
 
 describe('key rotation and the streams', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  beforeAll(async () => {
-    stack = await startStack({ KEY_ROTATION_GRACE: '1s' });
-  });
-  afterAll(() => stack.close());
+  const stack = useStack({ KEY_ROTATION_GRACE: '1s' });
 
   it('a stream opened with the old key ends when its grace does; one opened with the new key goes on', async () => {
     const { location, key: oldKey, sessionId } = await registerAt(stack, 'Streams');

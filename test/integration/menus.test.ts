@@ -16,7 +16,7 @@ import { Customer, customerAt } from '../support/customer';
 import { openDb } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 const burger = { productId: 'sku-burger', quantity: 2, modifiers: [{ productId: 'opt-blue' }, { productId: 'opt-bacon' }] };
@@ -33,7 +33,7 @@ const pricedBurger = {
 };
 
 describe('menus', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let db: Awaited<ReturnType<typeof openDb>>;
 
   /** A location with a register and a customer; `menu`: exported by the register first. */
@@ -51,12 +51,10 @@ describe('menus', () => {
     call('PUT', `${stack.baseUrl}/menu/items/${productId}/availability`, { apiKey: registerKey, body });
 
   beforeAll(async () => {
-    stack = await startStack();
     db = await openDb(stack.env);
   });
   afterAll(async () => {
     await db?.close();
-    await stack?.close();
   });
 
   describe('the register interface', () => {

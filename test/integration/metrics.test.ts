@@ -5,15 +5,11 @@ import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
 import { adminHeader, call, sampleRows } from '../support/http';
 import { metricsText, mongoCommandsFor, parseMetrics, Sample, valueOf } from '../support/metrics';
-import { ChildRole, spawnRole, startStack } from '../support/stack';
+import { ChildRole, spawnRole, startStack, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 describe('GET /metrics', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.close());
+  const stack = useStack();
 
   async function scrape(): Promise<Sample[]> {
     const res = await call('GET', `${stack.origin}/metrics`, { headers: adminHeader(stack.env) });
@@ -103,17 +99,15 @@ describe('GET /metrics', () => {
 });
 
 describe('GET /metrics of a worker (METRICS_PORT)', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({}, { worker: false });
   let worker: ChildRole;
   let origin: string;
   beforeAll(async () => {
-    stack = await startStack({}, { worker: false });
     worker = await spawnRole('worker', { ...stack.env, METRICS_PORT: '0' });
     origin = `http://127.0.0.1:${/"metricsPort":(\d+)/.exec(worker.output())![1]}`;
   });
   afterAll(async () => {
     await worker?.stop();
-    await stack?.close();
   });
 
   it('reports its MongoDB commands and the jobs it finished; nothing else is served there but /healthz', async () => {

@@ -10,15 +10,11 @@ import { newId } from '@pos/shared/store/ids';
 import { freePort } from '../../scripts/embedded/child-server';
 import { adminHeader, call } from '../support/http';
 import { runToEnd } from '../support/process-groups';
-import { ROOT, startStack } from '../support/stack';
+import { ROOT, useStack } from '../support/stack';
 
 describe('admin writes that name locations', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ WEBHOOK_ALLOW_PRIVATE: '1' }, { worker: false });
 
-  beforeAll(async () => {
-    stack = await startStack({ WEBHOOK_ALLOW_PRIVATE: '1' }, { worker: false });
-  });
-  afterAll(() => stack?.close());
 
   it('refuse a location that does not exist with a 404 naming it', async () => {
     const real = (await stack.admin.createLocation('Real')).id;
@@ -41,12 +37,8 @@ describe('admin writes that name locations', () => {
 });
 
 describe('the landing page with ADMIN_PORT', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ ADMIN_PORT: '0' }, { worker: false });
 
-  beforeAll(async () => {
-    stack = await startStack({ ADMIN_PORT: '0' }, { worker: false });
-  });
-  afterAll(() => stack?.close());
 
   it('links on each port only what that port serves', async () => {
     const publicPage = (await call('GET', `${stack.origin}/`)).text;

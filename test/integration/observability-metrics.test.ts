@@ -5,7 +5,7 @@
  */
 import { adminHeader, call } from '../support/http';
 import { dashboardExprs, loadRules, metricsIn } from '../support/prometheus';
-import { ChildRole, spawnRole, startStack } from '../support/stack';
+import { ChildRole, spawnRole, useStack } from '../support/stack';
 
 /** The series names a /metrics text serves, and the names its `# TYPE` lines declare with their type. */
 function exposed(text: string): { samples: Set<string>; types: Map<string, string> } {
@@ -28,12 +28,11 @@ function serves(text: string, name: string): boolean {
 }
 
 describe('the metrics the alert rules and the dashboard read', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({}, { worker: false });
   let worker: ChildRole;
   let texts: string[];
 
   beforeAll(async () => {
-    stack = await startStack({}, { worker: false });
     worker = await spawnRole('worker', { ...stack.env, METRICS_PORT: '0' });
     const workerOrigin = `http://127.0.0.1:${/"metricsPort":(\d+)/.exec(worker.output())![1]}`;
     const api = await call('GET', `${stack.operatorOrigin}/metrics`, { headers: adminHeader(stack.env) });
@@ -43,7 +42,6 @@ describe('the metrics the alert rules and the dashboard read', () => {
   });
   afterAll(async () => {
     await worker?.stop();
-    await stack?.close();
   });
 
   const used = () => {

@@ -15,7 +15,7 @@ import { call, CallOptions, HttpResult, sampleRows } from '../support/http';
 import { mongoCommandsFor } from '../support/metrics';
 import { logged, roleOrigin, stopRoles } from '../support/roles';
 import { TestStream } from '../support/sse-client';
-import { ChildRole, spawnRole, stackEnv, startStack, StackEnv } from '../support/stack';
+import { ChildRole, spawnRole, stackEnv, useStack, StackEnv } from '../support/stack';
 import { TcpProxy } from '../../scripts/embedded/tcp-proxy';
 import { eventually } from '../support/wait';
 
@@ -23,7 +23,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const basic = (password: string) => ({ authorization: `Basic ${Buffer.from(`someone:${password}`).toString('base64')}` });
 
 describe('operators: roles, scope and audit', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ BULL_BOARD_WRITABLE: '1' });
   /** Every secret this file saw: none may appear in an audit record. */
   const secrets: string[] = [];
   let locationA: string;
@@ -33,7 +33,6 @@ describe('operators: roles, scope and audit', () => {
   let adminOperator: IssuedOperator;
 
   beforeAll(async () => {
-    stack = await startStack({ BULL_BOARD_WRITABLE: '1' });
     secrets.push(stack.env.ADMIN_TOKEN!, stack.env.API_KEY_SECRET!);
     locationA = (await stack.admin.createLocation('Store A')).id;
     locationB = (await stack.admin.createLocation('Store B')).id;
@@ -42,7 +41,6 @@ describe('operators: roles, scope and audit', () => {
     adminOperator = await stack.admin.createOperator({ name: 'HQ ops', role: 'admin' });
     secrets.push(managerA.token, viewer.token, adminOperator.token);
   });
-  afterAll(() => stack?.close());
 
   /** The audit records of one request, as root reads them. */
   async function auditOf(requestId: string): Promise<AuditRecord[]> {

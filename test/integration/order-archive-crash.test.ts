@@ -6,7 +6,7 @@
 import type { OrderDoc, OrderRecord } from '@pos/shared/domain/records';
 import { openDb, registerAt } from '../support/fixtures';
 import { call, HttpResult, sampleRows } from '../support/http';
-import { spawnRole, startStack } from '../support/stack';
+import { spawnRole, startStack, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 type Db = Awaited<ReturnType<typeof openDb>>;
@@ -83,16 +83,14 @@ describe('archiving under concurrent updates', () => {
 });
 
 describe('a worker killed between the archive copy and the hot delete', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ JOB_LOCK_DURATION: '1s', LIFECYCLE_INTERVAL: '1s' }, { worker: false });
   let db: Db;
 
   beforeAll(async () => {
-    stack = await startStack({ JOB_LOCK_DURATION: '1s', LIFECYCLE_INTERVAL: '1s' }, { worker: false });
     db = await openDb(stack.env);
   });
   afterAll(async () => {
     await db.close();
-    await stack.close();
   });
 
   it('leaves the batch in both collections, and the next worker finishes the run: nothing lost, nothing in both', async () => {

@@ -171,7 +171,7 @@ describe('a lifecycle run', () => {
     const record = (purgeInMs: number) =>
       audit.append({
         _id: newId(),
-        at: now,
+        at: new Date(now.getTime() - 2 * MINUTE),
         operatorName: 'root',
         role: 'admin',
         method: 'POST',

@@ -13,10 +13,9 @@ import { customerAt, listenToLocation, placeOrder } from '../support/customer';
 import { openDb, registerAt } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';
 import { metricValue, Sample, scrapeMetrics, valueOf } from '../support/metrics';
-import { ROOT, startStack } from '../support/stack';
+import { ROOT, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
-type Stack = Awaited<ReturnType<typeof startStack>>;
 type Db = Awaited<ReturnType<typeof openDb>>;
 
 const where = async (db: Db, locationId: string, number: number) => {
@@ -36,16 +35,14 @@ const archivedAll = (db: Db, locationId: string, numbers: number[]) =>
 const conflict = (detail: string, instance: string) => ({ type: 'about:blank', title: 'Conflict', status: 409, detail, instance });
 
 describe('finished orders leave for the archive', () => {
-  let stack: Stack;
+  const stack = useStack({ ORDER_ARCHIVE_AFTER: '0s', LIFECYCLE_INTERVAL: '1s' });
   let db: Db;
 
   beforeAll(async () => {
-    stack = await startStack({ ORDER_ARCHIVE_AFTER: '0s', LIFECYCLE_INTERVAL: '1s' });
     db = await openDb(stack.env);
   });
   afterAll(async () => {
     await db.close();
-    await stack.close();
   });
 
   it("a register's late status updates and failure reports answer as before archiving; archiving announces nothing", async () => {
@@ -221,16 +218,14 @@ describe('finished orders leave for the archive', () => {
 });
 
 describe('abandoned carts expire', () => {
-  let stack: Stack;
+  const stack = useStack({ LIFECYCLE_INTERVAL: '1s' });
   let db: Db;
 
   beforeAll(async () => {
-    stack = await startStack({ LIFECYCLE_INTERVAL: '1s' });
     db = await openDb(stack.env);
   });
   afterAll(async () => {
     await db.close();
-    await stack.close();
   });
 
   it('a cart untouched for SELECTING_TTL leaves: to its customer it is a missing order, registers never hear of it; submitted orders stay', async () => {
@@ -282,16 +277,14 @@ describe('abandoned carts expire', () => {
 });
 
 describe('orders finished but never submitted expire', () => {
-  let stack: Stack;
+  const stack = useStack({ LIFECYCLE_INTERVAL: '1s', CUSTOMER_MAX_OPEN_ORDERS: '2' });
   let db: Db;
 
   beforeAll(async () => {
-    stack = await startStack({ LIFECYCLE_INTERVAL: '1s', CUSTOMER_MAX_OPEN_ORDERS: '2' });
     db = await openDb(stack.env);
   });
   afterAll(async () => {
     await db.close();
-    await stack.close();
   });
 
   it('a NEW order untouched for SELECTING_TTL leaves like a cart, and frees its place under the cap; a PLACED one stays', async () => {

@@ -1,17 +1,16 @@
 import { call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('orders over HTTP: listing and transitions', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ FAILURE_THRESHOLD: '3' });
   let db: Awaited<ReturnType<typeof openDb>>;
   let locationId: string;
   let key: string;
 
   beforeAll(async () => {
-    stack = await startStack({ FAILURE_THRESHOLD: '3' });
     db = await openDb(stack.env);
     ({ location: { id: locationId }, key } = await registerAt(stack));
   });
@@ -160,11 +159,7 @@ describe('orders over HTTP: listing and transitions', () => {
 });
 
 describe('isolation between locations', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.close());
+  const stack = useStack();
 
   it('numbers run per location, and a session sees and changes only its own location', async () => {
     const a = await registerAt(stack, 'A');

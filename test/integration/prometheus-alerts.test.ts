@@ -6,18 +6,17 @@
  */
 import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
-import { spawnRole, startStack, ChildRole } from '../support/stack';
+import { spawnRole, useStack, ChildRole } from '../support/stack';
 import { alertsOf, PrometheusAlert, queryOf, RunningPrometheus, startPrometheus } from '../support/prometheus';
 import { eventually } from '../support/wait';
 
 describe('the shipped alert rules on a running deployment', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({}, { worker: false });
   let worker: ChildRole;
   let workerTarget: string;
   let prometheus: RunningPrometheus;
 
   beforeAll(async () => {
-    stack = await startStack({}, { worker: false });
     worker = await spawnRole('worker', { ...stack.env, METRICS_PORT: '0' });
     workerTarget = `127.0.0.1:${/"metricsPort":(\d+)/.exec(worker.output())![1]}`;
     prometheus = await startPrometheus({ api: [new URL(stack.operatorOrigin).host], adminToken: stack.env.ADMIN_TOKEN!, workers: [workerTarget] });
@@ -25,7 +24,6 @@ describe('the shipped alert rules on a running deployment', () => {
   afterAll(async () => {
     await prometheus?.stop();
     await worker?.kill();
-    await stack?.close();
   });
 
   const workerDown = (alerts: PrometheusAlert[]) =>

@@ -9,18 +9,15 @@ import { createLogger } from '@pos/shared/log';
 import { RunningApi, startApi } from '@pos/api/server';
 import { registerAt } from '../support/fixtures';
 import { adminHeader, call } from '../support/http';
-import { spawnRole, startStack, stackEnv } from '../support/stack';
+import { spawnRole, startStack, useStack, stackEnv } from '../support/stack';
 import { TcpProxy } from '../../scripts/embedded/tcp-proxy';
 import { eventually, pause } from '../support/wait';
 
-type Stack = Awaited<ReturnType<typeof startStack>>;
-
 describe('RATE_LIMIT shared by two API nodes', () => {
-  let stack: Stack;
+  const stack = useStack({ RATE_LIMIT: '5/1m' });
   let other: RunningApi;
 
   beforeAll(async () => {
-    stack = await startStack({ RATE_LIMIT: '5/1m' });
     other = await startApi(loadConfig(stack.env), createLogger('silent', 'test'));
   });
   afterAll(async () => {
@@ -90,11 +87,7 @@ describe('RATE_LIMIT shared by two API nodes', () => {
 });
 
 describe('the register client and a 429', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ RATE_LIMIT: '2/2s' }, { worker: false });
-  });
-  afterAll(() => stack.close());
+  const stack = useStack({ RATE_LIMIT: '2/2s' }, { worker: false });
 
   it('waits Retry-After, then gets its answer', async () => {
     const { key } = await registerAt(stack, 'Patient');

@@ -19,7 +19,7 @@ import type { CommandRecord, OrderRecord, WorkRecord } from '@pos/shared/domain/
 import { expiredSession } from '../support/fixtures';
 import { sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
-import { startStack } from '../support/stack';
+import { startStack, useStack } from '../support/stack';
 import { eventually, pause } from '../support/wait';
 
 const order = (number: number, state = 'PLACED'): OrderRecord =>
@@ -223,11 +223,7 @@ describe('register client stream consumer (real HTTP SSE server)', () => {
 });
 
 describe('register client against the service', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.close());
+  const stack = useStack();
 
   async function register() {
     const loc = await stack.admin.createLocation('Client');
@@ -279,11 +275,7 @@ describe('register client against the service', () => {
 });
 
 describe('register client at its quota of kept answers', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  beforeAll(async () => {
-    stack = await startStack({ IDEMPOTENCY_MAX_RECORDS: '2' });
-  });
-  afterAll(() => stack.close());
+  const stack = useStack({ IDEMPOTENCY_MAX_RECORDS: '2' });
 
   it('does not sleep out a Retry-After beyond its cap: the 429 is the caller\u2019s at once', async () => {
     const loc = await stack.admin.createLocation('Quota');

@@ -6,15 +6,11 @@ import { customerAt } from '../support/customer';
 import { registerAt } from '../support/fixtures';
 import { adminHeader, call, HttpResult, sampleRows } from '../support/http';
 import { streamPath, TestStream } from '../support/sse-client';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 describe('security headers', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
 
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack?.close());
 
   const expectHeaders = (headers: Headers, what: string) => {
     expect(`${what}: ${headers.get('x-content-type-options')}`).toBe(`${what}: nosniff`);

@@ -15,14 +15,14 @@ import { newId } from '@pos/shared/store/ids';
 import { openDb } from '../support/fixtures';
 import { call, CallOptions, sampleRows } from '../support/http';
 import { outboxesRelayed } from '../support/outboxes';
-import { startStack } from '../support/stack';
+import { startStack, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 import { Receiver, startReceiver } from '../support/webhook-receiver';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 describe('scopes and records a review probed', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ WEBHOOK_ALLOW_PRIVATE: '1' });
   let receiver: Receiver;
   let locationA: string;
   let locationB: string;
@@ -32,7 +32,6 @@ describe('scopes and records a review probed', () => {
   let managerB: IssuedOperator;
 
   beforeAll(async () => {
-    stack = await startStack({ WEBHOOK_ALLOW_PRIVATE: '1' });
     receiver = await startReceiver();
     locationA = (await stack.admin.createLocation('Franchise A')).id;
     locationB = (await stack.admin.createLocation('Franchise B')).id;
@@ -42,7 +41,6 @@ describe('scopes and records a review probed', () => {
     managerB = await stack.admin.createOperator({ name: 'Manager B', role: 'manager', locationIds: [locationB] });
   });
   afterAll(async () => {
-    await stack?.close();
     await receiver?.close();
   });
 

@@ -5,13 +5,13 @@
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt, listenToLocation, placeOrder } from '../support/customer';
 import { adminHeader, call, sampleRows } from '../support/http';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SESSION_NOT_VALID = '{"error":"Session not valid"}';
 
 describe('closing sessions', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let locationId: string;
   let registerKey: string;
 
@@ -74,11 +74,9 @@ describe('closing sessions', () => {
   }
 
   beforeAll(async () => {
-    stack = await startStack();
     locationId = (await stack.admin.createLocation('Closing')).id;
     registerKey = (await stack.admin.createServiceSession(locationId, 'reg-close')).apiKey;
   });
-  afterAll(() => stack?.close());
 
   it('a customer closing its own session aborts its PLACED orders (completeTime, announced), then its key is refused', async () => {
     const busy = await busyCustomer(1);

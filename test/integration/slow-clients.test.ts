@@ -5,7 +5,7 @@
  * connection is not a slow request; and a listener holds at most HTTP_MAX_CONNECTIONS connections.
  */
 import net from 'node:net';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { eventually, pause } from '../support/wait';
 
 /** Opens a connection and reports when the node closes it. */
@@ -20,11 +20,7 @@ function connect(port: number) {
 }
 
 describe('slow clients, with the default timeouts', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  beforeAll(async () => {
-    stack = await startStack({}, { worker: false });
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack({}, { worker: false });
 
   it('cuts off a request whose header lines trickle in every 4 s, within 30 s', async () => {
     const client = connect(stack.api.port);
@@ -61,11 +57,7 @@ describe('slow clients, with the default timeouts', () => {
 });
 
 describe('slow clients, with short timeouts and few connections', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  beforeAll(async () => {
-    stack = await startStack({ HTTP_HEADERS_TIMEOUT: '1s', HTTP_REQUEST_TIMEOUT: '3s', HTTP_MAX_CONNECTIONS: '5' }, { worker: false });
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack({ HTTP_HEADERS_TIMEOUT: '1s', HTTP_REQUEST_TIMEOUT: '3s', HTTP_MAX_CONNECTIONS: '5' }, { worker: false });
 
   it('cuts off a body that trickles past HTTP_REQUEST_TIMEOUT', async () => {
     const client = connect(stack.api.port);

@@ -1,12 +1,8 @@
 import { call, sampleRows } from '../support/http';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 describe('smoke', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.close());
+  const stack = useStack();
 
   it('creates, lists and completes an order', async () => {
     const loc = await stack.admin.createLocation('Smoke');

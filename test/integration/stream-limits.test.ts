@@ -10,11 +10,11 @@ import { registerAt } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
 import { streamPath, TestStream } from '../support/sse-client';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 describe('event stream limits', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ SSE_MAX_STREAMS_PER_SESSION: '2', SSE_MAX_STREAMS: '4', SSE_MAX_BUFFER: '1024', SSE_KEEPALIVE: '1s' }, { worker: false });
   const open: TestStream[] = [];
 
   /** Opens a stream and waits for its preamble. */
@@ -29,14 +29,7 @@ describe('event stream limits', () => {
     await eventually(() => stack.api.deps.hub.openStreams === 0, 'every stream closed');
   };
 
-  beforeAll(async () => {
-    stack = await startStack(
-      { SSE_MAX_STREAMS_PER_SESSION: '2', SSE_MAX_STREAMS: '4', SSE_MAX_BUFFER: '1024', SSE_KEEPALIVE: '1s' },
-      { worker: false },
-    );
-  });
   afterEach(closeAll);
-  afterAll(() => stack?.close());
 
   it('ends the oldest stream of a session that opens one more than SSE_MAX_STREAMS_PER_SESSION', async () => {
     const { key, location } = await registerAt(stack, 'Per session');
@@ -121,7 +114,7 @@ describe('event stream limits', () => {
 });
 
 describe("operators' share of a node's streams", () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ SSE_MAX_STREAMS: '12', SSE_MAX_STREAMS_PER_OPERATOR: '2' }, { worker: false });
   const open: TestStream[] = [];
   const operatorStream = async (token: string, locationId: string) => {
     const stream = await TestStream.open(`${stack.origin}/admin/v1/locations/${locationId}/stream`, { headers: { authorization: `Bearer ${token}` } });
@@ -131,14 +124,10 @@ describe("operators' share of a node's streams", () => {
   };
 
   // SSE_MAX_STREAMS 12: operators hold a quarter (3) by default; each account up to SSE_MAX_STREAMS_PER_OPERATOR
-  beforeAll(async () => {
-    stack = await startStack({ SSE_MAX_STREAMS: '12', SSE_MAX_STREAMS_PER_OPERATOR: '2' }, { worker: false });
-  });
   afterEach(async () => {
     for (const stream of open.splice(0)) stream.close();
     await eventually(() => stack.api.deps.hub.openStreams === 0, 'every stream closed');
   });
-  afterAll(() => stack?.close());
 
   it("a viewer opening streams until refused leaves room for registers' streams", async () => {
     const locations = await Promise.all(['One', 'Two', 'Three', 'Four'].map((name) => stack.admin.createLocation(`Share ${name}`)));

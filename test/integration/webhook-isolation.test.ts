@@ -11,7 +11,7 @@ import { MongoClient } from 'mongodb';
 import { call, sampleRows } from '../support/http';
 import { registerAt } from '../support/fixtures';
 import { metricValue } from '../support/metrics';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { eventually, pause } from '../support/wait';
 import { Receiver, startReceiver } from '../support/webhook-receiver';
 import { outboxesRelayed } from '../support/outboxes';
@@ -20,7 +20,17 @@ const FAST_RETRIES = Array.from({ length: 30 }, () => '200ms').join(',');
 const CIRCUIT_COOLDOWN_MS = 2_000;
 
 describe('webhook fair shares', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    WEBHOOK_RETRY_SCHEDULE: FAST_RETRIES,
+    WEBHOOK_ENDPOINT_CONCURRENCY: '2',
+    WEBHOOK_CIRCUIT_FAILURES: '3',
+    WEBHOOK_CIRCUIT_COOLDOWN: `${CIRCUIT_COOLDOWN_MS}ms`,
+    WEBHOOK_MAX_PENDING: '40',
+    WEBHOOK_TEST_LIMIT: '3/1m',
+    // the relay, which adds the deliveries, counts those it drops on the worker's /metrics
+    METRICS_PORT: '0',
+  });
   const receivers: Receiver[] = [];
   const receiver = async () => {
     const r = await startReceiver();
@@ -33,21 +43,7 @@ describe('webhook fair shares', () => {
     return created;
   };
 
-  beforeAll(async () => {
-    stack = await startStack({
-      WEBHOOK_ALLOW_PRIVATE: '1',
-      WEBHOOK_RETRY_SCHEDULE: FAST_RETRIES,
-      WEBHOOK_ENDPOINT_CONCURRENCY: '2',
-      WEBHOOK_CIRCUIT_FAILURES: '3',
-      WEBHOOK_CIRCUIT_COOLDOWN: `${CIRCUIT_COOLDOWN_MS}ms`,
-      WEBHOOK_MAX_PENDING: '40',
-      WEBHOOK_TEST_LIMIT: '3/1m',
-      // the relay, which adds the deliveries, counts those it drops on the worker's /metrics
-      METRICS_PORT: '0',
-    });
-  });
   afterAll(async () => {
-    await stack?.close();
     await Promise.all(receivers.map((r) => r.close()));
   });
 
@@ -142,18 +138,15 @@ describe('webhook fair shares', () => {
 });
 
 describe('the SSRF guard on IPv6 forms that carry an IPv4 address', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  beforeAll(async () => {
-    stack = await startStack({ WEBHOOK_RETRY_SCHEDULE: '1h' });
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack({ WEBHOOK_RETRY_SCHEDULE: '1h' });
 
   it.each(['http://[64:ff9b::a9fe:a9fe]/hook', 'http://[2002:a9fe:a9fe::]/hook', 'http://[::127.0.0.1]/hook', 'http://[::ffff:0:7f00:1]/hook', 'http://[64:ff9b:1::a00:1]/hook'])(
     'refuses %s at creation',
     async (url) => {
       const res = await call('POST', `${stack.origin}/admin/v1/webhooks`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` }, body: { url, events: ['order.placed'] } });
       expect(res.status).toBe(400);
-      expect(res.json().detail).toMatch(/loopback, private, link-local or metadata address/);
+      // (those that carry 169.254.169.254 are a cloud's metadata address, refused whatever WEBHOOK_ALLOW_PRIVATE says)
+      expect(res.json().detail).toMatch(/loopback, private, link-local or metadata address|a cloud metadata or platform address/);
     },
   );
 
@@ -176,5 +169,29 @@ describe('the SSRF guard on IPv6 forms that carry an IPv4 address', () => {
     } finally {
       await r.close();
     }
+  });
+});
+
+describe('the SSRF guard with WEBHOOK_ALLOW_PRIVATE=1', () => {
+  const stack = useStack({ WEBHOOK_ALLOW_PRIVATE: '1' }, { worker: false });
+
+  const create = (url: string) => call('POST', `${stack.origin}/admin/v1/webhooks`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` }, body: { url, events: ['order.placed'] } });
+
+  it.each([
+    'http://169.254.169.254/latest/meta-data/',
+    'http://2852039166/',
+    'http://[::ffff:a9fe:a9fe]/',
+    'http://[fd00:ec2::254]/',
+    'http://[64:ff9b::a9fe:a9fe]/',
+    'http://168.63.129.16/',
+    'http://100.100.100.200/',
+  ])('still refuses the cloud metadata or platform address %s', async (url) => {
+    const res = await create(url);
+    expect(res.status).toBe(400);
+    expect(res.json().detail).toMatch(/a cloud metadata or platform address: no receiver lives there/);
+  });
+
+  it('takes a receiver on loopback or a private network', async () => {
+    for (const url of ['http://127.0.0.1:9/hook', 'http://[fd12::1]:9/hook']) expect((await create(url)).status).toBe(201);
   });
 });

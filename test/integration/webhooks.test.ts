@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { WEBHOOK_QUEUE, webhookPrefix } from '@pos/shared/queue/webhook-queue';
 import { call, sampleRows } from '../support/http';
 import { registerAt } from '../support/fixtures';
-import { startStack } from '../support/stack';
+import { startStack, type StartedStack, useStack } from '../support/stack';
 import { eventually, pause } from '../support/wait';
 import { Receiver, startReceiver } from '../support/webhook-receiver';
 import { outboxesRelayed } from '../support/outboxes';
@@ -13,7 +13,7 @@ import { outboxesRelayed } from '../support/outboxes';
 const FAST_RETRIES = Array.from({ length: 30 }, () => '200ms').join(',');
 const ALL_TYPES = ['order.placed', 'order.completed', 'order.aborted', 'order.failed', 'command.created', 'command.acknowledged'];
 
-type TestStack = Awaited<ReturnType<typeof startStack>>;
+type TestStack = StartedStack;
 
 /** Waits until the stack's webhook queue has nothing waiting, active or delayed. */
 /** Every event recorded and its deliveries queued (the relay), then every delivery attempted. */
@@ -33,7 +33,8 @@ async function queueSettled(stack: TestStack): Promise<void> {
 }
 
 describe('webhooks', () => {
-  let stack: TestStack;
+  // The circuit is another file's subject (webhook-isolation): here every failed attempt is retried on the schedule.
+  const stack = useStack({ WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_SCHEDULE: FAST_RETRIES, KEY_ROTATION_GRACE: '3s', WEBHOOK_CIRCUIT_FAILURES: '1000' });
   const receivers: Receiver[] = [];
   const receiver = async () => {
     const r = await startReceiver();
@@ -41,12 +42,7 @@ describe('webhooks', () => {
     return r;
   };
 
-  beforeAll(async () => {
-    // The circuit is another file's subject (webhook-isolation): here every failed attempt is retried on the schedule.
-    stack = await startStack({ WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_SCHEDULE: FAST_RETRIES, KEY_ROTATION_GRACE: '3s', WEBHOOK_CIRCUIT_FAILURES: '1000' });
-  });
   afterAll(async () => {
-    await stack.close();
     await Promise.all(receivers.map((r) => r.close()));
   });
 

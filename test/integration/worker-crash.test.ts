@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { call, sampleRows } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
 import { openTransitionQueues } from '../support/queues';
-import { spawnRole, startStack } from '../support/stack';
+import { spawnRole, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 /**
@@ -10,16 +10,14 @@ import { eventually } from '../support/wait';
  * lock lapses, and the update is applied exactly once.
  */
 describe.each(['crash-after-apply', 'crash-before-apply'] as const)('a worker killed mid-job (%s)', (fault) => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ JOB_LOCK_DURATION: '1s', JOB_TIMEOUT: '45s' }, { worker: false });
   let db: Awaited<ReturnType<typeof openDb>>;
 
   beforeAll(async () => {
-    stack = await startStack({ JOB_LOCK_DURATION: '1s', JOB_TIMEOUT: '45s' }, { worker: false });
     db = await openDb(stack.env);
   });
   afterAll(async () => {
     await db.close();
-    await stack.close();
   });
 
   it('the failure report is applied exactly once when a worker comes back', async () => {
@@ -56,16 +54,14 @@ describe.each(['crash-after-apply', 'crash-before-apply'] as const)('a worker ki
  */
 describe('a worker killed after answering (crash-after-answer)', () => {
   const LATER_REPORTS = 70;
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack({ JOB_LOCK_DURATION: '1s' }, { worker: false });
   let db: Awaited<ReturnType<typeof openDb>>;
 
   beforeAll(async () => {
-    stack = await startStack({ JOB_LOCK_DURATION: '1s' }, { worker: false });
     db = await openDb(stack.env);
   });
   afterAll(async () => {
     await db.close();
-    await stack.close();
   });
 
   it('the answered report counts once, though the order had 70 writes before the re-run', async () => {

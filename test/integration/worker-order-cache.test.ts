@@ -8,23 +8,21 @@ import { MongoClient } from 'mongodb';
 import type { OrderDoc, OrderRecord } from '@pos/shared/domain/records';
 import { customerAt } from '../support/customer';
 import { adminHeader, call, sampleRows } from '../support/http';
-import { startStack } from '../support/stack';
+import { useStack } from '../support/stack';
 
 describe("the worker's order cache against another writer", () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
+  const stack = useStack();
   let mongo: MongoClient;
   let locationId: string;
   let key: string;
 
   beforeAll(async () => {
-    stack = await startStack();
     mongo = await new MongoClient(stack.env.MONGO_URL!).connect();
     locationId = (await stack.admin.createLocation('Order cache', 2)).id;
     key = (await stack.admin.createServiceSession(locationId, 'register')).apiKey;
   });
   afterAll(async () => {
     await mongo?.close();
-    await stack?.close();
   });
 
   const orders = () => mongo.db(stack.env.MONGO_DB).collection<OrderDoc>('orders');

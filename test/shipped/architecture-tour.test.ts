@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { locationChannel } from '@pos/shared/events/location-events';
+import { locationChannel } from '@pos/shared/events/announcements';
 import { replyChannel, TRANSITION_QUEUE } from '@pos/shared/queue/jobs';
 import { APPLIED_JOBS_KEPT } from '@pos/shared/store/orders';
 import { AnsweredJobs } from '@pos/worker/transitions/answered-jobs';
@@ -63,7 +63,7 @@ describe('how a request travels', () => {
     ['workers ──> MongoDB, version-guarded', 'services/worker/src/transitions/order-action.ts', /ctx\.writer\.write\(/],
     ['the reply on the node\'s own channel: the API listens', 'services/api/src/server.ts', /replyChannel\(config\.redis\.prefix, nodeId\)/],
     ['the reply on the node\'s own channel: the worker answers there', 'services/worker/src/transitions/processor.ts', /isReplyChannel\(this\.deps\.prefix, replyTo\)/],
-    ['SSE <── Redis pub/sub per location: the worker announces', 'shared/src/events/location-events.ts', /publish\(locationChannel\(this\.prefix, locationId\)/],
+    ['SSE <── Redis pub/sub per location: the worker announces', 'shared/src/events/announcements.ts', /publish\(locationChannel\(this\.prefix, locationId\)/],
     ['SSE <── Redis pub/sub per location: the node subscribes for its streams', 'services/api/src/stream/hub.ts', /locationChannel\(this\.options\.prefix, locationId\)/],
   ];
 

@@ -182,7 +182,7 @@ export class ResponseCheck {
 
   /** An event of a stream: the documented item schema, and its data against the record schema. */
   private event(event: { event: string; id: string; data: string }): void {
-    const items = `${this.mediaPointer}/items`;
+    const items = `${this.mediaPointer}/contentSchema/items`;
     const variants = ((resolvePointer(items) as Json).oneOf ?? []) as Json[];
     const variant = variants.map((v) => (v.$ref as string).slice(1)).find((p) => (resolvePointer(p) as Json).properties?.event?.const === event.event);
     if (!variant) {

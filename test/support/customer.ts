@@ -1,6 +1,6 @@
 /** Helpers of the customer-app tests: sessions, an order walked to PLACED, location events. */
 import Redis from 'ioredis';
-import { LocationEvent, locationChannel } from '@pos/shared/events/location-events';
+import { Announcement, locationChannel } from '@pos/shared/events/announcements';
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { call, sampleRows } from './http';
 import type { Stack } from './stack';
@@ -32,13 +32,13 @@ export async function placeOrder(customer: Customer, rows: unknown = sampleRows)
 /** Everything published on a location's channel while the listener is open. */
 export async function listenToLocation(prefix: string, locationId: string) {
   const redis = new Redis(process.env.TEST_REDIS_URL!);
-  const events: LocationEvent[] = [];
-  redis.on('message', (_channel: string, message: string) => void events.push(JSON.parse(message) as LocationEvent));
+  const events: Announcement[] = [];
+  redis.on('message', (_channel: string, message: string) => void events.push(JSON.parse(message) as Announcement));
   await redis.subscribe(locationChannel(prefix, locationId));
   return {
     events,
     /** Waits until `predicate` holds for the events so far (or fails after `timeoutMs`). */
-    async until(predicate: (events: LocationEvent[]) => boolean, timeoutMs = EVENTUALLY_MS): Promise<LocationEvent[]> {
+    async until(predicate: (events: Announcement[]) => boolean, timeoutMs = EVENTUALLY_MS): Promise<Announcement[]> {
       await eventually(() => predicate(events), 'the location events to match', timeoutMs, () => `got ${JSON.stringify(events)}`);
       return events;
     },

@@ -8,7 +8,7 @@ import { NO_FOLLOW_UPS, type JobContext } from '@pos/worker/transitions/context'
 import { OrderCache } from '@pos/worker/transitions/order-cache';
 import type { CrashPoint } from '@pos/worker/fault-injection';
 import type { OrderChange } from '@pos/shared/domain/order-state';
-import { Announcer, LocationEvent } from '@pos/shared/events/location-events';
+import { Announcer, Announcement } from '@pos/shared/events/announcements';
 import { createLogger } from '@pos/shared/log';
 import type { ArchivedOrderDoc, OrderDoc, SessionDoc } from '@pos/shared/store/documents';
 import { recordId } from '@pos/shared/store/mongo';
@@ -145,7 +145,7 @@ export interface FakeJobContext extends JobContext {
   sessions: FakeSessions;
   archive: FakeArchive;
   /** The location events the job published, in order. */
-  published: LocationEvent[];
+  published: Announcement[];
   /** The session changes the job published (their channel's messages). */
   sessionChanges: string[];
   /** The crash points the job passed. */
@@ -154,7 +154,7 @@ export interface FakeJobContext extends JobContext {
 
 export function fakeJobContext(options: { jobId?: string; answered?: boolean; runBefore?: boolean; threshold?: number } = {}): FakeJobContext {
   const orders = new FakeOrders();
-  const published: LocationEvent[] = [];
+  const published: Announcement[] = [];
   const sessionChanges: string[] = [];
   const passed: CrashPoint[] = [];
   const announcer = new Announcer(

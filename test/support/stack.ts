@@ -79,6 +79,29 @@ export async function startStack(overrides: StackEnv = {}, options: { worker?: b
   };
 }
 
+export type StartedStack = Awaited<ReturnType<typeof startStack>>;
+
+/**
+ * The one lifecycle of a test file's stack: started before the tests of the enclosing `describe`
+ * (or file), closed after them. What it returns stands for the started stack (a Proxy: its
+ * properties are read from the stack once it is up); read before then, outside a test or a hook,
+ * it throws. A file that restarts its stack, or starts it from what another hook made, keeps a
+ * `let stack` of its own.
+ */
+export function useStack(overrides: StackEnv = {}, options: { worker?: boolean } = {}): StartedStack {
+  let started: StartedStack | undefined;
+  beforeAll(async () => {
+    started = await startStack(overrides, options);
+  });
+  afterAll(() => started?.close());
+  return new Proxy({} as StartedStack, {
+    get(_target, key) {
+      if (!started) throw new Error(`the stack was read (${String(key)}) before it started: read it in a test or a hook`);
+      return Reflect.get(started, key);
+    },
+  });
+}
+
 export interface ChildRole {
   process: ChildProcess;
   /** Everything the child has written, for assertions on its log lines. */

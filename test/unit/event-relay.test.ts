@@ -54,7 +54,7 @@ describe('the event relay', () => {
    * of the events it gives the log; `stalled`, when given, holds each read of the outboxes until
    * it settles (a database that stopped answering), and is told of each read.
    */
-  function relay(offered?: string[], stalled?: { until: Promise<void>; reading(): void }): OutboxRelay {
+  function relay(offered?: string[], stalled?: { until: Promise<void>; reading(): void }, leaseMs?: number): OutboxRelay {
     const reader = outboxes(db);
     const made = new OutboxRelay({
       outboxes: { held: async (limit) => (stalled && (stalled.reading(), await stalled.until), reader.held(limit)) },
@@ -64,6 +64,7 @@ describe('the event relay', () => {
       deliveries: webhooks.deliveries,
       redis,
       prefix: `event-relay-${process.pid}`,
+      ...(leaseMs !== undefined && { leaseMs }),
       metrics: createWorkerMetrics(() => 0).relay,
       log,
     });
@@ -119,22 +120,25 @@ describe('the event relay', () => {
     expect([cleared.outbox, cleared.outboxCount, cleared.outboxDue]).toEqual([{}, 0, undefined]);
   });
 
-  it('gives its lease back as it closes, so the next relay goes on at its first pass; a killed one is taken over once its lease lapses', async () => {
-    const first = relay();
+  it('gives its lease back as it closes, so the next relay goes on at its first pass; a killed one is taken over once seen unrenewed for a lease', async () => {
+    const LEASE_MS = 300;
+    const first = relay(undefined, undefined, LEASE_MS);
     await first.pass(); // takes the lease
-    const waiting = relay();
+    const waiting = relay(undefined, undefined, LEASE_MS);
     const order = await newOrder();
     expect(await waiting.pass()).toEqual({ relayed: 0, more: false }); // not its lease
     await first.close();
     expect(await waiting.pass()).toMatchObject({ relayed: 1 });
     expect(await inLog(Object.keys(order.outbox!))).toBe(1);
 
-    // it dies (never closed): its lease lapses, and the next takes it
+    // it dies (never closed): the next takes its lease over once it has seen it unrenewed for a lease,
+    // by its own clock, whatever the lease's `until` says
     relays.splice(relays.indexOf(waiting), 1);
-    const next = relay();
+    const next = relay(undefined, undefined, LEASE_MS);
     const later = await newOrder();
-    expect((await next.pass()).relayed).toBe(0);
     await db.collection('leases').updateMany({}, { $set: { until: new Date(0) } });
+    expect((await next.pass()).relayed).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 50));
     expect(await next.pass()).toMatchObject({ relayed: 1 });
     expect(await inLog(Object.keys(later.outbox!))).toBe(1);
   });

@@ -5,7 +5,7 @@
  */
 import { MongoClient } from 'mongodb';
 import { Counter, Registry } from 'prom-client';
-import { Announcer, redisPublisher } from '@pos/shared/events/location-events';
+import { Announcer, redisPublisher } from '@pos/shared/events/announcements';
 import { createLogger } from '@pos/shared/log';
 import { ChannelSubscriber } from '@pos/shared/pubsub/channel-subscriber';
 import { singleRedisNodes } from '@pos/shared/pubsub/subscriber-nodes';

@@ -1,4 +1,3 @@
-import { JOB } from '@pos/shared/queue/jobs';
 import { partitionLayout, partitionOf, partitionSlots } from '@pos/shared/queue/partitions';
 import { layoutPartitions, routingKey } from '@pos/shared/queue/transition-queue';
 import { slotOf } from '@pos/shared/redis';
@@ -44,8 +43,9 @@ describe('transition queue partitions', () => {
   });
 
   it('routes an order’s transitions by location and a session closing by session; a drained layout shares no queue with the current one', () => {
-    expect(routingKey({ name: JOB.orderAction, data: { scope: { locationId: 'L' }, orderNumber: 1, action: { kind: 'recover' } } })).toBe('L');
-    expect(routingKey({ name: JOB.sessionClose, data: { sessionId: 'S' } })).toBe('S');
+    expect(routingKey('location', { locationId: 'L', sessionId: 'S' })).toBe('L');
+    expect(routingKey('session', { locationId: 'L', sessionId: 'S' })).toBe('S');
+    expect(routingKey('location', { sessionId: 'S' })).toBeUndefined();
     const { current, draining } = layoutPartitions({ redisPrefix: 'pos', cluster: true, partitions: 3, drainPartitions: 2 });
     expect(current.map((p) => p.label)).toEqual(['p0of3', 'p1of3', 'p2of3']);
     expect(draining.map((p) => p.label)).toEqual(['p0of2', 'p1of2']);

@@ -4,7 +4,7 @@ import { eventIdOf } from '@pos/shared/events/outbox';
 import { webhookIdOf } from '@pos/shared/webhooks/fan-out';
 import { WEBHOOK_EVENT_TYPES, webhooksOf } from '@pos/shared/webhooks/event-types';
 import { newWebhookSecret, SecretBox } from '@pos/shared/webhooks/secrets';
-import { isForbiddenAddress } from '@pos/shared/webhooks/url-guard';
+import { isForbiddenAddress, isPlatformAddress } from '@pos/shared/webhooks/url-guard';
 
 const record = (state: OrderRecord['state']): OrderRecord => ({ number: 7, state, rows: [], guestCount: 1 }) as unknown as OrderRecord;
 const order = (state: OrderRecord['state'], failureCount = 0, version = 1) => ({ type: 'order' as const, record: record(state), failureCount, version });
@@ -100,6 +100,14 @@ describe('webhook endpoint addresses', () => {
     ['::ffff:8.8.8.8', 'IPv4-mapped 8.8.8.8'],
     ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'Teredo, server 65.54.227.120, client 8.8.8.8'],
   ])('allows %s (%s)', (address) => expect(isForbiddenAddress(address)).toBe(false));
+});
+
+describe('cloud metadata and platform addresses (refused whatever WEBHOOK_ALLOW_PRIVATE says)', () => {
+  it.each(['169.254.169.254', '169.254.170.2', '::ffff:a9fe:a9fe', '64:ff9b::a9fe:a9fe', 'fd00:ec2::254', 'fd00:ec2::23', '168.63.129.16', '100.100.100.200', '2002:a9fe:a9fe::'])(
+    'names %s one',
+    (address) => expect([isPlatformAddress(address), isForbiddenAddress(address)]).toEqual([true, true]),
+  );
+  it.each(['127.0.0.1', '10.0.0.5', '192.168.1.20', 'fd00::1', '::1', '93.184.215.14'])('does not name %s one', (address) => expect(isPlatformAddress(address)).toBe(false));
 });
 
 describe('webhook secrets', () => {

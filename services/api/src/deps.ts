@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Middleware } from 'koa';
 import type { Db } from 'mongodb';
 import type { Config } from '@pos/shared/config';
-import type { Announcer } from '@pos/shared/events/location-events';
+import type { Announcer } from '@pos/shared/events/announcements';
 import type { Logger } from '@pos/shared/log';
 import type { OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
 import type { SnoozeEndJob } from '@pos/shared/queue/snooze-ends';

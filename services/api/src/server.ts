@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { generateApiKey } from '@pos/shared/auth/keys';
 import type { Config, MongoConfig } from '@pos/shared/config';
 import { ConfigError, requireUrls } from '@pos/shared/config';
-import { Announcer, redisPublisher } from '@pos/shared/events/location-events';
+import { Announcer, redisPublisher } from '@pos/shared/events/announcements';
 import { operatorIdOf, sessionsChannel } from '@pos/shared/events/session-changes';
 import type { Logger } from '@pos/shared/log';
 import { replyChannel } from '@pos/shared/queue/jobs';
@@ -42,6 +42,7 @@ import { clusterNodes, singleRedisNodes } from '@pos/shared/pubsub/subscriber-no
 import { StreamHub } from './stream/hub';
 import { PresenceTracker } from './presence/presence-tracker';
 import { registerPresenceMetrics } from './metrics/presence-metrics';
+import { RELAXED_GUARD } from '@pos/shared/webhooks/url-guard';
 
 export interface RunningApi {
   /** The register-facing listener (PORT). */
@@ -273,6 +274,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   registerReadinessMetrics(built.metrics.registry, () => checkReadiness(deps));
   const { servers, port, adminPort } = await listen(config, deps);
   nodeLog.info({ port, adminPort, basePath: config.http.basePath }, 'api listening');
+  if (config.webhooks.allowPrivate) nodeLog.warn(RELAXED_GUARD);
 
   return {
     port,

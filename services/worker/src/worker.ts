@@ -40,6 +40,7 @@ import { OutboxRelay } from './outbox/relay';
 import { succeeded } from './webhooks/attempt';
 import { startDeliveryWorker } from './webhooks/delivery';
 import { EndpointGuards } from './webhooks/endpoint-guards';
+import { RELAXED_GUARD } from '@pos/shared/webhooks/url-guard';
 
 export interface RunningWorker {
   /** Where its /metrics listens (METRICS_PORT; `0` takes a free port), when it serves them. */
@@ -197,6 +198,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   relay.start();
   const drained = draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {};
   log.info({ queue: TRANSITION_QUEUE, partitions: current.length, ...drained, concurrency: config.worker.concurrency, metricsPort: listener?.port }, 'worker ready');
+  if (config.webhooks.allowPrivate) log.warn(RELAXED_GUARD);
 
   // The relay stops at once, beside the rest: what the finishing jobs write waits in the outboxes
   // for the next holder, who takes the lease as soon as this one gives it back (OutboxRelay.close).

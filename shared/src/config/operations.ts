@@ -112,7 +112,7 @@ export const OPERATIONS_SECTIONS = defineSections({
       WEBHOOK_ALLOW_PRIVATE: {
         ...flag,
         description:
-          '`1`: endpoints may be on loopback, private, link-local or cloud-metadata addresses (tests, private networks). Refused otherwise, at creation and at each delivery. `npm start` (one machine trying the service) sets it unless it is set.',
+          '`1`: endpoints may be on loopback, private or other non-global addresses (tests, private networks). Refused otherwise, at creation and at each delivery. A cloud metadata or platform address (169.254.0.0/16, fd00:ec2::/32, 168.63.129.16, 100.100.100.200, and IPv6 forms that carry them) is refused either way. `npm start` (one machine trying the service) sets it unless it is set, and logs that it did.',
       },
       WEBHOOK_SECRET_KEY: {
         type: 'string',

@@ -18,7 +18,7 @@ export const SERVING_SECTIONS = defineSections({
         description:
           'When set, the operator surfaces (admin API, Bull Board, `/metrics`) listen here and no longer on `PORT`: set it wherever `PORT` is reachable from outside. Must differ from `PORT`.',
       },
-      HOST: { type: 'string', default: '0.0.0.0', description: "The interface every listener binds to (the API's two, the worker's `/metrics`)." },
+      HOST: { type: 'string', default: '0.0.0.0', description: "The interface every listener binds to (the API's two, the worker's `/metrics`). `npm start` binds `127.0.0.1` unless it is set." },
       BASE_PATH: {
         type: 'string',
         pattern: '^(/[A-Za-z0-9._~-]+)+$',

@@ -86,6 +86,23 @@ export function toAuditRecord(doc: AuditDoc): AuditRecord {
   return record;
 }
 
+/**
+ * An audit record as an operator bound to `within` reads it: the location ids a change names are
+ * only its own, with `otherLocations` counting those it may not see (a bound token never learns
+ * another location's id). Absent `within`: the record whole (chain-wide readers).
+ */
+export function auditRecordWithin(record: AuditRecord, within: readonly string[] | undefined): AuditRecord {
+  if (within === undefined || record.change === undefined) return record;
+  const scoped = (fields: Record<string, unknown> | undefined) => {
+    const ids = fields?.locationIds;
+    if (!Array.isArray(ids)) return fields;
+    const mine = ids.filter((id: string) => within.includes(id));
+    return { ...fields, locationIds: mine, ...(mine.length < ids.length && { otherLocations: ids.length - mine.length }) };
+  };
+  const { before, after } = record.change;
+  return { ...record, change: { ...record.change, ...(before && { before: scoped(before) }), ...(after && { after: scoped(after) }) } as AuditRecord['change'] };
+}
+
 /** One attempt of a delivery, as the delivery log lists it. */
 export function toDeliveryView(doc: WebhookDeliveryDoc): WebhookDelivery {
   const view: WebhookDelivery = { id: doc._id, webhookId: doc.webhookId, type: doc.type, attempt: doc.attempt, outcome: doc.outcome, durationMs: doc.durationMs, at: doc.at.toISOString() };

@@ -13,7 +13,7 @@ import { toCommandRecord } from '../domain/records';
 import { toLocationView } from '../domain/views';
 import type { CommandDoc, LocationDoc, OrderDoc, OutboxEntry } from '../store/documents';
 import { webhooksOf, type WebhookSource } from '../webhooks/event-types';
-import { type LocationChange, type MenuAvailabilityChanged, type MenuPublished, orderEventOf } from './location-events';
+import { type LocationChange, type MenuAvailabilityChanged, type MenuPublished, orderAnnouncementOf } from './announcements';
 
 export type { OutboxEntry };
 
@@ -31,11 +31,11 @@ export function outboxOf(locationId: string, source: WebhookSource, at: Date, ve
 }
 
 /** An order's new state (placed, completed, aborted, failed), as written at `at`. */
-export const orderOutbox = (after: OrderDoc, at: Date): OutboxEntry[] => outboxOf(after.locationId, orderEventOf(after), at, after.version);
+export const orderOutbox = (after: OrderDoc, at: Date): OutboxEntry[] => outboxOf(after.locationId, orderAnnouncementOf(after), at, after.version);
 
 /** The order's placement went overdue. */
 export const overdueOutbox = (after: OrderDoc, at: Date): OutboxEntry[] =>
-  outboxOf(after.locationId, { ...orderEventOf(after), overdue: true, operatorOnly: true }, at, after.version);
+  outboxOf(after.locationId, { ...orderAnnouncementOf(after), overdue: true, operatorOnly: true }, at, after.version);
 
 /** A command has two writes: its creation, then its acknowledgement. */
 export const commandCreatedOutbox = (command: CommandDoc): OutboxEntry[] =>

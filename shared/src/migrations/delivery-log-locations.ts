@@ -15,8 +15,9 @@ const BATCH = 500;
 export const deliveryLogLocations: Migration = {
   id: '0.5.0-delivery-log-locations',
   description: 'each delivery attempt logged before 0.5.0 gets its event location',
-  async up(db: Db) {
+  async up(db: Db, _log, lease) {
     const log = collections(db).webhookDeliveries;
+    let changed = 0;
     const unlocated = { locationId: { $exists: false }, type: { $ne: TEST_EVENT_TYPE } };
     for (let after = ''; ; ) {
       const batch = await log.find({ ...unlocated, _id: { $gt: after } }, { projection: { _id: 1, body: 1 } }).sort({ _id: 1 }).limit(BATCH).toArray();
@@ -25,8 +26,11 @@ export const deliveryLogLocations: Migration = {
         const locationId = bodyLocation(body);
         if (locationId !== undefined) updates.push({ updateOne: { filter: { _id, locationId: { $exists: false } }, update: { $set: { locationId } } } });
       }
-      if (updates.length > 0) await log.bulkWrite(updates, { ordered: false });
-      if (batch.length < BATCH) return;
+      if (updates.length > 0) {
+        lease.check();
+        changed += (await log.bulkWrite(updates, { ordered: false })).modifiedCount;
+      }
+      if (batch.length < BATCH) return changed;
       after = batch.at(-1)!._id;
     }
   },

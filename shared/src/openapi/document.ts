@@ -10,7 +10,7 @@ import type { ErrorObject } from 'ajv';
 import { Role, rolesFrom } from '../auth/roles';
 import { BoundAccess, CHAIN_WIDE_DETAIL } from '../auth/scope';
 import { Problem, problemBody, problems } from '../domain/problem';
-import { LIMITS, problemFromSchemaError } from '../schemas/requests';
+import { LIMITS, problemFromSchemaError, TEXT_PATTERNS } from '../schemas/requests';
 import {
   componentHeaders,
   componentSchemas,
@@ -324,6 +324,16 @@ function sharedResponses(options: DocumentOptions): JsonObject {
   };
 }
 
+/** `value` with a `pattern` beside each text format (schemas/text.ts): what other tools check, they do not know our formats. */
+function withTextPatterns<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withTextPatterns) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  const out = Object.fromEntries(Object.entries(value).map(([key, child]) => [key, withTextPatterns(child)])) as JsonObject;
+  const pattern = typeof out.format === 'string' ? TEXT_PATTERNS[out.format] : undefined;
+  if (pattern !== undefined && out.pattern === undefined) out.pattern = pattern;
+  return out as T;
+}
+
 export function buildOpenApiDocument(options: DocumentOptions): JsonObject {
   const paths: Record<string, JsonObject> = {};
   for (const spec of OPERATIONS) {
@@ -340,9 +350,9 @@ export function buildOpenApiDocument(options: DocumentOptions): JsonObject {
     },
     servers: [{ url: '/', description: 'This node' }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
-    paths,
+    paths: withTextPatterns(paths),
     components: {
-      schemas: componentSchemas(),
+      schemas: withTextPatterns(componentSchemas()),
       responses: sharedResponses(options),
       headers: componentHeaders(),
       securitySchemes: SECURITY_SCHEMES,

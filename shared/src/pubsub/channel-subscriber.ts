@@ -5,6 +5,7 @@ import { closeRedis, whenReady } from '../redis';
 import { withTimeout } from '../util/timeout';
 import { pause } from '../util/pause';
 import { SINGLE_REDIS_NODE, SubscriberNodes } from './subscriber-nodes';
+import { doubling } from '../util/doubling-pause';
 
 export type MessageHandler = (message: string) => void;
 
@@ -147,7 +148,7 @@ export class ChannelSubscriber extends EventEmitter {
   }
 
   /** False from a lost connection until every subscription is confirmed again. */
-  get settled(): boolean {
+  get allSubscribed(): boolean {
     return this.restoring === undefined;
   }
 
@@ -257,7 +258,7 @@ export class ChannelSubscriber extends EventEmitter {
 
   private async restore(): Promise<void> {
     for (let attempt = 0; this.lostAgain && !this.closing.signal.aborted; attempt++) {
-      if (attempt > 0) await pause(Math.min(100 * 2 ** (attempt - 1), RESTORE_BACKOFF_CAP_MS), this.closing.signal);
+      if (attempt > 0) await pause(doubling(attempt, [100, RESTORE_BACKOFF_CAP_MS]), this.closing.signal);
       this.lostAgain = false;
       try {
         await this.resubscribeAll();

@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { createRedis, nodeOptions, RedisTarget, refreshSlots, slotOf, whenReady } from '../redis';
+import { doubling } from '../util/doubling-pause';
 
 const SLOT_MAP_TIMEOUT_MS = 1_000;
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -28,7 +29,7 @@ const subscriberOptions = {
   maxRetriesPerRequest: null,
   // The ChannelSubscriber resubscribes itself, so that it knows when Redis has confirmed it.
   autoResubscribe: false,
-  retryStrategy: (attempt: number) => Math.min(100 * 2 ** (attempt - 1), RECONNECT_CAP_MS),
+  retryStrategy: (attempt: number) => doubling(attempt, [100, RECONNECT_CAP_MS]),
 };
 
 /** The one node of a single Redis. */

@@ -2,7 +2,7 @@ import { JobType, Queue } from 'bullmq';
 import type { QueueConfig, RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
-import { JOB, JobPayload, TRANSITION_QUEUE, transitionJobOptions } from './jobs';
+import { TRANSITION_QUEUE, transitionJobOptions } from './jobs';
 import { Partition, partitionLayout, partitionOf } from './partitions';
 import { withTelemetry } from './telemetry';
 
@@ -32,18 +32,19 @@ export function layoutPartitions(layout: QueueLayout): { current: Partition[]; d
   return { current, draining };
 }
 
+/** What a transition is routed by (the operation table's `partitionBy`; absent: its location). */
+export type RoutedBy = 'location' | 'session';
+
 /**
- * Which queue a job goes to, decided here and only here: an order's transitions by its location
- * (so they start in the order they came), a session closing by its session id (the admin closes
- * a session by id alone; the orders it aborts are version-guarded like any other write).
+ * Which queue a transition goes to, decided here and only here, from what its request names: an
+ * order's transitions by their location (so they start in the order they came), a session closing
+ * by its session id (the admin closes a session by id alone; the orders it aborts are
+ * version-guarded like any other write). The admission (api overload/admitted.ts) and the refusal
+ * in front of the app (early-refusal.ts) both call it; the job client queues the job where it was
+ * admitted. Undefined when the request names none (a malformed id, which its handler refuses).
  */
-export function routingKey(payload: JobPayload): string {
-  switch (payload.name) {
-    case JOB.orderAction:
-      return payload.data.scope.locationId;
-    case JOB.sessionClose:
-      return payload.data.sessionId;
-  }
+export function routingKey(by: RoutedBy, names: { locationId?: string; sessionId?: string }): string | undefined {
+  return by === 'session' ? names.sessionId : names.locationId;
 }
 
 export interface PartitionQueue {
@@ -79,11 +80,10 @@ export class TransitionQueues {
     return [...this.current, ...this.draining];
   }
 
-  /** The partition (of the current layout) a job is added to. */
-  partitionFor(payload: JobPayload): PartitionQueue {
-    return this.current[this.partitionOfKey(routingKey(payload))]!;
+  /** The queue (of the current layout) of a partition. */
+  queueOf(partition: number): Queue {
+    return this.current[partition]!.queue;
   }
-
 
   /** The partition of a job's routing key: a location's id for its order transitions, a session's for its close. */
   partitionOfKey(key: string): number {

@@ -8,9 +8,9 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { COMMAND_KINDS, CUSTOMER_COMMAND_KINDS, CommandKind } from '../domain/commands';
 import { Problem, problems } from '../domain/problem';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
-import { addFormats, block, LIMITS, line, TEXT_FORMATS } from './text';
+import { addFormats, block, LIMITS, line, TEXT_FORMATS, TEXT_PATTERNS } from './text';
 
-export { addFormats, block, LIMITS, line, TEXT_FORMATS };
+export { addFormats, block, LIMITS, line, TEXT_FORMATS, TEXT_PATTERNS };
 
 const ajv = addFormats(new Ajv({ allErrors: false, strict: true }));
 
@@ -226,7 +226,7 @@ export function problemFromSchemaError(error: ErrorObject): Problem {
     return problems.validation(`${where} has unknown field${/^[A-Za-z0-9_]{1,64}$/.test(field) ? ` ${field}` : 's'}`);
   }
   if (error.keyword === 'format' && error.params.format === TEXT_FORMATS.line) {
-    return problems.validation(`${where} must be one line without control characters or bidirectional controls`);
+    return problems.validation(`${where} must be one line without control characters, line separators or bidirectional controls`);
   }
   if (error.keyword === 'format' && error.params.format === TEXT_FORMATS.block) {
     return problems.validation(`${where} must not contain control characters (but tab and newline) or bidirectional controls`);

@@ -7,19 +7,30 @@ import { INSTANT_FORMAT } from './instants';
 
 /**
  * Text that reaches register screens and kitchen printers carries no control characters
- * (escape sequences, NUL), no bidirectional embeddings, overrides or isolates (which reorder
- * what a screen shows), and no lone surrogates (which no printer can encode).
- * A line has no control character at all; a text block (notes, reasons) may hold tabs and newlines.
+ * (escape sequences, NUL), no bidirectional marks, embeddings, overrides or isolates (which
+ * reorder what a screen shows), and no lone surrogates (which no printer can encode).
+ * A line has no control character and no line or paragraph separator (U+2028, U+2029) at all;
+ * a text block (notes, reasons) may hold tabs and newlines.
  */
-const UNSAFE_IN_LINE = /[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/u;
-const UNSAFE_IN_BLOCK = /[\p{Cs}\u202A-\u202E\u2066-\u2069]|(?![\t\n])\p{Cc}/u;
+const BIDI = '\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069';
 export const TEXT_FORMATS = { line: 'single-line-text', block: 'multi-line-text' } as const;
+/**
+ * What each text format allows, as a JSON Schema `pattern` (ECMA-262 with the `u` flag): the
+ * formats' check here, and beside each format in the OpenAPI document, so that a client's own
+ * validator refuses what the service refuses.
+ */
+export const TEXT_PATTERNS: Record<string, string> = {
+  [TEXT_FORMATS.line]: `^[^\\p{Cc}\\p{Cs}\\u2028\\u2029${BIDI}]*$`,
+  [TEXT_FORMATS.block]: `^(?:[\\t\\n]|[^\\p{Cc}\\p{Cs}${BIDI}])*$`,
+};
 
 /** The service's formats (text, instants) on an ajv instance: the request schemas' (requests.ts) and the menu's (menu.ts). */
 export function addFormats(on: Ajv): Ajv {
   on.addFormat('date-time', INSTANT_FORMAT);
-  on.addFormat(TEXT_FORMATS.line, { type: 'string', validate: (value: string) => !UNSAFE_IN_LINE.test(value) });
-  on.addFormat(TEXT_FORMATS.block, { type: 'string', validate: (value: string) => !UNSAFE_IN_BLOCK.test(value) });
+  for (const [format, pattern] of Object.entries(TEXT_PATTERNS)) {
+    const allowed = new RegExp(pattern, 'u');
+    on.addFormat(format, { type: 'string', validate: (value: string) => allowed.test(value) });
+  }
   return on;
 }
 

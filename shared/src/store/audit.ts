@@ -17,12 +17,13 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { Collection, Db, Filter, MongoServerError } from 'mongodb';
 import pLimit from 'p-limit';
+import type { Logger } from '../log';
 import type { AuditVerification } from '../schemas/responses';
 import type { AuditAnchorDoc, AuditDoc } from './documents';
 import { collections } from './mongo';
 import type { Page } from './page';
 import { asString } from './query-values';
-import { raceBackoff } from './orders';
+import { raceBackoff } from './guarded-retry';
 import { toAuditRecord } from '../domain/views';
 
 export type { AuditDoc };
@@ -49,6 +50,8 @@ export const GENESIS_HASH = '0'.repeat(64);
 const APPEND_TRIES = 20;
 /** The most records one verification reads. */
 export const VERIFY_MAX = 10_000;
+/** The records before the chain's start one verification reads (a purge cut short leaves at most a batch). */
+const BESIDE_READ = 1_000;
 
 
 /** The hash a record must carry: over `prevHash` and the record as served, but for the fields `fullHash` covers. */
@@ -64,6 +67,22 @@ export function auditFullHash(doc: AuditDoc): string {
 }
 
 const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000;
+
+/** What is wrong with a record on its own: its hashes (both required), its retention. */
+function selfFault(doc: AuditDoc): string | undefined {
+  if (doc.hash === undefined || auditHash(doc) !== doc.hash) return 'its content does not match its hash: it was changed after it was written';
+  if (doc.fullHash === undefined) return 'it has no fullHash: it was removed, so its purgeAt or claimedRequestId may have been changed';
+  if (auditFullHash(doc) !== doc.fullHash) return 'its purgeAt or claimedRequestId does not match its fullHash: it was changed after it was written';
+  if (!(doc.purgeAt >= doc.at)) return 'its purgeAt is before it was written';
+  return undefined;
+}
+
+/** What is wrong with `doc` as the chain's link `expected` (its place, the link before it, itself). */
+function linkFault(doc: AuditDoc, expected: { seq: number; hash: string }): string | undefined {
+  if (doc.seq !== expected.seq) return `record ${expected.seq} is missing: the next is ${doc.seq}`;
+  if (doc.prevHash !== expected.hash) return `its prevHash is not the hash of record ${expected.seq - 1}: a record before it was changed or replaced`;
+  return selfFault(doc);
+}
 
 export class AuditRepo {
   private readonly c: Collection<AuditDoc>;
@@ -136,17 +155,15 @@ export class AuditRepo {
 
   /**
    * Checks the chain from the record after `afterSeq` (absent: from where it starts), at most
-   * `limit` records: each follows the one before it and matches its hash. Names the first broken link.
+   * `limit` records: each follows the one before it and matches its hashes. Names the first broken
+   * link, or a record the list shows that the chain does not hold.
    */
-  async verify(afterSeq: number | undefined, limit = VERIFY_MAX): Promise<AuditVerification> {
-    // every record the log lists is in the chain: one without a place was put beside it
-    const outside = await this.c.findOne({ seq: { $exists: false } }, { projection: { _id: 1 } });
-    if (outside) return { intact: false, checked: 0, complete: true, brokenAt: { id: outside._id, reason: `record ${outside._id} has no place in the chain: it was added beside it` } };
-    let expected: { seq: number; hash: string };
-    if (afterSeq === undefined) {
-      const anchor = await this.anchors.findOne({ _id: START });
-      expected = { seq: (anchor?.seq ?? 0) + 1, hash: anchor?.hash ?? GENESIS_HASH };
-    } else {
+  async verify(afterSeq: number | undefined, limit = VERIFY_MAX, now = new Date()): Promise<AuditVerification> {
+    const start = await this.start();
+    const beside = await this.besideTheChain(start, now);
+    if (beside) return { intact: false, checked: 0, complete: true, brokenAt: { id: beside._id, reason: `record ${beside._id} has no place in the chain (its seq is ${JSON.stringify(beside.seq ?? null)}): it was added beside it` } };
+    let expected = start;
+    if (afterSeq !== undefined) {
       const previous = await this.c.findOne({ seq: afterSeq });
       if (!previous?.hash) return { intact: false, checked: 0, complete: true, brokenAt: { seq: afterSeq, reason: `record ${afterSeq} does not exist` } };
       expected = { seq: afterSeq + 1, hash: previous.hash };
@@ -159,20 +176,19 @@ export class AuditRepo {
     const firstSeq = expected.seq;
     let checked = 0;
     for (const doc of records.slice(0, limit)) {
-      const broken = (reason: string): AuditVerification => ({
-        intact: false,
-        checked,
-        firstSeq,
-        ...(checked > 0 && { lastSeq: expected.seq - 1 }),
-        complete: true,
-        brokenAt: { seq: expected.seq, ...(doc.seq === expected.seq && { id: doc._id }), reason },
-      });
-      if (doc.seq !== expected.seq) return broken(`record ${expected.seq} is missing: the next is ${doc.seq}`);
-      if (doc.prevHash !== expected.hash) return broken(`its prevHash is not the hash of record ${expected.seq - 1}: a record before it was changed or replaced`);
-      if (auditHash(doc) !== doc.hash) return broken('its content does not match its hash: it was changed after it was written');
-      if (doc.fullHash !== undefined && auditFullHash(doc) !== doc.fullHash) return broken('its purgeAt or claimedRequestId does not match its fullHash: it was changed after it was written');
+      const fault = linkFault(doc, expected);
+      if (fault) {
+        return {
+          intact: false,
+          checked,
+          firstSeq,
+          ...(checked > 0 && { lastSeq: expected.seq - 1 }),
+          complete: true,
+          brokenAt: { seq: expected.seq, ...(doc.seq === expected.seq && { id: doc._id }), reason: fault },
+        };
+      }
       checked += 1;
-      expected = { seq: expected.seq + 1, hash: doc.hash };
+      expected = { seq: expected.seq + 1, hash: doc.hash! };
     }
     const complete = records.length <= limit;
     const stretch = { checked, ...(checked > 0 && { firstSeq, lastSeq: expected.seq - 1 }) };
@@ -187,22 +203,51 @@ export class AuditRepo {
     return { intact: true, ...stretch, complete };
   }
 
+  /** The first link the chain now expects: the one after the start anchor (retention's last removal). */
+  private async start(): Promise<{ seq: number; hash: string }> {
+    const anchor = await this.anchors.findOne({ _id: START });
+    return { seq: (anchor?.seq ?? 0) + 1, hash: anchor?.hash ?? GENESIS_HASH };
+  }
+
+  /**
+   * A record the list shows that a walk from `start` never reaches: no `seq`, or one that is not a
+   * number at or after the start (`0`, `-7`, `null`, `"9"`). The only ones allowed are records a
+   * purge had proven due and not yet removed when it stopped (a crash between its two writes).
+   */
+  private async besideTheChain(start: { seq: number }, now: Date): Promise<AuditDoc | undefined> {
+    const [all, walked] = await Promise.all([this.c.countDocuments({}), this.c.countDocuments({ seq: { $gte: start.seq } })]);
+    if (all === walked) return undefined;
+    const others = await this.c.find({ seq: { $not: { $gte: start.seq } } }).limit(BESIDE_READ).toArray();
+    return others.find((doc) => !(Number.isInteger(doc.seq) && doc.seq! >= 1 && doc.seq! < start.seq && doc.purgeAt <= now && selfFault(doc) === undefined));
+  }
+
   /**
    * Removes up to `limit` records past their retention, oldest first in the chain, stopping at
-   * the first one not yet due; where the chain now starts is recorded first, so that a crash in
-   * between leaves records before the anchor, never a gap after it. Records from before the chain
-   * go by their `purgeAt`.
+   * the first one not yet due. Each removal is proven first: the record follows the start anchor's
+   * link and matches its hashes, so a record whose `purgeAt` was moved (or its `fullHash` removed
+   * with it) stays, and verify names it. Where the chain now starts is recorded before the
+   * removal, so that a crash in between leaves records before the anchor, never a gap after it.
+   * Records from before the chain go by their `purgeAt`.
    */
-  async purge(now: Date, limit: number): Promise<number> {
-    const oldest = await this.c.find({ seq: { $exists: true } }).sort({ seq: 1 }).limit(limit).toArray();
-    const firstNotDue = oldest.findIndex((doc) => doc.purgeAt > now);
-    const last = (firstNotDue < 0 ? oldest : oldest.slice(0, firstNotDue)).at(-1);
-    let removed = 0;
-    if (last?.seq !== undefined && last.hash !== undefined) {
-      // Forward only: a slower purge that read an older stretch must not move the anchor back.
-      await this.moveAnchor(START, { seq: last.seq, hash: last.hash });
-      removed += (await this.c.deleteMany({ seq: { $lte: last.seq } })).deletedCount;
+  async purge(now: Date, limit: number, log?: Logger): Promise<number> {
+    let expected = await this.start();
+    const oldest = await this.c.find({ seq: { $gte: expected.seq } }).sort({ seq: 1 }).limit(limit).toArray();
+    let last: AuditDoc | undefined;
+    for (const doc of oldest) {
+      if (doc.purgeAt > now) break;
+      const fault = linkFault(doc, expected);
+      if (fault) {
+        log?.error({ seq: expected.seq, id: doc._id, reason: fault }, 'audit retention stopped: a record due for removal does not verify; it stays for `audit verify` to name');
+        break;
+      }
+      last = doc;
+      expected = { seq: doc.seq! + 1, hash: doc.hash! };
     }
+    let removed = 0;
+    // Forward only: a slower purge that read an older stretch must not move the anchor back.
+    if (last) await this.moveAnchor(START, { seq: last.seq!, hash: last.hash! });
+    // what this pass proved, and what a pass cut short after moving the anchor had proved before it
+    if (expected.seq > 1) removed += (await this.c.deleteMany({ seq: { $gte: 1, $lt: expected.seq }, purgeAt: { $lte: now } })).deletedCount;
     // Compat: records from before the chain; goes once a migration finds none left.
     const legacy = await this.c.find({ seq: { $exists: false }, purgeAt: { $lte: now } }, { projection: { _id: 1 } }).limit(limit).toArray();
     if (legacy.length > 0) removed += (await this.c.deleteMany({ _id: { $in: legacy.map((doc) => doc._id) }, seq: { $exists: false } })).deletedCount;

@@ -336,5 +336,8 @@ export interface EventDoc {
 export interface LeaseDoc {
   _id: string;
   holder: string;
+  /** The writer's clock plus the lease: for 0.5.0's processes only (leases.ts). */
   until: Date;
+  /** New at every renewal, since 0.6.0: what a contender watches. */
+  token?: string;
 }

@@ -1,35 +1,67 @@
 /**
- * Leases: which process does a job that one process at a time should do (the event relay), for a
- * while. A holder renews its lease before it lapses; one that stops (dies, hangs) loses it when it
- * lapses, and another takes it over. A lease is an efficiency, never what correctness rests on: a
- * holder that wakes after losing its lease and works on is harmless (the event log records each
- * event once, in order).
+ * Leases: which process does a job that one process at a time should do (the event relay, the
+ * migrations), for a while. No clock but each process's own monotonic one: every renewal writes a
+ * fresh `token`, and a contender takes a lease over only after it has seen the same holder and
+ * token for a whole lease by its own clock; the holder, for its part, counts its lease from when
+ * it sent the renewal. So a holder that stalled (SIGSTOP, a paused VM) finds its lease over before
+ * anyone else could take it, and the holders' wall clocks need not agree.
+ *
+ * `until` is still written, from the writer's clock, for 0.5.0's processes, which compare it with
+ * their own (during a roll); a change of it counts as a renewal.
  */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Db } from 'mongodb';
+import type { LeaseDoc } from './documents';
 import { collections } from './mongo';
 import { isDuplicateKey } from './store-errors';
 
+/** What a contender saw of another's lease, and since when (its own monotonic clock). */
+interface Seen {
+  key: string;
+  since: number;
+}
+
+const keyOf = (doc: LeaseDoc): string => `${doc.holder}\n${doc.token ?? ''}\n${doc.until.getTime()}`;
+
 export class LeasesRepo {
   private readonly c;
+  private readonly seen = new Map<string, Seen>();
 
   constructor(db: Db) {
     this.c = collections(db).leases;
   }
 
-  /** Takes or renews the lease `name` for `holder` until `until`; false while another holds it. */
-  async hold(name: string, holder: string, now: Date, until: Date): Promise<boolean> {
-    try {
-      const { matchedCount, upsertedCount } = await this.c.updateOne(
-        { _id: name, $or: [{ holder }, { until: { $lte: now } }] },
-        { $set: { holder, until } },
-        { upsert: true },
-      );
-      return matchedCount + upsertedCount > 0;
-    } catch (err) {
-      // held by another: the upsert collided with its document
-      if (isDuplicateKey(err)) return false;
-      throw err;
+  /**
+   * Takes or renews the lease `name` for `holder`, for `ms`. Returns until when (by
+   * `performance.now()`) the holder may act on it, or undefined while another holds it.
+   */
+  async hold(name: string, holder: string, ms: number): Promise<number | undefined> {
+    const sent = performance.now();
+    const renewal = { holder, token: randomUUID(), until: new Date(Date.now() + ms) };
+    if ((await this.c.updateOne({ _id: name, holder }, { $set: renewal })).matchedCount > 0) return sent + ms;
+    const doc = await this.c.findOne({ _id: name });
+    if (!doc) {
+      try {
+        await this.c.insertOne({ _id: name, ...renewal });
+        return sent + ms;
+      } catch (err) {
+        if (isDuplicateKey(err)) return undefined; // another took it first
+        throw err;
+      }
     }
+    const key = keyOf(doc);
+    const seen = this.seen.get(name);
+    if (seen?.key !== key) {
+      this.seen.set(name, { key, since: performance.now() });
+      return undefined;
+    }
+    if (performance.now() - seen.since < ms) return undefined;
+    // unrenewed for a whole lease: taken over, unless it was renewed meanwhile
+    const takenAt = performance.now();
+    const { matchedCount } = await this.c.updateOne({ _id: name, holder: doc.holder, until: doc.until, token: doc.token ?? { $exists: false } }, { $set: renewal });
+    this.seen.delete(name);
+    return matchedCount > 0 ? takenAt + ms : undefined;
   }
 
   /** Gives the lease up (at shutdown), if `holder` has it. */

@@ -3,7 +3,7 @@ import type { LocationDoc, SweptChange } from './documents';
 import { GROUP_COMMIT_MAX, groupCommit } from './group-commit';
 import { newId } from './ids';
 import { collections } from './mongo';
-import { raceBackoff, VERSION_RACE_RETRIES } from './orders';
+import { guardedRetry, RACED } from './guarded-retry';
 import { type EventsOf, NO_EVENTS, withOutbox } from './outboxes';
 import type { Page } from './page';
 import { asString } from './query-values';
@@ -220,7 +220,7 @@ export class LocationsRepo {
    * when there is nothing to change. The location after, or null when there is none or nothing changed.
    */
   async change(id: string, decide: (doc: LocationDoc) => ViewChange | undefined, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
-    for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
+    return guardedRetry(async () => {
       const doc = await this.c.findOne({ _id: asString(id, 'locationId') });
       const decided = doc && decide(doc);
       if (!doc || !decided) return null;
@@ -231,10 +231,8 @@ export class LocationsRepo {
         ...(decided.mark ? { $addToSet: { unannounced: decided.mark } } : {}),
       };
       const { modifiedCount } = await this.c.updateOne({ _id: doc._id, rev: doc.rev ?? { $exists: false } }, withOutbox(update, events(after)));
-      if (modifiedCount === 1) return after;
-      await raceBackoff(attempt);
-    }
-    throw new Error(`location ${id} kept changing under ${VERSION_RACE_RETRIES} attempts to write it`);
+      return modifiedCount === 1 ? after : RACED;
+    });
   }
 
   /** An order of the location COMPLETED: the failures in a row start again (no write when there were none). */

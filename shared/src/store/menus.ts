@@ -12,7 +12,7 @@ import type { LocationDoc, MenuDoc, MenuPointer, OutboxEntry } from './documents
 import { newId } from './ids';
 import type { LocationsRepo } from './locations';
 import { collections } from './mongo';
-import { raceBackoff, VERSION_RACE_RETRIES } from './orders';
+import { guardedRetry, RACED } from './guarded-retry';
 import { type EventsOf, withOutbox } from './outboxes';
 import { asString } from './query-values';
 import { isDuplicateKey } from './store-errors';
@@ -83,7 +83,8 @@ export class MenusRepo {
     const versions = new Map<string, number>();
     const at = (docs: MenuHolder[]) => (expected === undefined ? docs : docs.filter((doc) => (doc.menu?.version ?? 0) === expected));
     let held = at(await this.holders(ids));
-    for (let attempt = 1; held.length > 0; attempt++) {
+    if (held.length === 0) return versions;
+    await guardedRetry(async () => {
       // each upload has its own mark: two at once of one menu tell which of them a location took
       const mark = newId();
       const planned = new Map<string, number>();
@@ -98,14 +99,14 @@ export class MenusRepo {
       const { matchedCount } = await this.locations.bulkWrite(writes, { ordered: false });
       if (matchedCount === writes.length) {
         for (const [id, version] of planned) versions.set(id, version);
-        break;
+        return versions;
       }
-      if (attempt >= VERSION_RACE_RETRIES) throw new Error(`locations kept changing under ${VERSION_RACE_RETRIES} attempts to publish a menu`);
+      // the locations that changed meanwhile: those this upload's mark is not on are tried again
       const after = await this.holders([...planned.keys()]);
       for (const doc of after) if (doc.menu?.mark === mark) versions.set(doc._id, doc.menu.version);
       held = at(after.filter((doc) => !versions.has(doc._id)));
-      await raceBackoff(attempt);
-    }
+      return held.length === 0 ? versions : RACED;
+    });
     return versions;
   }
 

@@ -1,5 +1,3 @@
-import { randomInt } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { OrderChange, OrderState } from '../domain/order-state';
 import type { OrderRow } from '../domain/records';
@@ -10,17 +8,7 @@ import { GROUP_COMMIT_MAX, groupCommit } from './group-commit';
 import { AppliedJobsLedger, ATTEMPT_MARK } from './applied-jobs';
 import { collections, recordId } from './mongo';
 import { asInteger, asString } from './query-values';
-
-/** A write that lost its version race re-reads and re-decides this many times before a 409. */
-export const VERSION_RACE_RETRIES = 12;
-
-/**
- * The pause before re-reading after a lost race: random, so that writers who lost to the same
- * winner do not all read and collide again; up to 1, 2, 4 ... 32 ms.
- */
-export function raceBackoff(attempt: number): Promise<void> {
-  return sleep(randomInt(1 << Math.min(attempt, 5)));
-}
+import { guardedRetry, RACED } from './guarded-retry';
 
 /**
  * How many applied job ids an order keeps in its own document at least: far more than can be in
@@ -268,17 +256,15 @@ export class OrdersRepo {
    */
   async markOverdue(locationId: string, number: number, orderTime: Date, now: Date, jobId: string, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc | null> {
     const filter = { _id: recordId(locationId, number), locationId, number, state: 'PLACED' as const, orderTime, overdue: { $ne: true } };
-    for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
+    return guardedRetry(async () => {
       const order = await this.c.findOne(filter);
       if (!order) return null;
       const set = { overdue: true, overdueJob: jobId, updatedAt: now };
       const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
       // Not batched (an order deadline job's write is rare): its answer tells whether it landed.
       const { modifiedCount } = await this.c.updateOne(atVersion(order), withOutbox({ $set: set, $inc: { version: 1 } }, events(after)));
-      if (modifiedCount === 1) return after;
-      await raceBackoff(attempt);
-    }
-    return null;
+      return modifiedCount === 1 ? after : RACED;
+    });
   }
 
   /** The order, if `jobId` marked this placement overdue and it is still PLACED in it. */

@@ -4,7 +4,7 @@
  * holds. Location and overdue events (presence, deadlines) become webhooks by adding rows here.
  */
 import type { OperatorOrderRecord } from '../domain/records';
-import type { LocationChange, WebhookSource } from '../events/location-events';
+import type { LocationChange, WebhookSource } from '../events/announcements';
 
 export type { WebhookSource };
 

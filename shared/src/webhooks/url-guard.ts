@@ -6,6 +6,9 @@
  * which then connects to the address it checked (a name that resolves elsewhere the second time,
  * DNS rebinding, cannot slip through). The ranges are ipaddr.js's (its IANA special-purpose
  * registries); only what those registries do not name is written here.
+ *
+ * WEBHOOK_ALLOW_PRIVATE lets a receiver on a private network through; never a cloud's metadata
+ * or platform address, where no receiver lives (a blind POST at the instance's credentials).
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -13,6 +16,9 @@ import ipaddr from 'ipaddr.js';
 
 /** Azure's wire server and Alibaba's metadata service sit on public-looking addresses. */
 const METADATA_ADDRESSES = new Set(['168.63.129.16', '100.100.100.200']);
+/** IPv4 link-local (169.254.169.254 and the other platform services: EC2, ECS, GCP, OpenStack); AWS's IPv6 platform prefix. */
+const PLATFORM_V4 = ipaddr.parseCIDR('169.254.0.0/16');
+const PLATFORM_V6 = ipaddr.parseCIDR('fd00:ec2::/32');
 
 const ipv4Of = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 
@@ -38,7 +44,17 @@ function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
   return undefined;
 }
 
-const forbiddenIPv4 = (address: ipaddr.IPv4): boolean => address.range() !== 'unicast' || METADATA_ADDRESSES.has(address.toString());
+const platformIPv4 = (address: ipaddr.IPv4): boolean => address.match(PLATFORM_V4) || METADATA_ADDRESSES.has(address.toString());
+const forbiddenIPv4 = (address: ipaddr.IPv4): boolean => address.range() !== 'unicast' || platformIPv4(address);
+
+/** Whether an address is a cloud's metadata or platform service (or an IPv6 address carrying one): refused whatever the flag. */
+export function isPlatformAddress(address: string): boolean {
+  if (!ipaddr.isValid(address) || isIP(address) === 0) return false;
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return platformIPv4(parsed as ipaddr.IPv4);
+  const v6 = parsed as ipaddr.IPv6;
+  return v6.match(PLATFORM_V6) || (embeddedIPv4(v6)?.some(platformIPv4) ?? false);
+}
 
 /**
  * Whether an address is one a webhook may not reach: anything but a global unicast address. An
@@ -55,6 +71,9 @@ export function isForbiddenAddress(address: string): boolean {
   if (carried) return carried.some(forbiddenIPv4);
   return v6.range() !== 'unicast';
 }
+
+/** Said by each role that starts with the guard relaxed, so that no deployment runs so unknowingly. */
+export const RELAXED_GUARD = 'WEBHOOK_ALLOW_PRIVATE=1: webhook endpoints may be on loopback and private addresses (cloud metadata and platform addresses stay refused)';
 
 export class UrlRefused extends Error {}
 
@@ -83,6 +102,8 @@ export async function checkWebhookUrl(text: string, allowPrivate: boolean): Prom
     throw new UrlRefused(`url's host ${host} does not resolve`);
   }
   if (addresses.length === 0) throw new UrlRefused(`url's host ${host} does not resolve`);
+  const platform = addresses.find((a) => isPlatformAddress(a.address));
+  if (platform) throw new UrlRefused(`url's host resolves to ${platform.address}, a cloud metadata or platform address: no receiver lives there (refused even with WEBHOOK_ALLOW_PRIVATE=1)`);
   if (!allowPrivate) {
     const forbidden = addresses.find((a) => isForbiddenAddress(a.address));
     if (forbidden) {

@@ -7,7 +7,7 @@
 import { Job, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { JobClient, type JobRequest } from '@pos/api/jobs/job-client';
-import { QueueAdmission } from '@pos/api/overload/queue-admission';
+import { type Admitted, QueueAdmission } from '@pos/api/overload/queue-admission';
 import { ChannelSubscriber } from '@pos/shared/pubsub/channel-subscriber';
 import { singleRedisNodes } from '@pos/shared/pubsub/subscriber-nodes';
 import { createLogger } from '@pos/shared/log';
@@ -31,7 +31,7 @@ describe('JobClient', () => {
   let suite = 0;
 
   /** A request admitted to the partition of `loc-1` (what the route's admitQueued gives it). */
-  const admit = (request: JobRequest): JobRequest => ({ ...request, admitted: { key: 'loc-1', ticket: admission.acquire(0, 'critical')!, taken: false } });
+  const admit = (request: JobRequest): JobRequest => ({ ...request, admitted: client.admit('loc-1', 'critical') as Admitted });
   const payload = (number = 1) => orderActionJob({ locationId: 'loc-1' }, number, { kind: 'status', newState: 'COMPLETED' });
   const OK: JobOutcome = { status: 200, order: { number: 1, state: 'COMPLETED', rows: [], guestCount: 1 } } as unknown as JobOutcome;
 
@@ -109,14 +109,17 @@ describe('JobClient', () => {
     expect(runs).toHaveLength(1);
   });
 
-  it("queues a job on its request's admission, and only where it was admitted: without one, or admitted by another key, it is a bug", async () => {
+  it("queues a job where its request was admitted, releasing the ticket when it settles; a job without an admission is a bug", async () => {
     const request = admit({ requestId: 'r8', deadline: Date.now() + 1_000 });
     await expect(client.run(payload(), request)).resolves.toEqual(OK);
     expect(request.admitted!.taken).toBe(true);
     expect(() => client.run(payload(), { requestId: 'r9' })).toThrow('order-action queued by a route that did not admit it');
-    const elsewhere = { requestId: 'r10', admitted: { key: 'loc-2', ticket: admission.acquire(0, 'critical')!, taken: false } };
-    expect(() => client.run(payload(), elsewhere)).toThrow('order-action admitted by loc-2 but routed by loc-1');
     expect(runs).toHaveLength(1);
+    expect(admission.signals()[0]!.inFlight).toBe(0);
+    // an admission no job took is given back
+    const unused = client.admit('loc-1', 'critical') as Admitted;
+    expect(admission.signals()[0]!.inFlight).toBe(1);
+    client.release(unused);
+    expect(admission.signals()[0]!.inFlight).toBe(0);
   });
-
 });

@@ -12,7 +12,7 @@ describe('the queue admission', () => {
   const finish = (perSecond: number, seconds: number) => {
     for (let s = 0; s < seconds; s++) {
       for (let i = 0; i < perSecond; i++) {
-        admission.settled(admission.acquire(0, 'critical')!, true);
+        admission.release(admission.acquire(0, 'critical')!, true);
         now += 1000 / perSecond;
       }
       admission.signals(); // read now and then, as every admission does

@@ -8,7 +8,7 @@ import { MongoClient } from 'mongodb';
 import { RESYNC_MARGIN_MS, RETRY_MS, type StreamReader } from '@pos/api/stream/client-stream';
 import type { Replay, ResyncRead } from '@pos/api/stream/replay';
 import { StreamClock } from '@pos/api/stream/stream-clock';
-import { commandEvent, orderEvent, type WorkEvent } from '@pos/api/stream/work-event';
+import { commandFrame, orderFrame, type StreamFrame } from '@pos/api/stream/stream-frame';
 import type { CommandRecord, OrderRecord } from '@pos/shared/domain/records';
 import { createRepos, type Repos } from '@pos/shared/store/repos';
 import type { SessionDoc } from '@pos/shared/store/documents';
@@ -47,12 +47,12 @@ describe('ClientStream', () => {
 
   it('writes its head and the replay, then live events, each with its position as id', async () => {
     const { stream, client } = await connect(operator);
-    stream.attach({ orders: [orderEvent(order(1))], commands: [commandEvent(command(1))] });
+    stream.attach({ orders: [orderFrame(order(1))], commands: [commandFrame(command(1))] });
     await client.eventCount(2);
     expect(client.headers['content-type']).toBe('text/event-stream');
     expect(client.headers['x-request-id']).toBe('req-1');
     expect(client.retries).toHaveLength(1);
-    expect(stream.deliver(orderEvent(order(2)))).toBe(true);
+    expect(stream.deliver(orderFrame(order(2)))).toBe(true);
     const events = await client.eventCount(3);
     expect(events.map((e) => [e.event, e.id])).toEqual([
       ['order', '1.0'],
@@ -63,10 +63,10 @@ describe('ClientStream', () => {
 
   it('buffers live events while its replay is read, and sends those the replay does not cover once', async () => {
     const { stream, client } = await connect(operator);
-    const first = orderEvent(order(1));
+    const first = orderFrame(order(1));
     expect(stream.deliver(first)).toBe(false);
-    expect(stream.deliver(orderEvent(order(2)))).toBe(false);
-    stream.attach({ orders: [orderEvent(order(1))], commands: [] });
+    expect(stream.deliver(orderFrame(order(2)))).toBe(false);
+    stream.attach({ orders: [orderFrame(order(1))], commands: [] });
     const events = await client.eventCount(2);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(events.map((e) => e.json<OrderRecord>().number)).toEqual([1, 2]);
@@ -77,31 +77,31 @@ describe('ClientStream', () => {
     const { stream, client } = await connect({ kind: 'register', session: created, keyHash: 'k' });
     stream.attach(EMPTY);
     await client.preamble();
-    const announcement: WorkEvent = { ...orderEvent(order(1)), operatorOnly: true };
+    const announcement: StreamFrame = { ...orderFrame(order(1)), operatorOnly: true };
     expect(stream.deliver(announcement)).toBe(false);
-    expect(stream.deliver(orderEvent(order(1)))).toBe(true);
+    expect(stream.deliver(orderFrame(order(1)))).toBe(true);
     await client.eventCount(1);
   });
 
   it('after a Redis loss: holds live events, sends what the re-read finds it had not sent, then the held events', async () => {
     const { stream, client } = await connect(operator);
-    const sent = orderEvent(order(1), { version: 2 });
+    const sent = orderFrame(order(1), { version: 2 });
     stream.attach({ orders: [sent], commands: [] });
     await client.eventCount(1);
     const lostAt = Date.now();
     stream.noteLoss(lostAt);
     stream.holdForResync(lostAt);
     expect(stream.awaitsResync).toBe(true);
-    expect(stream.deliver(orderEvent(order(3)))).toBe(false);
+    expect(stream.deliver(orderFrame(order(3)))).toBe(false);
     const part = stream.beginResync();
     expect(part).toMatchObject({ orderNumber: 1, commandNumber: 0, changedSince: lostAt - RESYNC_MARGIN_MS });
     expect(stream.awaitsResync).toBe(false);
     const read: ResyncRead = {
-      placed: [orderEvent(order(2), { version: 1 })],
+      placed: [orderFrame(order(2), { version: 1 })],
       // order 1 as it was sent (not news), and order 1 changed since (news)
       changed: [
-        { event: orderEvent(order(1), { version: 2 }), updatedAt: lostAt - 100 },
-        { event: orderEvent(order(1, 'COMPLETED'), { version: 3 }), updatedAt: lostAt },
+        { event: orderFrame(order(1), { version: 2 }), updatedAt: lostAt - 100 },
+        { event: orderFrame(order(1, 'COMPLETED'), { version: 3 }), updatedAt: lostAt },
       ],
       commands: [],
       sessions: new Map(),
@@ -114,7 +114,7 @@ describe('ClientStream', () => {
       [2, 'PLACED'],
       [3, 'PLACED'],
     ]);
-    expect(stream.deliver(orderEvent(order(4)))).toBe(true);
+    expect(stream.deliver(orderFrame(order(4)))).toBe(true);
   });
 
   it('ended by a shutdown, sends a fresh reconnection delay (at most the base) before it closes', async () => {
@@ -175,7 +175,7 @@ describe('ClientStream', () => {
     const { stream, client, resyncNeeded } = await connect(operator);
     stream.noteLoss(Date.now());
     stream.holdForResync(Date.now()); // not live yet: it waits until its replay is out
-    stream.attach({ orders: [orderEvent(order(1))], commands: [] });
+    stream.attach({ orders: [orderFrame(order(1))], commands: [] });
     await client.eventCount(1);
     expect(resyncNeeded()).toBe(1);
     expect(stream.awaitsResync).toBe(true);

@@ -12,7 +12,7 @@ import { singleRedisNodes } from '@pos/shared/pubsub/subscriber-nodes';
 import { createApiMetrics } from '@pos/api/metrics/api-metrics';
 import { ProblemError } from '@pos/shared/domain/problem';
 import type { OrderRecord } from '@pos/shared/domain/records';
-import { locationChannel } from '@pos/shared/events/location-events';
+import { locationChannel } from '@pos/shared/events/announcements';
 import { createLogger } from '@pos/shared/log';
 import { createRepos, type Repos } from '@pos/shared/store/repos';
 import type { SessionDoc } from '@pos/shared/store/documents';

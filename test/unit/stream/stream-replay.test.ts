@@ -1,10 +1,10 @@
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { unseenBuffered } from '@pos/api/stream/replay';
-import { commandEvent, orderEvent, workEventOf } from '@pos/api/stream/work-event';
+import { commandFrame, orderFrame, frameOfAnnouncement } from '@pos/api/stream/stream-frame';
 
 const order = (number: number, state: OrderRecord['state'], extra: Partial<OrderRecord> = {}) =>
-  orderEvent({ number, state, rows: [{ rowNumber: 1, productId: 'p', name: 'P', quantity: 1, unitPrice: 100 }], guestCount: 1, ...extra });
-const command = (number: number) => commandEvent({ number, state: 'PLACED', readTableState: true });
+  orderFrame({ number, state, rows: [{ rowNumber: 1, productId: 'p', name: 'P', quantity: 1, unitPrice: 100 }], guestCount: 1, ...extra });
+const command = (number: number) => commandFrame({ number, state: 'PLACED', readTableState: true });
 
 describe('buffered events against the replay', () => {
   it('drops commands the replay holds, whatever their order, and keeps the others', () => {
@@ -32,11 +32,11 @@ describe('buffered events against the replay', () => {
 describe('location events as stream events', () => {
   it('hides orders a customer is still composing and passes the rest', () => {
     const record = JSON.parse(order(1, 'SELECTING').data) as OrderRecord;
-    expect(workEventOf({ type: 'order', record })).toBeUndefined();
-    expect(workEventOf({ type: 'order', record: { ...record, state: 'NEW' } })).toBeUndefined();
-    expect(workEventOf({ type: 'order', record: { ...record, state: 'PLACED' } })).toEqual(order(1, 'PLACED'));
-    expect(workEventOf({ type: 'session-closed', sessionId: 's' })).toBeUndefined();
-    expect(workEventOf({ type: 'command', record: { number: 2, state: 'PLACED', paymentNumber: 1 } })?.data).toBe(
+    expect(frameOfAnnouncement({ type: 'order', record })).toBeUndefined();
+    expect(frameOfAnnouncement({ type: 'order', record: { ...record, state: 'NEW' } })).toBeUndefined();
+    expect(frameOfAnnouncement({ type: 'order', record: { ...record, state: 'PLACED' } })).toEqual(order(1, 'PLACED'));
+    expect(frameOfAnnouncement({ type: 'session-closed', sessionId: 's' })).toBeUndefined();
+    expect(frameOfAnnouncement({ type: 'command', record: { number: 2, state: 'PLACED', paymentNumber: 1 } })?.data).toBe(
       '{"number":2,"state":"PLACED","paymentNumber":1}',
     );
   });

@@ -3,6 +3,7 @@
  * deadline, an Idempotency-Key on every write, and retries of what may not have happened (a
  * network error, a 503, a 429, a key still outstanding), with the same key.
  */
+import { doubling } from '@pos/shared/util/doubling-pause';
 
 /** A 401 of any shape: the key or token is not (or no longer) good. The board signs out. */
 export class AuthError extends Error {
@@ -87,7 +88,7 @@ export async function request<T>(method: string, url: string, headers: Record<st
       });
     } catch {
       if (attempt >= RETRIES) throw new RequestError(0, 'The service cannot be reached');
-      await pause(RETRY_BASE_MS * 2 ** attempt);
+      await pause(doubling(attempt + 1, [RETRY_BASE_MS, Infinity]));
       continue;
     }
     if (response.ok) {
@@ -98,7 +99,7 @@ export async function request<T>(method: string, url: string, headers: Record<st
     const outstanding = response.status !== 409 || (await response.clone().text()).includes('outstanding');
     if (attempt < RETRIES && retryable(response.status) && outstanding) {
       const after = Number(response.headers.get('retry-after'));
-      await pause(Number.isFinite(after) && after > 0 ? Math.min(after, 10) * 1000 : RETRY_BASE_MS * 2 ** attempt);
+      await pause(Number.isFinite(after) && after > 0 ? Math.min(after, 10) * 1000 : doubling(attempt + 1, [RETRY_BASE_MS, Infinity]));
       continue;
     }
     throw await failure(response);

@@ -9,6 +9,7 @@ import { SseParser } from '@pos/shared/clients/sse-parser';
 import { furthest, parseEventId, type StreamCursor } from '@pos/shared/events/stream-cursor';
 import type { StreamTarget } from './api';
 import { AuthError, RequestError } from './http';
+import { doubling } from '@pos/shared/util/doubling-pause';
 
 export type Connection =
   | { state: 'connecting' }
@@ -29,7 +30,7 @@ export interface LiveStreamHandlers {
 export interface LiveStreamOptions {
   /** Nothing at all (not even a keepalive) for this long: the connection is taken as dead. */
   watchdogMs: number;
-  /** The longest wait between attempts; the first is the server's `retry:` (1 s), doubling. */
+  /** The longest wait between attempts; the first is about 1 s (the ceiling of the server's `retry:`), doubling. */
   backoffCapMs: number;
 }
 
@@ -71,7 +72,7 @@ export class LiveStream {
       if (this.stopped || outcome === 'refused') break;
       // a stream that delivered anything was healthy: start the waits over
       if (outcome === 'healthy') this.attempt = 0;
-      const waitMs = Math.min(this.retryMs * 2 ** this.attempt, this.options.backoffCapMs) * (0.8 + Math.random() * 0.4);
+      const waitMs = doubling(this.attempt + 1, [this.retryMs, this.options.backoffCapMs]) * (0.8 + Math.random() * 0.4);
       this.attempt += 1;
       this.handlers.onConnection({ state: 'waiting', retryAt: Date.now() + waitMs });
       await new Promise<void>((resolve) => {

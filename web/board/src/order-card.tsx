@@ -2,6 +2,18 @@ import type { ComponentChildren } from 'preact';
 import type { BoardOrder } from './board-state';
 import { ageInMinutes, clock, tableLabel, urgency } from './format';
 
+/** The rows a card shows at first: a long order keeps its card (and the cards after it) on screen; the rest open on a tap. */
+export const CARD_ROWS = 8;
+
+type Row = BoardOrder['rows'][number];
+
+const rowItem = (row: Row) => (
+  <li key={row.rowNumber}>
+    <span class="qty">{row.quantity}×</span> {row.name}
+    {row.notes && <span class="notes">{row.notes}</span>}
+  </li>
+);
+
 export interface OrderCardProps {
   order: BoardOrder;
   now: number;
@@ -33,14 +45,15 @@ export function OrderCard({ order, now, operator, children }: OrderCardProps) {
       {/* operators only: past the location's order deadline */}
       {order.overdue && order.state === 'PLACED' && <p class="overdue-mark">Overdue</p>}
       {failures && <p class="failures">{failures}</p>}
-      <ul class="rows">
-        {order.rows.map((row) => (
-          <li key={row.rowNumber}>
-            <span class="qty">{row.quantity}×</span> {row.name}
-            {row.notes && <span class="notes">{row.notes}</span>}
-          </li>
-        ))}
-      </ul>
+      <ul class="rows">{order.rows.slice(0, CARD_ROWS).map(rowItem)}</ul>
+      {order.rows.length > CARD_ROWS && (
+        <details class="more-rows">
+          <summary>
+            {order.rows.length - CARD_ROWS} more {order.rows.length - CARD_ROWS === 1 ? 'row' : 'rows'}
+          </summary>
+          <ul class="rows">{order.rows.slice(CARD_ROWS).map(rowItem)}</ul>
+        </details>
+      )}
       <div class="actions">{children}</div>
     </article>
   );

@@ -71,6 +71,19 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
             Operator <span class="sub">an operator's token, a location it covers</span>
           </label>
         </fieldset>
+        {/* the token first: the locations it covers are offered once it is typed */}
+        <label class="field">
+          {mode === 'kitchen' ? 'Register key' : 'Operator token'}
+          <input
+            name="secret"
+            type="password"
+            required
+            autocomplete="off"
+            value={secret}
+            onInput={(event) => setSecret(event.currentTarget.value)}
+            onChange={(event) => offerLocations(event.currentTarget.value)}
+          />
+        </label>
         {mode === 'operator' && (
           <label class="field">
             Location id
@@ -90,18 +103,6 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
             </datalist>
           </label>
         )}
-        <label class="field">
-          {mode === 'kitchen' ? 'Register key' : 'Operator token'}
-          <input
-            name="secret"
-            type="password"
-            required
-            autocomplete="off"
-            value={secret}
-            onInput={(event) => setSecret(event.currentTarget.value)}
-            onChange={(event) => offerLocations(event.currentTarget.value)}
-          />
-        </label>
         {canRemember() && (
           <label class="choice">
             <input type="checkbox" name="remember" checked={keep} onChange={(event) => setKeep(event.currentTarget.checked)} />

@@ -39,7 +39,7 @@ export class HashLookup<T extends { _id: string }> {
   }
 
   /** The document this node holds for the hash, without a read; undefined when it holds none. */
-  held(hash: string): T | undefined {
+  fromCache(hash: string): T | undefined {
     return this.cached?.get(hash);
   }
 

@@ -81,7 +81,7 @@ export class SessionLookup {
     const keyHash = hashApiKey(key);
     // A key whose session this node holds passed the checks below when it was read, under the
     // same secrets (they are the process's): a register's requests skip its MAC.
-    const held = this.byHash.held(keyHash);
+    const held = this.byHash.fromCache(keyHash);
     if (held) return { keyHash, session: held, form: API_KEY_SHAPE.test(key) ? 'signed' : 'unsigned' };
     const form = keyFormOf(key, this.keys.secrets);
     // Never issued by this deployment (or no longer accepted unsigned): not looked up.
@@ -90,9 +90,9 @@ export class SessionLookup {
   }
 
   /** The key's session when this node holds it in memory (no read, no MAC), with the key's hash; else undefined. */
-  held(key: string): { keyHash: string; session: SessionDoc } | undefined {
+  fromCache(key: string): { keyHash: string; session: SessionDoc } | undefined {
     const keyHash = hashApiKey(key);
-    const session = this.byHash.held(keyHash);
+    const session = this.byHash.fromCache(keyHash);
     return session ? { keyHash, session } : undefined;
   }
 

@@ -26,6 +26,6 @@ export async function checkReadiness(deps: Pick<ApiDeps, 'db' | 'redis' | 'subsc
     pingRedis(deps.redis, PROBE_TIMEOUT_MS),
   ]);
   const [mongo, reachable] = checks.map((c): DependencyState => (c.status === 'fulfilled' ? 'ok' : 'unreachable'));
-  const redis = reachable === 'ok' && !deps.subscriber.settled ? 'resubscribing' : reachable!;
+  const redis = reachable === 'ok' && !deps.subscriber.allSubscribed ? 'resubscribing' : reachable!;
   return { ready: accepting && mongo === 'ok' && redis === 'ok', accepting, mongo: mongo!, redis };
 }

@@ -5,9 +5,10 @@ import { Problem, problems } from '@pos/shared/domain/problem';
 import type { Logger } from '@pos/shared/log';
 import { isNotApplied, JOB, JobOutcome, JobPayload, JobReply, keyedJobId } from '@pos/shared/queue/jobs';
 import { jobSpanFields } from '@pos/shared/queue/telemetry';
-import { routingKey, type TransitionQueues } from '@pos/shared/queue/transition-queue';
+import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { tracing } from '@pos/shared/telemetry/tracing';
 import { withTimeout } from '@pos/shared/util/timeout';
+import type { Criticality } from '@pos/shared/openapi/operations';
 import type { AdmissionTicket, Admitted, QueueAdmission } from '../overload/queue-admission';
 import type { ChannelSubscriber } from '@pos/shared/pubsub/channel-subscriber';
 
@@ -63,8 +64,9 @@ export interface JobTimer {
  * The wait always ends: by the reply, by a look at the job itself (when a reply may have been
  * lost to a Redis reconnect), or by the request's deadline with a 503.
  *
- * A job is queued on its request's admission (overload/admitted.ts), which its route decided: the
- * ticket is settled here when the job is.
+ * A job is queued where its request was admitted: the client holds the admission from its
+ * ticket's acquiry (`admit`, by the route's routing key, overload/admitted.ts) to its release, when
+ * the job settles or when no job took it (`release`).
  *
  * Every job carries its request's deadline, and a worker starts none within DEADLINE_MARGIN_MS of
  * it (nor an order write after it). The 503 says what is known (docs/failure-modes.md): "not
@@ -84,8 +86,8 @@ export class JobClient {
   private readonly onResubscribed = () => void this.recheckAll();
 
   constructor(
-    private readonly queues: Pick<TransitionQueues, 'partitionFor'>,
-    private readonly admission: Pick<QueueAdmission, 'settled'>,
+    private readonly queues: Pick<TransitionQueues, 'partitionOfKey' | 'queueOf'>,
+    private readonly admission: Pick<QueueAdmission, 'acquire' | 'release' | 'retryAfterSeconds'>,
     private readonly subscriber: ChannelSubscriber,
     private readonly channel: string,
     private readonly timeoutMs: number,
@@ -105,19 +107,33 @@ export class JobClient {
     await this.subscriber.unsubscribe(this.channel, this.onMessage);
   }
 
+  /**
+   * A queued write's admission to the partition of its routing key (routingKey, decided by its
+   * route): its ticket, held until its job settles or `release`; or, when the partition refuses,
+   * the seconds to tell the caller to wait.
+   */
+  admit(key: string, criticality: Criticality): Admitted | { refusedForSeconds: number } {
+    const partition = this.queues.partitionOfKey(key);
+    const ticket = this.admission.acquire(partition, criticality);
+    return ticket ? { ticket, taken: false } : { refusedForSeconds: this.admission.retryAfterSeconds(partition) };
+  }
+
+  /** Gives back an admission no job took (refused by its checks, replayed, or following an earlier attempt's job). */
+  release(admitted: Admitted): void {
+    if (!admitted.taken) this.admission.release(admitted.ticket, false);
+  }
+
   /** Resolves with the outcome, or a 503 outcome by the request's deadline, whatever Redis does meanwhile. */
   run(payload: JobPayload, request: JobRequest): Promise<JobOutcome> {
     const { requestId, idempotencyId, admitted } = request;
-    // admission is the route's, decided once (overload/admitted.ts); the job must go where it was admitted
     if (!admitted) throw new Error(`${payload.name} queued by a route that did not admit it`);
-    if (routingKey(payload) !== admitted.key) throw new Error(`${payload.name} admitted by ${admitted.key} but routed by ${routingKey(payload)}`);
     const deadline = request.deadline ?? Date.now() + this.timeoutMs;
     const jobId = idempotencyId === undefined ? randomUUID() : keyedJobId(idempotencyId);
     // A retry arriving here while this node still waits for the same keyed job shares that wait.
     const waiting = this.pending.get(jobId);
     if (waiting) return waiting.outcome;
-    const { queue } = this.queues.partitionFor(payload);
     const { ticket } = admitted;
+    const queue = this.queues.queueOf(ticket.partition);
     admitted.taken = true;
     let resolve!: (outcome: JobOutcome) => void;
     const outcome = new Promise<JobOutcome>((r) => (resolve = r));
@@ -230,7 +246,7 @@ export class JobClient {
     if (!entry) return;
     clearTimeout(entry.timer);
     this.pending.delete(jobId);
-    this.admission.settled(entry.ticket, finished);
+    this.admission.release(entry.ticket, finished);
     this.timer?.observe({ job: entry.name, status: String(outcome.status) }, Number(process.hrtime.bigint() - entry.started) / 1e9);
     entry.resolve(outcome);
   }

@@ -1,5 +1,6 @@
 import type { Next } from 'koa';
 import type { AppContext } from '../context';
+import type { ShedReason } from '../overload/shed';
 import type { ApiMetrics } from './api-metrics';
 
 /** The route label of requests no router matched (404s, 405s, Bull Board's own paths). */
@@ -28,8 +29,13 @@ export function requestMetrics(metrics: Metrics) {
 
 function record(metrics: Metrics, started: bigint, ctx: AppContext): void {
   const route = (ctx as AppContext & { _matchedRoute?: string | RegExp })._matchedRoute;
-  const labels = { method: ctx.method, route: typeof route === 'string' ? route : UNMATCHED_ROUTE, status: String(ctx.status) };
+  countRequest(metrics, { method: ctx.method, route: typeof route === 'string' ? route : UNMATCHED_ROUTE, status: ctx.status }, started, ctx.state.shed);
+}
+
+/** One request in the metrics, by its route's pattern: the app's (above) and those refused in front of it (early-refusal.ts). */
+export function countRequest(metrics: Metrics, request: { method: string; route: string; status: number }, started: bigint, shed?: ShedReason): void {
+  const labels = { method: request.method, route: request.route, status: String(request.status) };
   metrics.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
   metrics.httpRequests.inc(labels);
-  if (ctx.state.shed) metrics.requestsShed.inc({ reason: ctx.state.shed, route: labels.route });
+  if (shed) metrics.requestsShed.inc({ reason: shed, route: labels.route });
 }

@@ -2,9 +2,9 @@
  * Refusals in front of the app (docs/overload.md#refusals-in-front-of-the-app). While the queue
  * admission refuses a partition, a queued write from a register or customer whose session this
  * node holds is answered in the HTTP listener itself, before Koa makes its context and runs any
- * middleware: the same 503 as the admission's (overload/admitted.ts), counted in the same
- * metrics, at a fraction of the cost, so that the refusals of an overload leave the node's CPU to
- * the requests it admits. Everything else (a key not held, a session the rules refuse, a
+ * middleware: the same 503 as the admission's (overload/admitted.ts: both route by routingKey,
+ * render with queueRefusal and count with countRequest, under the same labels), at a fraction of
+ * the cost, so that the refusals of an overload leave the node's CPU to the requests it admits. Everything else (a key not held, a session the rules refuse, a
  * partition with room) goes on to the app, which decides as before: this path only refuses what
  * the app would refuse, on the same state. It is asked only within a second of a refusal (the
  * first ones of an overload are the app's), so that an admitted write pays nothing for it.
@@ -14,12 +14,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { judgeSession } from '@pos/shared/auth/session-rules';
-import { problemBody, problems } from '@pos/shared/domain/problem';
 import { OPERATIONS, type OperationSpec } from '@pos/shared/openapi/operations';
+import { routingKey } from '@pos/shared/queue/transition-queue';
 import type { ApiDeps } from '../deps';
-import { PROBLEM_TYPE } from '../middleware/problems';
-import { SECURITY_HEADERS } from '../middleware/security-headers';
+import { countRequest } from '../metrics/request-metrics';
 import { routePath } from '../routes/mount';
+import { queueRefusal } from './refusal';
 
 const LOG_EVERY_MS = 5_000;
 /** How long after a refusal the admission is asked here first. */
@@ -51,7 +51,7 @@ export function withEarlyRefusals(deps: Deps, app: RequestListener): RequestList
   let refused = 0;
   let loggedAt = 0;
 
-  const refusal = (req: IncomingMessage): { route: QueuedRoute; path: string; partition: number } | undefined => {
+  const refusalOf = (req: IncomingMessage): { route: QueuedRoute; path: string; partition: number } | undefined => {
     // with no refusal lately (the app's refuses first), an admitted write is not looked at twice
     if (!methods.has(req.method!) || !deps.admission.refusedWithin(REFUSING_MS)) return undefined;
     const key = req.headers['api_key'];
@@ -59,10 +59,10 @@ export function withEarlyRefusals(deps: Deps, app: RequestListener): RequestList
     const path = req.url!.split('?', 1)[0]!;
     const route = routes.find((r) => r.method === req.method && r.pattern.test(path));
     if (!route) return undefined;
-    const held = deps.sessionLookup.held(key);
+    const held = deps.sessionLookup.fromCache(key);
     const verdict = held && judgeSession(held.session, held.keyHash, route.spec.access === 'register' ? 'SERVICE' : 'CUSTOMER', new Date());
     if (!verdict?.ok) return undefined;
-    const partition = deps.queues.partitionOfKey(verdict.session.locationId);
+    const partition = deps.queues.partitionOfKey(routingKey('location', { locationId: verdict.session.locationId })!);
     if (deps.admission.admits(partition, route.spec.criticality)) return undefined;
     if (route.spec.access === 'register') deps.presence.sighted(verdict.session);
     return { route, path, partition };
@@ -70,22 +70,12 @@ export function withEarlyRefusals(deps: Deps, app: RequestListener): RequestList
 
   return (req: IncomingMessage, res: ServerResponse) => {
     const started = process.hrtime.bigint();
-    const refuse = refusal(req);
+    const refuse = refusalOf(req);
     if (!refuse) return app(req, res);
-    const seconds = deps.admission.retryAfterSeconds(refuse.partition);
-    const body = JSON.stringify(problemBody(problems.overloaded('queued', seconds), refuse.path));
-    res.writeHead(503, {
-      ...SECURITY_HEADERS,
-      'Content-Type': PROBLEM_TYPE,
-      'Content-Length': Buffer.byteLength(body),
-      'Retry-After': String(seconds),
-      'X-Request-Id': randomUUID(),
-    });
-    res.end(body);
-    const labels = { method: req.method!, route: refuse.route.route, status: '503' };
-    deps.metrics.httpRequests.inc(labels);
-    deps.metrics.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-    deps.metrics.requestsShed.inc({ reason: 'queue', route: labels.route });
+    const refusal = queueRefusal(refuse.path, deps.admission.retryAfterSeconds(refuse.partition));
+    res.writeHead(refusal.status, { ...refusal.headers, 'X-Request-Id': randomUUID() });
+    res.end(refusal.body);
+    countRequest(deps.metrics, { method: req.method!, route: refuse.route.route, status: refusal.status }, started, 'queue');
     refused += 1;
     const now = Date.now();
     if (now - loggedAt >= LOG_EVERY_MS) {

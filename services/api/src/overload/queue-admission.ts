@@ -122,9 +122,8 @@ class PartitionAdmission {
   }
 }
 
-/** A request's admission (overload/admitted.ts): the routing key it was admitted by, its ticket, whether a job took it. */
+/** A request's admission (JobClient.admit): its ticket in its partition, whether a job took it. */
 export interface Admitted {
-  key: string;
   ticket: AdmissionTicket;
   taken: boolean;
 }
@@ -180,7 +179,7 @@ export class QueueAdmission {
   }
 
   /** An admitted job is over: `finished` when a worker did it (its reply or its record), else given up. */
-  settled(ticket: AdmissionTicket, finished: boolean): void {
+  release(ticket: AdmissionTicket, finished: boolean): void {
     const p = this.partitions[ticket.partition]!;
     p.admitted.delete(ticket.id);
     if (finished) p.done(this.clock());

@@ -1,5 +1,5 @@
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import { toAuditRecord, toOperatorView } from '@pos/shared/domain/views';
+import { auditRecordWithin, toAuditRecord, toOperatorView } from '@pos/shared/domain/views';
 import type { OPERATOR_OPERATIONS } from '@pos/shared/openapi/operations';
 import { validators } from '@pos/shared/schemas/requests';
 import { queryValidators } from '@pos/shared/schemas/queries';
@@ -104,7 +104,8 @@ function auditRecords(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OPE
     // Newest first; a manager (or an admin) bound to locations reads those locations' records only.
     listAudit: async (ctx: AppContext) => {
       const query = queryOf(ctx, queryValidators.audit);
-      sendPage(ctx, (await auditLog.list(query, listScope(ctx))).map(toAuditRecord), query.limit, (last) => last.id);
+      const scope = listScope(ctx);
+      sendPage(ctx, (await auditLog.list(query, scope)).map((doc) => auditRecordWithin(toAuditRecord(doc), scope)), query.limit, (last) => last.id);
     },
 
     // The hash chain, one stretch a call (chain-wide: an unbound admin's).

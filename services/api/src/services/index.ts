@@ -4,7 +4,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { Config } from '@pos/shared/config';
-import type { Announcer } from '@pos/shared/events/location-events';
+import type { Announcer } from '@pos/shared/events/announcements';
 import type { OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
 import type { SnoozeEndJob } from '@pos/shared/queue/snooze-ends';
 import type { RedisClient } from '@pos/shared/redis';

@@ -1,4 +1,4 @@
-import type { LocationChange, Announcer } from '@pos/shared/events/location-events';
+import type { LocationChange, Announcer } from '@pos/shared/events/announcements';
 import { locationOutbox } from '@pos/shared/events/outbox';
 import type { Logger } from '@pos/shared/log';
 import { readPresence } from '@pos/shared/presence/presence-store';

@@ -9,7 +9,7 @@ import type { OrderDeadlinesConfig } from '@pos/shared/config';
 import type { CommandKind } from '@pos/shared/domain/commands';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import type { OrderRow } from '@pos/shared/domain/records';
-import type { Announcer } from '@pos/shared/events/location-events';
+import type { Announcer } from '@pos/shared/events/announcements';
 import { commandCreatedOutbox, orderOutbox } from '@pos/shared/events/outbox';
 import type { Logger } from '@pos/shared/log';
 import { addOrderDeadlines, type OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';

@@ -1,6 +1,6 @@
 import { hashApiKey } from '@pos/shared/auth/keys';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import type { Announcer } from '@pos/shared/events/location-events';
+import type { Announcer } from '@pos/shared/events/announcements';
 import type { Logger } from '@pos/shared/log';
 import type { OperatorInput } from '@pos/shared/schemas/requests';
 import type { OperatorDoc } from '@pos/shared/store/documents';

@@ -5,7 +5,8 @@ import type { Logger } from '@pos/shared/log';
 import type { HistoryPage, HistoryQuery, OrderArchiveRepo } from '@pos/shared/store/archive';
 import { findOrder } from '@pos/shared/store/archive';
 import type { OrderDoc } from '@pos/shared/store/documents';
-import { type OrderScope, type OrdersRepo, raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
+import { guardedRetry, RACED } from '@pos/shared/store/guarded-retry';
+import type { OrderScope, OrdersRepo } from '@pos/shared/store/orders';
 import type { WorkRepo } from '@pos/shared/store/work';
 
 /** Orders as registers, customers and operators read them, and a customer's rows. */
@@ -27,7 +28,7 @@ export class Orders {
 
   /** A customer's new rows for its SELECTING order, version-guarded; a lost race reads again. */
   async replaceRows(scope: OrderScope, number: number, rows: OrderRow[], log: Logger): Promise<OrderDoc> {
-    for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
+    return guardedRetry(async (attempt) => {
       const order = await this.find(scope, number);
       const conflict = rowsReplacementConflict(order);
       if (conflict) throw new ProblemError(problems.conflict(conflict));
@@ -37,9 +38,8 @@ export class Orders {
         return updated;
       }
       log.debug({ orderNumber: number, attempt }, 'order changed since read; reading again');
-      await raceBackoff(attempt);
-    }
-    throw new ProblemError(problems.concurrentModification());
+      return RACED;
+    });
   }
 
   listByState(...args: Parameters<OrdersRepo['listByState']>): ReturnType<OrdersRepo['listByState']> {

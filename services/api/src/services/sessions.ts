@@ -5,7 +5,7 @@
  */
 import { hashApiKey } from '@pos/shared/auth/keys';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
-import type { Announcer } from '@pos/shared/events/location-events';
+import type { Announcer } from '@pos/shared/events/announcements';
 import type { Logger } from '@pos/shared/log';
 import type { IssuedSession, RotatedSession } from '@pos/shared/schemas/responses';
 import type { NewSession, SessionDoc } from '@pos/shared/store/documents';

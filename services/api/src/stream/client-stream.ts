@@ -16,7 +16,7 @@ import { SessionGuard } from './session-guard';
 import type { SseWriter } from './sse-writer';
 import type { ClockedStream, StreamClock } from './stream-clock';
 import { openStreamResponse } from './stream-response';
-import { Audience, frameOf, WorkEvent } from './work-event';
+import { Audience, encodeFrame, StreamFrame } from './stream-frame';
 
 /**
  * The reconnection delay the stream suggests to clients (`retry:`), in milliseconds: the documented
@@ -83,7 +83,7 @@ export interface ResyncPart {
 
 /**
  * One open stream of a location: a register's, or an operator's (whose orders carry their
- * failure count; see work-event.ts). It is `syncing` while its first replay is read, `held`
+ * failure count; see stream-frame.ts). It is `syncing` while its first replay is read, `held`
  * after a Redis loss until its location's re-read is in (live events are buffered in both),
  * `live` once the replay or re-read and the buffered events it does not cover are sent.
  * The position (highest order and command numbers announced) is every event's id. Its parts:
@@ -100,7 +100,7 @@ export class ClientStream implements ClockedStream {
   readonly done: Promise<EndReason>;
 
   private phase: 'syncing' | 'live' | 'held' | 'ended' = 'syncing';
-  private buffer: WorkEvent[] = [];
+  private buffer: StreamFrame[] = [];
   private readonly position: StreamCursor;
   private writer: SseWriter | undefined;
   /** A register's: its session's hold on the stream. */
@@ -217,7 +217,7 @@ export class ClientStream implements ClockedStream {
    * A live event of the location (the hub calls this for every stream of the location); true
    * when it was written to the client now.
    */
-  deliver(event: WorkEvent): boolean {
+  deliver(event: StreamFrame): boolean {
     if (event.operatorOnly && this.audience !== 'operator') return false;
     if (this.phase === 'live') return this.send(event);
     if (this.phase !== 'ended') this.buffer.push(event);
@@ -338,7 +338,7 @@ export class ClientStream implements ClockedStream {
    * meanwhile. Of the orders the client knew before this stream opened, only writes after the
    * stream's subscription count: older ones came before it (the client had them, or polls).
    */
-  private missedOrders(shared: ResyncRead, lossAt: number): WorkEvent[] {
+  private missedOrders(shared: ResyncRead, lossAt: number): StreamFrame[] {
     const since = lossAt - RESYNC_MARGIN_MS;
     const remembered = lossAt - RECENT_WINDOW_MS;
     const fresh = shared.placed.filter((event) => event.number > this.position.orderNumber);
@@ -353,7 +353,7 @@ export class ClientStream implements ClockedStream {
   }
 
   /** Writes the event; true when it was written. Live events are counted by the hub, the rest here. */
-  private send(event: WorkEvent, counted = true): boolean {
+  private send(event: StreamFrame, counted = true): boolean {
     if (event.type === 'order') {
       // Sent in this very form, or a later one, moments ago: not news (a PUBLISH that ioredis sent
       // again after a reconnect because its reply was lost, a job run again after a crash).
@@ -361,19 +361,19 @@ export class ClientStream implements ClockedStream {
       this.position.orderNumber = Math.max(this.position.orderNumber, event.number);
       this.remember(event);
     } else if (event.type === 'command') this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
-    if (!this.writer?.frame(frameOf(event, formatEventId(this.position), this.audience))) return false;
+    if (!this.writer?.frame(encodeFrame(event, formatEventId(this.position), this.audience))) return false;
     this.delivered += 1;
     if (!counted) this.options.metrics.eventsDelivered.inc({ type: event.type });
     return true;
   }
 
   /** Whether this order's state, or a later one, was sent since `since` (by default, within the window). */
-  private alreadySent(event: WorkEvent, since = Date.now() - RECENT_WINDOW_MS): boolean {
+  private alreadySent(event: StreamFrame, since = Date.now() - RECENT_WINDOW_MS): boolean {
     return this.sent.has(event, since);
   }
 
   /** Records an order event as sent; what is older than the window (before a loss still to be re-read, the window before it) is forgotten. */
-  private remember(event: WorkEvent): void {
+  private remember(event: StreamFrame): void {
     const now = Date.now();
     this.sent.remember(event, now, this.resync.rememberFrom(now) - RECENT_WINDOW_MS);
   }

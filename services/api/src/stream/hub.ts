@@ -1,6 +1,6 @@
 import type { StreamsConfig } from '@pos/shared/config';
 import { limitReached, ProblemError, problems } from '@pos/shared/domain/problem';
-import { locationChannel } from '@pos/shared/events/location-events';
+import { locationChannel } from '@pos/shared/events/announcements';
 import type { Logger } from '@pos/shared/log';
 import { tracing } from '@pos/shared/telemetry/tracing';
 import { withTimeout } from '@pos/shared/util/timeout';
@@ -15,7 +15,7 @@ import { OpeningReads } from './opening-reads';
 import type { ResyncRepos } from './replay';
 import { ResyncScheduler } from './resync-scheduler';
 import { StreamClock } from './stream-clock';
-import { parseLocationEvent, workEventOf } from './work-event';
+import { parseAnnouncement, frameOfAnnouncement } from './stream-frame';
 
 export interface StreamHubOptions {
   subscriber: ChannelSubscriber;
@@ -250,7 +250,7 @@ export class StreamHub {
    * time (`pos_fanout_seconds`).
    */
   private dispatch(feed: LocationFeed, message: string): void {
-    const event = parseLocationEvent(message);
+    const event = parseAnnouncement(message);
     if (!event) {
       this.options.log.warn({ channel: feed.channel }, 'unreadable location event');
       return;
@@ -264,7 +264,7 @@ export class StreamHub {
       for (const stream of this.ofHolder.get(sessionHolder(event.sessionId)) ?? []) stream.keyRotated();
       return;
     }
-    const work = workEventOf(event);
+    const work = frameOfAnnouncement(event);
     if (!work) return;
     const span = tracing()?.startSpan('fan-out', { 'pos.location_id': feed.locationId, 'pos.event.type': work.type }, { root: true });
     let written = 0;

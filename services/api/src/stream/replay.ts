@@ -5,13 +5,13 @@ import type { ListedOrder, OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionDoc } from '@pos/shared/store/documents';
 import type { SessionsRepo } from '@pos/shared/store/sessions';
 import type { WorkRepo } from '@pos/shared/store/work';
-import { commandEvent, orderEvent, WorkEvent } from './work-event';
+import { commandFrame, orderFrame, StreamFrame } from './stream-frame';
 
 export interface Replay {
   /** Orders to send, by number (the first replay: PLACED above the cursor). */
-  orders: WorkEvent[];
+  orders: StreamFrame[];
   /** Live commands above the cursor, by number. */
-  commands: WorkEvent[];
+  commands: StreamFrame[];
 }
 
 /** What streams opening together read: their locations' work, and their sessions again. */
@@ -56,7 +56,7 @@ export interface ResyncNeeds {
 
 /** An order written during (or just before) the outage, with the moment of that write. */
 export interface ChangedOrder {
-  event: WorkEvent;
+  event: StreamFrame;
   /** Epoch ms of the write (the worker's clock). */
   updatedAt: number;
 }
@@ -64,11 +64,11 @@ export interface ChangedOrder {
 /** One read of a location for all its re-reading streams; each takes its own part. */
 export interface ResyncRead {
   /** PLACED orders above `ordersAbove`, by number. */
-  placed: WorkEvent[];
+  placed: StreamFrame[];
   /** Orders registers may see, written since `changedSince`, by number. */
   changed: ChangedOrder[];
   /** Live commands above `commandsAbove`, by number. */
-  commands: WorkEvent[];
+  commands: StreamFrame[];
   /** The sessions as stored now; null when gone. */
   sessions: Map<string, SessionDoc | null>;
 }
@@ -97,7 +97,7 @@ export async function readOpenings(repos: OpeningRepos, reads: readonly OpeningR
     let replay = events.get(locationId);
     if (!replay) {
       const { orders = [], commands = [] } = work.get(locationId) ?? {};
-      replay = { orders: orders.map((doc) => orderEvent(toOrderRecord(doc), doc)), commands: commands.map((doc) => commandEvent(toCommandRecord(doc))) };
+      replay = { orders: orders.map((doc) => orderFrame(toOrderRecord(doc), doc)), commands: commands.map((doc) => commandFrame(toCommandRecord(doc))) };
       events.set(locationId, replay);
     }
     return replay;
@@ -110,7 +110,7 @@ export async function readOpenings(repos: OpeningRepos, reads: readonly OpeningR
   });
 }
 
-const above = (events: WorkEvent[], number: number) => events.filter((event) => event.number > number);
+const above = (events: StreamFrame[], number: number) => events.filter((event) => event.number > number);
 
 /**
  * After a Redis reconnect, for many locations in three MongoDB commands whatever their number:
@@ -141,12 +141,12 @@ export async function readResync(repos: ResyncRepos, needs: ResyncNeeds[], now: 
     const { orders = [], commands = [] } = work.get(need.locationId) ?? {};
     const since = need.changedSince.getTime();
     reads.set(need.locationId, {
-      placed: orders.filter((doc) => doc.number > need.ordersAbove).map((doc) => orderEvent(toOrderRecord(doc), doc)),
+      placed: orders.filter((doc) => doc.number > need.ordersAbove).map((doc) => orderFrame(toOrderRecord(doc), doc)),
       changed: (changedAt.get(need.locationId) ?? [])
         .filter((doc) => doc.updatedAt.getTime() >= since)
         .sort((a, b) => a.number - b.number)
-        .map((doc) => ({ event: orderEvent(toOrderRecord(doc), doc), updatedAt: doc.updatedAt.getTime() })),
-      commands: commands.filter((doc) => doc.number > need.commandsAbove).map((doc) => commandEvent(toCommandRecord(doc))),
+        .map((doc) => ({ event: orderFrame(toOrderRecord(doc), doc), updatedAt: doc.updatedAt.getTime() })),
+      commands: commands.filter((doc) => doc.number > need.commandsAbove).map((doc) => commandFrame(toCommandRecord(doc))),
       sessions: new Map(need.sessionIds.map((id) => [id, sessionById.get(id) ?? null])),
     });
   }
@@ -161,7 +161,7 @@ export async function readResync(repos: ResyncRepos, needs: ResyncNeeds[], now: 
  * Events of orders the replay does not hold (state changes of orders the client knows,
  * orders created after the read) are all sent.
  */
-export function unseenBuffered(buffered: WorkEvent[], replay: Replay): WorkEvent[] {
+export function unseenBuffered(buffered: StreamFrame[], replay: Replay): StreamFrame[] {
   const replayedCommands = new Set(replay.commands.map((event) => event.number));
   const replayedOrders = new Map(replay.orders.map((event) => [event.number, event.data]));
   const coveredUpTo = new Map<number, number>();

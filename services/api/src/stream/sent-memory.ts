@@ -4,7 +4,7 @@
  * or an order that a re-read after a Redis loss finds changed. Oldest first; made on the first
  * order sent.
  */
-import type { WorkEvent } from './work-event';
+import type { StreamFrame } from './stream-frame';
 
 interface Sent {
   data: string;
@@ -20,7 +20,7 @@ export class SentMemory {
    * Whether this order's state, or a later one, was sent since `since` (epoch ms): by version
    * when both are known, else by the record itself.
    */
-  has(event: WorkEvent, since: number): boolean {
+  has(event: StreamFrame, since: number): boolean {
     const last = this.recent?.get(event.number);
     if (!last || last.at < since) return false;
     if (event.version !== undefined && last.version !== undefined) return event.version <= last.version;
@@ -28,7 +28,7 @@ export class SentMemory {
   }
 
   /** Records an order event as sent at `now`, and forgets what was sent before `forgetBefore`. */
-  remember(event: WorkEvent, now: number, forgetBefore: number): void {
+  remember(event: StreamFrame, now: number, forgetBefore: number): void {
     const recent = (this.recent ??= new Map());
     recent.delete(event.number);
     recent.set(event.number, { data: event.data, version: event.version, at: now });

@@ -101,7 +101,7 @@ export class SseWriter {
     return this.write(eventFrame(type, id, lines));
   }
 
-  /** A whole frame, built once for every stream that sends the same bytes (see WorkEvent). */
+  /** A whole frame, built once for every stream that sends the same bytes (see StreamFrame). */
   frame(bytes: Buffer): boolean {
     return this.write(bytes);
   }

@@ -10,7 +10,7 @@
  *   same webhook-ids: once);
  * - a pass carries at most PASS_EVENTS events, so that it ends within a drain; a relay that stops
  *   gives its lease back at once, so that another goes on without waiting for it to lapse, and a
- *   killed one's lease lapses within LEASE_MS;
+ *   killed one's is taken over once another has seen it unrenewed for LEASE_MS (store/leases.ts);
  * - a delivery is owed by its event until it settles (delivery.ts), so a delivery queue that Redis
  *   lost (a flush, a restart without persistence, a failover) is rebuilt from the event log: at
  *   once when the relay sees Redis lost its data (its marker key gone), and every minute for the
@@ -18,6 +18,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '@pos/shared/log';
 import type { RedisClient } from '@pos/shared/redis';
 import type { EventLogRepo } from '@pos/shared/store/event-log';
@@ -74,6 +75,8 @@ export interface RelayDeps {
   prefix: string;
   metrics: RelayMetrics;
   log: Logger;
+  /** How long its lease lasts unrenewed; LEASE_MS unless a test shortens it. */
+  leaseMs?: number;
 }
 
 /**
@@ -128,6 +131,7 @@ export function planPass<O>(held: { outbox: O; docs: HeldEvents[] }[], batch: nu
 
 export class OutboxRelay {
   private readonly holder = randomUUID();
+  /** Until when (performance.now()) this worker holds the lease. */
   private leaseUntil = 0;
   private nextRedisCheck = 0;
   private nextRecentCheck = Date.now() + RECENT_CHECK_MS;
@@ -148,7 +152,7 @@ export class OutboxRelay {
   async close(): Promise<void> {
     this.stopping.abort();
     if (this.running) await withTimeout(this.running, STOP_MS, 'the event relay\'s pass').catch((err: Error) => this.deps.log.warn({ err: err.message }, 'event relay: its pass goes on as it stops; the next holder records what it leaves'));
-    if (this.leaseUntil <= Date.now()) return;
+    if (this.leaseUntil <= performance.now()) return;
     this.leaseUntil = 0;
     this.deps.metrics.leader.set(0);
     this.deps.metrics.backlog.set(0);
@@ -229,12 +233,13 @@ export class OutboxRelay {
   /** Takes or renews the lease when half of it is gone; true while this worker holds it (never once it stops). */
   private async holdLease(): Promise<boolean> {
     if (this.stopping.signal.aborted) return false;
-    const now = Date.now();
-    if (this.leaseUntil - now > LEASE_MS / 2) return true;
-    const until = now + LEASE_MS;
-    const held = await this.deps.leases.hold(LEASE, this.holder, new Date(now), new Date(until));
+    const now = performance.now();
+    const leaseMs = this.deps.leaseMs ?? LEASE_MS;
+    if (this.leaseUntil - now > leaseMs / 2) return true;
+    const until = await this.deps.leases.hold(LEASE, this.holder, leaseMs);
+    const held = until !== undefined;
     if (held && this.leaseUntil <= now) this.deps.log.info('event relay: this worker relays');
-    this.leaseUntil = held ? until : 0;
+    this.leaseUntil = until ?? 0;
     this.deps.metrics.leader.set(held ? 1 : 0);
     if (!held) {
       this.deps.metrics.backlog.set(0);

@@ -97,7 +97,7 @@ function purges(deps: LifecycleDeps, settings: LifecycleSettings, now: Date, bat
     purged: () => deps.archive.purge(now, batchSize),
     appliedJobsPurged: () => deps.orders.purgeAppliedJobs(now, batchSize),
     deliveriesPurged: webhookDeliveries && (() => webhookDeliveries.purge(now, batchSize)),
-    auditPurged: audit && (() => audit.purge(now, batchSize)),
+    auditPurged: audit && (() => audit.purge(now, batchSize, deps.log)),
     eventsPurged: events && settings.eventRetentionMs !== undefined ? () => events.purge(eventsBefore, batchSize) : undefined,
   };
 }

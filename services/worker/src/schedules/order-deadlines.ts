@@ -1,6 +1,6 @@
 import { Job, Queue, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
-import { Announcer, redisPublisher } from '@pos/shared/events/location-events';
+import { Announcer, redisPublisher } from '@pos/shared/events/announcements';
 import type { Logger } from '@pos/shared/log';
 import { overdueOutbox } from '@pos/shared/events/outbox';
 import { countOverdueOnce, ORDER_DEADLINE_JOB, ORDER_DEADLINE_QUEUE, OrderDeadlineJob, orderDeadlinePrefix } from '@pos/shared/queue/order-deadlines';

@@ -9,7 +9,7 @@
  */
 import { Job, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
-import { Announcer, redisPublisher } from '@pos/shared/events/location-events';
+import { Announcer, redisPublisher } from '@pos/shared/events/announcements';
 import type { Logger } from '@pos/shared/log';
 import { locationOutbox } from '@pos/shared/events/outbox';
 import { clearPresence, locationsSeenSince, pruneHeartbeats, readHeartbeats, readPresence } from '@pos/shared/presence/presence-store';

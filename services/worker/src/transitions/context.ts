@@ -1,5 +1,5 @@
 import type { Logger } from '@pos/shared/log';
-import type { Announcer } from '@pos/shared/events/location-events';
+import type { Announcer } from '@pos/shared/events/announcements';
 import type { OrderArchiveRepo } from '@pos/shared/store/archive';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import type { SessionsRepo } from '@pos/shared/store/sessions';

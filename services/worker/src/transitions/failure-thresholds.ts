@@ -12,6 +12,7 @@ import type { Logger } from '@pos/shared/log';
 import { ChangeCache, type ChangeFeed } from '@pos/shared/pubsub/change-cache';
 import type { LocationsRepo } from '@pos/shared/store/locations';
 import { pause } from '@pos/shared/util/pause';
+import { DoublingPause } from '@pos/shared/util/doubling-pause';
 
 /** Locations kept at most: a worker's share of a chain's locations, and then some. */
 const MAX_LOCATIONS = 20_000;
@@ -47,12 +48,12 @@ export class FailureThresholds {
    */
   start(log: Logger): void {
     this.started ??= (async () => {
-      for (let wait: number = RETRY_MS[0]; !this.stopping.signal.aborted; wait = Math.min(wait * 2, RETRY_MS[1])) {
+      for (const wait = new DoublingPause(RETRY_MS); !this.stopping.signal.aborted; ) {
         try {
           return await this.cache.start();
         } catch (err) {
           log.warn({ err }, 'not listening to location changes yet: failure reports read their thresholds');
-          await pause(wait, this.stopping.signal);
+          await pause(wait.take(), this.stopping.signal);
         }
       }
     })();

@@ -4,7 +4,8 @@ import type { OrderDoc } from '@pos/shared/store/documents';
 import { toOrderRecord } from '@pos/shared/domain/records';
 import { isKeyedJobId, type JobOutcome, notAppliedOutcome, type OrderActionJob } from '@pos/shared/queue/jobs';
 import { findOrder } from '@pos/shared/store/archive';
-import { hasApplied, raceBackoff, VERSION_RACE_RETRIES } from '@pos/shared/store/orders';
+import { guardedRetry, RACED, RacesLost } from '@pos/shared/store/guarded-retry';
+import { hasApplied } from '@pos/shared/store/orders';
 import type { JobContext } from './context';
 
 type Apply = Extract<Decision, { type: 'apply' }>;
@@ -30,34 +31,41 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
     const outcome = await tryCached(ctx, job, cached, thresholdRead);
     if (outcome) return outcome;
   }
-  for (let attempt = 1; attempt <= VERSION_RACE_RETRIES; attempt++) {
-    const found = await findOrder(ctx, job.scope, job.orderNumber);
-    if (!found) return { status: 400, problem: problems.orderNotFound() };
-    const { order, archived } = found;
-    if (!archived) ctx.orderCache.set(order);
-
-    if (ctx.answered || (mayHaveWritten(ctx) ? await ctx.orders.appliedEver(order, ctx.jobId) : hasApplied(order, ctx.jobId))) {
-      // The write landed before a crash; the announcement may not have.
-      ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
-      await ctx.announcer.order(order);
-      // (the run that wrote may have died before adding the placement's deadlines)
-      if (order.state === 'PLACED') await ctx.followUps.placed(order);
-      return { status: 200, body: toOrderRecord(order) };
-    }
-
-    const now = new Date();
-    const decision = decide(order, job.action, await inputsAfterReading(ctx, job, order, thresholdRead), now);
-    if (decision.type === 'unchanged') return { status: 200, body: toOrderRecord(order) };
-    if (decision.type === 'conflict') return { status: 409, problem: problems.conflict(decision.detail) };
-    // Only finished orders are archived, and the state machine changes nothing about them.
-    if (archived) return { status: 409, problem: problems.conflict(`Order is ${order.state} and archived; it cannot change`) };
-
-    const outcome = await commit(ctx, job, order, decision, now);
-    if (outcome) return outcome;
-    ctx.log.debug({ orderNumber: order.number, attempt }, 'order changed since read; deciding again');
-    await raceBackoff(attempt);
+  try {
+    return await guardedRetry((attempt) => decideAndWrite(ctx, job, thresholdRead, attempt));
+  } catch (err) {
+    if (err instanceof RacesLost) return { status: 409, problem: err.problem };
+    throw err;
   }
-  return { status: 409, problem: problems.concurrentModification() };
+}
+
+/** One attempt on a fresh read: the outcome, or RACED when the order changed under the write. */
+async function decideAndWrite(ctx: JobContext, job: OrderActionJob, thresholdRead: Promise<number> | undefined, attempt: number): Promise<JobOutcome | typeof RACED> {
+  const found = await findOrder(ctx, job.scope, job.orderNumber);
+  if (!found) return { status: 400, problem: problems.orderNotFound() };
+  const { order, archived } = found;
+  if (!archived) ctx.orderCache.set(order);
+
+  if (ctx.answered || (mayHaveWritten(ctx) ? await ctx.orders.appliedEver(order, ctx.jobId) : hasApplied(order, ctx.jobId))) {
+    // The write landed before a crash; the announcement may not have.
+    ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
+    await ctx.announcer.order(order);
+    // (the run that wrote may have died before adding the placement's deadlines)
+    if (order.state === 'PLACED') await ctx.followUps.placed(order);
+    return { status: 200, body: toOrderRecord(order) };
+  }
+
+  const now = new Date();
+  const decision = decide(order, job.action, await inputsAfterReading(ctx, job, order, thresholdRead), now);
+  if (decision.type === 'unchanged') return { status: 200, body: toOrderRecord(order) };
+  if (decision.type === 'conflict') return { status: 409, problem: problems.conflict(decision.detail) };
+  // Only finished orders are archived, and the state machine changes nothing about them.
+  if (archived) return { status: 409, problem: problems.conflict(`Order is ${order.state} and archived; it cannot change`) };
+
+  const outcome = await commit(ctx, job, order, decision, now);
+  if (outcome) return outcome;
+  ctx.log.debug({ orderNumber: order.number, attempt }, 'order changed since read; deciding again');
+  return RACED;
 }
 
 /**

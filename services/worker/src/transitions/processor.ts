@@ -4,7 +4,7 @@
  * run its handler, then send its messages, the record of its answer and its reply together.
  */
 import { Job, UnrecoverableError } from 'bullmq';
-import { Announcer } from '@pos/shared/events/location-events';
+import { Announcer } from '@pos/shared/events/announcements';
 import type { Logger } from '@pos/shared/log';
 import { checkJob } from '@pos/shared/queue/job-schemas';
 import { DEADLINE_MARGIN_MS, isNotApplied, isReplyChannel, JobOutcome, JobPayload, JobReply, notAppliedOutcome } from '@pos/shared/queue/jobs';

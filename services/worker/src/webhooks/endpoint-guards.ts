@@ -9,6 +9,7 @@
 import { BrokenCircuitError, BulkheadRejectedError, bulkhead, circuitBreaker, CircuitState, ConsecutiveBreaker, DelegateBackoff, handleWhenResult, wrap } from 'cockatiel';
 import { LRUCache } from 'lru-cache';
 import type { WebhooksConfig } from '@pos/shared/config';
+import { doubling } from '@pos/shared/util/doubling-pause';
 
 /** A delivery held back without an attempt, and when to try it again. */
 export class DeliveryHeld extends Error {
@@ -42,7 +43,7 @@ class EndpointGuard {
       {
         breaker: new ConsecutiveBreaker(circuitFailures),
         halfOpenAfter: new DelegateBackoff<{ attempt: number }>(({ attempt }) => {
-          const wait = Math.min(circuitCooldownMs * 2 ** (attempt - 1), circuitCooldownMs * MAX_COOLDOWNS);
+          const wait = doubling(attempt, [circuitCooldownMs, circuitCooldownMs * MAX_COOLDOWNS]);
           this.probeAt = Date.now() + wait;
           return wait;
         }),

@@ -25,6 +25,7 @@ import {
   type WorkStream,
 } from './options';
 import { StreamConsumer, type StreamSource } from './stream-consumer';
+import { doubling } from '../../util/doubling-pause';
 
 /** Whether an error leaves the request worth trying again, and after how long at least. */
 function retryableWait(err: unknown): { afterMs?: number } | undefined {
@@ -116,7 +117,7 @@ export class RegisterClient implements StreamSource {
       } catch (err) {
         const wait = retryableWait(err);
         if (!wait || tried >= this.retries || (wait.afterMs ?? 0) > this.retryCapMs || !this.retryBudget.tryWithdraw()) throw err;
-        const ceiling = Math.min(this.retryCapMs, this.retryBaseMs * 2 ** tried);
+        const ceiling = doubling(tried + 1, [this.retryBaseMs, this.retryCapMs]);
         await this.sleep(Math.min(this.retryCapMs, (wait.afterMs ?? 0) + this.random() * ceiling));
       }
     }

@@ -20,6 +20,7 @@ import {
   type WorkStream,
 } from './options';
 import { Watchdog } from './watchdog';
+import { doubling } from '../../util/doubling-pause';
 
 /** What the consumer needs of the client (RegisterClient): the stream's request and the poll. */
 export interface StreamSource {
@@ -105,7 +106,7 @@ export class StreamConsumer implements WorkStream {
         if (ended.fatal) throw ended.fatal;
         if (ended.healthy) failures = 0;
         const base = this.options.honourServerRetry === false || this.serverRetryMs === undefined ? this.baseMs : this.serverRetryMs;
-        const ceilingMs = Math.min(this.capMs, base * 2 ** Math.min(failures, 30));
+        const ceilingMs = doubling(failures + 1, [base, this.capMs]);
         const delayMs = fullJitter(ceilingMs);
         failures += 1;
         this.state({ state: 'backoff', delayMs, ceilingMs, attempt: failures });

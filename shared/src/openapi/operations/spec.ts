@@ -133,17 +133,24 @@ export const streamCursorQuery = {
 
 export const html = { 'text/html': { schema: { type: 'string' } } };
 
-/** A stream's answer: the sequence of its events, orders in the given form (the register's or the operator's). */
+/**
+ * A stream's answer: server-sent events, orders in the given form (the register's or the
+ * operator's). The body is a string, as OpenAPI 3.1 reads a `schema` (the whole body); the sequence
+ * of its events is the string's `contentSchema`, an annotation that validators do not assert and
+ * the contract check reads (3.2's `itemSchema` would hold each event).
+ */
 export const eventStream = (orderEvent: object, order: object, more: object[] = []): Success => ({
   status: 200,
-  description: 'The event stream (`Cache-Control: no-cache`, `X-Accel-Buffering: no`)',
+  description: 'The event stream (`Cache-Control: no-store`, `X-Accel-Buffering: no`)',
   content: {
     'text/event-stream': {
-      schema: arrayOf({ oneOf: [orderEvent, commandEventSchema, ...more] }),
-      example: [
-        { event: 'order', id: '7.0', data: JSON.stringify(order) },
-        { event: 'command', id: '7.3', data: JSON.stringify(examples.command) },
-      ],
+      schema: {
+        type: 'string',
+        description: 'Server-sent events, each `id`, `event` and `data` (one JSON record): `order` and `command` (and, for operators, `location`); `contentSchema` gives each shape.',
+        contentMediaType: 'text/event-stream',
+        contentSchema: arrayOf({ oneOf: [orderEvent, commandEventSchema, ...more] }),
+      },
+      example: `retry: 742\n\nid: 7.0\nevent: order\ndata: ${JSON.stringify(order)}\n\nid: 7.3\nevent: command\ndata: ${JSON.stringify(examples.command)}\n\n`,
     },
   },
 });

@@ -1,6 +1,6 @@
 import { OrderState, isVisibleToRegisters } from '@pos/shared/domain/order-state';
 import { type CommandRecord, type OrderRecord, withFailureCount } from '@pos/shared/domain/records';
-import type { LocationChange, LocationEvent } from '@pos/shared/events/location-events';
+import type { LocationChange, Announcement } from '@pos/shared/events/announcements';
 import type { LocationView } from '@pos/shared/schemas/responses';
 import { dataLines, eventFrame } from './sse-writer';
 
@@ -15,7 +15,7 @@ export interface EventData {
 }
 
 /** The event's frame with this id for an audience: the same Buffer for every such stream at the same position. */
-export function frameOf(event: WorkEvent, id: string, audience: Audience = 'register'): Buffer {
+export function encodeFrame(event: StreamFrame, id: string, audience: Audience = 'register'): Buffer {
   const form = dataFor(event, audience);
   let frame = form.frames?.get(id);
   if (!frame) {
@@ -29,7 +29,7 @@ export function frameOf(event: WorkEvent, id: string, audience: Audience = 'regi
 export type Audience = 'register' | 'operator';
 
 /** An event as streams send it: the record serialised once, however many streams get it. */
-export interface WorkEvent extends EventData {
+export interface StreamFrame extends EventData {
   /** `location`: a location's presence or pause, for operators alone. */
   type: 'order' | 'command' | 'location';
   number: number;
@@ -57,7 +57,7 @@ function framed(data: string): EventData {
 }
 
 /** The data an audience gets of an event: a command, or an order without its count, is the same for both. */
-export function dataFor(event: WorkEvent, audience: Audience): EventData {
+export function dataFor(event: StreamFrame, audience: Audience): EventData {
   const { counted } = event;
   if (audience === 'register' || !counted) return event;
   return (event.operator ??= framed(JSON.stringify(withFailureCount(counted.record, counted.failureCount, counted.overdue))));
@@ -74,26 +74,26 @@ export interface OrderFacts {
  * An order's event. Without a failure count (a message from an older node) the operator form is
  * the register's.
  */
-export function orderEvent(record: OrderRecord, { failureCount, version, overdue }: OrderFacts = {}): WorkEvent {
-  const event: WorkEvent = { type: 'order', number: record.number, state: record.state, ...framed(JSON.stringify(record)) };
+export function orderFrame(record: OrderRecord, { failureCount, version, overdue }: OrderFacts = {}): StreamFrame {
+  const event: StreamFrame = { type: 'order', number: record.number, state: record.state, ...framed(JSON.stringify(record)) };
   if (failureCount !== undefined) event.counted = overdue === true ? { record, failureCount, overdue } : { record, failureCount };
   if (version !== undefined) event.version = version;
   return event;
 }
 
-export function commandEvent(record: CommandRecord): WorkEvent {
+export function commandFrame(record: CommandRecord): StreamFrame {
   return { type: 'command', number: record.number, ...framed(JSON.stringify(record)) };
 }
 
 /** A location's event as operators' streams send it (`event: location`): the location and what changed. */
-export function locationWorkEvent(location: LocationView, change: LocationChange): WorkEvent {
+export function locationFrame(location: LocationView, change: LocationChange): StreamFrame {
   return { type: 'location', number: 0, operatorOnly: true, ...framed(JSON.stringify({ location, change })) };
 }
 
 /** A pub/sub message, or undefined when it is unreadable. */
-export function parseLocationEvent(message: string): LocationEvent | undefined {
+export function parseAnnouncement(message: string): Announcement | undefined {
   try {
-    const event = JSON.parse(message) as LocationEvent;
+    const event = JSON.parse(message) as Announcement;
     return event && typeof event === 'object' && typeof event.type === 'string' ? event : undefined;
   } catch {
     return undefined;
@@ -101,10 +101,10 @@ export function parseLocationEvent(message: string): LocationEvent | undefined {
 }
 
 /** The stream event of a location event; undefined for what streams do not carry. */
-export function workEventOf(event: LocationEvent): WorkEvent | undefined {
+export function frameOfAnnouncement(event: Announcement): StreamFrame | undefined {
   if (event.type === 'order') {
     if (!isVisibleToRegisters(event.record.state)) return undefined;
-    const work = orderEvent(event.record, {
+    const work = orderFrame(event.record, {
       failureCount: typeof event.failureCount === 'number' ? event.failureCount : undefined,
       version: typeof event.version === 'number' ? event.version : undefined,
       overdue: event.overdue === true,
@@ -112,7 +112,7 @@ export function workEventOf(event: LocationEvent): WorkEvent | undefined {
     if (event.operatorOnly === true) work.operatorOnly = true;
     return work;
   }
-  if (event.type === 'command') return commandEvent(event.record);
-  if (event.type === 'location') return locationWorkEvent(event.location, event.change);
+  if (event.type === 'command') return commandFrame(event.record);
+  if (event.type === 'location') return locationFrame(event.location, event.change);
   return undefined;
 }

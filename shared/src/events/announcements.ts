@@ -12,7 +12,7 @@ import { LocationSettingsChange, locationsChannel } from './location-changes';
 import { OperatorChange, SessionChange, sessionsChannel } from './session-changes';
 import { toLocationView } from '../domain/views';
 
-export type LocationEvent = (
+export type Announcement = (
   /**
    * `failureCount` is for operators' streams (registers get the record alone); `version` (the
    * order's write count) lets a stream drop a repeat or an overtaken state. Nodes older than
@@ -66,7 +66,7 @@ export interface MenuAvailabilityChanged {
  * What a change may be, for the event log and webhooks (events/outbox.ts): every location event,
  * and those only they hear of (an acknowledgement, the menu's).
  */
-export type WebhookSource = LocationEvent | { type: 'command-acknowledged'; record: CommandRecord } | MenuPublished | MenuAvailabilityChanged;
+export type WebhookSource = Announcement | { type: 'command-acknowledged'; record: CommandRecord } | MenuPublished | MenuAvailabilityChanged;
 
 export const locationChannel = (prefix: string, locationId: string): string => `${prefix}:loc:${locationId}`;
 
@@ -79,8 +79,8 @@ export interface Publisher {
 export const redisPublisher = (redis: RedisClient): Publisher => ({ publish: (channel, message) => publish(redis, channel, message) });
 
 /** An order's event: its record, failure count and version (and its overdue mark). */
-export function orderEventOf(doc: OrderDoc): LocationEvent & { type: 'order' } {
-  const event: LocationEvent & { type: 'order' } = { type: 'order', record: toOrderRecord(doc), failureCount: doc.failureCount, version: doc.version };
+export function orderAnnouncementOf(doc: OrderDoc): Announcement & { type: 'order' } {
+  const event: Announcement & { type: 'order' } = { type: 'order', record: toOrderRecord(doc), failureCount: doc.failureCount, version: doc.version };
   if (doc.overdue === true) event.overdue = true;
   return event;
 }
@@ -97,12 +97,12 @@ export class Announcer {
 
   /** An order's new state; `overdue` (operators' form only) once its placement is overdue. */
   order(doc: OrderDoc): Promise<void> {
-    return this.publish(doc.locationId, orderEventOf(doc));
+    return this.publish(doc.locationId, orderAnnouncementOf(doc));
   }
 
   /** The order's placement just went overdue: announced to operators alone, once (the caller's guarded write decides). */
   overdue(doc: OrderDoc): Promise<void> {
-    return this.publish(doc.locationId, { ...orderEventOf(doc), overdue: true, operatorOnly: true });
+    return this.publish(doc.locationId, { ...orderAnnouncementOf(doc), overdue: true, operatorOnly: true });
   }
 
   /** A location went online or offline, paused or resumed: the operator's view of it, as it is now. */
@@ -141,7 +141,7 @@ export class Announcer {
     await this.redis.publish(locationsChannel(this.prefix), JSON.stringify(change));
   }
 
-  private async publish(locationId: string, event: LocationEvent): Promise<void> {
+  private async publish(locationId: string, event: Announcement): Promise<void> {
     event.at = performance.timeOrigin + performance.now();
     await this.redis.publish(locationChannel(this.prefix, locationId), JSON.stringify(event));
   }

@@ -1,5 +1,5 @@
 /**
- * A process that runs one slow migration (test/unit/migrations.test.ts stalls it with SIGSTOP):
+ * A process that runs one slow migration (test/integration/migrations.test.ts stalls it with SIGSTOP):
  * `marking(who)` writes a mark `<who>-<i>` every second, MARKS times, checking its lease before each.
  * Env: TEST_MONGO_URL, MIGRATION_DB, LEASE_MS.
  */

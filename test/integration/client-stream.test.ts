@@ -12,7 +12,7 @@ import { commandFrame, orderFrame, type StreamFrame } from '@pos/api/stream/stre
 import type { CommandRecord, OrderRecord } from '@pos/shared/domain/records';
 import { createRepos, type Repos } from '@pos/shared/store/repos';
 import type { SessionDoc } from '@pos/shared/store/documents';
-import { startStreamHarness, type StreamHarness } from '../../support/stream-harness';
+import { startStreamHarness, type StreamHarness } from '../support/stream-harness';
 
 const order = (number: number, state: OrderRecord['state'] = 'PLACED'): OrderRecord => ({
   number,

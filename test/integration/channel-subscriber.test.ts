@@ -7,7 +7,7 @@ import Redis from 'ioredis';
 import { ChannelSubscriber, HEARTBEAT_MS } from '@pos/shared/pubsub/channel-subscriber';
 import { singleRedisNodes } from '@pos/shared/pubsub/subscriber-nodes';
 import { createLogger } from '@pos/shared/log';
-import { eventually, pause } from '../../support/wait';
+import { eventually, pause } from '../support/wait';
 
 describe('ChannelSubscriber', () => {
   const channel = (name: string) => `channel-subscriber-${process.pid}:${name}`;

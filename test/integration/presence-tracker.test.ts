@@ -9,7 +9,7 @@ import { PresenceTracker } from '@pos/api/presence/presence-tracker';
 import { createLogger } from '@pos/shared/log';
 import { pruneHeartbeats, readHeartbeats, readPresence, writeHeartbeat, writeSightings } from '@pos/shared/presence/presence-store';
 import type { SessionDoc } from '@pos/shared/store/documents';
-import { eventually } from '../../support/wait';
+import { eventually } from '../support/wait';
 
 const WINDOW_MS = 60_000;
 const session = (id: string, locationId: string): SessionDoc => ({ _id: id, type: 'SERVICE', locationId, keyHash: 'k', createdAt: new Date(), deviceId: `dev-${id}` });

@@ -5,7 +5,7 @@
  */
 import { OpeningReads } from '@pos/api/stream/opening-reads';
 import type { Repos } from '@pos/shared/store/repos';
-import { countedStore, type CountedStore } from '../../support/counted-store';
+import { countedStore, type CountedStore } from '../support/counted-store';
 
 const DB = `opening-reads-${process.pid}`;
 

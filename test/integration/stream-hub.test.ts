@@ -16,8 +16,8 @@ import { locationChannel } from '@pos/shared/events/announcements';
 import { createLogger } from '@pos/shared/log';
 import { createRepos, type Repos } from '@pos/shared/store/repos';
 import type { SessionDoc } from '@pos/shared/store/documents';
-import { startStreamHarness, type StreamHarness } from '../../support/stream-harness';
-import { eventually } from '../../support/wait';
+import { startStreamHarness, type StreamHarness } from '../support/stream-harness';
+import { eventually } from '../support/wait';
 
 const order = (number: number): OrderRecord => ({
   number,

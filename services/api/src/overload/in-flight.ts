@@ -25,7 +25,7 @@ export class InFlightLimit {
   /** The middleware of an operation of this criticality. */
   guard(criticality: Criticality) {
     return async (ctx: AppContext, next: Next): Promise<void> => {
-      if (!fits(criticality, this.inFlight, this.max)) shed(ctx.state, 'in-flight', 1);
+      if (!fits(criticality, this.inFlight, this.max)) shed(ctx.state, 1);
       this.inFlight += 1;
       let held = true;
       const release = () => {

@@ -6,6 +6,7 @@
 import { problemBody, problems } from '@pos/shared/domain/problem';
 import { PROBLEM_TYPE } from '../middleware/problems';
 import { SECURITY_HEADERS } from '../middleware/security-headers';
+import { retryAfterOf } from './shed';
 
 export interface Refusal {
   status: 503;
@@ -15,7 +16,7 @@ export interface Refusal {
 }
 
 export function queueRefusal(path: string, retryAfterSeconds: number): Refusal {
-  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  const seconds = retryAfterOf(retryAfterSeconds);
   const body = JSON.stringify(problemBody(problems.overloaded('queued', seconds), path));
   return {
     status: 503,

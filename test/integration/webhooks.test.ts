@@ -115,6 +115,8 @@ describe('webhooks', () => {
     await eventually(() => r.delivered().size === 2, 'both events delivered once the receiver answers 200', 15_000);
     const numbers = [...r.delivered().values()].map((w) => (w.data.order as { number: number }).number).sort();
     expect(numbers).toEqual(orders.map((o) => o.number).sort());
+    // (a batch logs its attempts once its POSTs are answered: the receiver may see them first)
+    await eventually(async () => (await log()).filter((d) => d.outcome === 'delivered').length >= 2, 'both deliveries logged');
     const entries = await log();
     expect(entries.filter((d) => d.outcome === 'delivered')).toHaveLength(2);
     expect(entries.some((d) => d.outcome === 'retrying' && d.nextRetryAt !== undefined)).toBe(true);

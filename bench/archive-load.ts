@@ -77,7 +77,10 @@ function medianOf(runs: LoadResult[]): LoadResult {
   };
 }
 
-/** The deployment's figures from /metrics; a count MongoDB did not give within a second is left out of a scrape: scrape again. */
+/**
+ * The deployment's figures from /metrics; a count MongoDB did not give
+ * within a second is left out of a scrape: scrape again.
+ */
 type Snapshot = Awaited<ReturnType<typeof snapshot>>;
 async function snapshot(deployment: Deployment) {
   let samples = await scrapeMetrics(deployment.apis[0]!.origin);
@@ -132,7 +135,7 @@ class Variant {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     this.catchUpSeconds = round((Date.now() - catchUpStarted) / 1000, 1);
-    if (this.finishedBefore > 0) say(`archive ${this.name}: ${this.finishedBefore} finished orders seeded in ${this.seedSeconds} s, all archived ${this.catchUpSeconds} s later`);
+    if (this.finishedBefore > 0) say(`archive ${this.name}: ${this.finishedBefore} finished orders seeded in ` + `${this.seedSeconds} s, all archived ${this.catchUpSeconds} s later`);
   }
 
   /** One round: status updates, then polls, with the background register at work. */
@@ -159,7 +162,7 @@ class Variant {
       const after = await snapshot(this.deployment);
       if (!record) return;
       this.rounds.push({ status, polls, before, after });
-      options.say(`archive ${this.name} round ${this.rounds.length}: status updates ${status.rps} rps, polls ${polls.rps} rps; hot ${after.hot}, archive ${after.archived}`);
+      options.say(`archive ${this.name} round ${this.rounds.length}: status updates ${status.rps} rps, ` + `polls ${polls.rps} rps; hot ${after.hot}, archive ${after.archived}`);
     } finally {
       churning = false;
       await churn;

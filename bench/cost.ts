@@ -28,7 +28,10 @@ export interface ProbeTargets {
   mongoCounters?: MongoCounter[];
   /** A connection to the Redis every process uses, for INFO commandstats (on a cluster, every master's). */
   redis: RedisClient;
-  /** Awaited before the stop's readings: work the run caused after its answers (e.g. webhook deliveries) counts in its cost. */
+  /**
+   * Awaited before the stop's readings: work the run caused after its
+   * answers (e.g. webhook deliveries) counts in its cost.
+   */
   settled?: () => Promise<void>;
 }
 

@@ -21,7 +21,10 @@ export interface Backends {
   redisUrl: string;
   redisCluster?: boolean;
   logDir: string;
-  /** Redis and MongoDB server processes on this machine, when known (their CPU is measured): `mongo`, and `redis` or a cluster's nodes. */
+  /**
+   * Redis and MongoDB server processes on this machine, when known (their CPU is
+   * measured): `mongo`, and `redis` or a cluster's nodes.
+   */
   serverProcesses: WatchedProcess[];
   /** A Redis connection of the benchmark itself (INFO commandstats). */
   redis: RedisClient;
@@ -84,7 +87,8 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
   const env = {
     MONGO_URL: backends.mongoUrl, REDIS_URL: backends.redisUrl, MONGO_DB: id, REDIS_PREFIX: id, ADMIN_TOKEN: `bench-${secret()}`, API_KEY_SECRET: `bench-keys-${secret()}`,
     HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info', SSE_MAX_STREAMS: String(options.maxStreams ?? 10_000),
-    // The streams share a few register keys, and the fan-outs make all their orders with one customer before submitting them.
+    // The streams share a few register keys, and the fan-outs make all their
+    // orders with one customer before submitting them.
     SSE_MAX_STREAMS_PER_SESSION: '10000', CUSTOMER_MAX_OPEN_ORDERS: '1000',
     ...(backends.redisCluster ? { REDIS_CLUSTER: '1' } : {}),
     ...options.env,

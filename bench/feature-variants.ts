@@ -13,7 +13,10 @@ import { newWebhookSecret } from '@pos/shared/webhooks/secrets';
 import { type Deployment, scrapeMetrics } from './deployment';
 import type { Variant } from './service-load';
 
-/** A local endpoint answering `status`; it verifies the signatures of the paths it has secrets for, counting the distinct `webhook-id`s. */
+/**
+ * A local endpoint answering `status`; it verifies the signatures of the paths it
+ * has secrets for, counting the distinct `webhook-id`s.
+ */
 class Sink {
   readonly verified = new Map<string, Set<string>>();
   readonly secrets = new Map<string, Webhook>();

@@ -55,7 +55,10 @@ async function loop(concurrency: number, op: Operation, maxOps: number, maxMs: n
   return { latencies: latencies.sort((a, b) => a - b), errors, errorSamples, seconds: (performance.now() - start) / 1000, started };
 }
 
-/** Warms up, then measures; with a probe, also what the measured operations cost. `onMeasure` is called as the measured part starts. */
+/**
+ * Warms up, then measures; with a probe, also what the measured operations
+ * cost. `onMeasure` is called as the measured part starts.
+ */
 export async function runLoad(concurrency: number, op: Operation, bounds: LoadBounds, probe?: CostProbe, onMeasure?: () => void): Promise<LoadResult> {
   if (bounds.warmupOps) await loop(concurrency, op, bounds.warmupOps, bounds.maxMs);
   await probe?.start();
@@ -84,7 +87,10 @@ function loadResult(concurrency: number, sorted: number[], errors: number, error
 export interface Side {
   op: Operation;
   probe?: CostProbe;
-  /** Run after its warm-up and after each of its slices, outside its measure (e.g. a register clearing what a slice made). */
+  /**
+   * Run after its warm-up and after each of its slices, outside its measure
+   * (e.g. a register clearing what a slice made).
+   */
   between?: () => Promise<void>;
 }
 
@@ -183,7 +189,10 @@ export function keepAliveTarget(origin: string, concurrency: number): HttpTarget
   return { agent: new http.Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: Math.min(concurrency, 2048) }), host: url.hostname, port: Number(url.port) };
 }
 
-/** One request over the target's agent, its whole body read: its status and text (0 and the error: no answer within timeoutMs). */
+/**
+ * One request over the target's agent, its whole body read: its status and
+ * text (0 and the error: no answer within timeoutMs).
+ */
 export function httpRequest(target: HttpTarget, method: string, path: string, options: { headers?: Record<string, string>; body?: string; timeoutMs?: number } = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve) => {
     const headers: Record<string, string | number> = { ...options.headers };

@@ -20,7 +20,10 @@ const READ_CLIENTS = 16;
 export interface MenuOrdersRow extends LoadResult {
   /** The same orders, at the same concurrency, by a location without a menu. */
   withoutMenu: LoadResult;
-  /** Menu documents the API nodes read from MongoDB during both runs (`pos_menu_document_reads_total`): 0 when each node holds the menu. */
+  /**
+   * Menu documents the API nodes read from MongoDB during both runs
+   * (`pos_menu_document_reads_total`): 0 when each node holds the menu.
+   */
   menuDocumentReads: number;
 }
 
@@ -28,7 +31,10 @@ export interface MenuRead {
   items: number;
   /** The answer's size. */
   bytes200: number;
-  /** The API's CPU per request, ms, in full and as a 304 to its ETag, at the headline concurrency (many customers at once). */
+  /**
+   * The API's CPU per request, ms, in full and as a 304 to its ETag, at the
+   * headline concurrency (many customers at once).
+   */
   concurrency: number;
   cpuMs200: number;
   cpuMs304: number;
@@ -130,7 +136,7 @@ async function measureOrders(deployment: Deployment, options: { concurrencies: n
       const readsBefore = await menuDocumentReads(deployment);
       const [menu, withoutMenu] = await runAlternating(c, [sides[0]!, sides[1]!], bounds);
       const reads = (await menuDocumentReads(deployment)) - readsBefore;
-      options.say(`menu orders c=${c}: ${menu.rps} orders/s, p50 ${menu.p50Ms} ms, errors ${menu.errors}; without a menu: ${withoutMenu.rps} orders/s, p50 ${withoutMenu.p50Ms} ms, errors ${withoutMenu.errors}`);
+      options.say(`menu orders c=${c}: ${menu.rps} orders/s, p50 ${menu.p50Ms} ms, errors ${menu.errors}; without a menu: ` + `${withoutMenu.rps} orders/s, p50 ${withoutMenu.p50Ms} ms, errors ${withoutMenu.errors}`);
       rows.push({ ...menu, withoutMenu, menuDocumentReads: reads });
     } finally {
       sides.forEach((side) => side.close());
@@ -153,7 +159,7 @@ export async function measureRead(deployment: Deployment, bounds: LoadBounds, sa
   const runs = async (c: number) => {
     const full = await runHttp(origin, c, read({}, 200), bounds, deployment.probe());
     const notModified = await runHttp(origin, c, read({ 'if-none-match': etag }, 304), bounds, deployment.probe());
-    say(`menu read, ${MENU_ITEMS} items (${bytes200} bytes), c=${c}: ${api(full)} ms of API CPU for a 200, ${api(notModified)} ms for a 304 (errors ${full.errors + notModified.errors})`);
+    say(`menu read, ${MENU_ITEMS} items (${bytes200} bytes), c=${c}: ${api(full)} ms of API CPU for a 200, ` + `${api(notModified)} ms for a 304 (errors ${full.errors + notModified.errors})`);
     return { cpuMs200: api(full), cpuMs304: api(notModified), rps200: full.rps, rps304: notModified.rps };
   };
   const headline = await runs(READ_CLIENTS);
@@ -167,7 +173,10 @@ function throughProxy(mongoUrl: string, proxy: TcpProxy): string {
   return `${url}${url.includes('?') ? '&' : url.includes('/', 'mongodb://'.length) ? '?' : '/?'}directConnection=true`;
 }
 
-/** One publish, timed, with the bytes sent to MongoDB until its events are in the log (at least one a location, then none for a second; at most 60 s). */
+/**
+ * One publish, timed, with the bytes sent to MongoDB until its events are in the log (at
+ * least one a location, then none for a second; at most 60 s).
+ */
 async function timedPublish(deployment: Deployment, proxy: TcpProxy, locationIds: string[], menu: ReturnType<typeof largeMenu>) {
   const worker = `http://127.0.0.1:${deployment.worker.ready[1]}`;
   const recorded = async () => (await scrapeMetrics(worker)).get('pos_events_recorded_total') ?? 0;
@@ -201,7 +210,7 @@ export async function measurePublish(backends: Backends, locations: number, say:
     const other = { ...menu, items: menu.items.map((item) => ({ ...item, price: item.price + 1 })) };
     const oneLocation = await timedPublish(deployment, proxy, ids.slice(0, 1), other);
     const bytesPerLocation = round((many.bytesWritten - oneLocation.bytesWritten) / (locations - 1), 0);
-    say(`menu publish, ${MENU_ITEMS} items (${menuBytes} bytes) to ${locations} locations: ${many.seconds} s, ${many.bytesWritten} bytes to MongoDB (${bytesPerLocation} a location); to one: ${oneLocation.seconds} s, ${oneLocation.bytesWritten} bytes`);
+    say(`menu publish, ${MENU_ITEMS} items (${menuBytes} bytes) to ${locations} locations: ` + `${many.seconds} s, ${many.bytesWritten} bytes to MongoDB (${bytesPerLocation} a ` + `location); to one: ${oneLocation.seconds} s, ${oneLocation.bytesWritten} bytes`);
     return { locations, items: MENU_ITEMS, menuBytes, ...many, oneLocation, bytesPerLocation };
   } finally {
     await deployment.stop();

@@ -29,7 +29,10 @@ export interface OverloadPhase {
 
 export interface OverloadPhaseResult extends OverloadPhase {
   perSecond: number;
-  /** Sent; answered 200; refused at once (shed); 503s whose job a worker did not apply (taken too late) and other 503s; any other status; no answer. */
+  /**
+   * Sent; answered 200; refused at once (shed); 503s whose job a worker did not apply
+   * (taken too late) and other 503s; any other status; no answer.
+   */
   sent: number;
   ok: number;
   shed: number;
@@ -44,7 +47,10 @@ export interface OverloadPhaseResult extends OverloadPhase {
   admittedP99Ms: number;
   refusalP99Ms: number;
   maxMs: number;
-  /** Jobs the worker finished during the phase (some for the phase before's requests), and those it refused as expired. */
+  /**
+   * Jobs the worker finished during the phase (some for the phase
+   * before's requests), and those it refused as expired.
+   */
   jobsRun: number;
   jobsExpired: number;
   /** The API node's CPU over the phase, ms (its polls included). */
@@ -58,16 +64,28 @@ export interface OverloadScenario {
   phases: OverloadPhaseResult[];
   /** From the end of the last overload phase until every 250 ms window answers >= 99 % 200s with p99 <= 1 s. */
   recoverySeconds: number;
-  /** Over the whole run: the jobs the worker ran (not those it refused as expired), and the share done for requests that got no success. */
+  /**
+   * Over the whole run: the jobs the worker ran (not those it refused as expired),
+   * and the share done for requests that got no success.
+   */
   jobsRun: number;
   jobsExpired: number;
   wastedShare: number;
-  /** Failure reports applied to the orders during the open-loop phases (their failure counts), and the 200s answered: equal when every acknowledged write was applied once and no refused one at all. */
+  /**
+   * Failure reports applied to the orders during the open-loop phases (their failure counts), and the 200s
+   * answered: equal when every acknowledged write was applied once and no refused one at all.
+   */
   applied: { failureReports: number; answered200: number };
   polls: { count: number; within1sShare: number; p50Ms: number; p99Ms: number; errors: number };
-  /** The API node's CPU per admitted request and per refusal, ms, split over the phases (apiCpuSplit); absent when they cannot be split. */
+  /**
+   * The API node's CPU per admitted request and per refusal, ms, split over the
+   * phases (apiCpuSplit); absent when they cannot be split.
+   */
   apiCpu?: { perAdmittedMs: number; perRefusalMs: number; refusalShare: number };
-  /** The same two measured apart (see refusalsAlone): per request of the capacity run, and per refusal with the worker stopped. */
+  /**
+   * The same two measured apart (see refusalsAlone): per request of the
+   * capacity run, and per refusal with the worker stopped.
+   */
   apiCpuApart?: { perAdmittedMs: number; perRefusalMs: number; refusalShare: number; refusals: number; others: number };
 }
 
@@ -83,7 +101,10 @@ export function parsePhases(text: string | undefined): OverloadPhase[] {
   });
 }
 
-/** BENCH_OVERLOAD_WORKER_CONCURRENCY: 2 by default (the worker is the bottleneck); 16, the default of the service, makes the machine the bottleneck. */
+/**
+ * BENCH_OVERLOAD_WORKER_CONCURRENCY: 2 by default (the worker is the bottleneck); 16,
+ * the default of the service, makes the machine the bottleneck.
+ */
 const WORKER_CONCURRENCY = Number(process.env.BENCH_OVERLOAD_WORKER_CONCURRENCY ?? 2);
 const JOB_TIMEOUT_MS = 10_000;
 const QUEUE_WAIT_TARGET_MS = 500;
@@ -96,7 +117,9 @@ async function failureCounts(mongoUrl: string, db: string): Promise<number> {
   return orders.reduce((sum, order) => sum + order.failureCount, 0);
 }
 
-/** The worker's order-action jobs so far (`pos_jobs_processed_total`): those it ran, and those it refused as expired. */
+/**
+ * The worker's order-action jobs so far (`pos_jobs_processed_total`): those it ran, and those it refused as expired.
+ */
 async function workerJobs(origin: string): Promise<{ run: number; expired: number }> {
   const jobs = { run: 0, expired: 0 };
   for (const [key, value] of await scrapeMetrics(origin)) {
@@ -148,7 +171,10 @@ function apiCpuSplit(phases: OverloadPhaseResult[]): OverloadScenario['apiCpu'] 
 
 /** A 503 answered within this is a refusal at once; anything slower was admitted first. */
 const AT_ONCE_MS = 100;
-/** Requests sent at once to fill the admission (more than it holds: some 250 here, capacity × QUEUE_WAIT_TARGET), then clients refused in a loop. */
+/**
+ * Requests sent at once to fill the admission (more than it holds: some 250 here,
+ * capacity × QUEUE_WAIT_TARGET), then clients refused in a loop.
+ */
 const HOLDERS = 512;
 const REFUSAL_CLIENTS = 128;
 const REFUSALS_SECONDS = 6;
@@ -230,7 +256,7 @@ export async function measureOverload(
       return { method: 'POST', path: `/api/v1/orders/${number}/failure`, headers: { api_key: apiKey }, body };
     };
     const capacity = await runHttp(api.origin, 64, report, options.capacityBounds, deployment.probe());
-    options.say(`overload: capacity ${capacity.rps} req/s (64 clients, WORKER_CONCURRENCY=${WORKER_CONCURRENCY}), errors ${capacity.errors}`);
+    options.say(`overload: capacity ${capacity.rps} req/s (64 clients, ` + `WORKER_CONCURRENCY=${WORKER_CONCURRENCY}), errors ${capacity.errors}`);
 
     // Open-loop phases from a process of their own.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -263,7 +289,7 @@ export async function measureOverload(
       phaseResult(phase, phase.multiple * capacity.rps, records.requests.filter((r) => r[0] === i), capacity.rps, jobsDelta(boundaries[i]!, boundaries[i + 1]!), apiCpu[i + 1]! - apiCpu[i]!),
     );
     const cpuSplit = apiCpuSplit(phases);
-    for (const p of phases) options.say(`overload ${p.name}: ${p.perSecond} req/s sent, goodput ${p.goodputRatio} x C, shed ${p.shed}, admitted p99 ${p.admittedP99Ms} ms, jobs ${p.jobsRun} (expired ${p.jobsExpired})`);
+    for (const p of phases) options.say(`overload ${p.name}: ${p.perSecond} req/s sent, goodput ${p.goodputRatio} x C, shed ${p.shed}, ` + `admitted p99 ${p.admittedP99Ms} ms, jobs ${p.jobsRun} (expired ${p.jobsExpired})`);
     const lastOverload = options.phases.map((p) => p.multiple > 1).lastIndexOf(true);
     const after = lastOverload >= 0 && lastOverload + 1 < options.phases.length ? lastOverload + 1 : -1;
     const recovery = after < 0 ? 0 : recoverySeconds(records.requests.filter((r) => r[0] === after), options.phases[after]!.seconds);
@@ -275,14 +301,14 @@ export async function measureOverload(
     const applied = { failureReports: (await failureCounts(backends.mongoUrl, deployment.db)) - failuresBefore, answered200: succeeded };
     const wastedShare = total.run > 0 ? round(Math.max(0, total.run - succeeded) / total.run, 3) : 0;
     options.say(
-      `overload: recovery ${recovery} s, wasted ${wastedShare}, applied ${applied.failureReports} for ${succeeded} 200s; ${cpuSplit ? `API CPU ${cpuSplit.perAdmittedMs} ms per admitted request, ${cpuSplit.perRefusalMs} per refusal` : 'API CPU not split (too few phases)'}`,
+      `overload: recovery ${recovery} s, wasted ${wastedShare}, applied ` + `${applied.failureReports} for ${succeeded} 200s; ` + `${cpuSplit ? `API CPU ${cpuSplit.perAdmittedMs} ms per admitted request, ${cpuSplit.perRefusalMs} per refusal` : 'API CPU not split (too few phases)'}`,
     );
     // last: it leaves jobs queued that the worker refuses as expired once it runs again
     // (a probe of the API alone: the stopped worker answers no scrape)
     const alone = await refusalsAlone(api.origin, deployment.worker.process.pid!, report, probeOf(backends, [{ role: 'api1', pid: apiPid }]));
     const perAdmittedMs = capacity.cost?.cpuMs.api1 ?? 0;
     const apiCpuApart = { perAdmittedMs, perRefusalMs: alone.cpuMsPerRefusal, refusalShare: perAdmittedMs > 0 ? round(alone.cpuMsPerRefusal / perAdmittedMs) : 0, refusals: alone.refusals, others: alone.others };
-    options.say(`overload: apart, API CPU ${perAdmittedMs} ms per admitted request (capacity run), ${alone.cpuMsPerRefusal} per refusal (worker stopped: ${alone.refusals} refusals, ${alone.others} others)`);
+    options.say(`overload: apart, API CPU ${perAdmittedMs} ms per admitted request ` + `(capacity run), ${alone.cpuMsPerRefusal} per refusal (worker stopped: ` + `${alone.refusals} refusals, ${alone.others} others)`);
     return {
       workerConcurrency: WORKER_CONCURRENCY,
       queueWaitTargetMs: QUEUE_WAIT_TARGET_MS,

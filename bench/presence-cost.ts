@@ -20,7 +20,10 @@ export interface PresenceCost {
   redisCommandsPerPoll: number;
 }
 
-/** Times `sightings` sightings of one session: the first writes it (to the bench's Redis, under its own prefix), the others fall within the window. */
+/**
+ * Times `sightings` sightings of one session: the first writes it (to the bench's
+ * Redis, under its own prefix), the others fall within the window.
+ */
 export function trackerCpuNs(redis: RedisClient, sightings = 1_000_000): number {
   const tracker = new PresenceTracker({ redis, prefix: 'bench-cpu', nodeId: 'n', windowMs: 3_600_000, log: createLogger('silent', 'bench') });
   const session = { _id: 's1', locationId: 'l1', deviceId: 'd', type: 'SERVICE', keyHash: '', createdAt: new Date() } as SessionDoc;

@@ -2,7 +2,8 @@
  * What one event relay sustains (docs/webhooks.md): a backlog of events waiting in order outboxes,
  * as failure reports leave them (each a new version of its order, back in PLACED), relayed by one
  * relay's passes until none is left, on a fresh database of as many orders as the status updates
- * run on (the stand-in's writes slow as a collection grows); first with no subscription (the events recorded), then with one subscription to
+ * run on (the stand-in's writes slow as a collection grows); first with no
+ * subscription (the events recorded), then with one subscription to
  * every event (each event's delivery queued too; nothing consumes the queue). The report puts it
  * beside the events a second the service produced at capacity in the same run.
  */
@@ -109,7 +110,7 @@ export async function measureRelay(backends: Backends, options: { orders: number
   const runs: RelayRun[] = [];
   for (const subscribed of [false, true]) {
     const run = await relayOnce(backends, options.orders, subscribed);
-    options.say(`relay, ${run.subscriptions} subscription(s): ${run.events} events in ${run.passes} passes, ${run.seconds} s: ${run.eventsPerSecond} events/s`);
+    options.say(`relay, ${run.subscriptions} subscription(s): ${run.events} events in ` + `${run.passes} passes, ${run.seconds} s: ${run.eventsPerSecond} events/s`);
     runs.push(run);
   }
   const [, reported] = versions('loc', 1, 2, new Date());

@@ -39,7 +39,10 @@ export interface BenchResults {
   relay?: RelayThroughput;
   fanOut: FanOutLevel[];
   archive?: ArchiveScenario;
-  /** Customer orders priced from a menu against the same without one, the menu read in full and as a 304, one menu published to many locations. */
+  /**
+   * Customer orders priced from a menu against the same without one, the menu read in
+   * full and as a 304, one menu published to many locations.
+   */
   menuOrders?: MenuOrdersRow[];
   menuRead?: MenuRead;
   menuPublish?: MenuPublish;
@@ -64,9 +67,15 @@ export interface ClusterResults {
   fanOut: FanOutLevel[];
 }
 
-/** The collections the status updates and polls ran on (the stand-in slows as a collection grows; service and floor run on the same). */
+/**
+ * The collections the status updates and polls ran on (the stand-in slows as a
+ * collection grows; service and floor run on the same).
+ */
 export interface CollectionSizes {
-  /** Orders the status updates cycle through, over this many locations; PLACED orders per poll level; the event log's size. */
+  /**
+   * Orders the status updates cycle through, over this many locations;
+   * PLACED orders per poll level; the event log's size.
+   */
   statusOrders: number;
   locations: number;
   pollOrders: number[];

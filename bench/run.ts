@@ -56,12 +56,16 @@ const STREAM_EVENTS = quick ? 3 : 10;
 const CHAIN_STREAMS = number('BENCH_CHAIN_STREAMS', quick ? 1_000 : 10_000);
 /** Orders created across the chain while its fan-out is measured (4 at a time). */
 const CHAIN_EVENTS = quick ? 50 : 500;
-/** Orders the status updates cycle through (64 clients get four each), over a chain's locations: the queue partitions follow locations. */
+/**
+ * Orders the status updates cycle through (64 clients get four each), over a
+ * chain's locations: the queue partitions follow locations.
+ */
 const STATUS_ORDERS = 256;
 const STATUS_LOCATIONS = 16;
 const CLUSTER_CONCURRENCIES = [16, 64];
 const CLUSTER_FANOUT = quick ? 50 : 1000;
-// Finished orders before the orders-piling-up scenario's second variant; 2,000 by default: the stand-in's archive slows with every order, and seeding 10,000 stalled past 6,000 (a real mongod: set it higher).
+// Finished orders before the orders-piling-up scenario's second variant; 2,000 by default: the stand-in's archive
+// slows with every order, and seeding 10,000 stalled past 6,000 (a real mongod: set it higher).
 const ARCHIVE_FINISHED = quick ? 1000 : number('BENCH_ARCHIVE_ORDERS', 2_000);
 /** Alternating rounds of the two variants (each: status updates, then polls). */
 const ARCHIVE_ROUNDS = quick ? 2 : 4;
@@ -151,14 +155,14 @@ async function main(): Promise<void> {
     // for the processes started from here that hold one end of the streams (the API nodes, the client processes)
     raiseFileLimit(Math.max(STREAMS, CHAIN_STREAMS, ...FANOUT_LEVELS) + 1_000, say);
     const host = await machine(backends.redisUrl, mongo);
-    say(`${host.nproc} cores, ${host.memoryGiB} GiB, Node ${host.node}, Redis ${host.redis}, MongoDB: ${mongo}; ulimit -n ${host.ulimitNofile}; logs in ${logDir}`);
+    say(`${host.nproc} cores, ${host.memoryGiB} GiB, Node ${host.node}, Redis ${host.redis}, ` + `MongoDB: ${mongo}; ulimit -n ${host.ulimitNofile}; logs in ${logDir}`);
     const bounds: LoadBounds = { maxOps: MAX_OPS, maxMs: SECONDS * 1000, warmupOps: WARMUP_OPS };
     const status = { orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say };
     const statusUpdates = runs('status') ? await measureStatusUpdates(backends, { ...status, concurrencies: CONCURRENCIES, floor: true }) : [];
     const locationPolls = runs('polls') ? await measureLocationPolls(backends, { concurrencies: CONCURRENCIES, records: POLL_RECORDS, bounds, say, floor: true }) : [];
     const variants = runs('variants') ? await measureVariants(backends, bounds, closers) : undefined;
     const presence = presenceCost(backends.redis, locationPolls.find((p) => p.concurrency === POLL_CONCURRENCY && p.records === POLL_RECORDS[0])?.cost);
-    say(`presence: ${presence.trackerCpuNsPerRequest} ns of tracker CPU per request, ${presence.redisCommandsPerPoll} Redis writes per poll`);
+    say(`presence: ${presence.trackerCpuNsPerRequest} ns of tracker CPU per ` + `request, ${presence.redisCommandsPerPoll} Redis writes per poll`);
     // (as many orders as a status run's collection holds: its own and its floor's)
     const relay = runs('relay') ? await measureRelay(backends, { orders: 2 * STATUS_ORDERS, say }) : undefined;
     const fanOut = runs('fanout') ? await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, say }) : [];
@@ -178,7 +182,7 @@ async function main(): Promise<void> {
       statusUpdates,
       collections: {
         statusOrders: STATUS_ORDERS, locations: STATUS_LOCATIONS, pollOrders: POLL_RECORDS, eventLogKept: EVENT_LOG_KEPT,
-        note: `each deployment (every concurrency and variant) on a fresh database, its floor on the same documents right after; the event log and the webhook delivery log trimmed to as many every ${EVENT_LOG_TRIM_MS} ms`,
+        note: 'each deployment (every concurrency and variant) on a fresh database, its floor on the same documents ' + `right after; the event log and the webhook delivery log trimmed to as many every ${EVENT_LOG_TRIM_MS} ms`,
       },
       locationPolls, ...(variants ? { variants } : {}), presence, ...(relay ? { relay } : {}), fanOut,
       ...(archive ? { archive } : {}), ...menus, ...(overload ? { overload } : {}), ...(streams ? { streams } : {}),
@@ -202,7 +206,10 @@ async function main(): Promise<void> {
   }
 }
 
-/** Features measured as cost rows of their own (bench/feature-variants.ts): the same status updates and polls with their settings. */
+/**
+ * Features measured as cost rows of their own (bench/feature-variants.ts): the
+ * same status updates and polls with their settings.
+ */
 async function measureVariants(backends: Backends, bounds: LoadBounds, closers: (() => Promise<void>)[]): Promise<VariantResult[]> {
   const features = await startFeatureVariants();
   closers.push(features.stop);
@@ -216,7 +223,10 @@ async function measureVariants(backends: Backends, bounds: LoadBounds, closers: 
   return variants;
 }
 
-/** The status updates and the 1,000-stream fan-out on a Redis Cluster (a node timeout long enough that a loaded machine never fails a master over). */
+/**
+ * The status updates and the 1,000-stream fan-out on a Redis Cluster (a node timeout
+ * long enough that a loaded machine never fails a master over).
+ */
 async function measureOnCluster(single: Backends, status: Omit<Parameters<typeof measureStatusUpdates>[1], 'concurrencies'>): Promise<ClusterResults> {
   const cluster = await startRedisCluster({ masters: 3, replicas: 1, nodeTimeoutMs: 5_000 });
   // INFO commandstats of every master, for the runs' cost

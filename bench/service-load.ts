@@ -58,7 +58,9 @@ export interface Variant {
   env: Record<string, string>;
   /** Run on the deployment before its measured runs (a webhook subscription). */
   setup?(deployment: Deployment): Promise<void>;
-  /** Resolves once the work a run caused beyond its answers is done (deliveries), so that it counts in the run's cost. */
+  /**
+   * Resolves once the work a run caused beyond its answers is done (deliveries), so that it counts in the run's cost.
+   */
   settled?(deployment: Deployment): Promise<void>;
   /** Its status update concurrencies (16 unless said), and its own floor's settings if it has one. */
   concurrencies?: number[];
@@ -110,7 +112,7 @@ export async function measureStatusUpdates(
       const floorSide = floor && { origin: floor.origin, request: update(floorTargets, true), probe: floor.probe() };
       const { result, floorResult, redisCpu } = await serviceAndFloor(c, service, floorSide, bounds, redisProcesses(backends));
       options.say(`${of}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}`);
-      if (floorResult) options.say(`${of}, floor: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms, errors ${floorResult.errors}`);
+      if (floorResult) options.say(`${of}, floor: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ` + `${floorResult.p99Ms} ms, errors ${floorResult.errors}`);
       const report = await options.variant?.report?.(deployment);
       results.push({ ...result, locations: locationCount, redisCpu, ...(floorResult ? { floor: floorResult } : {}), ...(report ? { report } : {}) });
     }
@@ -139,7 +141,10 @@ async function serviceAndFloor(c: number, service: HttpSide, floor: HttpSide | u
   return { result, floorResult, redisCpu };
 }
 
-/** GET /orders/location on locations holding 10 and 200 PLACED orders, at each concurrency; with `floor`, the poll floor after each run. */
+/**
+ * GET /orders/location on locations holding 10 and 200 PLACED orders, at each
+ * concurrency; with `floor`, the poll floor after each run.
+ */
 export async function measureLocationPolls(
   backends: Backends,
   options: { concurrencies: number[]; records: number[]; bounds: LoadBounds; say(line: string): void; floor?: boolean; variant?: Variant },
@@ -182,7 +187,10 @@ const floorEnv = (backends: Backends, deployment: Deployment) => ({ MONGO_URL: b
 
 const metricsOf = (child: BenchChild) => `http://127.0.0.1:${/"metricsPort":(\d+)/.exec(child.ready[0])![1]}/metrics`;
 
-/** Koa, one `find` of the location's PLACED orders, records out (bench/bare/poll-floor.ts): `GET /orders/location?locationId=`. */
+/**
+ * Koa, one `find` of the location's PLACED orders, records out
+ * (bench/bare/poll-floor.ts): `GET /orders/location?locationId=`.
+ */
 async function startPollFloor(backends: Backends, deployment: Deployment): Promise<Floor> {
   const child = await spawnNode('floor-poll', 'bench/bare/poll-floor.ts', floorEnv(backends, deployment), /"port":(\d+),"metricsPort":\d+/, backends.logDir, profileArgs(backends, `${deployment.name}-floor-poll`));
   return {

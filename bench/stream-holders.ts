@@ -61,7 +61,7 @@ export class StreamHolders {
     const size = Math.ceil(targets.length / this.clients.length);
     const replies = await Promise.all(this.clients.map((c, k) => c.ask({ cmd: 'open', targets: targets.slice(k * size, (k + 1) * size) })));
     const opened = replies.reduce((sum, r) => sum + ('opened' in r ? r.opened : 0), 0);
-    if (opened < targets.length) throw new Error(`opened ${opened} of ${targets.length} streams: ${replies.flatMap((r) => ('errors' in r ? r.errors : [])).join('; ')}`);
+    if (opened < targets.length) throw new Error(`opened ${opened} of ${targets.length} streams: ` + `${replies.flatMap((r) => ('errors' in r ? r.errors : [])).join('; ')}`);
   }
 
   async expect(marker: string, timeoutMs = 30_000): Promise<Arrivals> {
@@ -114,7 +114,10 @@ export interface StreamMemory {
   externalPerStreamKiB: number;
 }
 
-/** The node's memory per stream, read with the baseline open and with all (`open(from, to)`), each settled and after a full GC. */
+/**
+ * The node's memory per stream, read with the baseline open and with all
+ * (`open(from, to)`), each settled and after a full GC.
+ */
 export async function readStreamMemory(api: ApiNode, streams: number, open: (from: number, to: number) => Promise<void>, say: (line: string) => void): Promise<StreamMemory> {
   await open(0, BASELINE_STREAMS);
   await settle();
@@ -137,7 +140,7 @@ export async function readStreamMemory(api: ApiNode, streams: number, open: (fro
     rssPerStreamKiB: perStream('process_resident_memory_bytes'), heapPerStreamKiB: perStream('nodejs_heap_size_used_bytes'),
     heapTotalPerStreamKiB: perStream('nodejs_heap_size_total_bytes'), externalPerStreamKiB: perStream('nodejs_external_memory_bytes'),
   };
-  say(`${memory.rssPerStreamKiB} KiB RSS, ${memory.heapPerStreamKiB} KiB heap used (${memory.heapTotalPerStreamKiB} reserved, ${memory.externalPerStreamKiB} external) per stream`);
+  say(`${memory.rssPerStreamKiB} KiB RSS, ${memory.heapPerStreamKiB} KiB heap used ` + `(${memory.heapTotalPerStreamKiB} reserved, ${memory.externalPerStreamKiB} external) per stream`);
   return memory;
 }
 
@@ -151,7 +154,7 @@ export function raiseFileLimit(needed: number, say: (line: string) => void): voi
       .map((v) => (v === 'unlimited' ? Infinity : Number(v)));
     if (soft! >= needed) return;
     execSync(`prlimit --pid ${process.pid} --nofile=${hard}:${hard}`);
-    say(`open files: soft limit raised from ${soft} to ${hard}${hard! < needed ? ` (still below the ${needed} needed)` : ''}`);
+    say(`open files: soft limit raised from ${soft} to ` + `${hard}${hard! < needed ? ` (still below the ${needed} needed)` : ''}`);
   } catch (err) {
     say(`open files: could not read or raise the limit (${(err as Error).message.split('\n')[0]})`);
   }

@@ -28,7 +28,10 @@ const portOf = (api: ApiNode) => Number(new URL(api.origin).port);
 const p50 = (values: number[]) => round(percentile([...values].sort((a, b) => a - b), 50));
 const placed = (number: number) => `"number":${number},"state":"PLACED"`;
 
-/** Submission to arrival over every stream and submission (the last stream's: median over submissions), with each Redis process's CPU and the cost of one. */
+/**
+ * Submission to arrival over every stream and submission (the last stream's: median over
+ * submissions), with each Redis process's CPU and the cost of one.
+ */
 export interface FanOutLevel extends Arrival {
   streams: number;
   apiNodes: number;
@@ -121,7 +124,7 @@ export async function measureFanOut(backends: Backends, options: { levels: numbe
       await inBatches(orders.length, 8, (i) => register.updateStatus(orders[i]!, 'COMPLETED'));
       const arrival = arrivalFigures(events);
       levels.push({ streams: level, apiNodes: ports.length, submissions: options.submissions, ...arrival, redisCpu, cost });
-      options.say(`${label}fan-out ${level} streams: p50 ${arrival.p50Ms} ms, p99 ${arrival.p99Ms} ms, last arrival p50 ${arrival.lastP50Ms} ms, missed ${arrival.missed}`);
+      options.say(`${label}fan-out ${level} streams: p50 ${arrival.p50Ms} ms, p99 ${arrival.p99Ms} ms, ` + `last arrival p50 ${arrival.lastP50Ms} ms, missed ${arrival.missed}`);
     }
     return levels;
   } finally {
@@ -217,7 +220,7 @@ async function heldFloor(server: 'node' | 'koa', holders: StreamHolders, streams
     const all = await openHeld(streams - BASELINE_STREAMS);
     const perStream = (bytes: number) => round(bytes / (all.open - base.open) / 1024, 1);
     const floor = { server, rssPerStreamKiB: perStream(all.rss - base.rss), heapPerStreamKiB: perStream(all.heapUsed - base.heapUsed) };
-    say(`a bare ${server} server holding ${all.open} streams: ${floor.rssPerStreamKiB} KiB RSS, ${floor.heapPerStreamKiB} KiB heap per stream`);
+    say(`a bare ${server} server holding ${all.open} streams: ` + `${floor.rssPerStreamKiB} KiB RSS, ` + `${floor.heapPerStreamKiB} KiB heap per stream`);
     return floor;
   } finally {
     await holders.close();
@@ -225,7 +228,10 @@ async function heldFloor(server: 'node' | 'koa', holders: StreamHolders, streams
   }
 }
 
-/** The chain's locations and keys, written straight into the database: through the admin API the stand-in timed out at about 3,900. */
+/**
+ * The chain's locations and keys, written straight into the database: through
+ * the admin API the stand-in timed out at about 3,900.
+ */
 async function seedLocations(mongoUrl: string, deployment: Deployment, count: number): Promise<{ id: string; apiKey: string }[]> {
   const client = new MongoClient(mongoUrl);
   try {
@@ -284,7 +290,7 @@ export async function measureChainStreams(
       return { t0: startedAt[warmup + j]!, got: { arrivals, missed: Math.max(0, perLocation - arrivals.length) } };
     });
     const arrival = arrivalFigures(events);
-    say(`fan-out while ${options.events} orders flow (${options.concurrency} at a time): p50 ${arrival.p50Ms} ms, p99 ${arrival.p99Ms} ms, missed ${arrival.missed}`);
+    say(`fan-out while ${options.events} orders flow (${options.concurrency} at a time): p50 ` + `${arrival.p50Ms} ms, p99 ${arrival.p99Ms} ms, missed ${arrival.missed}`);
     return { streams, locations: locationCount, clientProcesses: options.clientProcesses, memory, events: options.events, concurrency: options.concurrency, arrival, cost };
   } finally {
     holders.stop();

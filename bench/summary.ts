@@ -13,12 +13,18 @@ import type { StreamsLevel } from './streams';
 /** The concurrency of the headline figures (round trips, Redis commands); every concurrency has its targets. */
 const HEADLINE_CLIENTS = 16;
 const TARGETS = { pollApiCpu: 1.2, mongoPerRequest: 2, rssPerStreamKiB: 16, fanOut: 1.5 };
-/** Customer orders priced from a menu against the same without one (API CPU, throughput); a menu's 304 against its 200; a publish's bytes per location against a copy of the menu. */
+/**
+ * Customer orders priced from a menu against the same without one (API CPU, throughput); a menu's 304
+ * against its 200; a publish's bytes per location against a copy of the menu.
+ */
 export const MENU_TARGETS = { apiCpu: 1.15, rps: 0.9, notModifiedShare: 0.1, copyShare: 0.05 };
 /** A feature's targets against the same run without it: total CPU, MongoDB commands, throughput. */
 const VARIANT_TARGETS = { totalCpu: 1.5, mongoCommands: 1.5, rps: 0.8 };
 
-/** A status update's targets at a concurrency: own-process CPU and throughput, against the floor (one client: a register alone, where most locations live). */
+/**
+ * A status update's targets at a concurrency: own-process CPU and throughput, against the
+ * floor (one client: a register alone, where most locations live).
+ */
 export function statusTargets(clients: number): { ownCpu: number; rps: number } {
   return { ownCpu: 1.3, rps: clients === 1 ? 0.9 : clients >= 64 ? 1.0 : 0.8 };
 }
@@ -26,7 +32,9 @@ export function statusTargets(clients: number): { ownCpu: number; rps: number } 
 const mongoOf = (cost: Cost | undefined) => round(Object.values(cost?.mongoCommands ?? {}).reduce((sum, n) => sum + n, 0));
 const ratioOf = (a: number, b: number) => (b > 0 ? round(a / b) : 0);
 
-/** What one request cost, by process (CPU ms; own: API, worker and Redis), with its commands, throughput and latency. */
+/**
+ * What one request cost, by process (CPU ms; own: API, worker and Redis), with its commands, throughput and latency.
+ */
 export type RequestCost = ReturnType<typeof requestCost>;
 
 export function requestCost(run: LoadResult) {
@@ -48,7 +56,9 @@ function compare(service: LoadResult, floor: LoadResult) {
   return { clients: service.concurrency, service: s, floor: f, ratio };
 }
 
-/** A feature's status update row: its cost, against the same run without it and against its own floor when it has one. */
+/**
+ * A feature's status update row: its cost, against the same run without it and against its own floor when it has one.
+ */
 function variantRow(run: StatusUpdateResult, base: StatusUpdateResult | undefined) {
   const cost = requestCost(run);
   const without = base && requestCost(base);
@@ -64,7 +74,10 @@ function variantRow(run: StatusUpdateResult, base: StatusUpdateResult | undefine
   };
 }
 
-/** A memory reading against its target; unreliable when RSS grew less than the heap (pages given back between the readings). */
+/**
+ * A memory reading against its target; unreliable when RSS grew less than
+ * the heap (pages given back between the readings).
+ */
 export function memoryVerdict(streams: number, memory: Pick<StreamMemory, 'rssPerStreamKiB' | 'heapPerStreamKiB'>, floors?: StreamsLevel['memoryFloors']) {
   const reliable = rssReliable(memory);
   const floor = (server: string) => floors?.find((f) => f.server === server)?.rssPerStreamKiB;
@@ -109,7 +122,8 @@ export function summarise(r: BenchResults) {
   const poll = r.locationPolls.flatMap((p) => {
     if (!p.floor) return [];
     const c = compare(p, p.floor);
-    // Whole commands: a key's session is read again now and then (the session cache's refresh), which is the authentication's, not the poll's read.
+    // Whole commands: a key's session is read again now and then (the session cache's
+    // refresh), which is the authentication's, not the poll's read.
     const mongoMet = Math.round(c.service.mongoCommands) <= Math.round(c.floor.mongoCommands) && c.ratio.mongoMs <= 1;
     return [{ ...c, records: p.records, apiCpuMet: c.ratio.apiMs <= TARGETS.pollApiCpu, mongoMet }];
   });
@@ -173,7 +187,9 @@ function rowsOf(summary: Summary): Map<string, Row> {
   return rows;
 }
 
-/** `npm run bench:quick`'s table: each figure against its target and the committed run's, flagged past a 10 % move. */
+/**
+ * `npm run bench:quick`'s table: each figure against its target and the committed run's, flagged past a 10 % move.
+ */
 export function renderComparison(run: Summary, committed: Summary | undefined): string {
   const before = committed ? rowsOf(committed) : new Map<string, Row>();
   const lines = ['| figure | this run | target | met | committed | moved |', '|---|---|---|---|---|---|'];
@@ -186,8 +202,8 @@ export function renderComparison(run: Summary, committed: Summary | undefined): 
     if (flag) flagged += 1;
     const target = row.target ? `${row.target.atMost ? '≤' : '≥'} ${row.target.limit}` : '';
     const movedCell = moved === undefined ? '' : `${moved > 0 ? '+' : ''}${Math.round(moved * 100)} %${flag ? ' ⚑' : ''}`;
-    lines.push(`| ${[figure, row.value, target, row.unreliable ?? (met === undefined ? '' : met ? 'yes' : 'NO'), was ?? '–', movedCell].join(' | ')} |`);
+    lines.push('| ' + `${[figure, row.value, target, row.unreliable ?? (met === undefined ? '' : met ? 'yes' : 'NO'), was ?? '–', movedCell].join(' | ')} ` + '|');
   }
-  lines.push('', `${flagged} figure(s) moved more than ${MOVED * 100} % from the committed latest.json${committed ? '' : ' (none committed: nothing to compare)'}.`);
+  lines.push('', `${flagged} figure(s) moved more than ${MOVED * 100} % from the committed ` + `latest.json${committed ? '' : ' (none committed: nothing to compare)'}.`);
   return lines.join('\n');
 }

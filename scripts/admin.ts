@@ -350,7 +350,7 @@ main().then(
     }
     else if (err instanceof UnreachableError) {
       process.stderr.write(
-        `error: ${err.message}: is the service running there? This tool calls POS_URL, else POS_ADMIN, else POS (now ${new URL(err.url).origin}); with ADMIN_PORT set, the operator listener's\n`,
+        `error: ${err.message}: is the service running there? This tool calls POS_URL, else POS_ADMIN, else ` + `POS (now ${new URL(err.url).origin}); with ADMIN_PORT set, the operator listener's\n`,
       );
     }
     else process.stderr.write(`error: ${(err as Error).message}\n`);

@@ -103,8 +103,8 @@ runMain(log, async () => {
       `  location "${location.name}" (${location.id}), ${tables} tables, a register polling every ${paceMs} ms`,
       `  event stream:  curl -N -H 'api_key: ${register.apiKey}' ${baseUrl}/notifications/service/stream`,
       `  register work: curl -H 'api_key: ${register.apiKey}' ${baseUrl}/orders/location`,
-      `  Bull Board:    ${operatorOrigin}/admin/queues  (user name: anything, e.g. admin; password: ${config.auth.adminToken})`,
-      `  live board:    ${operatorOrigin}/board  (kitchen: the register key above; operator: the admin token and location id ${location.id})`,
+      `  Bull Board:    ${operatorOrigin}/admin/queues  (user name: ` + `anything, e.g. admin; password: ${config.auth.adminToken})`,
+      `  live board:    ${operatorOrigin}/board  (kitchen: the register key above; ` + `operator: the admin token and location id ${location.id})`,
       `  ${rounds ? `${rounds} rounds, then it stops by itself` : 'Ctrl-C stops it'}`,
       '',
     ].join('\n') + '\n',
@@ -142,7 +142,7 @@ runMain(log, async () => {
     );
     const [first, last] = [pace.minutes[0], pace.minutes[pace.minutes.length - 1]];
     if (first && last && last !== first) {
-      say(`register status-update p50: ${first.p50Ms} ms in minute 1, ${last.p50Ms} ms at the end (minute ${last.minute}, ${last.orders} orders)`);
+      say(`register status-update p50: ${first.p50Ms} ms in minute 1, ${last.p50Ms} ms ` + `at the end (minute ${last.minute}, ${last.orders} orders)`);
     }
   };
 

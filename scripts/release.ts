@@ -92,7 +92,7 @@ function main(): void {
   if (!values['dry-run'] && git(root, 'status', '--porcelain') !== '') throw new Error('the working tree has changes: commit or stash them first');
   const dev = nextDev(version);
   if (values['dry-run']) {
-    process.stdout.write(`would release ${current} -> ${version} (${date}): commit, tag v${version}; then name its commit in CHANGELOG.md and deploy/previous-release, and move main to ${dev}\n`);
+    process.stdout.write(`would release ${current} -> ${version} (${date}): commit, tag v${version}; then name its ` + `commit in CHANGELOG.md and deploy/previous-release, and move main to ${dev}\n`);
     return;
   }
 

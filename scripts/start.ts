@@ -31,5 +31,5 @@ runMain(log, async () => {
   // What the README's tour and the admin CLI read, ready to paste into another terminal: the
   // register interface at POS, the operator surfaces at POS_ADMIN (ADMIN_PORT's, when it is set).
   const token = service.generatedToken ? ` ADMIN_TOKEN=${service.generatedToken}` : '';
-  process.stdout.write(`For the tour (README.md), in another terminal: export POS=${service.origin} POS_ADMIN=${service.operatorOrigin}${token}\n`);
+  process.stdout.write('For the tour (README.md), in another terminal: export ' + `POS=${service.origin} POS_ADMIN=${service.operatorOrigin}${token}\n`);
 });

@@ -31,7 +31,9 @@ interface PosEvent {
   data: { locationId?: string; order?: { number: number; version?: number } };
 }
 
-/** The event, if one of the secrets signed this body and its timestamp is recent (standardwebhooks throws otherwise). */
+/**
+ * The event, if one of the secrets signed this body and its timestamp is recent (standardwebhooks throws otherwise).
+ */
 function verify(body: string, headers: http.IncomingHttpHeaders): PosEvent | undefined {
   const flat = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, String(value)]));
   for (const verifier of verifiers) {
@@ -73,7 +75,7 @@ const server = http.createServer((req, res) => {
 });
 server.on('error', (err: NodeJS.ErrnoException) => {
   // a port in use is the usual mistake, not a stack trace
-  if (err.code === 'EADDRINUSE') process.stderr.write(`webhook receiver: port ${values.port} is in use (another receiver, or a service listening there); choose another with --port\n`);
+  if (err.code === 'EADDRINUSE') process.stderr.write(`webhook receiver: port ${values.port} is in use (another receiver, or a ` + `service listening there); choose another with --port\n`);
   else process.stderr.write(`webhook receiver: ${err.message}\n`);
   process.exit(1);
 });

@@ -88,7 +88,7 @@ export class PaceReport {
     const job = figures.lastRunMs === undefined ? '' : ` (last lifecycle run ${figures.lastRunMs} ms)`;
     this.say(
       `${final ? `end (minute ${figures.minute}, part)` : `minute ${figures.minute}`}: ${figures.orders} orders so far; register status updates this minute: ${figures.updates}, ` +
-        `p50 ${figures.p50Ms} ms, p90 ${figures.p90Ms} ms, p99 ${figures.p99Ms} ms${held}${job}; load average ${figures.load}`,
+        `p50 ${figures.p50Ms} ms, p90 ${figures.p90Ms} ms, p99 ` + `${figures.p99Ms} ms${held}${job}; load average ${figures.load}`,
     );
   }
 }

@@ -83,7 +83,7 @@ export class RegisterDesk {
     this.seen.set(order.number, polls);
     const table = order.tableNumber ? `table ${order.tableNumber}` : 'takeout';
     if (polls === 1) {
-      this.say(`register: new order #${order.number} for ${table}: ${describeRows(order.rows)} (${totalOf(order.rows)}); cooking`);
+      this.say(`register: new order #${order.number} for ${table}: ` + `${describeRows(order.rows)} (${totalOf(order.rows)}); cooking`);
       return;
     }
     try {

@@ -9,7 +9,10 @@ import { generatedSection, renderOperatorAccess } from './operator-access';
 export interface DocGenerator {
   /** Repository-relative path of the document. */
   doc: string;
-  /** Its whole text, from the sources it is generated from (and, for a page with a generated section, its current text). */
+  /**
+   * Its whole text, from the sources it is generated from (and, for a page
+   * with a generated section, its current text).
+   */
   render(current: string | undefined): string;
 }
 

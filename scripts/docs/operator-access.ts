@@ -15,7 +15,7 @@ function boundCell(bound: 'chain' | 'locations', note: string | undefined, path:
 
 export function renderOperatorAccess(): string {
   const rows = OPERATIONS.filter((op) => op.access === 'admin' || op.access === 'board').map(
-    (op) => `| \`${op.method.toUpperCase()} ${op.path}\` | ${op.summary} | \`${op.role}\` | ${boundCell(op.bound!, op.boundNote, op.path)} |`,
+    (op) => `| \`${op.method.toUpperCase()} ${op.path}\` | ${op.summary} | ` + `\`${op.role}\` | ${boundCell(op.bound!, op.boundNote, op.path)} |`,
   );
   return ['| Operation | | Least role | An operator bound to locations |', '|---|---|---|---|', ...rows].join('\n');
 }

@@ -7,7 +7,10 @@
 import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
 
-/** `setpriv --pdeathsig` (util-linux, on every Debian): the child gets SIGTERM when this process dies, however it dies. */
+/**
+ * `setpriv --pdeathsig` (util-linux, on every Debian): the child gets
+ * SIGTERM when this process dies, however it dies.
+ */
 const SETPRIV = '/usr/bin/setpriv';
 const hasSetpriv = fs.existsSync(SETPRIV);
 

@@ -33,7 +33,10 @@ export const SAMPLE_MENU: MenuDocument = {
   ],
 };
 
-/** A menu of `count` items (the first two SAMPLE_ROWS' products at their prices), each taking the groups of SAMPLE_MENU. */
+/**
+ * A menu of `count` items (the first two SAMPLE_ROWS' products at their
+ * prices), each taking the groups of SAMPLE_MENU.
+ */
 export function largeMenu(count: number): MenuDocument {
   const items: MenuDocument['items'] = [
     { productId: 'sku-burger', name: 'Burger', price: 1290 },

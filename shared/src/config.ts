@@ -47,7 +47,7 @@ export function parseSecretList(text: string | undefined): string[] {
   if (text === undefined) return [];
   const secrets = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (secrets.some((s) => s.length < 32 || /\s/.test(s))) {
-    throw new ConfigError('invalid configuration: API_KEY_SECRET_PREVIOUS must list secrets of at least 32 characters (no spaces), separated by commas');
+    throw new ConfigError('invalid configuration: API_KEY_SECRET_PREVIOUS must list secrets of at ' + 'least 32 characters (no spaces), separated by commas');
   }
   return secrets;
 }

@@ -49,7 +49,8 @@ function seedUrls(target: RedisTarget): string[] {
 
 /**
  * A Redis connection, or a Cluster client on `REDIS_CLUSTER=1`; `options` apply to every node
- * connection, `clusterOptions` to the Cluster client. BullMQ's blocking connections need `maxRetriesPerRequest: null`; request-path
+ * connection, `clusterOptions` to the Cluster client. BullMQ's blocking
+ * connections need `maxRetriesPerRequest: null`; request-path
  * connections keep a bound so that a Redis outage surfaces as an error (503). With a logger,
  * connection errors (ioredis reconnects on its own) are logged, not printed raw.
  */

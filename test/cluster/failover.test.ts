@@ -150,7 +150,8 @@ describe('a Redis Cluster master killed under load', () => {
       expect(workerB.process.exitCode).toBeNull();
 
       // Exactly once: each report answered 200 was applied by one worker, once; nothing was applied twice.
-      // (by the ids the registers sent: the workers' lines carry the service's, which the API nodes' access lines map)
+      // (by the ids the registers sent: the workers' lines carry the
+      // service's, which the API nodes' access lines map)
       const appliedLines = () => {
         const claimed = claimedRequestIds([nodeA, nodeB]);
         const counts = new Map<string, number>();

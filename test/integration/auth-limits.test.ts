@@ -13,7 +13,9 @@ import { eventually } from '../support/wait';
 describe('rejected keys', () => {
   const stack = useStack({ API_KEY_MAX_REJECTIONS: '1' });
   let url: string;
-  /** A key signed under the deployment's secret, as every key it issues is, that it never issued (so it is looked up). */
+  /**
+   * A key signed under the deployment's secret, as every key it issues is, that it never issued (so it is looked up).
+   */
   const unknownKey = () => generateApiKey(stack.env.API_KEY_SECRET!);
 
   beforeAll(async () => {

@@ -19,7 +19,10 @@ function exposed(text: string): { samples: Set<string>; types: Map<string, strin
   return { samples, types };
 }
 
-/** Whether `name` is served: a series of it, or a declared metric (a labelled counter not counted yet, a histogram's buckets). */
+/**
+ * Whether `name` is served: a series of it, or a declared metric (a labelled
+ * counter not counted yet, a histogram's buckets).
+ */
 function serves(text: string, name: string): boolean {
   const { samples, types } = exposed(text);
   if (samples.has(name) || types.has(name)) return true;

@@ -47,7 +47,10 @@ describe('operators: roles, scope and audit', () => {
     return (await stack.admin.listAudit({ limit: 1000 })).filter((record) => record.requestId === requestId);
   }
 
-  /** A write with a request id of the caller's; its one audit record, by the service's id, checked against who made it. */
+  /**
+   * A write with a request id of the caller's; its one audit record, by
+   * the service's id, checked against who made it.
+   */
   async function write(token: string, method: string, path: string, options: CallOptions = {}): Promise<{ res: HttpResult; record: AuditRecord }> {
     const claimed = randomUUID();
     const res = await call(method, `${stack.origin}${path}`, { ...options, headers: { ...bearer(token), 'x-request-id': claimed, ...options.headers } });

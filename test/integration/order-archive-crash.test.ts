@@ -120,7 +120,8 @@ describe('a worker killed between the archive copy and the hot delete', () => {
       await eventually(async () => (await placement(db, location.id)).hot.length === 0, 'the hot collection emptied', 30_000);
       const after = await placement(db, location.id);
       expect(after.archived).toHaveLength(ORDERS);
-      // The copies are the orders as they were, but for the events they held (and their due time), which the relay moves.
+      // The copies are the orders as they were, but for the events they held
+      // (and their due time), which the relay moves.
       const withoutOutbox = ({ outbox: _events, outboxCount: _count, outboxDue: _due, ...doc }: OrderDoc) => doc;
       for (const original of before) {
         const { archivedAt, purgeAt, ...copy } = after.archived.find((c) => c._id === original._id) as OrderDoc & { archivedAt: Date; purgeAt: Date };

@@ -183,7 +183,8 @@ describe('a lifecycle run', () => {
       });
     for (let i = 0; i < 5; i++) await record(-MINUTE);
     await record(MINUTE);
-    // a record due sooner behind one not yet due (AUDIT_RETENTION shortened since): kept, so that the chain has no gap
+    // a record due sooner behind one not yet due (AUDIT_RETENTION
+    // shortened since): kept, so that the chain has no gap
     await record(-MINUTE);
     const run = await runLifecycle({ ...deps, audit }, settings, { batchSize: 2, budgetMs: 60_000 }, now);
     expect(run).toMatchObject({ auditPurged: 5, complete: true });

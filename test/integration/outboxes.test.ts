@@ -41,12 +41,18 @@ describe('an outbox', () => {
     expect((await orders().updateOne({ _id: order._id, version: order.version }, update)).modifiedCount).toBe(1);
     return after;
   }
-  /** What a 0.5.0 worker that relays leaves of its write, should its relay stop before its pass: the events taken over, due in minutes. */
+  /**
+   * What a 0.5.0 worker that relays leaves of its write, should its relay stop
+   * before its pass: the events taken over, due in minutes.
+   */
   const takenBy050 = (id: string) => orders().updateOne({ _id: id }, { $set: { outboxCount: 0, outboxDue: new Date(Date.now() + 5 * 60_000) } });
   const stored = async (id: string) => (await orders().findOne({ _id: id }))!;
   /** What the relay reads of the document. */
   const heldOf = async (id: string) => (await new Outboxes([outbox]).held(1000))[0]!.docs.find((doc) => doc._id === id);
-  /** The versions whose writes the events come from, in the order listed (a failure report on a PLACED order is two events: placed again, and failed). */
+  /**
+   * The versions whose writes the events come from, in the order listed (a failure report
+   * on a PLACED order is two events: placed again, and failed).
+   */
   const versionsOf = (held: { outbox: { rank: [number, number] }[] }) => [...new Set(held.outbox.map((event) => event.rank[0]))];
 
   it('keeps, on a document written between the read and the clear, its new events only: never more than one pass behind', async () => {

@@ -92,7 +92,8 @@ describe("a partition's admission, with no worker to finish anything", () => {
     const registerUpdate = (number: number) => call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
     const shedBefore = await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route: '/admin/v1/locations/:id/orders/:number/statusupdate' });
 
-    // seven operators' updates are admitted (and wait); once the queue is seen not to move, three more are refused at once
+    // seven operators' updates are admitted (and wait); once the queue is
+    // seen not to move, three more are refused at once
     const admitted = orders.slice(0, 7).map((order) => operatorUpdate(order.number));
     await eventually(() => stack.api.deps.admission.signals()[0]!.inFlight === 7, 'seven operator updates in flight');
     // the oldest job's wait past QUEUE_WAIT_TARGET is what is tested
@@ -163,7 +164,8 @@ describe('a refusal in front of the app', () => {
     const path = (number: number) => `${stack.baseUrl}/orders/${number}/statusupdate`;
     const update = (number: number) => call('PUT', path(number), { apiKey: key, body: { newState: 'COMPLETED' } });
     const route = { reason: 'queue', route: '/api/v1/orders/:number/statusupdate' };
-    // the register's session held by the node (a poll read it), and its partition full once its two jobs have waited QUEUE_WAIT_TARGET
+    // the register's session held by the node (a poll read it), and its partition
+    // full once its two jobs have waited QUEUE_WAIT_TARGET
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
     const partition = stack.api.deps.queues.partitionOfKey(location.id);
     const admitted = [update(orders[0]!.number), update(orders[1]!.number)];
@@ -172,7 +174,8 @@ describe('a refusal in front of the app', () => {
 
     const warn = jest.spyOn(stack.api.deps.log, 'warn');
     try {
-      // the key in the query string: the app's own admission answers (the first refusal of an overload is always the app's)
+      // the key in the query string: the app's own admission answers (the
+      // first refusal of an overload is always the app's)
       const inApp = await rawPut(`${path(orders[2]!.number)}?api_key=${key}`, {});
       expect(warn).not.toHaveBeenCalled();
       const inFront = await rawPut(path(orders[2]!.number), { api_key: key });

@@ -319,7 +319,8 @@ describe('register client against a service that sheds load', () => {
     for (const order of orders.slice(1)) failures.push(await client.reportFailure(order.number).catch((err: unknown) => err));
     expect(failures.every((err) => err instanceof RegisterProblemError && err.status === 503)).toBe(true);
     const sent = (await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route })) - shedBefore;
-    // 40 requests: two retries a window, and a tenth of the requests (4): 46 at most, where four retries each would be 200
+    // 40 requests: two retries a window, and a tenth of the requests (4): 46
+    // at most, where four retries each would be 200
     expect(sent - 40).toBe(delays.length);
     expect(delays.length).toBeLessThanOrEqual(6);
     expect(delays.length).toBeGreaterThanOrEqual(2);

@@ -83,7 +83,8 @@ describe('a node with many locations re-reads them in batches', () => {
 
       const batches = await metricValue(roleOrigin(nodeA), 'pos_stream_resync_batches_total', { outcome: 'read' });
       expect(batches).toBe(Math.ceil(LOCATIONS / RESYNC_BATCH_LOCATIONS));
-      // Three reads a batch (work, orders written since, sessions), and a getMore for an answer of over 101 documents.
+      // Three reads a batch (work, orders written since, sessions), and a
+      // getMore for an answer of over 101 documents.
       expect(commands).toBeLessThanOrEqual(5 * batches);
       expect(await metricValue(roleOrigin(nodeA), 'pos_stream_resyncs_total')).toBe(1);
 

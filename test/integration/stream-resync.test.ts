@@ -1,5 +1,6 @@
 /**
- * Streams across Redis outages (docs/register-interface.md, part 6: no duplicate between replay and live): once a node
+ * Streams across Redis outages (docs/register-interface.md, part 6: no
+ * duplicate between replay and live): once a node
  * has its subscriptions back, each stream sends what it may have missed and nothing else.
  * API nodes and a worker as child processes: a soak on a Redis of this file's own (restarted for
  * real) with API nodes killed under it, and a node alone losing Redis through a proxy.

@@ -265,7 +265,10 @@ describe('tracing a job run again after its worker died', () => {
 });
 
 describe('tracing with no OTLP endpoint', () => {
-  /** The OpenTelemetry modules (the SDK, instrumentations, exporters) a process has loaded once the API and the worker modules are. */
+  /**
+   * The OpenTelemetry modules (the SDK, instrumentations, exporters) a process
+   * has loaded once the API and the worker modules are.
+   */
   async function loadedTelemetry(extra: StackEnv): Promise<string[]> {
     const script = [
       "require('./services/api/src/tracing');",

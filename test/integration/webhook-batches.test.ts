@@ -157,7 +157,10 @@ describe('webhook deliveries in batches', () => {
     }
     return placed;
   };
-  /** A location of the test's own, with a subscription to its placed orders and a receiver of its own: what another test left behind goes elsewhere. */
+  /**
+   * A location of the test's own, with a subscription to its placed orders and a
+   * receiver of its own: what another test left behind goes elsewhere.
+   */
   const endpoint = async (locationId: string) => {
     const secret = newWebhookSecret();
     const receiver = new Receiver(secret);

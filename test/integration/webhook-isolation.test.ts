@@ -145,7 +145,8 @@ describe('the SSRF guard on IPv6 forms that carry an IPv4 address', () => {
     async (url) => {
       const res = await call('POST', `${stack.origin}/admin/v1/webhooks`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` }, body: { url, events: ['order.placed'] } });
       expect(res.status).toBe(400);
-      // (those that carry 169.254.169.254 are a cloud's metadata address, refused whatever WEBHOOK_ALLOW_PRIVATE says)
+      // (those that carry 169.254.169.254 are a cloud's metadata address,
+      // refused whatever WEBHOOK_ALLOW_PRIVATE says)
       expect(res.json().detail).toMatch(/loopback, private, link-local or metadata address|a cloud metadata or platform address/);
     },
   );

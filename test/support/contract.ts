@@ -3,7 +3,8 @@
  * OpenAPI document (path, method, status, required headers, content type, body schema; each event
  * of a stream), so that a route answering something the document does not describe fails a test.
  * `contract-setup.ts` feeds it every fetch to an origin of the service (`serviceAt`, which the
- * stack helpers call); the SSE test client feeds it its streams. Violations are collected and thrown after each test (and after each file).
+ * stack helpers call); the SSE test client feeds it its streams. Violations are
+ * collected and thrown after each test (and after each file).
  */
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';

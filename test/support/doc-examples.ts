@@ -4,7 +4,8 @@
  * about running it:
  *
  *   <!-- example: skip: <reason> -->     not run (it starts or installs something; the reason says what)
- *   <!-- example: until stopped -->      runs until stopped (an event stream): given a few seconds, it must print something and not fail
+ * <!-- example: until stopped -->      runs until stopped (an event stream):
+ * given a few seconds, it must print something and not fail
  *   <!-- example: background -->        left running (a receiver) while the examples after it run
  *   <!-- example: scratch root -->      runs as written, with DESTDIR set to a scratch folder: what it
  *                                       installs in /etc or /opt lands there (the commands honour DESTDIR)

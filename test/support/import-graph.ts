@@ -23,7 +23,9 @@ function parsedProject(dir: string): ts.ParsedCommandLine {
   return ts.parseJsonConfigFileContent(config, ts.sys, path.dirname(file), undefined, file);
 }
 
-/** The files imported by `file` that belong to the repository (not node_modules), resolved as `options` resolve them. */
+/**
+ * The files imported by `file` that belong to the repository (not node_modules), resolved as `options` resolve them.
+ */
 function importsOf(file: string, options: ts.CompilerOptions, host: ts.ModuleResolutionHost): string[] {
   const { importedFiles } = ts.preProcessFile(fs.readFileSync(file, 'utf8'), true, true);
   const found = new Set<string>();

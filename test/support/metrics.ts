@@ -34,7 +34,10 @@ export function adminTokenAt(origin: string, token: string | undefined): void {
   if (token !== undefined) adminTokens.set(origin, token);
 }
 
-/** The headers that open `origin`'s /metrics: its admin token when it is an API node (a worker's METRICS_PORT needs none). */
+/**
+ * The headers that open `origin`'s /metrics: its admin token when it is an
+ * API node (a worker's METRICS_PORT needs none).
+ */
 export function metricsHeaders(origin: string): Record<string, string> {
   const token = adminTokens.get(origin);
   return token === undefined ? {} : { authorization: `Bearer ${token}` };

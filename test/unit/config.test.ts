@@ -301,7 +301,10 @@ describe('configuration', () => {
       LOG_FLUSH_INTERVAL: '1s',
       SHUTDOWN_GRACE: '30s',
     };
-    /** Besides its own section: a cluster takes six queue partitions by default; a node's connections follow its streams. */
+    /**
+     * Besides its own section: a cluster takes six queue partitions by
+     * default; a node's connections follow its streams.
+     */
     const ALSO_CHANGES: Record<string, string[]> = { REDIS_CLUSTER: ['queue'], SSE_MAX_STREAMS: ['http'] };
 
     it('are the schema\'s sections', () => {

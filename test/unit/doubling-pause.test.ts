@@ -1,4 +1,7 @@
-/** The doubling pause of a poll that finds nothing (util/doubling-pause.ts): the event relay's passes and its reads of the outboxes. */
+/**
+ * The doubling pause of a poll that finds nothing (util/doubling-pause.ts): the
+ * event relay's passes and its reads of the outboxes.
+ */
 import { DoublingPause } from '@pos/shared/util/doubling-pause';
 
 describe('doubling pause', () => {

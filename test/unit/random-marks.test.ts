@@ -1,4 +1,6 @@
-/** Random marks drawn from a pool (util/random-marks.ts): an order's applied-job entries tell attempts apart by them. */
+/**
+ * Random marks drawn from a pool (util/random-marks.ts): an order's applied-job entries tell attempts apart by them.
+ */
 import { MARKS_PER_FILL, randomMarks } from '@pos/shared/util/random-marks';
 
 describe('random marks', () => {

@@ -13,10 +13,15 @@ const { version } = JSON.parse(fs.readFileSync(path.join(HERE, '../../../package
 export const SITE = {
   /** Where the images of the Dockerfile's two targets are pushed (`docker build --target api|worker`). */
   images: { api: `registry.example.com/pos/api:${version}`, worker: `registry.example.com/pos/worker:${version}` },
-  /** The public name of the register-facing door, and the Secret of type kubernetes.io/tls holding its certificate. */
+  /**
+   * The public name of the register-facing door, and the Secret of type kubernetes.io/tls holding its certificate.
+   */
   host: 'pos.example.com',
   tlsSecret: 'pos-tls',
-  /** The ingress controller (ingress-nginx) and the namespace it runs in: the only one allowed to reach the API's public port. */
+  /**
+   * The ingress controller (ingress-nginx) and the namespace it runs in: the
+   * only one allowed to reach the API's public port.
+   */
   ingressClass: 'nginx',
   ingressNamespace: 'ingress-nginx',
   /** Where Prometheus (prometheus-operator) runs: it alone reaches /metrics; KEDA asks it for the queue's depth. */
@@ -26,7 +31,10 @@ export const SITE = {
   secret: 'pos-secrets',
 } as const;
 
-/** Pods with this label in the service's namespace may reach the operator port (admin API, Bull Board): a toolbox, an internal ingress. */
+/**
+ * Pods with this label in the service's namespace may reach the operator port
+ * (admin API, Bull Board): a toolbox, an internal ingress.
+ */
 export const OPERATOR_ACCESS_LABEL = 'pos.example.com/operator-access';
 
 export interface Role {

@@ -1,6 +1,7 @@
 /**
  * Validates manifests as written and as Kubernetes reads them (YAML 1.1), against the schemas of
- * Kubernetes, KEDA and prometheus-operator (the kubernetes-models packages): every object of each file named (by default, every file of
+ * Kubernetes, KEDA and prometheus-operator (the kubernetes-models packages):
+ * every object of each file named (by default, every file of
  * every shape), by its apiVersion and kind. Prints one JSON line per object; exits 1 if any fails
  * or is of a kind it does not know. test/shipped/kubernetes.test.ts runs it.
  */

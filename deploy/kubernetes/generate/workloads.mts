@@ -28,7 +28,10 @@ export const PRE_STOP_SECONDS = 5;
  * seconds at most): the grace period covers all of it, and the hook before.
  */
 export const API_TERMINATION_GRACE_SECONDS = PRE_STOP_SECONDS + SHUTDOWN_GRACE_SECONDS + 15;
-/** A worker stops taking jobs and finishes the active ones within SHUTDOWN_GRACE; one killed after hands them back when their lock lapses. */
+/**
+ * A worker stops taking jobs and finishes the active ones within SHUTDOWN_GRACE;
+ * one killed after hands them back when their lock lapses.
+ */
 export const WORKER_TERMINATION_GRACE_SECONDS = SHUTDOWN_GRACE_SECONDS + 15;
 
 /**
@@ -132,7 +135,9 @@ export function apiService(): Service {
   });
 }
 
-/** The workers' Service: only for Prometheus to find each worker's /metrics (headless: no traffic goes through it). */
+/**
+ * The workers' Service: only for Prometheus to find each worker's /metrics (headless: no traffic goes through it).
+ */
 export function workerService(): Service {
   return new Service({
     metadata: { name: 'pos-worker', labels: labelsOf('worker') },

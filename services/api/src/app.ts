@@ -100,7 +100,9 @@ export function createApps(deps: ApiDeps): ApiApps {
   return { public: createApp(deps, [...routes.everywhere(false), ...routes.public]), operator: createApp(deps, [...routes.everywhere(true), ...routes.operator]) };
 }
 
-/** One listener's app: request context, metrics, headers, the request's deadline, problem rendering, then the mounts. */
+/**
+ * One listener's app: request context, metrics, headers, the request's deadline, problem rendering, then the mounts.
+ */
 export function createApp(deps: ApiDeps, mounts: Mount[]): Koa<AppState> {
   const app = new Koa<AppState>();
   // X-Forwarded-* only from a proxy the operator vouches for; then only its own (last) hop.

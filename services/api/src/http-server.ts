@@ -1,7 +1,10 @@
 import http from 'node:http';
 import type { HttpConfig } from '@pos/shared/config';
 
-/** How often Node looks for requests past their headers or request timeout (its default, 30 s, would let a trickle run that much longer). */
+/**
+ * How often Node looks for requests past their headers or request timeout (its
+ * default, 30 s, would let a trickle run that much longer).
+ */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /**

@@ -98,7 +98,10 @@ async function connect(config: Config, mongoUrl: string, log: Logger) {
 }
 type Connections = Awaited<ReturnType<typeof connect>>;
 
-/** The queues the node adds to and reads (the transition queue's partitions, the lifecycle's, the deadlines', the webhooks'), and its metrics. */
+/**
+ * The queues the node adds to and reads (the transition queue's partitions, the
+ * lifecycle's, the deadlines', the webhooks'), and its metrics.
+ */
 function queuesAndMetrics(config: Config, { store, redis, queueRedis, subscriber }: Connections, log: Logger) {
   const queues = new TransitionQueues(queueRedis, queueLayout(config), log, config.queue.jobKeepFailed);
   const lifecycleQueue = createLifecycleQueue(queueRedis, config.redis, log);
@@ -175,7 +178,20 @@ function stoppers(config: Config, parts: Connections & Built & { servers: Server
   ];
 }
 
-/** What the node runs on its connections: the job client and admission, the stream hub, presence, the credential look-ups. */
+/** A changed operator's streams end on every node, as a closed session's do; returns the unsubscribe. */
+async function endChangedOperatorStreams(subscriber: Connections['subscriber'], prefix: string, hub: StreamHub) {
+  const end = (message: string) => {
+    const operatorId = operatorIdOf(message);
+    if (operatorId !== undefined) hub.operatorChanged(operatorId);
+  };
+  await subscriber.subscribe(sessionsChannel(prefix), end);
+  return () => subscriber.unsubscribe(sessionsChannel(prefix), end);
+}
+
+/**
+ * What the node runs on its connections: the job client and admission, the
+ * stream hub, presence, the credential look-ups.
+ */
 async function nodeParts(config: Config, nodeId: string, keySecret: string, connections: Connections, built: Built, log: Logger) {
   const { redis, queueRedis, subscriber } = connections;
   const { queues, repos, metrics } = built;
@@ -198,14 +214,8 @@ async function nodeParts(config: Config, nodeId: string, keySecret: string, conn
   });
   const presence = new PresenceTracker({ redis, prefix: config.redis.prefix, nodeId, windowMs: config.presence.windowMs, log });
   const lookups = await credentialLookups(config, keySecret, { subscriber, repos, metrics });
-  // A changed operator's streams end on every node, as a closed session's do.
-  const endOperatorStreams = (message: string) => {
-    const operatorId = operatorIdOf(message);
-    if (operatorId !== undefined) hub.operatorChanged(operatorId);
-  };
-  await subscriber.subscribe(sessionsChannel(config.redis.prefix), endOperatorStreams);
-  const dropSessionChannel = () =>
-    Promise.all([lookups.sessionLookup.stop(), lookups.operatorLookup.stop(), subscriber.unsubscribe(sessionsChannel(config.redis.prefix), endOperatorStreams)]);
+  const unsubscribe = await endChangedOperatorStreams(subscriber, config.redis.prefix, hub);
+  const dropSessionChannel = () => Promise.all([lookups.sessionLookup.stop(), lookups.operatorLookup.stop(), unsubscribe()]);
   return { admission, inFlight, jobs, hub, presence, ...lookups, dropSessionChannel };
 }
 

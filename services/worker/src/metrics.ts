@@ -31,7 +31,10 @@ export interface RelayMetrics {
 }
 
 export interface WebhookMetrics {
-  /** Delivery attempts by outcome: delivered, retrying, failed (its schedule ran out), disabled (it disabled the endpoint). */
+  /**
+   * Delivery attempts by outcome: delivered, retrying, failed (its schedule
+   * ran out), disabled (it disabled the endpoint).
+   */
   deliveries: Counter<'outcome'>;
   deliverySeconds: Histogram;
   /** Deliveries held back unattempted by their endpoint's share: `endpoint-busy`, `circuit-open`. */
@@ -54,7 +57,7 @@ export function createWorkerMetrics(mongoCommands: () => number): WorkerMetrics 
   });
   const deliveries = new Counter({
     name: 'pos_webhook_deliveries_total',
-    help: 'Webhook delivery attempts, by outcome: delivered, retrying, failed (the retry schedule ran out), disabled (the attempt disabled the endpoint)',
+    help: 'Webhook delivery attempts, by outcome: delivered, retrying, failed (the retry ' + 'schedule ran out), disabled (the attempt disabled the endpoint)',
     labelNames: ['outcome'],
     registers: [registry],
   });
@@ -74,7 +77,7 @@ export function createWorkerMetrics(mongoCommands: () => number): WorkerMetrics 
   const thresholds = labelledCounter(
     registry,
     'pos_failure_thresholds_total',
-    "Failure thresholds a failure report used, by where from: cache (this worker's, kept until the location changes), mongodb (read)",
+    "Failure thresholds a failure report used, by where from: cache (this " + "worker's, kept until the location changes), mongodb (read)",
     'from',
     ['cache', 'mongodb'],
   );
@@ -92,7 +95,7 @@ function relayMetrics(registry: Registry): RelayMetrics {
   const restored = labelledCounter(
     registry,
     'pos_event_deliveries_restored_total',
-    'Webhook deliveries added to the queue again from the event log, by reason: redis-lost (the queue had lost its data), check (the periodic check of recent events)',
+    'Webhook deliveries added to the queue again from the event log, by reason: redis-lost ' + '(the queue had lost its data), check (the periodic check of recent events)',
     'reason',
     ['redis-lost', 'check'],
   );
@@ -108,12 +111,12 @@ function relayMetrics(registry: Registry): RelayMetrics {
     leader: new Gauge({ name: 'pos_event_relay_leader', help: "1 while this worker holds the event relay's lease", registers: [registry] }),
     backlog: new Gauge({
       name: 'pos_event_relay_backlog_events',
-      help: "Events waiting in the outboxes as the relay's last read found them (at least as many when a read filled its batch); 0 on a worker that does not relay",
+      help: "Events waiting in the outboxes as the relay's last read found them (at least as many " + "when a read filled its batch); 0 on a worker that does not relay",
       registers: [registry],
     }),
     backlogOldest: new Gauge({
       name: 'pos_event_relay_backlog_oldest_seconds',
-      help: "Age of the oldest event the relay's last read found waiting; 0 when none waits, and on a worker that does not relay",
+      help: "Age of the oldest event the relay's last read found waiting; 0 when " + "none waits, and on a worker that does not relay",
       registers: [registry],
     }),
   };

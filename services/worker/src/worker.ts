@@ -165,36 +165,52 @@ function stoppers(config: Config, connections: Connections, running: { stopWork(
   ];
 }
 
+/**
+ * The transition queue's partitions, draining ones too (watched until
+ * empty: see watchDrain), and the webhook deliveries.
+ */
+async function startConsumers(config: Config, connections: Connections, processor: JobProcessor, log: Logger) {
+  const { current, draining } = layoutPartitions(queueLayout(config));
+  const consumers = [...current, ...draining].map((partition) =>
+    consumePartition({ partition, connection: connections.workerConnection, config: config.worker, processor, metrics: connections.metrics, log }),
+  );
+  const drain = draining.length > 0 ? await watchDrain(draining, connections.queueRedis, log) : undefined;
+  const deliveryWorker = deliveries(config, connections, log);
+  const queueWorkers = [...consumers, ...(deliveryWorker ? [deliveryWorker] : [])];
+  await Promise.all(queueWorkers.map((worker) => worker.waitUntilReady()));
+  return { queueWorkers, drain, current, draining };
+}
+
+/** The scheduled and delayed jobs, each closed at shutdown. */
+async function startSchedules(config: Config, connections: Connections, processor: JobProcessor, orderDeadlineQueue: Queue<OrderDeadlineJob>, log: Logger) {
+  const { repos, workerConnection, checkpoint } = connections;
+  const scheduled = { config, log, redis: connections.redis, queueRedis: connections.queueRedis, workerConnection, checkpoint };
+  return [
+    await startLifecycle({ ...scheduled, deps: { ...repos, checkpoint } }),
+    await startOrderDeadlines({
+      ...scheduled,
+      queue: orderDeadlineQueue,
+      orders: repos.orders,
+      contextFor: (jobId, jobLog, events, runBefore) => processor.context(jobId, jobLog, events, { runBefore }),
+    }),
+    await startPresenceSweep({ ...scheduled, locations: repos.locations }),
+    await startSnoozeEnds({ ...scheduled, queue: createSnoozeEndQueue(connections.queueRedis, config.redis, log), menus: repos.menus }),
+  ];
+}
+
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
   const { mongoUrl } = requireUrls(config);
   const connections = await connect(config, mongoUrl, log);
-  const { repos, metrics, workerConnection } = connections;
+  const { repos, metrics } = connections;
   const relay = eventRelay(config, connections, log);
   const orderDeadlineQueue = createOrderDeadlineQueue(connections.queueRedis, config.redis, log);
   const thresholds = new FailureThresholds(repos.locations, connections.subscriber, config.redis.prefix, config.orders.failureThreshold, metrics.thresholds);
   connections.subscriber.startHeartbeat();
   thresholds.start(log);
   const processor = transitions(config, connections, { thresholds, orderDeadlineQueue }, log);
-  // Draining partitions are consumed too, and watched until empty (see watchDrain).
-  const { current, draining } = layoutPartitions(queueLayout(config));
-  const consumers = [...current, ...draining].map((partition) => consumePartition({ partition, connection: workerConnection, config: config.worker, processor, metrics, log }));
-  const drain = draining.length > 0 ? await watchDrain(draining, connections.queueRedis, log) : undefined;
-  const deliveryWorker = deliveries(config, connections, log);
-  const queueWorkers = [...consumers, ...(deliveryWorker ? [deliveryWorker] : [])];
-  await Promise.all(queueWorkers.map((worker) => worker.waitUntilReady()));
+  const { queueWorkers, drain, current, draining } = await startConsumers(config, connections, processor, log);
   const listener = config.worker.metricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.worker.metricsPort, config.http.host);
-
-  // The scheduled and delayed jobs.
-  const scheduled = { config, log, redis: connections.redis, queueRedis: connections.queueRedis, workerConnection, checkpoint: connections.checkpoint };
-  const lifecycle = await startLifecycle({ ...scheduled, deps: { ...repos, checkpoint: connections.checkpoint } });
-  const orderDeadlines = await startOrderDeadlines({
-    ...scheduled,
-    queue: orderDeadlineQueue,
-    orders: repos.orders,
-    contextFor: (jobId, jobLog, events, runBefore) => processor.context(jobId, jobLog, events, { runBefore }),
-  });
-  const presence = await startPresenceSweep({ ...scheduled, locations: repos.locations });
-  const snoozeEnds = await startSnoozeEnds({ ...scheduled, queue: createSnoozeEndQueue(connections.queueRedis, config.redis, log), menus: repos.menus });
+  const schedules = await startSchedules(config, connections, processor, orderDeadlineQueue, log);
   relay.start();
   const drained = draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {};
   log.info({ queue: TRANSITION_QUEUE, partitions: current.length, ...drained, concurrency: config.worker.concurrency, metricsPort: listener?.port }, 'worker ready');
@@ -203,7 +219,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   // The relay stops at once, beside the rest: what the finishing jobs write waits in the outboxes
   // for the next holder, who takes the lease as soon as this one gives it back (OutboxRelay.close).
   const stopWork = async () => {
-    await Promise.all([relay.close(), ...queueWorkers.map((worker) => worker.close()), lifecycle.close(), orderDeadlines.close(), presence.close(), snoozeEnds.close()]);
+    await Promise.all([relay.close(), ...queueWorkers.map((worker) => worker.close()), ...schedules.map((schedule) => schedule.close())]);
     await thresholds.stop();
   };
   return {

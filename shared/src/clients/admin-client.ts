@@ -43,7 +43,10 @@ export interface AuditFilter {
   to?: string;
 }
 
-/** Which page of a list: at most `limit` (default 100, at most 1000) items after `after`, the last cursor of the previous page. */
+/**
+ * Which page of a list: at most `limit` (default 100, at most 1000) items
+ * after `after`, the last cursor of the previous page.
+ */
 export interface PageOptions<Cursor> {
   limit?: number;
   after?: Cursor;
@@ -74,7 +77,10 @@ export class AdminClient {
     return this.call('GET', `/locations/${encodeURIComponent(id)}`);
   }
 
-  /** Locations in creation order; `after` is the last id of the previous page; `online` keeps those online (or, false, the dark ones). */
+  /**
+   * Locations in creation order; `after` is the last id of the previous page;
+   * `online` keeps those online (or, false, the dark ones).
+   */
   listLocations(page: PageOptions<string> & { online?: boolean } = {}): Promise<LocationView[]> {
     const query = new URLSearchParams();
     if (page.online !== undefined) query.set('online', String(page.online));
@@ -95,7 +101,10 @@ export class AdminClient {
     return this.call('DELETE', `/locations/${encodeURIComponent(id)}/pause`);
   }
 
-  /** Changes a location's name, failure threshold or order deadline (each holds from the next failure report or placement on). */
+  /**
+   * Changes a location's name, failure threshold or order deadline (each
+   * holds from the next failure report or placement on).
+   */
   updateLocation(id: string, changes: LocationUpdateInput): Promise<LocationView> {
     return this.call('PATCH', `/locations/${encodeURIComponent(id)}`, changes);
   }
@@ -147,7 +156,10 @@ export class AdminClient {
     return this.call('GET', `/locations/${encodeURIComponent(locationId)}/menu`);
   }
 
-  /** Replaces a location's menu (and asks its registers to fetch it); `ifMatch`: only while it is at that ETag's version. */
+  /**
+   * Replaces a location's menu (and asks its registers to fetch it);
+   * `ifMatch`: only while it is at that ETag's version.
+   */
   putMenu(locationId: string, menu: MenuDocument, ifMatch?: string): Promise<MenuView> {
     return this.call('PUT', `/locations/${encodeURIComponent(locationId)}/menu`, menu, ifMatch === undefined ? {} : { 'if-match': ifMatch });
   }
@@ -162,7 +174,10 @@ export class AdminClient {
     return this.call('POST', '/menus/publish', { locationIds, menu });
   }
 
-  /** One page of a location's orders in a state (each with its failure count), by number; `after` is the last number of the previous page. */
+  /**
+   * One page of a location's orders in a state (each with its failure count), by
+   * number; `after` is the last number of the previous page.
+   */
   listOrders(locationId: string, state: OrderState, page: PageOptions<number> & { overdue?: boolean } = {}): Promise<OperatorOrderRecord[]> {
     const query = new URLSearchParams({ state });
     if (page.overdue !== undefined) query.set('overdue', String(page.overdue));

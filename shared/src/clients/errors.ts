@@ -5,7 +5,9 @@
  */
 import type { ProblemBody } from '../domain/problem';
 
-/** Any answer other than the expected success: its status, its body as received, and its problem body when it was one. */
+/**
+ * Any answer other than the expected success: its status, its body as received, and its problem body when it was one.
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: number,

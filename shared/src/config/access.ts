@@ -1,4 +1,6 @@
-/** The sections for who may call and how much: authentication, rate and resource limits, event streams, idempotency. */
+/**
+ * The sections for who may call and how much: authentication, rate and resource limits, event streams, idempotency.
+ */
 import { DURATION, defineSections, flag } from './variable';
 
 export const ACCESS_SECTIONS = defineSections({
@@ -19,7 +21,7 @@ export const ACCESS_SECTIONS = defineSections({
         pattern: '^[^,\\s]*$',
         unset: 'required by the API; `npm start` generates one',
         description:
-          'Signs new API keys, and checks every key before it is looked up; at least 32 characters, no comma or space. The same on every API node, and kept across restarts: keys signed under a secret work only while it is listed.',
+          'Signs new API keys, and checks every key before it is looked up; at least 32 ' + 'characters, no comma or space. The same on every API node, and kept across ' + 'restarts: keys signed under a secret work only while it is listed.',
       },
       API_KEY_SECRET_PREVIOUS: {
         type: 'string',
@@ -28,7 +30,7 @@ export const ACCESS_SECTIONS = defineSections({
       },
       API_KEY_ACCEPT_UNSIGNED: {
         ...flag,
-        description: '`1`: keys of the unsigned shape, issued before keys were signed, are accepted, each looked up as before (a migration under way).',
+        description: '`1`: keys of the unsigned shape, issued before keys were signed, are ' + 'accepted, each looked up as before (a migration under way).',
       },
       KEY_ROTATION_GRACE: {
         type: 'string',
@@ -55,7 +57,7 @@ export const ACCESS_SECTIONS = defineSections({
         pattern: '^[1-9][0-9]{0,8}/[0-9]+(s|m|h)$',
         unset: 'none: no limit',
         description:
-          'Requests per API key per window, counted across all nodes, as `count/window` (`20/1s`, `600/1m`; the window in whole seconds, minutes or hours); 429 above.',
+          'Requests per API key per window, counted across all nodes, as `count/window` (`20/1s`, ' + '`600/1m`; the window in whole seconds, minutes or hours); 429 above.',
       },
       API_KEY_MAX_REJECTIONS: {
         type: 'integer',
@@ -91,7 +93,7 @@ export const ACCESS_SECTIONS = defineSections({
         type: 'string',
         pattern: DURATION,
         default: '30m',
-        description: 'The server ends a stream after this long, jittered by ±10% per stream; the client reconnects from its last event id.',
+        description: 'The server ends a stream after this long, jittered by ±10% per ' + 'stream; the client reconnects from its last event id.',
       },
       SSE_MAX_BUFFER: { type: 'integer', minimum: 1024, default: 1048576, description: 'Bytes a slow stream client may leave unread before the server drops it.' },
       SSE_MAX_STREAMS_PER_SESSION: {
@@ -106,7 +108,7 @@ export const ACCESS_SECTIONS = defineSections({
         minimum: 0,
         unset: 'a quarter of `SSE_MAX_STREAMS`',
         description:
-          "Operators' streams (boards, the admin API's stream) one node holds in all, out of `SSE_MAX_STREAMS`: the rest is kept for registers, which operators can never lock out. Beyond, an operator's new stream is answered 429.",
+          "Operators' streams (boards, the admin API's stream) one node holds in all, out of " + "`SSE_MAX_STREAMS`: the rest is kept for registers, which operators can never lock " + "out. Beyond, an operator's new stream is answered 429.",
       },
       SSE_MAX_STREAMS_PER_OPERATOR: {
         type: 'integer',
@@ -125,7 +127,7 @@ export const ACCESS_SECTIONS = defineSections({
         pattern: DURATION,
         default: '24h',
         description:
-          'How long the answer to a write with an `Idempotency-Key` is kept for its retries; also how long a busy order remembers the jobs that wrote it, whatever Redis loses.',
+          'How long the answer to a write with an `Idempotency-Key` is kept for its retries; also how ' + 'long a busy order remembers the jobs that wrote it, whatever Redis loses.',
       },
       IDEMPOTENCY_MAX_RECORDS: {
         type: 'integer',

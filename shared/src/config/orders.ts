@@ -1,4 +1,7 @@
-/** The sections for what happens to orders over time: failures, the lifecycle job, presence and pause, order deadlines. */
+/**
+ * The sections for what happens to orders over time: failures, the
+ * lifecycle job, presence and pause, order deadlines.
+ */
 import { DURATION, defineSections, flag } from './variable';
 
 export const ORDERS_SECTIONS = defineSections({
@@ -52,17 +55,17 @@ export const ORDERS_SECTIONS = defineSections({
         minDuration: '1s',
         default: '60s',
         description:
-          'A location is online while one of its register (SERVICE) sessions holds an event stream, or has made a request within this long. Each API node writes what it saw to Redis at most once per session per quarter of it; the worker checks every location seen on the same pace.',
+          'A location is online while one of its register (SERVICE) sessions holds an event stream, or has ' + 'made a request within this long. Each API node writes what it saw to Redis at most once per session ' + 'per quarter of it; the worker checks every location seen on the same pace.',
       },
       PAUSE_WHEN_OFFLINE: {
         ...flag,
-        description: '`1`: customers are refused (409 `Location not accepting orders`) while their location is not online, as while it is paused.',
+        description: '`1`: customers are refused (409 `Location not accepting orders`) while ' + 'their location is not online, as while it is paused.',
       },
       PAUSE_AFTER_FAILED_ORDERS: {
         type: 'integer',
         minimum: 1,
         unset: 'off: failed orders never pause a location',
-        description: 'A location whose orders reach FAILED this many times in a row (a COMPLETED order resets the count) pauses, with reason `failed orders`, until an operator resumes it.',
+        description: 'A location whose orders reach FAILED this many times in a row (a COMPLETED order resets the ' + 'count) pauses, with reason `failed orders`, until an operator resumes it.',
       },
     },
   },
@@ -74,7 +77,7 @@ export const ORDERS_SECTIONS = defineSections({
         type: 'integer',
         minimum: 65536,
         default: 4194304,
-        description: 'The largest menu upload (`PUT .../menu`, `POST /admin/v1/menus/publish`), in bytes; every other request keeps `BODY_LIMIT`.',
+        description: 'The largest menu upload (`PUT .../menu`, `POST ' + '/admin/v1/menus/publish`), in bytes; every other ' + 'request keeps `BODY_LIMIT`.',
       },
       MENU_MAX_ITEMS: { type: 'integer', minimum: 1, default: 5000, description: 'The most items a menu holds.' },
       MENU_MAX_GROUPS: { type: 'integer', minimum: 1, default: 500, description: 'The most modifier groups a menu holds.' },
@@ -89,13 +92,13 @@ export const ORDERS_SECTIONS = defineSections({
         type: 'string',
         pattern: DURATION,
         unset: 'off, unless a location sets its own `orderDeadline`',
-        description: "A PLACED order still PLACED this long after its `orderTime` is overdue: announced once to operators, counted on `pos_orders_overdue_total`. A location's `orderDeadline` overrides it.",
+        description: "A PLACED order still PLACED this long after its `orderTime` is overdue: announced once to operators, " + "counted on `pos_orders_overdue_total`. A location's `orderDeadline` overrides it.",
       },
       ORDER_AUTO_ABORT_AFTER: {
         type: 'string',
         pattern: DURATION,
         unset: 'off: PLACED orders wait for their register',
-        description: 'A PLACED order still PLACED this long after its `orderTime` is ABORTED by the service, as a register would abort it.',
+        description: 'A PLACED order still PLACED this long after its `orderTime` is ' + 'ABORTED by the service, as a register would abort it.',
       },
     },
   },

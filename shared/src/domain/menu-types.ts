@@ -1,4 +1,7 @@
-/** The menu's stored facts (store/documents.ts), apart from its rules (menu.ts), which need node:crypto that the board has not. */
+/**
+ * The menu's stored facts (store/documents.ts), apart from its rules
+ * (menu.ts), which need node:crypto that the board has not.
+ */
 
 /** What a menu holds: its items, groups and options (counted as the events and the audit say). */
 export interface MenuCounts {

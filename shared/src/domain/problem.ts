@@ -127,12 +127,14 @@ export const problems = {
   unavailable: (detail: string): Problem => problemOf('unavailable', detail),
   // What a 503 knows of the write it gives up on (docs/failure-modes.md). Keyed: the request's
   // Idempotency-Key; an earlier attempt with it may have been queued, this one's answer speaks for itself.
-  /** The job was never sent to the queue (Redis down, or the request answered first): nothing of it will be applied. */
+  /**
+   * The job was never sent to the queue (Redis down, or the request answered first): nothing of it will be applied.
+   */
   notQueued: (keyed: boolean): Problem =>
     problemOf(
       'unavailable',
       keyed
-        ? 'The transition queue did not answer: the request was not queued and nothing of this attempt will be applied; retry it with the same Idempotency-Key'
+        ? 'The transition queue did not answer: the request was not queued and nothing of this ' + 'attempt will be applied; retry it with the same Idempotency-Key'
         : 'The transition queue did not answer: the request was not queued and nothing of it will be applied; retry it',
     ),
   /**
@@ -143,7 +145,7 @@ export const problems = {
     problemOf(
       'unavailable',
       what === 'queued'
-        ? `The service is overloaded: the request was not queued and nothing of it was done; retry it after ${retryAfterSeconds} s`
+        ? 'The service is overloaded: the request was not queued and nothing of ' + `it was done; retry it after ${retryAfterSeconds} s`
         : `The service is overloaded: the request was not processed; retry it after ${retryAfterSeconds} s`,
     ),
   /**
@@ -161,15 +163,18 @@ export const problems = {
   notProcessed: (): Problem =>
     problemOf(
       'unavailable',
-      'The Idempotency-Key store did not answer: the request was not processed and nothing of this attempt will be applied; retry it with the same Idempotency-Key',
+      'The Idempotency-Key store did not answer: the request was not processed and nothing of ' + 'this attempt will be applied; retry it with the same Idempotency-Key',
     ),
-  /** It may have been applied, or may be yet (a job still queued, a write in flight): only a retry with the key, or a read, tells. */
+  /**
+   * It may have been applied, or may be yet (a job still queued, a write in
+   * flight): only a retry with the key, or a read, tells.
+   */
   outcomeUnknown: (keyed: boolean, subject = 'what it changes'): Problem =>
     problemOf(
       'unavailable',
       keyed
-        ? 'The request was not answered in time and its outcome is unknown: retry it with the same Idempotency-Key to learn it'
-        : `The request was not answered in time and its outcome is unknown: it may still be applied. Read ${subject} before retrying it`,
+        ? 'The request was not answered in time and its outcome is unknown: ' + 'retry it with the same Idempotency-Key to learn it'
+        : 'The request was not answered in time and its outcome is unknown: it may ' + `still be applied. Read ${subject} before retrying it`,
     ),
   /** A write that MongoDB or Redis did not answer (`storeDetail`: the store error's detail, with its id). */
   storeWriteUnknown: (storeDetail: string): Problem =>

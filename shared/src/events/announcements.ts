@@ -70,7 +70,10 @@ export type WebhookSource = Announcement | { type: 'command-acknowledged'; recor
 
 export const locationChannel = (prefix: string, locationId: string): string => `${prefix}:loc:${locationId}`;
 
-/** Where events go: Redis (PUBLISH, or SPUBLISH on a cluster), or the job's messages, which hold them for the job's reply. */
+/**
+ * Where events go: Redis (PUBLISH, or SPUBLISH on a cluster), or the job's
+ * messages, which hold them for the job's reply.
+ */
 export interface Publisher {
   publish(channel: string, message: string): Promise<unknown>;
 }
@@ -100,7 +103,9 @@ export class Announcer {
     return this.publish(doc.locationId, orderAnnouncementOf(doc));
   }
 
-  /** The order's placement just went overdue: announced to operators alone, once (the caller's guarded write decides). */
+  /**
+   * The order's placement just went overdue: announced to operators alone, once (the caller's guarded write decides).
+   */
   overdue(doc: OrderDoc): Promise<void> {
     return this.publish(doc.locationId, { ...orderAnnouncementOf(doc), overdue: true, operatorOnly: true });
   }

@@ -11,7 +11,9 @@ export interface StreamCursor {
   commandNumber: number;
 }
 
-/** What a client asks for on connect: an absent number means nothing of that kind seen yet (all of it is replayed). */
+/**
+ * What a client asks for on connect: an absent number means nothing of that kind seen yet (all of it is replayed).
+ */
 export type CursorRequest = Partial<StreamCursor>;
 
 /** A query parameter as HTTP servers hand it over. */
@@ -26,7 +28,10 @@ export function formatEventId(cursor: StreamCursor): string {
   return `${cursor.orderNumber}.${cursor.commandNumber}`;
 }
 
-/** The position an event id names; undefined when `id` is not `<orderNumber>.<commandNumber>` (a comment, a foreign id). */
+/**
+ * The position an event id names; undefined when `id` is not
+ * `<orderNumber>.<commandNumber>` (a comment, a foreign id).
+ */
 export function parseEventId(id: string): StreamCursor | undefined {
   const match = EVENT_ID.exec(id);
   return match ? { orderNumber: Number(match[1]), commandNumber: Number(match[2]) } : undefined;

@@ -158,7 +158,7 @@ export const SECURITY_SCHEMES = {
   adminToken: {
     type: 'http',
     scheme: 'bearer',
-    description: "The deployment's `ADMIN_TOKEN` (root: an admin of every location), or an operator's token (its role and locations; see each operation's `x-roles`).",
+    description: "The deployment's `ADMIN_TOKEN` (root: an admin of every location), or an operator's " + "token (its role and locations; see each operation's `x-roles`).",
   },
   adminBasic: { type: 'http', scheme: 'basic', description: "Bull Board in a browser: any user name, the admin token (or an admin operator's token) as the password." },
 } as const;
@@ -169,7 +169,7 @@ const header = (wire: string, description: string, schema: JsonObject, required 
 export const HEADERS = {
   XRequestId: header(
     'X-Request-Id',
-    "The request's id, a UUID of the service's own. Every log line of the request carries it; a caller's `X-Request-Id` (1 to 100 of `A-Za-z0-9._-`) is logged beside it as `claimedRequestId`.",
+    "The request's id, a UUID of the service's own. Every log line of the request carries it; a caller's " + "`X-Request-Id` (1 to 100 of `A-Za-z0-9._-`) is logged beside it as `claimedRequestId`.",
     { type: 'string' },
   ),
   RetryAfter: header('Retry-After', 'Seconds to wait before retrying', { type: 'string', pattern: '^[0-9]+$' }),
@@ -183,7 +183,7 @@ export const HEADERS = {
   IdempotentReplayed: header('Idempotent-Replayed', '`true` on the kept answer to an earlier request with the same Idempotency-Key', { type: 'string', const: 'true' }, false),
   RateLimitPolicy: header('RateLimit-Policy', 'With `RATE_LIMIT` set: the per-key policy, `"per-key";q=<requests>;w=<seconds>`', { type: 'string' }, false),
   RateLimit: header('RateLimit', 'With `RATE_LIMIT` set: what is left, `"per-key";r=<remaining>;t=<seconds to reset>`', { type: 'string' }, false),
-  ETag: header('ETag', "The menu's version as answered (docs/menu.md): send it back in `If-None-Match` (a 304 while it holds) or `If-Match`", { type: 'string' }),
+  ETag: header('ETag', "The menu's version as answered (docs/menu.md): send it back in " + "`If-None-Match` (a 304 while it holds) or `If-Match`", { type: 'string' }),
   Link: header('Link', 'On a full page, the next one: `<path?…&after=…>; rel="next"`. A shorter page is the last.', { type: 'string' }, false),
 };
 

@@ -67,10 +67,10 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
         in: 'header',
         required: false,
         description:
-          'Makes the write safe to retry (IETF draft "The Idempotency-Key HTTP Header Field"): the first request with a key that passes its ' +
-          'checks is processed and its final answer kept for `IDEMPOTENCY_TTL` (24 h); the same request again gets that answer with ' +
-          '`Idempotent-Replayed: true`. A request refused by its checks (a 400) keeps nothing. Each caller holds at most ' +
-          '`IDEMPOTENCY_MAX_RECORDS` (10,000; a customer session `IDEMPOTENCY_MAX_CUSTOMER_RECORDS`, 100) kept answers at once; beyond, a 429 ' +
+          'Makes the write safe to retry (IETF draft "The Idempotency-Key HTTP Header ' + 'Field"): the first request with a key that passes its ' +
+          'checks is processed and its final answer kept for `IDEMPOTENCY_TTL` ' + '(24 h); the same request again gets that answer with ' +
+          '`Idempotent-Replayed: true`. A request refused by its checks (a ' + '400) keeps nothing. Each caller holds at most ' +
+          '`IDEMPOTENCY_MAX_RECORDS` (10,000; a customer session ' + '`IDEMPOTENCY_MAX_CUSTOMER_RECORDS`, 100) kept answers ' + 'at once; beyond, a 429 ' +
           'with `Retry-After`. 1 to 255 printable ASCII characters; a fresh one (a UUID) per write.',
         schema: { type: 'string', minLength: 1, maxLength: 255 },
         example: '8e0b6a55-6c2f-4f8e-9a51-3c4f7e2d1b90',
@@ -89,7 +89,10 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
     problems: [problems.tooManyRequests('More than 20 requests in 1 s with this API key; retry after 1 s')],
     headers: { ok: ['RateLimitPolicy', 'RateLimit'], 429: ['RateLimitPolicy', 'RateLimit'] },
   }),
-  /** A write of the admin or customer API: a body of another type than JSON is a 415 (the register interface's is read as none). */
+  /**
+   * A write of the admin or customer API: a body of another type than JSON is
+   * a 415 (the register interface's is read as none).
+   */
   jsonOnly: () => ({ problems: [problems.bodyNotJson('text/plain')] }),
   /** It reads a JSON body: malformed, too large, or not what its schema says. */
   jsonBody: (options, spec) => {
@@ -113,7 +116,9 @@ const STATUS_HEADERS: Partial<Record<number, HeaderName[]>> = { 429: ['RetryAfte
 
 const responseRef = (name: string): JsonObject => ({ $ref: `#/components/responses/${name}` });
 
-/** What the caller's access brings: to every operation (`traits`), and to its writes, every method but GET (`writes`). */
+/**
+ * What the caller's access brings: to every operation (`traits`), and to its writes, every method but GET (`writes`).
+ */
 const ACCESS: Record<Access, { security: JsonObject[]; unauthorized?: string; traits: Trait[]; writes: Trait[] }> = {
   public: { security: [], traits: [], writes: [] },
   register: { security: [{ registerKey: [] }, { registerKeyQuery: [] }], unauthorized: 'SessionRejected', traits: ['store', 'rateLimited'], writes: ['idempotent'] },
@@ -241,12 +246,10 @@ function roleOf(spec: OperationSpec): { roles?: Role[]; bound?: BoundAccess; not
   };
 }
 
-function operation(spec: OperationSpec, path: string, options: DocumentOptions): JsonObject {
+/** An operation's answers by status: its success, then each problem (a shared response where it is the same). */
+function operationResponses(spec: OperationSpec, path: string, options: DocumentOptions, contributions: Contribution[]): JsonObject {
   const access = ACCESS[spec.access];
   const role = roleOf(spec);
-  // a menu upload's answer is not kept (spec.ts `upload`)
-  const writes = spec.method === 'get' ? [] : access.writes.filter((trait) => !(trait === 'idempotent' && spec.upload));
-  const contributions = [...new Set([...access.traits, ...writes, ...(spec.traits ?? [])])].map((trait) => TRAITS[trait](options, spec));
   const extraHeaders = (status: number | 'ok') => [...new Set(contributions.flatMap((c) => c.headers?.[status] ?? []))];
   const own = byStatus([...(spec.problems ?? []), ...role.problems]);
   const generic = byStatus([...contributions.flatMap((c) => c.problems), ex.internal]);
@@ -273,7 +276,15 @@ function operation(spec: OperationSpec, path: string, options: DocumentOptions):
     if (mine.length === 0 && shared && sameTitles(theirs, shared.problems) && extraHeaders(status).length === 0) responses[status] = responseRef(shared.name);
     else responses[status] = problemResponse(status, [...mine, ...theirs], instance, extraHeaders(status), mine.length > 0 ? mine : theirs);
   }
+  return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
+}
 
+function operation(spec: OperationSpec, path: string, options: DocumentOptions): JsonObject {
+  const access = ACCESS[spec.access];
+  const role = roleOf(spec);
+  // a menu upload's answer is not kept (spec.ts `upload`)
+  const writes = spec.method === 'get' ? [] : access.writes.filter((trait) => !(trait === 'idempotent' && spec.upload));
+  const contributions = [...new Set([...access.traits, ...writes, ...(spec.traits ?? [])])].map((trait) => TRAITS[trait](options, spec));
   const parameters = [
     ...(spec.params ?? []).map(parameter),
     ...(spec.query ? queryParameters(spec.query) : []),
@@ -294,7 +305,7 @@ function operation(spec: OperationSpec, path: string, options: DocumentOptions):
         content: { 'application/json': { schema: withRefs(spec.body.schema), ...(spec.body.example !== undefined && { example: spec.body.example }) } },
       },
     }),
-    responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
+    responses: operationResponses(spec, path, options, contributions),
   };
 }
 
@@ -308,9 +319,9 @@ function sharedResponses(options: DocumentOptions): JsonObject {
     ...Object.fromEntries(common),
     SessionRejected: {
       description:
-        'The interface’s two 401s (part 5), each after a random 500 to 1499 ms delay. `text/plain` `{"error":"Session not valid"}`: the key is ' +
-        'missing, empty, unknown, revoked (its session closed) or retired (replaced by a rotation longer than `KEY_ROTATION_GRACE` ago). ' +
-        '`application/json` `{"message":"Unauthorized","uid":null}`: the session is recognised but expired, or of the wrong type.',
+        'The interface’s two 401s (part 5), each after a random 500 to 1499 ms delay. ' + '`text/plain` `{"error":"Session not valid"}`: the key is ' +
+        'missing, empty, unknown, revoked (its session closed) or retired ' + '(replaced by a rotation longer than `KEY_ROTATION_GRACE` ago). ' +
+        '`application/json` `{"message":"Unauthorized","uid":null}`: the ' + 'session is recognised but expired, or of the wrong type.',
       headers: responseHeaders([]),
       content: {
         'text/plain': { schema: sessionNotValidBodySchema, example: examples.sessionNotValid },
@@ -324,7 +335,10 @@ function sharedResponses(options: DocumentOptions): JsonObject {
   };
 }
 
-/** `value` with a `pattern` beside each text format (schemas/text.ts): what other tools check, they do not know our formats. */
+/**
+ * `value` with a `pattern` beside each text format (schemas/text.ts): what
+ * other tools check, they do not know our formats.
+ */
 function withTextPatterns<T>(value: T): T {
   if (Array.isArray(value)) return value.map(withTextPatterns) as T;
   if (typeof value !== 'object' || value === null) return value;

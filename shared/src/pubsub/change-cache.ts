@@ -31,7 +31,10 @@ export interface ChangeCacheOptions {
   max: number;
 }
 
-/** The id a change message names: `{ sessionId }`, `{ operatorId }` (session-changes.ts) or `{ locationId }` (location-changes.ts). */
+/**
+ * The id a change message names: `{ sessionId }`, `{ operatorId }`
+ * (session-changes.ts) or `{ locationId }` (location-changes.ts).
+ */
 function changedId(message: string): string | undefined {
   try {
     const change = JSON.parse(message) as { sessionId?: unknown; operatorId?: unknown; locationId?: unknown };
@@ -126,7 +129,10 @@ export class ChangeCache<T extends { _id: string }> {
     if (keys?.delete(key) && keys.size === 0) this.keysOf.delete(id);
   }
 
-  /** A document changed (closed, deleted, its key rotated, its settings): its entries go, and reads in flight are not kept. */
+  /**
+   * A document changed (closed, deleted, its key rotated, its settings):
+   * its entries go, and reads in flight are not kept.
+   */
   private onChange(message: string): void {
     this.generation += 1;
     const id = changedId(message);

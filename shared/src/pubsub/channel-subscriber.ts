@@ -66,7 +66,10 @@ export class ChannelSubscriber extends EventEmitter {
   private readonly closing = new AbortController();
   /** Per connection: when its last answered PING was sent, and the PING awaiting an answer. */
   private readonly beats = new Map<Redis, { confirmedAt: number; pingSentAt?: number }>();
-  /** Per connection, the confirmations in flight that a MOVED answer fails: one `moved` listener however many there are. */
+  /**
+   * Per connection, the confirmations in flight that a MOVED answer fails:
+   * one `moved` listener however many there are.
+   */
   private readonly movedWaiters = new WeakMap<Redis, Set<(err: Error) => void>>();
   /** Per connection still connecting, the one wait for it that every channel placed meanwhile shares. */
   private readonly readiness = new WeakMap<Redis, Promise<void>>();
@@ -205,7 +208,10 @@ export class ChannelSubscriber extends EventEmitter {
     return connection;
   }
 
-  /** Resolves once the connection is up: a burst of channels placed while it connects waits on one pair of listeners, not a pair each. */
+  /**
+   * Resolves once the connection is up: a burst of channels placed while it
+   * connects waits on one pair of listeners, not a pair each.
+   */
   private ready(connection: Redis): Promise<void> {
     if (connection.status === 'ready') return Promise.resolve();
     let pending = this.readiness.get(connection);
@@ -298,7 +304,10 @@ export class ChannelSubscriber extends EventEmitter {
     );
   }
 
-  /** One heartbeat: a PING on each connection, unless one is still awaited (then, past its timeout, the connection is re-made). */
+  /**
+   * One heartbeat: a PING on each connection, unless one is still awaited
+   * (then, past its timeout, the connection is re-made).
+   */
   private beat(): void {
     if (!this.isUp) return;
     const now = Date.now();

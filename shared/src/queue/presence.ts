@@ -24,7 +24,10 @@ export function createPresenceQueue(connection: RedisClient, redis: Pick<RedisCo
 /** How often the sweep runs, and the API nodes rewrite held streams: a quarter of the window. */
 export const presenceRefreshMs = (windowMs: number): number => Math.max(250, Math.floor(windowMs / 4));
 
-/** One sweep at a time across every worker, every quarter window (fixed ids: many workers upserting make one schedule). */
+/**
+ * One sweep at a time across every worker, every quarter window (fixed
+ * ids: many workers upserting make one schedule).
+ */
 export async function schedulePresenceSweep(queue: Queue, windowMs: number): Promise<void> {
   await queue.setGlobalConcurrency(1);
   await queue.upsertJobScheduler(

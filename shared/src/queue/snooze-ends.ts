@@ -30,7 +30,10 @@ export function createSnoozeEndQueue(connection: RedisClient, redis: Pick<RedisC
   return queue;
 }
 
-/** Adding one snooze's end again adds nothing while the first is kept (product ids are hashed: BullMQ ids may not hold `:`). */
+/**
+ * Adding one snooze's end again adds nothing while the first is kept
+ * (product ids are hashed: BullMQ ids may not hold `:`).
+ */
 export const snoozeEndJobId = (job: SnoozeEndJob): string =>
   `${SNOOZE_END_JOB}-${job.locationId}-${createHash('sha256').update(job.productId).digest('base64url').slice(0, 16)}-${job.until}`;
 

@@ -87,7 +87,7 @@ export const sessionViewSchema = {
 const apiKey = {
   type: 'string',
   pattern: '^pos_[A-Za-z0-9_-]{64}$',
-  description: "The API key, shown this once; only its hash is stored. `pos_` and 64 base64url characters: 32 random bytes and a MAC under the deployment's `API_KEY_SECRET`",
+  description: "The API key, shown this once; only its hash is stored. `pos_` and 64 base64url " + "characters: 32 random bytes and a MAC under the deployment's `API_KEY_SECRET`",
 } as const;
 
 /** A session just created, with its key. */
@@ -131,7 +131,7 @@ export const webhookViewSchema = {
 const webhookSecret = {
   type: 'string',
   pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
-  description: 'The signing secret, shown this once: `whsec_` and base64 of 32 random bytes; stored encrypted under the server key',
+  description: 'The signing secret, shown this once: `whsec_` and base64 of 32 ' + 'random bytes; stored encrypted under the server key',
 } as const;
 
 /** A subscription just created, or whose secret was just rotated: with its secret. */
@@ -155,7 +155,7 @@ export const webhookDeliverySchema = {
     outcome: {
       type: 'string',
       enum: ['delivered', 'retrying', 'failed', 'disabled', 'dropped'],
-      description: '`dropped`: taken out unattempted, the subscription having more than `WEBHOOK_MAX_PENDING` deliveries waiting (redeliverable)',
+      description: '`dropped`: taken out unattempted, the subscription having more than ' + '`WEBHOOK_MAX_PENDING` deliveries waiting (redeliverable)',
     },
     statusCode: { type: 'integer', minimum: 100, maximum: 599, description: "The endpoint's answer, when it answered" },
     error: { type: 'string', description: 'Why no answer came (timeout, refused address, connection error)' },
@@ -272,12 +272,12 @@ export const auditRecordSchema = {
       type: 'string',
       pattern: '^[0-9a-f]{64}$',
       description:
-        'SHA-256, in hex, of `prevHash`, a newline, and this record as JSON without `hash`, `fullHash`, `purgeAt` and `claimedRequestId` (RFC 8785 canonical form): `npm run admin -- audit verify` checks the chain',
+        'SHA-256, in hex, of `prevHash`, a newline, and this record as JSON without ' + '`hash`, `fullHash`, `purgeAt` and `claimedRequestId` (RFC 8785 canonical ' + 'form): `npm run admin -- audit verify` checks the chain',
     },
     fullHash: {
       type: 'string',
       pattern: '^[0-9a-f]{64}$',
-      description: 'SHA-256, in hex, of `hash`, a newline, and `{purgeAt, claimedRequestId}` as canonical JSON: every stored field is under a hash (records written since 0.5.0)',
+      description: 'SHA-256, in hex, of `hash`, a newline, and `{purgeAt, claimedRequestId}` as canonical ' + 'JSON: every stored field is under a hash (records written since 0.5.0)',
     },
   },
 } as const;

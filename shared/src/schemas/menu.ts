@@ -48,7 +48,10 @@ const itemSchema = {
   },
 } as const;
 
-/** A menu as uploaded: what a location sells and at what price. Its limits are MENU_MAX_* (domain/menu.ts checks them). */
+/**
+ * A menu as uploaded: what a location sells and at what price. Its
+ * limits are MENU_MAX_* (domain/menu.ts checks them).
+ */
 export const menuDocumentSchema = {
   type: 'object',
   additionalProperties: false,
@@ -158,7 +161,9 @@ const modifierInput = {
   properties: { productId, quantity: { type: 'integer', minimum: 1, maximum: LIMITS.quantity } },
 } as const;
 
-/** A row of a location with a menu: the service names and prices it; `name` and `unitPrice` are the app's expectation. */
+/**
+ * A row of a location with a menu: the service names and prices it; `name` and `unitPrice` are the app's expectation.
+ */
 export const menuRowSchema = {
   type: 'object',
   additionalProperties: false,

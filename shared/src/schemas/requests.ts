@@ -85,7 +85,10 @@ export const locationSchema = {
   properties: { name: text, failureThreshold },
 } as const;
 
-/** A change of a location: any of its fields; the threshold applies from the next failure report on, the deadline from the next placement. */
+/**
+ * A change of a location: any of its fields; the threshold applies from the next
+ * failure report on, the deadline from the next placement.
+ */
 export const locationUpdateSchema = {
   type: 'object',
   additionalProperties: false,
@@ -147,7 +150,10 @@ export const webhookSchema = {
   properties: { url: webhookUrl, events: webhookEvents, locationIds: webhookLocations, description: block(LIMITS.reasonLength) },
 } as const;
 
-/** A change of a subscription; `locationIds: []` makes it cover every location again, `enabled: true` re-enables a disabled one. */
+/**
+ * A change of a subscription; `locationIds: []` makes it cover every location
+ * again, `enabled: true` re-enables a disabled one.
+ */
 export const webhookUpdateSchema = {
   type: 'object',
   additionalProperties: false,
@@ -171,7 +177,10 @@ export const operatorSchema = {
   properties: { name: text, role: operatorRole, locationIds: operatorLocations },
 } as const;
 
-/** A change of an operator: any of its fields; `locationIds: []` is not allowed (`null` is not either: absent means unchanged). */
+/**
+ * A change of an operator: any of its fields; `locationIds: []` is not
+ * allowed (`null` is not either: absent means unchanged).
+ */
 export const operatorUpdateSchema = {
   type: 'object',
   additionalProperties: false,

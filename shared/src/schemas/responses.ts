@@ -67,7 +67,7 @@ export const operatorOrderRecordSchema = {
     overdue: {
       type: 'boolean',
       const: true,
-      description: "Present while the order's placement went past its location's order deadline (docs/presence-and-deadlines.md); never in a register's record",
+      description: "Present while the order's placement went past its location's order deadline " + "(docs/presence-and-deadlines.md); never in a register's record",
     },
   },
 } as const;
@@ -75,8 +75,8 @@ export const operatorOrderRecordSchema = {
 export const commandRecordSchema = {
   type: 'object',
   description:
-    'A command (part 2.2): the record shape of orders without `rows`, always PLACED. Its kind is carried by one field: ' +
-    '`readTableState` (READ_TABLE_STATE), `paymentNumber` (REQUEST_BILL), `exportMainData` (EXPORT_DATA, FETCH_REMOTE_MENU).',
+    'A command (part 2.2): the record shape of orders without `rows`, ' + 'always PLACED. Its kind is carried by one field: ' +
+    '`readTableState` (READ_TABLE_STATE), `paymentNumber` (REQUEST_BILL), ' + '`exportMainData` (EXPORT_DATA, FETCH_REMOTE_MENU).',
   additionalProperties: false,
   required: ['number', 'state'],
   properties: {

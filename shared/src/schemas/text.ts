@@ -24,7 +24,10 @@ export const TEXT_PATTERNS: Record<string, string> = {
   [TEXT_FORMATS.block]: `^(?:[\\t\\n]|[^\\p{Cc}\\p{Cs}${BIDI}])*$`,
 };
 
-/** The service's formats (text, instants) on an ajv instance: the request schemas' (requests.ts) and the menu's (menu.ts). */
+/**
+ * The service's formats (text, instants) on an ajv instance: the request
+ * schemas' (requests.ts) and the menu's (menu.ts).
+ */
 export function addFormats(on: Ajv): Ajv {
   on.addFormat('date-time', INSTANT_FORMAT);
   for (const [format, pattern] of Object.entries(TEXT_PATTERNS)) {

@@ -77,6 +77,24 @@ function selfFault(doc: AuditDoc): string | undefined {
   return undefined;
 }
 
+type Link = { seq: number; hash: string };
+type BrokenAt = NonNullable<AuditVerification['brokenAt']>;
+
+/**
+ * Walks records in `seq` order from the link `from` expects: how many link up, the link after them, the first fault.
+ */
+function walkChain(records: AuditDoc[], from: Link): { checked: number; next: Link; brokenAt?: BrokenAt } {
+  let next = from;
+  let checked = 0;
+  for (const doc of records) {
+    const fault = linkFault(doc, next);
+    if (fault) return { checked, next, brokenAt: { seq: next.seq, ...(doc.seq === next.seq && { id: doc._id }), reason: fault } };
+    checked += 1;
+    next = { seq: next.seq + 1, hash: doc.hash! };
+  }
+  return { checked, next };
+}
+
 /** What is wrong with `doc` as the chain's link `expected` (its place, the link before it, itself). */
 function linkFault(doc: AuditDoc, expected: { seq: number; hash: string }): string | undefined {
   if (doc.seq !== expected.seq) return `record ${expected.seq} is missing: the next is ${doc.seq}`;
@@ -161,7 +179,7 @@ export class AuditRepo {
   async verify(afterSeq: number | undefined, limit = VERIFY_MAX, now = new Date()): Promise<AuditVerification> {
     const start = await this.start();
     const beside = await this.besideTheChain(start, now);
-    if (beside) return { intact: false, checked: 0, complete: true, brokenAt: { id: beside._id, reason: `record ${beside._id} has no place in the chain (its seq is ${JSON.stringify(beside.seq ?? null)}): it was added beside it` } };
+    if (beside) return { intact: false, checked: 0, complete: true, brokenAt: { id: beside._id, reason: `record ${beside._id} has no place in the chain (its seq is ` + `${JSON.stringify(beside.seq ?? null)}): it was added beside it` } };
     let expected = start;
     if (afterSeq !== undefined) {
       const previous = await this.c.findOne({ seq: afterSeq });
@@ -174,33 +192,20 @@ export class AuditRepo {
       .limit(Math.min(limit, VERIFY_MAX) + 1)
       .toArray();
     const firstSeq = expected.seq;
-    let checked = 0;
-    for (const doc of records.slice(0, limit)) {
-      const fault = linkFault(doc, expected);
-      if (fault) {
-        return {
-          intact: false,
-          checked,
-          firstSeq,
-          ...(checked > 0 && { lastSeq: expected.seq - 1 }),
-          complete: true,
-          brokenAt: { seq: expected.seq, ...(doc.seq === expected.seq && { id: doc._id }), reason: fault },
-        };
-      }
-      checked += 1;
-      expected = { seq: expected.seq + 1, hash: doc.hash! };
-    }
+    const { checked, next, brokenAt } = walkChain(records.slice(0, limit), expected);
+    if (brokenAt) return { intact: false, checked, firstSeq, ...(checked > 0 && { lastSeq: next.seq - 1 }), complete: true, brokenAt };
     const complete = records.length <= limit;
-    const stretch = { checked, ...(checked > 0 && { firstSeq, lastSeq: expected.seq - 1 }) };
-    // At the end of the chain: it reaches the newest record ever written (the head moves only forward).
-    const head = complete ? await this.anchors.findOne({ _id: HEAD }) : null;
-    if (head && head.seq >= expected.seq) {
-      return { intact: false, ...stretch, complete: true, brokenAt: { seq: expected.seq, reason: `record ${expected.seq} is missing: records up to ${head.seq} were written` } };
-    }
-    if (head && head.seq === expected.seq - 1 && head.hash !== expected.hash) {
-      return { intact: false, ...stretch, complete: true, brokenAt: { seq: head.seq, reason: `the newest record is not the one written as record ${head.seq}` } };
-    }
-    return { intact: true, ...stretch, complete };
+    const stretch = { checked, ...(checked > 0 && { firstSeq, lastSeq: next.seq - 1 }) };
+    const headBroken = complete ? await this.headFault(next) : undefined;
+    return headBroken ? { intact: false, ...stretch, complete: true, brokenAt: headBroken } : { intact: true, ...stretch, complete };
+  }
+
+  /** At the end of the chain: it reaches the newest record ever written (the head moves only forward). */
+  private async headFault(next: Link): Promise<BrokenAt | undefined> {
+    const head = await this.anchors.findOne({ _id: HEAD });
+    if (head && head.seq >= next.seq) return { seq: next.seq, reason: `record ${next.seq} is missing: records up to ${head.seq} were written` };
+    if (head && head.seq === next.seq - 1 && head.hash !== next.hash) return { seq: head.seq, reason: `the newest record is not the one written as record ${head.seq}` };
+    return undefined;
   }
 
   /** The first link the chain now expects: the one after the start anchor (retention's last removal). */

@@ -45,7 +45,9 @@ export class CommandsRepo {
     return this.c.findOne({ locationId, idempotencyId });
   }
 
-  /** Live commands numbered above `after`, ascending, at most `limit`: a range of the `{locationId, number}` index. */
+  /**
+   * Live commands numbered above `after`, ascending, at most `limit`: a range of the `{locationId, number}` index.
+   */
   listLive(locationId: string, now: Date, after = 0, limit?: number): Promise<CommandDoc[]> {
     const cursor = this.c
       .find({ locationId: asString(locationId, 'locationId'), number: { $gt: asInteger(after, 'after') }, ...live(now) })

@@ -145,7 +145,10 @@ export interface LocationDoc extends WithOutbox {
   failedInRow?: number;
   /** The menu it serves (docs/menu.md): absent until one is accepted. */
   menu?: MenuPointer;
-  /** Its products snoozed (86ed); kept when the menu is replaced. One whose `until` has come has ended, written or not. */
+  /**
+   * Its products snoozed (86ed); kept when the menu is replaced. One
+   * whose `until` has come has ended, written or not.
+   */
   snoozes?: Snooze[];
   /**
    * Changes the worker's sweep wrote and has not announced yet, cleared once it has: a sweep that
@@ -182,7 +185,9 @@ export interface SessionDoc {
   locationId: string;
   /** SHA-256 of the API key; the key itself is never stored. */
   keyHash: string;
-  /** The hash of the key the last rotation replaced; it keeps working until previousKeyExpiresAt (auth/session-rules). */
+  /**
+   * The hash of the key the last rotation replaced; it keeps working until previousKeyExpiresAt (auth/session-rules).
+   */
   previousKeyHash?: string;
   previousKeyExpiresAt?: Date;
   keyRotatedAt?: Date;
@@ -200,7 +205,9 @@ export interface ArchivedOrderDoc extends OrderDoc {
   archivedAt: Date;
   /** The archive drops the order at this moment (ORDER_RETENTION after archiving). */
   purgeAt: Date;
-  /** Set on an unsubmitted order (SELECTING or NEW) that expired: kept for the record, answered as a missing order. */
+  /**
+   * Set on an unsubmitted order (SELECTING or NEW) that expired: kept for the record, answered as a missing order.
+   */
   expiredAt?: Date;
 }
 

@@ -105,7 +105,10 @@ export class LocationsRepo {
     return doc?.orderDeadline;
   }
 
-  /** What a customer's create or submit checks: the pause, the announced presence, the menu and its snoozes (one read). */
+  /**
+   * What a customer's create or submit checks: the pause, the announced
+   * presence, the menu and its snoozes (one read).
+   */
   admission(id: string): Promise<Admission | null> {
     return this.c.findOne<Admission>(
       { _id: asString(id, 'locationId') },
@@ -119,7 +122,10 @@ export class LocationsRepo {
     return doc ? doc[sequence] : null;
   }
 
-  /** Pauses (or re-pauses, with a new end) a location, with the pause's events; the location after, or null when there is none. */
+  /**
+   * Pauses (or re-pauses, with a new end) a location, with the pause's
+   * events; the location after, or null when there is none.
+   */
   pause(id: string, pause: { until?: Date; reason?: string }, now: Date, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
     const set: Partial<LocationDoc> = { pausedAt: now };
     const unset: (keyof LocationDoc)[] = [];
@@ -152,7 +158,10 @@ export class LocationsRepo {
     return this.c.find({ unannounced: { $exists: true } }).toArray();
   }
 
-  /** The sweep announced `changes`: cleared, unless more were written meanwhile (then the next sweep announces them all). */
+  /**
+   * The sweep announced `changes`: cleared, unless more were written
+   * meanwhile (then the next sweep announces them all).
+   */
   async announced(id: string, changes: SweptChange[]): Promise<void> {
     await this.c.updateOne({ _id: asString(id, 'locationId'), unannounced: changes }, { $unset: { unannounced: '' } });
   }

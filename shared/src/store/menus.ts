@@ -17,7 +17,10 @@ import { type EventsOf, withOutbox } from './outboxes';
 import { asString } from './query-values';
 import { isDuplicateKey } from './store-errors';
 
-/** Locations one write of a publish points at its menu: each command's reply stays well inside MONGO_TIMEOUT however many locations a call names. */
+/**
+ * Locations one write of a publish points at its menu: each command's reply stays
+ * well inside MONGO_TIMEOUT however many locations a call names.
+ */
 const PUBLISH_BATCH = 100;
 
 /** What a publish writes on each location, beside the version it draws there. */
@@ -110,7 +113,10 @@ export class MenusRepo {
     return versions;
   }
 
-  /** A product snoozed (with `until` and `reason`) or lifted (`snooze` absent), pruning snoozes that ended; null when nothing changed. */
+  /**
+   * A product snoozed (with `until` and `reason`) or lifted (`snooze` absent),
+   * pruning snoozes that ended; null when nothing changed.
+   */
   setAvailability(locationId: string, productId: string, snooze: Omit<Snooze, 'productId'> | undefined, now: Date, events: EventsOf<LocationDoc>): Promise<LocationDoc | null> {
     return this.locationsRepo.change(
       locationId,
@@ -125,7 +131,10 @@ export class MenusRepo {
     );
   }
 
-  /** A timed snooze came to its end: removed, if it is still the one with that `until`; null when it was changed or lifted meanwhile. */
+  /**
+   * A timed snooze came to its end: removed, if it is still the one with that
+   * `until`; null when it was changed or lifted meanwhile.
+   */
   endSnooze(locationId: string, productId: string, until: Date, events: EventsOf<LocationDoc>): Promise<LocationDoc | null> {
     return this.locationsRepo.change(
       locationId,

@@ -137,7 +137,8 @@ function workIndexes(c: Collections): Promise<string>[] {
     ...[c.orders, c.commands].map((records) =>
       records.createIndex({ locationId: 1, idempotencyId: 1 }, { unique: true, partialFilterExpression: { idempotencyId: { $exists: true } } }),
     ),
-    // MongoDB removes commands a day after they expired (their events relayed long before); reads filter on expiresAt.
+    // MongoDB removes commands a day after they expired (their events
+    // relayed long before); reads filter on expiresAt.
     c.commands.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
     // the outboxes: documents holding events left to the relay, and those whose events a transition took over
     ...[c.orders, c.commands, c.locations, c.orderArchive].flatMap((outbox) => [
@@ -162,7 +163,8 @@ function logIndexes(c: Collections): Promise<string>[] {
     // MongoDB removes archived orders past their retention; the lifecycle job's purge does the
     // same where no TTL monitor runs, and both are harmless to each other.
     c.orderArchive.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
-    // an endpoint's delivery log, newest first; dropped after WEBHOOK_LOG_RETENTION (TTL, and the lifecycle job's purge)
+    // an endpoint's delivery log, newest first; dropped after
+    // WEBHOOK_LOG_RETENTION (TTL, and the lifecycle job's purge)
     c.webhookDeliveries.createIndex({ subscriptionId: 1, _id: -1 }),
     c.webhookDeliveries.createIndex({ purgeAt: 1 }, { expireAfterSeconds: 0 }),
     // whether an order's moved entries hold a job; kept for IDEMPOTENCY_TTL (TTL, and the lifecycle job's purge)

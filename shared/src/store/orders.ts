@@ -22,7 +22,10 @@ const APPLIED_JOBS_HELD = 2 * APPLIED_JOBS_KEPT;
 /** An order as read for display: everything but the applied job ids (only the worker needs them). */
 export type ListedOrder = Omit<OrderDoc, 'appliedJobs'>;
 
-/** A version-guarded write of one order, and its attempt's entry among the order's applied jobs (by which it is told to have landed). */
+/**
+ * A version-guarded write of one order, and its attempt's entry among the
+ * order's applied jobs (by which it is told to have landed).
+ */
 interface GuardedWrite {
   filter: Pick<OrderDoc, '_id' | 'locationId' | 'number' | 'version'>;
   update: UpdateFilter<OrderDoc>;
@@ -140,7 +143,10 @@ export class OrdersRepo {
     return this.c.findOne(filter);
   }
 
-  /** Orders in a state numbered above `after`, ascending, at most `limit`: one range of the `{locationId, state, number}` index. */
+  /**
+   * Orders in a state numbered above `after`, ascending, at most `limit`: one
+   * range of the `{locationId, state, number}` index.
+   */
   listByState(locationId: string, state: OrderState, after = 0, limit?: number, overdue?: boolean): Promise<ListedOrder[]> {
     const filter: Filter<OrderDoc> = { locationId: asString(locationId, 'locationId'), state: asString(state, 'state') as OrderState, number: { $gt: asInteger(after, 'after') } };
     // (a filter on the range read, not an index of its own: overdue orders are few among a location's PLACED)
@@ -149,7 +155,10 @@ export class OrdersRepo {
     return (limit ? cursor.limit(limit) : cursor).toArray();
   }
 
-  /** The session's open orders (a customer's, capped per session): one range of `{locationId, sessionId, state, number}` per state. */
+  /**
+   * The session's open orders (a customer's, capped per session): one range of
+   * `{locationId, sessionId, state, number}` per state.
+   */
   countOpen(locationId: string, sessionId: string): Promise<number> {
     return this.c.countDocuments({
       locationId: asString(locationId, 'locationId'),
@@ -212,7 +221,8 @@ export class OrdersRepo {
     const set = { ...change, ...moved, updatedAt: now };
     const after: OrderDoc = { ...order, ...set, appliedJobs, version: order.version + 1 };
     const entries = events(after);
-    // (the version guard makes the stored list the one read: the entry, unique to this attempt, is added to it rather than the list written again)
+    // (the version guard makes the stored list the one read: the entry, unique to this
+    // attempt, is added to it rather than the list written again)
     const base = { $set: set, $inc: { version: 1 }, ...(moved ? {} : { $addToSet: { appliedJobs: entry } }) };
     const written = await this.guardedWrites.load({ filter: atVersion(order), update: withOutbox(base, entries), entry });
     return written ? { ...after, ...outboxAfter(order, entries) } : null;

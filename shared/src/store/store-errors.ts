@@ -14,8 +14,10 @@ export const DUPLICATE_KEY = 11000;
 
 /**
  * The problem an error of MongoDB or Redis stands for, or undefined when it is none of theirs:
- * unreachable or not answering in time (503, temporary), a constraint violation (400), another refused operation (400),
- * as docs/register-interface.md, part 7.2 lists them. The detail never carries the driver's message (it may quote data).
+ * unreachable or not answering in time (503, temporary), a constraint
+ * violation (400), another refused operation (400),
+ * as docs/register-interface.md, part 7.2 lists them. The detail never
+ * carries the driver's message (it may quote data).
  */
 export function storeProblem(err: unknown, errorId: string): Problem | undefined {
   const { name = '', message = '', code, codeName } = (err ?? {}) as { name?: string; message?: string; code?: unknown; codeName?: string };

@@ -41,7 +41,10 @@ export interface DeliveryQueueDeps {
   retryScheduleMs: number[];
   maxPending: number;
   deliveries: Pick<WebhookDeliveriesRepo, 'record' | 'recordAll'>;
-  /** Where a dropped delivery stops being owed (it is logged, to be redelivered by hand), and where a dropped batch item's body is found. */
+  /**
+   * Where a dropped delivery stops being owed (it is logged, to be redelivered by
+   * hand), and where a dropped batch item's body is found.
+   */
   events: Pick<EventLogRepo, 'settled' | 'settledAll' | 'findByEventIds'>;
   logRetentionMs: number;
   /** `pos_webhook_deliveries_dropped_total`. */
@@ -72,7 +75,10 @@ export class DeliveryQueue {
     return `${this.deps.prefix}:webhook-dropped:${subscriptionId}`;
   }
 
-  /** Adds single deliveries (a MULTI on the queue's slot), then counts them as waiting (one pipeline), dropping the oldest past the cap. */
+  /**
+   * Adds single deliveries (a MULTI on the queue's slot), then counts them as
+   * waiting (one pipeline), dropping the oldest past the cap.
+   */
   async add(deliveries: DeliveryJobData[], jobId = (d: DeliveryJobData) => d.webhookId): Promise<void> {
     if (deliveries.length === 0) return;
     const { queue, retryScheduleMs } = this.deps;
@@ -104,7 +110,10 @@ export class DeliveryQueue {
     await this.count(jobs.flatMap(({ subscriptionId, items }) => items.map((item): [string, string] => [subscriptionId, batchMember(item)])));
   }
 
-  /** Puts a batch's items back for a later run, after `delayMs` (still counted as waiting); `after` names the run, so that a run again puts back the same job. */
+  /**
+   * Puts a batch's items back for a later run, after `delayMs` (still counted as waiting);
+   * `after` names the run, so that a run again puts back the same job.
+   */
   async putBack(subscriptionId: string, items: BatchItem[], delayMs: number, after: string): Promise<void> {
     if (items.length === 0) return;
     await this.deps.queue.add(WEBHOOK_BATCH_JOB, { subscriptionId, items }, batchJobOptions(batchJobId(subscriptionId, items, after), Math.max(0, Math.round(delayMs))));
@@ -117,7 +126,10 @@ export class DeliveryQueue {
     return new Set(members.filter((_, i) => flags[i] === 1));
   }
 
-  /** Deliveries settled (delivered, failed for good, their endpoint disabled or gone), or dropped and passed over: they no longer wait. */
+  /**
+   * Deliveries settled (delivered, failed for good, their endpoint disabled or
+   * gone), or dropped and passed over: they no longer wait.
+   */
   async settled(subscriptionId: string, members: string | string[]): Promise<void> {
     const all = typeof members === 'string' ? [members] : members;
     if (all.length === 0) return;
@@ -147,7 +159,10 @@ export class DeliveryQueue {
     });
   }
 
-  /** Counts deliveries as waiting (scored by when they were added, those added together a microsecond apart), dropping the oldest past the cap. */
+  /**
+   * Counts deliveries as waiting (scored by when they were added, those added
+   * together a microsecond apart), dropping the oldest past the cap.
+   */
   private async count(added: [subscriptionId: string, member: string][]): Promise<void> {
     const now = Date.now();
     const subscriptions = [...new Set(added.map(([id]) => id))];
@@ -196,7 +211,10 @@ export class DeliveryQueue {
     return true;
   }
 
-  /** Drops batch items: named dropped (their batch will not send them), logged with the body their event gives, settled. */
+  /**
+   * Drops batch items: named dropped (their batch will not send them),
+   * logged with the body their event gives, settled.
+   */
   private async dropItems(subscriptionId: string, members: string[]): Promise<number> {
     const [[, removed] = []] = (await this.deps.redis.pipeline().zrem(this.pendingKey(subscriptionId), ...members).sadd(this.droppedKey(subscriptionId), ...members).exec()) ?? [];
     if (!removed) return 0;
@@ -215,7 +233,7 @@ export class DeliveryQueue {
   private async logDropped(drops: Pick<WebhookDeliveryDoc, 'subscriptionId' | 'webhookId' | 'type' | 'body' | 'attempt'>[]): Promise<void> {
     if (drops.length === 0) return;
     const now = new Date();
-    const error = `more than WEBHOOK_MAX_PENDING (${this.deps.maxPending}) deliveries waited for this endpoint: the oldest was dropped`;
+    const error = `more than WEBHOOK_MAX_PENDING (${this.deps.maxPending}) deliveries ` + 'waited for this endpoint: the oldest was dropped';
     await this.deps.deliveries.recordAll(
       drops.map((drop) => {
         const locationId = bodyLocation(drop.body);

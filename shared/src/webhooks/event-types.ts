@@ -8,7 +8,10 @@ import type { LocationChange, WebhookSource } from '../events/announcements';
 
 export type { WebhookSource };
 
-/** A webhook's `data`, beside `locationId`: the operator's form of the order (with `version`), the command, or the location. */
+/**
+ * A webhook's `data`, beside `locationId`: the operator's form of the order
+ * (with `version`), the command, or the location.
+ */
 export type WebhookData = Record<string, unknown>;
 
 /**

@@ -24,7 +24,9 @@ export async function subscriptionsChanged(redis: RedisClient, prefix: string): 
   await redis.incr(generationKey(prefix));
 }
 
-/** `msg_` and 24 base64url characters of a hash of the event and the subscription: the same whenever derived again. */
+/**
+ * `msg_` and 24 base64url characters of a hash of the event and the subscription: the same whenever derived again.
+ */
 export function webhookIdOf(eventId: string, subscriptionId: string): string {
   return `msg_${createHash('sha256').update(`${eventId}\n${subscriptionId}`).digest('base64url').slice(0, 24)}`;
 }

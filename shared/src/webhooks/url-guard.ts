@@ -16,7 +16,10 @@ import ipaddr from 'ipaddr.js';
 
 /** Azure's wire server and Alibaba's metadata service sit on public-looking addresses. */
 const METADATA_ADDRESSES = new Set(['168.63.129.16', '100.100.100.200']);
-/** IPv4 link-local (169.254.169.254 and the other platform services: EC2, ECS, GCP, OpenStack); AWS's IPv6 platform prefix. */
+/**
+ * IPv4 link-local (169.254.169.254 and the other platform services: EC2,
+ * ECS, GCP, OpenStack); AWS's IPv6 platform prefix.
+ */
 const PLATFORM_V4 = ipaddr.parseCIDR('169.254.0.0/16');
 const PLATFORM_V6 = ipaddr.parseCIDR('fd00:ec2::/32');
 
@@ -47,7 +50,10 @@ function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
 const platformIPv4 = (address: ipaddr.IPv4): boolean => address.match(PLATFORM_V4) || METADATA_ADDRESSES.has(address.toString());
 const forbiddenIPv4 = (address: ipaddr.IPv4): boolean => address.range() !== 'unicast' || platformIPv4(address);
 
-/** Whether an address is a cloud's metadata or platform service (or an IPv6 address carrying one): refused whatever the flag. */
+/**
+ * Whether an address is a cloud's metadata or platform service (or an IPv6
+ * address carrying one): refused whatever the flag.
+ */
 export function isPlatformAddress(address: string): boolean {
   if (!ipaddr.isValid(address) || isIP(address) === 0) return false;
   const parsed = ipaddr.parse(address);
@@ -73,7 +79,7 @@ export function isForbiddenAddress(address: string): boolean {
 }
 
 /** Said by each role that starts with the guard relaxed, so that no deployment runs so unknowingly. */
-export const RELAXED_GUARD = 'WEBHOOK_ALLOW_PRIVATE=1: webhook endpoints may be on loopback and private addresses (cloud metadata and platform addresses stay refused)';
+export const RELAXED_GUARD = 'WEBHOOK_ALLOW_PRIVATE=1: webhook endpoints may be on loopback and private ' + 'addresses (cloud metadata and platform addresses stay refused)';
 
 export class UrlRefused extends Error {}
 
@@ -103,12 +109,12 @@ export async function checkWebhookUrl(text: string, allowPrivate: boolean): Prom
   }
   if (addresses.length === 0) throw new UrlRefused(`url's host ${host} does not resolve`);
   const platform = addresses.find((a) => isPlatformAddress(a.address));
-  if (platform) throw new UrlRefused(`url's host resolves to ${platform.address}, a cloud metadata or platform address: no receiver lives there (refused even with WEBHOOK_ALLOW_PRIVATE=1)`);
+  if (platform) throw new UrlRefused(`url's host resolves to ${platform.address}, a cloud metadata or platform address: no ` + 'receiver lives there (refused even with WEBHOOK_ALLOW_PRIVATE=1)');
   if (!allowPrivate) {
     const forbidden = addresses.find((a) => isForbiddenAddress(a.address));
     if (forbidden) {
       throw new UrlRefused(
-        `url's host resolves to ${forbidden.address}, a loopback, private, link-local or metadata address; a receiver on a private network needs WEBHOOK_ALLOW_PRIVATE=1 on every API node and worker`,
+        `url's host resolves to ${forbidden.address}, a loopback, private, link-local or metadata address; a ` + 'receiver on a private network needs WEBHOOK_ALLOW_PRIVATE=1 on every API node and worker',
       );
     }
   }

@@ -22,7 +22,10 @@ export function createWebhooks(options: {
   repos: Pick<Repos, 'webhooks' | 'webhookDeliveries' | 'events'>;
   /** Plain commands: the subscriptions' waiting counts, the fan-out's generation. */
   redis: RedisClient;
-  /** The connection the process's BullMQ queues share (BullMQ defines its scripts there; every other command stays off it). */
+  /**
+   * The connection the process's BullMQ queues share (BullMQ defines its
+   * scripts there; every other command stays off it).
+   */
   queueRedis: RedisClient;
   redisConfig: Pick<RedisConfig, 'prefix' | 'cluster'>;
   webhooks: WebhooksConfig;

@@ -135,7 +135,10 @@ describe('SseWriter', () => {
     afterEach(() => jest.useRealTimers());
     const settle = () => new Promise((resolve) => setImmediate(resolve));
     const data = dataLines(JSON.stringify({ notes: 'x'.repeat(500) }));
-    /** A writer on a slow client, ticked by the node's clock every keepalive interval (40 ms), with `events` frames waiting for it. */
+    /**
+     * A writer on a slow client, ticked by the node's clock every keepalive
+     * interval (40 ms), with `events` frames waiting for it.
+     */
     function writerWithWaiting(events: number) {
       const out = slowSink();
       const overflow = jest.fn();

@@ -42,7 +42,10 @@ export interface BoardApi {
   setStatus(orderNumber: number, newState: 'COMPLETED' | 'ABORTED'): Promise<BoardOrder>;
   /** Operators only. */
   recover?(orderNumber: number): Promise<BoardOrder>;
-  /** Whether the buttons that change things are offered: a kitchen and a manager or admin, not a viewer (once signed in). */
+  /**
+   * Whether the buttons that change things are offered: a kitchen and a
+   * manager or admin, not a viewer (once signed in).
+   */
   readonly canAct: boolean;
   /** The operator's role, once signed in (docs/operators.md). */
   readonly role?: CurrentOperator['role'];

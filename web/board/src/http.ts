@@ -54,7 +54,8 @@ function nextLink(header: string | null): string | undefined {
 async function failure(response: Response): Promise<Error> {
   const text = await response.text().catch(() => '');
   if (response.status === 401) {
-    // `{"error":"Session not valid"}` (text/plain), `{"message":"Unauthorized","uid":null}`, or the admin API's problem
+    // `{"error":"Session not valid"}` (text/plain),
+    // `{"message":"Unauthorized","uid":null}`, or the admin API's problem
     return new AuthError(response.headers.get('content-type')?.includes('problem') ? 'The token was refused' : 'The key was refused');
   }
   try {

@@ -2,7 +2,10 @@ import type { ComponentChildren } from 'preact';
 import type { BoardOrder } from './board-state';
 import { ageInMinutes, clock, tableLabel, urgency } from './format';
 
-/** The rows a card shows at first: a long order keeps its card (and the cards after it) on screen; the rest open on a tap. */
+/**
+ * The rows a card shows at first: a long order keeps its card (and the
+ * cards after it) on screen; the rest open on a tap.
+ */
 export const CARD_ROWS = 8;
 
 type Row = BoardOrder['rows'][number];

@@ -93,7 +93,10 @@ export class JobClient {
     private readonly timeoutMs: number,
     private readonly log: Logger,
     private readonly timer?: JobTimer,
-    /** Whether the queue's connection is up: while it is not, nothing is sent (an add would wait in ioredis' offline queue). */
+    /**
+     * Whether the queue's connection is up: while it is not, nothing is sent
+     * (an add would wait in ioredis' offline queue).
+     */
     private readonly connected: () => boolean = () => true,
   ) {}
 
@@ -174,7 +177,10 @@ export class JobClient {
     return outcome;
   }
 
-  /** Sends the job's add, with its request's deadline, unless its request has been answered meanwhile (it would then run unasked). */
+  /**
+   * Sends the job's add, with its request's deadline, unless its request has
+   * been answered meanwhile (it would then run unasked).
+   */
   private async add(entry: Pending, jobId: string, payload: JobPayload, requestId: string): Promise<void> {
     if (!this.pending.has(jobId)) return;
     entry.mayBeQueued = true;

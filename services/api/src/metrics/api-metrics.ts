@@ -77,7 +77,7 @@ interface MetricSpec {
 const COUNTERS = {
   requestsShed: {
     name: 'pos_requests_shed_total',
-    help: "Requests refused at once under overload (503, Retry-After), by reason (in-flight: the node's HTTP_MAX_IN_FLIGHT; queue: a partition's admission) and route pattern",
+    help: "Requests refused at once under overload (503, Retry-After), by reason (in-flight: the " + "node's HTTP_MAX_IN_FLIGHT; queue: a partition's admission) and route pattern",
     labelNames: ['reason', 'route'],
   },
   streamsEnded: {
@@ -97,7 +97,7 @@ const COUNTERS = {
   httpRequests: { name: 'pos_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status', labelNames: ['method', 'route', 'status'] },
   unsignedKeyRequests: {
     name: 'pos_unsigned_key_requests_total',
-    help: 'Requests made with unsigned API keys (the shape issued before keys were signed), by outcome: accepted or rejected',
+    help: 'Requests made with unsigned API keys (the shape issued before keys ' + 'were signed), by outcome: accepted or rejected',
     labelNames: ['outcome'],
     zeros: [{ outcome: 'accepted' }, { outcome: 'rejected' }],
   },
@@ -115,7 +115,7 @@ const COUNTERS = {
   },
   menuDocumentReads: {
     name: 'pos_menu_document_reads_total',
-    help: 'Menu documents this node read from MongoDB because it did not hold them (at steady state it holds the menus it serves)',
+    help: 'Menu documents this node read from MongoDB because it did not hold ' + 'them (at steady state it holds the menus it serves)',
   },
 } as const satisfies Record<string, MetricSpec>;
 
@@ -178,7 +178,7 @@ function scrapedGauges(registry: Registry, { queues, subscriber }: MetricSources
     });
     new Gauge({
       name: 'pos_queue_oldest_waiting_seconds',
-      help: 'How long the oldest job waiting in the transition queue has waited, over all its partitions (0: none waits; shared by every node, read at scrape time)',
+      help: 'How long the oldest job waiting in the transition queue has waited, over all its ' + 'partitions (0: none waits; shared by every node, read at scrape time)',
       registers,
       async collect() {
         this.reset();

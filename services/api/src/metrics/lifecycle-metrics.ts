@@ -46,7 +46,7 @@ const FIGURES: Figure[] = [
   {
     kind: 'counter',
     name: 'pos_lifecycle_documents_total',
-    help: 'Documents the lifecycle job handled: orders archived, carts expired, archived orders purged, expired commands purged',
+    help: 'Documents the lifecycle job handled: orders archived, carts ' + 'expired, archived orders purged, expired commands purged',
     labelNames: ['action'],
     read: (s) => LIFECYCLE_COUNTS.map((name) => [{ action: ACTION[name] }, s.totals[name]]),
   },

@@ -15,7 +15,7 @@ export function registerPresenceMetrics(registry: Registry, sources: { locations
   const counts = scrapeRead(() => boundedRead(sources.locations.counts(new Date()), 'location counts'));
   new Gauge({
     name: 'pos_locations_online',
-    help: 'Locations online: a register holds a stream or made a request within PRESENCE_WINDOW (as the sweep last announced)',
+    help: 'Locations online: a register holds a stream or made a request ' + 'within PRESENCE_WINDOW (as the sweep last announced)',
     registers,
     async collect() {
       this.reset();

@@ -96,7 +96,10 @@ export function idempotency(store: IdempotencyStore, scopeOf: (ctx: AppContext) 
   };
 }
 
-/** A write whose answer is never kept (a menu upload: openapi/operations/spec.ts `upload`): its work begins with nothing to claim. */
+/**
+ * A write whose answer is never kept (a menu upload:
+ * openapi/operations/spec.ts `upload`): its work begins with nothing to claim.
+ */
 export async function unkeyed(ctx: AppContext, next: Next): Promise<void> {
   ctx.state.beginWork = () => Promise.resolve();
   await next();

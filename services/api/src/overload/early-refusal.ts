@@ -4,7 +4,8 @@
  * node holds is answered in the HTTP listener itself, before Koa makes its context and runs any
  * middleware: the same 503 as the admission's (overload/admitted.ts: both route by routingKey,
  * render with queueRefusal and count with countRequest, under the same labels), at a fraction of
- * the cost, so that the refusals of an overload leave the node's CPU to the requests it admits. Everything else (a key not held, a session the rules refuse, a
+ * the cost, so that the refusals of an overload leave the node's CPU to the requests it
+ * admits. Everything else (a key not held, a session the rules refuse, a
  * partition with room) goes on to the app, which decides as before: this path only refuses what
  * the app would refuse, on the same state. It is asked only within a second of a refusal (the
  * first ones of an overload are the app's), so that an admitted write pays nothing for it.

@@ -98,14 +98,20 @@ class PartitionAdmission {
     return 0;
   }
 
-  /** How long a job added now would wait, by Little's law; 0 with nothing in flight, Infinity with jobs in flight and none finished lately. */
+  /**
+   * How long a job added now would wait, by Little's law; 0 with nothing in flight,
+   * Infinity with jobs in flight and none finished lately.
+   */
   waitEstimateMs(now: number): number {
     if (this.inFlight === 0) return 0;
     const rate = this.peakRate(now);
     return rate === 0 ? Infinity : (this.inFlight / rate) * 1000;
   }
 
-  /** Whether a job of `criticality` fits now: within its share of the limit, or of the wait target while the queue moves. */
+  /**
+   * Whether a job of `criticality` fits now: within its share of the
+   * limit, or of the wait target while the queue moves.
+   */
   admits(criticality: Criticality, now: number): boolean {
     return fits(criticality, this.inFlight, this.limit(now)) || fits(criticality, this.oldestWaitMs(now), this.settings.targetWaitMs);
   }
@@ -155,7 +161,10 @@ export class QueueAdmission {
     this.partitions = Array.from({ length: partitionCount }, () => new PartitionAdmission(settings));
   }
 
-  /** Whether any job was refused within the last `ms`: until then, nothing is worth asking before the app (overload/early-refusal.ts). */
+  /**
+   * Whether any job was refused within the last `ms`: until then, nothing is
+   * worth asking before the app (overload/early-refusal.ts).
+   */
   refusedWithin(ms: number): boolean {
     return this.clock() - this.refusedAt <= ms;
   }

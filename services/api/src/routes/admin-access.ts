@@ -73,7 +73,10 @@ export function listScope(ctx: AppContext): readonly string[] | undefined {
   return operatorOfRequest(ctx).locationIds;
 }
 
-/** The location the path's `:id` names: a 404 when it does not exist or is outside the operator's scope (then without a read). */
+/**
+ * The location the path's `:id` names: a 404 when it does not exist or is
+ * outside the operator's scope (then without a read).
+ */
 export async function locationOf(ctx: AppContext, locations: { find(id: string): Promise<LocationDoc | null> }): Promise<LocationDoc> {
   const id = String(ctx.params.id);
   // A malformed id names no location: no read for it.

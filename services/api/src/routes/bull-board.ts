@@ -54,7 +54,9 @@ function checkWrite(ctx: AppContext): void {
   }
 }
 
-/** Bull Board's page links its web font from a font host: dropped (the page falls back to the system's sans-serif). */
+/**
+ * Bull Board's page links its web font from a font host: dropped (the page falls back to the system's sans-serif).
+ */
 const FONT_HOST_LINK = /<link[^>]*href="https:\/\/fonts\.googleapis\.com\/[^"]*"[^>]*>/g;
 
 /** Bull Board's page under the pages' policy, fetching nothing from another origin. */
@@ -63,18 +65,10 @@ function ownOriginOnly(ctx: AppContext): void {
   ctx.set('Content-Security-Policy', PAGE_CSP.bullBoard);
 }
 
-/**
- * Bull Board (the transition queue's dashboard) at /admin/queues, for admins not bound to locations (ADMIN_TOKEN or such an operator's token): every
- * partition, `p1of3:order-work` and so on (the single queue of one Redis is plain `order-work`).
- * Its Koa adapter mounts a Koa app of its own (views, static assets, JSON API) with koa-mount,
- * so everything under the path, page and assets alike, passes the admin check first.
- * Read-only unless BULL_BOARD_WRITABLE: then only GET, HEAD and OPTIONS pass (405 otherwise),
- * and the board hides its buttons.
- */
-export function bullBoard(
-  deps: Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'orderDeadlines' | 'snoozeEnds' | 'webhookQueue' | 'adminToken' | 'operatorLookup' | 'repos' | 'metrics' | 'config'>,
-): Middleware<AppState> {
-  const writable = deps.config.auth.bullBoardWritable;
+type BoardDeps = Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'orderDeadlines' | 'snoozeEnds' | 'webhookQueue' | 'adminToken' | 'operatorLookup' | 'repos' | 'metrics' | 'config'>;
+
+/** Bull Board's own Koa app over every queue of the deployment. */
+function boardApp(deps: BoardDeps, writable: boolean): Middleware<AppState> {
   const serverAdapter = new KoaAdapter().setBasePath(BULL_BOARD_PATH);
   createBullBoard({
     queues: [
@@ -99,7 +93,21 @@ export function bullBoard(
     if (storeProblem(err, '')?.status === 503) throw err;
     return errorHandler(err);
   });
-  const board = serverAdapter.registerPlugin() as unknown as Middleware<AppState>;
+  return serverAdapter.registerPlugin() as unknown as Middleware<AppState>;
+}
+
+/**
+ * Bull Board (the transition queue's dashboard) at /admin/queues, for admins not bound
+ * to locations (ADMIN_TOKEN or such an operator's token): every
+ * partition, `p1of3:order-work` and so on (the single queue of one Redis is plain `order-work`).
+ * Its Koa adapter mounts a Koa app of its own (views, static assets, JSON API) with koa-mount,
+ * so everything under the path, page and assets alike, passes the admin check first.
+ * Read-only unless BULL_BOARD_WRITABLE: then only GET, HEAD and OPTIONS pass (405 otherwise),
+ * and the board hides its buttons.
+ */
+export function bullBoard(deps: BoardDeps): Middleware<AppState> {
+  const writable = deps.config.auth.bullBoardWritable;
+  const board = boardApp(deps, writable);
   const authenticate = authenticateOperator(deps, { browser: true });
   const spec = adminOperation('bullBoard');
   const adminOnly = allowRole(spec.role);
@@ -108,7 +116,8 @@ export function bullBoard(
 
   return async function bullBoardMiddleware(ctx: AppContext, next: Next): Promise<void> {
     if (ctx.path !== BULL_BOARD_PATH && !ctx.path.startsWith(`${BULL_BOARD_PATH}/`)) return next();
-    // An unbound admin's (the whole deployment's queues: every location's jobs), every write audited, refusals included.
+    // An unbound admin's (the whole deployment's queues: every location's
+    // jobs), every write audited, refusals included.
     await authenticate(ctx, () =>
       audit(ctx, () =>
         adminOnly(ctx, () =>

@@ -35,6 +35,32 @@ function moveOrder(deps: Pick<ApiDeps, 'services'>, kind: 'finish' | 'submit') {
 }
 
 /**
+ * A new order (SELECTING), its rows by the location's rules: priced from its menu when it has one (routes/cart.ts).
+ */
+function createOrder(deps: Pick<ApiDeps, 'services'>) {
+  const { newWork, orderIntake, customerLimits, menus } = deps.services;
+  return async (ctx: AppContext): Promise<void> => {
+    const session = sessionOf(ctx);
+    const location = await orderIntake.read(session.locationId);
+    const cart = orderCart(ctx, menus, location);
+    const tableNumber = customerLimits.tableOf(session, cart.tableNumber);
+    orderIntake.check(location);
+    const rows = await cart.rows();
+    await beginWork(ctx);
+    const order = await customerLimits.openOrder(session, () =>
+      newWork.order(
+        { locationId: session.locationId, state: 'SELECTING', rows, tableNumber, userNumber: session.userNumber, sessionId: session._id },
+        ctx.state.log,
+        ctx.state.idempotencyId,
+      ),
+    );
+    ctx.state.log.info({ orderNumber: order.number }, 'customer order created');
+    ctx.status = 201;
+    ctx.body = toOrderRecord(order);
+  };
+}
+
+/**
  * The customer app's side of an order: create it (SELECTING), change its rows, finish and
  * submit it, ask for the table state or the bill, and close its own session. A customer sees
  * only its own session's orders; another's number answers like a missing order.
@@ -42,26 +68,7 @@ function moveOrder(deps: Pick<ApiDeps, 'services'>, kind: 'finish' | 'submit') {
 export function customerHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof CUSTOMER_OPERATIONS> {
   const { orders, newWork, transitions, orderIntake, customerLimits, menus } = deps.services;
   return {
-    // Its rows by the location's rules: priced from its menu when it has one (routes/cart.ts).
-    createCustomerOrder: async (ctx: AppContext) => {
-      const session = sessionOf(ctx);
-      const location = await orderIntake.read(session.locationId);
-      const cart = orderCart(ctx, menus, location);
-      const tableNumber = customerLimits.tableOf(session, cart.tableNumber);
-      orderIntake.check(location);
-      const rows = await cart.rows();
-      await beginWork(ctx);
-      const order = await customerLimits.openOrder(session, () =>
-        newWork.order(
-          { locationId: session.locationId, state: 'SELECTING', rows, tableNumber, userNumber: session.userNumber, sessionId: session._id },
-          ctx.state.log,
-          ctx.state.idempotencyId,
-        ),
-      );
-      ctx.state.log.info({ orderNumber: order.number }, 'customer order created');
-      ctx.status = 201;
-      ctx.body = toOrderRecord(order);
-    },
+    createCustomerOrder: createOrder(deps),
 
     getCustomerOrder: async (ctx: AppContext) => {
       ctx.body = toOrderRecord(await orders.find(scopeOf(ctx), numberParam(ctx.params.number, 'Order')));

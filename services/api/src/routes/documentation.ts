@@ -14,6 +14,23 @@ import { routePath } from './mount';
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 const ASSET_MAX_AGE_MS = 24 * 3_600_000;
 
+/** Where the landing page points: the operator surfaces only on the listener that serves them. */
+function landingLinks(at: (id: Parameters<typeof operation>[0]) => string, operator: boolean) {
+  return [
+    { href: at('docsPage'), text: 'API documentation', note: 'the OpenAPI document, rendered' },
+    { href: at('getOpenApiDocument'), text: 'OpenAPI document', note: 'OpenAPI 3.1, JSON' },
+    { href: at('boardPage'), text: 'Location board', note: operator ? 'a location live; operators sign in with their token' : "a location live, with a register's key (operators: on the operator port, ADMIN_PORT)" },
+    ...(operator
+      ? [
+          { href: at('bullBoard'), text: 'Bull Board', note: 'the transition queue; asks for the admin token as the password' },
+          { href: at('metrics'), text: 'Metrics', note: 'Prometheus text' },
+        ]
+      : []),
+    { href: at('liveness'), text: 'Liveness', note: 'the process answers' },
+    { href: at('readiness'), text: 'Readiness', note: 'MongoDB and Redis answer' },
+  ];
+}
+
 /**
  * The published contract: the OpenAPI document at `{base_url}/openapi.json`, built once from the
  * schemas the code validates and serialises with, `/docs`, a page that renders it, and `/`, the
@@ -26,19 +43,7 @@ export function documentationHandlers(deps: Pick<ApiDeps, 'config'>, info: Servi
   const at = (id: Parameters<typeof operation>[0]) => routePath(operation(id).path, basePath);
   const document = JSON.stringify(buildOpenApiDocument({ basePath, version: info.version, bodyLimitBytes, menuBodyLimitBytes }));
   const page = docsPage(info, at('getOpenApiDocument'));
-  const landing = landingPage(info, [
-    { href: at('docsPage'), text: 'API documentation', note: 'the OpenAPI document, rendered' },
-    { href: at('getOpenApiDocument'), text: 'OpenAPI document', note: 'OpenAPI 3.1, JSON' },
-    { href: at('boardPage'), text: 'Location board', note: operator ? 'a location live; operators sign in with their token' : "a location live, with a register's key (operators: on the operator port, ADMIN_PORT)" },
-    ...(operator
-      ? [
-          { href: at('bullBoard'), text: 'Bull Board', note: 'the transition queue; asks for the admin token as the password' },
-          { href: at('metrics'), text: 'Metrics', note: 'Prometheus text' },
-        ]
-      : []),
-    { href: at('liveness'), text: 'Liveness', note: 'the process answers' },
-    { href: at('readiness'), text: 'Readiness', note: 'MongoDB and Redis answer' },
-  ]);
+  const landing = landingPage(info, landingLinks(at, operator));
 
   return {
     landingPage: (ctx: AppContext) => {

@@ -14,8 +14,8 @@ import { queryOf, sendPage } from './pages';
 
 const NOT_FOUND = () => new ProblemError(problems.notFound('Location does not exist'));
 
-/** Locations (the admin API): create, list, read, change, their presence, pause and resume. */
-export function locationHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof LOCATION_OPERATIONS> {
+/** Locations created, listed, read and changed. */
+function locationRecords(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof LOCATION_OPERATIONS>, 'createLocation' | 'listLocations' | 'getLocation' | 'updateLocation'> {
   const { locations } = deps.services;
   return {
     createLocation: async (ctx: AppContext) => {
@@ -47,7 +47,13 @@ export function locationHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<type
       auditChange(ctx, changed(locationFields(before), locationFields(location)));
       ctx.body = toLocationView(location);
     },
+  };
+}
 
+/** A location's presence, its pause and resume. */
+function locationService(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof LOCATION_OPERATIONS>, 'getLocationPresence' | 'pauseLocation' | 'resumeLocation'> {
+  const { locations } = deps.services;
+  return {
     getLocationPresence: async (ctx: AppContext) => {
       ctx.body = await locations.presence(await locationOf(ctx, locations));
     },
@@ -73,4 +79,9 @@ export function locationHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<type
       ctx.body = toLocationView(resumed);
     },
   };
+}
+
+/** Locations (the admin API): create, list, read, change, their presence, pause and resume. */
+export function locationHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof LOCATION_OPERATIONS> {
+  return { ...locationRecords(deps), ...locationService(deps) };
 }

@@ -13,7 +13,10 @@ import type { Accepted, MenuAnswer, MenuHolder, Menus } from '../services/menus'
 import { locationOf } from './admin-access';
 import type { Handlers } from './mount';
 
-/** What its holders may keep of a menu answer: revalidated with its ETag (never by a shared cache: it sits behind a key). */
+/**
+ * What its holders may keep of a menu answer: revalidated with its ETag
+ * (never by a shared cache: it sits behind a key).
+ */
 const MENU_CACHE = 'private, no-cache';
 
 /**

@@ -11,7 +11,9 @@ export type Handler = Middleware<AppState>;
 /** The operations of a part of the table that routes serve: all but Bull Board's (a mounted app). */
 type Routed<T extends Record<string, OperationInput>> = { [K in keyof T as T[K]['access'] extends 'board' ? never : K]: T[K] };
 
-/** A handler for every routed operation of a part of the table: one missing, or one too many, fails the type check. */
+/**
+ * A handler for every routed operation of a part of the table: one missing, or one too many, fails the type check.
+ */
 export type Handlers<T extends Record<string, OperationInput>> = { [K in keyof Routed<T>]: Handler };
 
 /** `{base}/orders/{number}/statusupdate` as the router's `/api/v1/orders/:number/statusupdate`. */

@@ -37,14 +37,40 @@ function currentOperator(ctx: AppContext): void {
   ctx.body = me;
 }
 
-/** Operator accounts (who a token is; created, listed, read, changed, rotated, removed). */
-function operatorAccounts(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OPERATOR_OPERATIONS>, 'getCurrentOperator' | 'createOperator' | 'listOperators' | 'getOperator' | 'updateOperator' | 'rotateOperatorToken' | 'deleteOperator'> {
+/** An update's changes and the grant they ask for; refused with both location forms, or on the caller's own grant. */
+function operatorChanges(ctx: AppContext) {
+  const { allLocations, ...changes } = bodyOf(ctx, validators.operatorUpdate);
+  if (allLocations && changes.locationIds) throw new ProblemError(problems.validation('body must not have both locationIds and allLocations'));
+  const locations = allLocations ? ('all' as const) : changes.locationIds;
+  if (String(ctx.params.operatorId) === operatorOfRequest(ctx).id && (changes.role !== undefined || locations !== undefined)) {
+    throw new ProblemError(problems.forbidden('An operator cannot change its own role or locations'));
+  }
+  return { changes: { ...changes, ...(allLocations && { locationIds: null }) }, grant: { role: changes.role, locations } };
+}
+
+/** Who a token is, and the operators within the caller's scope. */
+function operatorReads(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OPERATOR_OPERATIONS>, 'getCurrentOperator' | 'listOperators' | 'getOperator'> {
+  const { operators } = deps.services;
+  return {
+    getCurrentOperator: currentOperator,
+
+    listOperators: async (ctx: AppContext) => {
+      const page = queryOf(ctx, queryValidators.idPage);
+      sendPage(ctx, (await operators.list(page, listScope(ctx))).map(toOperatorView), page.limit, (last) => last.id);
+    },
+
+    getOperator: async (ctx: AppContext) => {
+      ctx.body = toOperatorView(await scopedOperator(operators, ctx));
+    },
+  };
+}
+
+/** Operator accounts created, changed, rotated, removed. */
+function operatorWrites(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OPERATOR_OPERATIONS>, 'createOperator' | 'updateOperator' | 'rotateOperatorToken' | 'deleteOperator'> {
   const { operators, locations } = deps.services;
   const targetOf = (ctx: AppContext) => scopedOperator(operators, ctx);
 
   return {
-    getCurrentOperator: currentOperator,
-
     createOperator: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.operator);
       await checkGrant(ctx, { role: input.role, locations: input.locationIds ?? 'all' }, locations);
@@ -55,26 +81,12 @@ function operatorAccounts(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof
       ctx.body = issued(created);
     },
 
-    listOperators: async (ctx: AppContext) => {
-      const page = queryOf(ctx, queryValidators.idPage);
-      sendPage(ctx, (await operators.list(page, listScope(ctx))).map(toOperatorView), page.limit, (last) => last.id);
-    },
-
-    getOperator: async (ctx: AppContext) => {
-      ctx.body = toOperatorView(await targetOf(ctx));
-    },
-
     updateOperator: async (ctx: AppContext) => {
-      const { allLocations, ...changes } = bodyOf(ctx, validators.operatorUpdate);
-      if (allLocations && changes.locationIds) throw new ProblemError(problems.validation('body must not have both locationIds and allLocations'));
-      const locations = allLocations ? 'all' : changes.locationIds;
-      if (String(ctx.params.operatorId) === operatorOfRequest(ctx).id && (changes.role !== undefined || locations !== undefined)) {
-        throw new ProblemError(problems.forbidden('An operator cannot change its own role or locations'));
-      }
-      await checkGrant(ctx, { role: changes.role, locations }, deps.services.locations);
+      const { changes, grant } = operatorChanges(ctx);
+      await checkGrant(ctx, grant, locations);
       await beginWork(ctx);
       const before = await targetOf(ctx);
-      const doc = await operators.update(before._id, { ...changes, ...(allLocations && { locationIds: null }) }, ctx.state.log);
+      const doc = await operators.update(before._id, changes, ctx.state.log);
       auditChange(ctx, changed(operatorFields(before), operatorFields(doc)));
       ctx.body = toOperatorView(doc);
     },
@@ -121,5 +133,5 @@ function auditRecords(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OPE
  * locations manages only operators within them, and grants no more than it holds (admin-access.ts).
  */
 export function operatorHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typeof OPERATOR_OPERATIONS> {
-  return { ...operatorAccounts(deps), ...auditRecords(deps) };
+  return { ...operatorReads(deps), ...operatorWrites(deps), ...auditRecords(deps) };
 }

@@ -13,6 +13,30 @@ import { allowBound } from './admin-access';
 /** The middleware of one operation, before its handler. */
 export type Stack = Middleware<AppState>[];
 
+/** A write's JSON body (its limit, its answer to other types) and where its `Idempotency-Key` answers are kept. */
+function writeParts(deps: ApiDeps) {
+  const { config } = deps;
+  // the register interface answers a body that is not JSON with its 400s; the others with a 415.
+  // A menu upload has a limit of its own (MENU_BODY_LIMIT): a chain's menu is megabytes.
+  const json = {
+    register: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: false }),
+    other: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: true }),
+    menu: jsonBody(config.menus.bodyLimitBytes, { refuseOtherTypes: true }),
+  };
+  const bodyOf = (spec: OperationSpec): Middleware<AppState> => (spec.upload ? json.menu : spec.access === 'register' ? json.register : json.other);
+  const keys = {
+    register: idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: config.idempotency.maxRecords })),
+    customer: idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: config.idempotency.maxCustomerRecords })),
+    // Each operator's kept answers are its own: one operator never replays another's (an issued key).
+    admin: idempotency(deps.idempotency, (ctx) => {
+      const { id } = operatorOfRequest(ctx);
+      return { scope: id ? `operator:${id}` : 'admin', maxRecords: config.idempotency.maxRecords };
+    }),
+  };
+  const keysOf = (spec: OperationSpec): Middleware<AppState> => (spec.upload ? unkeyed : keys[spec.access as keyof typeof keys]);
+  return { bodyOf, keysOf };
+}
+
 /**
  * The one assembly of every operation's middleware, from its entry in the operation table:
  *
@@ -25,34 +49,17 @@ export type Stack = Middleware<AppState>[];
  *    on what the node holds, before its body is read or anything is asked of Redis or MongoDB (a
  *    refusal costs nothing more); the job client queues the job on the ticket (overload/admitted.ts);
  * 4. a key's rate limit (RATE_LIMIT: a Redis command, so after the admission);
- * 5. for a write, its JSON body and its `Idempotency-Key` (a menu upload: MENU_BODY_LIMIT and no key, spec.ts `upload`) (claimed when the handler begins its work),
- *    kept per session (customers, whose keys sit on phones, hold fewer) or per operator.
+ * 5. for a write, its JSON body and its `Idempotency-Key` (claimed when the handler begins its
+ *    work), kept per session (customers, whose keys sit on phones, hold fewer) or per operator; a
+ *    menu upload has MENU_BODY_LIMIT and no key (spec.ts `upload`).
  */
 export function requestPipeline(deps: ApiDeps) {
   const { config } = deps;
-  // the register interface answers a body that is not JSON with its 400s; the others with a 415.
-  // A menu upload has a limit of its own (MENU_BODY_LIMIT): a chain's menu is megabytes.
-  const json = {
-    register: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: false }),
-    other: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: true }),
-    menu: jsonBody(config.menus.bodyLimitBytes, { refuseOtherTypes: true }),
-  };
-  const bodyOf = (spec: OperationSpec): Middleware<AppState> => (spec.upload ? json.menu : spec.access === 'register' ? json.register : json.other);
-  const keysOf = (spec: OperationSpec): Middleware<AppState> => (spec.upload ? unkeyed : keys[spec.access as keyof typeof keys]);
+  const { bodyOf, keysOf } = writeParts(deps);
   const register: Stack = [requireSession(deps.sessionLookup, 'SERVICE', deps.presence.sighted)];
   const customer: Stack = [requireSession(deps.sessionLookup, 'CUSTOMER')];
   const operator = authenticateOperator(deps);
   const audit = auditWrites({ audit: deps.repos.audit, retentionMs: config.audit.retentionMs, writes: deps.metrics.auditWrites });
-  const keys = {
-    register: idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: config.idempotency.maxRecords })),
-    customer: idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: config.idempotency.maxCustomerRecords })),
-    // Each operator's kept answers are its own: one operator never replays another's (an issued key).
-    admin: idempotency(deps.idempotency, (ctx) => {
-      const { id } = operatorOfRequest(ctx);
-      return { scope: id ? `operator:${id}` : 'admin', maxRecords: config.idempotency.maxRecords };
-    }),
-  };
-
   const admitJob = (spec: OperationSpec) => admitQueued(deps, spec);
 
   const accessOf = (spec: OperationSpec, write: boolean): Stack => {

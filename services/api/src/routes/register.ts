@@ -11,7 +11,10 @@ import type { Handlers } from './mount';
 import { numberParam, sendOutcome } from './respond';
 import { serveStream } from './stream';
 
-/** The register's side (docs/register-interface.md): list its work, report outcomes, acknowledge commands, follow its stream. */
+/**
+ * The register's side (docs/register-interface.md): list its work, report
+ * outcomes, acknowledge commands, follow its stream.
+ */
 export function registerHandlers(deps: ApiDeps): Handlers<typeof REGISTER_OPERATIONS> {
   const { orders, transitions, commands } = deps.services;
   const scopeOf = (ctx: AppContext) => ({ locationId: sessionOf(ctx).locationId });

@@ -15,19 +15,18 @@ import type { Handlers } from './mount';
 import { queryOf, sendPage } from './pages';
 import { sendOutcome } from './respond';
 
-/** A location's sessions and their keys (the admin API): list, issue, rotate, close. */
-export function sessionHandlers(deps: Pick<ApiDeps, 'services' | 'config'>): Handlers<typeof SESSION_OPERATIONS> {
-  const { sessions, locations, transitions } = deps.services;
+/** The session the path names, in the operator's scope: a 404 otherwise. */
+async function pathSession(sessions: ApiDeps['services']['sessions'], ctx: AppContext): Promise<SessionDoc> {
+  const sessionId = String(ctx.params.sessionId);
+  const session = isId(sessionId) ? await sessions.find(sessionId) : null;
+  if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
+  checkLocation(ctx, session.locationId, 'Session does not exist');
+  return session;
+}
 
-  /** The session the path names, in the operator's scope: a 404 otherwise. */
-  const pathSession = async (ctx: AppContext): Promise<SessionDoc> => {
-    const sessionId = String(ctx.params.sessionId);
-    const session = isId(sessionId) ? await sessions.find(sessionId) : null;
-    if (!session) throw new ProblemError(problems.notFound('Session does not exist'));
-    checkLocation(ctx, session.locationId, 'Session does not exist');
-    return session;
-  };
-
+/** A location's sessions, listed and issued. */
+function sessionIssue(deps: Pick<ApiDeps, 'services' | 'config'>): Pick<Handlers<typeof SESSION_OPERATIONS>, 'listSessions' | 'createServiceSession' | 'createCustomerSession'> {
+  const { sessions, locations } = deps.services;
   return {
     listSessions: async (ctx: AppContext) => {
       const location = await locationOf(ctx, locations);
@@ -57,19 +56,30 @@ export function sessionHandlers(deps: Pick<ApiDeps, 'services' | 'config'>): Han
       ctx.body = issued;
       ctx.status = 201;
     },
+  };
+}
 
+/** A session's key rotated, the session closed. */
+function sessionKeys(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof SESSION_OPERATIONS>, 'rotateSessionKey' | 'closeSession'> {
+  const { sessions, transitions } = deps.services;
+  return {
     rotateSessionKey: async (ctx: AppContext) => {
       await beginWork(ctx);
-      const rotated = await sessions.rotate(await pathSession(ctx), ctx.state.log);
+      const rotated = await sessions.rotate(await pathSession(sessions, ctx), ctx.state.log);
       auditDone(ctx, rotated.sessionId, { keyRotated: true, previousKeyExpiresAt: rotated.previousKeyExpiresAt });
       ctx.body = rotated;
     },
 
     closeSession: async (ctx: AppContext) => {
       await beginWork(ctx);
-      const { _id: sessionId } = await pathSession(ctx);
+      const { _id: sessionId } = await pathSession(sessions, ctx);
       sendOutcome(ctx, await transitions.closeSession(ctx.state, sessionId));
       auditDone(ctx, sessionId, { closed: true });
     },
   };
+}
+
+/** A location's sessions and their keys (the admin API): list, issue, rotate, close. */
+export function sessionHandlers(deps: Pick<ApiDeps, 'services' | 'config'>): Handlers<typeof SESSION_OPERATIONS> {
+  return { ...sessionIssue(deps), ...sessionKeys(deps) };
 }

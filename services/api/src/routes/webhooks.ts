@@ -39,8 +39,23 @@ function sendLimiter(deps: Pick<ApiDeps, 'config' | 'redis' | 'log'>): RequestLi
   });
 }
 
-/** Subscriptions (created, listed, read, changed, removed, their secret rotated). */
-function subscriptions(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof WEBHOOK_OPERATIONS>, 'createWebhook' | 'listWebhooks' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'rotateWebhookSecret'> {
+/** Subscriptions within the caller's scope, listed and read. */
+function subscriptionReads(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof WEBHOOK_OPERATIONS>, 'listWebhooks' | 'getWebhook'> {
+  const { webhooks } = deps.services;
+  return {
+    listWebhooks: async (ctx: AppContext) => {
+      const page = queryOf(ctx, queryValidators.idPage);
+      sendPage(ctx, (await webhooks.list(page, listScope(ctx))).map(toWebhookView), page.limit, (last) => last.id);
+    },
+
+    getWebhook: async (ctx: AppContext) => {
+      ctx.body = toWebhookView(await scopedSubscription(webhooks, ctx));
+    },
+  };
+}
+
+/** Subscriptions created, changed, removed, their secret rotated. */
+function subscriptionWrites(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof WEBHOOK_OPERATIONS>, 'createWebhook' | 'updateWebhook' | 'deleteWebhook' | 'rotateWebhookSecret'> {
   const { webhooks, locations } = deps.services;
   const subscriptionOf = (ctx: AppContext) => scopedSubscription(webhooks, ctx);
 
@@ -54,15 +69,6 @@ function subscriptions(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof WE
       auditChange(ctx, { id: created.doc._id, after: webhookFields(created.doc) });
       ctx.status = 201;
       ctx.body = issued(created);
-    },
-
-    listWebhooks: async (ctx: AppContext) => {
-      const page = queryOf(ctx, queryValidators.idPage);
-      sendPage(ctx, (await webhooks.list(page, listScope(ctx))).map(toWebhookView), page.limit, (last) => last.id);
-    },
-
-    getWebhook: async (ctx: AppContext) => {
-      ctx.body = toWebhookView(await subscriptionOf(ctx));
     },
 
     updateWebhook: async (ctx: AppContext) => {
@@ -136,5 +142,5 @@ function sending(deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>): 
  * redeliveries are limited per subscription (WEBHOOK_TEST_LIMIT).
  */
 export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>): Handlers<typeof WEBHOOK_OPERATIONS> {
-  return { ...subscriptions(deps), ...sending(deps) };
+  return { ...subscriptionReads(deps), ...subscriptionWrites(deps), ...sending(deps) };
 }

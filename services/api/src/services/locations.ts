@@ -21,7 +21,10 @@ export interface LocationsDeps {
   failureThreshold: number;
 }
 
-/** Locations: created, listed, changed, their presence, paused and resumed (each pause and resume recorded as an event with its write, and announced to the location's streams). */
+/**
+ * Locations: created, listed, changed, their presence, paused and resumed (each pause and resume
+ * recorded as an event with its write, and announced to the location's streams).
+ */
 export class Locations {
   constructor(private readonly deps: LocationsDeps) {}
 

@@ -64,7 +64,10 @@ export interface MenuAnswer {
   view: () => Promise<MenuView>;
 }
 
-/** The FETCH_REMOTE_MENU commands of a publish made at once: enough to overlap their round trips, few enough to leave the pool to others. */
+/**
+ * The FETCH_REMOTE_MENU commands of a publish made at once: enough to overlap
+ * their round trips, few enough to leave the pool to others.
+ */
 const COMMANDS_AT_ONCE = 16;
 
 export interface MenusDeps {
@@ -140,7 +143,10 @@ export class Menus {
     return this.answer(location, location.menu);
   }
 
-  /** A menu just accepted, as answered: the one this request stored (whatever was accepted since), with the snoozes in force. */
+  /**
+   * A menu just accepted, as answered: the one this request stored (whatever
+   * was accepted since), with the snoozes in force.
+   */
   async accepted(locationId: string, accepted: Accepted, source: Published['source']): Promise<MenuAnswer> {
     const location = await this.holder(locationId);
     return this.answer(location, { id: accepted.id, version: accepted.versions.get(locationId)!, source, publishedAt: accepted.publishedAt });

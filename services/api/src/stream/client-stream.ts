@@ -372,7 +372,10 @@ export class ClientStream implements ClockedStream {
     return this.sent.has(event, since);
   }
 
-  /** Records an order event as sent; what is older than the window (before a loss still to be re-read, the window before it) is forgotten. */
+  /**
+   * Records an order event as sent; what is older than the window (before a loss
+   * still to be re-read, the window before it) is forgotten.
+   */
   private remember(event: StreamFrame): void {
     const now = Date.now();
     this.sent.remember(event, now, this.resync.rememberFrom(now) - RECENT_WINDOW_MS);

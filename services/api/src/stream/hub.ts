@@ -89,7 +89,10 @@ export class StreamHub {
     this.resync.pause();
     for (const stream of this.feedOf.keys()) stream.noteLoss(lostAt);
   };
-  /** The subscriptions are back: every stream holds its live events until its location is read again (once per location). */
+  /**
+   * The subscriptions are back: every stream holds its live events until
+   * its location is read again (once per location).
+   */
   private readonly onResubscribed = (lostAt: number) => {
     for (const feed of this.feeds.values()) for (const stream of feed.streams) stream.holdForResync(lostAt);
     this.resync.resume(this.feeds.keys());
@@ -162,7 +165,10 @@ export class StreamHub {
     }
   }
 
-  /** Called by the stream when it ends; the last stream of a location drops the subscription. (One function for all streams.) */
+  /**
+   * Called by the stream when it ends; the last stream of a location drops
+   * the subscription. (One function for all streams.)
+   */
   readonly remove = (stream: ClientStream): void => {
     const holder = holderOf(stream);
     const own = this.ofHolder.get(holder);
@@ -214,7 +220,10 @@ export class StreamHub {
     }
   }
 
-  /** Called by a stream that waits for its location's re-read (one that was reading its first replay when Redis was lost). */
+  /**
+   * Called by a stream that waits for its location's re-read (one that was
+   * reading its first replay when Redis was lost).
+   */
   readonly requestResync = (stream: ClientStream): void => {
     this.resync.request(stream.locationId);
   };

@@ -26,7 +26,8 @@ export function openStreamResponse(res: ServerResponse, requestId: string, optio
   res.shouldKeepAlive = false; // a finished stream closes its connection: nothing waits on it at shutdown
   // Frames go to the socket itself: one write each, as a bare socket would.
   res.useChunkedEncodingByDefault = false;
-  // The whole head in one object, not kept by the response (the middleware set no headers before; see SECURITY_HEADERS)
+  // The whole head in one object, not kept by the response (the middleware
+  // set no headers before; see SECURITY_HEADERS)
   res.writeHead(200, { ...STREAM_HEAD, 'X-Request-Id': requestId });
   res.flushHeaders();
   releaseSentHead(res);

@@ -15,7 +15,10 @@ export interface LifecycleDeps {
   commands: Pick<CommandsRepo, 'purgeExpired'>;
   /** The webhook delivery log (its TTL index does the same where a TTL monitor runs). */
   webhookDeliveries?: Pick<WebhookDeliveriesRepo, 'purge'>;
-  /** The audit log, oldest records first (no TTL index: it would cut the hash chain in the middle). Absent: not purged. */
+  /**
+   * The audit log, oldest records first (no TTL index: it would cut the
+   * hash chain in the middle). Absent: not purged.
+   */
   audit?: Pick<AuditRepo, 'purge'>;
   /** The event log, oldest first (absent: not purged). */
   events?: Pick<EventLogRepo, 'purge'>;

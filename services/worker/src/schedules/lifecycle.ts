@@ -17,12 +17,7 @@ export interface RunningLifecycle {
   close(): Promise<void>;
 }
 
-/**
- * The order lifecycle job on this worker: upserts the schedule (every worker does; the ids are
- * fixed) and takes runs, one at a time here and, by the queue's global concurrency, everywhere.
- * Each run's figures go to Redis, where the API nodes' /metrics read them.
- */
-export async function startLifecycle(options: {
+export interface LifecycleOptions {
   config: Pick<Config, 'lifecycle' | 'webhooks' | 'redis' | 'worker' | 'process'>;
   log: Logger;
   /** A request-path connection of the worker (stats writes). */
@@ -32,7 +27,14 @@ export async function startLifecycle(options: {
   /** The worker's connection for BullMQ Workers (no retry limit), which the caller closes. */
   workerConnection: RedisClient;
   deps: Omit<LifecycleDeps, 'log'>;
-}): Promise<RunningLifecycle> {
+}
+
+/**
+ * The order lifecycle job on this worker: upserts the schedule (every worker does; the ids are
+ * fixed) and takes runs, one at a time here and, by the queue's global concurrency, everywhere.
+ * Each run's figures go to Redis, where the API nodes' /metrics read them.
+ */
+export async function startLifecycle(options: LifecycleOptions): Promise<RunningLifecycle> {
   const { config, redis } = options;
   const log = options.log.child({ job: LIFECYCLE_JOB });
   const queue = createLifecycleQueue(options.queueRedis, config.redis, log);

@@ -10,9 +10,15 @@ import type { OrderCache } from './order-cache';
 
 /** What follows an applied order transition, besides its announcement (presence-and-deadlines). */
 export interface OrderFollowUps {
-  /** The order is PLACED in a new placement (or found so on a re-run): its order deadline jobs are added; safe to repeat. */
+  /**
+   * The order is PLACED in a new placement (or found so on a re-run): its
+   * order deadline jobs are added; safe to repeat.
+   */
   placed(order: OrderDoc): Promise<void>;
-  /** A transition was applied: FAILED and COMPLETED orders counted for PAUSE_AFTER_FAILED_ORDERS (a pause is announced through `announcer`). */
+  /**
+   * A transition was applied: FAILED and COMPLETED orders counted for
+   * PAUSE_AFTER_FAILED_ORDERS (a pause is announced through `announcer`).
+   */
   applied(before: OrderDoc, after: OrderDoc, announcer: Announcer): Promise<void>;
 }
 
@@ -22,7 +28,9 @@ export const NO_FOLLOW_UPS: OrderFollowUps = { placed: () => Promise.resolve(), 
 /** What a job handler may touch: of each repository, the few calls the handlers make. */
 export interface JobContext {
   jobId: string;
-  /** This job ran before and answered 200 (see AnsweredJobs): it reports the order as it is now and changes nothing. */
+  /**
+   * This job ran before and answered 200 (see AnsweredJobs): it reports the order as it is now and changes nothing.
+   */
   answered: boolean;
   /** This job started before (BullMQ runs it again after a crash or a failed attempt): that run may have written. */
   runBefore: boolean;

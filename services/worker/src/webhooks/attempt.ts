@@ -20,9 +20,14 @@ import { postTo } from './post';
 export interface DeliveryDeps {
   webhooks: Pick<WebhooksRepo, 'find' | 'succeeded' | 'failed' | 'disable'>;
   deliveries: Pick<WebhookDeliveriesRepo, 'record' | 'recordAll'>;
-  /** Where a settled delivery stops counting as waiting (WEBHOOK_MAX_PENDING), and where a batch's items are put back. */
+  /**
+   * Where a settled delivery stops counting as waiting (WEBHOOK_MAX_PENDING), and where a batch's items are put back.
+   */
   pending: Pick<DeliveryQueue, 'settled' | 'dropped' | 'putBack'>;
-  /** Where a settled delivery stops being owed by its event (so that no rebuilt queue adds it again), and where a batch run again finds what is still owed. */
+  /**
+   * Where a settled delivery stops being owed by its event (so that no rebuilt queue adds
+   * it again), and where a batch run again finds what is still owed.
+   */
   events: Pick<EventLogRepo, 'settled' | 'settledAll' | 'findByEventIds'>;
   guards: EndpointGuards;
   secrets: SecretBox;
@@ -30,7 +35,7 @@ export interface DeliveryDeps {
   log: Logger;
 }
 
-interface Attempt {
+export interface Attempt {
   statusCode?: number;
   error?: string;
 }

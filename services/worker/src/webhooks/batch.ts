@@ -134,13 +134,19 @@ function logEntry(config: WebhooksConfig, subscriptionId: string, run: Exclude<I
   };
 }
 
-/** Settled items: no longer owed by their events (first: a crash in between leaves them waiting, to be settled again), then no longer waiting. */
+/**
+ * Settled items: no longer owed by their events (first: a crash in between leaves
+ * them waiting, to be settled again), then no longer waiting.
+ */
 async function settle(deps: DeliveryDeps, subscriptionId: string, items: BatchItem[]): Promise<void> {
   await deps.events.settledAll(items.flatMap((item) => (item.eventId ? [{ eventId: item.eventId, webhookId: item.webhookId }] : [])));
   await deps.pending.settled(subscriptionId, items.map(batchMember));
 }
 
-/** The items to try again, as later batches: the failed after their schedule's wait (an attempt more), the held back when their share frees. */
+/**
+ * The items to try again, as later batches: the failed after their schedule's wait
+ * (an attempt more), the held back when their share frees.
+ */
 async function putBack(deps: DeliveryDeps, config: WebhooksConfig, job: Job<DeliveryBatchData>, runs: ItemRun[], outcomes: (WebhookOutcome | 'held')[]): Promise<void> {
   const now = Date.now();
   const later = new Map<number, BatchItem[]>();

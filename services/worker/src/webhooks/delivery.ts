@@ -11,14 +11,17 @@ import type { RedisConfig, WebhooksConfig } from '@pos/shared/config';
 import { type DeliveryBatchData, DeliveryJobData, isBatch, retryDelay, WEBHOOK_QUEUE, type WebhookJobData, webhookPrefix } from '@pos/shared/queue/webhook-queue';
 import type { RedisClient } from '@pos/shared/redis';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
-import type { WebhookOutcome } from '@pos/shared/store/documents';
+import type { WebhookDoc, WebhookOutcome } from '@pos/shared/store/documents';
 import { newId } from '@pos/shared/store/ids';
 import { bodyLocation } from '@pos/shared/webhooks/fan-out';
-import { type DeliveryDeps, endpointOf, succeeded } from './attempt';
+import { type Attempt, type DeliveryDeps, endpointOf, succeeded } from './attempt';
 import { type BatchRun, deliverBatch } from './batch';
 import { DeliveryHeld } from './endpoint-guards';
 
-/** A delivery is over (delivered, failed for good, its endpoint disabled or gone): it no longer waits, and its event no longer owes it. */
+/**
+ * A delivery is over (delivered, failed for good, its endpoint disabled or
+ * gone): it no longer waits, and its event no longer owes it.
+ */
 async function settle(deps: DeliveryDeps, data: DeliveryJobData, jobId: string): Promise<void> {
   await deps.pending.settled(data.subscriptionId, jobId);
   if (data.eventId && !data.redelivery) await deps.events.settled(data.eventId, data.webhookId);
@@ -30,7 +33,35 @@ function located(body: string): { locationId?: string } {
   return locationId === undefined ? {} : { locationId };
 }
 
-/** What a run of a delivery job came to: an attempt's outcome, or nothing to attempt (its subscription removed or disabled). */
+/** An attempt's outcome, and what it changes of its subscription (cleared, failing, disabled). */
+async function outcomeOf(
+  deps: DeliveryDeps,
+  config: WebhooksConfig,
+  subscription: WebhookDoc,
+  result: Attempt,
+  { now, last }: { now: Date; last: boolean },
+): Promise<WebhookOutcome> {
+  if (succeeded(result)) {
+    // A healthy endpoint (nothing to clear) costs no write.
+    if (subscription.failingSince) await deps.webhooks.succeeded(subscription._id);
+    return 'delivered';
+  }
+  if (result.statusCode === 410) {
+    await deps.webhooks.disable(subscription._id, `the endpoint answered 410 Gone at ${now.toISOString()}`, now);
+    return 'disabled';
+  }
+  const failingSince = await deps.webhooks.failed(subscription._id, now);
+  if (failingSince && now.getTime() - failingSince.getTime() >= config.disableAfterMs) {
+    await deps.webhooks.disable(subscription._id, `no delivery succeeded since ${failingSince.toISOString()}`, now);
+    return 'disabled';
+  }
+  return last ? 'failed' : 'retrying';
+}
+
+/**
+ * What a run of a delivery job came to: an attempt's outcome, or nothing to
+ * attempt (its subscription removed or disabled).
+ */
 export type DeliveryRun = WebhookOutcome | 'skipped';
 
 export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: Job<DeliveryJobData>): Promise<DeliveryRun> {
@@ -50,21 +81,7 @@ export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: J
   const now = new Date();
   const last = number >= (job.opts.attempts ?? 1);
 
-  let outcome: WebhookOutcome;
-  if (succeeded(result)) {
-    outcome = 'delivered';
-    // A healthy endpoint (nothing to clear) costs no write.
-    if (subscription.failingSince) await deps.webhooks.succeeded(subscription._id);
-  } else if (result.statusCode === 410) {
-    outcome = 'disabled';
-    await deps.webhooks.disable(subscription._id, `the endpoint answered 410 Gone at ${now.toISOString()}`, now);
-  } else {
-    const failingSince = await deps.webhooks.failed(subscription._id, now);
-    if (failingSince && now.getTime() - failingSince.getTime() >= config.disableAfterMs) {
-      outcome = 'disabled';
-      await deps.webhooks.disable(subscription._id, `no delivery succeeded since ${failingSince.toISOString()}`, now);
-    } else outcome = last ? 'failed' : 'retrying';
-  }
+  const outcome = await outcomeOf(deps, config, subscription, result, { now, last });
 
   await deps.deliveries.record({
     _id: newId(),

@@ -23,7 +23,9 @@ export class DeliveryHeld extends Error {
 
 /** Subscriptions one worker keeps a guard for; the least recently used beyond are forgotten (closed). */
 const MAX_GUARDS = 10_000;
-/** A busy endpoint's delivery is tried again after about this long (a slot frees at the latest after WEBHOOK_TIMEOUT). */
+/**
+ * A busy endpoint's delivery is tried again after about this long (a slot frees at the latest after WEBHOOK_TIMEOUT).
+ */
 const BUSY_RETRY_MS = 1_000;
 /** How long the circuit waits at most, in cooldowns. */
 const MAX_COOLDOWNS = 10;

@@ -9,7 +9,7 @@ export const BOARD_OPERATIONS = defineOperations({
     tag: 'Documentation',
     summary: 'The live location board (a page for kitchens and operators)',
     description:
-      'Needs no token to load: it signs in with a register key or the admin token, which it sends in headers. 503 with a page saying how ' +
+      'Needs no token to load: it signs in with a register key or the admin ' + 'token, which it sends in headers. 503 with a page saying how ' +
       'to build it when its files are missing.',
     access: 'public',
     criticality: 'exempt',

@@ -17,8 +17,8 @@ export const CUSTOMER_OPERATIONS = defineOperations({
     tag: 'Customer app',
     summary: 'Open an order (SELECTING)',
     description:
-      'Registers do not see it until it is submitted. `userNumber` comes from the session, `tableNumber` from the body or else the session. ' +
-      'A session has at most `CUSTOMER_MAX_OPEN_ORDERS` (5) open orders (SELECTING, NEW, PLACED or FAILED); beyond, a 429. ' +
+      'Registers do not see it until it is submitted. `userNumber` comes from the ' + 'session, `tableNumber` from the body or else the session. ' +
+      'A session has at most `CUSTOMER_MAX_OPEN_ORDERS` (5) open orders ' + '(SELECTING, NEW, PLACED or FAILED); beyond, a 429. ' +
       RULES,
     access: 'customer',
     criticality: 'normal',
@@ -75,7 +75,7 @@ export const CUSTOMER_OPERATIONS = defineOperations({
     path: '{base}/customer/orders/{number}/submit',
     tag: 'Customer app',
     summary: 'Submit the order (NEW to PLACED, announced to the registers)',
-    description: `${TRANSITION_DESCRIPTION} A product of the order snoozed since its rows were priced is a 422 \`Menu mismatch\` (\`product_unavailable\`), and the order stays NEW.`,
+    description: `${TRANSITION_DESCRIPTION} A product of the order snoozed since its rows were priced is a ` + `422 \`Menu mismatch\` (\`product_unavailable\`), and the order stays NEW.`,
     access: 'customer',
     criticality: 'normal',
     traits: ['queued'],

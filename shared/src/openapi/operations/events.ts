@@ -12,9 +12,9 @@ export const EVENT_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: 'Read the event feed',
     description:
-      `${paged} Oldest first: every event the service's changes implied (the webhook types), each once, each as its webhook body ` +
-      'carries it. A consumer that pages with `after` never misses one, whatever is recorded meanwhile; a consumer that was away ' +
-      'catches up from the last `id` it saw. Kept `EVENT_RETENTION` (30 days): an `after` older than that (or unknown) is a 400.',
+      `${paged} Oldest first: every event the service's changes implied (the ` + 'webhook types), each once, each as its webhook body ' +
+      'carries it. A consumer that pages with `after` never misses one, ' + 'whatever is recorded meanwhile; a consumer that was away ' +
+      'catches up from the last `id` it saw. Kept `EVENT_RETENTION` (30 ' + 'days): an `after` older than that (or unknown) is a 400.',
     access: 'admin',
     criticality: 'sheddable',
     role: 'viewer',

@@ -1,4 +1,7 @@
-/** A location's orders, commands, history and event stream, for operators (the admin API). One entry per operation, by its id (spec.ts). */
+/**
+ * A location's orders, commands, history and event stream, for operators (the
+ * admin API). One entry per operation, by its id (spec.ts).
+ */
 import { menuOrderSchema } from '../../schemas/menu';
 import { CART_RULES } from './menus';
 import { problems } from '../../domain/problem';
@@ -94,8 +97,8 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: "A location's finished orders, from the archive",
     description:
-      'COMPLETED and ABORTED orders once archived (`ORDER_ARCHIVE_AFTER`, 15 min, after they finished), by completion time, then number; ' +
-      'completed in [`from`, `to`). A bare array like the other lists: a page that has a next one names it in `Link: <…>; rel="next"`, whose ' +
+      'COMPLETED and ABORTED orders once archived (`ORDER_ARCHIVE_AFTER`, 15 min, ' + 'after they finished), by completion time, then number; ' +
+      'completed in [`from`, `to`). A bare array like the other lists: a page that ' + 'has a next one names it in `Link: <…>; rel="next"`, whose ' +
       '`after` is an opaque cursor.',
     access: 'admin',
     criticality: 'sheddable',
@@ -153,9 +156,9 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     tag: 'Event stream',
     summary: "Follow a location's work as server-sent events, as an operator",
     description:
-      "The register stream's events, cursor, replay, keepalives, timeout and end at shutdown, for the admin token; each order carries " +
-      'its `failureCount` (and `overdue: true` once its placement is overdue, announced once as an order event of its own). ' +
-      '`location` events announce presence and pause changes (they leave the cursor as it is). It has no session to close or expire: the token is checked when it opens.',
+      "The register stream's events, cursor, replay, keepalives, timeout and end " + "at shutdown, for the admin token; each order carries " +
+      'its `failureCount` (and `overdue: true` once its placement is ' + 'overdue, announced once as an order event of its own). ' +
+      '`location` events announce presence and pause changes (they leave the cursor as it is). It ' + 'has no session to close or expire: the token is checked when it opens.',
     access: 'admin',
     criticality: 'exempt',
     role: 'viewer',

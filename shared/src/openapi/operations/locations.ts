@@ -54,7 +54,7 @@ export const LOCATION_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: 'Change a location’s name, failure threshold or order deadline',
     description:
-      'A new threshold holds from the next failure report on, on every worker, without a restart; orders already FAILED stay FAILED until recovered. ' +
+      'A new threshold holds from the next failure report on, on every worker, without ' + 'a restart; orders already FAILED stay FAILED until recovered. ' +
       'A new `orderDeadline` (over `ORDER_DEADLINE`; `0`: none) holds from the next placement on.',
     access: 'admin',
     criticality: 'normal',
@@ -72,7 +72,7 @@ export const LOCATION_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: "A location's presence: online, since when, and the registers seen",
     description:
-      'Online while a register (SERVICE) session holds an event stream on any node, or made a request within `PRESENCE_WINDOW`. ' +
+      'Online while a register (SERVICE) session holds an event stream on any ' + 'node, or made a request within `PRESENCE_WINDOW`. ' +
       'Read from Redis as the API nodes wrote it (each at most once per session per quarter window); `since` is the announced state\'s start.',
     access: 'admin',
     criticality: 'normal',
@@ -88,7 +88,7 @@ export const LOCATION_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: 'Pause a location: customers are refused until `until` (or until resumed)',
     description:
-      "Customers' creates and submits answer 409 `Location not accepting orders` while it holds; registers, operators and counter orders work as before. " +
+      "Customers' creates and submits answer 409 `Location not accepting orders` while it " + "holds; registers, operators and counter orders work as before. " +
       'A pause with `until` ends by itself at that time. Announced as a `location` event.',
     access: 'admin',
     criticality: 'normal',

@@ -1,4 +1,7 @@
-/** The menu (docs/menu.md): the register's and the customer app's side, and the operators'. One entry per operation, by its id (spec.ts). */
+/**
+ * The menu (docs/menu.md): the register's and the customer app's side, and the
+ * operators'. One entry per operation, by its id (spec.ts).
+ */
 import { problems } from '../../domain/problem';
 import { availabilitySchema, availabilityViewSchema, menuDocumentSchema, menuPublishSchema, menuPublishViewSchema, menuViewSchema } from '../../schemas/menu';
 import { exampleProblems as ex, examples } from '../examples';
@@ -6,8 +9,8 @@ import { defineOperations, json, P, type ParamSpec } from './spec';
 
 /** A cart's rows by its location's rules (docs/menu.md): the customer's and the counter's orders. */
 export const CART_RULES =
-  'At a location with a menu, a row names a product (`productId`, `quantity`, `notes`, `modifiers`) and the service sets its `name` and `unitPrice` from the menu; ' +
-  "a `unitPrice` sent is the app's expectation, and one that differs is a mismatch. A cart the menu does not allow is a 422 `Menu mismatch` listing every bad row. " +
+  'At a location with a menu, a row names a product (`productId`, `quantity`, `notes`, ' + '`modifiers`) and the service sets its `name` and `unitPrice` from the menu; ' +
+  "a `unitPrice` sent is the app's expectation, and one that differs is a mismatch. A cart " + "the menu does not allow is a 422 `Menu mismatch` listing every bad row. " +
   'At a location without one, a row carries its own `name` and `unitPrice`.';
 
 const productIdParam: ParamSpec = {
@@ -52,8 +55,8 @@ export const MENU_OPERATIONS = defineOperations({
     tag: 'Register',
     summary: "Export the location's menu (its main data)",
     description:
-      "The register's answer to `EXPORT_DATA`, or sent at any time: replaces the location's menu whole, under its next version. " +
-      'Snoozes are kept. An invalid menu is a 422 `Invalid menu` listing every error by JSON pointer, and changes nothing. Up to `MENU_BODY_LIMIT` (4 MiB).',
+      "The register's answer to `EXPORT_DATA`, or sent at any time: replaces " + "the location's menu whole, under its next version. " +
+      'Snoozes are kept. An invalid menu is a 422 `Invalid menu` listing every error by ' + 'JSON pointer, and changes nothing. Up to `MENU_BODY_LIMIT` (4 MiB).',
     access: 'register',
     criticality: 'normal',
     traits: ['jsonBody'],
@@ -79,7 +82,7 @@ export const MENU_OPERATIONS = defineOperations({
     path: '{base}/menu/items/{productId}/availability',
     tag: 'Register',
     summary: 'Snooze (86) a product, or lift its snooze',
-    description: '`available: false` snoozes it, until `until` (a future instant) or until lifted; `available: true` lifts it. Customers cannot order it meanwhile.',
+    description: '`available: false` snoozes it, until `until` (a future instant) or until lifted; ' + '`available: true` lifts it. Customers cannot order it meanwhile.',
     access: 'register',
     criticality: 'normal',
     traits: ['jsonBody'],
@@ -158,7 +161,7 @@ export const ADMIN_MENU_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: 'Publish one menu to many locations',
     description:
-      'Up to 1,000 locations in one call, each under its next version, each with a `FETCH_REMOTE_MENU` command; the menu is stored once. ' +
+      'Up to 1,000 locations in one call, each under its next version, each with ' + 'a `FETCH_REMOTE_MENU` command; the menu is stored once. ' +
       'An invalid menu (422) or a location that does not exist (404) refuses the whole call, and nothing is published.',
     access: 'admin',
     criticality: 'normal',

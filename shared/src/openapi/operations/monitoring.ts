@@ -1,4 +1,7 @@
-/** /metrics and Bull Board (a mounted app of its own, not a route), for operators. One entry per operation, by its id (spec.ts). */
+/**
+ * /metrics and Bull Board (a mounted app of its own, not a route), for
+ * operators. One entry per operation, by its id (spec.ts).
+ */
 import { defineOperations, html } from './spec';
 
 export const MONITORING_OPERATIONS = defineOperations({
@@ -20,7 +23,7 @@ export const MONITORING_OPERATIONS = defineOperations({
     tag: 'Operations',
     summary: 'Bull Board: the transition queue',
     description:
-      'The dashboard of the `order-work` queue. Its pages, assets and JSON API live under `/admin/queues/`, all behind the admin token; ' +
+      'The dashboard of the `order-work` queue. Its pages, assets and JSON API ' + 'live under `/admin/queues/`, all behind the admin token; ' +
       'they are Bull Board’s own, not part of this contract.',
     access: 'board',
     criticality: 'sheddable',

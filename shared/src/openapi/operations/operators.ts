@@ -12,7 +12,7 @@ export const OPERATOR_OPERATIONS = defineOperations({
     path: '/admin/v1/me',
     tag: 'Admin',
     summary: 'Who this token is',
-    description: "The token's operator: `root` for `ADMIN_TOKEN`; its role and, when bound, its locations. What the board reads to offer only what the role allows.",
+    description: "The token's operator: `root` for `ADMIN_TOKEN`; its role and, when bound, its " + "locations. What the board reads to offer only what the role allows.",
     access: 'admin',
     criticality: 'normal',
     role: 'viewer',
@@ -24,7 +24,7 @@ export const OPERATOR_OPERATIONS = defineOperations({
     path: '/admin/v1/operators',
     tag: 'Admin',
     summary: 'Create an operator account',
-    description: 'Its bearer token is in this answer only; only its hash is stored. Without `locationIds` it covers every location.',
+    description: 'Its bearer token is in this answer only; only its hash is stored. ' + 'Without `locationIds` it covers every location.',
     access: 'admin',
     criticality: 'normal',
     role: 'admin',
@@ -74,7 +74,7 @@ export const OPERATOR_OPERATIONS = defineOperations({
     criticality: 'normal',
     role: 'admin',
     bound: 'locations',
-    boundNote: 'only operators whose `locationIds` are all within its own (another answers 404, as a missing one); grants at most its own role and locations, and never changes its own role or locations (403)',
+    boundNote: 'only operators whose `locationIds` are all within its own (another answers 404, as a missing one); grants ' + 'at most its own role and locations, and never changes its own role or locations (403)',
     traits: ['jsonBody'],
     params: [P.operatorId],
     body: { schema: operatorUpdateSchema, example: { role: 'viewer' } },
@@ -117,7 +117,7 @@ export const OPERATOR_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: 'Read the audit log',
     description:
-      `${paged} Newest first. One record per operator write (every admin call but GET and HEAD, Bull Board actions), refusals included; ` +
+      `${paged} Newest first. One record per operator write (every admin call but ` + 'GET and HEAD, Bull Board actions), refusals included; ' +
       'never a key, token or secret. An operator bound to locations reads those locations\' records only. Kept `AUDIT_RETENTION` (400 days).',
     access: 'admin',
     criticality: 'sheddable',
@@ -134,9 +134,9 @@ export const OPERATOR_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: "Check the audit log's hash chain",
     description:
-      'Checks that each record, oldest first, matches its `hash` and carries the hash of the one before it, from where the chain starts ' +
-      '(its oldest records removed by retention) or after `after`, at most `limit` records. `complete: false`: call again with `after=lastSeq`. ' +
-      'The first broken link (a record changed, removed or replaced in MongoDB) is named in `brokenAt`. CLI: `npm run admin -- audit verify`.',
+      'Checks that each record, oldest first, matches its `hash` and carries the ' + 'hash of the one before it, from where the chain starts ' +
+      '(its oldest records removed by retention) or after `after`, at most `limit` ' + 'records. `complete: false`: call again with `after=lastSeq`. ' +
+      'The first broken link (a record changed, removed or replaced in MongoDB) is ' + 'named in `brokenAt`. CLI: `npm run admin -- audit verify`.',
     access: 'admin',
     criticality: 'sheddable',
     role: 'admin',

@@ -1,4 +1,7 @@
-/** The register interface (docs/register-interface.md, part 4) and its event stream (part 6). One entry per operation, by its id (spec.ts). */
+/**
+ * The register interface (docs/register-interface.md, part 4) and its event stream
+ * (part 6). One entry per operation, by its id (spec.ts).
+ */
 import { problems } from '../../domain/problem';
 import { failureReportSchema, statusUpdateSchema } from '../../schemas/requests';
 import { commandRecordSchema, orderRecordSchema } from '../../schemas/responses';
@@ -12,7 +15,7 @@ export const REGISTER_OPERATIONS = defineOperations({
     path: '{base}/orders/location',
     tag: 'Register',
     summary: "List the location's work",
-    description: 'A bare array: the PLACED orders by ascending number, then the live commands by ascending number (a record with `rows` is an order).',
+    description: 'A bare array: the PLACED orders by ascending number, then the live commands ' + 'by ascending number (a record with `rows` is an order).',
     access: 'register',
     criticality: 'exempt',
     ok: {
@@ -27,7 +30,7 @@ export const REGISTER_OPERATIONS = defineOperations({
     tag: 'Register',
     summary: 'Update the status of an order',
     description:
-      'COMPLETED and ABORTED from PLACED (`completeTime` set); FAILED is a failure report; PLACED from FAILED is operator recovery. ' +
+      'COMPLETED and ABORTED from PLACED (`completeTime` set); FAILED is a ' + 'failure report; PLACED from FAILED is operator recovery. ' +
       'Repeating the current state answers 200 and changes nothing; any other move is a 409 naming the current state.',
     access: 'register',
     criticality: 'critical',
@@ -43,8 +46,8 @@ export const REGISTER_OPERATIONS = defineOperations({
     tag: 'Register',
     summary: 'Report a processing failure',
     description:
-      "Adds one to the order's failure count and sets `failedTime`. Below the location's failure threshold the order goes back to PLACED " +
-      '(and is announced again); at the threshold it stays FAILED until an operator recovers it. A report on a FAILED order changes nothing.',
+      "Adds one to the order's failure count and sets `failedTime`. Below the " + "location's failure threshold the order goes back to PLACED " +
+      '(and is announced again); at the threshold it stays FAILED until an operator ' + 'recovers it. A report on a FAILED order changes nothing.',
     access: 'register',
     criticality: 'critical',
     traits: ['jsonBody', 'queued'],
@@ -71,12 +74,12 @@ export const REGISTER_OPERATIONS = defineOperations({
     tag: 'Event stream',
     summary: "Follow the location's work as server-sent events",
     description:
-      'Starts with `retry: 1000`, replays the PLACED orders above `orderNumber` and the live commands above `commandNumber` (all when absent), ' +
-      'then streams live events with no gap and no repeat. Events: `order` (the order record, whenever an order becomes PLACED or leaves it) and ' +
-      '`command` (the command record, when created); each id is the cursor `<orderNumber>.<commandNumber>`. A `: keepalive` comment comes every ' +
-      '`SSE_KEEPALIVE` (15 s). The server ends the stream after `SSE_TIMEOUT` (30 min), when the session is closed or expires, when the key ' +
+      'Starts with `retry: 1000`, replays the PLACED orders above `orderNumber` and ' + 'the live commands above `commandNumber` (all when absent), ' +
+      'then streams live events with no gap and no repeat. Events: `order` (the order ' + 'record, whenever an order becomes PLACED or leaves it) and ' +
+      '`command` (the command record, when created); each id is the cursor ' + '`<orderNumber>.<commandNumber>`. A `: keepalive` comment comes every ' +
+      '`SSE_KEEPALIVE` (15 s). The server ends the stream after `SSE_TIMEOUT` (30 ' + 'min), when the session is closed or expires, when the key ' +
       "it was opened with is retired by a rotation, and at shutdown: reconnect with the cursor, then poll the work (part 6.2).\n\n" +
-      'The body is described as the sequence of its events (as OpenAPI 3.2 describes sequential media types): each item is one event, ' +
+      'The body is described as the sequence of its events (as OpenAPI 3.2 ' + 'describes sequential media types): each item is one event, ' +
       'its `data` the record as JSON.',
     access: 'register',
     criticality: 'exempt',

@@ -61,8 +61,8 @@ export const SESSION_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: "Rotate a session's key",
     description:
-      'A new key, shown this once, opens the session from now on. The key it replaces keeps working for `KEY_ROTATION_GRACE` (10 min), ' +
-      'then answers exactly as a revoked key (the text/plain 401), and streams opened with it end. Rotating again ends an earlier key at once.',
+      'A new key, shown this once, opens the session from now on. The key it ' + 'replaces keeps working for `KEY_ROTATION_GRACE` (10 min), ' +
+      'then answers exactly as a revoked key (the text/plain 401), and streams ' + 'opened with it end. Rotating again ends an earlier key at once.',
     access: 'admin',
     criticality: 'normal',
     role: 'manager',

@@ -116,7 +116,7 @@ export const P = {
   lastEventId: {
     name: 'Last-Event-ID',
     in: 'header',
-    description: 'The last event id received (`<orderNumber>.<commandNumber>`), as a browser EventSource sends it; wins over the query parameters. Empty counts as absent.',
+    description: 'The last event id received (`<orderNumber>.<commandNumber>`), as a browser ' + 'EventSource sends it; wins over the query parameters. Empty counts as absent.',
     schema: { type: 'string', pattern: '^[0-9]+\\.[0-9]+$' },
     required: false,
     example: '12.3',
@@ -146,11 +146,11 @@ export const eventStream = (orderEvent: object, order: object, more: object[] = 
     'text/event-stream': {
       schema: {
         type: 'string',
-        description: 'Server-sent events, each `id`, `event` and `data` (one JSON record): `order` and `command` (and, for operators, `location`); `contentSchema` gives each shape.',
+        description: 'Server-sent events, each `id`, `event` and `data` (one JSON record): `order` and ' + '`command` (and, for operators, `location`); `contentSchema` gives each shape.',
         contentMediaType: 'text/event-stream',
         contentSchema: arrayOf({ oneOf: [orderEvent, commandEventSchema, ...more] }),
       },
-      example: `retry: 742\n\nid: 7.0\nevent: order\ndata: ${JSON.stringify(order)}\n\nid: 7.3\nevent: command\ndata: ${JSON.stringify(examples.command)}\n\n`,
+      example: `retry: 742\n\nid: 7.0\nevent: order\ndata: ${JSON.stringify(order)}\n\nid: ` + `7.3\nevent: command\ndata: ${JSON.stringify(examples.command)}\n\n`,
     },
   },
 });
@@ -166,7 +166,9 @@ export const paged = 'One page of the list: at most `limit` items after `after`.
 /** The files the docs page names: Swagger UI's (from the swagger-ui-dist package) and its start script. */
 export const DOCS_FILES = ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png', 'docs.js'] as const;
 
-/** A part of the table: operations by id; the ids stay literal, so that a handler table can be checked against them. */
+/**
+ * A part of the table: operations by id; the ids stay literal, so that a handler table can be checked against them.
+ */
 export const defineOperations = <T extends Record<string, OperationInput>>(operations: T): T => operations;
 
 /** An operation with its id, as the document and the routes read the table. */
@@ -176,4 +178,4 @@ export interface OperationSpec extends OperationInput {
 
 export const TRANSITION_DESCRIPTION =
   'A transition, applied by a worker. Repeating it answers 200 and changes nothing; any other move is a 409, ' +
-  'and so is a move applied after the session was closed (a close that answered leaves no order of the session PLACED).';
+  'and so is a move applied after the session was closed (a close that ' + 'answered leaves no order of the session PLACED).';

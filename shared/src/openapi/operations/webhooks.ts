@@ -1,4 +1,7 @@
-/** Webhook subscriptions, their delivery log and redelivery (docs/webhooks.md). One entry per operation, by its id (spec.ts). */
+/**
+ * Webhook subscriptions, their delivery log and redelivery
+ * (docs/webhooks.md). One entry per operation, by its id (spec.ts).
+ */
 import { problems } from '../../domain/problem';
 import { webhookSchema, webhookUpdateSchema } from '../../schemas/requests';
 import { idPageQuerySchema } from '../../schemas/queries';
@@ -14,7 +17,7 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     summary: 'Subscribe an endpoint to webhooks',
     description:
       'Deliveries are signed POSTs (Standard Webhooks; docs/webhooks.md). The secret is shown this once. ' +
-      'A URL that is not http(s), or whose host resolves to a loopback, private, link-local or metadata address, is refused (unless `WEBHOOK_ALLOW_PRIVATE=1`).',
+      'A URL that is not http(s), or whose host resolves to a loopback, private, link-local ' + 'or metadata address, is refused (unless `WEBHOOK_ALLOW_PRIVATE=1`).',
     access: 'admin',
     criticality: 'normal',
     role: 'admin',
@@ -65,7 +68,7 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     criticality: 'normal',
     role: 'admin',
     bound: 'locations',
-    boundNote: 'only subscriptions whose `locationIds` are all within its own (another answers 404, as a missing one); new `locationIds` within its own, never `[]` (every location)',
+    boundNote: 'only subscriptions whose `locationIds` are all within its own (another answers 404, as a ' + 'missing one); new `locationIds` within its own, never `[]` (every location)',
     traits: ['jsonBody'],
     params: [P.webhookId],
     body: { schema: webhookUpdateSchema, example: { events: ['order.placed'] } },
@@ -93,7 +96,7 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: "Rotate a webhook subscription's secret",
     description:
-      'A new secret, shown this once. For `KEY_ROTATION_GRACE` (10 min) every delivery carries two signatures in `webhook-signature`, the new secret’s and the old one’s; then only the new one.',
+      'A new secret, shown this once. For `KEY_ROTATION_GRACE` (10 min) every delivery carries two signatures ' + 'in `webhook-signature`, the new secret’s and the old one’s; then only the new one.',
     access: 'admin',
     criticality: 'normal',
     role: 'admin',
@@ -144,7 +147,7 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     path: '/admin/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver',
     tag: 'Admin',
     summary: 'Send a logged delivery again',
-    description: 'The same body and `webhook-id`, freshly signed, on a retry schedule of its own; sent even to a disabled endpoint.',
+    description: 'The same body and `webhook-id`, freshly signed, on a retry ' + 'schedule of its own; sent even to a disabled endpoint.',
     access: 'admin',
     criticality: 'normal',
     role: 'admin',

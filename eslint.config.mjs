@@ -31,7 +31,10 @@ export default tseslint.config(
     // The packages: only what their own package.json lists under dependencies.
     files: PACKAGES.flatMap(SOURCES),
     rules: {
-      'import-x/no-extraneous-dependencies': ['error', { devDependencies: false, optionalDependencies: false, includeTypes: true }],
+      'import-x/no-extraneous-dependencies': [
+        'error',
+        { devDependencies: false, optionalDependencies: false, includeTypes: true },
+      ],
       // The service logs through pino, with a request id on every line; the board shows its errors on the page.
       'no-console': 'error',
     },
@@ -47,8 +50,10 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^@pos/shared/(?!domain/(records|order-state|commands)$|clients/sse-parser$|events/stream-cursor$|util/doubling-pause$)',
-              message: 'The board may import only the pure modules of @pos/shared (domain records and states, the SSE parser, the stream cursor, the backoff).',
+              regex:
+                '^@pos/shared/(?!domain/(records|order-state|commands)$|clients/sse-parser$|events/stream-cursor$|util/doubling-pause$)',
+              message:
+                'The board may import only the pure modules of @pos/shared (domain records and states, the SSE parser, the stream cursor, the backoff).',
             },
             { regex: '^@pos/(api|worker)(/|$)', message: 'The board runs in a browser: no service code.' },
           ],

@@ -40,7 +40,13 @@ export interface ArchiveVariant {
 }
 
 export interface ArchiveScenario {
-  settings: { lifecycle: Record<string, string>; churnPerSecond: number; concurrency: number; rounds: number; secondsPerRun: number };
+  settings: {
+    lifecycle: Record<string, string>;
+    churnPerSecond: number;
+    concurrency: number;
+    rounds: number;
+    secondsPerRun: number;
+  };
   variants: ArchiveVariant[];
   /** Backlog over fresh: p50 multiple and throughput share, per measure. */
   ratio: { statusP50: number; statusRps: number; pollP50: number; pollRps: number };
@@ -63,7 +69,11 @@ const median = (values: number[]) => {
 };
 
 function medianOf(runs: LoadResult[]): LoadResult {
-  const sum = (key: 'ops' | 'errors' | 'seconds') => round(runs.reduce((n, r) => n + r[key], 0), 3);
+  const sum = (key: 'ops' | 'errors' | 'seconds') =>
+    round(
+      runs.reduce((n, r) => n + r[key], 0),
+      3,
+    );
   return {
     concurrency: runs[0]!.concurrency,
     ops: sum('ops'),
@@ -108,11 +118,18 @@ class Variant {
   private history = { locationId: '', apiKey: '' };
   private polled = { locationId: '', apiKey: '' };
 
-  constructor(readonly name: ArchiveVariant['name'], readonly deployment: Deployment, private readonly finishedBefore: number) {}
+  constructor(
+    readonly name: ArchiveVariant['name'],
+    readonly deployment: Deployment,
+    private readonly finishedBefore: number,
+  ) {}
 
   async prepare(say: (line: string) => void): Promise<void> {
     const { admin } = this.deployment;
-    [this.history, this.polled] = (await registers(admin, 2, `Bench archive ${this.name}`)) as [typeof this.history, typeof this.polled];
+    [this.history, this.polled] = (await registers(admin, 2, `Bench archive ${this.name}`)) as [
+      typeof this.history,
+      typeof this.polled,
+    ];
     const { locationId } = this.history;
     // The location's history: orders created and completed through the service, the job archiving as they finish.
     const setup = keepAliveTarget(this.deployment.apis[0]!.origin, 16);
@@ -121,12 +138,17 @@ class Variant {
     let seeded = 0;
     await inBatches(this.finishedBefore, 16, async () => {
       const order = await serially(() => admin.createOrder(locationId, SAMPLE_ROWS));
-      await httpCall(setup, 'PUT', `/api/v1/orders/${order.number}/statusupdate`, { headers: { api_key: this.history.apiKey }, body: COMPLETE });
+      await httpCall(setup, 'PUT', `/api/v1/orders/${order.number}/statusupdate`, {
+        headers: { api_key: this.history.apiKey },
+        body: COMPLETE,
+      });
       if (++seeded % 2000 === 0) say(`archive ${this.name}: ${seeded} orders created and completed`);
     });
     setup.agent.destroy();
     this.seedSeconds = round((Date.now() - seedStarted) / 1000, 1);
-    this.numbers = (await inBatches(STATUS_ORDERS, 8, () => serially(() => admin.createOrder(locationId, SAMPLE_ROWS)))).map((o) => o.number);
+    this.numbers = (
+      await inBatches(STATUS_ORDERS, 8, () => serially(() => admin.createOrder(locationId, SAMPLE_ROWS)))
+    ).map((o) => o.number);
     await inBatches(POLL_ORDERS, 8, () => serially(() => admin.createOrder(this.polled.locationId, SAMPLE_ROWS)));
     // Until the job has moved every finished order (only the open ones stay hot).
     const catchUpStarted = Date.now();
@@ -135,11 +157,18 @@ class Variant {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     this.catchUpSeconds = round((Date.now() - catchUpStarted) / 1000, 1);
-    if (this.finishedBefore > 0) say(`archive ${this.name}: ${this.finishedBefore} finished orders seeded in ` + `${this.seedSeconds} s, all archived ${this.catchUpSeconds} s later`);
+    if (this.finishedBefore > 0)
+      say(
+        `archive ${this.name}: ${this.finishedBefore} finished orders seeded in ` +
+          `${this.seedSeconds} s, all archived ${this.catchUpSeconds} s later`,
+      );
   }
 
   /** One round: status updates, then polls, with the background register at work. */
-  async round(options: { concurrency: number; bounds: LoadBounds; say(line: string): void }, record = true): Promise<void> {
+  async round(
+    options: { concurrency: number; bounds: LoadBounds; say(line: string): void },
+    record = true,
+  ): Promise<void> {
     const origin = this.deployment.apis[0]!.origin;
     let churning = true;
     const churnTarget = keepAliveTarget(origin, 1);
@@ -147,8 +176,13 @@ class Variant {
       while (churning) {
         const started = Date.now();
         const order = await this.deployment.admin.createOrder(this.history.locationId, SAMPLE_ROWS);
-        await httpCall(churnTarget, 'PUT', `/api/v1/orders/${order.number}/statusupdate`, { headers: { api_key: this.history.apiKey }, body: COMPLETE });
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 / CHURN_PER_SECOND - (Date.now() - started))));
+        await httpCall(churnTarget, 'PUT', `/api/v1/orders/${order.number}/statusupdate`, {
+          headers: { api_key: this.history.apiKey },
+          body: COMPLETE,
+        });
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.max(0, 1000 / CHURN_PER_SECOND - (Date.now() - started))),
+        );
       }
     })();
     try {
@@ -156,13 +190,31 @@ class Variant {
       const c = options.concurrency;
       const perClient = Math.floor(this.numbers.length / c);
       const headers = { api_key: this.history.apiKey };
-      const status = await runHttp(origin, c, (client, i) => ({ method: 'PUT', path: `/api/v1/orders/${this.numbers[client + c * (i % perClient)]!}/statusupdate`, headers, body: FAILED }), options.bounds);
-      const poll = { method: 'GET', path: '/api/v1/orders/location', headers: { api_key: this.polled.apiKey }, startsWith: '[' };
+      const status = await runHttp(
+        origin,
+        c,
+        (client, i) => ({
+          method: 'PUT',
+          path: `/api/v1/orders/${this.numbers[client + c * (i % perClient)]!}/statusupdate`,
+          headers,
+          body: FAILED,
+        }),
+        options.bounds,
+      );
+      const poll = {
+        method: 'GET',
+        path: '/api/v1/orders/location',
+        headers: { api_key: this.polled.apiKey },
+        startsWith: '[',
+      };
       const polls = await runHttp(origin, c, () => poll, options.bounds);
       const after = await snapshot(this.deployment);
       if (!record) return;
       this.rounds.push({ status, polls, before, after });
-      options.say(`archive ${this.name} round ${this.rounds.length}: status updates ${status.rps} rps, ` + `polls ${polls.rps} rps; hot ${after.hot}, archive ${after.archived}`);
+      options.say(
+        `archive ${this.name} round ${this.rounds.length}: status updates ${status.rps} rps, ` +
+          `polls ${polls.rps} rps; hot ${after.hot}, archive ${after.archived}`,
+      );
     } finally {
       churning = false;
       await churn;
@@ -176,9 +228,17 @@ class Variant {
     const { name, finishedBefore, seedSeconds, catchUpSeconds } = this;
     const runs = during('runs');
     return {
-      name, finishedBefore, seedSeconds, catchUpSeconds,
-      hotAtStart: first.hot, archivedAtStart: first.archived, hotAtEnd: last.hot, archivedAtEnd: last.archived,
-      runs, archivedDuringRuns: during('archivedTotal'), runMeanMs: runs > 0 ? round((during('runSeconds') / runs) * 1000, 1) : 0,
+      name,
+      finishedBefore,
+      seedSeconds,
+      catchUpSeconds,
+      hotAtStart: first.hot,
+      archivedAtStart: first.archived,
+      hotAtEnd: last.hot,
+      archivedAtEnd: last.archived,
+      runs,
+      archivedDuringRuns: during('archivedTotal'),
+      runMeanMs: runs > 0 ? round((during('runSeconds') / runs) * 1000, 1) : 0,
       statusUpdates: medianOf(this.rounds.map((r) => r.status)),
       polls: medianOf(this.rounds.map((r) => r.polls)),
     };
@@ -191,17 +251,27 @@ export async function measureArchiveLoad(
 ): Promise<ArchiveScenario> {
   const variants: Variant[] = [];
   try {
-    for (const [name, finished] of [['fresh', 0], ['backlog', options.finishedOrders]] as const) {
+    for (const [name, finished] of [
+      ['fresh', 0],
+      ['backlog', options.finishedOrders],
+    ] as const) {
       variants.push(new Variant(name, await deploy(`archive-${name}`, backends, { env: LIFECYCLE_ENV }), finished));
       await variants.at(-1)!.prepare(options.say);
     }
     const [fresh, backlog] = variants as [Variant, Variant];
     // A warm-up round each, unrecorded: the backlog's processes were warmed by the seeding.
     for (const v of variants) await v.round(options, false);
-    for (let r = 0; r < options.rounds; r++) for (const v of r % 2 ? [backlog, fresh] : [fresh, backlog]) await v.round(options);
+    for (let r = 0; r < options.rounds; r++)
+      for (const v of r % 2 ? [backlog, fresh] : [fresh, backlog]) await v.round(options);
     const [f, b] = [fresh.result(), backlog.result()];
     return {
-      settings: { lifecycle: LIFECYCLE_ENV, churnPerSecond: CHURN_PER_SECOND, concurrency: options.concurrency, rounds: options.rounds, secondsPerRun: options.bounds.maxMs / 1000 },
+      settings: {
+        lifecycle: LIFECYCLE_ENV,
+        churnPerSecond: CHURN_PER_SECOND,
+        concurrency: options.concurrency,
+        rounds: options.rounds,
+        secondsPerRun: options.bounds.maxMs / 1000,
+      },
       variants: [f, b],
       ratio: {
         statusP50: round(b.statusUpdates.p50Ms / f.statusUpdates.p50Ms),

@@ -72,7 +72,9 @@ export function processCpuMs(pid: number): number | undefined {
 
 /** The commands Redis ran so far, by name, and their time: on a cluster, summed over its masters. */
 async function commandStats(redis: RedisClient): Promise<{ calls: Map<string, number>; usec: number }> {
-  const texts = await Promise.all((isCluster(redis) ? redis.nodes('master') : [redis]).map((node) => node.info('commandstats')));
+  const texts = await Promise.all(
+    (isCluster(redis) ? redis.nodes('master') : [redis]).map((node) => node.info('commandstats')),
+  );
   const calls = new Map<string, number>();
   let usec = 0;
   for (const match of texts.join('\n').matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
@@ -94,7 +96,6 @@ async function mongoCommands(counters: MongoCounter[]): Promise<Map<string, numb
   );
   return new Map(counts);
 }
-
 
 /**
  * A snapshot at `start`, the difference at `stop`; the /metrics scrapes fall outside the measured
@@ -137,7 +138,8 @@ export class CostProbe {
       // a process not read at both ends of a span has no figure
       this.cpu.set(role, ms === undefined || from === undefined || sum === undefined ? undefined : sum + ms - from);
     }
-    for (const [name, n] of redis.calls) this.redis.calls.set(name, (this.redis.calls.get(name) ?? 0) + n - (span.redis.calls.get(name) ?? 0));
+    for (const [name, n] of redis.calls)
+      this.redis.calls.set(name, (this.redis.calls.get(name) ?? 0) + n - (span.redis.calls.get(name) ?? 0));
     this.redis.usec += redis.usec - span.redis.usec;
   }
 
@@ -150,11 +152,25 @@ export class CostProbe {
     if (this.span) await this.pause();
     const mongo = await mongoCommands(this.targets.mongoCounters ?? []);
     const per = (value: number, digits = 3) => (ops > 0 ? round(value / ops, digits) : 0);
-    const cpuMs = Object.fromEntries([...this.cpu].flatMap(([role, ms]) => (ms === undefined ? [] : [[role, per(ms)]])));
-    const mongoPer = Object.fromEntries([...mongo].map(([role, count]) => [role, per(count - (this.mongoBefore.get(role) ?? 0), 2)]));
+    const cpuMs = Object.fromEntries(
+      [...this.cpu].flatMap(([role, ms]) => (ms === undefined ? [] : [[role, per(ms)]])),
+    );
+    const mongoPer = Object.fromEntries(
+      [...mongo].map(([role, count]) => [role, per(count - (this.mongoBefore.get(role) ?? 0), 2)]),
+    );
     const calls = [...this.redis.calls].filter(([, n]) => n > 0);
-    const redisCommands = per(calls.reduce((sum, [, n]) => sum + n, 0), 2);
-    return { ops, cpuMs, mongoCommands: mongoPer, redisCommands, redisByCommand: Object.fromEntries(calls.map(([name, n]) => [name, per(n, 2)])), redisUsec: per(this.redis.usec, 1) };
+    const redisCommands = per(
+      calls.reduce((sum, [, n]) => sum + n, 0),
+      2,
+    );
+    return {
+      ops,
+      cpuMs,
+      mongoCommands: mongoPer,
+      redisCommands,
+      redisByCommand: Object.fromEntries(calls.map(([name, n]) => [name, per(n, 2)])),
+      redisUsec: per(this.redis.usec, 1),
+    };
   }
 
   private readCpu(): Map<string, number | undefined> {
@@ -164,7 +180,10 @@ export class CostProbe {
 
 /** The sum of the CPU figures of the named processes (those measured), ms per operation. */
 export const cpuOf = (cost: Cost | undefined, roles: (role: string) => boolean): number =>
-  round(Object.entries(cost?.cpuMs ?? {}).reduce((sum, [role, ms]) => sum + (roles(role) ? ms : 0), 0), 3);
+  round(
+    Object.entries(cost?.cpuMs ?? {}).reduce((sum, [role, ms]) => sum + (roles(role) ? ms : 0), 0),
+    3,
+  );
 
 export interface CpuShare {
   name: string;

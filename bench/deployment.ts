@@ -35,8 +35,16 @@ export interface Backends {
 export const redisProcesses = (backends: Backends) => backends.serverProcesses.filter((p) => p.role !== 'mongo');
 
 /** The probe of a floor's runs: its processes, Redis and MongoDB. */
-export function probeOf(backends: Backends, processes: WatchedProcess[], mongoCounters: MongoCounter[] = []): CostProbe {
-  return new CostProbe({ processes: [...processes, ...backends.serverProcesses], redis: backends.redis, mongoCounters });
+export function probeOf(
+  backends: Backends,
+  processes: WatchedProcess[],
+  mongoCounters: MongoCounter[] = [],
+): CostProbe {
+  return new CostProbe({
+    processes: [...processes, ...backends.serverProcesses],
+    redis: backends.redis,
+    mongoCounters,
+  });
 }
 
 export interface ApiNode {
@@ -85,21 +93,45 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
   const id = `bench_${name}_${randomBytes(3).toString('hex')}`;
   const secret = () => randomBytes(16).toString('hex');
   const env = {
-    MONGO_URL: backends.mongoUrl, REDIS_URL: backends.redisUrl, MONGO_DB: id, REDIS_PREFIX: id, ADMIN_TOKEN: `bench-${secret()}`, API_KEY_SECRET: `bench-keys-${secret()}`,
-    HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info', SSE_MAX_STREAMS: String(options.maxStreams ?? 10_000),
+    MONGO_URL: backends.mongoUrl,
+    REDIS_URL: backends.redisUrl,
+    MONGO_DB: id,
+    REDIS_PREFIX: id,
+    ADMIN_TOKEN: `bench-${secret()}`,
+    API_KEY_SECRET: `bench-keys-${secret()}`,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'info',
+    SSE_MAX_STREAMS: String(options.maxStreams ?? 10_000),
     // The streams share a few register keys, and the fan-outs make all their
     // orders with one customer before submitting them.
-    SSE_MAX_STREAMS_PER_SESSION: '10000', CUSTOMER_MAX_OPEN_ORDERS: '1000',
+    SSE_MAX_STREAMS_PER_SESSION: '10000',
+    CUSTOMER_MAX_OPEN_ORDERS: '1000',
     ...(backends.redisCluster ? { REDIS_CLUSTER: '1' } : {}),
     ...options.env,
   };
   const trim = trimLogs(backends.mongoUrl, id);
-  const worker = await spawnNode(`${name}-worker`, roleEntry('worker'), env, WORKER_READY, backends.logDir, profileArgs(backends, `${name}-worker`));
+  const worker = await spawnNode(
+    `${name}-worker`,
+    roleEntry('worker'),
+    env,
+    WORKER_READY,
+    backends.logDir,
+    profileArgs(backends, `${name}-worker`),
+  );
   const apis: ApiNode[] = [];
   try {
     for (let i = 0; i < apiCount; i += 1) {
       const nodeArgs = [...(options.apiNodeArgs ?? []), ...profileArgs(backends, `${name}-api${i + 1}`)];
-      const child = await spawnNode(`${name}-api${i + 1}`, roleEntry('api'), env, ROLE_READY.api, backends.logDir, nodeArgs);
+      const child = await spawnNode(
+        `${name}-api${i + 1}`,
+        roleEntry('api'),
+        env,
+        ROLE_READY.api,
+        backends.logDir,
+        nodeArgs,
+      );
       const origin = `http://127.0.0.1:${child.ready[1]}`;
       adminTokens.set(origin, env.ADMIN_TOKEN);
       apis.push({ origin, baseUrl: `${origin}/api/v1`, child });
@@ -119,9 +151,19 @@ export async function deploy(name: string, backends: Backends, options: DeployOp
     worker,
     admin: new AdminClient(apis[0]!.origin, env.ADMIN_TOKEN),
     probe(settled?: () => Promise<void>) {
-      const roles = [...apis.map((api, i) => ({ role: `api${i + 1}`, child: api.child, origin: api.origin })), { role: 'worker', child: worker, origin: `http://127.0.0.1:${worker.ready[1]}` }];
-      const processes = [...roles.map(({ role, child }) => ({ role, pid: child.process.pid! })), ...backends.serverProcesses];
-      const mongoCounters = roles.map(({ role, origin }) => ({ role, metricsUrl: `${origin}/metrics`, headers: metricsHeaders(origin) }));
+      const roles = [
+        ...apis.map((api, i) => ({ role: `api${i + 1}`, child: api.child, origin: api.origin })),
+        { role: 'worker', child: worker, origin: `http://127.0.0.1:${worker.ready[1]}` },
+      ];
+      const processes = [
+        ...roles.map(({ role, child }) => ({ role, pid: child.process.pid! })),
+        ...backends.serverProcesses,
+      ];
+      const mongoCounters = roles.map(({ role, origin }) => ({
+        role,
+        metricsUrl: `${origin}/metrics`,
+        headers: metricsHeaders(origin),
+      }));
       return new CostProbe({ processes, mongoCounters, redis: backends.redis, settled });
     },
     async stop() {
@@ -151,7 +193,10 @@ function metricsHeaders(origin: string): Record<string, string> {
 
 /** The samples of a node's /metrics, keyed `name` or `name{labels as sent}`. */
 export async function scrapeMetrics(origin: string): Promise<Map<string, number>> {
-  const response = await fetch(`${origin}/metrics`, { headers: metricsHeaders(origin), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  const response = await fetch(`${origin}/metrics`, {
+    headers: metricsHeaders(origin),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
   const text = await response.text();
   const samples = new Map<string, number>();
   for (const line of text.split('\n')) {
@@ -179,9 +224,18 @@ function trimLogs(mongoUrl: string, db: string): { stop(): Promise<void> } {
   const timer = setInterval(() => {
     running = running
       .then(async () => {
-        const top = await events.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).next();
+        const top = await events
+          .find({}, { projection: { _id: 1 } })
+          .sort({ _id: -1 })
+          .limit(1)
+          .next();
         if (top && top._id > EVENT_LOG_KEPT) await events.deleteMany({ _id: { $lte: top._id - EVENT_LOG_KEPT } });
-        const kept = await attempts.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).skip(EVENT_LOG_KEPT).limit(1).next();
+        const kept = await attempts
+          .find({}, { projection: { _id: 1 } })
+          .sort({ _id: -1 })
+          .skip(EVENT_LOG_KEPT)
+          .limit(1)
+          .next();
         if (kept) await attempts.deleteMany({ _id: { $lte: kept._id } });
       })
       .catch(() => undefined);
@@ -200,7 +254,14 @@ const running = new Set<ChildProcess>();
 process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
 
 /** Starts `node --require tsx/cjs [nodeArgs] <entry>`, its log in logDir, and waits until the log matches `ready`. */
-export async function spawnNode(name: string, entry: string, env: Record<string, string>, ready: RegExp, logDir: string, nodeArgs: string[] = []): Promise<BenchChild> {
+export async function spawnNode(
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+  ready: RegExp,
+  logDir: string,
+  nodeArgs: string[] = [],
+): Promise<BenchChild> {
   const child = await spawnEntry({
     name,
     entry,

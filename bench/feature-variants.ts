@@ -39,7 +39,9 @@ class Sink {
   private verify(req: http.IncomingMessage, body: string): void {
     const signer = this.secrets.get(req.url ?? '');
     if (!signer) return;
-    const [id, timestamp, signature] = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => String(req.headers[name] ?? ''));
+    const [id, timestamp, signature] = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) =>
+      String(req.headers[name] ?? ''),
+    );
     try {
       signer.verify(body, { 'webhook-id': id!, 'webhook-timestamp': timestamp!, 'webhook-signature': signature! });
       this.verified.set(req.url!, (this.verified.get(req.url!) ?? new Set<string>()).add(id!));
@@ -60,7 +62,8 @@ class Sink {
   /** Resolves once nothing has arrived for `quietMs` (at most `maxMs`): the deliveries a run caused are in. */
   async quiet(quietMs = 500, maxMs = 30_000): Promise<void> {
     const until = Date.now() + maxMs;
-    while (Date.now() < until && Date.now() - this.lastAt < quietMs) await new Promise((resolve) => setTimeout(resolve, 100));
+    while (Date.now() < until && Date.now() - this.lastAt < quietMs)
+      await new Promise((resolve) => setTimeout(resolve, 100));
   }
 
   close(): Promise<void> {
@@ -75,7 +78,8 @@ export async function startFeatureVariants(): Promise<{ variants: Variant[]; sto
   const floorSecret = newWebhookSecret();
   receiver.secrets.set('/floor', new Webhook(floorSecret));
   const verified = (path: string) => receiver.verified.get(path)?.size ?? 0;
-  const recorded = async (deployment: Deployment) => (await scrapeMetrics(`http://127.0.0.1:${deployment.worker.ready[1]}`)).get('pos_events_recorded_total') ?? 0;
+  const recorded = async (deployment: Deployment) =>
+    (await scrapeMetrics(`http://127.0.0.1:${deployment.worker.ready[1]}`)).get('pos_events_recorded_total') ?? 0;
   const variants: Variant[] = [
     {
       name: 'webhooks',
@@ -83,16 +87,25 @@ export async function startFeatureVariants(): Promise<{ variants: Variant[]; sto
       concurrencies: [16, 64],
       floorEnv: { FLOOR_WEBHOOK_URL: `${receiver.origin}/floor`, FLOOR_WEBHOOK_SECRET: floorSecret },
       async setup(deployment) {
-        const { secret } = await deployment.admin.createWebhook({ url: `${receiver.origin}/hooks`, events: WEBHOOK_EVENT_TYPES });
+        const { secret } = await deployment.admin.createWebhook({
+          url: `${receiver.origin}/hooks`,
+          events: WEBHOOK_EVENT_TYPES,
+        });
         receiver.secrets.set('/hooks', new Webhook(secret));
         receiver.verified.clear();
       },
       // the run's cost includes every delivery it caused: until each recorded event arrived, verified (at most 60 s)
       async settled(deployment) {
         const until = Date.now() + 60_000;
-        while (Date.now() < until && (await recorded(deployment)) > verified('/hooks')) await new Promise((resolve) => setTimeout(resolve, 100));
+        while (Date.now() < until && (await recorded(deployment)) > verified('/hooks'))
+          await new Promise((resolve) => setTimeout(resolve, 100));
       },
-      report: async (deployment) => ({ eventsRecorded: await recorded(deployment), delivered: verified('/hooks'), invalidSignatures: receiver.invalid, floorPosts: verified('/floor') }),
+      report: async (deployment) => ({
+        eventsRecorded: await recorded(deployment),
+        delivered: verified('/hooks'),
+        invalidSignatures: receiver.invalid,
+        floorPosts: verified('/floor'),
+      }),
     },
     { name: 'tracing', env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.origin }, settled: () => otlp.quiet() },
   ];

@@ -52,14 +52,26 @@ async function loop(concurrency: number, op: Operation, maxOps: number, maxMs: n
     }
   };
   await Promise.all(Array.from({ length: concurrency }, (_, id) => client(id)));
-  return { latencies: latencies.sort((a, b) => a - b), errors, errorSamples, seconds: (performance.now() - start) / 1000, started };
+  return {
+    latencies: latencies.sort((a, b) => a - b),
+    errors,
+    errorSamples,
+    seconds: (performance.now() - start) / 1000,
+    started,
+  };
 }
 
 /**
  * Warms up, then measures; with a probe, also what the measured operations
  * cost. `onMeasure` is called as the measured part starts.
  */
-export async function runLoad(concurrency: number, op: Operation, bounds: LoadBounds, probe?: CostProbe, onMeasure?: () => void): Promise<LoadResult> {
+export async function runLoad(
+  concurrency: number,
+  op: Operation,
+  bounds: LoadBounds,
+  probe?: CostProbe,
+  onMeasure?: () => void,
+): Promise<LoadResult> {
   if (bounds.warmupOps) await loop(concurrency, op, bounds.warmupOps, bounds.maxMs);
   await probe?.start();
   onMeasure?.();
@@ -68,7 +80,14 @@ export async function runLoad(concurrency: number, op: Operation, bounds: LoadBo
   return loadResult(concurrency, latencies, errors, errorSamples, seconds, cost);
 }
 
-function loadResult(concurrency: number, sorted: number[], errors: number, errorSamples: string[], seconds: number, cost: Cost | undefined): LoadResult {
+function loadResult(
+  concurrency: number,
+  sorted: number[],
+  errors: number,
+  errorSamples: string[],
+  seconds: number,
+  cost: Cost | undefined,
+): LoadResult {
   return {
     concurrency,
     ops: sorted.length,
@@ -103,12 +122,22 @@ export const SLICE_MS = 500;
  * of the machine, which a run of one after the other does not (docs/benchmark-method.md). Each
  * side's probe counts its slices alone.
  */
-export async function runAlternating(concurrency: number, sides: [Side, Side], bounds: LoadBounds): Promise<[LoadResult, LoadResult]> {
+export async function runAlternating(
+  concurrency: number,
+  sides: [Side, Side],
+  bounds: LoadBounds,
+): Promise<[LoadResult, LoadResult]> {
   for (const { op, between } of sides) {
     if (bounds.warmupOps) await loop(concurrency, op, bounds.warmupOps, bounds.maxMs);
     await between?.();
   }
-  const runs = sides.map(() => ({ latencies: [] as number[], errors: 0, errorSamples: [] as string[], seconds: 0, iterations: 0 }));
+  const runs = sides.map(() => ({
+    latencies: [] as number[],
+    errors: 0,
+    errorSamples: [] as string[],
+    seconds: 0,
+    iterations: 0,
+  }));
   for (const { probe } of sides) {
     await probe?.start();
     await probe?.pause();
@@ -133,7 +162,16 @@ export async function runAlternating(concurrency: number, sides: [Side, Side], b
   const results = [];
   for (const [i, run] of runs.entries()) {
     const cost = await sides[i]!.probe?.stop(run.latencies.length + run.errors);
-    results.push(loadResult(concurrency, run.latencies.sort((x, y) => x - y), run.errors, run.errorSamples, run.seconds, cost));
+    results.push(
+      loadResult(
+        concurrency,
+        run.latencies.sort((x, y) => x - y),
+        run.errors,
+        run.errorSamples,
+        run.seconds,
+        cost,
+      ),
+    );
   }
   return [results[0]!, results[1]!];
 }
@@ -150,9 +188,18 @@ export interface HttpRequest {
 }
 
 /** A closed-loop run of one HTTP request per operation over keep-alive sockets, one per client. */
-export async function runHttp(origin: string, concurrency: number, request: (client: number, iteration: number) => HttpRequest, bounds: LoadBounds, probe?: CostProbe, onMeasure?: () => void): Promise<LoadResult> {
+export async function runHttp(
+  origin: string,
+  concurrency: number,
+  request: (client: number, iteration: number) => HttpRequest,
+  bounds: LoadBounds,
+  probe?: CostProbe,
+  onMeasure?: () => void,
+): Promise<LoadResult> {
   const target = keepAliveTarget(origin, concurrency);
-  return runLoad(concurrency, httpOperation(target, request), bounds, probe, onMeasure).finally(() => target.agent.destroy());
+  return runLoad(concurrency, httpOperation(target, request), bounds, probe, onMeasure).finally(() =>
+    target.agent.destroy(),
+  );
 }
 
 /** A side of `alternateHttp`: its origin, its requests and its probe. */
@@ -163,10 +210,16 @@ export interface HttpSide {
 }
 
 /** `runAlternating` over HTTP: each side's requests over keep-alive sockets of its own, one per client. */
-export async function alternateHttp(concurrency: number, sides: [HttpSide, HttpSide], bounds: LoadBounds): Promise<[LoadResult, LoadResult]> {
+export async function alternateHttp(
+  concurrency: number,
+  sides: [HttpSide, HttpSide],
+  bounds: LoadBounds,
+): Promise<[LoadResult, LoadResult]> {
   const targets = sides.map(({ origin }) => keepAliveTarget(origin, concurrency));
   const [a, b] = sides.map(({ request, probe }, i): Side => ({ op: httpOperation(targets[i]!, request), probe }));
-  return runAlternating(concurrency, [a!, b!], bounds).finally(() => targets.forEach((target) => target.agent.destroy()));
+  return runAlternating(concurrency, [a!, b!], bounds).finally(() =>
+    targets.forEach((target) => target.agent.destroy()),
+  );
 }
 
 /** An operation that sends a request and checks its answer. */
@@ -174,7 +227,8 @@ function httpOperation(target: HttpTarget, request: (client: number, iteration: 
   return async (client, iteration) => {
     const { method, path, startsWith, status, ...options } = request(client, iteration);
     const text = await httpCall(target, method, path, options, status);
-    if (startsWith !== undefined && !text.startsWith(startsWith)) throw new Error(`${method} ${path}: not what was asked for`);
+    if (startsWith !== undefined && !text.startsWith(startsWith))
+      throw new Error(`${method} ${path}: not what was asked for`);
   };
 }
 
@@ -186,31 +240,52 @@ export interface HttpTarget {
 
 export function keepAliveTarget(origin: string, concurrency: number): HttpTarget {
   const url = new URL(origin);
-  return { agent: new http.Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: Math.min(concurrency, 2048) }), host: url.hostname, port: Number(url.port) };
+  return {
+    agent: new http.Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: Math.min(concurrency, 2048) }),
+    host: url.hostname,
+    port: Number(url.port),
+  };
 }
 
 /**
  * One request over the target's agent, its whole body read: its status and
  * text (0 and the error: no answer within timeoutMs).
  */
-export function httpRequest(target: HttpTarget, method: string, path: string, options: { headers?: Record<string, string>; body?: string; timeoutMs?: number } = {}): Promise<{ status: number; text: string }> {
+export function httpRequest(
+  target: HttpTarget,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve) => {
     const headers: Record<string, string | number> = { ...options.headers };
-    if (options.body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(options.body) });
+    if (options.body !== undefined)
+      Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(options.body) });
     const failed = (err: Error) => resolve({ status: 0, text: err.message });
-    const req = http.request({ agent: target.agent, host: target.host, port: target.port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-      res.on('error', failed);
-    });
-    req.setTimeout(options.timeoutMs ?? 30_000, () => req.destroy(new Error(`no answer in ${(options.timeoutMs ?? 30_000) / 1000} s`)));
+    const req = http.request(
+      { agent: target.agent, host: target.host, port: target.port, method, path, headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+        res.on('error', failed);
+      },
+    );
+    req.setTimeout(options.timeoutMs ?? 30_000, () =>
+      req.destroy(new Error(`no answer in ${(options.timeoutMs ?? 30_000) / 1000} s`)),
+    );
     req.on('error', failed);
     req.end(options.body);
   });
 }
 
-export async function httpCall(target: HttpTarget, method: string, path: string, options: { headers?: Record<string, string>; body?: string } = {}, expected = 200): Promise<string> {
+export async function httpCall(
+  target: HttpTarget,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: string } = {},
+  expected = 200,
+): Promise<string> {
   const { status, text } = await httpRequest(target, method, path, options);
   if (status !== expected) throw new Error(`${method} ${path}: ${status} ${text.slice(0, 120)}`);
   return text;

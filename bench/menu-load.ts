@@ -9,7 +9,16 @@ import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
 import { TcpProxy } from '../scripts/embedded/tcp-proxy';
 import type { Backends, Deployment } from './deployment';
 import { deploy, scrapeMetrics } from './deployment';
-import { httpCall, httpRequest, keepAliveTarget, type LoadBounds, type LoadResult, runAlternating, runHttp, type Side } from './load';
+import {
+  httpCall,
+  httpRequest,
+  keepAliveTarget,
+  type LoadBounds,
+  type LoadResult,
+  runAlternating,
+  runHttp,
+  type Side,
+} from './load';
 import { round } from './statistics';
 import { inBatches, registers } from './service-load';
 
@@ -65,7 +74,11 @@ export interface MenuScenario {
 }
 
 /** The customer's rows: products named by a location with a menu, named and priced by one without. */
-const MENU_ROWS = SAMPLE_ROWS.map(({ productId, quantity, notes }) => ({ productId, quantity, ...(notes !== undefined && { notes }) }));
+const MENU_ROWS = SAMPLE_ROWS.map(({ productId, quantity, notes }) => ({
+  productId,
+  quantity,
+  ...(notes !== undefined && { notes }),
+}));
 const COMPLETE = JSON.stringify({ newState: 'COMPLETED' });
 /** Finished orders leave the hot collection soon, so that neither side's runs slow with the others' orders. */
 const LIFECYCLE_ENV = { ORDER_ARCHIVE_AFTER: '5s', LIFECYCLE_INTERVAL: '5s' };
@@ -84,9 +97,15 @@ interface Shop {
 }
 
 async function shop(deployment: Deployment, name: string, customers: number, menu: boolean): Promise<Shop> {
-  const [{ locationId, apiKey }] = (await registers(deployment.admin, 1, name)) as [{ locationId: string; apiKey: string }];
+  const [{ locationId, apiKey }] = (await registers(deployment.admin, 1, name)) as [
+    { locationId: string; apiKey: string },
+  ];
   if (menu) await deployment.admin.putMenu(locationId, largeMenu(MENU_ITEMS));
-  const customerKeys = await inBatches(customers, 4, async (i) => (await deployment.admin.createCustomerSession(locationId, i + 1)).apiKey);
+  const customerKeys = await inBatches(
+    customers,
+    4,
+    async (i) => (await deployment.admin.createCustomerSession(locationId, i + 1)).apiKey,
+  );
   return { locationId, registerKey: apiKey, customerKeys };
 }
 
@@ -112,7 +131,12 @@ function orderSide(deployment: Deployment, shop: Shop, rows: unknown, concurrenc
     probe: deployment.probe(),
     between: async () => {
       const numbers = submitted.splice(0);
-      await inBatches(numbers.length, 8, (i) => httpCall(register, 'PUT', `/api/v1/orders/${numbers[i]!}/statusupdate`, { headers: { api_key: shop.registerKey }, body: COMPLETE }));
+      await inBatches(numbers.length, 8, (i) =>
+        httpCall(register, 'PUT', `/api/v1/orders/${numbers[i]!}/statusupdate`, {
+          headers: { api_key: shop.registerKey },
+          body: COMPLETE,
+        }),
+      );
     },
     close: () => [target, register].forEach((t) => t.agent.destroy()),
   };
@@ -124,9 +148,15 @@ async function menuDocumentReads(deployment: Deployment): Promise<number> {
   return scrapes.reduce((sum, samples) => sum + (samples.get('pos_menu_document_reads_total') ?? NaN), 0);
 }
 
-async function measureOrders(deployment: Deployment, options: { concurrencies: number[]; bounds: LoadBounds; say(line: string): void }): Promise<MenuOrdersRow[]> {
+async function measureOrders(
+  deployment: Deployment,
+  options: { concurrencies: number[]; bounds: LoadBounds; say(line: string): void },
+): Promise<MenuOrdersRow[]> {
   const customers = Math.max(...options.concurrencies);
-  const [withMenu, without] = [await shop(deployment, 'Bench menu', customers, true), await shop(deployment, 'Bench no menu', customers, false)];
+  const [withMenu, without] = [
+    await shop(deployment, 'Bench menu', customers, true),
+    await shop(deployment, 'Bench no menu', customers, false),
+  ];
   const rows: MenuOrdersRow[] = [];
   for (const c of options.concurrencies) {
     const sides = [orderSide(deployment, withMenu, MENU_ROWS, c), orderSide(deployment, without, SAMPLE_ROWS, c)];
@@ -136,7 +166,10 @@ async function measureOrders(deployment: Deployment, options: { concurrencies: n
       const readsBefore = await menuDocumentReads(deployment);
       const [menu, withoutMenu] = await runAlternating(c, [sides[0]!, sides[1]!], bounds);
       const reads = (await menuDocumentReads(deployment)) - readsBefore;
-      options.say(`menu orders c=${c}: ${menu.rps} orders/s, p50 ${menu.p50Ms} ms, errors ${menu.errors}; without a menu: ` + `${withoutMenu.rps} orders/s, p50 ${withoutMenu.p50Ms} ms, errors ${withoutMenu.errors}`);
+      options.say(
+        `menu orders c=${c}: ${menu.rps} orders/s, p50 ${menu.p50Ms} ms, errors ${menu.errors}; without a menu: ` +
+          `${withoutMenu.rps} orders/s, p50 ${withoutMenu.p50Ms} ms, errors ${withoutMenu.errors}`,
+      );
       rows.push({ ...menu, withoutMenu, menuDocumentReads: reads });
     } finally {
       sides.forEach((side) => side.close());
@@ -146,20 +179,36 @@ async function measureOrders(deployment: Deployment, options: { concurrencies: n
 }
 
 /** The customer's GET /customer/menu: in full, and with If-None-Match of its ETag; the API's CPU per request. */
-export async function measureRead(deployment: Deployment, bounds: LoadBounds, say: (line: string) => void): Promise<MenuRead> {
+export async function measureRead(
+  deployment: Deployment,
+  bounds: LoadBounds,
+  say: (line: string) => void,
+): Promise<MenuRead> {
   const { locationId } = (await registers(deployment.admin, 1, 'Bench menu read'))[0]!;
   await deployment.admin.putMenu(locationId, largeMenu(MENU_ITEMS));
-  const keys = await inBatches(READ_CLIENTS, 4, async (i) => (await deployment.admin.createCustomerSession(locationId, i + 1)).apiKey);
+  const keys = await inBatches(
+    READ_CLIENTS,
+    4,
+    async (i) => (await deployment.admin.createCustomerSession(locationId, i + 1)).apiKey,
+  );
   const origin = deployment.apis[0]!.origin;
   const first = await fetch(`${origin}/api/v1/customer/menu`, { headers: { api_key: keys[0]! } });
   const [etag, bytes200] = [first.headers.get('etag')!, Buffer.byteLength(await first.text())];
-  const read = (extra: Record<string, string>, status: number) => (client: number) => ({ method: 'GET', path: '/api/v1/customer/menu', headers: { api_key: keys[client]!, ...extra }, status });
+  const read = (extra: Record<string, string>, status: number) => (client: number) => ({
+    method: 'GET',
+    path: '/api/v1/customer/menu',
+    headers: { api_key: keys[client]!, ...extra },
+    status,
+  });
   const api = (run: LoadResult) => round(run.cost?.cpuMs.api1 ?? 0, 3);
   // one after the other, not in slices: a slice of 304s would pay for the collection of the 200s' garbage
   const runs = async (c: number) => {
     const full = await runHttp(origin, c, read({}, 200), bounds, deployment.probe());
     const notModified = await runHttp(origin, c, read({ 'if-none-match': etag }, 304), bounds, deployment.probe());
-    say(`menu read, ${MENU_ITEMS} items (${bytes200} bytes), c=${c}: ${api(full)} ms of API CPU for a 200, ` + `${api(notModified)} ms for a 304 (errors ${full.errors + notModified.errors})`);
+    say(
+      `menu read, ${MENU_ITEMS} items (${bytes200} bytes), c=${c}: ${api(full)} ms of API CPU for a 200, ` +
+        `${api(notModified)} ms for a 304 (errors ${full.errors + notModified.errors})`,
+    );
     return { cpuMs200: api(full), cpuMs304: api(notModified), rps200: full.rps, rps304: notModified.rps };
   };
   const headline = await runs(READ_CLIENTS);
@@ -177,32 +226,54 @@ function throughProxy(mongoUrl: string, proxy: TcpProxy): string {
  * One publish, timed, with the bytes sent to MongoDB until its events are in the log (at
  * least one a location, then none for a second; at most 60 s).
  */
-async function timedPublish(deployment: Deployment, proxy: TcpProxy, locationIds: string[], menu: ReturnType<typeof largeMenu>) {
+async function timedPublish(
+  deployment: Deployment,
+  proxy: TcpProxy,
+  locationIds: string[],
+  menu: ReturnType<typeof largeMenu>,
+) {
   const worker = `http://127.0.0.1:${deployment.worker.ready[1]}`;
   const recorded = async () => (await scrapeMetrics(worker)).get('pos_events_recorded_total') ?? 0;
   const [events, bytes] = [await recorded(), proxy.bytesFromClients];
   const target = keepAliveTarget(deployment.apis[0]!.origin, 1);
   const started = performance.now();
   const body = JSON.stringify({ locationIds, menu });
-  const { status, text } = await httpRequest(target, 'POST', '/admin/v1/menus/publish', { headers: { authorization: `Bearer ${deployment.adminToken}` }, body, timeoutMs: PUBLISH_TIMEOUT_MS });
+  const { status, text } = await httpRequest(target, 'POST', '/admin/v1/menus/publish', {
+    headers: { authorization: `Bearer ${deployment.adminToken}` },
+    body,
+    timeoutMs: PUBLISH_TIMEOUT_MS,
+  });
   target.agent.destroy();
   if (status !== 200) throw new Error(`publish: ${status} ${text.slice(0, 200)}`);
   const seconds = round((performance.now() - started) / 1000, 3);
   const until = Date.now() + 60_000;
-  for (let last = -1, now = await recorded(); (now < events + locationIds.length || now !== last) && Date.now() < until; ) {
+  for (
+    let last = -1, now = await recorded();
+    (now < events + locationIds.length || now !== last) && Date.now() < until;
+  ) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     [last, now] = [now, await recorded()];
   }
   return { seconds, bytesWritten: proxy.bytesFromClients - bytes };
 }
 
-export async function measurePublish(backends: Backends, locations: number, say: (line: string) => void): Promise<MenuPublish> {
+export async function measurePublish(
+  backends: Backends,
+  locations: number,
+  say: (line: string) => void,
+): Promise<MenuPublish> {
   const url = /^mongodb:\/\/(?:[^@/]*@)?([^/?,]+)/.exec(backends.mongoUrl)?.[1];
   if (!url) throw new Error('the publish scenario counts bytes through a proxy to a mongodb:// URL');
   const proxy = await TcpProxy.start(`tcp://${url}`);
-  const deployment = await deploy('menu-publish', { ...backends, mongoUrl: throughProxy(backends.mongoUrl, proxy) }, { env: PUBLISH_ENV });
+  const deployment = await deploy(
+    'menu-publish',
+    { ...backends, mongoUrl: throughProxy(backends.mongoUrl, proxy) },
+    { env: PUBLISH_ENV },
+  );
   try {
-    const ids = (await inBatches(locations, 8, (i) => deployment.admin.createLocation(`Bench publish ${i + 1}`))).map((l) => l.id);
+    const ids = (await inBatches(locations, 8, (i) => deployment.admin.createLocation(`Bench publish ${i + 1}`))).map(
+      (l) => l.id,
+    );
     const menu = largeMenu(MENU_ITEMS);
     const menuBytes = Buffer.byteLength(JSON.stringify(menu));
     const many = await timedPublish(deployment, proxy, ids, menu);
@@ -210,7 +281,11 @@ export async function measurePublish(backends: Backends, locations: number, say:
     const other = { ...menu, items: menu.items.map((item) => ({ ...item, price: item.price + 1 })) };
     const oneLocation = await timedPublish(deployment, proxy, ids.slice(0, 1), other);
     const bytesPerLocation = round((many.bytesWritten - oneLocation.bytesWritten) / (locations - 1), 0);
-    say(`menu publish, ${MENU_ITEMS} items (${menuBytes} bytes) to ${locations} locations: ` + `${many.seconds} s, ${many.bytesWritten} bytes to MongoDB (${bytesPerLocation} a ` + `location); to one: ${oneLocation.seconds} s, ${oneLocation.bytesWritten} bytes`);
+    say(
+      `menu publish, ${MENU_ITEMS} items (${menuBytes} bytes) to ${locations} locations: ` +
+        `${many.seconds} s, ${many.bytesWritten} bytes to MongoDB (${bytesPerLocation} a ` +
+        `location); to one: ${oneLocation.seconds} s, ${oneLocation.bytesWritten} bytes`,
+    );
     return { locations, items: MENU_ITEMS, menuBytes, ...many, oneLocation, bytesPerLocation };
   } finally {
     await deployment.stop();
@@ -225,7 +300,10 @@ export async function measureMenus(
   const deployment = await deploy('menus', backends, { env: LIFECYCLE_ENV });
   let orders: Pick<MenuScenario, 'menuOrders' | 'menuRead'>;
   try {
-    orders = { menuOrders: await measureOrders(deployment, options), menuRead: await measureRead(deployment, options.bounds, options.say) };
+    orders = {
+      menuOrders: await measureOrders(deployment, options),
+      menuRead: await measureRead(deployment, options.bounds, options.say),
+    };
   } finally {
     await deployment.stop();
   }

@@ -48,9 +48,18 @@ async function main(): Promise<void> {
   const target = keepAliveTarget(plan.origin, Infinity);
   const records: OverloadRecords = { requests: [], polls: [] };
   const pending = new Set<Promise<void>>();
-  const send = (path: string, apiKey: string, body: string | undefined, record: (status: number, text: string, sent: number) => void) => {
+  const send = (
+    path: string,
+    apiKey: string,
+    body: string | undefined,
+    record: (status: number, text: string, sent: number) => void,
+  ) => {
     const sent = now();
-    const work = httpRequest(target, body ? 'POST' : 'GET', `/api/v1${path}`, { headers: { api_key: apiKey }, body, timeoutMs: 60_000 }).then(({ status, text }) => record(status, text, sent));
+    const work = httpRequest(target, body ? 'POST' : 'GET', `/api/v1${path}`, {
+      headers: { api_key: apiKey },
+      body,
+      timeoutMs: 60_000,
+    }).then(({ status, text }) => record(status, text, sent));
     pending.add(work);
     void work.finally(() => pending.delete(work));
   };
@@ -59,10 +68,18 @@ async function main(): Promise<void> {
   const report = (phase: number, phaseStart: number) => {
     const { number, apiKey } = plan.targets[next++ % plan.targets.length]!;
     send(`/orders/${number}/failure`, apiKey, body, (status, text, sent) =>
-      records.requests.push([phase, Math.round(sent - phaseStart), Math.round((now() - sent) * 10) / 10, outcomeOf(status, text)]),
+      records.requests.push([
+        phase,
+        Math.round(sent - phaseStart),
+        Math.round((now() - sent) * 10) / 10,
+        outcomeOf(status, text),
+      ]),
     );
   };
-  const poll = () => send('/orders/location', plan.poll!.apiKey, undefined, (status, _, sent) => records.polls.push([Math.round(sent - plan.startAt), Math.round((now() - sent) * 10) / 10, status]));
+  const poll = () =>
+    send('/orders/location', plan.poll!.apiKey, undefined, (status, _, sent) =>
+      records.polls.push([Math.round(sent - plan.startAt), Math.round((now() - sent) * 10) / 10, status]),
+    );
 
   const end = plan.startAt + plan.phases.reduce((total, phase) => total + phase.seconds * 1000, 0);
   let nextPoll = plan.startAt;

@@ -15,7 +15,16 @@ import { ROOT } from '../scripts/embedded/spawn-role';
 import { type CostProbe, processCpuMs } from './cost';
 import { deploy, probeOf, scrapeMetrics } from './deployment';
 import type { Backends } from './deployment';
-import { type HttpRequest, httpRequest, type HttpTarget, keepAliveTarget, type LoadBounds, type LoadResult, runHttp, runLoad } from './load';
+import {
+  type HttpRequest,
+  httpRequest,
+  type HttpTarget,
+  keepAliveTarget,
+  type LoadBounds,
+  type LoadResult,
+  runHttp,
+  runLoad,
+} from './load';
 import { OUTCOME, type OverloadPlan, type OverloadRecords, type RequestRecord } from './overload-client';
 import { placedOrders, registers } from './service-load';
 import { percentile, round } from './statistics';
@@ -89,7 +98,11 @@ export interface OverloadScenario {
   apiCpuApart?: { perAdmittedMs: number; perRefusalMs: number; refusalShare: number; refusals: number; others: number };
 }
 
-const DEFAULT_PHASES: OverloadPhase[] = [1, 2, 4, 0.5].map((multiple) => ({ name: multiple < 1 ? `after, ${multiple}x` : `${multiple}x`, multiple, seconds: 10 }));
+const DEFAULT_PHASES: OverloadPhase[] = [1, 2, 4, 0.5].map((multiple) => ({
+  name: multiple < 1 ? `after, ${multiple}x` : `${multiple}x`,
+  multiple,
+  seconds: 10,
+}));
 
 /** `2.5:20,0.5:15`: multiples of the capacity, each for that many seconds (BENCH_OVERLOAD_PHASES). */
 export function parsePhases(text: string | undefined): OverloadPhase[] {
@@ -113,7 +126,12 @@ const WINDOW_MS = 250;
 /** The sum of the orders' failure counts: one per failure report applied. */
 async function failureCounts(mongoUrl: string, db: string): Promise<number> {
   const client = await new MongoClient(mongoUrl).connect();
-  const orders = await client.db(db).collection<{ failureCount: number }>('orders').find({}, { projection: { failureCount: 1 } }).toArray().finally(() => client.close());
+  const orders = await client
+    .db(db)
+    .collection<{ failureCount: number }>('orders')
+    .find({}, { projection: { failureCount: 1 } })
+    .toArray()
+    .finally(() => client.close());
   return orders.reduce((sum, order) => sum + order.failureCount, 0);
 }
 
@@ -129,25 +147,47 @@ async function workerJobs(origin: string): Promise<{ run: number; expired: numbe
   return jobs;
 }
 
-const jobsDelta = (before: { run: number; expired: number }, after: { run: number; expired: number }) => ({ run: after.run - before.run, expired: after.expired - before.expired });
+const jobsDelta = (before: { run: number; expired: number }, after: { run: number; expired: number }) => ({
+  run: after.run - before.run,
+  expired: after.expired - before.expired,
+});
 
-function phaseResult(phase: OverloadPhase, perSecond: number, records: RequestRecord[], capacityRps: number, jobs: { run: number; expired: number }, apiCpuMs: number): OverloadPhaseResult {
+function phaseResult(
+  phase: OverloadPhase,
+  perSecond: number,
+  records: RequestRecord[],
+  capacityRps: number,
+  jobs: { run: number; expired: number },
+  apiCpuMs: number,
+): OverloadPhaseResult {
   const count = (outcome: number) => records.filter((r) => r[3] === outcome).length;
   const ok = records.filter((r) => r[3] === OUTCOME.ok && r[2] <= JOB_TIMEOUT_MS + 1_000);
-  const sorted = (outcome: number) => records.filter((r) => r[3] === outcome).map((r) => r[2]).sort((a, b) => a - b);
+  const sorted = (outcome: number) =>
+    records
+      .filter((r) => r[3] === outcome)
+      .map((r) => r[2])
+      .sort((a, b) => a - b);
   const goodputPerSecond = ok.length / phase.seconds;
   return {
     ...phase,
     perSecond: round(perSecond, 1),
     sent: records.length,
-    ok: count(OUTCOME.ok), shed: count(OUTCOME.shed), notApplied: count(OUTCOME.notApplied),
-    unknown: count(OUTCOME.unknown), other: count(OUTCOME.other), failed: count(OUTCOME.failed),
+    ok: count(OUTCOME.ok),
+    shed: count(OUTCOME.shed),
+    notApplied: count(OUTCOME.notApplied),
+    unknown: count(OUTCOME.unknown),
+    other: count(OUTCOME.other),
+    failed: count(OUTCOME.failed),
     goodputPerSecond: round(goodputPerSecond, 1),
     goodputRatio: round(goodputPerSecond / capacityRps, 2),
-    secondHalfGoodputRatio: round(ok.filter((r) => r[1] >= (phase.seconds * 1000) / 2).length / (phase.seconds / 2) / capacityRps, 2),
+    secondHalfGoodputRatio: round(
+      ok.filter((r) => r[1] >= (phase.seconds * 1000) / 2).length / (phase.seconds / 2) / capacityRps,
+      2,
+    ),
     admittedP99Ms: round(percentile(sorted(OUTCOME.ok), 99)),
     refusalP99Ms: round(percentile(sorted(OUTCOME.shed), 99)),
-    jobsRun: jobs.run, jobsExpired: jobs.expired,
+    jobsRun: jobs.run,
+    jobsExpired: jobs.expired,
     maxMs: round(Math.max(0, ...records.map((r) => r[2]))),
     apiCpuMs: round(apiCpuMs),
   };
@@ -161,12 +201,21 @@ function phaseResult(phase: OverloadPhase, perSecond: number, records: RequestRe
 function apiCpuSplit(phases: OverloadPhaseResult[]): OverloadScenario['apiCpu'] {
   const rows = phases.map((p) => [p.sent - p.shed, p.shed, p.seconds, p.apiCpuMs ?? 0]);
   const m = [0, 1, 2].map((i) => [0, 1, 2, 3].map((j) => rows.reduce((sum, r) => sum + r[i]! * r[j]!, 0)));
-  const det = (c: number[][]) => c[0]![0]! * (c[1]![1]! * c[2]![2]! - c[1]![2]! * c[2]![1]!) - c[0]![1]! * (c[1]![0]! * c[2]![2]! - c[1]![2]! * c[2]![0]!) + c[0]![2]! * (c[1]![0]! * c[2]![1]! - c[1]![1]! * c[2]![0]!);
+  const det = (c: number[][]) =>
+    c[0]![0]! * (c[1]![1]! * c[2]![2]! - c[1]![2]! * c[2]![1]!) -
+    c[0]![1]! * (c[1]![0]! * c[2]![2]! - c[1]![2]! * c[2]![0]!) +
+    c[0]![2]! * (c[1]![0]! * c[2]![1]! - c[1]![1]! * c[2]![0]!);
   const d = det(m);
   if (phases.length < 3 || Math.abs(d) < 1e-9) return undefined;
   // Cramer's rule: the unknown's column replaced by the right-hand side
-  const [perAdmitted, perRefusal] = [0, 1].map((k) => det(m.map((row) => row.map((x, j) => (j === k ? row[3]! : x)))) / d);
-  return { perAdmittedMs: round(perAdmitted!, 3), perRefusalMs: round(perRefusal!, 3), refusalShare: perAdmitted! > 0 ? round(perRefusal! / perAdmitted!) : 0 };
+  const [perAdmitted, perRefusal] = [0, 1].map(
+    (k) => det(m.map((row) => row.map((x, j) => (j === k ? row[3]! : x)))) / d,
+  );
+  return {
+    perAdmittedMs: round(perAdmitted!, 3),
+    perRefusalMs: round(perRefusal!, 3),
+    refusalShare: perAdmitted! > 0 ? round(perRefusal! / perAdmitted!) : 0,
+  };
 }
 
 /** A 503 answered within this is a refusal at once; anything slower was admitted first. */
@@ -187,7 +236,12 @@ const REFUSALS_SECONDS = 6;
  * before the holders' deadline. An upper bound: the node's CPU over the window (its timers
  * included) divided by the refusals at once.
  */
-async function refusalsAlone(origin: string, workerPid: number, request: () => HttpRequest, probe: CostProbe): Promise<{ refusals: number; others: number; cpuMsPerRefusal: number }> {
+async function refusalsAlone(
+  origin: string,
+  workerPid: number,
+  request: () => HttpRequest,
+  probe: CostProbe,
+): Promise<{ refusals: number; others: number; cpuMsPerRefusal: number }> {
   const targets = [keepAliveTarget(origin, HOLDERS), keepAliveTarget(origin, REFUSAL_CLIENTS)] as const;
   const counts = { refusals: 0, others: 0 };
   let counting = false;
@@ -207,7 +261,10 @@ async function refusalsAlone(origin: string, workerPid: number, request: () => H
     await runLoad(REFUSAL_CLIENTS, () => send(targets[1]), { maxOps: Number.MAX_SAFE_INTEGER, maxMs: 1_000 });
     await probe.start();
     counting = true;
-    await runLoad(REFUSAL_CLIENTS, () => send(targets[1]), { maxOps: Number.MAX_SAFE_INTEGER, maxMs: REFUSALS_SECONDS * 1000 });
+    await runLoad(REFUSAL_CLIENTS, () => send(targets[1]), {
+      maxOps: Number.MAX_SAFE_INTEGER,
+      maxMs: REFUSALS_SECONDS * 1000,
+    });
     counting = false;
     const cost = await probe.stop(counts.refusals);
     return { ...counts, cpuMsPerRefusal: cost.cpuMs.api1 ?? 0 };
@@ -224,7 +281,10 @@ function recoverySeconds(records: RequestRecord[], seconds: number): number {
     const inWindow = records.filter((r) => r[1] >= w * WINDOW_MS && r[1] < (w + 1) * WINDOW_MS);
     if (inWindow.length === 0) return true;
     const ok = inWindow.filter((r) => r[3] === OUTCOME.ok).length;
-    const p99 = percentile(inWindow.map((r) => r[2]).sort((a, b) => a - b), 99);
+    const p99 = percentile(
+      inWindow.map((r) => r[2]).sort((a, b) => a - b),
+      99,
+    );
     return ok / inWindow.length >= 0.99 && p99 <= 1_000;
   });
   let firstOfTail = windows;
@@ -237,7 +297,11 @@ export async function measureOverload(
   options: { phases: OverloadPhase[]; capacityBounds: LoadBounds; say(line: string): void },
 ): Promise<OverloadScenario> {
   const deployment = await deploy('overload', backends, {
-    env: { WORKER_CONCURRENCY: String(WORKER_CONCURRENCY), JOB_TIMEOUT: `${JOB_TIMEOUT_MS}ms`, QUEUE_WAIT_TARGET: `${QUEUE_WAIT_TARGET_MS}ms` },
+    env: {
+      WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
+      JOB_TIMEOUT: `${JOB_TIMEOUT_MS}ms`,
+      QUEUE_WAIT_TARGET: `${QUEUE_WAIT_TARGET_MS}ms`,
+    },
   });
   try {
     const { admin } = deployment;
@@ -256,27 +320,48 @@ export async function measureOverload(
       return { method: 'POST', path: `/api/v1/orders/${number}/failure`, headers: { api_key: apiKey }, body };
     };
     const capacity = await runHttp(api.origin, 64, report, options.capacityBounds, deployment.probe());
-    options.say(`overload: capacity ${capacity.rps} req/s (64 clients, ` + `WORKER_CONCURRENCY=${WORKER_CONCURRENCY}), errors ${capacity.errors}`);
+    options.say(
+      `overload: capacity ${capacity.rps} req/s (64 clients, ` +
+        `WORKER_CONCURRENCY=${WORKER_CONCURRENCY}), errors ${capacity.errors}`,
+    );
 
     // Open-loop phases from a process of their own.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const failuresBefore = await failureCounts(backends.mongoUrl, deployment.db);
     const out = path.join(backends.logDir, 'overload-records.json');
     const startAt = Date.now() + 1_500;
-    const phasesSent = options.phases.map((phase) => ({ name: phase.name, perSecond: phase.multiple * capacity.rps, seconds: phase.seconds }));
-    const plan: OverloadPlan = { origin: api.origin, targets, poll: { apiKey: pollKey, perSecond: 20 }, phases: phasesSent, startAt, out };
+    const phasesSent = options.phases.map((phase) => ({
+      name: phase.name,
+      perSecond: phase.multiple * capacity.rps,
+      seconds: phase.seconds,
+    }));
+    const plan: OverloadPlan = {
+      origin: api.origin,
+      targets,
+      poll: { apiKey: pollKey, perSecond: 20 },
+      phases: phasesSent,
+      startAt,
+      out,
+    };
     const boundaries: { run: number; expired: number }[] = [];
     const apiCpu: number[] = [];
     const apiPid = api.child.process.pid!;
     // the API's CPU and the worker's jobs at each phase's boundaries
-    const offsets = [0, ...options.phases.map((_, i) => options.phases.slice(0, i + 1).reduce((t, p) => t + p.seconds * 1000, 0))];
+    const offsets = [
+      0,
+      ...options.phases.map((_, i) => options.phases.slice(0, i + 1).reduce((t, p) => t + p.seconds * 1000, 0)),
+    ];
     const scrapes = offsets.map(async (offset, i) => {
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt + offset - Date.now())));
       apiCpu[i] = processCpuMs(apiPid) ?? 0;
       boundaries[i] = await workerJobs(workerOrigin);
     });
     const env = { ...process.env, OVERLOAD_PLAN: JSON.stringify(plan) };
-    const client = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'overload-client.ts')], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const client = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'overload-client.ts')], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     const code = await new Promise<number | null>((resolve) => client.once('exit', resolve));
     await Promise.all(scrapes);
     if (code !== 0) throw new Error(`the overload client exited with ${code}`);
@@ -286,33 +371,88 @@ export async function measureOverload(
 
     const records = JSON.parse(fs.readFileSync(out, 'utf8')) as OverloadRecords;
     const phases = options.phases.map((phase, i) =>
-      phaseResult(phase, phase.multiple * capacity.rps, records.requests.filter((r) => r[0] === i), capacity.rps, jobsDelta(boundaries[i]!, boundaries[i + 1]!), apiCpu[i + 1]! - apiCpu[i]!),
+      phaseResult(
+        phase,
+        phase.multiple * capacity.rps,
+        records.requests.filter((r) => r[0] === i),
+        capacity.rps,
+        jobsDelta(boundaries[i]!, boundaries[i + 1]!),
+        apiCpu[i + 1]! - apiCpu[i]!,
+      ),
     );
     const cpuSplit = apiCpuSplit(phases);
-    for (const p of phases) options.say(`overload ${p.name}: ${p.perSecond} req/s sent, goodput ${p.goodputRatio} x C, shed ${p.shed}, ` + `admitted p99 ${p.admittedP99Ms} ms, jobs ${p.jobsRun} (expired ${p.jobsExpired})`);
+    for (const p of phases)
+      options.say(
+        `overload ${p.name}: ${p.perSecond} req/s sent, goodput ${p.goodputRatio} x C, shed ${p.shed}, ` +
+          `admitted p99 ${p.admittedP99Ms} ms, jobs ${p.jobsRun} (expired ${p.jobsExpired})`,
+      );
     const lastOverload = options.phases.map((p) => p.multiple > 1).lastIndexOf(true);
     const after = lastOverload >= 0 && lastOverload + 1 < options.phases.length ? lastOverload + 1 : -1;
-    const recovery = after < 0 ? 0 : recoverySeconds(records.requests.filter((r) => r[0] === after), options.phases[after]!.seconds);
-    const pollTimes = records.polls.filter((p) => p[2] === 200).map((p) => p[1]).sort((a, b) => a - b);
+    const recovery =
+      after < 0
+        ? 0
+        : recoverySeconds(
+            records.requests.filter((r) => r[0] === after),
+            options.phases[after]!.seconds,
+          );
+    const pollTimes = records.polls
+      .filter((p) => p[2] === 200)
+      .map((p) => p[1])
+      .sort((a, b) => a - b);
     const within1s = records.polls.filter((p) => p[2] === 200 && p[1] <= 1_000).length;
-    const polls = { count: records.polls.length, within1sShare: round(within1s / Math.max(1, records.polls.length), 3), p50Ms: round(percentile(pollTimes, 50)), p99Ms: round(percentile(pollTimes, 99)), errors: records.polls.length - pollTimes.length };
+    const polls = {
+      count: records.polls.length,
+      within1sShare: round(within1s / Math.max(1, records.polls.length), 3),
+      p50Ms: round(percentile(pollTimes, 50)),
+      p99Ms: round(percentile(pollTimes, 99)),
+      errors: records.polls.length - pollTimes.length,
+    };
     const total = jobsDelta(boundaries[0]!, boundaries[boundaries.length - 1]!);
     const succeeded = phases.reduce((sum, p) => sum + p.ok, 0);
-    const applied = { failureReports: (await failureCounts(backends.mongoUrl, deployment.db)) - failuresBefore, answered200: succeeded };
+    const applied = {
+      failureReports: (await failureCounts(backends.mongoUrl, deployment.db)) - failuresBefore,
+      answered200: succeeded,
+    };
     const wastedShare = total.run > 0 ? round(Math.max(0, total.run - succeeded) / total.run, 3) : 0;
     options.say(
-      `overload: recovery ${recovery} s, wasted ${wastedShare}, applied ` + `${applied.failureReports} for ${succeeded} 200s; ` + `${cpuSplit ? `API CPU ${cpuSplit.perAdmittedMs} ms per admitted request, ${cpuSplit.perRefusalMs} per refusal` : 'API CPU not split (too few phases)'}`,
+      `overload: recovery ${recovery} s, wasted ${wastedShare}, applied ` +
+        `${applied.failureReports} for ${succeeded} 200s; ` +
+        `${cpuSplit ? `API CPU ${cpuSplit.perAdmittedMs} ms per admitted request, ${cpuSplit.perRefusalMs} per refusal` : 'API CPU not split (too few phases)'}`,
     );
     // last: it leaves jobs queued that the worker refuses as expired once it runs again
     // (a probe of the API alone: the stopped worker answers no scrape)
-    const alone = await refusalsAlone(api.origin, deployment.worker.process.pid!, report, probeOf(backends, [{ role: 'api1', pid: apiPid }]));
+    const alone = await refusalsAlone(
+      api.origin,
+      deployment.worker.process.pid!,
+      report,
+      probeOf(backends, [{ role: 'api1', pid: apiPid }]),
+    );
     const perAdmittedMs = capacity.cost?.cpuMs.api1 ?? 0;
-    const apiCpuApart = { perAdmittedMs, perRefusalMs: alone.cpuMsPerRefusal, refusalShare: perAdmittedMs > 0 ? round(alone.cpuMsPerRefusal / perAdmittedMs) : 0, refusals: alone.refusals, others: alone.others };
-    options.say(`overload: apart, API CPU ${perAdmittedMs} ms per admitted request ` + `(capacity run), ${alone.cpuMsPerRefusal} per refusal (worker stopped: ` + `${alone.refusals} refusals, ${alone.others} others)`);
+    const apiCpuApart = {
+      perAdmittedMs,
+      perRefusalMs: alone.cpuMsPerRefusal,
+      refusalShare: perAdmittedMs > 0 ? round(alone.cpuMsPerRefusal / perAdmittedMs) : 0,
+      refusals: alone.refusals,
+      others: alone.others,
+    };
+    options.say(
+      `overload: apart, API CPU ${perAdmittedMs} ms per admitted request ` +
+        `(capacity run), ${alone.cpuMsPerRefusal} per refusal (worker stopped: ` +
+        `${alone.refusals} refusals, ${alone.others} others)`,
+    );
     return {
       workerConcurrency: WORKER_CONCURRENCY,
       queueWaitTargetMs: QUEUE_WAIT_TARGET_MS,
-      capacity, phases, recoverySeconds: recovery, jobsRun: total.run, jobsExpired: total.expired, wastedShare, applied, polls, ...(cpuSplit ? { apiCpu: cpuSplit } : {}), apiCpuApart,
+      capacity,
+      phases,
+      recoverySeconds: recovery,
+      jobsRun: total.run,
+      jobsExpired: total.expired,
+      wastedShare,
+      applied,
+      polls,
+      ...(cpuSplit ? { apiCpu: cpuSplit } : {}),
+      apiCpuApart,
     };
   } finally {
     await deployment.stop();

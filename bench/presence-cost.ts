@@ -25,8 +25,21 @@ export interface PresenceCost {
  * Redis, under its own prefix), the others fall within the window.
  */
 export function trackerCpuNs(redis: RedisClient, sightings = 1_000_000): number {
-  const tracker = new PresenceTracker({ redis, prefix: 'bench-cpu', nodeId: 'n', windowMs: 3_600_000, log: createLogger('silent', 'bench') });
-  const session = { _id: 's1', locationId: 'l1', deviceId: 'd', type: 'SERVICE', keyHash: '', createdAt: new Date() } as SessionDoc;
+  const tracker = new PresenceTracker({
+    redis,
+    prefix: 'bench-cpu',
+    nodeId: 'n',
+    windowMs: 3_600_000,
+    log: createLogger('silent', 'bench'),
+  });
+  const session = {
+    _id: 's1',
+    locationId: 'l1',
+    deviceId: 'd',
+    type: 'SERVICE',
+    keyHash: '',
+    createdAt: new Date(),
+  } as SessionDoc;
   const now = Date.now();
   tracker.sighted(session, now - 1);
   const cpu = process.cpuUsage();

@@ -46,8 +46,23 @@ const EVENTS_PER_ORDER = 8;
 /** An order's versions: placed, then failure reports, each leaving it in PLACED. */
 function versions(locationId: string, number: number, count: number, now: Date): OrderDoc[] {
   const rows = SAMPLE_ROWS.map((row, i) => ({ ...row, rowNumber: i + 1 }));
-  const base = { _id: recordId(locationId, number), locationId, number, rows, appliedJobs: [], guestCount: 1, createdAt: now, updatedAt: now, orderTime: now };
-  return Array.from({ length: count }, (_, v): OrderDoc => ({ ...base, state: 'PLACED', version: v + 1, failureCount: v }));
+  const base = {
+    _id: recordId(locationId, number),
+    locationId,
+    number,
+    rows,
+    appliedJobs: [],
+    guestCount: 1,
+    createdAt: now,
+    updatedAt: now,
+    orderTime: now,
+  };
+  return Array.from({ length: count }, (_, v): OrderDoc => ({
+    ...base,
+    state: 'PLACED',
+    version: v + 1,
+    failureCount: v,
+  }));
 }
 
 /** Orders as their writes leave them: each holding the events of its first EVENTS_PER_ORDER versions. */
@@ -55,7 +70,13 @@ function backlog(locationId: string, orders: number): OrderDoc[] {
   const now = new Date();
   return Array.from({ length: orders }, (_, i) => {
     const written = versions(locationId, i + 1, EVENTS_PER_ORDER, now);
-    return { ...written.at(-1)!, ...outboxAfter({}, written.flatMap((version) => orderOutbox(version, now))) };
+    return {
+      ...written.at(-1)!,
+      ...outboxAfter(
+        {},
+        written.flatMap((version) => orderOutbox(version, now)),
+      ),
+    };
   });
 }
 
@@ -64,9 +85,22 @@ async function relayOnce(backends: Backends, orders: number, subscribed: boolean
   const mongo = await MongoClient.connect(backends.mongoUrl);
   const db = mongo.db(name);
   const log = createLogger('silent', 'bench-relay');
-  const config = loadConfig({ REDIS_URL: backends.redisUrl, MONGO_URL: backends.mongoUrl, REDIS_PREFIX: name, WEBHOOK_MAX_PENDING: String(orders * 4) });
+  const config = loadConfig({
+    REDIS_URL: backends.redisUrl,
+    MONGO_URL: backends.mongoUrl,
+    REDIS_PREFIX: name,
+    WEBHOOK_MAX_PENDING: String(orders * 4),
+  });
   const registry = createWorkerMetrics(() => 0);
-  const webhooks = createWebhooks({ repos: createRepos(db), redis: backends.redis, queueRedis: backends.redis, redisConfig: config.redis, webhooks: config.webhooks, registry: registry.registry, log });
+  const webhooks = createWebhooks({
+    repos: createRepos(db),
+    redis: backends.redis,
+    queueRedis: backends.redis,
+    redisConfig: config.redis,
+    webhooks: config.webhooks,
+    registry: registry.registry,
+    log,
+  });
   try {
     await ensureIndexes(db);
     const repos = createRepos(db);
@@ -74,10 +108,18 @@ async function relayOnce(backends: Backends, orders: number, subscribed: boolean
     if (subscribed) {
       const now = new Date();
       // (never delivered here: its secret need not open)
-      await repos.webhooks.create({ _id: `sub-${name}`, url: 'http://127.0.0.1:9/hooks', events: [...WEBHOOK_EVENT_TYPES], secret: 'unused', createdAt: now, updatedAt: now });
+      await repos.webhooks.create({
+        _id: `sub-${name}`,
+        url: 'http://127.0.0.1:9/hooks',
+        events: [...WEBHOOK_EVENT_TYPES],
+        secret: 'unused',
+        createdAt: now,
+        updatedAt: now,
+      });
     }
     const docs = backlog(locationId, orders);
-    for (let i = 0; i < docs.length; i += SEED_CHUNK) await db.collection<OrderDoc>('orders').insertMany(docs.slice(i, i + SEED_CHUNK));
+    for (let i = 0; i < docs.length; i += SEED_CHUNK)
+      await db.collection<OrderDoc>('orders').insertMany(docs.slice(i, i + SEED_CHUNK));
     const events = docs.reduce((sum, doc) => sum + Object.keys(doc.outbox ?? {}).length, 0);
     const relay = new OutboxRelay({
       outboxes: outboxes(db),
@@ -97,7 +139,13 @@ async function relayOnce(backends: Backends, orders: number, subscribed: boolean
     await relay.close();
     const left = await db.collection('orders').countDocuments({ outboxCount: { $gt: 0 } });
     if (left > 0) throw new Error(`the relay left ${left} orders holding events`);
-    return { subscriptions: subscribed ? 1 : 0, events, passes, seconds: round(seconds, 2), eventsPerSecond: round(events / seconds, 0) };
+    return {
+      subscriptions: subscribed ? 1 : 0,
+      events,
+      passes,
+      seconds: round(seconds, 2),
+      eventsPerSecond: round(events / seconds, 0),
+    };
   } finally {
     await webhooks.queue.obliterate({ force: true }).catch(() => undefined);
     await webhooks.queue.close();
@@ -106,11 +154,17 @@ async function relayOnce(backends: Backends, orders: number, subscribed: boolean
   }
 }
 
-export async function measureRelay(backends: Backends, options: { orders: number; say(line: string): void }): Promise<RelayThroughput> {
+export async function measureRelay(
+  backends: Backends,
+  options: { orders: number; say(line: string): void },
+): Promise<RelayThroughput> {
   const runs: RelayRun[] = [];
   for (const subscribed of [false, true]) {
     const run = await relayOnce(backends, options.orders, subscribed);
-    options.say(`relay, ${run.subscriptions} subscription(s): ${run.events} events in ` + `${run.passes} passes, ${run.seconds} s: ${run.eventsPerSecond} events/s`);
+    options.say(
+      `relay, ${run.subscriptions} subscription(s): ${run.events} events in ` +
+        `${run.passes} passes, ${run.seconds} s: ${run.eventsPerSecond} events/s`,
+    );
     runs.push(run);
   }
   const [, reported] = versions('loc', 1, 2, new Date());

@@ -86,14 +86,19 @@ export interface CollectionSizes {
 
 /** What latest.json keeps of a run: its figures, not the raw samples (BENCH_RAW=1 writes those to raw.json). */
 export function summaryOnly(results: BenchResults): BenchResults {
-  return JSON.parse(JSON.stringify(results, (key, value: unknown) => (key === 'redisByCommand' || key === 'errorSamples' ? undefined : value))) as BenchResults;
+  return JSON.parse(
+    JSON.stringify(results, (key, value: unknown) =>
+      key === 'redisByCommand' || key === 'errorSamples' ? undefined : value,
+    ),
+  ) as BenchResults;
 }
 
 /** JSON with each object that fits in a line on one line (a row of figures), so that a run's file reads as tables. */
 export function compactJson(value: unknown, indent = ''): string {
   const flat = JSON.stringify(value);
   const width = value !== null && typeof value === 'object' && !Array.isArray(value) && indent.length > 2 ? 320 : 160;
-  if (value === null || typeof value !== 'object' || flat.length + indent.length <= width) return indent === '' ? `${flat}\n` : flat;
+  if (value === null || typeof value !== 'object' || flat.length + indent.length <= width)
+    return indent === '' ? `${flat}\n` : flat;
   const inner = `${indent}  `;
   const items = Array.isArray(value)
     ? value.map((item) => `${inner}${compactJson(item, inner)}`)

@@ -86,15 +86,27 @@ async function localPid(url: string, kind: 'redis' | 'mongo'): Promise<number | 
   if (!/^[a-z+]+:\/\/(?:[^@/]*@)?(localhost|127\.0\.0\.1|\[::1\])[:/]/.test(url)) return undefined;
   if (kind === 'redis') {
     const redis = createRedis({ url, cluster: false });
-    return redis.info('server').then((info) => Number(/process_id:(\d+)/.exec(info)?.[1]) || undefined).finally(() => redis.disconnect());
+    return redis
+      .info('server')
+      .then((info) => Number(/process_id:(\d+)/.exec(info)?.[1]) || undefined)
+      .finally(() => redis.disconnect());
   }
   const client = new (await import('mongodb')).MongoClient(url, { serverSelectionTimeoutMS: 5_000 });
-  return client.db('admin').command({ serverStatus: 1 }).then((status) => Number(status.pid) || undefined, () => undefined).finally(() => client.close());
+  return client
+    .db('admin')
+    .command({ serverStatus: 1 })
+    .then(
+      (status) => Number(status.pid) || undefined,
+      () => undefined,
+    )
+    .finally(() => client.close());
 }
 
 function git(args: string): string | undefined {
   try {
-    return execSync(`git ${args}`, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 * 1024 * 1024 }).toString().trim();
+    return execSync(`git ${args}`, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 * 1024 * 1024 })
+      .toString()
+      .trim();
   } catch {
     return undefined;
   }
@@ -115,16 +127,26 @@ async function machine(redisUrl: string, mongo: string): Promise<Machine> {
   const info = await redis.info('server').finally(() => redis.disconnect());
   const round2 = (l: number) => Math.round(l * 100) / 100;
   return {
-    nproc: os.availableParallelism(), cpu: os.cpus()[0]?.model.trim() ?? 'unknown', memoryGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
-    node: process.version, os: `${os.type()} ${os.release()}`, redis: /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown', mongo,
-    ulimitNofile: execSync('ulimit -n', { shell: '/bin/sh' }).toString().trim(), loadAverageStart: os.loadavg().map(round2),
+    nproc: os.availableParallelism(),
+    cpu: os.cpus()[0]?.model.trim() ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+    node: process.version,
+    os: `${os.type()} ${os.release()}`,
+    redis: /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown',
+    mongo,
+    ulimitNofile: execSync('ulimit -n', { shell: '/bin/sh' }).toString().trim(),
+    loadAverageStart: os.loadavg().map(round2),
   };
 }
 
 /** Redis and MongoDB: those of REDIS_URL and MONGO_URL, else started here (redis-server, the stand-in). */
 async function startBackends(logDir: string, children: ChildServer[], closers: (() => Promise<void>)[]) {
   const serverProcesses: WatchedProcess[] = [];
-  const start = async (kind: 'redis' | 'mongo', url: string | undefined, started: () => Promise<ChildServer & { url: string }>) => {
+  const start = async (
+    kind: 'redis' | 'mongo',
+    url: string | undefined,
+    started: () => Promise<ChildServer & { url: string }>,
+  ) => {
     const server = url ? undefined : await started();
     if (server) children.push(server);
     const pid = server?.process.pid ?? (await localPid(url!, kind));
@@ -137,7 +159,10 @@ async function startBackends(logDir: string, children: ChildServer[], closers: (
   closers.push(() => redis.quit().then(() => undefined));
   const profileDir = PROFILE ? path.join(logDir, 'profiles') : undefined;
   const backends: Backends = { mongoUrl, redisUrl, logDir, serverProcesses, redis, profileDir };
-  return { backends, mongo: process.env.MONGO_URL ? 'MONGO_URL (a real MongoDB)' : 'the in-memory stand-in (jongodb), not a real mongod' };
+  return {
+    backends,
+    mongo: process.env.MONGO_URL ? 'MONGO_URL (a real MongoDB)' : 'the in-memory stand-in (jongodb), not a real mongod',
+  };
 }
 
 async function main(): Promise<void> {
@@ -155,51 +180,132 @@ async function main(): Promise<void> {
     // for the processes started from here that hold one end of the streams (the API nodes, the client processes)
     raiseFileLimit(Math.max(STREAMS, CHAIN_STREAMS, ...FANOUT_LEVELS) + 1_000, say);
     const host = await machine(backends.redisUrl, mongo);
-    say(`${host.nproc} cores, ${host.memoryGiB} GiB, Node ${host.node}, Redis ${host.redis}, ` + `MongoDB: ${mongo}; ulimit -n ${host.ulimitNofile}; logs in ${logDir}`);
+    say(
+      `${host.nproc} cores, ${host.memoryGiB} GiB, Node ${host.node}, Redis ${host.redis}, ` +
+        `MongoDB: ${mongo}; ulimit -n ${host.ulimitNofile}; logs in ${logDir}`,
+    );
     const bounds: LoadBounds = { maxOps: MAX_OPS, maxMs: SECONDS * 1000, warmupOps: WARMUP_OPS };
     const status = { orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say };
-    const statusUpdates = runs('status') ? await measureStatusUpdates(backends, { ...status, concurrencies: CONCURRENCIES, floor: true }) : [];
-    const locationPolls = runs('polls') ? await measureLocationPolls(backends, { concurrencies: CONCURRENCIES, records: POLL_RECORDS, bounds, say, floor: true }) : [];
+    const statusUpdates = runs('status')
+      ? await measureStatusUpdates(backends, { ...status, concurrencies: CONCURRENCIES, floor: true })
+      : [];
+    const locationPolls = runs('polls')
+      ? await measureLocationPolls(backends, {
+          concurrencies: CONCURRENCIES,
+          records: POLL_RECORDS,
+          bounds,
+          say,
+          floor: true,
+        })
+      : [];
     const variants = runs('variants') ? await measureVariants(backends, bounds, closers) : undefined;
-    const presence = presenceCost(backends.redis, locationPolls.find((p) => p.concurrency === POLL_CONCURRENCY && p.records === POLL_RECORDS[0])?.cost);
-    say(`presence: ${presence.trackerCpuNsPerRequest} ns of tracker CPU per ` + `request, ${presence.redisCommandsPerPoll} Redis writes per poll`);
+    const presence = presenceCost(
+      backends.redis,
+      locationPolls.find((p) => p.concurrency === POLL_CONCURRENCY && p.records === POLL_RECORDS[0])?.cost,
+    );
+    say(
+      `presence: ${presence.trackerCpuNsPerRequest} ns of tracker CPU per ` +
+        `request, ${presence.redisCommandsPerPoll} Redis writes per poll`,
+    );
     // (as many orders as a status run's collection holds: its own and its floor's)
     const relay = runs('relay') ? await measureRelay(backends, { orders: 2 * STATUS_ORDERS, say }) : undefined;
-    const fanOut = runs('fanout') ? await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, say }) : [];
-    const streams = runs('streams') && STREAMS > 0 ? await measureStreams(backends, { streams: STREAMS, clientProcesses: STREAMS >= 5_000 ? 4 : 2, events: STREAM_EVENTS, say }) : undefined;
-    const chain = { streams: CHAIN_STREAMS, locations: CHAIN_STREAMS / 2, clientProcesses: CHAIN_STREAMS >= 5_000 ? 4 : 2, events: CHAIN_EVENTS, concurrency: 4, say };
+    const fanOut = runs('fanout')
+      ? await measureFanOut(backends, { levels: FANOUT_LEVELS, submissions: FANOUT_SUBMISSIONS, say })
+      : [];
+    const streams =
+      runs('streams') && STREAMS > 0
+        ? await measureStreams(backends, {
+            streams: STREAMS,
+            clientProcesses: STREAMS >= 5_000 ? 4 : 2,
+            events: STREAM_EVENTS,
+            say,
+          })
+        : undefined;
+    const chain = {
+      streams: CHAIN_STREAMS,
+      locations: CHAIN_STREAMS / 2,
+      clientProcesses: CHAIN_STREAMS >= 5_000 ? 4 : 2,
+      events: CHAIN_EVENTS,
+      concurrency: 4,
+      say,
+    };
     const chainStreams = runs('chain') && CHAIN_STREAMS > 0 ? await measureChainStreams(backends, chain) : undefined;
     const cluster = runs('cluster') ? await measureOnCluster(backends, status) : undefined;
-    const archive = runs('archive') ? await measureArchiveLoad(backends, { finishedOrders: ARCHIVE_FINISHED, concurrency: POLL_CONCURRENCY, rounds: ARCHIVE_ROUNDS, bounds, say }) : undefined;
-    const menus = runs('menu') ? await measureMenus(backends, { concurrencies: MENU_CONCURRENCIES, publishLocations: MENU_PUBLISH_LOCATIONS, bounds, say }) : undefined;
+    const archive = runs('archive')
+      ? await measureArchiveLoad(backends, {
+          finishedOrders: ARCHIVE_FINISHED,
+          concurrency: POLL_CONCURRENCY,
+          rounds: ARCHIVE_ROUNDS,
+          bounds,
+          say,
+        })
+      : undefined;
+    const menus = runs('menu')
+      ? await measureMenus(backends, {
+          concurrencies: MENU_CONCURRENCIES,
+          publishLocations: MENU_PUBLISH_LOCATIONS,
+          bounds,
+          say,
+        })
+      : undefined;
     const phases = parsePhases(process.env.BENCH_OVERLOAD_PHASES);
-    const overload = runs('overload') ? await measureOverload(backends, { phases, capacityBounds: { ...bounds, maxOps: 1_000_000 }, say }) : undefined;
+    const overload = runs('overload')
+      ? await measureOverload(backends, { phases, capacityBounds: { ...bounds, maxOps: 1_000_000 }, say })
+      : undefined;
     const commit = sourceCommit();
     const results: BenchResults = {
-      startedAt: new Date(started).toISOString(), durationSeconds: Math.round((Date.now() - started) / 1000), ...(commit ? { commit } : {}),
+      startedAt: new Date(started).toISOString(),
+      durationSeconds: Math.round((Date.now() - started) / 1000),
+      ...(commit ? { commit } : {}),
       machine: { ...host, loadAverageEnd: os.loadavg().map((l) => Math.round(l * 100) / 100) },
-      settings: { secondsPerRun: SECONDS, maxOpsPerRun: MAX_OPS, warmupOps: WARMUP_OPS, fanOutSubmissions: FANOUT_SUBMISSIONS },
+      settings: {
+        secondsPerRun: SECONDS,
+        maxOpsPerRun: MAX_OPS,
+        warmupOps: WARMUP_OPS,
+        fanOutSubmissions: FANOUT_SUBMISSIONS,
+      },
       statusUpdates,
       collections: {
-        statusOrders: STATUS_ORDERS, locations: STATUS_LOCATIONS, pollOrders: POLL_RECORDS, eventLogKept: EVENT_LOG_KEPT,
-        note: 'each deployment (every concurrency and variant) on a fresh database, its floor on the same documents ' + `right after; the event log and the webhook delivery log trimmed to as many every ${EVENT_LOG_TRIM_MS} ms`,
+        statusOrders: STATUS_ORDERS,
+        locations: STATUS_LOCATIONS,
+        pollOrders: POLL_RECORDS,
+        eventLogKept: EVENT_LOG_KEPT,
+        note:
+          'each deployment (every concurrency and variant) on a fresh database, its floor on the same documents ' +
+          `right after; the event log and the webhook delivery log trimmed to as many every ${EVENT_LOG_TRIM_MS} ms`,
       },
-      locationPolls, ...(variants ? { variants } : {}), presence, ...(relay ? { relay } : {}), fanOut,
-      ...(archive ? { archive } : {}), ...menus, ...(overload ? { overload } : {}), ...(streams ? { streams } : {}),
+      locationPolls,
+      ...(variants ? { variants } : {}),
+      presence,
+      ...(relay ? { relay } : {}),
+      fanOut,
+      ...(archive ? { archive } : {}),
+      ...menus,
+      ...(overload ? { overload } : {}),
+      ...(streams ? { streams } : {}),
       // a socket costs the same whatever location it serves: the one-location level's floors hold for both
-      ...(chainStreams ? { chainStreams: { ...chainStreams, ...(streams?.streams === chainStreams.streams ? { memoryFloors: streams.memoryFloors } : {}) } } : {}),
+      ...(chainStreams
+        ? {
+            chainStreams: {
+              ...chainStreams,
+              ...(streams?.streams === chainStreams.streams ? { memoryFloors: streams.memoryFloors } : {}),
+            },
+          }
+        : {}),
       ...(cluster ? { cluster } : {}),
       logs: logDir,
     };
     process.stdout.write(`\n${renderTables(results)}\n\n`);
     if (COMPARE) process.stdout.write(`${renderComparison(summarise(results), committedSummary())}\n\n`);
-    if (backends.profileDir) process.stdout.write(`CPU profiles in ${backends.profileDir} (open them in Chrome DevTools or speedscope)\n\n`);
+    if (backends.profileDir)
+      process.stdout.write(`CPU profiles in ${backends.profileDir} (open them in Chrome DevTools or speedscope)\n\n`);
     // a short or partial run never stands in for a full one
     const name = quick || ONLY ? 'quick.json' : 'latest.json';
     const dir = path.join(ROOT, 'bench', 'results');
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, name), compactJson(summaryOnly(results)));
-    if (process.env.BENCH_RAW === '1') fs.writeFileSync(path.join(dir, 'raw.json'), `${JSON.stringify(results, null, 2)}\n`);
+    if (process.env.BENCH_RAW === '1')
+      fs.writeFileSync(path.join(dir, 'raw.json'), `${JSON.stringify(results, null, 2)}\n`);
     say(`wrote bench/results/${name}${process.env.BENCH_RAW === '1' ? ' and raw.json' : ''}`);
   } finally {
     await stopChildren();
@@ -210,14 +316,32 @@ async function main(): Promise<void> {
  * Features measured as cost rows of their own (bench/feature-variants.ts): the
  * same status updates and polls with their settings.
  */
-async function measureVariants(backends: Backends, bounds: LoadBounds, closers: (() => Promise<void>)[]): Promise<VariantResult[]> {
+async function measureVariants(
+  backends: Backends,
+  bounds: LoadBounds,
+  closers: (() => Promise<void>)[],
+): Promise<VariantResult[]> {
   const features = await startFeatureVariants();
   closers.push(features.stop);
   const variants: VariantResult[] = [];
   for (const variant of features.variants) {
-    const options = { concurrencies: variant.concurrencies ?? [16], orders: STATUS_ORDERS, locations: STATUS_LOCATIONS, bounds, say, variant, floor: variant.floorEnv !== undefined };
+    const options = {
+      concurrencies: variant.concurrencies ?? [16],
+      orders: STATUS_ORDERS,
+      locations: STATUS_LOCATIONS,
+      bounds,
+      say,
+      variant,
+      floor: variant.floorEnv !== undefined,
+    };
     const statusUpdates = await measureStatusUpdates(backends, options);
-    const [poll] = await measureLocationPolls(backends, { concurrencies: [POLL_CONCURRENCY], records: [POLL_RECORDS[0]!], bounds, say, variant });
+    const [poll] = await measureLocationPolls(backends, {
+      concurrencies: [POLL_CONCURRENCY],
+      records: [POLL_RECORDS[0]!],
+      bounds,
+      say,
+      variant,
+    });
     variants.push({ name: variant.name, env: variant.env, statusUpdates, poll: poll! });
   }
   return variants;
@@ -227,19 +351,40 @@ async function measureVariants(backends: Backends, bounds: LoadBounds, closers: 
  * The status updates and the 1,000-stream fan-out on a Redis Cluster (a node timeout
  * long enough that a loaded machine never fails a master over).
  */
-async function measureOnCluster(single: Backends, status: Omit<Parameters<typeof measureStatusUpdates>[1], 'concurrencies'>): Promise<ClusterResults> {
+async function measureOnCluster(
+  single: Backends,
+  status: Omit<Parameters<typeof measureStatusUpdates>[1], 'concurrencies'>,
+): Promise<ClusterResults> {
   const cluster = await startRedisCluster({ masters: 3, replicas: 1, nodeTimeoutMs: 5_000 });
   // INFO commandstats of every master, for the runs' cost
   const redis = createRedis({ url: cluster.url, cluster: true });
   try {
     const roles = await clusterRoles(cluster.nodes[0]!.port);
-    const nodes = cluster.nodes.map((node) => ({ role: roles.get(node.port)!, pid: node.pid! })).sort((a, b) => a.role.localeCompare(b.role));
+    const nodes = cluster.nodes
+      .map((node) => ({ role: roles.get(node.port)!, pid: node.pid! }))
+      .sort((a, b) => a.role.localeCompare(b.role));
     say(`cluster: 3 masters, 3 replicas at ${cluster.url}`);
     // MongoDB's process, and each Redis process under its name
     const serverProcesses = [...single.serverProcesses.filter((p) => p.role === 'mongo'), ...nodes];
-    const backends: Backends = { ...single, redisUrl: cluster.url, redisCluster: true, serverProcesses, redis, profileDir: undefined };
-    const statusUpdates = await measureStatusUpdates(backends, { ...status, concurrencies: CLUSTER_CONCURRENCIES, label: 'cluster ' });
-    const fanOut = await measureFanOut(backends, { levels: [CLUSTER_FANOUT], submissions: FANOUT_SUBMISSIONS, say, label: 'cluster ' });
+    const backends: Backends = {
+      ...single,
+      redisUrl: cluster.url,
+      redisCluster: true,
+      serverProcesses,
+      redis,
+      profileDir: undefined,
+    };
+    const statusUpdates = await measureStatusUpdates(backends, {
+      ...status,
+      concurrencies: CLUSTER_CONCURRENCIES,
+      label: 'cluster ',
+    });
+    const fanOut = await measureFanOut(backends, {
+      levels: [CLUSTER_FANOUT],
+      submissions: FANOUT_SUBMISSIONS,
+      say,
+      label: 'cluster ',
+    });
     return { shape: '3 masters, 3 replicas', partitions: CLUSTER_QUEUE_PARTITIONS, statusUpdates, fanOut };
   } finally {
     redis.disconnect();
@@ -250,7 +395,9 @@ async function measureOnCluster(single: Backends, status: Omit<Parameters<typeof
 /** Each node's name by its port: `master <port>` or `replica <port>` (CLUSTER NODES). */
 async function clusterRoles(port: number): Promise<Map<number, string>> {
   const redis = createRedis({ url: `redis://127.0.0.1:${port}`, cluster: false });
-  const nodes = String(await redis.call('CLUSTER', 'NODES').finally(() => redis.disconnect())).trim().split('\n');
+  const nodes = String(await redis.call('CLUSTER', 'NODES').finally(() => redis.disconnect()))
+    .trim()
+    .split('\n');
   return new Map(
     nodes.map((line) => {
       const [, address, flags] = line.split(' ');

@@ -7,7 +7,16 @@
 import type { AdminClient } from '@pos/shared/clients/admin-client';
 import { SAMPLE_ROWS } from '../scripts/embedded/sample-rows';
 import { type CostProbe, type CpuShare, measureCpu, type WatchedProcess } from './cost';
-import { type BenchChild, type Backends, type Deployment, deploy, probeOf, profileArgs, redisProcesses, spawnNode } from './deployment';
+import {
+  type BenchChild,
+  type Backends,
+  type Deployment,
+  deploy,
+  probeOf,
+  profileArgs,
+  redisProcesses,
+  spawnNode,
+} from './deployment';
 import { alternateHttp, type HttpRequest, type HttpSide, type LoadBounds, type LoadResult, runHttp } from './load';
 
 /** Runs `count` async jobs at most `width` at a time. */
@@ -26,13 +35,17 @@ export async function inBatches<T>(count: number, width: number, job: (i: number
 }
 
 /** A probe of a run on the deployment, its stop after the variant's work settled. */
-const runProbe = (deployment: Deployment, variant: Variant | undefined) => deployment.probe(variant?.settled && (() => variant.settled!(deployment)));
+const runProbe = (deployment: Deployment, variant: Variant | undefined) =>
+  deployment.probe(variant?.settled && (() => variant.settled!(deployment)));
 
 /** Locations whose failure threshold is 1000 (failure reports keep their orders PLACED), each with a register key. */
 export const registers = (admin: AdminClient, count: number, name: string) =>
   inBatches(count, 4, async (i) => {
     const location = await admin.createLocation(`${name} ${i + 1}`, 1000);
-    return { locationId: location.id, apiKey: (await admin.createServiceSession(location.id, 'bench-register')).apiKey };
+    return {
+      locationId: location.id,
+      apiKey: (await admin.createServiceSession(location.id, 'bench-register')).apiKey,
+    };
   });
 
 /** `count` PLACED orders spread over the locations in turn, each with its register's key. */
@@ -82,7 +95,16 @@ export interface PollResult extends LoadResult {
  */
 export async function measureStatusUpdates(
   backends: Backends,
-  options: { concurrencies: number[]; orders: number; locations?: number; bounds: LoadBounds; say(line: string): void; label?: string; floor?: boolean; variant?: Variant },
+  options: {
+    concurrencies: number[];
+    orders: number;
+    locations?: number;
+    bounds: LoadBounds;
+    say(line: string): void;
+    label?: string;
+    floor?: boolean;
+    variant?: Variant;
+  },
 ): Promise<StatusUpdateResult[]> {
   // Each deployment its own log files (a label's runs apart).
   const name = `${options.label ? `${options.label.trim()}-` : ''}status${options.variant ? `-${options.variant.name}` : ''}`;
@@ -102,19 +124,41 @@ export async function measureStatusUpdates(
       const perClient = Math.floor(targets.length / c);
       const body = JSON.stringify({ newState: 'FAILED' });
       // the floor's request: the same update, its location named instead of authenticated
-      const update = (list: typeof targets, floor: boolean) => (client: number, iteration: number): HttpRequest => {
-        const { apiKey, locationId, number } = list[client + c * (iteration % perClient)]!;
-        const headers: Record<string, string> = floor ? { 'x-location': locationId } : { api_key: apiKey };
-        return { method: 'PUT', path: `${floor ? '' : '/api/v1'}/orders/${number}/statusupdate`, headers, body };
-      };
+      const update =
+        (list: typeof targets, floor: boolean) =>
+        (client: number, iteration: number): HttpRequest => {
+          const { apiKey, locationId, number } = list[client + c * (iteration % perClient)]!;
+          const headers: Record<string, string> = floor ? { 'x-location': locationId } : { api_key: apiKey };
+          return { method: 'PUT', path: `${floor ? '' : '/api/v1'}/orders/${number}/statusupdate`, headers, body };
+        };
       const of = `${options.label ?? ''}status updates${options.variant ? ` (${options.variant.name})` : ''} c=${c}, ${locationCount} location(s)`;
-      const service = { origin: deployment.apis[0]!.origin, request: update(targets, false), probe: runProbe(deployment, options.variant) };
+      const service = {
+        origin: deployment.apis[0]!.origin,
+        request: update(targets, false),
+        probe: runProbe(deployment, options.variant),
+      };
       const floorSide = floor && { origin: floor.origin, request: update(floorTargets, true), probe: floor.probe() };
-      const { result, floorResult, redisCpu } = await serviceAndFloor(c, service, floorSide, bounds, redisProcesses(backends));
+      const { result, floorResult, redisCpu } = await serviceAndFloor(
+        c,
+        service,
+        floorSide,
+        bounds,
+        redisProcesses(backends),
+      );
       options.say(`${of}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}`);
-      if (floorResult) options.say(`${of}, floor: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ` + `${floorResult.p99Ms} ms, errors ${floorResult.errors}`);
+      if (floorResult)
+        options.say(
+          `${of}, floor: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ` +
+            `${floorResult.p99Ms} ms, errors ${floorResult.errors}`,
+        );
       const report = await options.variant?.report?.(deployment);
-      results.push({ ...result, locations: locationCount, redisCpu, ...(floorResult ? { floor: floorResult } : {}), ...(report ? { report } : {}) });
+      results.push({
+        ...result,
+        locations: locationCount,
+        redisCpu,
+        ...(floorResult ? { floor: floorResult } : {}),
+        ...(report ? { report } : {}),
+      });
     }
     return results;
   } finally {
@@ -129,13 +173,26 @@ export async function measureStatusUpdates(
  * (runAlternating), so that both meet the same phases. `redis`: the Redis processes whose share of
  * a core the service's run is reported with (one after the other only).
  */
-async function serviceAndFloor(c: number, service: HttpSide, floor: HttpSide | undefined, bounds: LoadBounds, redis: WatchedProcess[] = []) {
+async function serviceAndFloor(
+  c: number,
+  service: HttpSide,
+  floor: HttpSide | undefined,
+  bounds: LoadBounds,
+  redis: WatchedProcess[] = [],
+) {
   if (floor && c === 1) {
     const [result, floorResult] = await alternateHttp(c, [service, floor], bounds);
     return { result, floorResult, redisCpu: [] as CpuShare[] };
   }
   let cpu: ReturnType<typeof measureCpu> | undefined;
-  const result = await runHttp(service.origin, c, service.request, bounds, service.probe, () => (cpu = measureCpu(redis)));
+  const result = await runHttp(
+    service.origin,
+    c,
+    service.request,
+    bounds,
+    service.probe,
+    () => (cpu = measureCpu(redis)),
+  );
   const redisCpu = cpu?.stop() ?? [];
   const floorResult = floor && (await runHttp(floor.origin, c, floor.request, bounds, floor.probe));
   return { result, floorResult, redisCpu };
@@ -147,9 +204,18 @@ async function serviceAndFloor(c: number, service: HttpSide, floor: HttpSide | u
  */
 export async function measureLocationPolls(
   backends: Backends,
-  options: { concurrencies: number[]; records: number[]; bounds: LoadBounds; say(line: string): void; floor?: boolean; variant?: Variant },
+  options: {
+    concurrencies: number[];
+    records: number[];
+    bounds: LoadBounds;
+    say(line: string): void;
+    floor?: boolean;
+    variant?: Variant;
+  },
 ): Promise<PollResult[]> {
-  const deployment = await deploy(`polls${options.variant ? `-${options.variant.name}` : ''}`, backends, { env: options.variant?.env });
+  const deployment = await deploy(`polls${options.variant ? `-${options.variant.name}` : ''}`, backends, {
+    env: options.variant?.env,
+  });
   await options.variant?.setup?.(deployment);
   const floor = options.floor ? await startPollFloor(backends, deployment) : undefined;
   try {
@@ -161,12 +227,26 @@ export async function measureLocationPolls(
       await inBatches(records, 1, () => admin.createOrder(location.id, SAMPLE_ROWS));
       for (const c of options.concurrencies) {
         const poll = { method: 'GET', path: '/api/v1/orders/location', headers: { api_key: apiKey }, startsWith: '[' };
-        const floorPoll = { method: 'GET', path: `/orders/location?locationId=${encodeURIComponent(location.id)}`, startsWith: '[' };
-        const service = { origin: deployment.apis[0]!.origin, request: () => poll, probe: runProbe(deployment, options.variant) };
-        const { result, floorResult } = await serviceAndFloor(c, service, floor && { origin: floor.origin, request: () => floorPoll, probe: floor.probe() }, options.bounds);
+        const floorPoll = {
+          method: 'GET',
+          path: `/orders/location?locationId=${encodeURIComponent(location.id)}`,
+          startsWith: '[',
+        };
+        const service = {
+          origin: deployment.apis[0]!.origin,
+          request: () => poll,
+          probe: runProbe(deployment, options.variant),
+        };
+        const { result, floorResult } = await serviceAndFloor(
+          c,
+          service,
+          floor && { origin: floor.origin, request: () => floorPoll, probe: floor.probe() },
+          options.bounds,
+        );
         const of = `location polls${options.variant ? ` (${options.variant.name})` : ''} ${records} orders c=${c}`;
         options.say(`${of}: ${result.rps} rps, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
-        if (floorResult) options.say(`${of}, floor: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms`);
+        if (floorResult)
+          options.say(`${of}, floor: ${floorResult.rps} rps, p50 ${floorResult.p50Ms} ms, p99 ${floorResult.p99Ms} ms`);
         results.push({ ...result, records, ...(floorResult ? { floor: floorResult } : {}) });
       }
     }
@@ -183,7 +263,12 @@ interface Floor {
   stop(): Promise<void>;
 }
 
-const floorEnv = (backends: Backends, deployment: Deployment) => ({ MONGO_URL: backends.mongoUrl, MONGO_DB: deployment.db, REDIS_URL: backends.redisUrl, REDIS_PREFIX: `${deployment.redisPrefix}:floor` });
+const floorEnv = (backends: Backends, deployment: Deployment) => ({
+  MONGO_URL: backends.mongoUrl,
+  MONGO_DB: deployment.db,
+  REDIS_URL: backends.redisUrl,
+  REDIS_PREFIX: `${deployment.redisPrefix}:floor`,
+});
 
 const metricsOf = (child: BenchChild) => `http://127.0.0.1:${/"metricsPort":(\d+)/.exec(child.ready[0])![1]}/metrics`;
 
@@ -192,10 +277,22 @@ const metricsOf = (child: BenchChild) => `http://127.0.0.1:${/"metricsPort":(\d+
  * (bench/bare/poll-floor.ts): `GET /orders/location?locationId=`.
  */
 async function startPollFloor(backends: Backends, deployment: Deployment): Promise<Floor> {
-  const child = await spawnNode('floor-poll', 'bench/bare/poll-floor.ts', floorEnv(backends, deployment), /"port":(\d+),"metricsPort":\d+/, backends.logDir, profileArgs(backends, `${deployment.name}-floor-poll`));
+  const child = await spawnNode(
+    'floor-poll',
+    'bench/bare/poll-floor.ts',
+    floorEnv(backends, deployment),
+    /"port":(\d+),"metricsPort":\d+/,
+    backends.logDir,
+    profileArgs(backends, `${deployment.name}-floor-poll`),
+  );
   return {
     origin: `http://127.0.0.1:${child.ready[1]}`,
-    probe: () => probeOf(backends, [{ role: 'floor-api', pid: child.process.pid! }], [{ role: 'floor-api', metricsUrl: metricsOf(child) }]),
+    probe: () =>
+      probeOf(
+        backends,
+        [{ role: 'floor-api', pid: child.process.pid! }],
+        [{ role: 'floor-api', metricsUrl: metricsOf(child) }],
+      ),
     stop: () => child.stop(),
   };
 }
@@ -204,19 +301,45 @@ async function startPollFloor(backends: Backends, deployment: Deployment): Promi
  * Koa → `Queue.add` → a worker's `findOne` and version-guarded `findOneAndUpdate` → reply on
  * pub/sub (bench/bare/status-floor-*.ts): `PUT /orders/{n}/statusupdate` with `x-location`.
  */
-async function startStatusFloor(backends: Backends, deployment: Deployment, extraEnv: Record<string, string> = {}): Promise<Floor> {
+async function startStatusFloor(
+  backends: Backends,
+  deployment: Deployment,
+  extraEnv: Record<string, string> = {},
+): Promise<Floor> {
   const env = { ...floorEnv(backends, deployment), ...extraEnv };
-  const worker = await spawnNode('floor-status-worker', 'bench/bare/status-floor-worker.ts', env, /"metricsPort":\d+/, backends.logDir, profileArgs(backends, `${deployment.name}-floor-worker`));
+  const worker = await spawnNode(
+    'floor-status-worker',
+    'bench/bare/status-floor-worker.ts',
+    env,
+    /"metricsPort":\d+/,
+    backends.logDir,
+    profileArgs(backends, `${deployment.name}-floor-worker`),
+  );
   let api: BenchChild;
   try {
-    api = await spawnNode('floor-status-api', 'bench/bare/status-floor-api.ts', env, /"port":(\d+)/, backends.logDir, profileArgs(backends, `${deployment.name}-floor-api`));
+    api = await spawnNode(
+      'floor-status-api',
+      'bench/bare/status-floor-api.ts',
+      env,
+      /"port":(\d+)/,
+      backends.logDir,
+      profileArgs(backends, `${deployment.name}-floor-api`),
+    );
   } catch (err) {
     await worker.stop();
     throw err;
   }
   return {
     origin: `http://127.0.0.1:${api.ready[1]}`,
-    probe: () => probeOf(backends, [{ role: 'floor-api', pid: api.process.pid! }, { role: 'floor-worker', pid: worker.process.pid! }], [{ role: 'floor-worker', metricsUrl: metricsOf(worker) }]),
+    probe: () =>
+      probeOf(
+        backends,
+        [
+          { role: 'floor-api', pid: api.process.pid! },
+          { role: 'floor-worker', pid: worker.process.pid! },
+        ],
+        [{ role: 'floor-worker', metricsUrl: metricsOf(worker) }],
+      ),
     stop: async () => {
       await api.stop();
       await worker.stop();

@@ -20,7 +20,11 @@ export type ClientCommand =
   | { cmd: 'collect' }
   | { cmd: 'close' };
 
-export type ClientReply = { opened: number; errors: string[] } | { arrivals: number[]; missed: number } | { seen: Record<string, number[]> } | { closed: true };
+export type ClientReply =
+  | { opened: number; errors: string[] }
+  | { arrivals: number[]; missed: number }
+  | { seen: Record<string, number[]> }
+  | { closed: true };
 
 const epochNow = () => performance.timeOrigin + performance.now();
 
@@ -39,7 +43,8 @@ function onData(conn: Conn, chunk: Buffer): void {
   if (watching) {
     // An event's frame is one write on the server: whole in one chunk but for a rare split, which counts as a miss.
     const at = epochNow();
-    for (const match of chunk.toString('latin1').matchAll(watching.pattern)) watching.seen.set(match[1]!, [...(watching.seen.get(match[1]!) ?? []), at]);
+    for (const match of chunk.toString('latin1').matchAll(watching.pattern))
+      watching.seen.set(match[1]!, [...(watching.seen.get(match[1]!) ?? []), at]);
     return;
   }
   const watch = expecting;
@@ -59,7 +64,10 @@ function open({ port, request }: Target): Promise<void> {
     const socket = net.connect(port, '127.0.0.1');
     const conn: Conn = { socket, tail: '', arrived: false };
     const ready = () => {
-      socket.removeAllListeners('data').removeAllListeners('error').on('error', () => undefined);
+      socket
+        .removeAllListeners('data')
+        .removeAllListeners('error')
+        .on('error', () => undefined);
       socket.on('data', (chunk: Buffer) => onData(conn, chunk));
       conns.push(conn);
       resolve();
@@ -88,7 +96,11 @@ async function handle(command: ClientCommand): Promise<ClientReply> {
       const errors: string[] = [];
       // 50 at a time: the server answers each stream after a replay read
       const opener = async () => {
-        while (next < command.targets.length) await open(command.targets[next++]!).then(() => (opened += 1), (err: Error) => errors.length < 3 && errors.push(err.message));
+        while (next < command.targets.length)
+          await open(command.targets[next++]!).then(
+            () => (opened += 1),
+            (err: Error) => errors.length < 3 && errors.push(err.message),
+          );
       };
       await Promise.all(Array.from({ length: 50 }, opener));
       return { opened, errors };

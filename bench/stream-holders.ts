@@ -27,7 +27,11 @@ export class Helper<Command, Reply> {
   readonly first: Promise<Reply>;
 
   constructor(entry: string, args: string[] = [], nodeArgs: string[] = []) {
-    this.child = fork(path.join(ROOT, entry), args, { cwd: ROOT, execArgv: ['--require', 'tsx/cjs', ...nodeArgs], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    this.child = fork(path.join(ROOT, entry), args, {
+      cwd: ROOT,
+      execArgv: ['--require', 'tsx/cjs', ...nodeArgs],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     this.first = once(this.child, 'message').then(([reply]) => reply as Reply);
   }
 
@@ -53,20 +57,32 @@ export class StreamHolders {
   private readonly clients: Helper<ClientCommand, ClientReply>[];
 
   constructor(readonly processes: number) {
-    this.clients = Array.from({ length: processes }, () => new Helper<ClientCommand, ClientReply>('bench/stream-clients.ts'));
+    this.clients = Array.from(
+      { length: processes },
+      () => new Helper<ClientCommand, ClientReply>('bench/stream-clients.ts'),
+    );
   }
 
   /** Opens one connection per target; throws unless all of them opened. */
   async open(targets: Target[]): Promise<void> {
     const size = Math.ceil(targets.length / this.clients.length);
-    const replies = await Promise.all(this.clients.map((c, k) => c.ask({ cmd: 'open', targets: targets.slice(k * size, (k + 1) * size) })));
+    const replies = await Promise.all(
+      this.clients.map((c, k) => c.ask({ cmd: 'open', targets: targets.slice(k * size, (k + 1) * size) })),
+    );
     const opened = replies.reduce((sum, r) => sum + ('opened' in r ? r.opened : 0), 0);
-    if (opened < targets.length) throw new Error(`opened ${opened} of ${targets.length} streams: ` + `${replies.flatMap((r) => ('errors' in r ? r.errors : [])).join('; ')}`);
+    if (opened < targets.length)
+      throw new Error(
+        `opened ${opened} of ${targets.length} streams: ` +
+          `${replies.flatMap((r) => ('errors' in r ? r.errors : [])).join('; ')}`,
+      );
   }
 
   async expect(marker: string, timeoutMs = 30_000): Promise<Arrivals> {
     const replies = await Promise.all(this.clients.map((c) => c.ask({ cmd: 'expect', marker, timeoutMs })));
-    return { arrivals: replies.flatMap((r) => ('arrivals' in r ? r.arrivals : [])), missed: replies.reduce((sum, r) => sum + ('missed' in r ? r.missed : 0), 0) };
+    return {
+      arrivals: replies.flatMap((r) => ('arrivals' in r ? r.arrivals : [])),
+      missed: replies.reduce((sum, r) => sum + ('missed' in r ? r.missed : 0), 0),
+    };
   }
 
   async watch(prefix: string): Promise<void> {
@@ -76,7 +92,8 @@ export class StreamHolders {
   async collect(): Promise<Map<string, number[]>> {
     const seen = new Map<string, number[]>();
     for (const reply of await Promise.all(this.clients.map((c) => c.ask({ cmd: 'collect' })))) {
-      for (const [marker, times] of Object.entries('seen' in reply ? reply.seen : {})) seen.set(marker, [...(seen.get(marker) ?? []), ...times]);
+      for (const [marker, times] of Object.entries('seen' in reply ? reply.seen : {}))
+        seen.set(marker, [...(seen.get(marker) ?? []), ...times]);
     }
     return seen;
   }
@@ -95,9 +112,17 @@ export type Arrival = ReturnType<typeof arrivalFigures>;
 export function arrivalFigures(events: { t0: number; got: Arrivals }[]) {
   const sorted = (values: number[]) => values.sort((a, b) => a - b);
   const all = sorted(events.flatMap(({ t0, got }) => got.arrivals.map((at) => at - t0)));
-  const last = sorted(events.filter(({ got }) => got.arrivals.length > 0).map(({ t0, got }) => Math.max(...got.arrivals) - t0));
+  const last = sorted(
+    events.filter(({ got }) => got.arrivals.length > 0).map(({ t0, got }) => Math.max(...got.arrivals) - t0),
+  );
   const missed = events.reduce((sum, { got }) => sum + got.missed, 0);
-  return { p50Ms: round(percentile(all, 50)), p99Ms: round(percentile(all, 99)), maxMs: round(all.at(-1) ?? 0), lastP50Ms: round(percentile(last, 50)), missed };
+  return {
+    p50Ms: round(percentile(all, 50)),
+    p99Ms: round(percentile(all, 99)),
+    maxMs: round(all.at(-1) ?? 0),
+    lastP50Ms: round(percentile(last, 50)),
+    missed,
+  };
 }
 
 /** What the open streams added to a node between two readings (each after a full GC), per stream. */
@@ -118,7 +143,12 @@ export interface StreamMemory {
  * The node's memory per stream, read with the baseline open and with all
  * (`open(from, to)`), each settled and after a full GC.
  */
-export async function readStreamMemory(api: ApiNode, streams: number, open: (from: number, to: number) => Promise<void>, say: (line: string) => void): Promise<StreamMemory> {
+export async function readStreamMemory(
+  api: ApiNode,
+  streams: number,
+  open: (from: number, to: number) => Promise<void>,
+  say: (line: string) => void,
+): Promise<StreamMemory> {
   await open(0, BASELINE_STREAMS);
   await settle();
   await collectGarbage([api]);
@@ -135,12 +165,19 @@ export async function readStreamMemory(api: ApiNode, streams: number, open: (fro
   const perStream = (name: string) => round((sample(after, name) - sample(before, name)) / added / 1024, 1);
   const memory = {
     baselineStreams: sample(before, 'pos_streams_open'),
-    rssBeforeMiB: mib(before, 'process_resident_memory_bytes'), rssAfterMiB: mib(after, 'process_resident_memory_bytes'),
-    heapBeforeMiB: mib(before, 'nodejs_heap_size_used_bytes'), heapAfterMiB: mib(after, 'nodejs_heap_size_used_bytes'),
-    rssPerStreamKiB: perStream('process_resident_memory_bytes'), heapPerStreamKiB: perStream('nodejs_heap_size_used_bytes'),
-    heapTotalPerStreamKiB: perStream('nodejs_heap_size_total_bytes'), externalPerStreamKiB: perStream('nodejs_external_memory_bytes'),
+    rssBeforeMiB: mib(before, 'process_resident_memory_bytes'),
+    rssAfterMiB: mib(after, 'process_resident_memory_bytes'),
+    heapBeforeMiB: mib(before, 'nodejs_heap_size_used_bytes'),
+    heapAfterMiB: mib(after, 'nodejs_heap_size_used_bytes'),
+    rssPerStreamKiB: perStream('process_resident_memory_bytes'),
+    heapPerStreamKiB: perStream('nodejs_heap_size_used_bytes'),
+    heapTotalPerStreamKiB: perStream('nodejs_heap_size_total_bytes'),
+    externalPerStreamKiB: perStream('nodejs_external_memory_bytes'),
   };
-  say(`${memory.rssPerStreamKiB} KiB RSS, ${memory.heapPerStreamKiB} KiB heap used ` + `(${memory.heapTotalPerStreamKiB} reserved, ${memory.externalPerStreamKiB} external) per stream`);
+  say(
+    `${memory.rssPerStreamKiB} KiB RSS, ${memory.heapPerStreamKiB} KiB heap used ` +
+      `(${memory.heapTotalPerStreamKiB} reserved, ${memory.externalPerStreamKiB} external) per stream`,
+  );
   return memory;
 }
 
@@ -154,7 +191,10 @@ export function raiseFileLimit(needed: number, say: (line: string) => void): voi
       .map((v) => (v === 'unlimited' ? Infinity : Number(v)));
     if (soft! >= needed) return;
     execSync(`prlimit --pid ${process.pid} --nofile=${hard}:${hard}`);
-    say(`open files: soft limit raised from ${soft} to ` + `${hard}${hard! < needed ? ` (still below the ${needed} needed)` : ''}`);
+    say(
+      `open files: soft limit raised from ${soft} to ` +
+        `${hard}${hard! < needed ? ` (still below the ${needed} needed)` : ''}`,
+    );
   } catch (err) {
     say(`open files: could not read or raise the limit (${(err as Error).message.split('\n')[0]})`);
   }

@@ -12,12 +12,31 @@ import { newId } from '@pos/shared/store/ids';
 import { collections } from '@pos/shared/store/mongo';
 import type { HeldReply } from './bare/held-streams';
 import type { FloorCommand, FloorReply } from './bare/socket-floor';
-import { type ApiNode, type Backends, deploy, type Deployment, GC_HOOK, redisProcesses, scrapeMetrics } from './deployment';
+import {
+  type ApiNode,
+  type Backends,
+  deploy,
+  type Deployment,
+  GC_HOOK,
+  redisProcesses,
+  scrapeMetrics,
+} from './deployment';
 import { type Cost, type CpuShare, measureCpu } from './cost';
 import { inBatches } from './service-load';
 import { percentile, round } from './statistics';
 import type { Target } from './stream-clients';
-import { type Arrival, type Arrivals, arrivalFigures, BASELINE_STREAMS, Helper, readStreamMemory, settle, type StreamMemory, StreamHolders, streamRequest } from './stream-holders';
+import {
+  type Arrival,
+  type Arrivals,
+  arrivalFigures,
+  BASELINE_STREAMS,
+  Helper,
+  readStreamMemory,
+  settle,
+  type StreamMemory,
+  StreamHolders,
+  streamRequest,
+} from './stream-holders';
 
 const ROWS = [{ productId: 'sku-burger', name: 'Burger', quantity: 1, unitPrice: 1290 }];
 /** Register keys a location's streams share (SSE_MAX_STREAMS_PER_SESSION is raised for the benchmark). */
@@ -25,7 +44,13 @@ const KEYS = 10;
 const WARMUP = 2;
 const epochNow = () => performance.timeOrigin + performance.now();
 const portOf = (api: ApiNode) => Number(new URL(api.origin).port);
-const p50 = (values: number[]) => round(percentile([...values].sort((a, b) => a - b), 50));
+const p50 = (values: number[]) =>
+  round(
+    percentile(
+      [...values].sort((a, b) => a - b),
+      50,
+    ),
+  );
 const placed = (number: number) => `"number":${number},"state":"PLACED"`;
 
 /**
@@ -84,12 +109,20 @@ const finishedOrders = (customer: CustomerClient, count: number) =>
 
 async function streamedLocation(deployment: Deployment, name: string) {
   const location = await deployment.admin.createLocation(name);
-  const keys = await inBatches(KEYS, 1, (i) => deployment.admin.createServiceSession(location.id, `bench-register-${i}`));
-  const customer = new CustomerClient(deployment.apis[0]!.baseUrl, (await deployment.admin.createCustomerSession(location.id, 1)).apiKey);
+  const keys = await inBatches(KEYS, 1, (i) =>
+    deployment.admin.createServiceSession(location.id, `bench-register-${i}`),
+  );
+  const customer = new CustomerClient(
+    deployment.apis[0]!.baseUrl,
+    (await deployment.admin.createCustomerSession(location.id, 1)).apiKey,
+  );
   return { keys: keys.map((k) => k.apiKey), customer };
 }
 
-export async function measureFanOut(backends: Backends, options: { levels: number[]; submissions: number; say(line: string): void; label?: string }): Promise<FanOutLevel[]> {
+export async function measureFanOut(
+  backends: Backends,
+  options: { levels: number[]; submissions: number; say(line: string): void; label?: string },
+): Promise<FanOutLevel[]> {
   const label = options.label ?? '';
   const deployment = await deploy(`${label.trim() ? `${label.trim()}-` : ''}fanout`, backends, { apiCount: 2 });
   const holders = new StreamHolders(2);
@@ -100,7 +133,10 @@ export async function measureFanOut(backends: Backends, options: { levels: numbe
     const levels: FanOutLevel[] = [];
     let open = 0;
     for (const level of options.levels) {
-      const target = (i: number): Target => ({ port: ports[i % ports.length]!, request: streamRequest(ports[i % ports.length]!, keys[i % KEYS]!) });
+      const target = (i: number): Target => ({
+        port: ports[i % ports.length]!,
+        request: streamRequest(ports[i % ports.length]!, keys[i % KEYS]!),
+      });
       await holders.open(Array.from({ length: level - open }, (_, j) => target(open + j)));
       open = level;
       const orders = await finishedOrders(customer, WARMUP + options.submissions);
@@ -123,8 +159,18 @@ export async function measureFanOut(backends: Backends, options: { levels: numbe
       // Completed orders are not replayed to the next level's new streams.
       await inBatches(orders.length, 8, (i) => register.updateStatus(orders[i]!, 'COMPLETED'));
       const arrival = arrivalFigures(events);
-      levels.push({ streams: level, apiNodes: ports.length, submissions: options.submissions, ...arrival, redisCpu, cost });
-      options.say(`${label}fan-out ${level} streams: p50 ${arrival.p50Ms} ms, p99 ${arrival.p99Ms} ms, ` + `last arrival p50 ${arrival.lastP50Ms} ms, missed ${arrival.missed}`);
+      levels.push({
+        streams: level,
+        apiNodes: ports.length,
+        submissions: options.submissions,
+        ...arrival,
+        redisCpu,
+        cost,
+      });
+      options.say(
+        `${label}fan-out ${level} streams: p50 ${arrival.p50Ms} ms, p99 ${arrival.p99Ms} ms, ` +
+          `last arrival p50 ${arrival.lastP50Ms} ms, missed ${arrival.missed}`,
+      );
     }
     return levels;
   } finally {
@@ -138,7 +184,10 @@ async function fanOutTotals(api: ApiNode): Promise<{ sum: number; count: number 
   return { sum: samples.get('pos_fanout_seconds_sum') ?? 0, count: samples.get('pos_fanout_seconds_count') ?? 0 };
 }
 
-export async function measureStreams(backends: Backends, options: { streams: number; clientProcesses: number; events: number; say(line: string): void }): Promise<StreamsLevel> {
+export async function measureStreams(
+  backends: Backends,
+  options: { streams: number; clientProcesses: number; events: number; say(line: string): void },
+): Promise<StreamsLevel> {
   const { streams } = options;
   const say = (line: string) => options.say(`streams: ${line}`);
   const deployment = await deploy('streams', backends, { apiCount: 1, apiNodeArgs: GC_HOOK, maxStreams: streams });
@@ -148,7 +197,12 @@ export async function measureStreams(backends: Backends, options: { streams: num
     const port = portOf(api);
     const { keys, customer } = await streamedLocation(deployment, 'Bench streams');
     const range = (from: number, to: number) => Array.from({ length: to - from }, (_, j) => from + j);
-    const memory = await readStreamMemory(api, streams, (from, to) => holders.open(range(from, to).map((i) => ({ port, request: streamRequest(port, keys[i % KEYS]!) }))), say);
+    const memory = await readStreamMemory(
+      api,
+      streams,
+      (from, to) => holders.open(range(from, to).map((i) => ({ port, request: streamRequest(port, keys[i % KEYS]!) }))),
+      say,
+    );
 
     // Fan-out: an order submitted by a customer (through the queue and the worker) reaches every stream.
     const orders = await finishedOrders(customer, WARMUP + options.events);
@@ -193,12 +247,24 @@ export async function measureStreams(backends: Backends, options: { streams: num
       floor.stop();
     }
     say(`floor p50 ${p50(floorMs)} ms (a bare loop writing ${Buffer.byteLength(frame)} bytes to ${streams} sockets)`);
-    const memoryFloors = [await heldFloor('node', holders, streams, say), await heldFloor('koa', holders, streams, say)];
+    const memoryFloors = [
+      await heldFloor('node', holders, streams, say),
+      await heldFloor('koa', holders, streams, say),
+    ];
     const figures = (values: number[]) => ({ p50: p50(values), max: round(Math.max(0, ...values)) });
     return {
-      streams, clientProcesses: options.clientProcesses, memory, events: options.events, frameBytes: Buffer.byteLength(frame),
-      serverFanOutMs: figures(serverMs), floorMs: figures(floorMs), ratio: p50(floorMs) > 0 ? round(p50(serverMs) / p50(floorMs)) : 0,
-      arrival: arrivalFigures(events), floorArrival: arrivalFigures(floorEvents), cost, memoryFloors,
+      streams,
+      clientProcesses: options.clientProcesses,
+      memory,
+      events: options.events,
+      frameBytes: Buffer.byteLength(frame),
+      serverFanOutMs: figures(serverMs),
+      floorMs: figures(floorMs),
+      ratio: p50(floorMs) > 0 ? round(p50(serverMs) / p50(floorMs)) : 0,
+      arrival: arrivalFigures(events),
+      floorArrival: arrivalFigures(floorEvents),
+      cost,
+      memoryFloors,
     };
   } finally {
     holders.stop();
@@ -207,20 +273,35 @@ export async function measureStreams(backends: Backends, options: { streams: num
 }
 
 /** A memory floor: a bare server (bare/held-streams.ts) holding as many stream responses, read the same way. */
-async function heldFloor(server: 'node' | 'koa', holders: StreamHolders, streams: number, say: (line: string) => void): Promise<StreamsLevel['memoryFloors'][number]> {
+async function heldFloor(
+  server: 'node' | 'koa',
+  holders: StreamHolders,
+  streams: number,
+  say: (line: string) => void,
+): Promise<StreamsLevel['memoryFloors'][number]> {
   const held = new Helper<'measure', HeldReply>('bench/bare/held-streams.ts', [server], ['--expose-gc']);
   try {
     const port = ((await held.first) as { port: number }).port;
     const openHeld = async (count: number) => {
-      await holders.open(Array.from({ length: count }, () => ({ port, request: streamRequest(port, 'none', '/stream') })));
+      await holders.open(
+        Array.from({ length: count }, () => ({ port, request: streamRequest(port, 'none', '/stream') })),
+      );
       await settle();
       return (await held.ask('measure')) as { open: number; rss: number; heapUsed: number };
     };
     const base = await openHeld(BASELINE_STREAMS);
     const all = await openHeld(streams - BASELINE_STREAMS);
     const perStream = (bytes: number) => round(bytes / (all.open - base.open) / 1024, 1);
-    const floor = { server, rssPerStreamKiB: perStream(all.rss - base.rss), heapPerStreamKiB: perStream(all.heapUsed - base.heapUsed) };
-    say(`a bare ${server} server holding ${all.open} streams: ` + `${floor.rssPerStreamKiB} KiB RSS, ` + `${floor.heapPerStreamKiB} KiB heap per stream`);
+    const floor = {
+      server,
+      rssPerStreamKiB: perStream(all.rss - base.rss),
+      heapPerStreamKiB: perStream(all.heapUsed - base.heapUsed),
+    };
+    say(
+      `a bare ${server} server holding ${all.open} streams: ` +
+        `${floor.rssPerStreamKiB} KiB RSS, ` +
+        `${floor.heapPerStreamKiB} KiB heap per stream`,
+    );
     return floor;
   } finally {
     await holders.close();
@@ -232,16 +313,42 @@ async function heldFloor(server: 'node' | 'koa', holders: StreamHolders, streams
  * The chain's locations and keys, written straight into the database: through
  * the admin API the stand-in timed out at about 3,900.
  */
-async function seedLocations(mongoUrl: string, deployment: Deployment, count: number): Promise<{ id: string; apiKey: string }[]> {
+async function seedLocations(
+  mongoUrl: string,
+  deployment: Deployment,
+  count: number,
+): Promise<{ id: string; apiKey: string }[]> {
   const client = new MongoClient(mongoUrl);
   try {
     const c = collections(client.db(deployment.db));
     const now = new Date();
-    const seeded = Array.from({ length: count }, (_, i) => ({ id: newId(), apiKey: generateApiKey(deployment.apiKeySecret), name: `Bench chain ${i + 1}` }));
+    const seeded = Array.from({ length: count }, (_, i) => ({
+      id: newId(),
+      apiKey: generateApiKey(deployment.apiKeySecret),
+      name: `Bench chain ${i + 1}`,
+    }));
     for (let from = 0; from < count; from += 500) {
       const batch = seeded.slice(from, from + 500);
-      await c.locations.insertMany(batch.map((l): LocationDoc => ({ _id: l.id, name: l.name, failureThreshold: 3, orderSeq: 0, commandSeq: 0, createdAt: now })));
-      await c.sessions.insertMany(batch.map((l): SessionDoc => ({ _id: newId(), createdAt: now, type: 'SERVICE', locationId: l.id, deviceId: 'bench-chain', keyHash: hashApiKey(l.apiKey) })));
+      await c.locations.insertMany(
+        batch.map((l): LocationDoc => ({
+          _id: l.id,
+          name: l.name,
+          failureThreshold: 3,
+          orderSeq: 0,
+          commandSeq: 0,
+          createdAt: now,
+        })),
+      );
+      await c.sessions.insertMany(
+        batch.map((l): SessionDoc => ({
+          _id: newId(),
+          createdAt: now,
+          type: 'SERVICE',
+          locationId: l.id,
+          deviceId: 'bench-chain',
+          keyHash: hashApiKey(l.apiKey),
+        })),
+      );
     }
     return seeded;
   } finally {
@@ -251,21 +358,41 @@ async function seedLocations(mongoUrl: string, deployment: Deployment, count: nu
 
 export async function measureChainStreams(
   backends: Backends,
-  options: { streams: number; locations: number; clientProcesses: number; events: number; concurrency: number; say(line: string): void },
+  options: {
+    streams: number;
+    locations: number;
+    clientProcesses: number;
+    events: number;
+    concurrency: number;
+    say(line: string): void;
+  },
 ): Promise<ChainStreamsLevel> {
   const { streams, locations: locationCount } = options;
   const say = (line: string) => options.say(`chain streams: ${line}`);
   const perLocation = Math.max(1, Math.round(streams / locationCount));
   // The stand-in slows as sessions and locations pile up: its reads may outlast the default MONGO_TIMEOUT.
-  const deployment = await deploy('chain-streams', backends, { apiCount: 1, apiNodeArgs: GC_HOOK, maxStreams: streams, env: { MONGO_TIMEOUT: '30s' } });
+  const deployment = await deploy('chain-streams', backends, {
+    apiCount: 1,
+    apiNodeArgs: GC_HOOK,
+    maxStreams: streams,
+    env: { MONGO_TIMEOUT: '30s' },
+  });
   const holders = new StreamHolders(options.clientProcesses);
   try {
     const api = deployment.apis[0]!;
     const port = portOf(api);
     const locations = await seedLocations(backends.mongoUrl, deployment, locationCount);
     // Stream i belongs to location floor(i / perLocation): a location's streams are neighbours.
-    const target = (i: number): Target => ({ port, request: streamRequest(port, locations[Math.floor(i / perLocation) % locationCount]!.apiKey) });
-    const memory = await readStreamMemory(api, streams, (from, to) => holders.open(Array.from({ length: to - from }, (_, j) => target(from + j))), say);
+    const target = (i: number): Target => ({
+      port,
+      request: streamRequest(port, locations[Math.floor(i / perLocation) % locationCount]!.apiKey),
+    });
+    const memory = await readStreamMemory(
+      api,
+      streams,
+      (from, to) => holders.open(Array.from({ length: to - from }, (_, j) => target(from + j))),
+      say,
+    );
 
     // Fan-out while orders flow: orders created at locations spread over the chain, several at once.
     const stride = Math.max(1, Math.floor(locationCount / options.events));
@@ -274,7 +401,9 @@ export async function measureChainStreams(
     const flow = (from: number, to: number) =>
       inBatches(to - from, options.concurrency, async (i) => {
         startedAt[from + i] = epochNow();
-        await deployment.admin.createOrder(locations[((from + i) * stride) % locationCount]!.id, [{ ...ROWS[0]!, productId: `fan${from + i}` }]);
+        await deployment.admin.createOrder(locations[((from + i) * stride) % locationCount]!.id, [
+          { ...ROWS[0]!, productId: `fan${from + i}` },
+        ]);
       });
     await flow(0, warmup);
     await holders.watch('fan');
@@ -290,8 +419,20 @@ export async function measureChainStreams(
       return { t0: startedAt[warmup + j]!, got: { arrivals, missed: Math.max(0, perLocation - arrivals.length) } };
     });
     const arrival = arrivalFigures(events);
-    say(`fan-out while ${options.events} orders flow (${options.concurrency} at a time): p50 ` + `${arrival.p50Ms} ms, p99 ${arrival.p99Ms} ms, missed ${arrival.missed}`);
-    return { streams, locations: locationCount, clientProcesses: options.clientProcesses, memory, events: options.events, concurrency: options.concurrency, arrival, cost };
+    say(
+      `fan-out while ${options.events} orders flow (${options.concurrency} at a time): p50 ` +
+        `${arrival.p50Ms} ms, p99 ${arrival.p99Ms} ms, missed ${arrival.missed}`,
+    );
+    return {
+      streams,
+      locations: locationCount,
+      clientProcesses: options.clientProcesses,
+      memory,
+      events: options.events,
+      concurrency: options.concurrency,
+      arrival,
+      cost,
+    };
   } finally {
     holders.stop();
     await deployment.stop().catch(() => undefined);

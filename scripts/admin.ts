@@ -79,7 +79,8 @@ environment: POS_URL, else POS_ADMIN, else POS (default http://localhost:8080; w
 const ROLES = ['viewer', 'manager', 'admin'] as const;
 
 function role(value: string | undefined): (typeof ROLES)[number] {
-  if (!(ROLES as readonly (string | undefined)[]).includes(value)) throw new UsageError(`role must be one of ${ROLES.join(', ')}`);
+  if (!(ROLES as readonly (string | undefined)[]).includes(value))
+    throw new UsageError(`role must be one of ${ROLES.join(', ')}`);
   return value as (typeof ROLES)[number];
 }
 
@@ -108,13 +109,19 @@ function bool(value: string | undefined, what: string): boolean | undefined {
 
 /** A comma-separated list option; undefined when absent. */
 function list(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
 }
 
 /** A page as printed: the items on stdout, and on stderr where the next page starts when this one is full. */
 function page<T>(items: T[], limit: number | undefined, cursorOf: (item: T) => string | number): T[] {
   const last = items.at(-1);
-  if (last !== undefined && items.length >= (limit ?? 100)) process.stderr.write(`next page: --after ${cursorOf(last)}\n`);
+  if (last !== undefined && items.length >= (limit ?? 100))
+    process.stderr.write(`next page: --after ${cursorOf(last)}\n`);
   return items;
 }
 
@@ -135,7 +142,8 @@ async function run(admin: AdminClient, command: string | undefined, args: string
     if (args.length < n) throw new UsageError(`${command} needs ${n} argument(s)`);
   };
   const table = opts.table === undefined ? undefined : int(opts.table, '--table');
-  const threshold = opts['failure-threshold'] === undefined ? undefined : int(opts['failure-threshold'], '--failure-threshold');
+  const threshold =
+    opts['failure-threshold'] === undefined ? undefined : int(opts['failure-threshold'], '--failure-threshold');
   const limit = opts.limit === undefined ? undefined : int(opts.limit, '--limit');
   const afterId = opts.after;
   const afterNumber = () => (opts.after === undefined ? undefined : int(opts.after, '--after'));
@@ -144,7 +152,11 @@ async function run(admin: AdminClient, command: string | undefined, args: string
       need(1);
       return admin.createLocation(a!, threshold);
     case 'list-locations':
-      return page(await admin.listLocations({ limit, after: afterId, online: bool(opts.online, '--online') }), limit, (l) => l.id);
+      return page(
+        await admin.listLocations({ limit, after: afterId, online: bool(opts.online, '--online') }),
+        limit,
+        (l) => l.id,
+      );
     case 'get-location':
       need(1);
       return admin.getLocation(a!);
@@ -153,7 +165,11 @@ async function run(admin: AdminClient, command: string | undefined, args: string
       if (opts.name === undefined && threshold === undefined && opts['order-deadline'] === undefined) {
         throw new UsageError('update-location needs --name, --failure-threshold or --order-deadline');
       }
-      return admin.updateLocation(a!, { name: opts.name, failureThreshold: threshold, orderDeadline: opts['order-deadline'] });
+      return admin.updateLocation(a!, {
+        name: opts.name,
+        failureThreshold: threshold,
+        orderDeadline: opts['order-deadline'],
+      });
     case 'presence':
       need(1);
       return admin.getPresence(a!);
@@ -202,12 +218,17 @@ async function run(admin: AdminClient, command: string | undefined, args: string
       return admin.setAvailability(a!, b!, { available: true });
     case 'create-command':
       need(2);
-      if (!(COMMAND_KINDS as readonly string[]).includes(b!)) throw new UsageError(`kind must be one of ${COMMAND_KINDS.join(', ')}`);
+      if (!(COMMAND_KINDS as readonly string[]).includes(b!))
+        throw new UsageError(`kind must be one of ${COMMAND_KINDS.join(', ')}`);
       return admin.createCommand(a!, b as CommandKind, table);
     case 'list-orders':
       need(2);
       if (!isOrderState(b!)) throw new UsageError(`unknown state ${b}: the states are ${ORDER_STATES.join(', ')}`);
-      return page(await admin.listOrders(a!, b, { limit, after: afterNumber(), overdue: bool(opts.overdue, '--overdue') }), limit, (o) => o.number);
+      return page(
+        await admin.listOrders(a!, b, { limit, after: afterNumber(), overdue: bool(opts.overdue, '--overdue') }),
+        limit,
+        (o) => o.number,
+      );
     case 'recover-order':
       need(2);
       return admin.recoverOrder(a!, int(b, 'orderNumber'));
@@ -219,7 +240,12 @@ async function run(admin: AdminClient, command: string | undefined, args: string
     }
     case 'create-webhook':
       need(2);
-      return admin.createWebhook({ url: a!, events: list(b)!, locationIds: list(opts.locations), description: opts.description });
+      return admin.createWebhook({
+        url: a!,
+        events: list(b)!,
+        locationIds: list(opts.locations),
+        description: opts.description,
+      });
     case 'list-webhooks':
       return page(await admin.listWebhooks({ limit, after: afterId }), limit, (w) => w.id);
     case 'get-webhook':
@@ -228,8 +254,15 @@ async function run(admin: AdminClient, command: string | undefined, args: string
     case 'update-webhook': {
       need(1);
       const locationIds = opts.locations === 'all' ? [] : list(opts.locations);
-      const changes = { url: opts.url, events: list(opts.events), locationIds, description: opts.description, ...(opts.enable ? { enabled: true as const } : {}) };
-      if (Object.values(changes).every((v) => v === undefined)) throw new UsageError('update-webhook needs --url, --events, --locations, --description or --enable');
+      const changes = {
+        url: opts.url,
+        events: list(opts.events),
+        locationIds,
+        description: opts.description,
+        ...(opts.enable ? { enabled: true as const } : {}),
+      };
+      if (Object.values(changes).every((v) => v === undefined))
+        throw new UsageError('update-webhook needs --url, --events, --locations, --description or --enable');
       return admin.updateWebhook(a!, changes);
     }
     case 'delete-webhook':
@@ -283,7 +316,18 @@ async function run(admin: AdminClient, command: string | undefined, args: string
         return result;
       }
       if (a !== undefined) throw new UsageError(`unknown audit command ${a}`);
-      return page(await admin.listAudit({ locationId: opts.location, operatorId: opts.operator, from: opts.from, to: opts.to, limit, after: afterId }), limit, (r) => r.id);
+      return page(
+        await admin.listAudit({
+          locationId: opts.location,
+          operatorId: opts.operator,
+          from: opts.from,
+          to: opts.to,
+          limit,
+          after: afterId,
+        }),
+        limit,
+        (r) => r.id,
+      );
     default:
       throw new UsageError(command ? `unknown command ${command}` : 'no command given');
   }
@@ -329,7 +373,10 @@ async function main(): Promise<number> {
   const token = values.token || process.env.POS_ADMIN_TOKEN || process.env.ADMIN_TOKEN;
   if (!token) throw new UsageError('no token: pass --token, or set POS_ADMIN_TOKEN (or ADMIN_TOKEN)');
   // POS_ADMIN (the operator listener) and POS as the README's tour exports them
-  const admin = new AdminClient(process.env.POS_URL || process.env.POS_ADMIN || process.env.POS || 'http://localhost:8080', token);
+  const admin = new AdminClient(
+    process.env.POS_URL || process.env.POS_ADMIN || process.env.POS || 'http://localhost:8080',
+    token,
+  );
   const [command, ...args] = positionals;
   const result = await run(admin, command, args, values as Options);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -341,19 +388,21 @@ main().then(
   (err: unknown) => {
     if (err instanceof UsageError) {
       const one = usageOf(process.argv.slice(2).find((arg) => !arg.startsWith('-')));
-      process.stderr.write(one ? `${err.message}\n\nusage (npm run admin -- <command>; --help for every command):\n${one}\n` : `${err.message}\n\n${USAGE}\n`);
-    }
-    else if (err instanceof ApiError) {
+      process.stderr.write(
+        one
+          ? `${err.message}\n\nusage (npm run admin -- <command>; --help for every command):\n${one}\n`
+          : `${err.message}\n\n${USAGE}\n`,
+      );
+    } else if (err instanceof ApiError) {
       process.stderr.write(`error: ${err.message}\n`);
       // an invalid menu's or a cart's every error
       for (const each of err.problem?.errors ?? []) process.stderr.write(`  ${JSON.stringify(each)}\n`);
-    }
-    else if (err instanceof UnreachableError) {
+    } else if (err instanceof UnreachableError) {
       process.stderr.write(
-        `error: ${err.message}: is the service running there? This tool calls POS_URL, else POS_ADMIN, else ` + `POS (now ${new URL(err.url).origin}); with ADMIN_PORT set, the operator listener's\n`,
+        `error: ${err.message}: is the service running there? This tool calls POS_URL, else POS_ADMIN, else ` +
+          `POS (now ${new URL(err.url).origin}); with ADMIN_PORT set, the operator listener's\n`,
       );
-    }
-    else process.stderr.write(`error: ${(err as Error).message}\n`);
+    } else process.stderr.write(`error: ${(err as Error).message}\n`);
     process.exit(err instanceof UsageError ? 2 : 1);
   },
 );

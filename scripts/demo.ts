@@ -28,10 +28,15 @@ function options() {
     },
   });
   const count = (name: string, value: string, min: number) => {
-    if (!/^[0-9]+$/.test(value) || Number(value) < min) throw new Error(`--${name} must be a whole number of at least ${min}, not ${value}`);
+    if (!/^[0-9]+$/.test(value) || Number(value) < min)
+      throw new Error(`--${name} must be a whole number of at least ${min}, not ${value}`);
     return Number(value);
   };
-  return { rounds: count('rounds', values.rounds, 0), tables: count('tables', values.tables, 1), paceMs: count('pace', values.pace, 10) };
+  return {
+    rounds: count('rounds', values.rounds, 0),
+    tables: count('tables', values.tables, 1),
+    paceMs: count('pace', values.pace, 10),
+  };
 }
 
 const say = (line: string) => process.stdout.write(`demo │ ${line}\n`);
@@ -40,7 +45,10 @@ const say = (line: string) => process.stdout.write(`demo │ ${line}\n`);
  * Orders by final state: those still in the hot collection, then the archived ones (history). The
  * lifecycle job copies before it deletes, so reading in this order misses none; sets count twice none.
  */
-async function finishedCounts(admin: AdminClient, locationId: string): Promise<Record<'COMPLETED' | 'ABORTED' | 'FAILED', number>> {
+async function finishedCounts(
+  admin: AdminClient,
+  locationId: string,
+): Promise<Record<'COMPLETED' | 'ABORTED' | 'FAILED', number>> {
   const numbers = { COMPLETED: new Set<number>(), ABORTED: new Set<number>(), FAILED: new Set<number>() };
   for (const state of ['COMPLETED', 'ABORTED', 'FAILED'] as const) {
     for (const order of await admin.allOrders(locationId, state)) numbers[state].add(order.number);
@@ -93,7 +101,10 @@ runMain(log, async () => {
   const location = await admin.createLocation('Demo Bistro');
   const register = await admin.createServiceSession(location.id, 'demo-register');
   const random = Math.random;
-  const apps = Array.from({ length: tables }, (_, i) => new CustomerApp(admin, baseUrl, location.id, i + 1, random, say));
+  const apps = Array.from(
+    { length: tables },
+    (_, i) => new CustomerApp(admin, baseUrl, location.id, i + 1, random, say),
+  );
   for (const app of apps) await app.sitDown();
 
   process.stdout.write(
@@ -103,8 +114,10 @@ runMain(log, async () => {
       `  location "${location.name}" (${location.id}), ${tables} tables, a register polling every ${paceMs} ms`,
       `  event stream:  curl -N -H 'api_key: ${register.apiKey}' ${baseUrl}/notifications/service/stream`,
       `  register work: curl -H 'api_key: ${register.apiKey}' ${baseUrl}/orders/location`,
-      `  Bull Board:    ${operatorOrigin}/admin/queues  (user name: ` + `anything, e.g. admin; password: ${config.auth.adminToken})`,
-      `  live board:    ${operatorOrigin}/board  (kitchen: the register key above; ` + `operator: the admin token and location id ${location.id})`,
+      `  Bull Board:    ${operatorOrigin}/admin/queues  (user name: ` +
+        `anything, e.g. admin; password: ${config.auth.adminToken})`,
+      `  live board:    ${operatorOrigin}/board  (kitchen: the register key above; ` +
+        `operator: the admin token and location id ${location.id})`,
       `  ${rounds ? `${rounds} rounds, then it stops by itself` : 'Ctrl-C stops it'}`,
       '',
     ].join('\n') + '\n',
@@ -112,7 +125,12 @@ runMain(log, async () => {
 
   const desk = new RegisterDesk(new RegisterClient({ baseUrl, apiKey: register.apiKey }), paceMs, say);
   const deskDone = desk.run(stopping.signal);
-  const pace = new PaceReport(operatorOrigin, config.auth.adminToken!, { latencies: () => desk.takeLatencies(), orders: () => apps.reduce((n, app) => n + app.ordersSubmitted, 0) }, say);
+  const pace = new PaceReport(
+    operatorOrigin,
+    config.auth.adminToken!,
+    { latencies: () => desk.takeLatencies(), orders: () => apps.reduce((n, app) => n + app.ordersSubmitted, 0) },
+    say,
+  );
   pace.start();
   stopping.signal.addEventListener('abort', () => pace.stop());
 
@@ -142,7 +160,10 @@ runMain(log, async () => {
     );
     const [first, last] = [pace.minutes[0], pace.minutes[pace.minutes.length - 1]];
     if (first && last && last !== first) {
-      say(`register status-update p50: ${first.p50Ms} ms in minute 1, ${last.p50Ms} ms ` + `at the end (minute ${last.minute}, ${last.orders} orders)`);
+      say(
+        `register status-update p50: ${first.p50Ms} ms in minute 1, ${last.p50Ms} ms ` +
+          `at the end (minute ${last.minute}, ${last.orders} orders)`,
+      );
     }
   };
 

@@ -15,7 +15,12 @@ async function main(): Promise<number> {
   const { createConfig, formatProblems, lintFromString } = await import('@redocly/openapi-core');
   const config = loadConfig({});
   const { basePath, bodyLimitBytes } = config.http;
-  const document = buildOpenApiDocument({ basePath, version: readServiceInfo().version, bodyLimitBytes, menuBodyLimitBytes: config.menus.bodyLimitBytes });
+  const document = buildOpenApiDocument({
+    basePath,
+    version: readServiceInfo().version,
+    bodyLimitBytes,
+    menuBodyLimitBytes: config.menus.bodyLimitBytes,
+  });
   const source = JSON.stringify(document, null, 2);
   if (process.argv.includes('--print')) {
     process.stdout.write(`${source}\n`);
@@ -34,12 +39,21 @@ async function main(): Promise<number> {
     },
     { ignore: { [absoluteRef]: { 'no-unused-components': new Set(GLOBAL_RESPONSES) } } },
   );
-  const findings = (await lintFromString({ source, absoluteRef, config: lintConfig })).filter((finding) => !finding.ignored);
+  const findings = (await lintFromString({ source, absoluteRef, config: lintConfig })).filter(
+    (finding) => !finding.ignored,
+  );
   if (findings.length > 0) {
-    formatProblems(findings, { format: 'stylish', totals: { errors: findings.length, warnings: 0, ignored: 0 }, version: '', maxProblems: 100 });
+    formatProblems(findings, {
+      format: 'stylish',
+      totals: { errors: findings.length, warnings: 0, ignored: 0 },
+      version: '',
+      maxProblems: 100,
+    });
     return 1;
   }
-  process.stdout.write(`openapi: ${Object.keys(document.paths as object).length} paths, Redocly recommended-strict: no findings\n`);
+  process.stdout.write(
+    `openapi: ${Object.keys(document.paths as object).length} paths, Redocly recommended-strict: no findings\n`,
+  );
   return 0;
 }
 

@@ -37,7 +37,9 @@ const nextDev = (version: string): string => {
 
 /** A manifest (or a lockfile entry) at `version`, with its dependencies on the workspace's packages too. */
 function bumped<T extends Manifest>(manifest: T, version: string): T {
-  const ours = (deps: Record<string, string> | undefined) => deps && Object.fromEntries(Object.entries(deps).map(([name, range]) => [name, name.startsWith('@pos/') ? version : range]));
+  const ours = (deps: Record<string, string> | undefined) =>
+    deps &&
+    Object.fromEntries(Object.entries(deps).map(([name, range]) => [name, name.startsWith('@pos/') ? version : range]));
   const dependencies = ours(manifest.dependencies);
   const devDependencies = ours(manifest.devDependencies);
   return { ...manifest, version, ...(dependencies && { dependencies }), ...(devDependencies && { devDependencies }) };
@@ -47,7 +49,8 @@ function bumped<T extends Manifest>(manifest: T, version: string): T {
 function datedChangelog(text: string, version: string, date: string): string {
   const heading = /^## \[Unreleased\][^\n]*\n/m;
   if (!heading.test(text)) throw new Error('CHANGELOG.md has no "## [Unreleased]" section');
-  if (new RegExp(`^## \\[${version.replace(/\./g, '\\.')}\\]`, 'm').test(text)) throw new Error(`CHANGELOG.md already has ${version}`);
+  if (new RegExp(`^## \\[${version.replace(/\./g, '\\.')}\\]`, 'm').test(text))
+    throw new Error(`CHANGELOG.md already has ${version}`);
   return text.replace(heading, `## [Unreleased]\n\n## [${version}] - ${date}\n`);
 }
 
@@ -80,19 +83,27 @@ function setVersion(root: string, version: string, extra: Map<string, string> = 
 }
 
 function main(): void {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { date: { type: 'string' }, 'dry-run': { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { date: { type: 'string' }, 'dry-run': { type: 'boolean' } },
+  });
   const [version] = positionals;
-  if (!version || !RELEASE.test(version)) throw new Error('usage: npm run release -- <major.minor.patch> [--date YYYY-MM-DD] [--dry-run]');
+  if (!version || !RELEASE.test(version))
+    throw new Error('usage: npm run release -- <major.minor.patch> [--date YYYY-MM-DD] [--dry-run]');
   const date = values.date ?? new Date().toISOString().slice(0, 10);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Error('--date must be YYYY-MM-DD');
   const root = git(process.cwd(), 'rev-parse', '--show-toplevel');
   const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
   const current = (JSON.parse(read('package.json')) as Manifest).version;
   if (compare(version, current) <= 0) throw new Error(`${version} is not above the current version ${current}`);
-  if (!values['dry-run'] && git(root, 'status', '--porcelain') !== '') throw new Error('the working tree has changes: commit or stash them first');
+  if (!values['dry-run'] && git(root, 'status', '--porcelain') !== '')
+    throw new Error('the working tree has changes: commit or stash them first');
   const dev = nextDev(version);
   if (values['dry-run']) {
-    process.stdout.write(`would release ${current} -> ${version} (${date}): commit, tag v${version}; then name its ` + `commit in CHANGELOG.md and deploy/previous-release, and move main to ${dev}\n`);
+    process.stdout.write(
+      `would release ${current} -> ${version} (${date}): commit, tag v${version}; then name its ` +
+        `commit in CHANGELOG.md and deploy/previous-release, and move main to ${dev}\n`,
+    );
     return;
   }
 
@@ -101,7 +112,14 @@ function main(): void {
   git(root, 'tag', '-a', `v${version}`, '-m', `Release ${version}`);
   const released = git(root, 'rev-parse', 'HEAD');
 
-  setVersion(root, dev, new Map([['CHANGELOG.md', namedCommit(read('CHANGELOG.md'), version, released)], [path.join('deploy', 'previous-release'), `${released}\n`]]));
+  setVersion(
+    root,
+    dev,
+    new Map([
+      ['CHANGELOG.md', namedCommit(read('CHANGELOG.md'), version, released)],
+      [path.join('deploy', 'previous-release'), `${released}\n`],
+    ]),
+  );
   git(root, 'commit', '-q', '-m', `Main is ${dev}; upgrades are tested from v${version} (${released.slice(0, 7)}) on`);
   process.stdout.write(`released ${version} as v${version} (${released}); main is now ${dev}. Push main and the tag\n`);
 }

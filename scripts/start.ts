@@ -13,7 +13,11 @@ import { terminalLog } from './terminal-log';
 // One machine trying the service: it listens on loopback only (its admin API included; HOST=0.0.0.0
 // to reach it from elsewhere), and a webhook receiver on it is on loopback. A deployment's roles
 // (npm run start:api, start:worker) keep the defaults: every interface, public webhook addresses only.
-const config = loadConfig({ ...process.env, HOST: process.env.HOST ?? '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? '1' });
+const config = loadConfig({
+  ...process.env,
+  HOST: process.env.HOST ?? '127.0.0.1',
+  WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? '1',
+});
 const log = createLogger(config.process.logLevel, 'pos', terminalLog());
 
 runMain(log, async () => {
@@ -31,5 +35,8 @@ runMain(log, async () => {
   // What the README's tour and the admin CLI read, ready to paste into another terminal: the
   // register interface at POS, the operator surfaces at POS_ADMIN (ADMIN_PORT's, when it is set).
   const token = service.generatedToken ? ` ADMIN_TOKEN=${service.generatedToken}` : '';
-  process.stdout.write('For the tour (README.md), in another terminal: export ' + `POS=${service.origin} POS_ADMIN=${service.operatorOrigin}${token}\n`);
+  process.stdout.write(
+    'For the tour (README.md), in another terminal: export ' +
+      `POS=${service.origin} POS_ADMIN=${service.operatorOrigin}${token}\n`,
+  );
 });

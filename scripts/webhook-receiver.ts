@@ -13,10 +13,12 @@ import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '9099' }, path: { type: 'string', default: '/hook' } } });
+const { values } = parseArgs({
+  options: { port: { type: 'string', default: '9099' }, path: { type: 'string', default: '/hook' } },
+});
 const secrets = (process.env.WEBHOOK_SECRET ?? '').split(',').filter(Boolean);
 if (secrets.length === 0) {
-  process.stderr.write('set WEBHOOK_SECRET to the subscription\'s secret (whsec_...)\n');
+  process.stderr.write("set WEBHOOK_SECRET to the subscription's secret (whsec_...)\n");
   process.exit(2);
 }
 const verifiers = secrets.map((secret) => new Webhook(secret));
@@ -75,8 +77,14 @@ const server = http.createServer((req, res) => {
 });
 server.on('error', (err: NodeJS.ErrnoException) => {
   // a port in use is the usual mistake, not a stack trace
-  if (err.code === 'EADDRINUSE') process.stderr.write(`webhook receiver: port ${values.port} is in use (another receiver, or a ` + `service listening there); choose another with --port\n`);
+  if (err.code === 'EADDRINUSE')
+    process.stderr.write(
+      `webhook receiver: port ${values.port} is in use (another receiver, or a ` +
+        `service listening there); choose another with --port\n`,
+    );
   else process.stderr.write(`webhook receiver: ${err.message}\n`);
   process.exit(1);
 });
-server.listen(Number(values.port), () => process.stderr.write(`webhook receiver listening on http://localhost:${values.port}${values.path}\n`));
+server.listen(Number(values.port), () =>
+  process.stderr.write(`webhook receiver listening on http://localhost:${values.port}${values.path}\n`),
+);

@@ -11,4 +11,5 @@ export async function floorMongo(): Promise<{ db: Db; client: MongoClient; comma
 }
 
 /** `GET /metrics` with `pos_mongo_commands_total`; resolves with its port. */
-export const serveCommandCount = async (commands: () => number) => (await listen((_req, res) => res.end(`pos_mongo_commands_total ${commands()}\n`))).port;
+export const serveCommandCount = async (commands: () => number) =>
+  (await listen((_req, res) => res.end(`pos_mongo_commands_total ${commands()}\n`))).port;

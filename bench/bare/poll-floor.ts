@@ -9,7 +9,18 @@ import type { OrderDoc } from '@pos/shared/store/documents';
 import { floorMongo, serveCommandCount } from './floor-mongo';
 import { listen } from './listen';
 
-const RECORD_FIELDS = { _id: 0, number: 1, state: 1, tableNumber: 1, userNumber: 1, rows: 1, guestCount: 1, orderTime: 1, completeTime: 1, failedTime: 1 };
+const RECORD_FIELDS = {
+  _id: 0,
+  number: 1,
+  state: 1,
+  tableNumber: 1,
+  userNumber: 1,
+  rows: 1,
+  guestCount: 1,
+  orderTime: 1,
+  completeTime: 1,
+  failedTime: 1,
+};
 
 async function main(): Promise<void> {
   const mongo = await floorMongo();
@@ -17,7 +28,14 @@ async function main(): Promise<void> {
   const app = new Koa();
   const router = new Router();
   router.get('/orders/location', async (ctx) => {
-    ctx.body = (await orders.find({ locationId: String(ctx.query.locationId), state: 'PLACED' }, { projection: RECORD_FIELDS, sort: { number: 1 } }).toArray()).map(toOrderRecord);
+    ctx.body = (
+      await orders
+        .find(
+          { locationId: String(ctx.query.locationId), state: 'PLACED' },
+          { projection: RECORD_FIELDS, sort: { number: 1 } },
+        )
+        .toArray()
+    ).map(toOrderRecord);
   });
   app.use(router.routes());
   const { server, port } = await listen(app.callback());

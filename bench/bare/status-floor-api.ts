@@ -18,7 +18,11 @@ async function main(): Promise<void> {
   const url = process.env.REDIS_URL!;
   const prefix = process.env.REDIS_PREFIX!;
   const channel = `${prefix}:reply:floor`;
-  const queue = new Queue(TRANSITION_QUEUE, { connection: new Redis(url, { maxRetriesPerRequest: 3 }), prefix, defaultJobOptions: transitionJobOptions(1000) });
+  const queue = new Queue(TRANSITION_QUEUE, {
+    connection: new Redis(url, { maxRetriesPerRequest: 3 }),
+    prefix,
+    defaultJobOptions: transitionJobOptions(1000),
+  });
   const subscriber = new Redis(url);
   const waiting = new Map<string, (reply: { status: number; body: unknown }) => void>();
   subscriber.on('message', (_channel: string, message: string) => {
@@ -40,7 +44,11 @@ async function main(): Promise<void> {
       timer = setTimeout(() => resolve({ status: 503, body: { title: 'Service Unavailable' } }), TIMEOUT_MS);
     });
     try {
-      await queue.add('order-action', { locationId: String(ctx.get('x-location')), orderNumber, newState, replyTo: channel }, { jobId });
+      await queue.add(
+        'order-action',
+        { locationId: String(ctx.get('x-location')), orderNumber, newState, replyTo: channel },
+        { jobId },
+      );
       const outcome = await reply;
       ctx.status = outcome.status;
       ctx.body = outcome.body;
@@ -52,7 +60,9 @@ async function main(): Promise<void> {
   app.use(router.routes());
   const { server, port } = await listen(app.callback());
   process.stdout.write(`${JSON.stringify({ msg: 'status floor listening', port })}\n`);
-  process.on('SIGTERM', () => server.close(() => void Promise.all([queue.close(), subscriber.quit()]).then(() => process.exit(0))));
+  process.on('SIGTERM', () =>
+    server.close(() => void Promise.all([queue.close(), subscriber.quit()]).then(() => process.exit(0))),
+  );
 }
 
 void main();

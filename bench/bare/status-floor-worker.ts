@@ -24,7 +24,12 @@ interface FloorJob {
 function post(url: URL, signer: Webhook, body: string): Promise<number> {
   const id = `msg_${randomUUID()}`;
   const at = new Date();
-  const headers = { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signer.sign(id, at, body) };
+  const headers = {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': signer.sign(id, at, body),
+  };
   return new Promise((resolve, reject) => {
     const request = http.request(url, { method: 'POST', headers, agent: false }, (response) => {
       response.resume().on('end', () => resolve(response.statusCode ?? 0));
@@ -39,8 +44,10 @@ function webhookPosts(): (record: unknown) => Promise<unknown> {
   if (!url) return async () => undefined;
   const target = new URL(url);
   const signer = new Webhook(process.env.FLOOR_WEBHOOK_SECRET!);
-  const body = (type: string, record: unknown) => JSON.stringify({ id: `evt_${randomUUID()}`, type, timestamp: new Date().toISOString(), data: { order: record } });
-  return (record) => Promise.all(['order.failed', 'order.placed'].map((type) => post(target, signer, body(type, record))));
+  const body = (type: string, record: unknown) =>
+    JSON.stringify({ id: `evt_${randomUUID()}`, type, timestamp: new Date().toISOString(), data: { order: record } });
+  return (record) =>
+    Promise.all(['order.failed', 'order.placed'].map((type) => post(target, signer, body(type, record))));
 }
 
 async function main(): Promise<void> {
@@ -48,7 +55,8 @@ async function main(): Promise<void> {
   const mongo = await floorMongo();
   const orders = mongo.db.collection<OrderDoc>('orders');
   const redis = new Redis(url, { maxRetriesPerRequest: 3 });
-  const reply = (job: Job<FloorJob>, status: number, body: unknown) => redis.publish(job.data.replyTo, JSON.stringify({ jobId: job.id, outcome: { status, body } }));
+  const reply = (job: Job<FloorJob>, status: number, body: unknown) =>
+    redis.publish(job.data.replyTo, JSON.stringify({ jobId: job.id, outcome: { status, body } }));
   const deliver = webhookPosts();
 
   const worker = new Worker<FloorJob>(
@@ -69,12 +77,21 @@ async function main(): Promise<void> {
         return void (await deliver(record));
       }
     },
-    { connection: new Redis(url, { maxRetriesPerRequest: null }), prefix: process.env.REDIS_PREFIX!, concurrency: 16, lockDuration: 30_000, stalledInterval: 30_000 },
+    {
+      connection: new Redis(url, { maxRetriesPerRequest: null }),
+      prefix: process.env.REDIS_PREFIX!,
+      concurrency: 16,
+      lockDuration: 30_000,
+      stalledInterval: 30_000,
+    },
   );
   await worker.waitUntilReady();
   const metricsPort = await serveCommandCount(mongo.commands);
   process.stdout.write(`${JSON.stringify({ msg: 'status floor worker ready', metricsPort })}\n`);
-  process.on('SIGTERM', () => void worker.close().then(() => Promise.all([redis.quit(), mongo.client.close()]).then(() => process.exit(0))));
+  process.on(
+    'SIGTERM',
+    () => void worker.close().then(() => Promise.all([redis.quit(), mongo.client.close()]).then(() => process.exit(0))),
+  );
 }
 
 void main();

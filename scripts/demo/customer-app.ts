@@ -48,20 +48,27 @@ export class CustomerApp {
 
     const extra = menuRow(this.random);
     const changed = await client.replaceRows(order.number, [...rows, extra]);
-    this.say(`customer ${this.who}: added ${describeRows([extra])} to order #${order.number} (${changed.rows.length} rows)`);
+    this.say(
+      `customer ${this.who}: added ${describeRows([extra])} to order #${order.number} (${changed.rows.length} rows)`,
+    );
     await pause(paceMs / 2, signal);
 
     const finished = await client.finish(order.number);
     const placed = await client.submit(order.number);
     this.ordersSubmitted += 1;
     this.say(
-      `customer ${this.who}: finished (${finished.state}) and submitted order ` + `#${order.number}: ${placed.state}, total ${totalOf(placed.rows)}`,
+      `customer ${this.who}: finished (${finished.state}) and submitted order ` +
+        `#${order.number}: ${placed.state}, total ${totalOf(placed.rows)}`,
     );
 
     if (!walkOut && this.random() < 0.3) {
       const kind = this.random() < 0.5 ? 'REQUEST_BILL' : 'READ_TABLE_STATE';
       const command = await client.createCommand(kind);
-      this.say(`customer ${this.who}: asked for ` + `${kind === 'REQUEST_BILL' ? 'the bill' : 'the table state'} ` + `(command #${command.number})`);
+      this.say(
+        `customer ${this.who}: asked for ` +
+          `${kind === 'REQUEST_BILL' ? 'the bill' : 'the table state'} ` +
+          `(command #${command.number})`,
+      );
     }
 
     if (walkOut) {

@@ -2,7 +2,10 @@ import type { RowInput } from '@pos/shared/schemas/requests';
 
 /** What the demo's customers order from; prices in cents. */
 const MENU: { item: RowInput; notes: string[] }[] = [
-  { item: { productId: 'sku-burger', name: 'Burger', quantity: 1, unitPrice: 1290 }, notes: ['no onions', 'well done'] },
+  {
+    item: { productId: 'sku-burger', name: 'Burger', quantity: 1, unitPrice: 1290 },
+    notes: ['no onions', 'well done'],
+  },
   { item: { productId: 'sku-veggie', name: 'Veggie burger', quantity: 1, unitPrice: 1190 }, notes: ['no cheese'] },
   { item: { productId: 'sku-fries', name: 'Fries', quantity: 1, unitPrice: 450 }, notes: ['no salt', 'extra ketchup'] },
   { item: { productId: 'sku-salad', name: 'Salad', quantity: 1, unitPrice: 890 }, notes: ['dressing aside'] },

@@ -21,10 +21,14 @@ export interface MinuteFigures {
   load: number;
 }
 
-const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : 0);
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : 0;
 const ms = (value: number) => Math.round(value * 10) / 10;
 
-async function documents(origin: string, adminToken: string): Promise<Pick<MinuteFigures, 'hot' | 'archived' | 'lastRunMs'>> {
+async function documents(
+  origin: string,
+  adminToken: string,
+): Promise<Pick<MinuteFigures, 'hot' | 'archived' | 'lastRunMs'>> {
   try {
     const headers = { authorization: `Bearer ${adminToken}` };
     const text = await (await fetch(`${origin}/metrics`, { headers, signal: AbortSignal.timeout(5_000) })).text();
@@ -84,11 +88,15 @@ export class PaceReport {
     };
     this.minutes.push(figures);
     const count = (n: number | undefined) => (n === undefined ? '?' : String(n));
-    const held = figures.hot === undefined && figures.archived === undefined ? '' : `; orders held: ${count(figures.hot)} hot, ${count(figures.archived)} archived`;
+    const held =
+      figures.hot === undefined && figures.archived === undefined
+        ? ''
+        : `; orders held: ${count(figures.hot)} hot, ${count(figures.archived)} archived`;
     const job = figures.lastRunMs === undefined ? '' : ` (last lifecycle run ${figures.lastRunMs} ms)`;
     this.say(
       `${final ? `end (minute ${figures.minute}, part)` : `minute ${figures.minute}`}: ${figures.orders} orders so far; register status updates this minute: ${figures.updates}, ` +
-        `p50 ${figures.p50Ms} ms, p90 ${figures.p90Ms} ms, p99 ` + `${figures.p99Ms} ms${held}${job}; load average ${figures.load}`,
+        `p50 ${figures.p50Ms} ms, p90 ${figures.p90Ms} ms, p99 ` +
+        `${figures.p99Ms} ms${held}${job}; load average ${figures.load}`,
     );
   }
 }

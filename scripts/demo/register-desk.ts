@@ -83,14 +83,19 @@ export class RegisterDesk {
     this.seen.set(order.number, polls);
     const table = order.tableNumber ? `table ${order.tableNumber}` : 'takeout';
     if (polls === 1) {
-      this.say(`register: new order #${order.number} for ${table}: ` + `${describeRows(order.rows)} (${totalOf(order.rows)}); cooking`);
+      this.say(
+        `register: new order #${order.number} for ${table}: ` +
+          `${describeRows(order.rows)} (${totalOf(order.rows)}); cooking`,
+      );
       return;
     }
     try {
       if (order.number % 5 === 0 && !order.failedTime) {
         const after = await this.timed(this.client.reportFailure(order.number, 'printer jam'));
         this.failuresReported += 1;
-        this.say(`register: printer jam on order #${order.number}; failure reported, the order is ${after.state} again`);
+        this.say(
+          `register: printer jam on order #${order.number}; failure reported, the order is ${after.state} again`,
+        );
       } else if (order.number % 7 === 0) {
         await this.timed(this.client.updateStatus(order.number, 'ABORTED'));
         this.aborted += 1;

@@ -16,7 +16,10 @@ const SKIPPED_FOLDERS = new Set(['.git', 'node_modules', 'dist', 'coverage']);
 /** Files git tracks or would add (new, not ignored), repository-relative; outside a checkout, the tree. */
 function repositoryFiles(): string[] {
   try {
-    const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).toString();
     return out.split('\0').filter((file) => file !== '' && fs.existsSync(path.join(ROOT, file)));
   } catch {
     const walk = (dir: string): string[] =>
@@ -30,7 +33,8 @@ function repositoryFiles(): string[] {
 }
 
 /** Files whose text the citation check reads: not data, images or the lockfile. */
-const isText = (file: string) => !/(^|\/)package-lock\.json$|^bench\/results\/|\.(png|jpe?g|gif|ico|woff2?)$/.test(file);
+const isText = (file: string) =>
+  !/(^|\/)package-lock\.json$|^bench\/results\/|\.(png|jpe?g|gif|ico|woff2?)$/.test(file);
 
 function main(): number {
   const findings: Finding[] = [];
@@ -44,20 +48,24 @@ function main(): number {
       findings.push({ file: doc, line: 1, message: (err as Error).message });
       continue;
     }
-    if (current !== expected) findings.push({ file: doc, line: 1, message: 'out of date with its sources: run `npm run docs`' });
+    if (current !== expected)
+      findings.push({ file: doc, line: 1, message: 'out of date with its sources: run `npm run docs`' });
   }
   const files = repositoryFiles();
   const markdown = files.filter((file) => file.endsWith('.md'));
   const outlines = new Outlines();
   findings.push(...checkMarkdownLinks(ROOT, markdown, outlines));
-  for (const file of files.filter(isText)) findings.push(...checkCitations(ROOT, file, fs.readFileSync(path.join(ROOT, file), 'utf8'), outlines));
+  for (const file of files.filter(isText))
+    findings.push(...checkCitations(ROOT, file, fs.readFileSync(path.join(ROOT, file), 'utf8'), outlines));
 
   for (const f of findings) process.stderr.write(`${f.file}:${f.line}: ${f.message}\n`);
   if (findings.length > 0) {
     process.stderr.write(`docs: ${findings.length} problem(s)\n`);
     return 1;
   }
-  process.stdout.write(`docs: ${markdown.length} Markdown files, their links and anchors resolve; generated docs up to date\n`);
+  process.stdout.write(
+    `docs: ${markdown.length} Markdown files, their links and anchors resolve; generated docs up to date\n`,
+  );
   return 0;
 }
 

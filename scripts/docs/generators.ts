@@ -20,6 +20,9 @@ export function docGenerators(): DocGenerator[] {
   return [
     { doc: 'docs/benchmarks.md', render: () => renderBenchmarks() },
     { doc: 'docs/configuration.md', render: () => renderConfiguration() },
-    { doc: 'docs/operators.md', render: (current) => generatedSection(current, 'operator-access', renderOperatorAccess()) },
+    {
+      doc: 'docs/operators.md',
+      render: (current) => generatedSection(current, 'operator-access', renderOperatorAccess()),
+    },
   ];
 }

@@ -50,11 +50,15 @@ export function brokenLink(root: string, fromFile: string, href: string, outline
   const hash = href.indexOf('#');
   const pathPart = decode((hash < 0 ? href : href.slice(0, hash)).replace(/\?.*$/, ''));
   const anchor = hash < 0 ? undefined : decode(href.slice(hash + 1));
-  const target = pathPart === '' ? fromFile : path.resolve(pathPart.startsWith('/') ? root : path.dirname(fromFile), pathPart.replace(/^\/+/, ''));
+  const target =
+    pathPart === ''
+      ? fromFile
+      : path.resolve(pathPart.startsWith('/') ? root : path.dirname(fromFile), pathPart.replace(/^\/+/, ''));
   const relative = path.relative(root, target);
   if (relative.startsWith('..') || path.isAbsolute(relative)) return `${href}: outside the repository`;
   if (!fs.existsSync(target)) return `${href}: no such file ${relative}`;
-  if (anchor === undefined || anchor === '' || !target.endsWith('.md') || !fs.statSync(target).isFile()) return undefined;
+  if (anchor === undefined || anchor === '' || !target.endsWith('.md') || !fs.statSync(target).isFile())
+    return undefined;
   if (!outlines.of(target).anchors.has(anchor)) return `${href}: no heading or anchor #${anchor} in ${relative}`;
   return undefined;
 }
@@ -75,7 +79,8 @@ export function checkMarkdownLinks(root: string, files: string[], outlines = new
 /** `docs/<name>.md`, with an optional `#anchor`, as code and comments cite a doc. */
 const DOC_CITATION = /(?<![\w/.-])(docs\/[\w./-]*?\.md)(#[\w-]+)?/g;
 /** "docs/register-interface.md, part 5 rule 4", "…, part 4.2, rule 1", "…, part 5, rules 4 and 5". */
-const PART_CITATION = /docs\/register-interface\.md,?\s+part\s+(\d+(?:\.\d+)?)(?:,?\s+rules?\s+(\d+)(?:\s+and\s+(\d+))?)?/gi;
+const PART_CITATION =
+  /docs\/register-interface\.md,?\s+part\s+(\d+(?:\.\d+)?)(?:,?\s+rules?\s+(\d+)(?:\s+and\s+(\d+))?)?/gi;
 /** The spec files outside the repository, which a clone does not have. */
 const OUTSIDE = /\.\.\/shared\/spec\/|(?<![\w@/])shared\/spec\//;
 
@@ -108,7 +113,8 @@ export function checkCitations(root: string, file: string, text: string, outline
   const findings: Finding[] = [];
   text.split('\n').forEach((content, i) => {
     const line = i + 1;
-    if (OUTSIDE.test(content)) findings.push({ file, line, message: 'cites the spec outside the repository: cite docs/register-interface.md' });
+    if (OUTSIDE.test(content))
+      findings.push({ file, line, message: 'cites the spec outside the repository: cite docs/register-interface.md' });
     for (const match of content.matchAll(DOC_CITATION)) {
       const problem = brokenLink(root, path.join(root, 'README.md'), `${match[1]}${match[2] ?? ''}`, outlines);
       if (problem) findings.push({ file, line, message: problem });
@@ -124,7 +130,12 @@ export function checkCitations(root: string, file: string, text: string, outline
         continue;
       }
       for (const rule of rules.filter((r): r is string => r !== undefined)) {
-        if (!rulesOfPart.has(Number(rule))) findings.push({ file, line, message: `${match[0]}: part ${part} of docs/register-interface.md has no rule ${rule}` });
+        if (!rulesOfPart.has(Number(rule)))
+          findings.push({
+            file,
+            line,
+            message: `${match[0]}: part ${part} of docs/register-interface.md has no rule ${rule}`,
+          });
       }
     }
   });

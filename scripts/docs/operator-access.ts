@@ -10,12 +10,17 @@ import { OPERATIONS } from '@pos/shared/openapi/operations';
 /** What a bound operator may do, in a table cell. */
 function boundCell(bound: 'chain' | 'locations', note: string | undefined, path: string): string {
   if (bound === 'chain') return 'refused (403): chain-wide';
-  return (note ?? (/\{(id|sessionId)\}/.test(path) ? 'its own locations only; another answers 404' : 'within its own locations')).replace(/\|/g, '\\|');
+  return (
+    note ??
+    (/\{(id|sessionId)\}/.test(path) ? 'its own locations only; another answers 404' : 'within its own locations')
+  ).replace(/\|/g, '\\|');
 }
 
 export function renderOperatorAccess(): string {
   const rows = OPERATIONS.filter((op) => op.access === 'admin' || op.access === 'board').map(
-    (op) => `| \`${op.method.toUpperCase()} ${op.path}\` | ${op.summary} | ` + `\`${op.role}\` | ${boundCell(op.bound!, op.boundNote, op.path)} |`,
+    (op) =>
+      `| \`${op.method.toUpperCase()} ${op.path}\` | ${op.summary} | ` +
+      `\`${op.role}\` | ${boundCell(op.bound!, op.boundNote, op.path)} |`,
   );
   return ['| Operation | | Least role | An operator bound to locations |', '|---|---|---|---|', ...rows].join('\n');
 }

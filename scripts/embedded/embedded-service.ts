@@ -64,7 +64,11 @@ export class EmbeddedService {
     if (!config.auth.apiKeySecret) {
       config.auth.apiKeySecret = generateApiKeySecret();
       // Keys are signed under it: with data that outlives the process, they would not outlive it.
-      if (keepsData) log.warn('no API_KEY_SECRET: generated one for this run; the API keys issued now stop ' + 'working when the service restarts (set API_KEY_SECRET to keep them)');
+      if (keepsData)
+        log.warn(
+          'no API_KEY_SECRET: generated one for this run; the API keys issued now stop ' +
+            'working when the service restarts (set API_KEY_SECRET to keep them)',
+        );
     }
     if (this.closed) return;
     await this.adopt(startWorker(config, log.child({ role: 'worker' })), (w) => w.close());

@@ -22,7 +22,8 @@ export interface GroupOptions extends Omit<SpawnOptions, 'detached'> {
 /** Spawns `command` as the leader of a process group of its own. */
 export function spawnGroup(command: string, args: readonly string[], options: GroupOptions = {}): ChildProcess {
   const { diesWithParent, ...spawnOptions } = options;
-  const [file, argv] = diesWithParent && hasSetpriv ? [SETPRIV, ['--pdeathsig', 'TERM', '--', command, ...args]] : [command, args];
+  const [file, argv] =
+    diesWithParent && hasSetpriv ? [SETPRIV, ['--pdeathsig', 'TERM', '--', command, ...args]] : [command, args];
   const child = spawn(file, argv, { ...spawnOptions, detached: true });
   const log = process.env.POS_PROCESS_GROUPS;
   if (log && child.pid !== undefined) fs.appendFileSync(log, `${child.pid} ${command}\n`);

@@ -45,10 +45,14 @@ export interface LocalRedisCluster {
 /** `count` distinct free ports: each listened on until all are found, then released. */
 async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<net.Server>((resolve) => {
-      const server = net.createServer();
-      server.listen(0, '127.0.0.1', () => resolve(server));
-    })),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve) => {
+          const server = net.createServer();
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
   );
   const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
@@ -56,7 +60,14 @@ async function freePorts(count: number): Promise<number[]> {
 }
 
 function ask(port: number): Redis {
-  return new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
+  return new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1_000,
+  });
 }
 
 /** One command to one node; undefined when it does not answer. */
@@ -83,18 +94,29 @@ export async function startRedisCluster(options: ClusterOptions = {}): Promise<L
     startChildServer(
       'redis-server',
       [
-        '--port', String(port),
-        '--cluster-port', String(busPort),
-        '--bind', '127.0.0.1',
-        '--cluster-enabled', 'yes',
-        '--cluster-config-file', `nodes-${port}.conf`,
-        '--cluster-node-timeout', String(nodeTimeoutMs),
+        '--port',
+        String(port),
+        '--cluster-port',
+        String(busPort),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        String(nodeTimeoutMs),
         // A failed master stops only its own slots, not the whole cluster.
-        '--cluster-require-full-coverage', 'no',
-        '--dir', dir,
-        '--save', '',
-        '--appendonly', 'no',
-        '--maxmemory-policy', 'noeviction',
+        '--cluster-require-full-coverage',
+        'no',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--maxmemory-policy',
+        'noeviction',
       ],
       /Ready to accept connections/,
       () => `redis://127.0.0.1:${port}`,
@@ -135,9 +157,13 @@ export async function startRedisCluster(options: ClusterOptions = {}): Promise<L
         }
       }),
     );
-    await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => n.address), '--cluster-replicas', String(replicas), '--cluster-yes'], {
-      timeout: 60_000,
-    });
+    await run(
+      'redis-cli',
+      ['--cluster', 'create', ...nodes.map((n) => n.address), '--cluster-replicas', String(replicas), '--cluster-yes'],
+      {
+        timeout: 60_000,
+      },
+    );
   } catch (err) {
     await stopAll();
     throw err;
@@ -146,7 +172,13 @@ export async function startRedisCluster(options: ClusterOptions = {}): Promise<L
   const settled = async (timeoutMs = 30_000): Promise<boolean> => {
     const until = Date.now() + timeoutMs;
     while (Date.now() < until) {
-      if (await isSettled(nodes.filter((n) => n.server !== null).map((n) => n.port), masters)) return true;
+      if (
+        await isSettled(
+          nodes.filter((n) => n.server !== null).map((n) => n.port),
+          masters,
+        )
+      )
+        return true;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     return false;
@@ -184,7 +216,10 @@ async function isSettled(ports: number[], masters: number): Promise<boolean> {
     if (!new RegExp(`cluster_size:${masters}\\b`).test(info)) return false;
     const replication = await query(port, 'INFO', 'replication');
     if (!replication) return false;
-    if (/role:slave/.test(replication) && (!/master_link_status:up/.test(replication) || !/master_sync_in_progress:0/.test(replication))) {
+    if (
+      /role:slave/.test(replication) &&
+      (!/master_link_status:up/.test(replication) || !/master_sync_in_progress:0/.test(replication))
+    ) {
       return false;
     }
   }

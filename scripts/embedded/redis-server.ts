@@ -14,7 +14,10 @@ export interface RedisServerOptions {
  */
 export async function startRedisServer(port?: number, options: RedisServerOptions = {}): Promise<ChildServer> {
   const listen = port ?? (await freePort());
-  const persistence = options.dir === undefined ? ['--appendonly', 'no'] : ['--dir', options.dir, '--appendonly', 'yes', '--appendfsync', 'everysec'];
+  const persistence =
+    options.dir === undefined
+      ? ['--appendonly', 'no']
+      : ['--dir', options.dir, '--appendonly', 'yes', '--appendfsync', 'everysec'];
   return startChildServer(
     'redis-server',
     ['--port', String(listen), '--bind', '127.0.0.1', '--save', '', ...persistence, '--maxmemory-policy', 'noeviction'],

@@ -43,7 +43,13 @@ export function largeMenu(count: number): MenuDocument {
     { productId: 'sku-fries', name: 'Fries', price: 450 },
   ];
   for (let i = items.length; i < count; i++) {
-    items.push({ productId: `sku-${i}`, name: `Dish ${i}`, price: 500 + (i % 2000), category: `Category ${i % 20}`, modifierGroupIds: ['extras'] });
+    items.push({
+      productId: `sku-${i}`,
+      name: `Dish ${i}`,
+      price: 500 + (i % 2000),
+      category: `Category ${i % 20}`,
+      modifierGroupIds: ['extras'],
+    });
   }
   return { currency: 'EUR', items, modifierGroups: [SAMPLE_MENU.modifierGroups![1]!] };
 }

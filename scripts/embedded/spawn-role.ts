@@ -71,12 +71,16 @@ export async function spawnNode(options: SpawnNodeOptions): Promise<NodeChild> {
   const offset = fd === undefined ? 0 : fs.fstatSync(fd).size;
   // A group of its own, ended with this process: nothing of a run outlives it (process-group.ts).
   const root = options.root ?? ROOT;
-  const child = spawnGroup(process.execPath, ['--require', 'tsx/cjs', ...(options.nodeArgs ?? []), path.join(root, options.entry)], {
-    cwd: root,
-    env: { ...process.env, ...options.env },
-    stdio: fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
-    diesWithParent: true,
-  });
+  const child = spawnGroup(
+    process.execPath,
+    ['--require', 'tsx/cjs', ...(options.nodeArgs ?? []), path.join(root, options.entry)],
+    {
+      cwd: root,
+      env: { ...process.env, ...options.env },
+      stdio: fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
+      diesWithParent: true,
+    },
+  );
   if (fd !== undefined) fs.closeSync(fd);
   options.onSpawn?.(child);
 
@@ -85,9 +89,11 @@ export async function spawnNode(options: SpawnNodeOptions): Promise<NodeChild> {
     child.stdout!.on('data', (c: Buffer) => (captured += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (captured += c.toString()));
   }
-  const output = logFile === undefined ? () => captured : () => fs.readFileSync(logFile).subarray(offset).toString('utf8');
+  const output =
+    logFile === undefined ? () => captured : () => fs.readFileSync(logFile).subarray(offset).toString('utf8');
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  const failure = (why: string) => new Error(`${name} ${why}${logFile ? `; see ${logFile}` : ''}:\n${output().slice(-4000)}`);
+  const failure = (why: string) =>
+    new Error(`${name} ${why}${logFile ? `; see ${logFile}` : ''}:\n${output().slice(-4000)}`);
 
   const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
     let settled = false;
@@ -110,7 +116,9 @@ export async function spawnNode(options: SpawnNodeOptions): Promise<NodeChild> {
     child.stdout?.on('data', check);
     child.stderr?.on('data', check);
     void exited.then((code) =>
-      finish(() => (options.mayDieFirst ? resolve(''.match(/^/)!) : reject(failure(`exited (${code}) before it was ready`)))),
+      finish(() =>
+        options.mayDieFirst ? resolve(''.match(/^/)!) : reject(failure(`exited (${code}) before it was ready`)),
+      ),
     );
   }).catch(async (err: Error) => {
     if (child.exitCode === null && child.signalCode === null) {

@@ -20,10 +20,15 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const hasBody = (node: ts.Node): node is ts.SignatureDeclaration & { body: ts.Node } => ts.isFunctionLike(node) && 'body' in node && node.body !== undefined;
+const hasBody = (node: ts.Node): node is ts.SignatureDeclaration & { body: ts.Node } =>
+  ts.isFunctionLike(node) && 'body' in node && node.body !== undefined;
 
 /** Each function of the file over `max` lines: where it starts, its name, its length. */
-export function longFunctions(file: string, text: string, max = MAX_LINES): { line: number; name: string; lines: number }[] {
+export function longFunctions(
+  file: string,
+  text: string,
+  max = MAX_LINES,
+): { line: number; name: string; lines: number }[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line;
   const found: { line: number; name: string; lines: number }[] = [];
@@ -49,7 +54,9 @@ function nameOf(node: ts.SignatureDeclaration): string {
 
 if (require.main === module) {
   const long = DIRS.flatMap((dir) => sourceFiles(path.join(ROOT, dir))).flatMap((file) =>
-    longFunctions(file, fs.readFileSync(file, 'utf8')).map((f) => `${path.relative(ROOT, file)}:${f.line}: ${f.name} is ${f.lines} lines (at most ${MAX_LINES})`),
+    longFunctions(file, fs.readFileSync(file, 'utf8')).map(
+      (f) => `${path.relative(ROOT, file)}:${f.line}: ${f.name} is ${f.lines} lines (at most ${MAX_LINES})`,
+    ),
   );
   for (const line of long) process.stderr.write(`${line}\n`);
   if (long.length > 0) process.exit(1);

@@ -28,7 +28,15 @@ function packageVersion(): string {
 /** The checkout's commit, when this runs from one (once, at start). */
 function gitCommit(): string | undefined {
   try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: __dirname, stdio: ['ignore', 'pipe', 'ignore'], timeout: 2_000 }).toString().trim() || undefined;
+    return (
+      execFileSync('git', ['rev-parse', 'HEAD'], {
+        cwd: __dirname,
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 2_000,
+      })
+        .toString()
+        .trim() || undefined
+    );
   } catch {
     return undefined;
   }

@@ -45,9 +45,15 @@ export const CLUSTER_QUEUE_PARTITIONS = 6;
 /** Comma-separated secrets, each at least 32 characters (spaces around commas allowed); never echoed in an error. */
 export function parseSecretList(text: string | undefined): string[] {
   if (text === undefined) return [];
-  const secrets = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const secrets = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (secrets.some((s) => s.length < 32 || /\s/.test(s))) {
-    throw new ConfigError('invalid configuration: API_KEY_SECRET_PREVIOUS must list secrets of at ' + 'least 32 characters (no spaces), separated by commas');
+    throw new ConfigError(
+      'invalid configuration: API_KEY_SECRET_PREVIOUS must list secrets of at ' +
+        'least 32 characters (no spaces), separated by commas',
+    );
   }
   return secrets;
 }
@@ -66,7 +72,12 @@ const atLeast: SchemaValidateFunction = (min: string, value: string) => {
   atLeast.errors = [{ keyword: 'minDuration', message: `must be at least ${min}`, params: { limit: min } }];
   return false;
 };
-const minDuration: KeywordDefinition = { keyword: 'minDuration', type: 'string', schemaType: 'string', validate: atLeast };
+const minDuration: KeywordDefinition = {
+  keyword: 'minDuration',
+  type: 'string',
+  schemaType: 'string',
+  validate: atLeast,
+};
 
 /** `unset`: what leaving a variable out means, for the docs; it checks nothing. */
 const unset: KeywordDefinition = { keyword: 'unset', schemaType: 'string' };
@@ -74,7 +85,12 @@ const unset: KeywordDefinition = { keyword: 'unset', schemaType: 'string' };
 /** The environment as the schema reads it: integers as numbers, absent variables at their defaults. */
 type Env = FromSchema<typeof envSchema>;
 
-const validateEnv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, keywords: [minDuration, unset] }).compile<Env>(envSchema);
+const validateEnv = new Ajv({
+  coerceTypes: true,
+  useDefaults: true,
+  allErrors: true,
+  keywords: [minDuration, unset],
+}).compile<Env>(envSchema);
 
 /** The schema's variables from `env` (an empty one counts as absent), checked; throws naming every bad one. */
 function readEnv(env: NodeJS.ProcessEnv): Env {
@@ -191,7 +207,10 @@ const SECTIONS = {
   }),
   telemetry: (env: Env) => ({
     // On when spans have somewhere to go; the SDK reads these variables (and the others it knows) itself.
-    tracing: env.OTEL_TRACES_EXPORTER === 'console' || (env.OTEL_TRACES_EXPORTER === 'otlp' && Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)),
+    tracing:
+      env.OTEL_TRACES_EXPORTER === 'console' ||
+      (env.OTEL_TRACES_EXPORTER === 'otlp' &&
+        Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)),
     endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT,
     protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL,
     exporter: env.OTEL_TRACES_EXPORTER,
@@ -257,11 +276,15 @@ function checkListeners(http: HttpConfig): void {
     throw new ConfigError('invalid configuration: ADMIN_PORT must differ from PORT');
   }
   // Node refuses a headers timeout over its whole-request timeout.
-  if (http.headersTimeoutMs > http.requestTimeoutMs) throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT must be at most HTTP_REQUEST_TIMEOUT');
+  if (http.headersTimeoutMs > http.requestTimeoutMs)
+    throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT must be at most HTTP_REQUEST_TIMEOUT');
 }
 
 /** The server secret webhook secrets are sealed under: WEBHOOK_SECRET_KEY, else API_KEY_SECRET. */
-export function webhookSecretKey(config: { webhooks: Pick<WebhooksConfig, 'secretKey'>; auth: Pick<AuthConfig, 'apiKeySecret'> }): string | undefined {
+export function webhookSecretKey(config: {
+  webhooks: Pick<WebhooksConfig, 'secretKey'>;
+  auth: Pick<AuthConfig, 'apiKeySecret'>;
+}): string | undefined {
   return config.webhooks.secretKey ?? config.auth.apiKeySecret;
 }
 
@@ -273,7 +296,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** The URLs a role needs; the embedded launcher fills them in before the roles start. */
-export function requireUrls(config: { mongo: Pick<MongoConfig, 'url'>; redis: Pick<RedisConfig, 'url'> }): { mongoUrl: string; redisUrl: string } {
+export function requireUrls(config: { mongo: Pick<MongoConfig, 'url'>; redis: Pick<RedisConfig, 'url'> }): {
+  mongoUrl: string;
+  redisUrl: string;
+} {
   const mongoUrl = config.mongo.url;
   const redisUrl = config.redis.url;
   if (mongoUrl && redisUrl) return { mongoUrl, redisUrl };

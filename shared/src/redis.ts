@@ -42,7 +42,12 @@ export function nodeOptions(target: RedisTarget): RedisOptions {
 }
 
 function seedUrls(target: RedisTarget): string[] {
-  const urls = target.cluster ? target.url.split(',').map((url) => url.trim()).filter(Boolean) : [target.url];
+  const urls = target.cluster
+    ? target.url
+        .split(',')
+        .map((url) => url.trim())
+        .filter(Boolean)
+    : [target.url];
   if (urls.length === 0) throw new Error('REDIS_URL names no node');
   return urls;
 }
@@ -54,7 +59,12 @@ function seedUrls(target: RedisTarget): string[] {
  * connections keep a bound so that a Redis outage surfaces as an error (503). With a logger,
  * connection errors (ioredis reconnects on its own) are logged, not printed raw.
  */
-export function createRedis(target: RedisTarget, options: RedisOptions = {}, log?: Logger, clusterOptions: ClusterOptions = {}): RedisClient {
+export function createRedis(
+  target: RedisTarget,
+  options: RedisOptions = {},
+  log?: Logger,
+  clusterOptions: ClusterOptions = {},
+): RedisClient {
   let redis: RedisClient;
   if (target.cluster) {
     const nodes = seedUrls(target).map((url) => {
@@ -76,7 +86,11 @@ const PUBLISH_TIMEOUT_MS = 2_000;
  * Bounded: a cluster client that lost every node queues commands until it is back.
  */
 export async function publish(redis: RedisClient, channel: string, message: string): Promise<void> {
-  await withTimeout(isCluster(redis) ? redis.spublish(channel, message) : redis.publish(channel, message), PUBLISH_TIMEOUT_MS, 'Redis PUBLISH');
+  await withTimeout(
+    isCluster(redis) ? redis.spublish(channel, message) : redis.publish(channel, message),
+    PUBLISH_TIMEOUT_MS,
+    'Redis PUBLISH',
+  );
 }
 
 /**
@@ -110,13 +124,16 @@ export async function pingRedis(redis: RedisClient, ms: number): Promise<void> {
   }
 }
 
-async function pingMasters(redis: Cluster, ms: number): Promise<void> {  const masters = new Set<string>();
+async function pingMasters(redis: Cluster, ms: number): Promise<void> {
+  const masters = new Set<string>();
   for (let slot = 0; slot < 16384; slot++) {
     const owner = redis.slots[slot]?.[0];
     if (!owner) throw new Error(`no master serves slot ${slot}`);
     masters.add(owner);
   }
-  const connections = new Map(redis.nodes('master').map((node) => [nodeKey(String(node.options.host), Number(node.options.port)), node]));
+  const connections = new Map(
+    redis.nodes('master').map((node) => [nodeKey(String(node.options.host), Number(node.options.port)), node]),
+  );
   await Promise.all(
     [...masters].map((key) => {
       const node = connections.get(key);
@@ -139,7 +156,8 @@ export function whenReady(connection: RedisClient, ms?: number): Promise<void> {
     };
     const onReady = () => settle();
     const onEnd = () => settle(new Error('the Redis connection was closed'));
-    const timer = ms === undefined ? undefined : setTimeout(() => settle(new Error(`Redis did not connect in ${ms} ms`)), ms);
+    const timer =
+      ms === undefined ? undefined : setTimeout(() => settle(new Error(`Redis did not connect in ${ms} ms`)), ms);
     connection.on('ready', onReady);
     connection.on('end', onEnd);
   });

@@ -24,7 +24,10 @@ import { ChildRole, ROOT, spawnRole, startStack } from '../support/stack';
  * docs/board.md shows docs/board.png: `UPDATE_SCREENSHOTS=1` writes it there; otherwise the test
  * saves the screenshot in the temporary folder, so that a run leaves the tree as it was.
  */
-const SCREENSHOT = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'board.png') : path.join(os.tmpdir(), 'pos-board.png');
+const SCREENSHOT =
+  process.env.UPDATE_SCREENSHOTS === '1'
+    ? path.join(ROOT, 'docs', 'board.png')
+    : path.join(os.tmpdir(), 'pos-board.png');
 /**
  * Waits: generous, since two cores are shared with other test files; only a hang breaks them.
  * How soon a new order shows is the bench's to measure, not a test's.
@@ -39,7 +42,8 @@ describe('the location board in Chromium', () => {
   let kitchen: Awaited<ReturnType<typeof registerAt>>;
 
   beforeAll(async () => {
-    if (!fs.existsSync(path.join(BOARD_DIST, 'index.html'))) throw new Error('the board is not built: run bash scripts/setup.sh --test (or npm run build:board)');
+    if (!fs.existsSync(path.join(BOARD_DIST, 'index.html')))
+      throw new Error('the board is not built: run bash scripts/setup.sh --test (or npm run build:board)');
     // short presence window and order deadline, for the presence, pause and overdue test
     stack = await startStack({ PRESENCE_WINDOW: '2s', ORDER_DEADLINE: '1s' });
     node = await spawnRole('api', stack.env);
@@ -84,23 +88,33 @@ describe('the location board in Chromium', () => {
     });
     page.on('requestfailed', (request) => {
       // the page's own cancels (a reload, a sign-out, the end of a stream) are not failures
-      if (request.failure()?.errorText !== 'net::ERR_ABORTED') failures.push(`${request.failure()?.errorText} ${request.url()}`);
+      if (request.failure()?.errorText !== 'net::ERR_ABORTED')
+        failures.push(`${request.failure()?.errorText} ${request.url()}`);
     });
     page.on('pageerror', (err) => failures.push(`page error: ${err.message}`));
     page.on('console', (message) => {
       // a failed load is reported above, with its URL
       if (/^Failed to load resource/.test(message.text())) return;
-      if (message.type() === 'error' || /Content.Security.Policy/i.test(message.text())) failures.push(`console: ${message.text()}`);
+      if (message.type() === 'error' || /Content.Security.Policy/i.test(message.text()))
+        failures.push(`console: ${message.text()}`);
     });
     const response = await page.goto(`${origin}/board`);
     expect(response?.status()).toBe(200);
     return { context, page, failures, requests };
   }
 
-  async function signInAsOperator(page: Page, locationId: string, token = stack.env.ADMIN_TOKEN!, { waitLive = true } = {}): Promise<void> {
+  async function signInAsOperator(
+    page: Page,
+    locationId: string,
+    token = stack.env.ADMIN_TOKEN!,
+    { waitLive = true } = {},
+  ): Promise<void> {
     await page.getByRole('radio', { name: /^Operator/ }).check();
     // the token first: the locations it covers are offered once it is typed
-    expect((await page.locator('form label.field').allInnerTexts()).map((text) => text.trim())).toEqual(['Operator token', 'Location id']);
+    expect((await page.locator('form label.field').allInnerTexts()).map((text) => text.trim())).toEqual([
+      'Operator token',
+      'Location id',
+    ]);
     await page.getByLabel('Operator token', { exact: true }).fill(token);
     await page.getByLabel('Location id', { exact: true }).fill(locationId);
     await page.getByRole('button', { name: 'Open board' }).click();
@@ -119,9 +133,11 @@ describe('the location board in Chromium', () => {
     await page.locator('.connection[data-connection="live"]').waitFor({ timeout: WAIT_MS * 2 });
     await page.locator('main.columns[aria-busy="false"]').waitFor({ timeout: WAIT_MS });
   };
-  const announced = (page: Page, text: string) => page.getByRole('status').filter({ hasText: text }).waitFor({ state: 'attached', timeout: WAIT_MS });
+  const announced = (page: Page, text: string) =>
+    page.getByRole('status').filter({ hasText: text }).waitFor({ state: 'attached', timeout: WAIT_MS });
   const region = (page: Page, name: string) => page.getByRole('region', { name, exact: true });
-  const card = (page: Page, where: string, label: string): Locator => region(page, where).getByRole('article', { name: new RegExp(`^${label}\\b`) });
+  const card = (page: Page, where: string, label: string): Locator =>
+    region(page, where).getByRole('article', { name: new RegExp(`^${label}\\b`) });
   const gone = (locator: Locator) => locator.waitFor({ state: 'detached', timeout: WAIT_MS });
   const shown = (locator: Locator) => locator.waitFor({ state: 'visible', timeout: WAIT_MS });
 
@@ -154,12 +170,17 @@ describe('the location board in Chromium', () => {
       await orderCard.getByRole('button', { name: `Complete order ${order.number}` }).click();
       await gone(orderCard);
       await shown(region(page, 'Finished').getByText(`Order ${order.number}`));
-      expect((await stack.admin.listOrders(kitchen.location.id, 'COMPLETED')).map((o) => o.number)).toContain(order.number);
+      expect((await stack.admin.listOrders(kitchen.location.id, 'COMPLETED')).map((o) => o.number)).toContain(
+        order.number,
+      );
 
       // A failure report (threshold 1) makes it FAILED; Recover brings it back to the open orders.
       const failing = await stack.admin.createOrder(kitchen.location.id, sampleRows, 3);
       await shown(card(page, 'Orders', `Order ${failing.number}`));
-      const report = await call('POST', `${stack.baseUrl}/orders/${failing.number}/failure`, { apiKey: kitchen.key, body: { reason: 'printer jam' } });
+      const report = await call('POST', `${stack.baseUrl}/orders/${failing.number}/failure`, {
+        apiKey: kitchen.key,
+        body: { reason: 'printer jam' },
+      });
       expect(report.json<OrderRecord>().state).toBe('FAILED');
       const failedCard = card(page, 'Failed', `Order ${failing.number}`);
       await shown(failedCard);
@@ -168,7 +189,9 @@ describe('the location board in Chromium', () => {
       await failedCard.getByRole('button', { name: `Recover order ${failing.number}` }).click();
       await shown(card(page, 'Orders', `Order ${failing.number}`));
       await gone(failedCard);
-      expect((await stack.admin.listOrders(kitchen.location.id, 'PLACED')).map((o) => o.number)).toContain(failing.number);
+      expect((await stack.admin.listOrders(kitchen.location.id, 'PLACED')).map((o) => o.number)).toContain(
+        failing.number,
+      );
 
       // A command shows; Acknowledge removes it, here and for the registers.
       const command = await stack.admin.createCommand(kitchen.location.id, 'REQUEST_BILL', 3);
@@ -209,7 +232,9 @@ describe('the location board in Chromium', () => {
       // a register polls (on the other node): online, and the register is listed
       expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: place.key })).status).toBe(200);
       await shown(status.getByText(/^Online since/));
-      await shown(status.getByRole('list', { name: 'Registers seen' }).getByText(/^register-Presence Kitchen: polling, seen/));
+      await shown(
+        status.getByRole('list', { name: 'Registers seen' }).getByText(/^register-Presence Kitchen: polling, seen/),
+      );
 
       // Pause and Resume act on the location
       await status.getByRole('button', { name: 'Pause' }).click();
@@ -304,7 +329,11 @@ describe('the location board in Chromium', () => {
 
   it("operator token: the sign-in offers only its locations, a viewer's board has no action, another location is refused", async () => {
     const other = await stack.admin.createLocation('Not yours');
-    const viewer = await stack.admin.createOperator({ name: 'Board viewer', role: 'viewer', locationIds: [kitchen.location.id] });
+    const viewer = await stack.admin.createOperator({
+      name: 'Board viewer',
+      role: 'viewer',
+      locationIds: [kitchen.location.id],
+    });
     const order = await stack.admin.createOrder(kitchen.location.id, sampleRows, 5);
     const command = await stack.admin.createCommand(kitchen.location.id, 'REQUEST_BILL', 5);
     const opened = await openBoard(nodeOrigin);
@@ -314,10 +343,14 @@ describe('the location board in Chromium', () => {
       await page.getByRole('radio', { name: /^Operator/ }).check();
       await page.getByLabel('Operator token', { exact: true }).fill(viewer.token);
       await page.getByLabel('Operator token', { exact: true }).blur();
-      await page.locator(`#operator-locations option[value="${kitchen.location.id}"]`).waitFor({ state: 'attached', timeout: WAIT_MS });
-      expect(await page.locator('#operator-locations option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).toEqual([
-        kitchen.location.id,
-      ]);
+      await page
+        .locator(`#operator-locations option[value="${kitchen.location.id}"]`)
+        .waitFor({ state: 'attached', timeout: WAIT_MS });
+      expect(
+        await page
+          .locator('#operator-locations option')
+          .evaluateAll((options) => options.map((o) => o.getAttribute('value'))),
+      ).toEqual([kitchen.location.id]);
 
       // another location answers as a missing one
       await signInAsOperator(page, other.id, viewer.token, { waitLive: false });
@@ -331,7 +364,9 @@ describe('the location board in Chromium', () => {
       await shown(card(page, 'Commands', 'Bill requested'));
       expect(await page.getByRole('heading', { level: 1 }).innerText()).toContain('Operator · viewer');
       expect(await page.getByRole('button', { name: /^(Complete|Abort|Acknowledge|Recover)/ }).count()).toBe(0);
-      expect(opened.failures.filter((f) => !f.startsWith(`404 ${nodeOrigin}/admin/v1/locations/${other.id}`))).toEqual([]);
+      expect(opened.failures.filter((f) => !f.startsWith(`404 ${nodeOrigin}/admin/v1/locations/${other.id}`))).toEqual(
+        [],
+      );
       expectNoSecretsLeaked(opened, [viewer.token]);
     } finally {
       await opened.context.close();
@@ -354,7 +389,9 @@ describe('the location board in Chromium', () => {
       await orderCard.getByRole('button', { name: `Abort order ${order.number}` }).click();
       await orderCard.getByRole('button', { name: `Confirm abort of order ${order.number}` }).click();
       await gone(orderCard);
-      expect((await stack.admin.listOrders(kitchen.location.id, 'ABORTED')).map((o) => o.number)).toContain(order.number);
+      expect((await stack.admin.listOrders(kitchen.location.id, 'ABORTED')).map((o) => o.number)).toContain(
+        order.number,
+      );
 
       // A FAILED order is shown as waiting for an operator, without Recover.
       await stack.admin.updateStatus(kitchen.location.id, failed.number, 'PLACED'); // recovered by an operator ...
@@ -381,23 +418,32 @@ describe('the location board in Chromium', () => {
         ['POST', admin('/orders'), { rows: sampleRows }],
       ];
       for (const [method, url, body] of operatorActions) {
-        const carriers: Record<string, string>[] = [{ api_key: kitchen.key }, { authorization: `Bearer ${kitchen.key}` }];
+        const carriers: Record<string, string>[] = [
+          { api_key: kitchen.key },
+          { authorization: `Bearer ${kitchen.key}` },
+        ];
         for (const headers of carriers) {
           expect([method, url, (await call(method, url, { headers, body })).status]).toEqual([method, url, 401]);
         }
       }
       // ... including from the page itself,
       const fromPage = await page.evaluate(
-        async ([url, key]) => (await fetch(url!, { method: 'POST', headers: { api_key: key!, authorization: `Bearer ${key}` } })).status,
+        async ([url, key]) =>
+          (await fetch(url!, { method: 'POST', headers: { api_key: key!, authorization: `Bearer ${key}` } })).status,
         [admin(`/orders/${failed.number}/recover`), kitchen.key],
       );
       expect(fromPage).toBe(401);
       // ... and another location's orders are not its own.
       const other = await registerAt(stack, 'Elsewhere');
       const theirs = await stack.admin.createOrder(other.location.id, sampleRows);
-      const refused = await call('PUT', `${stack.baseUrl}/orders/${theirs.number + 1000}/statusupdate`, { apiKey: kitchen.key, body: { newState: 'COMPLETED' } });
+      const refused = await call('PUT', `${stack.baseUrl}/orders/${theirs.number + 1000}/statusupdate`, {
+        apiKey: kitchen.key,
+        body: { newState: 'COMPLETED' },
+      });
       expect(refused.status).toBe(400);
-      expect((await stack.admin.listOrders(kitchen.location.id, 'FAILED')).map((o) => o.number)).toContain(failed.number);
+      expect((await stack.admin.listOrders(kitchen.location.id, 'FAILED')).map((o) => o.number)).toContain(
+        failed.number,
+      );
       expect((await stack.admin.listOrders(other.location.id, 'PLACED')).map((o) => o.number)).toEqual([theirs.number]);
     } finally {
       await opened.context.close();
@@ -432,7 +478,12 @@ describe('the location board in Chromium', () => {
 
   it('caps the rows a card shows: an order of 200 rows keeps its card on screen, says how many are left, and opens them on a tap', async () => {
     const { location } = await registerAt(stack, 'Long order', 3);
-    const rows = Array.from({ length: 200 }, (_, i) => ({ productId: `sku-${i + 1}`, name: `Dish ${i + 1}`, quantity: 1, unitPrice: 500 }));
+    const rows = Array.from({ length: 200 }, (_, i) => ({
+      productId: `sku-${i + 1}`,
+      name: `Dish ${i + 1}`,
+      quantity: 1,
+      unitPrice: 500,
+    }));
     const opened = await openBoard(nodeOrigin);
     const { page } = opened;
     try {
@@ -463,22 +514,36 @@ describe('the location board in Chromium', () => {
   it('renders a busy location for docs/board.md', async () => {
     const { location, key } = await registerAt(stack, 'Main Street Bistro', 3);
     const rows = (...items: [string, number, string?][]) =>
-      items.map(([name, quantity, notes], i) => ({ productId: `sku-${i + 1}`, name, quantity, unitPrice: 1290, ...(notes ? { notes } : {}) }));
+      items.map(([name, quantity, notes], i) => ({
+        productId: `sku-${i + 1}`,
+        name,
+        quantity,
+        unitPrice: 1290,
+        ...(notes ? { notes } : {}),
+      }));
     const opened = await openBoard(nodeOrigin);
     const { page } = opened;
     try {
       await signInAsOperator(page, location.id);
       const made = [
         await stack.admin.createOrder(location.id, rows(['Burger', 2, 'no onions'], ['Fries', 2], ['Lemonade', 1]), 4),
-        await stack.admin.createOrder(location.id, rows(['Margherita', 1], ['Caesar salad', 1, 'dressing on the side']), 7),
+        await stack.admin.createOrder(
+          location.id,
+          rows(['Margherita', 1], ['Caesar salad', 1, 'dressing on the side']),
+          7,
+        ),
         await stack.admin.createOrder(location.id, rows(['Fish & chips', 1], ['Pale ale', 2]), 12),
         await stack.admin.createOrder(location.id, rows(['Veggie wrap', 1], ['Sparkling water', 1])),
         await stack.admin.createOrder(location.id, rows(['Steak', 1, 'medium rare'], ['House red', 1]), 2),
         await stack.admin.createOrder(location.id, rows(['Soup of the day', 1]), 9),
         await stack.admin.createOrder(location.id, rows(['Pancakes', 2]), 5),
       ];
-      await call('POST', `${stack.baseUrl}/orders/${made[1]!.number}/failure`, { apiKey: key, body: { reason: 'printer jam' } });
-      for (let i = 0; i < 3; i += 1) await call('POST', `${stack.baseUrl}/orders/${made[4]!.number}/failure`, { apiKey: key });
+      await call('POST', `${stack.baseUrl}/orders/${made[1]!.number}/failure`, {
+        apiKey: key,
+        body: { reason: 'printer jam' },
+      });
+      for (let i = 0; i < 3; i += 1)
+        await call('POST', `${stack.baseUrl}/orders/${made[4]!.number}/failure`, { apiKey: key });
       await stack.admin.updateStatus(location.id, made[5]!.number, 'COMPLETED');
       await stack.admin.updateStatus(location.id, made[6]!.number, 'ABORTED');
       await stack.admin.createCommand(location.id, 'REQUEST_BILL', 4);

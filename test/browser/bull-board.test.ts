@@ -23,9 +23,14 @@ describe('Bull Board in Chromium', () => {
     const location = await stack.admin.createLocation('Board');
     const { apiKey } = await stack.admin.createServiceSession(location.id, 'reg-board');
     const order = await stack.admin.createOrder(location.id, sampleRows);
-    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
+    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+      apiKey,
+      body: { newState: 'COMPLETED' },
+    });
     expect(done.status).toBe(200);
-    const failing = await stack.api.deps.queues.current[0]!.queue.add(JOB.sessionClose, { sessionId: { $ne: 'shown-on-the-board' } });
+    const failing = await stack.api.deps.queues.current[0]!.queue.add(JOB.sessionClose, {
+      sessionId: { $ne: 'shown-on-the-board' },
+    });
     await eventually(async () => (await failing.getState()) === 'failed', 'the seeded job failed');
   });
   afterAll(async () => {
@@ -51,17 +56,21 @@ describe('Bull Board in Chromium', () => {
     );
     const page = await context.newPage();
     page.on('console', (message) => {
-      if (message.type() === 'error' && message.text().includes('Content Security Policy')) failures.push(`CSP: ${message.text()}`);
+      if (message.type() === 'error' && message.text().includes('Content Security Policy'))
+        failures.push(`CSP: ${message.text()}`);
     });
     page.on('response', (response) => {
-      if (response.url().startsWith(origin) && response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
+      if (response.url().startsWith(origin) && response.status() >= 400)
+        failures.push(`${response.status()} ${response.url()}`);
     });
     page.on('pageerror', (err) => failures.push(`page error: ${err.message}`));
     return { context, page, failures };
   }
 
   it('shows the transition queue to HTTP Basic credentials (any user, the token as password)', async () => {
-    const { context, page, failures } = await openContext({ httpCredentials: { username: 'admin', password: stack.env.ADMIN_TOKEN! } });
+    const { context, page, failures } = await openContext({
+      httpCredentials: { username: 'admin', password: stack.env.ADMIN_TOKEN! },
+    });
     try {
       const response = await page.goto(boardUrl);
       expect(response?.status()).toBe(200);
@@ -97,7 +106,11 @@ describe('Bull Board in Chromium', () => {
       expect((await second.goto(`${stack.origin}/healthz`))?.status()).toBe(200);
       const refused = await second.evaluate(async (url) => {
         const response = await fetch(url, { credentials: 'omit' });
-        return { status: response.status, challenge: response.headers.get('www-authenticate'), body: await response.text() };
+        return {
+          status: response.status,
+          challenge: response.headers.get('www-authenticate'),
+          body: await response.text(),
+        };
       }, boardUrl);
       expect(refused.status).toBe(401);
       expect(refused.challenge).toBe('Basic realm="pos-admin"');
@@ -129,13 +142,20 @@ describe('Bull Board in Chromium', () => {
     it("retries a failed job from the board's own page (its requests pass the cross-site check)", async () => {
       const queue = writable.api.deps.queues.current[0]!.queue;
       const failing = await queue.add(JOB.sessionClose, { sessionId: { $ne: 'retried-from-the-page' } });
-      const attempts = async () => ((await failing.getState()) === 'failed' ? (await Job.fromId(queue, failing.id!))!.attemptsMade : 0);
+      const attempts = async () =>
+        (await failing.getState()) === 'failed' ? (await Job.fromId(queue, failing.id!))!.attemptsMade : 0;
       await eventually(async () => (await attempts()) === 1, 'the seeded job failed');
-      const { context, page, failures } = await openContext({ httpCredentials: { username: 'admin', password: writable.env.ADMIN_TOKEN! } }, writable.origin);
+      const { context, page, failures } = await openContext(
+        { httpCredentials: { username: 'admin', password: writable.env.ADMIN_TOKEN! } },
+        writable.origin,
+      );
       try {
         expect((await page.goto(`${writable.origin}/admin/queues/queue/order-work?status=failed`))?.status()).toBe(200);
         await page.getByText('malformed job data: /sessionId must be string').first().waitFor({ timeout: 20_000 });
-        await page.getByRole('button', { name: /^Retry all/ }).first().click();
+        await page
+          .getByRole('button', { name: /^Retry all/ })
+          .first()
+          .click();
         await page.getByRole('button', { name: 'Confirm' }).click();
         // run again by the worker, and failed again
         await eventually(async () => (await attempts()) === 2, 'the failed job retried', 20_000);

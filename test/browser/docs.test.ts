@@ -7,7 +7,6 @@ import { OPERATIONS } from '@pos/shared/openapi/operations';
 import { launchChromium } from '../support/chromium';
 import { useStack } from '../support/stack';
 
-
 describe('/docs in Chromium', () => {
   const stack = useStack();
   let browser: Browser;
@@ -41,7 +40,14 @@ describe('/docs in Chromium', () => {
       await page.locator('.opblock').first().waitFor({ timeout: 30_000 });
       // each operation of the document is a block: its method and path
       const blocks = await page.locator('.opblock-summary-path').allTextContents();
-      expect(blocks.map((text) => text.replace(/\u200b/g, ''))).toEqual(expect.arrayContaining(['/api/v1/orders/location', '/api/v1/orders/{number}/statusupdate', '/api/v1/notifications/service/stream', '/admin/v1/sessions/{sessionId}/rotate-key']));
+      expect(blocks.map((text) => text.replace(/\u200b/g, ''))).toEqual(
+        expect.arrayContaining([
+          '/api/v1/orders/location',
+          '/api/v1/orders/{number}/statusupdate',
+          '/api/v1/notifications/service/stream',
+          '/admin/v1/sessions/{sessionId}/rotate-key',
+        ]),
+      );
       expect(blocks.length).toBe(OPERATIONS.length);
       expect(elsewhere).toEqual([]);
       expect(failures).toEqual([]);

@@ -23,7 +23,10 @@ describe('ChannelSubscriber on a Redis Cluster', () => {
 
   beforeAll(() => {
     cluster = createRedis({ url: url(), cluster: true }) as Cluster;
-    subscriber = new ChannelSubscriber(clusterNodes({ url: url(), cluster: true }, cluster), createLogger('silent', 'test'));
+    subscriber = new ChannelSubscriber(
+      clusterNodes({ url: url(), cluster: true }, cluster),
+      createLogger('silent', 'test'),
+    );
   });
   afterAll(async () => {
     await subscriber.quit();
@@ -40,7 +43,8 @@ describe('ChannelSubscriber on a Redis Cluster', () => {
       const on = originals[i]!;
       proto.on = proto.addListener = function (event, listener) {
         const result = on.call(this, event, listener);
-        if (typeof event === 'string' && WATCHED.includes(event)) peak.set(event, Math.max(peak.get(event) ?? 0, this.listenerCount(event)));
+        if (typeof event === 'string' && WATCHED.includes(event))
+          peak.set(event, Math.max(peak.get(event) ?? 0, this.listenerCount(event)));
         return result;
       };
     });
@@ -52,7 +56,10 @@ describe('ChannelSubscriber on a Redis Cluster', () => {
       classes.forEach((proto, i) => (proto.on = proto.addListener = originals[i]!));
     }
     for (const channel of channels.slice(0, 6)) {
-      expect(await onNode(await masterOf(url(), slotOf(channel)), 'PUBSUB', 'SHARDNUMSUB', channel)).toEqual([channel, 1]);
+      expect(await onNode(await masterOf(url(), slotOf(channel)), 'PUBSUB', 'SHARDNUMSUB', channel)).toEqual([
+        channel,
+        1,
+      ]);
     }
     // (one per waiter would be 20 on each master's connection)
     expect([...peak].filter(([, most]) => most >= 5)).toEqual([]);

@@ -39,10 +39,16 @@ describe('on a Redis Cluster', () => {
       const order = await stack.admin.createOrder(location.id, sampleRows, 4);
       expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json()).toEqual([order]);
 
-      const failed = await call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, body: { reason: 'printer jam' } });
+      const failed = await call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, {
+        apiKey: key,
+        body: { reason: 'printer jam' },
+      });
       expect(failed.status).toBe(200);
       expect(failed.json()).toMatchObject({ number: order.number, state: 'PLACED', failedTime: expect.any(String) });
-      const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+      const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+        apiKey: key,
+        body: { newState: 'COMPLETED' },
+      });
       expect(done.status).toBe(200);
       expect(done.json()).toMatchObject({ state: 'COMPLETED' });
       const command = await stack.admin.createCommand(location.id, 'REQUEST_BILL', 4);
@@ -70,9 +76,11 @@ describe('on a Redis Cluster', () => {
       const reply = [...sharded.values()].flat().find((name) => name.startsWith(`${prefix}:reply:`))!;
       expect(reply).toBeDefined();
       const expected = new Map<number, string[]>([...sharded.keys()].map((port) => [port, []]));
-      for (const name of [channel, reply, sessionsChannel(prefix), locationsChannel(prefix)]) expected.get(await masterOf(clusterUrl(), slotOf(name)))!.push(name);
+      for (const name of [channel, reply, sessionsChannel(prefix), locationsChannel(prefix)])
+        expected.get(await masterOf(clusterUrl(), slotOf(name)))!.push(name);
       expect(sharded).toEqual(new Map([...expected].map(([port, names]) => [port, names.sort()])));
-      for (const port of portsOf(clusterUrl())) expect(await onNode(port, 'PUBSUB', 'CHANNELS', `${prefix}:*`)).toEqual([]);
+      for (const port of portsOf(clusterUrl()))
+        expect(await onNode(port, 'PUBSUB', 'CHANNELS', `${prefix}:*`)).toEqual([]);
     } finally {
       stream.close();
     }
@@ -83,7 +91,9 @@ describe('on a Redis Cluster', () => {
     const layout = partitionLayout(prefix, 6, true);
     // Six partitions (the cluster default), two on each of the three masters.
     const owners = await Promise.all(layout.map((p) => masterOf(clusterUrl(), slotOf(p.prefix))));
-    expect([...(await masters(clusterUrl())).keys()].map((port) => owners.filter((o) => o === port).length)).toEqual([2, 2, 2]);
+    expect([...(await masters(clusterUrl())).keys()].map((port) => owners.filter((o) => o === port).length)).toEqual([
+      2, 2, 2,
+    ]);
 
     const locations = await Promise.all(
       Array.from({ length: 12 }, async (_, i) => {
@@ -113,7 +123,9 @@ describe('on a Redis Cluster', () => {
         expect(found).toEqual(layout.map((p) => (p.index === partitionOf(locationId, 6) ? 2 : 0)));
       }
       // Twelve locations do not all hash to one master's partitions (a chance of 3^-11).
-      const busy = new Set(byPartition.flatMap((ids, index) => (ids.some((id) => locations.includes(id)) ? [owners[index]] : [])));
+      const busy = new Set(
+        byPartition.flatMap((ids, index) => (ids.some((id) => locations.includes(id)) ? [owners[index]] : [])),
+      );
       expect(busy.size).toBeGreaterThan(1);
     } finally {
       connection.disconnect();
@@ -125,25 +137,49 @@ describe('on a Redis Cluster', () => {
     expect(board.status).toBe(200);
     const names = (board.json().queues as Array<{ name: string }>).map((q) => q.name).sort();
     // every partition, and the lifecycle, deadline, snooze end and webhook delivery jobs' own queues
-    expect(names).toEqual([...layout.map((p) => `${p.label}:order-work`), 'order-lifecycle', 'order-deadlines', 'snooze-ends', 'webhook-delivery'].sort());
+    expect(names).toEqual(
+      [
+        ...layout.map((p) => `${p.label}:order-work`),
+        'order-lifecycle',
+        'order-deadlines',
+        'snooze-ends',
+        'webhook-delivery',
+      ].sort(),
+    );
   });
 
   it("keeps keyed answers (a record and its scope's count share a slot), and reports each master's memory on /metrics", async () => {
     const { key, location } = await registerAt(stack, 'Cluster keys');
     const order = await stack.admin.createOrder(location.id, sampleRows);
-    const report = () => call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, headers: { 'Idempotency-Key': 'cluster-retry' }, body: {} });
+    const report = () =>
+      call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, {
+        apiKey: key,
+        headers: { 'Idempotency-Key': 'cluster-retry' },
+        body: {},
+      });
     const first = await report();
     expect(first.status).toBe(200);
     const again = await report();
     expect([again.status, again.headers.get('idempotent-replayed'), again.text]).toEqual([200, 'true', first.text]);
 
     const samples = await scrapeMetrics(stack.origin);
-    const reported = (name: string) => samples.filter((s) => s.name === name).map((s) => ({ port: Number(s.labels.node!.split(':').pop()), value: s.value }));
+    const reported = (name: string) =>
+      samples
+        .filter((s) => s.name === name)
+        .map((s) => ({ port: Number(s.labels.node!.split(':').pop()), value: s.value }));
     const byNumber = (a: number, b: number) => a - b;
     const ports = [...(await masters(clusterUrl())).keys()].sort(byNumber);
-    expect(reported('pos_redis_memory_used_bytes').map((r) => r.port).sort(byNumber)).toEqual(ports);
+    expect(
+      reported('pos_redis_memory_used_bytes')
+        .map((r) => r.port)
+        .sort(byNumber),
+    ).toEqual(ports);
     expect(reported('pos_redis_memory_used_bytes').every((r) => r.value > 0)).toBe(true);
-    expect(reported('pos_redis_memory_max_bytes').map((r) => r.port).sort(byNumber)).toEqual(ports);
+    expect(
+      reported('pos_redis_memory_max_bytes')
+        .map((r) => r.port)
+        .sort(byNumber),
+    ).toEqual(ports);
   });
 
   it('answers /readyz with every master answering', async () => {
@@ -155,14 +191,24 @@ describe('on a Redis Cluster', () => {
   it('keeps presence across the shards, sweeps it, and marks an overdue order (hash-tagged deadline and presence queues)', async () => {
     const { key, location, sessionId } = await registerAt(stack, 'Cluster Presence');
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
-    expect(await stack.admin.getPresence(location.id)).toMatchObject({ online: true, registers: [expect.objectContaining({ sessionId, streams: 0 })] });
+    expect(await stack.admin.getPresence(location.id)).toMatchObject({
+      online: true,
+      registers: [expect.objectContaining({ sessionId, streams: 0 })],
+    });
     await eventually(async () => (await stack.admin.getLocation(location.id)).online, 'the sweep announcing it online');
 
     // (the earlier tests' orders go overdue too, under the same 1 s deadline: once each is the
     // non-cluster test's to show; here, that it is counted)
     const counted = await metricValue(stack.origin, 'pos_orders_overdue_total');
     const order = await stack.admin.createOrder(location.id, sampleRows);
-    await eventually(async () => (await stack.admin.listOrders(location.id, 'PLACED', { overdue: true })).some((o) => o.number === order.number), 'the order overdue');
-    await eventually(async () => (await metricValue(stack.origin, 'pos_orders_overdue_total')) > counted, 'the overdue count');
+    await eventually(
+      async () =>
+        (await stack.admin.listOrders(location.id, 'PLACED', { overdue: true })).some((o) => o.number === order.number),
+      'the order overdue',
+    );
+    await eventually(
+      async () => (await metricValue(stack.origin, 'pos_orders_overdue_total')) > counted,
+      'the overdue count',
+    );
   });
 });

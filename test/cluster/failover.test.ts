@@ -58,9 +58,16 @@ describe('a Redis Cluster master killed under load', () => {
   });
 
   it('costs at most the requests in flight, loses nothing answered 200, and the service recovers without a restart', async () => {
-    const env = stackEnv(onCluster({ JOB_TIMEOUT: `${JOB_TIMEOUT_MS}ms`, QUEUE_PARTITIONS: String(PARTITIONS) }, cluster.url));
+    const env = stackEnv(
+      onCluster({ JOB_TIMEOUT: `${JOB_TIMEOUT_MS}ms`, QUEUE_PARTITIONS: String(PARTITIONS) }, cluster.url),
+    );
     const prefix = env.REDIS_PREFIX!;
-    const [nodeA, nodeB, workerA, workerB] = await Promise.all([spawnRole('api', env), spawnRole('api', env), spawnRole('worker', env), spawnRole('worker', env)]);
+    const [nodeA, nodeB, workerA, workerB] = await Promise.all([
+      spawnRole('api', env),
+      spawnRole('api', env),
+      spawnRole('worker', env),
+      spawnRole('worker', env),
+    ]);
     roles.push(nodeA, nodeB, workerA, workerB);
     const apis = [nodeA, nodeB].map((node) => `http://127.0.0.1:${node.port}`);
     const admin = new AdminClient(apis[0]!, env.ADMIN_TOKEN!);
@@ -72,7 +79,8 @@ describe('a Redis Cluster master killed under load', () => {
       const order = await admin.createOrder(location.id, sampleRows);
       return { locationId: location.id, key: session.apiKey, order: order.number };
     };
-    const partitionMaster = (r: Register) => masterOf(cluster.url, slotOf(layout[partitionOf(r.locationId, PARTITIONS)]!.prefix));
+    const partitionMaster = (r: Register) =>
+      masterOf(cluster.url, slotOf(layout[partitionOf(r.locationId, PARTITIONS)]!.prefix));
     const channelMaster = (r: Register) => masterOf(cluster.url, slotOf(locationChannel(prefix, r.locationId)));
 
     // The victim serves register 0's partition; the streams follow a location whose channel it serves too.
@@ -81,11 +89,16 @@ describe('a Redis Cluster master killed under load', () => {
     for (let i = 1; i < REGISTERS; i++) registers.push(await newRegister(i));
     let watched = -1;
     for (let i = 0; watched < 0; i++) {
-      for (const [index, register] of registers.entries()) if (watched < 0 && (await channelMaster(register)) === victimPort) watched = index;
+      for (const [index, register] of registers.entries())
+        if (watched < 0 && (await channelMaster(register)) === victimPort) watched = index;
       if (watched < 0) registers[REGISTERS - 1] = await newRegister(REGISTERS + i);
     }
 
-    const streams = await Promise.all(apis.map((api) => TestStream.open(`${api}/api/v1/notifications/service/stream`, { apiKey: registers[watched]!.key })));
+    const streams = await Promise.all(
+      apis.map((api) =>
+        TestStream.open(`${api}/api/v1/notifications/service/stream`, { apiKey: registers[watched]!.key }),
+      ),
+    );
     try {
       // 16 registers reporting failures as fast as they are answered, through either node.
       const outcomes: Outcome[] = [];
@@ -101,14 +114,34 @@ describe('a Redis Cluster master killed under load', () => {
               body: { reason: 'paper out' },
             });
             const title = res.status === 200 ? undefined : (res.json() as { title?: string }).title;
-            outcomes.push({ register: index, requestId, status: res.status, retryAfter: res.headers.get('retry-after'), title, ms: Date.now() - started, at: Date.now() });
+            outcomes.push({
+              register: index,
+              requestId,
+              status: res.status,
+              retryAfter: res.headers.get('retry-after'),
+              title,
+              ms: Date.now() - started,
+              at: Date.now(),
+            });
           } catch {
-            outcomes.push({ register: index, requestId, status: 0, retryAfter: null, ms: Date.now() - started, at: Date.now() });
+            outcomes.push({
+              register: index,
+              requestId,
+              status: 0,
+              retryAfter: null,
+              ms: Date.now() - started,
+              at: Date.now(),
+            });
           }
         }
       });
-      const answered = (index: number, since = 0) => outcomes.filter((o) => o.register === index && o.status === 200 && o.at > since).length;
-      await eventually(() => registers.every((_, i) => answered(i) >= 2), 'every register answered before the kill', 30_000);
+      const answered = (index: number, since = 0) =>
+        outcomes.filter((o) => o.register === index && o.status === 200 && o.at > since).length;
+      await eventually(
+        () => registers.every((_, i) => answered(i) >= 2),
+        'every register answered before the kill',
+        30_000,
+      );
 
       // /readyz of both nodes, watched from before the kill.
       const readiness: Array<{ node: number; status: number; at: number }> = [];
@@ -136,7 +169,11 @@ describe('a Redis Cluster master killed under load', () => {
       await eventually(() => recovered(0) && recovered(1), '/readyz 503 then 200 on both nodes', 30_000);
       const recoveredAt = Date.now();
       // The workers consume every partition again, the failed master's included.
-      await eventually(() => registers.every((_, i) => answered(i, recoveredAt) >= 3), 'every register answered after the recovery', 30_000);
+      await eventually(
+        () => registers.every((_, i) => answered(i, recoveredAt) >= 3),
+        'every register answered after the recovery',
+        30_000,
+      );
       stopping = true;
       await Promise.all([...load, watching]);
 
@@ -167,7 +204,11 @@ describe('a Redis Cluster master killed under load', () => {
       };
       const ok = outcomes.filter((o) => o.status === 200);
       // The last answers' log lines may still be on their way through the workers' pipes.
-      await eventually(() => ok.every((o) => appliedLines().has(o.requestId)), 'a log line for every report answered 200', 10_000).catch(() => undefined);
+      await eventually(
+        () => ok.every((o) => appliedLines().has(o.requestId)),
+        'a log line for every report answered 200',
+        10_000,
+      ).catch(() => undefined);
       const applied = appliedLines();
       expect(ok.filter((o) => applied.get(o.requestId) !== 1)).toEqual([]);
       expect([...applied].filter(([, count]) => count !== 1)).toEqual([]);
@@ -188,10 +229,20 @@ describe('a Redis Cluster master killed under load', () => {
 
       // The streams on both nodes were resubscribed and caught up: each shows the order as it is now.
       const now = await call('GET', `${apis[0]}/api/v1/orders/location`, { apiKey: registers[watched]!.key });
-      const current = (now.json() as Array<{ number: number }>).find((record) => record.number === registers[watched]!.order);
+      const current = (now.json() as Array<{ number: number }>).find(
+        (record) => record.number === registers[watched]!.order,
+      );
       for (const stream of streams) {
-        const last = () => stream.events.filter((e) => e.event === 'order' && e.json().number === current!.number).at(-1)?.json();
-        await eventually(() => JSON.stringify(last()) === JSON.stringify(current), 'the stream showing the current order', 10_000);
+        const last = () =>
+          stream.events
+            .filter((e) => e.event === 'order' && e.json().number === current!.number)
+            .at(-1)
+            ?.json();
+        await eventually(
+          () => JSON.stringify(last()) === JSON.stringify(current),
+          'the stream showing the current order',
+          10_000,
+        );
         expect(stream.isEnded).toBe(false);
       }
       for (const node of [nodeA, nodeB]) expect(node.output()).toContain('"msg":"redis subscriptions restored"');

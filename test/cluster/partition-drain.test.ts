@@ -21,11 +21,20 @@ describe('changing the partition count of a running deployment', () => {
   it('the old layout’s jobs wait for a worker that drains it, and are all answered once it comes', async () => {
     // One deployment (database, prefix, token, key secret) seen with two partition counts.
     const base = stackEnv(onCluster({ JOB_TIMEOUT: '60s' }));
-    const fixed = { MONGO_DB: base.MONGO_DB!, REDIS_PREFIX: base.REDIS_PREFIX!, ADMIN_TOKEN: base.ADMIN_TOKEN!, API_KEY_SECRET: base.API_KEY_SECRET! };
+    const fixed = {
+      MONGO_DB: base.MONGO_DB!,
+      REDIS_PREFIX: base.REDIS_PREFIX!,
+      ADMIN_TOKEN: base.ADMIN_TOKEN!,
+      API_KEY_SECRET: base.API_KEY_SECRET!,
+    };
     const oldApi = await startStack({ ...base, ...fixed, QUEUE_PARTITIONS: '2' }, { worker: false });
     const newApi = await startStack({ ...base, ...fixed, QUEUE_PARTITIONS: '3' }, { worker: false });
-    const connection = new Cluster(portsOf(process.env.TEST_REDIS_CLUSTER_URL!).map((port) => ({ host: '127.0.0.1', port })));
-    const oldQueues = partitionLayout(fixed.REDIS_PREFIX, 2, true).map((p) => new Queue(TRANSITION_QUEUE, { connection, prefix: p.prefix }));
+    const connection = new Cluster(
+      portsOf(process.env.TEST_REDIS_CLUSTER_URL!).map((port) => ({ host: '127.0.0.1', port })),
+    );
+    const oldQueues = partitionLayout(fixed.REDIS_PREFIX, 2, true).map(
+      (p) => new Queue(TRANSITION_QUEUE, { connection, prefix: p.prefix }),
+    );
     const liveJobs = async () => {
       const counts = await Promise.all(oldQueues.map((q) => q.getJobCounts(...LIVE)));
       return counts.reduce((sum, c) => sum + LIVE.reduce((n, state) => n + (c[state] ?? 0), 0), 0);
@@ -43,7 +52,10 @@ describe('changing the partition count of a running deployment', () => {
 
       // Reports through a node still on two partitions: queued, and nothing consumes them yet.
       const pending: Array<Promise<HttpResult>> = registers.map(({ key, order }) =>
-        call('POST', `${oldApi.baseUrl}/orders/${order.number}/failure`, { apiKey: key, body: { reason: 'old layout' } }),
+        call('POST', `${oldApi.baseUrl}/orders/${order.number}/failure`, {
+          apiKey: key,
+          body: { reason: 'old layout' },
+        }),
       );
       // The reports, and the schedule's next (delayed) job.
       const queued = registers.length + 1;
@@ -51,20 +63,32 @@ describe('changing the partition count of a running deployment', () => {
 
       // A worker on the new layout alone serves the new layout, and strands the old one.
       roles.push(await spawnRole('worker', { ...base, ...fixed, QUEUE_PARTITIONS: '3' }));
-      const served = await call('POST', `${newApi.baseUrl}/orders/${registers[0]!.order.number}/failure`, { apiKey: registers[0]!.key, body: {} });
+      const served = await call('POST', `${newApi.baseUrl}/orders/${registers[0]!.order.number}/failure`, {
+        apiKey: registers[0]!.key,
+        body: {},
+      });
       expect(served.status).toBe(200);
       expect(await liveJobs()).toBe(queued);
       await roles[0]!.stop();
 
       // A worker that drains the old layout too: every waiting report is answered 200, once.
-      const drainer = await spawnRole('worker', { ...base, ...fixed, QUEUE_PARTITIONS: '3', QUEUE_DRAIN_PARTITIONS: '2' });
+      const drainer = await spawnRole('worker', {
+        ...base,
+        ...fixed,
+        QUEUE_PARTITIONS: '3',
+        QUEUE_DRAIN_PARTITIONS: '2',
+      });
       roles = [drainer];
       const answers = await Promise.all(pending);
       expect(answers.map((a) => a.status)).toEqual(registers.map(() => 200));
       expect(answers.map((a) => a.json().number)).toEqual(registers.map((r) => r.order.number));
       expect(await liveJobs()).toBe(0);
       expect(await oldQueues[0]!.getJobSchedulersCount()).toBe(0);
-      await eventually(() => drainer.output().includes('"msg":"drained partitions are empty"'), 'the drained log line', 15_000);
+      await eventually(
+        () => drainer.output().includes('"msg":"drained partitions are empty"'),
+        'the drained log line',
+        15_000,
+      );
       const drained = drainer
         .output()
         .split('\n')
@@ -73,7 +97,10 @@ describe('changing the partition count of a running deployment', () => {
       expect(drainer.output()).toContain('"scheduler":"old-schedule"');
 
       // The new layout goes on as before.
-      const after = await call('POST', `${newApi.baseUrl}/orders/${registers[1]!.order.number}/failure`, { apiKey: registers[1]!.key, body: {} });
+      const after = await call('POST', `${newApi.baseUrl}/orders/${registers[1]!.order.number}/failure`, {
+        apiKey: registers[1]!.key,
+        body: {},
+      });
       expect(after.status).toBe(200);
       expect(after.json().number).toBe(registers[1]!.order.number);
     } finally {

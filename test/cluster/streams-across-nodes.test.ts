@@ -28,7 +28,11 @@ describe('event streams across API nodes on a Redis Cluster', () => {
 
   beforeAll(async () => {
     env = stackEnv(onCluster());
-    [nodeA, nodeB, worker] = await Promise.all([spawnRole('api', env), spawnRole('api', env), spawnRole('worker', env)]);
+    [nodeA, nodeB, worker] = await Promise.all([
+      spawnRole('api', env),
+      spawnRole('api', env),
+      spawnRole('worker', env),
+    ]);
     adminB = new AdminClient(roleOrigin(nodeB), env.ADMIN_TOKEN!);
   });
   afterEach(() => {
@@ -54,7 +58,10 @@ describe('event streams across API nodes on a Redis Cluster', () => {
     await stream.eventCount(1);
     expect(stream.events[0]!.json()).toEqual(order);
 
-    const updated = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const updated = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/${order.number}/statusupdate`, {
+      apiKey: key,
+      body: { newState: 'COMPLETED' },
+    });
     expect(updated.status).toBe(200);
     await stream.eventCount(2);
     expect(stream.events[1]!.json()).toEqual(updated.json());
@@ -74,27 +81,47 @@ describe('event streams across API nodes on a Redis Cluster', () => {
     const { locationId, key, sessionId } = await registerAt({ admin: adminB }, 'cluster-cross-close');
     const customer = await adminB.createCustomerSession(locationId, 7, 3);
     const stream = await connect(nodeA, key);
-    const order = await call('POST', `${roleOrigin(nodeB)}/api/v1/customer/orders`, { apiKey: customer.apiKey, body: { rows: sampleRows } });
+    const order = await call('POST', `${roleOrigin(nodeB)}/api/v1/customer/orders`, {
+      apiKey: customer.apiKey,
+      body: { rows: sampleRows },
+    });
     expect(order.status).toBe(201);
     const number = order.json<OrderRecord>().number;
     for (const step of ['finish', 'submit']) {
-      expect((await call('POST', `${roleOrigin(nodeB)}/api/v1/customer/orders/${number}/${step}`, { apiKey: customer.apiKey })).status).toBe(200);
+      expect(
+        (
+          await call('POST', `${roleOrigin(nodeB)}/api/v1/customer/orders/${number}/${step}`, {
+            apiKey: customer.apiKey,
+          })
+        ).status,
+      ).toBe(200);
     }
     await stream.eventCount(1);
 
-    expect((await call('DELETE', `${roleOrigin(nodeB)}/admin/v1/sessions/${customer.sessionId}`, { headers: adminHeader(env) })).status).toBe(204);
+    expect(
+      (
+        await call('DELETE', `${roleOrigin(nodeB)}/admin/v1/sessions/${customer.sessionId}`, {
+          headers: adminHeader(env),
+        })
+      ).status,
+    ).toBe(204);
     await stream.eventCount(2);
     expect(stream.events.map((e) => e.json<OrderRecord>().state)).toEqual(['PLACED', 'ABORTED']);
 
     await adminB.closeSession(sessionId);
     await stream.end();
     expect(stream.isEnded).toBe(true);
-    await eventually(() => nodeA.output().includes('"reason":"session-closed"'), 'the stream ended for the closed session');
+    await eventually(
+      () => nodeA.output().includes('"reason":"session-closed"'),
+      'the stream ended for the closed session',
+    );
   });
 
   it('streams opened and dropped on both nodes leave no channel subscribed on any shard', async () => {
     const registers = await Promise.all([1, 2, 3].map((i) => registerAt({ admin: adminB }, `cluster-many-${i}`)));
-    const streams = await Promise.all(Array.from({ length: 12 }, (_, i) => connect(i % 2 === 0 ? nodeA : nodeB, registers[i % 3]!.key)));
+    const streams = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => connect(i % 2 === 0 ? nodeA : nodeB, registers[i % 3]!.key)),
+    );
     const subscribed = async () => {
       const all: string[] = [];
       for (const port of (await masters(clusterUrl())).keys()) {
@@ -106,7 +133,10 @@ describe('event streams across API nodes on a Redis Cluster', () => {
     expect(await subscribed()).toEqual([...channels].sort());
     // One subscription per node, however many streams, on the channel's own master.
     const first = channels[0]!;
-    expect(await onNode(await masterOf(clusterUrl(), slotOf(first)), 'PUBSUB', 'SHARDNUMSUB', first)).toEqual([first, 2]);
+    expect(await onNode(await masterOf(clusterUrl(), slotOf(first)), 'PUBSUB', 'SHARDNUMSUB', first)).toEqual([
+      first,
+      2,
+    ]);
     for (const stream of streams) stream.close();
     await eventually(async () => (await subscribed()).length === 0, 'no location channel subscribed');
   });

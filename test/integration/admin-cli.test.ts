@@ -17,11 +17,15 @@ describe('npm run admin', () => {
   }
 
   /** The tool with these token variables (and no other from this process). */
-  function adminWith(tokens: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  function adminWith(
+    tokens: Record<string, string>,
+    ...args: string[]
+  ): Promise<{ code: number; out: string; err: string }> {
     const { ADMIN_TOKEN: _root, POS_ADMIN_TOKEN: _operator, ...env } = process.env;
-    return runToEnd(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), ...args], { cwd: ROOT, env: { ...env, POS_URL: stack.origin, ...tokens } }).then(
-      ({ code, out, err }) => ({ code: code ?? 1, out, err }),
-    );
+    return runToEnd(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), ...args], {
+      cwd: ROOT,
+      env: { ...env, POS_URL: stack.origin, ...tokens },
+    }).then(({ code, out, err }) => ({ code: code ?? 1, out, err }));
   }
 
   it('lists locations a page at a time, and changes one', async () => {
@@ -33,19 +37,47 @@ describe('npm run admin', () => {
     expect(page.err).toBe(`next page: --after ${first.id}\n`);
     expect(JSON.parse((await admin('list-locations', '--after', first.id)).out)).toEqual([second]);
 
-    const changed = await admin('update-location', second.id, '--name', 'Cli renamed', '--failure-threshold', '5', '--order-deadline', '15m');
-    expect(JSON.parse(changed.out)).toEqual({ ...second, name: 'Cli renamed', failureThreshold: 5, orderDeadline: '15m' });
-    expect(await stack.admin.getLocation(second.id)).toEqual({ ...second, name: 'Cli renamed', failureThreshold: 5, orderDeadline: '15m' });
+    const changed = await admin(
+      'update-location',
+      second.id,
+      '--name',
+      'Cli renamed',
+      '--failure-threshold',
+      '5',
+      '--order-deadline',
+      '15m',
+    );
+    expect(JSON.parse(changed.out)).toEqual({
+      ...second,
+      name: 'Cli renamed',
+      failureThreshold: 5,
+      orderDeadline: '15m',
+    });
+    expect(await stack.admin.getLocation(second.id)).toEqual({
+      ...second,
+      name: 'Cli renamed',
+      failureThreshold: 5,
+      orderDeadline: '15m',
+    });
     expect((await admin('update-location', second.id)).code).toBe(2);
   });
 
   it('pauses and resumes a location, shows its presence and lists the dark ones', async () => {
     const { location } = await registerAt(stack, 'Cli pause');
     const paused = await admin('pause', location.id, '--until', '2099-01-01T00:00:00.000Z', '--reason', 'closed');
-    expect(JSON.parse(paused.out)).toMatchObject({ id: location.id, paused: true, pausedUntil: '2099-01-01T00:00:00.000Z', pauseReason: 'closed' });
+    expect(JSON.parse(paused.out)).toMatchObject({
+      id: location.id,
+      paused: true,
+      pausedUntil: '2099-01-01T00:00:00.000Z',
+      pauseReason: 'closed',
+    });
     expect(JSON.parse((await admin('resume', location.id)).out)).toMatchObject({ id: location.id, paused: false });
     expect(JSON.parse((await admin('presence', location.id)).out)).toMatchObject({ online: false, registers: [] });
-    expect(JSON.parse((await admin('list-locations', '--online', 'false', '--limit', '1000')).out).map((l: { id: string }) => l.id)).toContain(location.id);
+    expect(
+      JSON.parse((await admin('list-locations', '--online', 'false', '--limit', '1000')).out).map(
+        (l: { id: string }) => l.id,
+      ),
+    ).toContain(location.id);
     expect((await admin('list-locations', '--online', 'maybe')).code).toBe(2);
   });
 
@@ -59,16 +91,31 @@ describe('npm run admin', () => {
         '  list-orders <locationId> <state> [--limit N] [--after N] [--overdue true|false]\n',
     );
     const history = await admin('history');
-    expect(history.err).toMatch(/^history needs 1 argument\(s\)\n\nusage \(npm run admin -- <command>; --help for every command\):\n {2}history <locationId>.*\n {10,}archived finished orders.*\n {10,}.*\n {10,}every page's orders in one list\n$/);
+    expect(history.err).toMatch(
+      /^history needs 1 argument\(s\)\n\nusage \(npm run admin -- <command>; --help for every command\):\n {2}history <locationId>.*\n {10,}archived finished orders.*\n {10,}.*\n {10,}every page's orders in one list\n$/,
+    );
   });
 
   it('subscribes an endpoint to webhooks, changes it, rotates its secret and removes it', async () => {
     const location = await stack.admin.createLocation('Cli webhooks');
     // A public address literal: no DNS, and no event of this location is ever sent.
-    const created = await admin('create-webhook', 'https://93.184.215.14/hooks', 'order.placed,order.completed', '--locations', location.id, '--description', 'analytics');
+    const created = await admin(
+      'create-webhook',
+      'https://93.184.215.14/hooks',
+      'order.placed,order.completed',
+      '--locations',
+      location.id,
+      '--description',
+      'analytics',
+    );
     expect(created.code).toBe(0);
     const sub = JSON.parse(created.out);
-    expect(sub).toMatchObject({ url: 'https://93.184.215.14/hooks', events: ['order.placed', 'order.completed'], locationIds: [location.id], description: 'analytics' });
+    expect(sub).toMatchObject({
+      url: 'https://93.184.215.14/hooks',
+      events: ['order.placed', 'order.completed'],
+      locationIds: [location.id],
+      description: 'analytics',
+    });
     expect(sub.secret).toMatch(/^whsec_/);
     const changed = await admin('update-webhook', sub.id, '--events', 'order.failed', '--locations', 'all');
     expect(JSON.parse(changed.out)).toMatchObject({ id: sub.id, events: ['order.failed'] });
@@ -106,7 +153,9 @@ describe('npm run admin', () => {
     expect(created.code).toBe(0);
     const operator = JSON.parse(created.out);
     expect(operator).toMatchObject({ name: 'Cli manager', role: 'manager', locationIds: [location.id] });
-    expect(JSON.parse((await admin('update-operator', operator.id, '--role', 'viewer')).out)).toMatchObject({ role: 'viewer' });
+    expect(JSON.parse((await admin('update-operator', operator.id, '--role', 'viewer')).out)).toMatchObject({
+      role: 'viewer',
+    });
 
     // its token, from the command line or the environment: a viewer of one location
     for (const [tokens, args] of [

@@ -40,7 +40,8 @@ describe('admin surface', () => {
 
   it('lists locations page by page, in creation order, each once', async () => {
     const created: LocationView[] = [];
-    for (const name of ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo']) created.push(await stack.admin.createLocation(name));
+    for (const name of ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo'])
+      created.push(await stack.admin.createLocation(name));
     const { items, sizes } = await walk<LocationView>(admin('/locations?limit=2'));
     const ours = items.filter((l) => created.some((c) => c.id === l.id));
     expect(ours).toEqual(created);
@@ -56,13 +57,31 @@ describe('admin surface', () => {
   it('reads and changes a location', async () => {
     const location = await stack.admin.createLocation('Old name', 4);
     expect(await stack.admin.getLocation(location.id)).toEqual(location);
-    expect(await stack.admin.updateLocation(location.id, { name: 'New name' })).toEqual({ ...location, name: 'New name' });
-    expect(await stack.admin.updateLocation(location.id, { failureThreshold: 7 })).toEqual({ ...location, name: 'New name', failureThreshold: 7 });
+    expect(await stack.admin.updateLocation(location.id, { name: 'New name' })).toEqual({
+      ...location,
+      name: 'New name',
+    });
+    expect(await stack.admin.updateLocation(location.id, { failureThreshold: 7 })).toEqual({
+      ...location,
+      name: 'New name',
+      failureThreshold: 7,
+    });
     expect(await stack.admin.getLocation(location.id)).toEqual({ ...location, name: 'New name', failureThreshold: 7 });
 
     const patch = (id: string, body: unknown) => call('PATCH', admin(`/locations/${id}`), { headers: bearer, body });
-    expect((await patch('no-such-location', { name: 'x' })).json()).toMatchObject({ status: 404, detail: 'Location does not exist' });
-    for (const body of [{}, { failureThreshold: 0 }, { name: '' }, { name: null }, { colour: 'red' }, { name: 'Refused', failureThreshold: 0 }, { orderDeadline: 'soon' }]) {
+    expect((await patch('no-such-location', { name: 'x' })).json()).toMatchObject({
+      status: 404,
+      detail: 'Location does not exist',
+    });
+    for (const body of [
+      {},
+      { failureThreshold: 0 },
+      { name: '' },
+      { name: null },
+      { colour: 'red' },
+      { name: 'Refused', failureThreshold: 0 },
+      { orderDeadline: 'soon' },
+    ]) {
       const res = await patch(location.id, body);
       expect(`${JSON.stringify(body)} ${res.status}`).toBe(`${JSON.stringify(body)} 400`);
     }
@@ -74,7 +93,8 @@ describe('admin surface', () => {
   it('a changed failure threshold holds from the next failure report, on the running worker', async () => {
     const { location, key } = await registerAt(stack, 'Threshold', 3);
     const order = await stack.admin.createOrder(location.id, sampleRows);
-    const fail = async () => (await call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key })).json<OrderRecord>();
+    const fail = async () =>
+      (await call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key })).json<OrderRecord>();
     expect((await fail()).state).toBe('PLACED'); // 1 of 3
 
     await stack.admin.updateLocation(location.id, { failureThreshold: 2 });
@@ -91,7 +111,10 @@ describe('admin surface', () => {
     const before = await thresholds();
     for (let i = 0; i < 3; i++) expect((await fail()).state).toBe('PLACED');
     const after = await thresholds();
-    expect({ cache: after.cache - before.cache, mongodb: after.mongodb - before.mongodb }).toEqual({ cache: 2, mongodb: 1 });
+    expect({ cache: after.cache - before.cache, mongodb: after.mongodb - before.mongodb }).toEqual({
+      cache: 2,
+      mongodb: 1,
+    });
   });
 
   it("lists a location's sessions, open and closed, never with a key or its hash", async () => {
@@ -105,8 +128,22 @@ describe('admin surface', () => {
     expect(res.status).toBe(200);
     const sessions = res.json();
     expect(sessions).toEqual([
-      { sessionId: register.sessionId, type: 'SERVICE', locationId: location.id, deviceId: 'register-1', createdAt: register.createdAt },
-      { sessionId: guest.sessionId, type: 'CUSTOMER', locationId: location.id, userNumber: 1001, tableNumber: 4, createdAt: guest.createdAt, expiresAt: guest.expiresAt },
+      {
+        sessionId: register.sessionId,
+        type: 'SERVICE',
+        locationId: location.id,
+        deviceId: 'register-1',
+        createdAt: register.createdAt,
+      },
+      {
+        sessionId: guest.sessionId,
+        type: 'CUSTOMER',
+        locationId: location.id,
+        userNumber: 1001,
+        tableNumber: 4,
+        createdAt: guest.createdAt,
+        expiresAt: guest.expiresAt,
+      },
       {
         sessionId: leaving.sessionId,
         type: 'CUSTOMER',
@@ -130,7 +167,9 @@ describe('admin surface', () => {
     for (const kind of ['READ_TABLE_STATE', 'REQUEST_BILL', 'EXPORT_DATA', 'FETCH_REMOTE_MENU'] as const) {
       commands.push(await stack.admin.createCommand(location.id, kind, 2));
     }
-    expect((await call('DELETE', `${stack.baseUrl}/commands/${commands[1]!.number}`, { apiKey: key })).status).toBe(200);
+    expect((await call('DELETE', `${stack.baseUrl}/commands/${commands[1]!.number}`, { apiKey: key })).status).toBe(
+      200,
+    );
     const live = [commands[0], commands[2], commands[3]];
     expect(await stack.admin.listCommands(location.id)).toEqual(live);
     const { items, sizes } = await walk<CommandRecord>(admin(`/locations/${location.id}/commands?limit=2`));
@@ -142,17 +181,31 @@ describe('admin surface', () => {
     const location = await stack.admin.createLocation('Orders');
     const orders: OperatorOrderRecord[] = [];
     // the operator's view: each order with its failure count
-    for (let i = 0; i < 5; i++) orders.push({ ...(await stack.admin.createOrder(location.id, sampleRows, i + 1)), failureCount: 0 });
-    const { items, sizes } = await walk<OperatorOrderRecord>(admin(`/locations/${location.id}/orders?state=PLACED&limit=2`));
+    for (let i = 0; i < 5; i++)
+      orders.push({ ...(await stack.admin.createOrder(location.id, sampleRows, i + 1)), failureCount: 0 });
+    const { items, sizes } = await walk<OperatorOrderRecord>(
+      admin(`/locations/${location.id}/orders?state=PLACED&limit=2`),
+    );
     expect(items).toEqual(orders);
     expect(sizes).toEqual([2, 2, 1]);
     expect(await stack.admin.listOrders(location.id, 'PLACED', { after: orders[3]!.number })).toEqual([orders[4]]);
     expect(await stack.admin.listOrders(location.id, 'COMPLETED')).toEqual([]);
 
-    const list = (query: string) => call('GET', admin(`/locations/${location.id}/orders?${query}`), { headers: bearer });
+    const list = (query: string) =>
+      call('GET', admin(`/locations/${location.id}/orders?${query}`), { headers: bearer });
     expect((await list('limit=2')).json()).toMatchObject({ status: 400, detail: 'state is required.' });
-    expect((await list('state=EATEN')).json()).toMatchObject({ status: 400, detail: 'No enum constant OrderState.EATEN' });
-    for (const query of ['state=PLACED&limit=0', 'state=PLACED&limit=1001', 'state=PLACED&limit=two', 'state=PLACED&after=-1', 'state=PLACED&after=1.5', 'state=PLACED&limit=1&limit=2']) {
+    expect((await list('state=EATEN')).json()).toMatchObject({
+      status: 400,
+      detail: 'No enum constant OrderState.EATEN',
+    });
+    for (const query of [
+      'state=PLACED&limit=0',
+      'state=PLACED&limit=1001',
+      'state=PLACED&limit=two',
+      'state=PLACED&after=-1',
+      'state=PLACED&after=1.5',
+      'state=PLACED&limit=1&limit=2',
+    ]) {
       const res = await list(query);
       expect(`${query} ${res.status} ${res.json().title}`).toBe(`${query} 400 Validation error`);
     }
@@ -183,7 +236,9 @@ describe('admin surface', () => {
     }
     const res = await call('GET', admin(`/locations/${location.id}/orders?state=COMPLETED`), { headers: bearer });
     expect(res.json()).toHaveLength(100);
-    expect(res.headers.get('link')).toBe(`</admin/v1/locations/${location.id}/orders?state=COMPLETED&after=100>; rel="next"`);
+    expect(res.headers.get('link')).toBe(
+      `</admin/v1/locations/${location.id}/orders?state=COMPLETED&after=100>; rel="next"`,
+    );
     expect(await stack.admin.listOrders(location.id, 'COMPLETED', { after: 100 })).toHaveLength(1);
   });
 });

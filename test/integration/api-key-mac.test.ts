@@ -49,7 +49,10 @@ describe('a flood of made-up keys', () => {
     const { key: issued } = await registerAt(stack, 'Flooded');
     // Made up in the very shape the service issues (its prefix, alphabet and length), never issued.
     const shape = new RegExp(`^pos_[A-Za-z0-9_-]{${issued.length - 4}}$`);
-    const madeUp = () => `pos_${randomBytes(issued.length).toString('base64url').slice(0, issued.length - 4)}`;
+    const madeUp = () =>
+      `pos_${randomBytes(issued.length)
+        .toString('base64url')
+        .slice(0, issued.length - 4)}`;
     const keys = Array.from({ length: FLOOD }, madeUp);
     expect(new Set(keys).size).toBe(FLOOD);
     for (const key of keys) expect(key).toMatch(shape);
@@ -76,7 +79,9 @@ describe('a flood of made-up keys', () => {
   });
 
   it('the API refuses to start without API_KEY_SECRET', async () => {
-    await expect(startStack({ API_KEY_SECRET: '' }, { worker: false })).rejects.toThrow(/API_KEY_SECRET must be set for the API/);
+    await expect(startStack({ API_KEY_SECRET: '' }, { worker: false })).rejects.toThrow(
+      /API_KEY_SECRET must be set for the API/,
+    );
   });
 });
 
@@ -97,7 +102,10 @@ describe('rotating the secret: keys signed under a previous secret', () => {
       await stack.close();
 
       // the new secret signs; the old one is still accepted
-      stack = await startStack({ ...deployment, API_KEY_SECRET: current, API_KEY_SECRET_PREVIOUS: old }, { worker: false });
+      stack = await startStack(
+        { ...deployment, API_KEY_SECRET: current, API_KEY_SECRET_PREVIOUS: old },
+        { worker: false },
+      );
       expect((await work(stack, kept)).status).toBe(200);
       expect((await work(stack, key)).status).toBe(200);
       rotated = (await stack.admin.rotateKey(sessionId)).apiKey;
@@ -135,9 +143,14 @@ describe('migrating the unsigned keys issued before (API_KEY_ACCEPT_UNSIGNED)', 
     const sessionId = newId();
     const db = await openDb(stack.env);
     try {
-      await db.db
-        .collection('sessions')
-        .insertOne({ _id: sessionId, type: 'SERVICE', locationId: location.id, deviceId: 'old-register', keyHash: hashApiKey(unsigned), createdAt: new Date() } as never);
+      await db.db.collection('sessions').insertOne({
+        _id: sessionId,
+        type: 'SERVICE',
+        locationId: location.id,
+        deviceId: 'old-register',
+        keyHash: hashApiKey(unsigned),
+        createdAt: new Date(),
+      } as never);
     } finally {
       await db.close();
     }
@@ -157,7 +170,9 @@ describe('migrating the unsigned keys issued before (API_KEY_ACCEPT_UNSIGNED)', 
       // flag on: looked up as before (a made-up one costs its read), and counted by outcome
       stack = await startStack({ ...deployment, API_KEY_ACCEPT_UNSIGNED: '1' }, { worker: false });
       expect((await work(stack, unsigned)).status).toBe(200);
-      reads = await mongoCommandsFor(stack.origin, async () => expectSessionNotValid(await work(stack, madeUpUnsigned)));
+      reads = await mongoCommandsFor(stack.origin, async () =>
+        expectSessionNotValid(await work(stack, madeUpUnsigned)),
+      );
       expect(reads).toBe(1);
       expect(await unsignedRequests(stack, 'accepted')).toBe(1);
       expect(await unsignedRequests(stack, 'rejected')).toBe(1);
@@ -187,7 +202,12 @@ describe('npm start without API_KEY_SECRET, on a persistent MONGO_URL', () => {
     // The run's MongoDB and Redis, as an operator's would be; the secret unset ('' is unset).
     const env: StackEnv = { ...stackEnv({ LOG_LEVEL: 'warn' }), API_KEY_SECRET: '' };
     const start = async () => {
-      const node = await spawnNode({ name: 'npm start', entry: 'scripts/start.ts', env, ready: /POS ordering service ready at http:\/\/localhost:(\d+)/ });
+      const node = await spawnNode({
+        name: 'npm start',
+        entry: 'scripts/start.ts',
+        env,
+        ready: /POS ordering service ready at http:\/\/localhost:(\d+)/,
+      });
       return { node, origin: `http://127.0.0.1:${node.ready[1]}` };
     };
     const stop = async ({ node }: Awaited<ReturnType<typeof start>>) => {
@@ -196,7 +216,9 @@ describe('npm start without API_KEY_SECRET, on a persistent MONGO_URL', () => {
     };
     let running = await start();
     try {
-      expect(running.node.output()).toContain('no API_KEY_SECRET: generated one for this run; the API keys issued now stop working when the service restarts');
+      expect(running.node.output()).toContain(
+        'no API_KEY_SECRET: generated one for this run; the API keys issued now stop working when the service restarts',
+      );
       const admin = new AdminClient(running.origin, env.ADMIN_TOKEN!);
       const location = await admin.createLocation('Embedded');
       const { apiKey } = await admin.createServiceSession(location.id, 'register');

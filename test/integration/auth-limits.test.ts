@@ -25,12 +25,15 @@ describe('rejected keys', () => {
   /** The sum of rejected requests' durations recorded at or under `le` seconds. */
   const rejectedWithin = async (le: number) => {
     const { values } = await stack.api.deps.metrics.httpDuration.get();
-    const bucket = values.find(
-      (v) => {
-        const labels = v.labels as Record<string, string | number>;
-        return v.metricName === 'pos_http_request_duration_seconds_bucket' && labels.le === le && labels.status === '401' && labels.route === '/api/v1/orders/location';
-      },
-    );
+    const bucket = values.find((v) => {
+      const labels = v.labels as Record<string, string | number>;
+      return (
+        v.metricName === 'pos_http_request_duration_seconds_bucket' &&
+        labels.le === le &&
+        labels.status === '401' &&
+        labels.route === '/api/v1/orders/location'
+      );
+    });
     return bucket?.value ?? 0;
   };
 
@@ -74,7 +77,13 @@ describe('rejected keys', () => {
     const db = await openDb(stack.env);
     try {
       const locationId = (await stack.admin.createLocation('Refused')).id;
-      await db.db.collection('sessions').insertOne({ _id: 'planted', type: 'SERVICE', locationId, keyHash: hashApiKey(key), createdAt: new Date() } as never);
+      await db.db.collection('sessions').insertOne({
+        _id: 'planted',
+        type: 'SERVICE',
+        locationId,
+        keyHash: hashApiKey(key),
+        createdAt: new Date(),
+      } as never);
     } finally {
       await db.close();
     }
@@ -100,7 +109,6 @@ describe.each([
 ])('300 requests with made-up or revoked keys, at %s', (_name, env: Record<string, string>) => {
   const stack = useStack(env);
 
-
   it("take no other location's capacity: its customer's order and an operator's read are answered, not shed", async () => {
     const flooded = await stack.admin.createLocation('Flooded');
     const revoked = await stack.admin.createServiceSession(flooded.id, 'revoked');
@@ -110,15 +118,29 @@ describe.each([
     const inFlight = stack.api.deps.inFlight;
 
     const flood = Array.from({ length: 300 }, (_, i) =>
-      call('GET', `${stack.baseUrl}/orders/location${i % 2 ? `?api_key=pos_x${i}` : ''}`, i % 2 ? {} : { apiKey: revoked.apiKey }),
+      call(
+        'GET',
+        `${stack.baseUrl}/orders/location${i % 2 ? `?api_key=pos_x${i}` : ''}`,
+        i % 2 ? {} : { apiKey: revoked.apiKey },
+      ),
     );
     // Most of them in their 401 delay (far more than HTTP_MAX_IN_FLIGHT=64), holding no place among
     // the requests in flight. Not all 300 at once: on a loaded machine the flood takes longer to
     // arrive than the shortest delay (500 ms), and the first ones are answered before the last come.
     const lookup = stack.api.deps.sessionLookup;
-    await eventually(() => lookup.rejectionsInFlight >= 200 && inFlight.current === 0, 'most bad keys in their 401 delay, none among the requests in flight', 10_000, () => `${lookup.rejectionsInFlight} delayed, ${inFlight.current} in flight`);
-    const order = await call('POST', `${stack.baseUrl}/customer/orders`, { apiKey: customer.apiKey, body: { rows: sampleRows } });
-    const listed = await call('GET', `${stack.operatorOrigin}/admin/v1/locations/${other.id}/orders?state=PLACED`, { headers: adminHeader(stack.env) });
+    await eventually(
+      () => lookup.rejectionsInFlight >= 200 && inFlight.current === 0,
+      'most bad keys in their 401 delay, none among the requests in flight',
+      10_000,
+      () => `${lookup.rejectionsInFlight} delayed, ${inFlight.current} in flight`,
+    );
+    const order = await call('POST', `${stack.baseUrl}/customer/orders`, {
+      apiKey: customer.apiKey,
+      body: { rows: sampleRows },
+    });
+    const listed = await call('GET', `${stack.operatorOrigin}/admin/v1/locations/${other.id}/orders?state=PLACED`, {
+      headers: adminHeader(stack.env),
+    });
     expect({ order: order.status, listed: listed.status }).toEqual({ order: 201, listed: 200 });
 
     const statuses = (await Promise.all(flood)).map((res) => res.status);

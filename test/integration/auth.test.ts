@@ -71,7 +71,12 @@ describe('authentication (part 5)', () => {
   });
 
   it('every endpoint is authenticated, before the body is read', async () => {
-    expectSessionNotValid(await call('PUT', `${stack.baseUrl}/orders/1/statusupdate`, { body: '{not json', headers: { 'content-type': 'application/json' } }));
+    expectSessionNotValid(
+      await call('PUT', `${stack.baseUrl}/orders/1/statusupdate`, {
+        body: '{not json',
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
     expectSessionNotValid(await call('POST', `${stack.baseUrl}/orders/1/failure`, { body: {} }));
     expectSessionNotValid(await call('DELETE', `${stack.baseUrl}/commands/1`));
   });
@@ -80,7 +85,9 @@ describe('authentication (part 5)', () => {
     const order: string[] = [];
     const rejected = call('GET', url, { apiKey: 'pos_wrong' }).then((r) => order.push(`rejected ${r.status}`));
     const accepted = Promise.all(
-      Array.from({ length: 5 }, () => call('GET', url, { apiKey: key }).then((r) => order.push(`accepted ${r.status}`))),
+      Array.from({ length: 5 }, () =>
+        call('GET', url, { apiKey: key }).then((r) => order.push(`accepted ${r.status}`)),
+      ),
     );
     await Promise.all([rejected, accepted]);
     expect(order).toEqual([...Array(5).fill('accepted 200'), 'rejected 401']);

@@ -38,7 +38,9 @@ describe('the admin API of the location board', () => {
 
   const at = (locationId: string, rest = '') => `${stack.origin}/admin/v1/locations/${locationId}${rest}`;
   async function adminStream(locationId: string, query = '', origin = stack.origin): Promise<TestStream> {
-    const stream = await TestStream.open(`${origin}/admin/v1/locations/${locationId}/stream${query}`, { headers: bearer });
+    const stream = await TestStream.open(`${origin}/admin/v1/locations/${locationId}/stream${query}`, {
+      headers: bearer,
+    });
     open.push(stream);
     return stream;
   }
@@ -47,7 +49,8 @@ describe('the admin API of the location board', () => {
     open.push(stream);
     return stream;
   }
-  const summary = (stream: TestStream) => stream.events.map((e) => `${e.event} ${e.json().number} ${e.json().state ?? ''} ${e.id}`);
+  const summary = (stream: TestStream) =>
+    stream.events.map((e) => `${e.event} ${e.json().number} ${e.json().state ?? ''} ${e.id}`);
 
   it('streams a location to the admin token: replay, live events, each order with its failure count', async () => {
     const { location, key } = await registerAt(stack, 'board-stream', 3);
@@ -64,7 +67,10 @@ describe('the admin API of the location board', () => {
     expect(stream.events[1]!.json()).toEqual(command);
 
     // A failure report below the threshold: the order is back in PLACED with its count.
-    const failed = await call('POST', `${stack.baseUrl}/orders/${first.number}/failure`, { apiKey: key, body: { reason: 'printer jam' } });
+    const failed = await call('POST', `${stack.baseUrl}/orders/${first.number}/failure`, {
+      apiKey: key,
+      body: { reason: 'printer jam' },
+    });
     expect(failed.status).toBe(200);
     await stream.eventCount(3);
     await register.eventCount(3);
@@ -89,7 +95,9 @@ describe('the admin API of the location board', () => {
     const byQuery = await adminStream(location.id, '?orderNumber=2&commandNumber=1');
     await byQuery.eventCount(2);
     expect(summary(byQuery)).toEqual(['order 3 PLACED 3.1', 'command 2 PLACED 3.2']);
-    const byHeader = await TestStream.open(`${at(location.id, '/stream')}`, { headers: { ...bearer, 'Last-Event-ID': '3.2' } });
+    const byHeader = await TestStream.open(`${at(location.id, '/stream')}`, {
+      headers: { ...bearer, 'Last-Event-ID': '3.2' },
+    });
     open.push(byHeader);
     await stack.admin.createOrder(location.id, sampleRows);
     await byHeader.eventCount(1);
@@ -101,7 +109,12 @@ describe('the admin API of the location board', () => {
 
   it('refuses the stream without the admin token, and for a location that does not exist', async () => {
     const { location, key } = await registerAt(stack, 'board-refuse');
-    const attempts: Record<string, string>[] = [{}, { api_key: key }, { authorization: `Bearer ${key}` }, { authorization: 'Bearer wrong' }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { api_key: key },
+      { authorization: `Bearer ${key}` },
+      { authorization: 'Bearer wrong' },
+    ];
     for (const headers of attempts) {
       const refused = await call('GET', at(location.id, '/stream'), { headers });
       expect(refused.status).toBe(401);
@@ -129,10 +142,16 @@ describe('the admin API of the location board', () => {
     const b = await stack.admin.createOrder(location.id, sampleRows);
     const url = (n: number) => at(location.id, `/orders/${n}/statusupdate`);
 
-    const done = await call('PUT', url(a.number), { headers: { ...bearer, 'idempotency-key': 'board-complete-1' }, body: { newState: 'COMPLETED' } });
+    const done = await call('PUT', url(a.number), {
+      headers: { ...bearer, 'idempotency-key': 'board-complete-1' },
+      body: { newState: 'COMPLETED' },
+    });
     expect(done.status).toBe(200);
     expect(done.json()).toEqual({ ...a, state: 'COMPLETED', completeTime: done.json().completeTime });
-    const again = await call('PUT', url(a.number), { headers: { ...bearer, 'idempotency-key': 'board-complete-1' }, body: { newState: 'COMPLETED' } });
+    const again = await call('PUT', url(a.number), {
+      headers: { ...bearer, 'idempotency-key': 'board-complete-1' },
+      body: { newState: 'COMPLETED' },
+    });
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.text).toBe(done.text);
 
@@ -143,13 +162,22 @@ describe('the admin API of the location board', () => {
     const aborted = await call('PUT', url(b.number), { headers: bearer, body: { newState: 'ABORTED' } });
     expect(aborted.json().state).toBe('ABORTED');
 
-    expect((await call('PUT', url(b.number), { headers: bearer, body: { newState: 'LOST' } })).json().detail).toBe('No enum constant OrderState.LOST');
+    expect((await call('PUT', url(b.number), { headers: bearer, body: { newState: 'LOST' } })).json().detail).toBe(
+      'No enum constant OrderState.LOST',
+    );
     // another location's number is a missing order here
     const elsewhere = await stack.admin.createOrder(other.location.id, sampleRows);
     const missing = await call('PUT', url(elsewhere.number + 10), { headers: bearer, body: { newState: 'COMPLETED' } });
     expect(missing.status).toBe(400);
     expect(missing.json().detail).toBe('Order does not exist');
-    expect((await call('PUT', at('no-such-location', '/orders/1/statusupdate'), { headers: bearer, body: { newState: 'COMPLETED' } })).status).toBe(404);
+    expect(
+      (
+        await call('PUT', at('no-such-location', '/orders/1/statusupdate'), {
+          headers: bearer,
+          body: { newState: 'COMPLETED' },
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('lists live commands as the register does, and acknowledges them', async () => {
@@ -162,7 +190,9 @@ describe('the admin API of the location board', () => {
     const work = (await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json();
     expect(work).toEqual(listed.json());
 
-    const acknowledged = await call('DELETE', at(location.id, `/commands/${bill.number}`), { headers: { ...bearer, 'idempotency-key': 'board-ack-1' } });
+    const acknowledged = await call('DELETE', at(location.id, `/commands/${bill.number}`), {
+      headers: { ...bearer, 'idempotency-key': 'board-ack-1' },
+    });
     expect(acknowledged.status).toBe(200);
     expect(acknowledged.json()).toEqual(bill);
     expect(await stack.admin.listCommands(location.id)).toEqual([read]);
@@ -176,7 +206,6 @@ describe('the admin API of the location board', () => {
 
 describe('/board', () => {
   const stack = useStack({ BASE_PATH: '/pos/api/v1' });
-
 
   it('serves the page with its policy and the base path, and its hashed assets for good', async () => {
     expect(fs.existsSync(path.join(BOARD_DIST, 'index.html'))).toBe(true); // built by scripts/setup.sh
@@ -202,11 +231,19 @@ describe('/board', () => {
       expect(answer.headers.get('cache-control')).toBe('max-age=31536000,immutable');
       expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
     }
-    expect((await call('GET', `${stack.origin}${assets.find((a) => a.endsWith('.js'))}`)).headers.get('content-type')).toMatch(/javascript/);
+    expect(
+      (await call('GET', `${stack.origin}${assets.find((a) => a.endsWith('.js'))}`)).headers.get('content-type'),
+    ).toMatch(/javascript/);
   });
 
   it('answers 404 for anything else under it, and no way out of its folder', async () => {
-    for (const rest of ['/assets/nothing-here.js', '/assets/..%2f..%2fpackage.json', '/assets/%2e%2e%2findex.html', '/index.html', '/assets/.hidden.js']) {
+    for (const rest of [
+      '/assets/nothing-here.js',
+      '/assets/..%2f..%2fpackage.json',
+      '/assets/%2e%2e%2findex.html',
+      '/index.html',
+      '/assets/.hidden.js',
+    ]) {
       const answer = await call('GET', `${stack.origin}/board${rest}`);
       expect(answer.status).toBe(404);
       expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -221,7 +258,14 @@ describe('/board', () => {
     app.use(requestContext(createLogger('silent', 'test')));
     app.use(problemResponses());
     const config = loadConfig(stack.env);
-    app.use(routesOf(requestPipeline(stack.api.deps), config.http.basePath, BOARD_OPERATIONS, boardHandlers({ config }, empty)).routes());
+    app.use(
+      routesOf(
+        requestPipeline(stack.api.deps),
+        config.http.basePath,
+        BOARD_OPERATIONS,
+        boardHandlers({ config }, empty),
+      ).routes(),
+    );
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {

@@ -36,9 +36,11 @@ describe('an admin bound to one location', () => {
 
   const as = (token: string, method: string, path: string, options: CallOptions = {}) =>
     call(method, `${stack.origin}${path}`, { ...options, headers: { ...bearer(token), ...options.headers } });
-  const bound = (method: string, path: string, body?: unknown) => as(boundAdmin.token, method, path, body === undefined ? {} : { body });
+  const bound = (method: string, path: string, body?: unknown) =>
+    as(boundAdmin.token, method, path, body === undefined ? {} : { body });
   /** The audit record of the last write with this request id. */
-  const auditOf = async (requestId: string): Promise<AuditRecord> => (await stack.admin.listAudit({ limit: 1000 })).find((r) => r.requestId === requestId)!;
+  const auditOf = async (requestId: string): Promise<AuditRecord> =>
+    (await stack.admin.listAudit({ limit: 1000 })).find((r) => r.requestId === requestId)!;
 
   it('cannot make itself an admin of more locations, nor change its own role', async () => {
     for (const body of [{ allLocations: true }, { locationIds: [locationA, locationB] }, { role: 'viewer' }]) {
@@ -61,7 +63,11 @@ describe('an admin bound to one location', () => {
       const res = await bound('POST', '/admin/v1/operators', body);
       expect(`${body.name} ${res.status}`).toBe(`${body.name} 403`);
     }
-    const created = await bound('POST', '/admin/v1/operators', { name: 'Manager A', role: 'manager', locationIds: [locationA] });
+    const created = await bound('POST', '/admin/v1/operators', {
+      name: 'Manager A',
+      role: 'manager',
+      locationIds: [locationA],
+    });
     expect(created.status).toBe(201);
     expect(created.json()).toMatchObject({ role: 'manager', locationIds: [locationA], token: expect.any(String) });
     // it may change that operator within A, and not beyond
@@ -79,7 +85,11 @@ describe('an admin bound to one location', () => {
         ['POST', '/rotate-token'],
         ['DELETE', ''],
       ] as const) {
-        const res = await bound(method, `/admin/v1/operators/${target.id}${suffix}`, method === 'PATCH' ? { name: 'Renamed' } : undefined);
+        const res = await bound(
+          method,
+          `/admin/v1/operators/${target.id}${suffix}`,
+          method === 'PATCH' ? { name: 'Renamed' } : undefined,
+        );
         expect(`${method} ${target.name}${suffix} ${res.status}`).toBe(`${method} ${target.name}${suffix} 404`);
         expect(res.json().detail).toBe('Operator does not exist');
       }
@@ -92,8 +102,15 @@ describe('an admin bound to one location', () => {
   });
 
   it('is refused every chain-wide surface: new locations, Bull Board, /metrics, the audit chain check', async () => {
-    const chainWide = OPERATIONS.filter((op) => op.bound === 'chain').map((op) => `${op.method.toUpperCase()} ${op.path}`);
-    expect(chainWide.sort()).toEqual(['GET /admin/queues', 'GET /admin/v1/audit/verify', 'GET /metrics', 'POST /admin/v1/locations']);
+    const chainWide = OPERATIONS.filter((op) => op.bound === 'chain').map(
+      (op) => `${op.method.toUpperCase()} ${op.path}`,
+    );
+    expect(chainWide.sort()).toEqual([
+      'GET /admin/queues',
+      'GET /admin/v1/audit/verify',
+      'GET /metrics',
+      'POST /admin/v1/locations',
+    ]);
     for (const [method, path] of [
       ['POST', '/admin/v1/locations'],
       ['GET', '/admin/queues'],
@@ -116,13 +133,19 @@ describe('an admin bound to one location', () => {
   it("subscribes webhooks for its own location only, and cannot reach B's subscriptions", async () => {
     const url = 'http://127.0.0.1:9/hooks';
     expect((await bound('POST', '/admin/v1/webhooks', { url, events: ['order.placed'] })).status).toBe(403);
-    expect((await bound('POST', '/admin/v1/webhooks', { url, events: ['order.placed'], locationIds: [locationB] })).status).toBe(403);
+    expect(
+      (await bound('POST', '/admin/v1/webhooks', { url, events: ['order.placed'], locationIds: [locationB] })).status,
+    ).toBe(403);
     const own = await bound('POST', '/admin/v1/webhooks', { url, events: ['order.placed'], locationIds: [locationA] });
     expect(own.status).toBe(201);
     const ownId = own.json().id as string;
-    expect((await bound('PATCH', `/admin/v1/webhooks/${ownId}`, { locationIds: [locationA, locationB] })).status).toBe(403);
+    expect((await bound('PATCH', `/admin/v1/webhooks/${ownId}`, { locationIds: [locationA, locationB] })).status).toBe(
+      403,
+    );
     expect((await bound('PATCH', `/admin/v1/webhooks/${ownId}`, { locationIds: [] })).status).toBe(403);
-    expect((await bound('PATCH', `/admin/v1/webhooks/${ownId}`, { events: ['order.placed', 'order.completed'] })).status).toBe(200);
+    expect(
+      (await bound('PATCH', `/admin/v1/webhooks/${ownId}`, { events: ['order.placed', 'order.completed'] })).status,
+    ).toBe(200);
 
     const ofB = await stack.admin.createWebhook({ url, events: ['order.placed'], locationIds: [locationB] });
     const chainWide = await stack.admin.createWebhook({ url, events: ['order.placed'] });
@@ -145,7 +168,11 @@ describe('an admin bound to one location', () => {
 
   it("records what a write changed: an operator's id, role and locations; before and after of a change; a subscription's url, events and locations", async () => {
     const requestId = randomUUID();
-    const created = await bound('POST', '/admin/v1/operators', { name: 'Viewer A', role: 'viewer', locationIds: [locationA] });
+    const created = await bound('POST', '/admin/v1/operators', {
+      name: 'Viewer A',
+      role: 'viewer',
+      locationIds: [locationA],
+    });
     const createdRequest = created.headers.get('x-request-id')!;
     const creation = await auditOf(createdRequest);
     expect(creation).toMatchObject({
@@ -157,14 +184,27 @@ describe('an admin bound to one location', () => {
     });
     expect(JSON.stringify(creation)).not.toContain(created.json().token);
 
-    const patched = await as(boundAdmin.token, 'PATCH', `/admin/v1/operators/${created.json().id}`, { body: { role: 'manager' }, headers: { 'x-request-id': requestId } });
+    const patched = await as(boundAdmin.token, 'PATCH', `/admin/v1/operators/${created.json().id}`, {
+      body: { role: 'manager' },
+      headers: { 'x-request-id': requestId },
+    });
     expect(patched.status).toBe(200);
-    expect(await auditOf(patched.headers.get('x-request-id')!)).toMatchObject({ claimedRequestId: requestId, change: { before: { role: 'viewer' }, after: { role: 'manager' } } });
+    expect(await auditOf(patched.headers.get('x-request-id')!)).toMatchObject({
+      claimedRequestId: requestId,
+      change: { before: { role: 'viewer' }, after: { role: 'manager' } },
+    });
 
     const escalation = await bound('PATCH', `/admin/v1/operators/${boundAdmin.id}`, { allLocations: true });
-    expect(await auditOf(escalation.headers.get('x-request-id')!)).toMatchObject({ status: 403, operatorId: boundAdmin.id });
+    expect(await auditOf(escalation.headers.get('x-request-id')!)).toMatchObject({
+      status: 403,
+      operatorId: boundAdmin.id,
+    });
 
-    const widened = await stack.admin.createWebhook({ url: 'http://127.0.0.1:9/pos?token=s3cret', events: ['order.placed'], locationIds: [locationA] });
+    const widened = await stack.admin.createWebhook({
+      url: 'http://127.0.0.1:9/pos?token=s3cret',
+      events: ['order.placed'],
+      locationIds: [locationA],
+    });
     const widening = await call('PATCH', `${stack.origin}/admin/v1/webhooks/${widened.id}`, {
       headers: bearer(stack.env.ADMIN_TOKEN!),
       body: { locationIds: [], url: 'http://127.0.0.1:9/other?token=n3w' },
@@ -180,20 +220,38 @@ describe('an admin bound to one location', () => {
 
   it('shows a bound reader only the location ids of its own locations in a change, and how many others there were', async () => {
     const asManagerB = new AdminClient(stack.operatorOrigin, managerB.token);
-    const moved = await stack.admin.createOperator({ name: 'Moving manager', role: 'manager', locationIds: [locationA] });
+    const moved = await stack.admin.createOperator({
+      name: 'Moving manager',
+      role: 'manager',
+      locationIds: [locationA],
+    });
     const moves: string[] = [];
     for (const locationIds of [[locationA, locationB], [locationB]]) {
-      const res = await call('PATCH', `${stack.origin}/admin/v1/operators/${moved.id}`, { headers: bearer(stack.env.ADMIN_TOKEN!), body: { locationIds } });
+      const res = await call('PATCH', `${stack.origin}/admin/v1/operators/${moved.id}`, {
+        headers: bearer(stack.env.ADMIN_TOKEN!),
+        body: { locationIds },
+      });
       moves.push(res.headers.get('x-request-id')!);
     }
-    const hook = await stack.admin.createWebhook({ url: 'http://127.0.0.1:9/hook', events: ['order.placed'], locationIds: [locationA, locationB] });
-    const hookRes = await call('PATCH', `${stack.origin}/admin/v1/webhooks/${hook.id}`, { headers: bearer(stack.env.ADMIN_TOKEN!), body: { locationIds: [locationB] } });
+    const hook = await stack.admin.createWebhook({
+      url: 'http://127.0.0.1:9/hook',
+      events: ['order.placed'],
+      locationIds: [locationA, locationB],
+    });
+    const hookRes = await call('PATCH', `${stack.origin}/admin/v1/webhooks/${hook.id}`, {
+      headers: bearer(stack.env.ADMIN_TOKEN!),
+      body: { locationIds: [locationB] },
+    });
     const hookPatch = hookRes.headers.get('x-request-id')!;
 
-    const readBy = async (client: AdminClient) => new Map((await client.listAudit({ limit: 1000 })).map((record) => [record.requestId, record]));
+    const readBy = async (client: AdminClient) =>
+      new Map((await client.listAudit({ limit: 1000 })).map((record) => [record.requestId, record]));
     const [byA, byB, byRoot] = await Promise.all([readBy(asBound), readBy(asManagerB), readBy(stack.admin)]);
     // chain-wide readers see every id
-    expect(byRoot.get(moves[0]!)!.change).toEqual({ before: { locationIds: [locationA] }, after: { locationIds: [locationA, locationB] } });
+    expect(byRoot.get(moves[0]!)!.change).toEqual({
+      before: { locationIds: [locationA] },
+      after: { locationIds: [locationA, locationB] },
+    });
     for (const [reader, own, other] of [
       [byA, locationA, locationB],
       [byB, locationB, locationA],
@@ -203,25 +261,49 @@ describe('an admin bound to one location', () => {
       expect(JSON.stringify(seen)).not.toContain(other);
       for (const record of seen) expect(JSON.stringify(record.change)).toContain(own);
     }
-    expect(byA.get(moves[0]!)?.change).toEqual({ before: { locationIds: [locationA] }, after: { locationIds: [locationA], otherLocations: 1 } });
-    expect(byB.get(moves[1]!)?.change).toEqual({ before: { locationIds: [locationB], otherLocations: 1 }, after: { locationIds: [locationB] } });
-    expect(byB.get(hookPatch)?.change).toMatchObject({ before: { locationIds: [locationB], otherLocations: 1 }, after: { locationIds: [locationB] } });
+    expect(byA.get(moves[0]!)?.change).toEqual({
+      before: { locationIds: [locationA] },
+      after: { locationIds: [locationA], otherLocations: 1 },
+    });
+    expect(byB.get(moves[1]!)?.change).toEqual({
+      before: { locationIds: [locationB], otherLocations: 1 },
+      after: { locationIds: [locationB] },
+    });
+    expect(byB.get(hookPatch)?.change).toMatchObject({
+      before: { locationIds: [locationB], otherLocations: 1 },
+      after: { locationIds: [locationB] },
+    });
   });
 
   it('keeps a hash chain that `audit verify` checks, naming a record changed in MongoDB', async () => {
     const verifyCli = async (): Promise<{ code: number | null; out: string }> => {
       const { ADMIN_TOKEN: _root, POS_ADMIN_TOKEN: _operator, ...env } = process.env;
-      return runToEnd(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), 'audit', 'verify'], {
-        cwd: ROOT,
-        env: { ...env, POS_URL: stack.operatorOrigin, ADMIN_TOKEN: stack.env.ADMIN_TOKEN! },
-      });
+      return runToEnd(
+        process.execPath,
+        ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), 'audit', 'verify'],
+        {
+          cwd: ROOT,
+          env: { ...env, POS_URL: stack.operatorOrigin, ADMIN_TOKEN: stack.env.ADMIN_TOKEN! },
+        },
+      );
     };
     const before = await stack.admin.verifyAuditChain();
     expect(before).toMatchObject({ intact: true, complete: true, firstSeq: 1 });
     expect(before.checked).toBeGreaterThan(20);
     // stretch by stretch, as a long log is checked
-    expect(await stack.admin.verifyAudit({ limit: 5 })).toMatchObject({ intact: true, checked: 5, firstSeq: 1, lastSeq: 5, complete: false });
-    expect(await stack.admin.verifyAudit({ after: 5, limit: 5 })).toMatchObject({ intact: true, checked: 5, firstSeq: 6, lastSeq: 10 });
+    expect(await stack.admin.verifyAudit({ limit: 5 })).toMatchObject({
+      intact: true,
+      checked: 5,
+      firstSeq: 1,
+      lastSeq: 5,
+      complete: false,
+    });
+    expect(await stack.admin.verifyAudit({ after: 5, limit: 5 })).toMatchObject({
+      intact: true,
+      checked: 5,
+      firstSeq: 6,
+      lastSeq: 10,
+    });
     const cli = await verifyCli();
     expect(cli.code).toBe(0);
     expect(JSON.parse(cli.out)).toMatchObject({ intact: true, checked: before.checked });
@@ -233,16 +315,28 @@ describe('an admin bound to one location', () => {
       const target = (await audit.find({ status: 403 }).sort({ seq: 1 }).limit(1).toArray())[0]!;
       await audit.updateOne({ _id: target._id }, { $set: { status: 200 } });
       const broken = await stack.admin.verifyAuditChain();
-      expect(broken).toMatchObject({ intact: false, brokenAt: { seq: target.seq, id: target._id, reason: expect.stringMatching(/does not match its hash/) } });
+      expect(broken).toMatchObject({
+        intact: false,
+        brokenAt: { seq: target.seq, id: target._id, reason: expect.stringMatching(/does not match its hash/) },
+      });
       const tampered = await verifyCli();
       expect(tampered.code).toBe(1);
       expect(JSON.parse(tampered.out).brokenAt).toMatchObject({ seq: target.seq, id: target._id });
 
       // a record removed from the middle is a missing link
       await audit.updateOne({ _id: target._id }, { $set: { status: 403 } });
-      const removed = (await audit.find({ seq: { $gt: target.seq } }).sort({ seq: 1 }).limit(1).toArray())[0]!;
+      const removed = (
+        await audit
+          .find({ seq: { $gt: target.seq } })
+          .sort({ seq: 1 })
+          .limit(1)
+          .toArray()
+      )[0]!;
       await audit.deleteOne({ _id: removed._id });
-      expect(await stack.admin.verifyAuditChain()).toMatchObject({ intact: false, brokenAt: { seq: removed.seq, reason: expect.stringMatching(/is missing/) } });
+      expect(await stack.admin.verifyAuditChain()).toMatchObject({
+        intact: false,
+        brokenAt: { seq: removed.seq, reason: expect.stringMatching(/is missing/) },
+      });
     } finally {
       await client.close();
     }

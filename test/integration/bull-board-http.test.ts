@@ -16,7 +16,12 @@ describe('Bull Board over HTTP', () => {
   });
 
   it('refuses the page without the admin token, asking the browser for Basic credentials', async () => {
-    for (const path of ['/admin/queues', '/admin/queues/', '/admin/queues/api/queues', '/admin/queues/static/favicon.ico']) {
+    for (const path of [
+      '/admin/queues',
+      '/admin/queues/',
+      '/admin/queues/api/queues',
+      '/admin/queues/static/favicon.ico',
+    ]) {
       const res = await call('GET', `${stack.origin}${path}`);
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Basic realm="pos-admin"');
@@ -26,14 +31,23 @@ describe('Bull Board over HTTP', () => {
   });
 
   it('refuses a wrong token, as bearer and as Basic password', async () => {
-    for (const authorization of ['Bearer wrong-token-wrong-token', basic('admin', 'wrong-token'), basic(stack.env.ADMIN_TOKEN!, ''), 'Basic !!!']) {
+    for (const authorization of [
+      'Bearer wrong-token-wrong-token',
+      basic('admin', 'wrong-token'),
+      basic(stack.env.ADMIN_TOKEN!, ''),
+      'Basic !!!',
+    ]) {
       const res = await call('GET', `${stack.origin}/admin/queues`, { headers: { authorization } });
       expect(res.status).toBe(401);
     }
   });
 
   it('serves the page with its base path to a bearer token and to Basic with any user name', async () => {
-    for (const authorization of [bearer.authorization!, basic('admin', stack.env.ADMIN_TOKEN!), basic('', stack.env.ADMIN_TOKEN!)]) {
+    for (const authorization of [
+      bearer.authorization!,
+      basic('admin', stack.env.ADMIN_TOKEN!),
+      basic('', stack.env.ADMIN_TOKEN!),
+    ]) {
       for (const path of ['/admin/queues', '/admin/queues/', '/admin/queues/queue/order-work']) {
         const res = await call('GET', `${stack.origin}${path}`, { headers: { authorization } });
         expect(res.status).toBe(200);
@@ -56,16 +70,22 @@ describe('Bull Board over HTTP', () => {
   });
 
   it('answers the board API with the work, lifecycle, deadline and webhook delivery queues, untouched by the problem middleware', async () => {
-    const res = await call('GET', `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=10`, {
-      headers: bearer,
-    });
+    const res = await call(
+      'GET',
+      `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=10`,
+      {
+        headers: bearer,
+      },
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const names = (res.json().queues as { name: string }[]).map((q) => q.name);
     expect(names).toEqual(['order-work', 'order-lifecycle', 'order-deadlines', 'snooze-ends', 'webhook-delivery']);
 
     // The board's own "not found" answers keep the board's body.
-    const missing = await call('GET', `${stack.origin}/admin/queues/api/queues/no-such-queue/some-job`, { headers: bearer });
+    const missing = await call('GET', `${stack.origin}/admin/queues/api/queues/no-such-queue/some-job`, {
+      headers: bearer,
+    });
     expect(missing.status).toBe(404);
     expect(missing.headers.get('content-type')).not.toMatch(/problem/);
   });
@@ -106,7 +126,9 @@ describe('Bull Board hardening', () => {
 
     it('refuses a cross-site form post that would add a job (HTTP Basic, which a browser resends by itself)', async () => {
       const { id: locationId } = await stack.admin.createLocation('Board CSRF');
-      const order = await stack.admin.createOrder(locationId, [{ productId: 'p', name: 'Soup', quantity: 1, unitPrice: 500 }]);
+      const order = await stack.admin.createOrder(locationId, [
+        { productId: 'p', name: 'Soup', quantity: 1, unitPrice: 500 },
+      ]);
       const before = await allJobs(stack);
       const res = await call('POST', `${stack.origin}${ADD_PATH}`, {
         headers: {
@@ -132,11 +154,21 @@ describe('Bull Board hardening', () => {
         ['POST', ADD_PATH],
         ['DELETE', '/admin/queues/api/queues/order-work/obliterate'],
       ] as const) {
-        const res = await call(method, `${stack.origin}${path}`, { headers: { ...bearer, origin: stack.origin }, body: {} });
+        const res = await call(method, `${stack.origin}${path}`, {
+          headers: { ...bearer, origin: stack.origin },
+          body: {},
+        });
         expect(`${method} ${path} ${res.status}`).toBe(`${method} ${path} 405`);
-        expect(res.json()).toMatchObject({ title: 'Method not allowed', detail: 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)' });
+        expect(res.json()).toMatchObject({
+          title: 'Method not allowed',
+          detail: 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)',
+        });
       }
-      const queues = await call('GET', `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=1`, { headers: bearer });
+      const queues = await call(
+        'GET',
+        `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=1`,
+        { headers: bearer },
+      );
       expect(queues.json().queues[0].readOnlyMode).toBe(true);
     });
 
@@ -185,7 +217,11 @@ describe('Bull Board hardening', () => {
       const { id: locationId } = await stack.admin.createLocation('Board writable');
       const before = await allJobs(stack);
       for (const [method, path, body] of [
-        ['POST', ADD_PATH, { name: 'order-action', data: { scope: { locationId }, orderNumber: 1, action: { kind: 'recover' } } }],
+        [
+          'POST',
+          ADD_PATH,
+          { name: 'order-action', data: { scope: { locationId }, orderNumber: 1, action: { kind: 'recover' } } },
+        ],
         ['PUT', '/admin/queues/api/queues/order-work/some-job/update-data', { jobData: {} }],
         ['PUT', '/admin/queues/api/queues/order-work/empty', {}],
         ['DELETE', '/admin/queues/api/queues/order-work/obliterate', {}],
@@ -200,12 +236,17 @@ describe('Bull Board hardening', () => {
       const queue = stack.api.deps.queues.current[0]!.queue;
       // A job that fails for real in the stack's worker (malformed data fails for good, at once) ...
       const failing = await queue.add(JOB.sessionClose, { sessionId: { $ne: 'board-retry' } });
-      const failed = async () => (await failing.getState()) === 'failed' && (await Job.fromId(queue, failing.id!))!.attemptsMade;
+      const failed = async () =>
+        (await failing.getState()) === 'failed' && (await Job.fromId(queue, failing.id!))!.attemptsMade;
       await eventually(async () => (await failed()) === 1, 'the seeded job failed');
       // ... and one that completes, its finish moved back past the 5 s the board leaves a job before cleaning it.
       const { locationId } = await registerAt(stack, 'Board clean');
       const order = await stack.admin.createOrder(locationId, sampleRows);
-      const done = await queue.add(JOB.orderAction, { scope: { locationId }, orderNumber: order.number, action: { kind: 'status', newState: 'COMPLETED' } });
+      const done = await queue.add(JOB.orderAction, {
+        scope: { locationId },
+        orderNumber: order.number,
+        action: { kind: 'status', newState: 'COMPLETED' },
+      });
       await eventually(async () => (await done.getState()) === 'completed', 'the seeded job completed');
       const finishedOn = Date.now() - 60_000;
       const redis = new Redis(stack.env.REDIS_URL!);
@@ -227,7 +268,11 @@ describe('Bull Board hardening', () => {
       const fromScript = await call('PUT', `${board}/clean/completed`, { headers: adminHeader(stack.env) });
       expect(fromScript.status).toBe(200);
       expect(await Job.fromId(queue, done.id!)).toBeUndefined();
-      const queues = await call('GET', `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=1`, { headers: auth });
+      const queues = await call(
+        'GET',
+        `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=1`,
+        { headers: auth },
+      );
       expect(queues.json().queues[0].readOnlyMode).toBe(false);
     });
   });

@@ -19,12 +19,15 @@ describe('ChannelSubscriber', () => {
     redis = new Redis(process.env.TEST_REDIS_URL!);
   });
   beforeEach(() => {
-    subscriber = new ChannelSubscriber(singleRedisNodes({ url: process.env.TEST_REDIS_URL!, cluster: false }), createLogger('silent', 'test'));
+    subscriber = new ChannelSubscriber(
+      singleRedisNodes({ url: process.env.TEST_REDIS_URL!, cluster: false }),
+      createLogger('silent', 'test'),
+    );
   });
   afterEach(() => subscriber.quit());
   afterAll(() => redis.disconnect());
 
-  it("hands each message to every handler of its channel (a failing one stops no other), and holds the subscription while a handler does", async () => {
+  it('hands each message to every handler of its channel (a failing one stops no other), and holds the subscription while a handler does', async () => {
     const first: string[] = [];
     const second: string[] = [];
     const failing = () => {

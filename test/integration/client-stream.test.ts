@@ -142,13 +142,24 @@ describe('ClientStream', () => {
   });
 
   it("a register's re-read that finds its session closed ends the stream, and the client sees its end", async () => {
-    const created: SessionDoc = await repos.sessions.create({ type: 'SERVICE', locationId: 'loc-1', keyHash: 'k' }, new Date());
+    const created: SessionDoc = await repos.sessions.create(
+      { type: 'SERVICE', locationId: 'loc-1', keyHash: 'k' },
+      new Date(),
+    );
     const { stream, client, ends } = await connect({ kind: 'register', session: created, keyHash: 'k' });
     stream.attach(EMPTY);
     await client.preamble();
     stream.holdForResync(Date.now());
     stream.beginResync();
-    stream.takeResync({ placed: [], changed: [], commands: [], sessions: new Map([[created._id, { ...created, closedAt: new Date() }]]) }, new Date());
+    stream.takeResync(
+      {
+        placed: [],
+        changed: [],
+        commands: [],
+        sessions: new Map([[created._id, { ...created, closedAt: new Date() }]]),
+      },
+      new Date(),
+    );
     await client.end();
     expect(ends).toEqual(['session-closed']);
     expect(stream.isEnded).toBe(true);
@@ -182,7 +193,10 @@ describe('ClientStream', () => {
   });
 
   it('reads its replay and its session from MongoDB when prepared, and ends at once if the session closed meanwhile', async () => {
-    const created = await repos.sessions.create({ type: 'SERVICE', locationId: 'loc-prepare', keyHash: 'k' }, new Date());
+    const created = await repos.sessions.create(
+      { type: 'SERVICE', locationId: 'loc-prepare', keyHash: 'k' },
+      new Date(),
+    );
     const number = (await repos.locations.nextNumber('loc-prepare', 'orderSeq')) ?? 7;
     await repos.orders.insert({ locationId: 'loc-prepare', number, state: 'PLACED', rows: order(1).rows }, new Date());
     const { stream, client } = await connect({ kind: 'register', session: created, keyHash: 'k' });

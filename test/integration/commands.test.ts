@@ -61,7 +61,10 @@ describe('commands', () => {
     const stored = (await commands.findOne({ locationId: location.id, number: command.number }))!;
     expect(stored.expiresAt.getTime() - stored.createdAt.getTime()).toBe(TTL_MS);
     const back = (date: Date) => new Date(date.getTime() - TTL_MS - 1_000);
-    await commands.updateOne({ _id: stored._id }, { $set: { createdAt: back(stored.createdAt), expiresAt: back(stored.expiresAt) } });
+    await commands.updateOne(
+      { _id: stored._id },
+      { $set: { createdAt: back(stored.createdAt), expiresAt: back(stored.expiresAt) } },
+    );
     expect(await list(key)).toEqual([]);
     expect((await call('DELETE', `${stack.baseUrl}/commands/${command.number}`, { apiKey: key })).status).toBe(404);
   });

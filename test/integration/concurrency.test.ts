@@ -21,13 +21,24 @@ describe('concurrent conflicting updates to one order', () => {
     const { location, key } = await registerAt(stack, 'Busy', 100);
     for (let round = 0; round < 5; round++) {
       const order = await stack.admin.createOrder(location.id, sampleRows);
-      const registers = ['COMPLETED', 'ABORTED', 'COMPLETED', 'ABORTED', 'COMPLETED', 'ABORTED', 'COMPLETED', 'ABORTED'];
+      const registers = [
+        'COMPLETED',
+        'ABORTED',
+        'COMPLETED',
+        'ABORTED',
+        'COMPLETED',
+        'ABORTED',
+        'COMPLETED',
+        'ABORTED',
+      ];
       const results = await Promise.all(
         registers.map((newState) =>
-          call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState } }).then((res) => ({
-            newState,
-            res,
-          })),
+          call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState } }).then(
+            (res) => ({
+              newState,
+              res,
+            }),
+          ),
         ),
       );
       const stored = await db.order(location.id, order.number);
@@ -52,7 +63,9 @@ describe('concurrent conflicting updates to one order', () => {
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const reports = 12;
     const results = await Promise.all(
-      Array.from({ length: reports }, () => call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key })),
+      Array.from({ length: reports }, () =>
+        call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key }),
+      ),
     );
     expect(results.every((r) => r.status === 200)).toBe(true);
     const stored = await db.order(location.id, order.number);

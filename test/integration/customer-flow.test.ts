@@ -59,7 +59,10 @@ describe('customer app flow', () => {
       expect(read.status).toBe(200);
       expect(read.json()).toEqual(order);
 
-      const replaced = await call('PUT', `${alice.url}/orders/${order.number}/rows`, { apiKey: alice.key, body: { rows: otherRows } });
+      const replaced = await call('PUT', `${alice.url}/orders/${order.number}/rows`, {
+        apiKey: alice.key,
+        body: { rows: otherRows },
+      });
       expect(replaced.status).toBe(200);
       expect(replaced.json()).toEqual({ ...order, rows: [{ rowNumber: 1, ...otherRows[0] }] });
 
@@ -72,7 +75,10 @@ describe('customer app flow', () => {
       expect(again.status).toBe(200);
       expect(again.json()).toEqual(finished.json());
 
-      const late = await call('PUT', `${alice.url}/orders/${order.number}/rows`, { apiKey: alice.key, body: { rows: sampleRows } });
+      const late = await call('PUT', `${alice.url}/orders/${order.number}/rows`, {
+        apiKey: alice.key,
+        body: { rows: sampleRows },
+      });
       expect(late.status).toBe(409);
       expect(late.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(late.json()).toEqual({
@@ -90,7 +96,9 @@ describe('customer app flow', () => {
       expect(placed.orderTime).toMatch(ISO);
       expect(placed.rows).toEqual([{ rowNumber: 1, ...otherRows[0] }]);
       expect(await list()).toEqual([placed]);
-      await events.until((e) => e.some((x) => x.type === 'order' && x.record.number === order.number && x.record.state === 'PLACED'));
+      await events.until((e) =>
+        e.some((x) => x.type === 'order' && x.record.number === order.number && x.record.state === 'PLACED'),
+      );
 
       // Submitting twice changes nothing; finishing a PLACED order is a conflict.
       const resubmit = await call('POST', `${alice.url}/orders/${order.number}/submit`, { apiKey: alice.key });
@@ -104,7 +112,9 @@ describe('customer app flow', () => {
       expect(done.json()).toEqual({ ...placed, state: 'COMPLETED', completeTime: done.json().completeTime });
       expect(done.json().completeTime).toMatch(ISO);
       expect(await list()).toEqual([]);
-      expect((await call('GET', `${alice.url}/orders/${order.number}`, { apiKey: alice.key })).json().state).toBe('COMPLETED');
+      expect((await call('GET', `${alice.url}/orders/${order.number}`, { apiKey: alice.key })).json().state).toBe(
+        'COMPLETED',
+      );
     } finally {
       await events.close();
     }
@@ -115,7 +125,9 @@ describe('customer app flow', () => {
     const submit = await call('POST', `${alice.url}/orders/${created.json().number}/submit`, { apiKey: alice.key });
     expect(submit.status).toBe(409);
     expect(submit.json()).toMatchObject({ title: 'Conflict', detail: 'Order is SELECTING; cannot submit' });
-    expect((await call('GET', `${alice.url}/orders/${created.json().number}`, { apiKey: alice.key })).json()).toEqual(created.json());
+    expect((await call('GET', `${alice.url}/orders/${created.json().number}`, { apiKey: alice.key })).json()).toEqual(
+      created.json(),
+    );
   });
 
   it('PLACED → ABORTED by the register', async () => {
@@ -132,7 +144,10 @@ describe('customer app flow', () => {
 
   it('failure reports: back to PLACED below the threshold, FAILED at it, PLACED again after recovery, then COMPLETED', async () => {
     const placed = await placeOrder(alice);
-    const first = await call('POST', `${stack.baseUrl}/orders/${placed.number}/failure`, { apiKey: registerKey, body: { reason: 'printer jam' } });
+    const first = await call('POST', `${stack.baseUrl}/orders/${placed.number}/failure`, {
+      apiKey: registerKey,
+      body: { reason: 'printer jam' },
+    });
     expect(first.status).toBe(200);
     expect(first.json().state).toBe('PLACED');
     expect(first.json().failedTime).toMatch(ISO);
@@ -147,7 +162,10 @@ describe('customer app flow', () => {
     const recovered = await stack.admin.recoverOrder(locationId, placed.number);
     expect(recovered.state).toBe('PLACED');
     expect(Date.parse(recovered.orderTime!)).toBeGreaterThanOrEqual(Date.parse(placed.orderTime!));
-    const doc = await mongo.db(stack.env.MONGO_DB).collection<OrderDoc>('orders').findOne({ _id: `${locationId}:${placed.number}` });
+    const doc = await mongo
+      .db(stack.env.MONGO_DB)
+      .collection<OrderDoc>('orders')
+      .findOne({ _id: `${locationId}:${placed.number}` });
     expect(doc?.failureCount).toBe(0);
     expect((await list()).map((o) => o.number)).toContain(placed.number);
 
@@ -156,7 +174,10 @@ describe('customer app flow', () => {
   });
 
   it('takes the table from the session (a body may repeat it), else none', async () => {
-    const withBody = await call('POST', `${alice.url}/orders`, { apiKey: alice.key, body: { rows: sampleRows, tableNumber: 7 } });
+    const withBody = await call('POST', `${alice.url}/orders`, {
+      apiKey: alice.key,
+      body: { rows: sampleRows, tableNumber: 7 },
+    });
     expect(withBody.json().tableNumber).toBe(7);
     const takeout = await customerAt(stack, locationId, 43);
     const noTable = await call('POST', `${takeout.url}/orders`, { apiKey: takeout.key, body: { rows: sampleRows } });
@@ -169,19 +190,26 @@ describe('customer app flow', () => {
     const read = await call('POST', `${alice.url}/commands`, { apiKey: alice.key, body: { kind: 'READ_TABLE_STATE' } });
     expect(read.status).toBe(201);
     expect(read.json()).toEqual({ number: read.json().number, state: 'PLACED', tableNumber: 7, readTableState: true });
-    const bill = await call('POST', `${alice.url}/commands`, { apiKey: alice.key, body: { kind: 'REQUEST_BILL', tableNumber: 7 } });
+    const bill = await call('POST', `${alice.url}/commands`, {
+      apiKey: alice.key,
+      body: { kind: 'REQUEST_BILL', tableNumber: 7 },
+    });
     expect(bill.status).toBe(201);
     expect(bill.json()).toEqual({ number: read.json().number + 1, state: 'PLACED', tableNumber: 7, paymentNumber: 1 });
     const work = await list();
     expect(work.slice(-2)).toEqual([read.json(), bill.json()]);
     for (const command of [read.json(), bill.json()]) {
-      expect((await call('DELETE', `${stack.baseUrl}/commands/${command.number}`, { apiKey: registerKey })).status).toBe(200);
+      expect(
+        (await call('DELETE', `${stack.baseUrl}/commands/${command.number}`, { apiKey: registerKey })).status,
+      ).toBe(200);
     }
   });
 
   it("another customer's order answers like a missing one, in every customer operation", async () => {
     const placed = await placeOrder(alice);
-    const selecting = (await call('POST', `${alice.url}/orders`, { apiKey: alice.key, body: { rows: sampleRows } })).json<OrderRecord>();
+    const selecting = (
+      await call('POST', `${alice.url}/orders`, { apiKey: alice.key, body: { rows: sampleRows } })
+    ).json<OrderRecord>();
     const bob = await customerAt(stack, locationId, 50, 7);
     const elsewhere = await stack.admin.createLocation('Elsewhere');
     const carol = await customerAt(stack, elsewhere.id, 42, 7);
@@ -212,7 +240,10 @@ describe('customer app flow', () => {
   });
 
   it('keys of the wrong type get the JSON 401; no key the text/plain one', async () => {
-    const serviceOnCustomer = await call('POST', `${alice.url}/orders`, { apiKey: registerKey, body: { rows: sampleRows } });
+    const serviceOnCustomer = await call('POST', `${alice.url}/orders`, {
+      apiKey: registerKey,
+      body: { rows: sampleRows },
+    });
     expect(serviceOnCustomer.status).toBe(401);
     expect(serviceOnCustomer.headers.get('content-type')).toMatch(/^application\/json/);
     expect(serviceOnCustomer.text).toBe('{"message":"Unauthorized","uid":null}');
@@ -226,11 +257,20 @@ describe('customer app flow', () => {
   });
 
   it('replaces rows under concurrency: each write is version-guarded, losers re-read, none is lost', async () => {
-    const order = (await call('POST', `${alice.url}/orders`, { apiKey: alice.key, body: { rows: sampleRows } })).json<OrderRecord>();
-    const bodies = [1, 2, 3, 4, 5].map((q) => ({ rows: [{ productId: `sku-${q}`, name: `Item ${q}`, quantity: q, unitPrice: 100 * q }] }));
-    const answers = await Promise.all(bodies.map((body) => call('PUT', `${alice.url}/orders/${order.number}/rows`, { apiKey: alice.key, body })));
+    const order = (
+      await call('POST', `${alice.url}/orders`, { apiKey: alice.key, body: { rows: sampleRows } })
+    ).json<OrderRecord>();
+    const bodies = [1, 2, 3, 4, 5].map((q) => ({
+      rows: [{ productId: `sku-${q}`, name: `Item ${q}`, quantity: q, unitPrice: 100 * q }],
+    }));
+    const answers = await Promise.all(
+      bodies.map((body) => call('PUT', `${alice.url}/orders/${order.number}/rows`, { apiKey: alice.key, body })),
+    );
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
-    const doc = await mongo.db(stack.env.MONGO_DB).collection<OrderDoc>('orders').findOne({ _id: `${locationId}:${order.number}` });
+    const doc = await mongo
+      .db(stack.env.MONGO_DB)
+      .collection<OrderDoc>('orders')
+      .findOne({ _id: `${locationId}:${order.number}` });
     expect(doc?.version).toBe(5);
     expect(bodies.map((b) => b.rows[0]!.productId)).toContain(doc?.rows[0]?.productId);
 

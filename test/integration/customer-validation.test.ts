@@ -26,9 +26,19 @@ const BAD_ORDERS: [string, unknown, string, RegExp][] = [
   ['price as a string', withRow({ unitPrice: '1290' }), 'Validation error', /^rows\.0\.unitPrice must be integer$/],
   ['absurd price', withRow({ unitPrice: 1e12 }), 'Validation error', /^rows\.0\.unitPrice must be <= /],
   ['missing price', without('unitPrice'), 'Illegal argument', /^rows\.0\.unitPrice is required\.$/],
-  ['oversize notes', withRow({ notes: 'x'.repeat(501) }), 'Validation error', /^rows\.0\.notes must NOT have more than 500 characters$/],
+  [
+    'oversize notes',
+    withRow({ notes: 'x'.repeat(501) }),
+    'Validation error',
+    /^rows\.0\.notes must NOT have more than 500 characters$/,
+  ],
   ['notes not a string', withRow({ notes: 5 }), 'Validation error', /^rows\.0\.notes must be string$/],
-  ['empty product id', withRow({ productId: '' }), 'Validation error', /^rows\.0\.productId must NOT have fewer than 1 characters$/],
+  [
+    'empty product id',
+    withRow({ productId: '' }),
+    'Validation error',
+    /^rows\.0\.productId must NOT have fewer than 1 characters$/,
+  ],
   ['product id a number', withRow({ productId: 7 }), 'Validation error', /^rows\.0\.productId must be string$/],
   ['unknown row field', withRow({ discount: 5 }), 'Validation error', /^rows\.0 has unknown field discount$/],
   ['rows an object', { rows: { 0: row } }, 'Validation error', /^rows must be array$/],
@@ -37,24 +47,104 @@ const BAD_ORDERS: [string, unknown, string, RegExp][] = [
   ['table zero', { rows: sampleRows, tableNumber: 0 }, 'Validation error', /^tableNumber must be >= 1$/],
   ['unknown field', { rows: sampleRows, userNumber: 9 }, 'Validation error', /^body has unknown field userNumber$/],
   ['body an array', [row], 'Validation error', /^body must be object$/],
-  ['too many rows', { rows: Array.from({ length: 201 }, () => row) }, 'Validation error', /^rows must NOT have more than 200 items$/],
+  [
+    'too many rows',
+    { rows: Array.from({ length: 201 }, () => row) },
+    'Validation error',
+    /^rows must NOT have more than 200 items$/,
+  ],
   // Text reaches register screens and kitchen printers: no control characters, no bidi controls.
-  ['a NUL in a name', withRow({ name: 'Burger\u0000' }), 'Validation error', /^rows\.0\.name must be one line without control characters, line separators or bidirectional controls$/],
-  ['an escape sequence in a name', withRow({ name: '\u001b[2JBurger' }), 'Validation error', /^rows\.0\.name must be one line/],
+  [
+    'a NUL in a name',
+    withRow({ name: 'Burger\u0000' }),
+    'Validation error',
+    /^rows\.0\.name must be one line without control characters, line separators or bidirectional controls$/,
+  ],
+  [
+    'an escape sequence in a name',
+    withRow({ name: '\u001b[2JBurger' }),
+    'Validation error',
+    /^rows\.0\.name must be one line/,
+  ],
   ['a newline in a name', withRow({ name: 'Bur\nger' }), 'Validation error', /^rows\.0\.name must be one line/],
-  ['a C1 control in a product id', withRow({ productId: 'sku\u009b1' }), 'Validation error', /^rows\.0\.productId must be one line/],
-  ['a bidi override in a product id', withRow({ productId: 'sku-\u202e1' }), 'Validation error', /^rows\.0\.productId must be one line/],
-  ['a line separator in a name', withRow({ name: 'Burger\u2028Fries' }), 'Validation error', /^rows\.0\.name must be one line/],
-  ['a paragraph separator in a name', withRow({ name: 'Burger\u2029' }), 'Validation error', /^rows\.0\.name must be one line/],
-  ['a right-to-left mark in a name', withRow({ name: '\u200fBurger' }), 'Validation error', /^rows\.0\.name must be one line/],
-  ['a left-to-right mark in a product id', withRow({ productId: 'sku-\u200e1' }), 'Validation error', /^rows\.0\.productId must be one line/],
-  ['an Arabic letter mark in a name', withRow({ name: 'Burger\u061c' }), 'Validation error', /^rows\.0\.name must be one line/],
-  ['a bidi isolate in a name', withRow({ name: 'Burger \u2067x\u2069' }), 'Validation error', /^rows\.0\.name must be one line/],
-  ['a lone surrogate in a name', withRow({ name: 'Burger \ud800' }), 'Validation error', /^rows\.0\.name must be one line/],
-  ['an escape sequence in notes', withRow({ notes: 'no onions\u001b[5m' }), 'Validation error', /^rows\.0\.notes must not contain control characters \(but tab and newline\) or bidirectional controls$/],
-  ['a carriage return in notes', withRow({ notes: 'no onions\r\nextra cheese' }), 'Validation error', /^rows\.0\.notes must not contain control/],
-  ['a bidi override in notes', withRow({ notes: 'allergy: \u202enuts' }), 'Validation error', /^rows\.0\.notes must not contain control/],
-  ['an unknown field with a huge name', withRow({ ['x'.repeat(1000)]: 1 }), 'Validation error', /^rows\.0 has unknown fields$/],
+  [
+    'a C1 control in a product id',
+    withRow({ productId: 'sku\u009b1' }),
+    'Validation error',
+    /^rows\.0\.productId must be one line/,
+  ],
+  [
+    'a bidi override in a product id',
+    withRow({ productId: 'sku-\u202e1' }),
+    'Validation error',
+    /^rows\.0\.productId must be one line/,
+  ],
+  [
+    'a line separator in a name',
+    withRow({ name: 'Burger\u2028Fries' }),
+    'Validation error',
+    /^rows\.0\.name must be one line/,
+  ],
+  [
+    'a paragraph separator in a name',
+    withRow({ name: 'Burger\u2029' }),
+    'Validation error',
+    /^rows\.0\.name must be one line/,
+  ],
+  [
+    'a right-to-left mark in a name',
+    withRow({ name: '\u200fBurger' }),
+    'Validation error',
+    /^rows\.0\.name must be one line/,
+  ],
+  [
+    'a left-to-right mark in a product id',
+    withRow({ productId: 'sku-\u200e1' }),
+    'Validation error',
+    /^rows\.0\.productId must be one line/,
+  ],
+  [
+    'an Arabic letter mark in a name',
+    withRow({ name: 'Burger\u061c' }),
+    'Validation error',
+    /^rows\.0\.name must be one line/,
+  ],
+  [
+    'a bidi isolate in a name',
+    withRow({ name: 'Burger \u2067x\u2069' }),
+    'Validation error',
+    /^rows\.0\.name must be one line/,
+  ],
+  [
+    'a lone surrogate in a name',
+    withRow({ name: 'Burger \ud800' }),
+    'Validation error',
+    /^rows\.0\.name must be one line/,
+  ],
+  [
+    'an escape sequence in notes',
+    withRow({ notes: 'no onions\u001b[5m' }),
+    'Validation error',
+    /^rows\.0\.notes must not contain control characters \(but tab and newline\) or bidirectional controls$/,
+  ],
+  [
+    'a carriage return in notes',
+    withRow({ notes: 'no onions\r\nextra cheese' }),
+    'Validation error',
+    /^rows\.0\.notes must not contain control/,
+  ],
+  [
+    'a bidi override in notes',
+    withRow({ notes: 'allergy: \u202enuts' }),
+    'Validation error',
+    /^rows\.0\.notes must not contain control/,
+  ],
+  [
+    'an unknown field with a huge name',
+    withRow({ ['x'.repeat(1000)]: 1 }),
+    'Validation error',
+    /^rows\.0 has unknown fields$/,
+  ],
 ];
 
 describe('customer app input validation', () => {
@@ -79,7 +169,10 @@ describe('customer app input validation', () => {
    * (no list of the register shows it) until it is finished.
    */
   const stored = async () => ({
-    orders: await db.db.collection('orders').aggregate([{ $match: { locationId } }, { $group: { _id: '$state', count: { $sum: 1 } } }, { $sort: { _id: 1 } }]).toArray(),
+    orders: await db.db
+      .collection('orders')
+      .aggregate([{ $match: { locationId } }, { $group: { _id: '$state', count: { $sum: 1 } } }, { $sort: { _id: 1 } }])
+      .toArray(),
     commands: await db.db.collection('commands').countDocuments({ locationId }),
   });
   /** Makes a request that must be refused, and checks that it stored nothing. */
@@ -90,7 +183,13 @@ describe('customer app input validation', () => {
     return res;
   };
 
-  const expectProblem = (res: Awaited<ReturnType<typeof call>>, status: number, title: string, detail: RegExp, instance: string) => {
+  const expectProblem = (
+    res: Awaited<ReturnType<typeof call>>,
+    status: number,
+    title: string,
+    detail: RegExp,
+    instance: string,
+  ) => {
     expect(res.status).toBe(status);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     const body = res.json();
@@ -106,8 +205,12 @@ describe('customer app input validation', () => {
   it.each(BAD_ORDERS.filter(([name]) => !['table as a string', 'table zero', 'unknown field'].includes(name)))(
     'refuses a rows replacement with %s, leaving the rows as they were',
     async (_name, body, title, detail) => {
-      const order = (await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).json<OrderRecord>();
-      const res = await refused(() => call('PUT', `${customer.url}/orders/${order.number}/rows`, { apiKey: customer.key, body }));
+      const order = (
+        await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })
+      ).json<OrderRecord>();
+      const res = await refused(() =>
+        call('PUT', `${customer.url}/orders/${order.number}/rows`, { apiKey: customer.key, body }),
+      );
       expectProblem(res, 400, title, detail, `/api/v1/customer/orders/${order.number}/rows`);
       const after = await call('GET', `${customer.url}/orders/${order.number}`, { apiKey: customer.key });
       expect(after.json()).toEqual(order);
@@ -122,16 +225,35 @@ describe('customer app input validation', () => {
   });
 
   it('refuses a table number on a rows replacement (the table is set at creation)', async () => {
-    const order = (await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).json<OrderRecord>();
-    const res = await refused(() => call('PUT', `${customer.url}/orders/${order.number}/rows`, { apiKey: customer.key, body: { rows: sampleRows, tableNumber: 3 } }));
-    expectProblem(res, 400, 'Validation error', /^body has unknown field tableNumber$/, `/api/v1/customer/orders/${order.number}/rows`);
-    expect((await call('GET', `${customer.url}/orders/${order.number}`, { apiKey: customer.key })).json()).toEqual(order);
+    const order = (
+      await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })
+    ).json<OrderRecord>();
+    const res = await refused(() =>
+      call('PUT', `${customer.url}/orders/${order.number}/rows`, {
+        apiKey: customer.key,
+        body: { rows: sampleRows, tableNumber: 3 },
+      }),
+    );
+    expectProblem(
+      res,
+      400,
+      'Validation error',
+      /^body has unknown field tableNumber$/,
+      `/api/v1/customer/orders/${order.number}/rows`,
+    );
+    expect((await call('GET', `${customer.url}/orders/${order.number}`, { apiKey: customer.key })).json()).toEqual(
+      order,
+    );
   });
 
   it('refuses null for an optional field: absent means absent, and null is never stored', async () => {
-    const notes = await refused(() => call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: [{ ...row, notes: null }] } }));
+    const notes = await refused(() =>
+      call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: [{ ...row, notes: null }] } }),
+    );
     expectProblem(notes, 400, 'Validation error', /^rows\.0\.notes must be string$/, '/api/v1/customer/orders');
-    const table = await refused(() => call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: [row], tableNumber: null } }));
+    const table = await refused(() =>
+      call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: [row], tableNumber: null } }),
+    );
     expectProblem(table, 400, 'Validation error', /^tableNumber must be integer$/, '/api/v1/customer/orders');
   });
 
@@ -154,14 +276,39 @@ describe('customer app input validation', () => {
   });
 
   it.each([
-    ['an unknown kind', { kind: 'MAKE_COFFEE' }, 'Validation error', /^kind must be one of READ_TABLE_STATE, REQUEST_BILL$/],
-    ['EXPORT_DATA (the operator’s)', { kind: 'EXPORT_DATA' }, 'Validation error', /^kind must be one of READ_TABLE_STATE, REQUEST_BILL$/],
-    ['FETCH_REMOTE_MENU (the operator’s)', { kind: 'FETCH_REMOTE_MENU' }, 'Validation error', /^kind must be one of READ_TABLE_STATE, REQUEST_BILL$/],
+    [
+      'an unknown kind',
+      { kind: 'MAKE_COFFEE' },
+      'Validation error',
+      /^kind must be one of READ_TABLE_STATE, REQUEST_BILL$/,
+    ],
+    [
+      'EXPORT_DATA (the operator’s)',
+      { kind: 'EXPORT_DATA' },
+      'Validation error',
+      /^kind must be one of READ_TABLE_STATE, REQUEST_BILL$/,
+    ],
+    [
+      'FETCH_REMOTE_MENU (the operator’s)',
+      { kind: 'FETCH_REMOTE_MENU' },
+      'Validation error',
+      /^kind must be one of READ_TABLE_STATE, REQUEST_BILL$/,
+    ],
     ['a lower-case kind', { kind: 'request_bill' }, 'Validation error', /^kind must be one of/],
     ['no kind', { tableNumber: 2 }, 'Illegal argument', /^kind is required\.$/],
     ['a kind that is not a string', { kind: 1 }, 'Validation error', /^kind must be string$/],
-    ['a table as a string', { kind: 'REQUEST_BILL', tableNumber: 'two' }, 'Validation error', /^tableNumber must be integer$/],
-    ['an unknown field', { kind: 'REQUEST_BILL', paymentNumber: 2 }, 'Validation error', /^body has unknown field paymentNumber$/],
+    [
+      'a table as a string',
+      { kind: 'REQUEST_BILL', tableNumber: 'two' },
+      'Validation error',
+      /^tableNumber must be integer$/,
+    ],
+    [
+      'an unknown field',
+      { kind: 'REQUEST_BILL', paymentNumber: 2 },
+      'Validation error',
+      /^body has unknown field paymentNumber$/,
+    ],
   ])('refuses a command with %s', async (_name, body, title, detail) => {
     const res = await refused(() => call('POST', `${customer.url}/commands`, { apiKey: customer.key, body }));
     expectProblem(res, 400, title, detail, '/api/v1/customer/commands');
@@ -180,7 +327,13 @@ describe('customer app input validation', () => {
           ...(method === 'PUT' ? { body: { rows: sampleRows } } : {}),
         }),
       );
-      expectProblem(res, 400, 'Illegal argument', /^Order number must be a positive integer$/, `/api/v1/customer/orders/${number}${suffix}`);
+      expectProblem(
+        res,
+        400,
+        'Illegal argument',
+        /^Order number must be a positive integer$/,
+        `/api/v1/customer/orders/${number}${suffix}`,
+      );
     }
   });
 

@@ -22,7 +22,18 @@ interface DemoRun {
 function runDemo(args: string[]): DemoRun {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'info' };
   // The embedded default: no external Redis or MongoDB, a generated admin token.
-  for (const name of ['REDIS_URL', 'MONGO_URL', 'ADMIN_TOKEN', 'API_KEY_SECRET', 'MONGO_DB', 'REDIS_PREFIX', 'DEMO_ROUNDS', 'DEMO_TABLES', 'DEMO_PACE']) delete env[name];
+  for (const name of [
+    'REDIS_URL',
+    'MONGO_URL',
+    'ADMIN_TOKEN',
+    'API_KEY_SECRET',
+    'MONGO_DB',
+    'REDIS_PREFIX',
+    'DEMO_ROUNDS',
+    'DEMO_TABLES',
+    'DEMO_PACE',
+  ])
+    delete env[name];
   // Its own process group, so that a signal to the group is what a terminal's Ctrl-C does.
   const child = spawnGroup(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'demo.ts'), ...args], {
     cwd: ROOT,
@@ -40,7 +51,12 @@ function runDemo(args: string[]): DemoRun {
     output: () => output,
     exited,
     async waitFor(pattern, timeoutMs = 30_000) {
-      await eventually(() => pattern.test(output), `the demo's output to match ${pattern}`, timeoutMs, () => `output:\n${output.slice(-4000)}`);
+      await eventually(
+        () => pattern.test(output),
+        `the demo's output to match ${pattern}`,
+        timeoutMs,
+        () => `output:\n${output.slice(-4000)}`,
+      );
       return output.match(pattern)!;
     },
   };
@@ -72,24 +88,36 @@ describe('npm run demo', () => {
     run = runDemo(['--rounds', '3', '--tables', '2', '--pace', '400']);
 
     // What the banner tells a newcomer to do works while the demo runs.
-    const [, curlKey, streamUrl] = await run.waitFor(/curl -N -H 'api_key: ([^']+)' (\S+\/notifications\/service\/stream)/);
-    const [, boardUrl, password] = await run.waitFor(/Bull Board: +(\S+\/admin\/queues) +\(user name: anything, e\.g\. admin; password: (\S+)\)/);
+    const [, curlKey, streamUrl] = await run.waitFor(
+      /curl -N -H 'api_key: ([^']+)' (\S+\/notifications\/service\/stream)/,
+    );
+    const [, boardUrl, password] = await run.waitFor(
+      /Bull Board: +(\S+\/admin\/queues) +\(user name: anything, e\.g\. admin; password: (\S+)\)/,
+    );
     serviceAt(streamUrl!);
     const event = await firstOrderEvent(streamUrl!, curlKey!);
     expect(event.state).toMatch(/^(PLACED|COMPLETED|ABORTED)$/);
-    const board = await fetch(boardUrl!, { headers: { authorization: `Basic ${Buffer.from(`admin:${password}`).toString('base64')}` } });
+    const board = await fetch(boardUrl!, {
+      headers: { authorization: `Basic ${Buffer.from(`admin:${password}`).toString('base64')}` },
+    });
     expect(board.status).toBe(200);
     expect(await board.text()).toContain('<base href="/admin/queues/"');
     expect((await fetch(boardUrl!)).status).toBe(401);
     // ... and so does the live board's address
-    const [, liveBoard, locationId] = await run.waitFor(/live board: +(\S+\/board) +\(kitchen: the register key above; operator: the admin token and location id (\S+)\)/);
+    const [, liveBoard, locationId] = await run.waitFor(
+      /live board: +(\S+\/board) +\(kitchen: the register key above; operator: the admin token and location id (\S+)\)/,
+    );
     expect((await fetch(liveBoard!)).status).toBe(200);
-    const location = await fetch(liveBoard!.replace(/\/board$/, `/admin/v1/locations/${locationId}`), { headers: { authorization: `Bearer ${password}` } });
+    const location = await fetch(liveBoard!.replace(/\/board$/, `/admin/v1/locations/${locationId}`), {
+      headers: { authorization: `Bearer ${password}` },
+    });
     expect(location.status).toBe(200);
 
     expect(await run.exited).toBe(0);
     const output = run.output();
-    const [, completed] = output.match(/demo │ done after 3 rounds: (\d+) orders completed, (\d+) aborted, (\d+) failed/)!;
+    const [, completed] = output.match(
+      /demo │ done after 3 rounds: (\d+) orders completed, (\d+) aborted, (\d+) failed/,
+    )!;
     expect(Number(completed)).toBeGreaterThanOrEqual(3);
     expect(output.match(/demo │ register: served order #\d+ to table \d: COMPLETED/g)?.length).toBe(Number(completed));
     expect(output).toMatch(/demo │ customer table \d \(guest \d+\): finished \(NEW\) and submitted order #\d+: PLACED/);

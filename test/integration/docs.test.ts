@@ -40,12 +40,15 @@ describe('the published contract', () => {
         for (const method of layer.methods) if (method !== 'HEAD') routes.add(`${method} ${layer.path}`);
       }
     }
-    const document = buildOpenApiDocument({ basePath: stack.api.deps.config.http.basePath, version: 'x' }) as { paths: Record<string, object> };
+    const document = buildOpenApiDocument({ basePath: stack.api.deps.config.http.basePath, version: 'x' }) as {
+      paths: Record<string, object>;
+    };
     const documented = new Set<string>();
     for (const [path, item] of Object.entries(document.paths)) {
       // Bull Board is middleware of its own, not a router's route
       if (path === '/admin/queues') continue;
-      for (const method of Object.keys(item)) documented.add(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`);
+      for (const method of Object.keys(item))
+        documented.add(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`);
     }
     expect([...routes].sort()).toEqual([...documented].sort());
     expect(routes.size).toBeGreaterThan(30);
@@ -77,7 +80,8 @@ describe('the published contract', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.text).toContain('<h1>POS ordering service</h1>');
     expect(res.text).toContain(`Version ${version}`);
-    for (const href of ['/docs', '/api/v1/openapi.json', '/admin/queues', '/metrics', '/healthz', '/readyz']) expect(res.text).toContain(`href="${href}"`);
+    for (const href of ['/docs', '/api/v1/openapi.json', '/admin/queues', '/metrics', '/healthz', '/readyz'])
+      expect(res.text).toContain(`href="${href}"`);
     expect(res.text).not.toContain(stack.env.ADMIN_TOKEN!);
   });
 });

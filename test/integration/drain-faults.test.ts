@@ -29,7 +29,12 @@ describe.each(['hangs', 'drops every connection'] as const)('a drain while Mongo
   beforeAll(async () => {
     mongo = await startJongodb();
     proxy = await TcpProxy.start(mongo.url);
-    env = stackEnv({ MONGO_URL: proxy.url('mongodb'), SHUTDOWN_GRACE: `${GRACE_MS}ms`, JOB_TIMEOUT: '3s', JOB_LOCK_DURATION: '3s' });
+    env = stackEnv({
+      MONGO_URL: proxy.url('mongodb'),
+      SHUTDOWN_GRACE: `${GRACE_MS}ms`,
+      JOB_TIMEOUT: '3s',
+      JOB_LOCK_DURATION: '3s',
+    });
   });
   afterAll(async () => {
     if (mongo?.process.pid) process.kill(mongo.process.pid, 'SIGCONT');
@@ -79,7 +84,9 @@ describe.each(['hangs', 'drops every connection'] as const)('a drain while Mongo
     else await proxy.cut();
     await pause(300); // jobs and requests now wait on MongoDB: that is the drain under test
     const started = Date.now();
-    const exits = await Promise.all([api, worker].map(async (role) => ({ code: await role.stop(), ms: Date.now() - started })));
+    const exits = await Promise.all(
+      [api, worker].map(async (role) => ({ code: await role.stop(), ms: Date.now() - started })),
+    );
     for (const exit of exits) {
       expect(exit.code).toBe(0);
       expect(exit.ms).toBeLessThan(EXIT_BOUND_MS);
@@ -98,7 +105,8 @@ describe.each(['hangs', 'drops every connection'] as const)('a drain while Mongo
 
     const db = await openDb(env);
     try {
-      for (const register of registers) expect((await db.order(location.id, register.order))!.failureCount).toBe(register.answered);
+      for (const register of registers)
+        expect((await db.order(location.id, register.order))!.failureCount).toBe(register.answered);
     } finally {
       await db.close();
     }

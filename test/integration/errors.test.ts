@@ -25,7 +25,10 @@ describe('problem responses (part 7)', () => {
 
   beforeAll(async () => {
     db = await openDb(stack.env);
-    ({ key, location: { id: locationId } } = await registerAt(stack));
+    ({
+      key,
+      location: { id: locationId },
+    } = await registerAt(stack));
     orderNumber = (await stack.admin.createOrder(locationId, sampleRows)).number;
   });
   afterAll(async () => {
@@ -70,12 +73,20 @@ describe('problem responses (part 7)', () => {
     for (const [newState, detail] of cases) {
       const answers = [
         await put(`/orders/${orderNumber}/statusupdate`, { body: { newState } }),
-        await call('PUT', `${stack.origin}/admin/v1/locations/${locationId}/orders/${orderNumber}/statusupdate`, { headers: admin, body: { newState } }),
+        await call('PUT', `${stack.origin}/admin/v1/locations/${locationId}/orders/${orderNumber}/statusupdate`, {
+          headers: admin,
+          body: { newState },
+        }),
       ];
       // the admin list's state filter, a query parameter (an empty one is "required"; a URL
       // carries no lone surrogate, so U+FFFD stands in for it)
       const query = encodeURIComponent(newState.replace(/[\ud800-\udfff]/g, '\ufffd'));
-      if (newState !== '') answers.push(await call('GET', `${stack.origin}/admin/v1/locations/${locationId}/orders?state=${query}`, { headers: admin }));
+      if (newState !== '')
+        answers.push(
+          await call('GET', `${stack.origin}/admin/v1/locations/${locationId}/orders?state=${query}`, {
+            headers: admin,
+          }),
+        );
       for (const res of answers) {
         expect(res.status).toBe(400);
         expect(problemOf(res)).toMatchObject({ title: 'Illegal argument', detail });
@@ -100,12 +111,29 @@ describe('problem responses (part 7)', () => {
   });
 
   it('text with control characters in a failure reason or an admin field: 400 Validation error', async () => {
-    const bad = await call('POST', `${stack.baseUrl}/orders/${orderNumber}/failure`, { apiKey: key, body: { reason: 'jam\u0007\u0007' } });
-    expect(problemOf(bad)).toMatchObject({ status: 400, title: 'Validation error', detail: 'reason must not contain control characters (but tab and newline) or bidirectional controls' });
+    const bad = await call('POST', `${stack.baseUrl}/orders/${orderNumber}/failure`, {
+      apiKey: key,
+      body: { reason: 'jam\u0007\u0007' },
+    });
+    expect(problemOf(bad)).toMatchObject({
+      status: 400,
+      title: 'Validation error',
+      detail: 'reason must not contain control characters (but tab and newline) or bidirectional controls',
+    });
     const admin = adminHeader(stack.env);
-    const location = await call('POST', `${stack.origin}/admin/v1/locations`, { headers: admin, body: { name: 'Main\u0000Street' } });
-    expect(problemOf(location)).toMatchObject({ status: 400, title: 'Validation error', detail: 'name must be one line without control characters, line separators or bidirectional controls' });
-    const device = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/service-sessions`, { headers: admin, body: { deviceId: 'reg\u202e1' } });
+    const location = await call('POST', `${stack.origin}/admin/v1/locations`, {
+      headers: admin,
+      body: { name: 'Main\u0000Street' },
+    });
+    expect(problemOf(location)).toMatchObject({
+      status: 400,
+      title: 'Validation error',
+      detail: 'name must be one line without control characters, line separators or bidirectional controls',
+    });
+    const device = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/service-sessions`, {
+      headers: admin,
+      body: { deviceId: 'reg\u202e1' },
+    });
     expect(problemOf(device)).toMatchObject({ status: 400, title: 'Validation error' });
   });
 
@@ -124,19 +152,28 @@ describe('problem responses (part 7)', () => {
   });
 
   it('an empty body: 400', async () => {
-    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: '', headers: { 'content-type': 'application/json' } });
+    const res = await put(`/orders/${orderNumber}/statusupdate`, {
+      body: '',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     problemOf(res);
   });
 
   it('malformed JSON: 400 Validation error', async () => {
-    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: '{"newState": ', headers: { 'content-type': 'application/json' } });
+    const res = await put(`/orders/${orderNumber}/statusupdate`, {
+      body: '{"newState": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(problemOf(res)).toMatchObject({ title: 'Validation error', detail: 'Malformed JSON in request body' });
   });
 
   it('a JSON body that is not an object: 400', async () => {
-    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: '"COMPLETED"', headers: { 'content-type': 'application/json' } });
+    const res = await put(`/orders/${orderNumber}/statusupdate`, {
+      body: '"COMPLETED"',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     problemOf(res);
   });
@@ -147,14 +184,22 @@ describe('problem responses (part 7)', () => {
     expect(problemOf(res)).toMatchObject({ title: 'Validation error', detail: 'newState must be string' });
   });
 
-  it.each(['abc', '0', '-1', '1.5', '99999999999', '1e3'])('a non-numeric or non-positive order number (%s): 400', async (n) => {
-    const res = await put(`/orders/${n}/statusupdate`, { body: { newState: 'COMPLETED' } });
-    expect(res.status).toBe(400);
-    expect(problemOf(res)).toMatchObject({ title: 'Illegal argument', detail: 'Order number must be a positive integer' });
-  });
+  it.each(['abc', '0', '-1', '1.5', '99999999999', '1e3'])(
+    'a non-numeric or non-positive order number (%s): 400',
+    async (n) => {
+      const res = await put(`/orders/${n}/statusupdate`, { body: { newState: 'COMPLETED' } });
+      expect(res.status).toBe(400);
+      expect(problemOf(res)).toMatchObject({
+        title: 'Illegal argument',
+        detail: 'Order number must be a positive integer',
+      });
+    },
+  );
 
   it('a body over the limit: 413', async () => {
-    const res = await put(`/orders/${orderNumber}/statusupdate`, { body: { newState: 'COMPLETED', pad: 'x'.repeat(4096) } });
+    const res = await put(`/orders/${orderNumber}/statusupdate`, {
+      body: { newState: 'COMPLETED', pad: 'x'.repeat(4096) },
+    });
     expect(res.status).toBe(413);
     expect(problemOf(res).title).toBe('Payload too large');
   });
@@ -188,7 +233,11 @@ describe('problem responses (part 7)', () => {
   });
 
   it('the admin API: a wrong or missing token is a 401 problem', async () => {
-    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer nope' }, { authorization: stack.env.ADMIN_TOKEN! }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: 'Bearer nope' },
+      { authorization: stack.env.ADMIN_TOKEN! },
+    ];
     for (const headers of attempts) {
       const res = await call('POST', `${stack.origin}/admin/v1/locations`, { headers, body: { name: 'x' } });
       expect(res.status).toBe(401);
@@ -198,14 +247,20 @@ describe('problem responses (part 7)', () => {
 
   it('the admin API: bad rows and unknown locations are clear problems', async () => {
     const auth = adminHeader(stack.env);
-    const empty = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders`, { headers: auth, body: { rows: [] } });
+    const empty = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders`, {
+      headers: auth,
+      body: { rows: [] },
+    });
     expect(problemOf(empty)).toMatchObject({ status: 400, title: 'Validation error' });
     const zero = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders`, {
       headers: auth,
       body: { rows: [{ ...sampleRows[0], quantity: 0 }] },
     });
     expect(problemOf(zero)).toMatchObject({ status: 400, detail: 'rows.0.quantity must be >= 1' });
-    const unknown = await call('POST', `${stack.origin}/admin/v1/locations/${randomUUID()}/orders`, { headers: auth, body: { rows: sampleRows } });
+    const unknown = await call('POST', `${stack.origin}/admin/v1/locations/${randomUUID()}/orders`, {
+      headers: auth,
+      body: { rows: sampleRows },
+    });
     expect(problemOf(unknown)).toMatchObject({ status: 404, detail: 'Location does not exist' });
   });
 });
@@ -222,7 +277,11 @@ describe('database errors (part 7.2)', () => {
 
   /** Records the sequence has not handed out yet: the next inserts collide with them. */
   const taken = (locationId: string, numbers: number[]) =>
-    db.db.collection('orders').insertMany(numbers.map((number) => ({ _id: `${locationId}:${number}` as never, locationId, number, state: 'COMPLETED' })));
+    db.db
+      .collection('orders')
+      .insertMany(
+        numbers.map((number) => ({ _id: `${locationId}:${number}` as never, locationId, number, state: 'COMPLETED' })),
+      );
   const createOrder = (locationId: string) =>
     call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders`, {
       headers: adminHeader(stack.env),
@@ -251,7 +310,9 @@ describe('database errors (part 7.2)', () => {
 
   it('another refused database operation is 400 "Something went wrong during database operation."', async () => {
     const location = await stack.admin.createLocation('Broken sequence');
-    await db.db.collection('locations').updateOne({ _id: location.id as never }, { $set: { orderSeq: 'not a number' } });
+    await db.db
+      .collection('locations')
+      .updateOne({ _id: location.id as never }, { $set: { orderSeq: 'not a number' } });
     const res = await call('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, {
       headers: adminHeader(stack.env),
       body: { rows: sampleRows },
@@ -269,7 +330,10 @@ describe('unavailability and internal errors', () => {
     try {
       const { key, location } = await registerAt(stack);
       const order = await stack.admin.createOrder(location.id, sampleRows);
-      const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+      const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+        apiKey: key,
+        body: { newState: 'COMPLETED' },
+      });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
       expect(problemOf(res).title).toBe('Service unavailable');
@@ -304,14 +368,24 @@ describe('unavailability and internal errors', () => {
       const location = await admin.createLocation('Corrupt');
       const session = await admin.createServiceSession(location.id, 'r');
       // A record the service cannot have written: rows is not an array.
-      await db.db.collection('orders').insertOne({ _id: `${location.id}:1` as never, locationId: location.id, number: 1, state: 'PLACED', rows: 'garbage' });
+      await db.db.collection('orders').insertOne({
+        _id: `${location.id}:1` as never,
+        locationId: location.id,
+        number: 1,
+        state: 'PLACED',
+        rows: 'garbage',
+      });
       const res = await call('GET', `${origin}/api/v1/orders/location`, { apiKey: session.apiKey });
       expect(res.status).toBe(500);
       const body = problemOf(res);
       expect(body.title).toBe('Internal server error');
       const [, uuid] = /^([0-9a-f-]{36}): /.exec(body.detail) ?? [];
       expect(uuid).toBeDefined();
-      const line = () => api.output().split('\n').find((l) => l.includes(uuid!) && l.includes('unexpected error'));
+      const line = () =>
+        api
+          .output()
+          .split('\n')
+          .find((l) => l.includes(uuid!) && l.includes('unexpected error'));
       await eventually(() => line() !== undefined, 'the error logged with its UUID');
       expect(JSON.parse(line()!).requestId).toBe(res.headers.get('x-request-id'));
     } finally {

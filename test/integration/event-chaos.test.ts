@@ -23,7 +23,15 @@ import { Receiver, startReceiver } from '../support/webhook-receiver';
 
 type Role = ChildRole & { port?: number };
 const RUN_MS = 20_000;
-const TYPES = ['order.placed', 'order.completed', 'order.aborted', 'command.created', 'command.acknowledged', 'location.paused', 'location.resumed'];
+const TYPES = [
+  'order.placed',
+  'order.completed',
+  'order.aborted',
+  'command.created',
+  'command.acknowledged',
+  'location.paused',
+  'location.resumed',
+];
 
 /** An event an acknowledged change implied: its type, location, and what it is about. */
 interface Expected {
@@ -47,7 +55,14 @@ describe('every event through killed processes and a flushed Redis', () => {
 
   beforeAll(async () => {
     redisServer = await startRedisServer();
-    env = stackEnv({ REDIS_URL: redisServer.url, JOB_TIMEOUT: '3s', JOB_LOCK_DURATION: '2s', WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_SCHEDULE: Array(60).fill('500ms').join(','), WEBHOOK_CIRCUIT_FAILURES: '100000' });
+    env = stackEnv({
+      REDIS_URL: redisServer.url,
+      JOB_TIMEOUT: '3s',
+      JOB_LOCK_DURATION: '2s',
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      WEBHOOK_RETRY_SCHEDULE: Array(60).fill('500ms').join(','),
+      WEBHOOK_CIRCUIT_FAILURES: '100000',
+    });
     apis.push(...(await Promise.all([spawnRole('api', env), spawnRole('api', env)])));
     workers.push(...(await Promise.all([spawnRole('worker', env), spawnRole('worker', env)])));
     receiver = await startReceiver();
@@ -61,8 +76,14 @@ describe('every event through killed processes and a flushed Redis', () => {
   it('delivers every event implied by an acknowledged change, and the feed lists each once, in order', async () => {
     const origin = () => `http://127.0.0.1:${apis[randomInt(apis.length)]!.port}`;
     const admin = () => new AdminClient(origin(), env.ADMIN_TOKEN!);
-    const locations = await Promise.all(['North', 'South', 'East'].map(async (name) => (await admin().createLocation(name, 1000)).id));
-    const keys = new Map(await Promise.all(locations.map(async (id) => [id, (await admin().createServiceSession(id, 'register')).apiKey] as const)));
+    const locations = await Promise.all(
+      ['North', 'South', 'East'].map(async (name) => (await admin().createLocation(name, 1000)).id),
+    );
+    const keys = new Map(
+      await Promise.all(
+        locations.map(async (id) => [id, (await admin().createServiceSession(id, 'register')).apiKey] as const),
+      ),
+    );
     const subscription = await admin().createWebhook({ url: receiver.url, events: TYPES });
     receiver.secrets.push(subscription.secret);
     // The endpoint fails until Redis has been flushed: the deliveries meanwhile wait in the queue the flush empties.
@@ -71,7 +92,11 @@ describe('every event through killed processes and a flushed Redis', () => {
     const expected: Expected[] = [];
     let running = true;
     /** The answer's status, or 0 when the request got no answer (its node was killed). */
-    const send = async (method: string, path: string, options: Parameters<typeof call>[2]): Promise<{ status: number; body: unknown }> => {
+    const send = async (
+      method: string,
+      path: string,
+      options: Parameters<typeof call>[2],
+    ): Promise<{ status: number; body: unknown }> => {
       try {
         const res = await call(method, `${origin()}${path}`, options);
         return { status: res.status, body: res.status < 300 && res.text ? res.json() : undefined };
@@ -79,7 +104,8 @@ describe('every event through killed processes and a flushed Redis', () => {
         return { status: 0, body: undefined };
       }
     };
-    const admined = (method: string, path: string, body?: unknown) => send(method, path, { headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` }, body });
+    const admined = (method: string, path: string, body?: unknown) =>
+      send(method, path, { headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` }, body });
 
     // Each location's register and operator, one change at a time; only what was answered is expected.
     const traffic = locations.map(async (locationId) => {
@@ -91,18 +117,28 @@ describe('every event through killed processes and a flushed Redis', () => {
           const number = (created.body as { number: number }).number;
           expected.push({ type: 'order.placed', locationId, number });
           const state = randomInt(3) === 0 ? 'ABORTED' : 'COMPLETED';
-          const done = await send('PUT', `/api/v1/orders/${number}/statusupdate`, { apiKey, body: { newState: state } });
-          if (done.status === 200) expected.push({ type: state === 'ABORTED' ? 'order.aborted' : 'order.completed', locationId, number });
+          const done = await send('PUT', `/api/v1/orders/${number}/statusupdate`, {
+            apiKey,
+            body: { newState: state },
+          });
+          if (done.status === 200)
+            expected.push({ type: state === 'ABORTED' ? 'order.aborted' : 'order.completed', locationId, number });
         }
         const command = await admined('POST', `/admin/v1/locations/${locationId}/commands`, { kind: 'EXPORT_DATA' });
         if (command.status === 201) {
           const number = (command.body as { number: number }).number;
           expected.push({ type: 'command.created', locationId, number });
-          if ((await send('DELETE', `/api/v1/commands/${number}`, { apiKey })).status === 200) expected.push({ type: 'command.acknowledged', locationId, number });
+          if ((await send('DELETE', `/api/v1/commands/${number}`, { apiKey })).status === 200)
+            expected.push({ type: 'command.acknowledged', locationId, number });
         }
         if (randomInt(4) === 0) {
-          const change = await admined(paused === false ? 'PUT' : 'DELETE', `/admin/v1/locations/${locationId}/pause`, paused === false ? { reason: 'chaos' } : undefined);
-          if (change.status !== 200) paused = undefined; // not known: no resume is expected until one is answered
+          const change = await admined(
+            paused === false ? 'PUT' : 'DELETE',
+            `/admin/v1/locations/${locationId}/pause`,
+            paused === false ? { reason: 'chaos' } : undefined,
+          );
+          if (change.status !== 200)
+            paused = undefined; // not known: no resume is expected until one is answered
           else if (paused === false) {
             expected.push({ type: 'location.paused', locationId });
             paused = true;
@@ -156,15 +192,26 @@ describe('every event through killed processes and a flushed Redis', () => {
     const counts = (keys: string[]) => keys.reduce((m, k) => m.set(k, (m.get(k) ?? 0) + 1), new Map<string, number>());
     const wanted = counts(expected.map(keyOf));
     const missing = () => {
-      const events = new Map([...receiver.delivered().values()].map((d) => [JSON.parse(d.body).id as string, JSON.parse(d.body) as FeedEvent]));
+      const events = new Map(
+        [...receiver.delivered().values()].map((d) => [
+          JSON.parse(d.body).id as string,
+          JSON.parse(d.body) as FeedEvent,
+        ]),
+      );
       const got = counts([...events.values()].map(keyOfEvent));
       return [...wanted].filter(([key, n]) => (got.get(key) ?? 0) < n).map(([key]) => key);
     };
-    await eventually(() => missing().length === 0, 'every expected event delivered', 90_000, () => `missing: ${missing().slice(0, 10).join('; ')}`);
+    await eventually(
+      () => missing().length === 0,
+      'every expected event delivered',
+      90_000,
+      () => `missing: ${missing().slice(0, 10).join('; ')}`,
+    );
     const delivered = [...receiver.delivered().values()];
     expect(delivered.every((d) => d.verifiedBy.length > 0)).toBe(true);
     const webhookIdsOf = new Map<string, Set<string>>();
-    for (const d of delivered) webhookIdsOf.set(JSON.parse(d.body).id, (webhookIdsOf.get(JSON.parse(d.body).id) ?? new Set()).add(d.id));
+    for (const d of delivered)
+      webhookIdsOf.set(JSON.parse(d.body).id, (webhookIdsOf.get(JSON.parse(d.body).id) ?? new Set()).add(d.id));
     expect([...webhookIdsOf.values()].every((ids) => ids.size === 1)).toBe(true);
 
     // The feed: each event once, every expected one in it, each order's events in its writes' order.

@@ -25,10 +25,28 @@ describe('the event feed', () => {
 
   it("lists each change's events once, oldest first, exactly as their webhook bodies carry them", async () => {
     const { locationId, key } = await registerAt(stack, 'Feed');
-    const created = await stack.admin.createWebhook({ url: receiver.url, events: ['order.placed', 'order.completed', 'command.created', 'command.acknowledged', 'location.paused', 'location.resumed'], locationIds: [locationId] });
+    const created = await stack.admin.createWebhook({
+      url: receiver.url,
+      events: [
+        'order.placed',
+        'order.completed',
+        'command.created',
+        'command.acknowledged',
+        'location.paused',
+        'location.resumed',
+      ],
+      locationIds: [locationId],
+    });
     receiver.secrets.push(created.secret);
     const order = await stack.admin.createOrder(locationId, sampleRows);
-    expect((await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
+    expect(
+      (
+        await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+          apiKey: key,
+          body: { newState: 'COMPLETED' },
+        })
+      ).status,
+    ).toBe(200);
     const command = await stack.admin.createCommand(locationId, 'EXPORT_DATA');
     expect((await call('DELETE', `${stack.baseUrl}/commands/${command.number}`, { apiKey: key })).status).toBe(200);
     await stack.admin.pauseLocation(locationId, { reason: 'inventory' });
@@ -36,12 +54,21 @@ describe('the event feed', () => {
     await outboxesRelayed(stack.env);
 
     const feed = await stack.admin.allEvents({ locationId });
-    expect(feed.map((e) => e.type)).toEqual(['order.placed', 'order.completed', 'command.created', 'command.acknowledged', 'location.paused', 'location.resumed']);
+    expect(feed.map((e) => e.type)).toEqual([
+      'order.placed',
+      'order.completed',
+      'command.created',
+      'command.acknowledged',
+      'location.paused',
+      'location.resumed',
+    ]);
     expect(new Set(feed.map((e) => e.id)).size).toBe(feed.length);
     expect(feed[1]).toMatchObject({ data: { locationId, order: { number: order.number, state: 'COMPLETED' } } });
     // each item is the webhook body of its event, byte for byte as parsed
     await eventually(() => receiver.delivered().size === feed.length, 'every event delivered');
-    const bodies = new Map([...receiver.delivered().values()].map((d) => [JSON.parse(d.body).id as string, JSON.parse(d.body)]));
+    const bodies = new Map(
+      [...receiver.delivered().values()].map((d) => [JSON.parse(d.body).id as string, JSON.parse(d.body)]),
+    );
     for (const event of feed) expect(bodies.get(event.id)).toEqual(event);
   });
 
@@ -50,7 +77,15 @@ describe('the event feed', () => {
     const order = await stack.admin.createOrder(locationId, sampleRows);
     const db = await openDb(stack.env);
     try {
-      const report = async () => expect((await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'FAILED' } })).status).toBe(200);
+      const report = async () =>
+        expect(
+          (
+            await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+              apiKey: key,
+              body: { newState: 'FAILED' },
+            })
+          ).status,
+        ).toBe(200);
       await report();
       await outboxesRelayed(stack.env);
       const first = (await db.order(locationId, order.number))!;
@@ -76,7 +111,9 @@ describe('the event feed', () => {
     for (let i = 0; i < 5; i++) await stack.admin.createOrder(locationId, sampleRows);
     await stack.admin.pauseLocation(locationId);
     await outboxesRelayed(stack.env);
-    const first = await call('GET', `${stack.operatorOrigin}/admin/v1/events?locationId=${locationId}&limit=2`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+    const first = await call('GET', `${stack.operatorOrigin}/admin/v1/events?locationId=${locationId}&limit=2`, {
+      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+    });
     expect(first.status).toBe(200);
     const page = first.json<{ id: string }[]>();
     expect(page).toHaveLength(2);
@@ -84,11 +121,19 @@ describe('the event feed', () => {
     const rest = await stack.admin.allEvents({ locationId, after: page[1]!.id });
     expect([...page, ...rest].map((e) => e.id)).toEqual((await stack.admin.allEvents({ locationId })).map((e) => e.id));
     expect(rest).toHaveLength(4);
-    expect((await stack.admin.allEvents({ locationId, types: ['location.paused'] })).map((e) => e.type)).toEqual(['location.paused']);
+    expect((await stack.admin.allEvents({ locationId, types: ['location.paused'] })).map((e) => e.type)).toEqual([
+      'location.paused',
+    ]);
 
-    const bad = (query: string) => call('GET', `${stack.operatorOrigin}/admin/v1/events?${query}`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+    const bad = (query: string) =>
+      call('GET', `${stack.operatorOrigin}/admin/v1/events?${query}`, {
+        headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      });
     expect((await bad('types=order.eaten')).json()).toMatchObject({ status: 400, detail: 'No event type order.eaten' });
-    expect((await bad('after=evt_AAAAAAAAAAAAAAAAAAAAAAAA')).json()).toMatchObject({ status: 400, title: 'Illegal argument' });
+    expect((await bad('after=evt_AAAAAAAAAAAAAAAAAAAAAAAA')).json()).toMatchObject({
+      status: 400,
+      title: 'Illegal argument',
+    });
     expect((await bad('after=nope')).status).toBe(400);
   });
 
@@ -103,7 +148,9 @@ describe('the event feed', () => {
     const seen = await asViewer.allEvents();
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.every((e) => e.data.locationId === a.locationId)).toBe(true);
-    const refused = await call('GET', `${stack.operatorOrigin}/admin/v1/events?locationId=${b.locationId}`, { headers: { authorization: `Bearer ${viewer.token}` } });
+    const refused = await call('GET', `${stack.operatorOrigin}/admin/v1/events?locationId=${b.locationId}`, {
+      headers: { authorization: `Bearer ${viewer.token}` },
+    });
     expect(refused.status).toBe(404);
   });
 });

@@ -25,8 +25,17 @@ describe('the event log', () => {
   });
 
   const events = (count: number): EventToRecord[] =>
-    Array.from({ length: count }, () => ({ id: `evt_log_${++n}`, type: 'order.placed', locationId: 'loc-log', at: new Date(), rank: [n, 0], data: {}, owed: [] }));
-  const record = async (repo: EventLogRepo, batch: EventToRecord[]) => [...(await repo.record(batch, new Date())).recorded.values()].map((doc) => [doc.eventId, doc._id] as const);
+    Array.from({ length: count }, () => ({
+      id: `evt_log_${++n}`,
+      type: 'order.placed',
+      locationId: 'loc-log',
+      at: new Date(),
+      rank: [n, 0],
+      data: {},
+      owed: [],
+    }));
+  const record = async (repo: EventLogRepo, batch: EventToRecord[]) =>
+    [...(await repo.record(batch, new Date())).recorded.values()].map((doc) => [doc.eventId, doc._id] as const);
   const places = (recorded: (readonly [string, number])[]) => recorded.map(([, place]) => place);
 
   it('records a batch at the places after the last, in its order; one process again in one insert', async () => {
@@ -65,10 +74,15 @@ describe('the event log', () => {
   });
 
   it('settles deliveries in one update: each event stops owing what was settled, once, and still owes the rest', async () => {
-    const owed = (i: number, subscriptions: string[]) => subscriptions.map((subscriptionId) => ({ webhookId: `msg_${i}_${subscriptionId}_${n}`, subscriptionId }));
+    const owed = (i: number, subscriptions: string[]) =>
+      subscriptions.map((subscriptionId) => ({ webhookId: `msg_${i}_${subscriptionId}_${n}`, subscriptionId }));
     const batch = events(3).map((event, i) => ({ ...event, owed: owed(i, ['sub_a', 'sub_b']) }));
     const { recorded } = await one.repos.events.record(batch, new Date());
-    const ofSub = (sub: string, from: typeof batch) => from.map((event) => ({ eventId: event.id, webhookId: event.owed.find((o) => o.subscriptionId === sub)!.webhookId }));
+    const ofSub = (sub: string, from: typeof batch) =>
+      from.map((event) => ({
+        eventId: event.id,
+        webhookId: event.owed.find((o) => o.subscriptionId === sub)!.webhookId,
+      }));
 
     one.resetCount();
     await one.repos.events.settledAll(ofSub('sub_a', batch));
@@ -80,7 +94,11 @@ describe('the event log', () => {
       expect(now.get(event.id)!.pendingDeliveries).toBe(1);
       expect(Object.values(now.get(event.id)!.undelivered!)).toEqual(['sub_b']);
     }
-    expect((await one.repos.events.owing({ afterSeq: recorded.get(batch[0]!.id)!._id - 1, limit: 10 })).map((doc) => doc.eventId)).toEqual(batch.map((event) => event.id));
+    expect(
+      (await one.repos.events.owing({ afterSeq: recorded.get(batch[0]!.id)!._id - 1, limit: 10 })).map(
+        (doc) => doc.eventId,
+      ),
+    ).toEqual(batch.map((event) => event.id));
 
     // one event's two deliveries in one call, beside another's: both settled
     await one.repos.events.settledAll([...ofSub('sub_b', batch.slice(0, 1)), ...ofSub('sub_b', batch.slice(1))]);
@@ -90,9 +108,18 @@ describe('the event log', () => {
   });
 
   it('settles two deliveries of one event given together', async () => {
-    const [event] = events(1).map((e) => ({ ...e, owed: [{ webhookId: `msg_x_${n}`, subscriptionId: 'sub_x' }, { webhookId: `msg_y_${n}`, subscriptionId: 'sub_y' }] }));
+    const [event] = events(1).map((e) => ({
+      ...e,
+      owed: [
+        { webhookId: `msg_x_${n}`, subscriptionId: 'sub_x' },
+        { webhookId: `msg_y_${n}`, subscriptionId: 'sub_y' },
+      ],
+    }));
     await one.repos.events.record([event!], new Date());
     await one.repos.events.settledAll(event!.owed.map(({ webhookId }) => ({ eventId: event!.id, webhookId })));
-    expect((await one.repos.events.findByEventIds([event!.id])).get(event!.id)).toMatchObject({ pendingDeliveries: 0, undelivered: {} });
+    expect((await one.repos.events.findByEventIds([event!.id])).get(event!.id)).toMatchObject({
+      pendingDeliveries: 0,
+      undelivered: {},
+    });
   });
 });

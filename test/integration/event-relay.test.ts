@@ -37,8 +37,20 @@ describe('the event relay', () => {
     await ensureIndexes(db);
     repos = createRepos(db);
     redis = new Redis(process.env.TEST_REDIS_URL!);
-    const config = loadConfig({ REDIS_URL: process.env.TEST_REDIS_URL, MONGO_URL: process.env.TEST_MONGO_URL, REDIS_PREFIX: `event-relay-${process.pid}` });
-    webhooks = createWebhooks({ repos, redis, queueRedis: redis, redisConfig: config.redis, webhooks: config.webhooks, registry: createWorkerMetrics(() => 0).registry, log });
+    const config = loadConfig({
+      REDIS_URL: process.env.TEST_REDIS_URL,
+      MONGO_URL: process.env.TEST_MONGO_URL,
+      REDIS_PREFIX: `event-relay-${process.pid}`,
+    });
+    webhooks = createWebhooks({
+      repos,
+      redis,
+      queueRedis: redis,
+      redisConfig: config.redis,
+      webhooks: config.webhooks,
+      registry: createWorkerMetrics(() => 0).registry,
+      log,
+    });
   });
   // (each test's relays give the lease back)
   afterEach(() => Promise.all(relays.splice(0).map((relay) => relay.close())));
@@ -54,11 +66,18 @@ describe('the event relay', () => {
    * of the events it gives the log; `stalled`, when given, holds each read of the outboxes until
    * it settles (a database that stopped answering), and is told of each read.
    */
-  function relay(offered?: string[], stalled?: { until: Promise<void>; reading(): void }, leaseMs?: number): OutboxRelay {
+  function relay(
+    offered?: string[],
+    stalled?: { until: Promise<void>; reading(): void },
+    leaseMs?: number,
+  ): OutboxRelay {
     const reader = outboxes(db);
     const made = new OutboxRelay({
       outboxes: { held: async (limit) => (stalled && (stalled.reading(), await stalled.until), reader.held(limit)) },
-      events: { owing: (...args) => repos.events.owing(...args), record: (events, now) => (offered?.push(...events.map((event) => event.id)), repos.events.record(events, now)) },
+      events: {
+        owing: (...args) => repos.events.owing(...args),
+        record: (events, now) => (offered?.push(...events.map((event) => event.id)), repos.events.record(events, now)),
+      },
       leases: repos.leases,
       fanOut: webhooks.fanOut,
       deliveries: webhooks.deliveries,
@@ -76,10 +95,24 @@ describe('the event relay', () => {
   const inLog = async (ids: string[]) => (await repos.events.findByEventIds(ids)).size;
   /** A failure report as a transition's worker writes it. */
   async function report(order: OrderDoc): Promise<OrderDoc> {
-    return (await new OrderWriter(repos.orders).write(order, { state: 'PLACED', failureCount: order.failureCount + 1 }, `job-${order._id}-${order.version}`, new Date()))!;
+    return (await new OrderWriter(repos.orders).write(
+      order,
+      { state: 'PLACED', failureCount: order.failureCount + 1 },
+      `job-${order._id}-${order.version}`,
+      new Date(),
+    ))!;
   }
   /** A new order, as stored: its creation leaves its event to the relay. */
-  const newOrder = async () => stored((await repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date(), (after) => orderOutbox(after, new Date())))._id);
+  const newOrder = async () =>
+    stored(
+      (
+        await repos.orders.insert(
+          { locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] },
+          new Date(),
+          (after) => orderOutbox(after, new Date()),
+        )
+      )._id,
+    );
 
   it('records what the writes left in the outboxes and removes exactly that: a write meanwhile keeps its own', async () => {
     const offered: string[] = [];
@@ -113,7 +146,10 @@ describe('the event relay', () => {
     const order = await newOrder();
     const ids = Object.keys(order.outbox!);
     // as 0.5.0 leaves an order whose relay stopped before its pass: outboxCount 0, due in minutes
-    await orders().updateOne({ _id: order._id }, { $set: { outboxCount: 0, outboxDue: new Date(Date.now() + 5 * 60_000) } });
+    await orders().updateOne(
+      { _id: order._id },
+      { $set: { outboxCount: 0, outboxDue: new Date(Date.now() + 5 * 60_000) } },
+    );
     await relaying.pass();
     expect(await inLog(ids)).toBe(1);
     const cleared = await stored(order._id);
@@ -147,7 +183,10 @@ describe('the event relay', () => {
     let answer = () => {};
     let read = () => {};
     const reading = new Promise<void>((resolve) => (read = resolve));
-    const stuck = relay(undefined, { until: new Promise<void>((resolve) => (answer = resolve)), reading: () => read() });
+    const stuck = relay(undefined, {
+      until: new Promise<void>((resolve) => (answer = resolve)),
+      reading: () => read(),
+    });
     const order = await newOrder();
     stuck.start();
     await reading; // its pass holds the lease and waits on the outboxes' read

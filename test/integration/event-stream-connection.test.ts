@@ -74,7 +74,10 @@ describe('event stream resources', () => {
 
   beforeAll(async () => {
     // 20 streams per register key below: above the default per-session cap of 4
-    stack = await startStack({ SSE_MAX_BUFFER: '1024', SHUTDOWN_GRACE: '30s', SSE_MAX_STREAMS_PER_SESSION: '20' }, { worker: false });
+    stack = await startStack(
+      { SSE_MAX_BUFFER: '1024', SHUTDOWN_GRACE: '30s', SSE_MAX_STREAMS_PER_SESSION: '20' },
+      { worker: false },
+    );
     redis = new Redis(process.env.TEST_REDIS_URL!);
   });
   afterAll(async () => {
@@ -91,7 +94,9 @@ describe('event stream resources', () => {
     expect(await locationChannels()).toEqual([]);
 
     const streams = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => TestStream.open(`${stack.origin}${streamPath}`, { apiKey: registers[i % 10]!.key })),
+      Array.from({ length: 200 }, (_, i) =>
+        TestStream.open(`${stack.origin}${streamPath}`, { apiKey: registers[i % 10]!.key }),
+      ),
     );
     try {
       await Promise.all(streams.map((s) => s.preamble()));
@@ -133,13 +138,33 @@ describe('event stream resources', () => {
       await eventually(() => deps.hub.openStreams === 2, 'both streams open');
 
       // big order events, published as the workers publish them, until the stalled client is dropped
-      const rows = Array.from({ length: 200 }, (_, i) => ({ rowNumber: i + 1, productId: `p${i}`, name: 'Burger', quantity: 1, unitPrice: 100, notes: 'n'.repeat(500) }));
+      const rows = Array.from({ length: 200 }, (_, i) => ({
+        rowNumber: i + 1,
+        productId: `p${i}`,
+        name: 'Burger',
+        quantity: 1,
+        unitPrice: 100,
+        notes: 'n'.repeat(500),
+      }));
       let published = 0;
       while (deps.hub.openStreams === 2 && published < 600) {
         for (let i = 0; i < 10; i += 1) {
           published += 1;
           const now = new Date();
-          const doc: OrderDoc = { _id: `${locationId}:${published}`, locationId, number: published, state: 'PLACED', version: 0, failureCount: 0, appliedJobs: [], rows, guestCount: 1, orderTime: now, createdAt: now, updatedAt: now };
+          const doc: OrderDoc = {
+            _id: `${locationId}:${published}`,
+            locationId,
+            number: published,
+            state: 'PLACED',
+            version: 0,
+            failureCount: 0,
+            appliedJobs: [],
+            rows,
+            guestCount: 1,
+            orderTime: now,
+            createdAt: now,
+            updatedAt: now,
+          };
           await deps.announcer.order(doc);
         }
         await healthy.eventCount(published, 10_000);
@@ -149,7 +174,9 @@ describe('event stream resources', () => {
       stalled.resume();
       await eventually(() => stalledClosed, 'the stalled connection closed');
       expect(healthy.isEnded).toBe(false);
-      expect(healthy.events.map((e) => e.json<OrderRecord>().number)).toEqual(Array.from({ length: published }, (_, i) => i + 1));
+      expect(healthy.events.map((e) => e.json<OrderRecord>().number)).toEqual(
+        Array.from({ length: published }, (_, i) => i + 1),
+      );
     } finally {
       healthy.close();
       stalled.destroy();
@@ -159,7 +186,14 @@ describe('event stream resources', () => {
   it('sends a replay larger than SSE_MAX_BUFFER to a client that reads it', async () => {
     const { deps } = stack.api;
     const { locationId, key } = await registerAt(stack, 'big-replay');
-    const rows = Array.from({ length: 100 }, (_, i) => ({ rowNumber: i + 1, productId: `p${i}`, name: 'Burger', quantity: 1, unitPrice: 100, notes: 'n'.repeat(500) }));
+    const rows = Array.from({ length: 100 }, (_, i) => ({
+      rowNumber: i + 1,
+      productId: `p${i}`,
+      name: 'Burger',
+      quantity: 1,
+      unitPrice: 100,
+      notes: 'n'.repeat(500),
+    }));
     for (let i = 0; i < 20; i += 1) {
       const number = (await deps.repos.locations.nextNumber(locationId, 'orderSeq'))!;
       await deps.repos.orders.insert({ locationId, number, state: 'PLACED', rows }, new Date());
@@ -188,11 +222,23 @@ describe('event stream resources', () => {
       // Work written without its announcement: exactly what a publish lost to the outage looks like.
       const now = new Date();
       const number = (await deps.repos.locations.nextNumber(locationId, 'orderSeq'))!;
-      const o3 = await deps.repos.orders.insert({ locationId, number, state: 'PLACED', rows: sampleRows.map((r, i) => ({ rowNumber: i + 1, ...r })) }, now);
+      const o3 = await deps.repos.orders.insert(
+        { locationId, number, state: 'PLACED', rows: sampleRows.map((r, i) => ({ rowNumber: i + 1, ...r })) },
+        now,
+      );
       const first = (await deps.repos.orders.find({ locationId }, o1.number))!;
-      const o1Done = (await deps.repos.orders.applyChange(first, { state: 'COMPLETED', completeTime: now }, 'lost-job', now))!;
+      const o1Done = (await deps.repos.orders.applyChange(
+        first,
+        { state: 'COMPLETED', completeTime: now },
+        'lost-job',
+        now,
+      ))!;
       const commandNumber = (await deps.repos.locations.nextNumber(locationId, 'commandSeq'))!;
-      const c1 = await deps.repos.commands.insert({ locationId, number: commandNumber, kind: 'REQUEST_BILL' }, now, 60_000);
+      const c1 = await deps.repos.commands.insert(
+        { locationId, number: commandNumber, kind: 'REQUEST_BILL' },
+        now,
+        60_000,
+      );
 
       // The server drops the node's subscriber connection; ioredis reconnects and resubscribes.
       const socket = (deps.subscriber as unknown as { redis: Redis }).redis.stream;
@@ -207,7 +253,10 @@ describe('event stream resources', () => {
         ['2.0', o2],
         // o2 is unchanged and not sent again
         ['2.0', { ...o1, state: 'COMPLETED', completeTime: o1Done.completeTime!.toISOString() }],
-        ['3.0', { number: o3.number, state: 'PLACED', rows: o3.rows, guestCount: 1, orderTime: o3.orderTime!.toISOString() }],
+        [
+          '3.0',
+          { number: o3.number, state: 'PLACED', rows: o3.rows, guestCount: 1, orderTime: o3.orderTime!.toISOString() },
+        ],
         ['3.1', { number: c1.number, state: 'PLACED', paymentNumber: 1 }],
         ['4.1', marker],
       ]);
@@ -224,7 +273,8 @@ describe('event stream resources', () => {
       await stream.preamble();
       const placed = await stack.admin.createOrder(locationId, sampleRows);
       await stream.eventCount(1);
-      const message = (record: OrderRecord, version: number) => JSON.stringify({ type: 'order', record, failureCount: 0, version });
+      const message = (record: OrderRecord, version: number) =>
+        JSON.stringify({ type: 'order', record, failureCount: 0, version });
       const channel = `${prefix()}:loc:${locationId}`;
       // the creation's announcement again, as a publish that Redis ran twice
       await redis.publish(channel, message(placed, 0));
@@ -315,7 +365,9 @@ describe('event stream resources', () => {
     let closed = false;
     try {
       const { key } = await registerAt(node, 'shutdown');
-      const streams = await Promise.all([1, 2, 3].map(() => TestStream.open(`${node.origin}${streamPath}`, { apiKey: key })));
+      const streams = await Promise.all(
+        [1, 2, 3].map(() => TestStream.open(`${node.origin}${streamPath}`, { apiKey: key })),
+      );
       await Promise.all(streams.map((s) => s.preamble()));
       const started = Date.now();
       closed = true;

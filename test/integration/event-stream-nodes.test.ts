@@ -23,7 +23,11 @@ describe('event stream across API nodes', () => {
 
   beforeAll(async () => {
     env = stackEnv();
-    [nodeA, nodeB, worker] = await Promise.all([spawnRole('api', env), spawnRole('api', env), spawnRole('worker', env)]);
+    [nodeA, nodeB, worker] = await Promise.all([
+      spawnRole('api', env),
+      spawnRole('api', env),
+      spawnRole('worker', env),
+    ]);
     adminB = new AdminClient(roleOrigin(nodeB), env.ADMIN_TOKEN!);
     redis = new Redis(process.env.TEST_REDIS_URL!);
   });
@@ -53,7 +57,10 @@ describe('event stream across API nodes', () => {
     expect(stream.events[0]!.id).toBe('1.0');
     expect(stream.events[0]!.json()).toEqual(order);
 
-    const updated = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const updated = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/${order.number}/statusupdate`, {
+      apiKey: key,
+      body: { newState: 'COMPLETED' },
+    });
     expect(updated.status).toBe(200);
     await stream.eventCount(2);
     expect(stream.events[1]!.id).toBe('1.0');
@@ -79,7 +86,14 @@ describe('event stream across API nodes', () => {
     const o2 = await adminB.createOrder(locationId, sampleRows);
     const c1 = await adminB.createCommand(locationId, 'REQUEST_BILL');
     const o3 = await adminB.createOrder(locationId, sampleRows);
-    expect((await call('PUT', `${roleOrigin(nodeA)}/api/v1/orders/${o3.number}/statusupdate`, { apiKey: key, body: { newState: 'ABORTED' } })).status).toBe(200);
+    expect(
+      (
+        await call('PUT', `${roleOrigin(nodeA)}/api/v1/orders/${o3.number}/statusupdate`, {
+          apiKey: key,
+          body: { newState: 'ABORTED' },
+        })
+      ).status,
+    ).toBe(200);
 
     const byHeader = await connect(nodeB, key, '', { 'Last-Event-ID': cursor });
     const byQuery = await connect(nodeA, key, '?orderNumber=1&commandNumber=0');
@@ -96,16 +110,24 @@ describe('event stream across API nodes', () => {
 
   it('closing the session through node B ends its stream on node A; the access line tells', async () => {
     const { key, sessionId } = await registerAt({ admin: adminB }, 'cross-close');
-    const stream = await TestStream.open(`${roleOrigin(nodeA)}${streamPath}?api_key=${key}`, { headers: { 'X-Request-Id': 'cluster-close-1' } });
+    const stream = await TestStream.open(`${roleOrigin(nodeA)}${streamPath}?api_key=${key}`, {
+      headers: { 'X-Request-Id': 'cluster-close-1' },
+    });
     open.push(stream);
     await stream.preamble();
     await adminB.closeSession(sessionId);
     await stream.end();
-    const lines = () => nodeA.output().split('\n').filter((line) => line.includes('"claimedRequestId":"cluster-close-1"'));
+    const lines = () =>
+      nodeA
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"claimedRequestId":"cluster-close-1"'));
     await eventually(() => lines().some((line) => line.includes('"msg":"request"')), 'the access line');
     const access = JSON.parse(lines().find((line) => line.includes('"msg":"request"'))!);
     expect(access).toMatchObject({ status: 200, url: `${streamPath}?api_key=[REDACTED]` });
-    expect(lines().some((line) => line.includes('"msg":"stream ended"') && line.includes('"reason":"session-closed"'))).toBe(true);
+    expect(
+      lines().some((line) => line.includes('"msg":"stream ended"') && line.includes('"reason":"session-closed"')),
+    ).toBe(true);
     expect(nodeA.output()).not.toContain(key);
   });
 

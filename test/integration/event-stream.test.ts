@@ -29,7 +29,8 @@ describe('event stream', () => {
   }
   const setState = (key: string, number: number, newState: string) =>
     call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState } });
-  const summary = (stream: TestStream) => stream.events.map((e) => `${e.event} ${e.json().number} ${e.json().state} ${e.id}`);
+  const summary = (stream: TestStream) =>
+    stream.events.map((e) => `${e.event} ${e.json().number} ${e.json().state} ${e.id}`);
   const metric = async (name: 'eventsReceived' | 'eventsDelivered', type: string) =>
     (await stack.api.deps.metrics[name].get()).values.find((v) => v.labels.type === type)?.value ?? 0;
 
@@ -108,7 +109,10 @@ describe('event stream', () => {
     const o1 = await stack.admin.createOrder(locationId, sampleRows);
     const stream = await connect(key);
     await stream.eventCount(1);
-    const failed = await call('POST', `${stack.baseUrl}/orders/${o1.number}/failure`, { apiKey: key, body: { reason: 'printer jam' } });
+    const failed = await call('POST', `${stack.baseUrl}/orders/${o1.number}/failure`, {
+      apiKey: key,
+      body: { reason: 'printer jam' },
+    });
     expect(failed.status).toBe(200);
     await stream.eventCount(2);
     expect(stream.events[1]!.json()).toEqual(failed.json());
@@ -120,10 +124,15 @@ describe('event stream', () => {
     const customer = (await stack.admin.createCustomerSession(locationId, 42, 3)).apiKey;
     const stream = await connect(key);
     await stream.preamble();
-    const created = await call('POST', `${stack.baseUrl}/customer/orders`, { apiKey: customer, body: { rows: sampleRows } });
+    const created = await call('POST', `${stack.baseUrl}/customer/orders`, {
+      apiKey: customer,
+      body: { rows: sampleRows },
+    });
     expect(created.status).toBe(201);
     const number = created.json().number as number;
-    expect((await call('POST', `${stack.baseUrl}/customer/orders/${number}/finish`, { apiKey: customer })).status).toBe(200);
+    expect((await call('POST', `${stack.baseUrl}/customer/orders/${number}/finish`, { apiKey: customer })).status).toBe(
+      200,
+    );
     const submitted = await call('POST', `${stack.baseUrl}/customer/orders/${number}/submit`, { apiKey: customer });
     expect(submitted.status).toBe(200);
     await stream.eventCount(1);
@@ -205,7 +214,12 @@ describe('event stream', () => {
     const response = await call('GET', streamUrl(query), { apiKey: key, headers });
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(response.json()).toMatchObject({ type: 'about:blank', title: 'Illegal argument', status: 400, instance: '/api/v1/notifications/service/stream' });
+    expect(response.json()).toMatchObject({
+      type: 'about:blank',
+      title: 'Illegal argument',
+      status: 400,
+      instance: '/api/v1/notifications/service/stream',
+    });
   });
 
   it('answers both 401 shapes after the delay', async () => {
@@ -259,7 +273,11 @@ describe('event stream', () => {
 
   it('ends the stream when its session expires', async () => {
     const location = await stack.admin.createLocation('expiry');
-    const session = await stack.admin.createServiceSession(location.id, 'short', new Date(Date.now() + 2_000).toISOString());
+    const session = await stack.admin.createServiceSession(
+      location.id,
+      'short',
+      new Date(Date.now() + 2_000).toISOString(),
+    );
     const stream = await connect(session.apiKey);
     expect(stream.status).toBe(200);
     await stream.end(6_000);
@@ -429,8 +447,14 @@ describe('event stream', () => {
       let c2: unknown;
       let c3: unknown;
       let hooked = false;
-      deps.repos.work.listForLocations = async (ids: string[], now: Date, ordersAfter?: number, commandsAfter?: number) => {
-        if (!ids.includes(locationId) || hooked) return original.call(deps.repos.work, ids, now, ordersAfter, commandsAfter);
+      deps.repos.work.listForLocations = async (
+        ids: string[],
+        now: Date,
+        ordersAfter?: number,
+        commandsAfter?: number,
+      ) => {
+        if (!ids.includes(locationId) || hooked)
+          return original.call(deps.repos.work, ids, now, ordersAfter, commandsAfter);
         hooked = true;
         const before = await received('command');
         c2 = await stack.admin.createCommand(locationId, 'REQUEST_BILL');

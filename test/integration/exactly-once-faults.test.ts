@@ -32,14 +32,14 @@ const RETRIES = 40;
 describe('a keyed retry after Redis lost its record and its job', () => {
   const stack = useStack();
 
-
   it('is recognised however many writes its order had since: the report counts once', async () => {
     const { locationId, key } = await registerAt(stack, 'Busy order', 1000);
     const order = await stack.admin.createOrder(locationId, sampleRows);
     const url = `${stack.baseUrl}/orders/${order.number}/failure`;
     const keyed = { apiKey: key, headers: { 'Idempotency-Key': randomUUID() }, body: { reason: 'printer jam' } };
     expect((await call('POST', url, keyed)).status).toBe(200);
-    for (let i = 0; i < 150; i++) expect((await call('POST', url, { apiKey: key, body: { reason: 'again' } })).status).toBe(200);
+    for (let i = 0; i < 150; i++)
+      expect((await call('POST', url, { apiKey: key, body: { reason: 'again' } })).status).toBe(200);
 
     // What a Redis restart that lost its last writes loses: the key's record, and the finished job.
     const redis = new Redis(stack.env.REDIS_URL!);
@@ -76,7 +76,8 @@ describe('exactly once: keyed reports on shared orders through killed workers, A
   });
   afterAll(async () => {
     await stopRoles(roles, 'kill');
-    if (process.env.FAULT_LOG_DIR) roles.forEach((r, i) => fs.writeFileSync(path.join(process.env.FAULT_LOG_DIR!, `role-${i}.log`), r.output()));
+    if (process.env.FAULT_LOG_DIR)
+      roles.forEach((r, i) => fs.writeFileSync(path.join(process.env.FAULT_LOG_DIR!, `role-${i}.log`), r.output()));
     await redisServer?.stop();
     fs.rmSync(redisDir, { recursive: true, force: true });
   });
@@ -88,7 +89,12 @@ describe('exactly once: keyed reports on shared orders through killed workers, A
     const admin = new AdminClient(`http://127.0.0.1:${apis[1]!.port}`, env.ADMIN_TOKEN!);
     const location = await admin.createLocation('exactly once', 1000);
     const orders = await Promise.all(Array.from({ length: ORDERS }, () => admin.createOrder(location.id, sampleRows)));
-    const keys = await Promise.all(Array.from({ length: REGISTERS }, async (_, i) => (await admin.createServiceSession(location.id, `register-${i}`)).apiKey));
+    const keys = await Promise.all(
+      Array.from(
+        { length: REGISTERS },
+        async (_, i) => (await admin.createServiceSession(location.id, `register-${i}`)).apiKey,
+      ),
+    );
     const answered = new Map<number, number>(orders.map((o) => [o.number, 0]));
     const unanswered = new Map<number, number>(orders.map((o) => [o.number, 0]));
     const unexpected: string[] = [];
@@ -163,7 +169,8 @@ describe('exactly once: keyed reports on shared orders through killed workers, A
         const stored = await db.order(location.id, order.number);
         const ok = answered.get(order.number)!;
         const lost = unanswered.get(order.number)!;
-        if (stored!.failureCount < ok || stored!.failureCount > ok + lost) off.push(`order ${order.number}: counted ${stored!.failureCount}, answered 200 ${ok}, unanswered ${lost}`);
+        if (stored!.failureCount < ok || stored!.failureCount > ok + lost)
+          off.push(`order ${order.number}: counted ${stored!.failureCount}, answered 200 ${ok}, unanswered ${lost}`);
       }
       expect(off).toEqual([]);
       expect(unexpected).toEqual([]);

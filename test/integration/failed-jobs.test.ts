@@ -47,9 +47,19 @@ describe('failed jobs', () => {
   it("the API's jobs carry the bound", async () => {
     const { location, key } = await registerAt(stack, 'Bounded');
     const order = await stack.admin.createOrder(location.id, sampleRows);
-    expect((await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
+    expect(
+      (
+        await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+          apiKey: key,
+          body: { newState: 'COMPLETED' },
+        })
+      ).status,
+    ).toBe(200);
     let jobs: Job[] = [];
-    await eventually(async () => (jobs = await queues.current[0]!.queue.getCompleted()).length > 0, 'the job recorded as completed');
+    await eventually(
+      async () => (jobs = await queues.current[0]!.queue.getCompleted()).length > 0,
+      'the job recorded as completed',
+    );
     expect(jobs[0]!.opts.removeOnFail).toEqual({ age: 7 * 24 * 3600, count: 3 });
   });
 });

@@ -40,7 +40,10 @@ describe('FailureThresholds', () => {
     counter = new Counter({ name: 'thresholds', help: 'test', labelNames: ['from'], registers: [new Registry()] });
     thresholds = new FailureThresholds(repos.locations, subscriber, prefix, 3, counter);
     thresholds.start(log);
-    await eventually(async () => Number(((await redis.pubsub('NUMSUB', `${prefix}:locations`)) as [string, number])[1]) === 1, 'the subscription');
+    await eventually(
+      async () => Number(((await redis.pubsub('NUMSUB', `${prefix}:locations`)) as [string, number])[1]) === 1,
+      'the subscription',
+    );
   });
   afterEach(async () => {
     await thresholds.stop();
@@ -76,7 +79,10 @@ describe('FailureThresholds', () => {
   });
 
   it('answers the default for a location without a threshold of its own', async () => {
-    const { insertedId } = await mongo.db(prefix).collection<{ _id: string; name: string }>('locations').insertOne({ _id: `bare-${process.pid}`, name: 'Bare' });
+    const { insertedId } = await mongo
+      .db(prefix)
+      .collection<{ _id: string; name: string }>('locations')
+      .insertOne({ _id: `bare-${process.pid}`, name: 'Bare' });
     expect(await thresholds.of(insertedId)).toBe(3);
     expect(await thresholds.of(insertedId)).toBe(3);
     expect(await from()).toEqual({ mongodb: 1, cache: 1 });

@@ -89,7 +89,9 @@ describe('the front door on one listener (no ADMIN_PORT): routes match case-sens
       expect(`${path} ${res.status}`).toBe(`${path} 404`);
       expectNoOperatorContent(res.text, path);
     }
-    expect((await rawCall(stack.origin, 'POST', exact!, { headers: token, body: { deviceId: 'register-1' } })).status).toBe(201);
+    expect(
+      (await rawCall(stack.origin, 'POST', exact!, { headers: token, body: { deviceId: 'register-1' } })).status,
+    ).toBe(201);
   });
 
   it('matches the register interface case-sensitively too', async () => {

@@ -38,22 +38,36 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
   };
 
   it('blocks every spelling of /metrics and Bull Board, whatever the case, encoding or dot segments', async () => {
-    for (const path of OPERATOR_GETS) expectBlockedAtTheDoor(await rawCall(gateway.origin, 'GET', path, { headers: token }), path);
+    for (const path of OPERATOR_GETS)
+      expectBlockedAtTheDoor(await rawCall(gateway.origin, 'GET', path, { headers: token }), path);
   });
 
   it('issues no key through the door, whatever the spelling of the admin route', async () => {
     for (const path of keyIssuingPaths(locationId)) {
-      expectBlockedAtTheDoor(await rawCall(gateway.origin, 'POST', path, { headers: token, body: { deviceId: 'intruder' } }), path);
+      expectBlockedAtTheDoor(
+        await rawCall(gateway.origin, 'POST', path, { headers: token, body: { deviceId: 'intruder' } }),
+        path,
+      );
     }
     // the node behind it would have: only the door stood in the way
-    expect((await rawCall(stack.origin, 'POST', keyIssuingPaths(locationId)[0]!, { headers: token, body: { deviceId: 'x' } })).status).toBe(201);
+    expect(
+      (
+        await rawCall(stack.origin, 'POST', keyIssuingPaths(locationId)[0]!, {
+          headers: token,
+          body: { deviceId: 'x' },
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it('passes the register interface: the api_key header, the problems, the health probe', async () => {
     const work = await call('GET', `${gateway.origin}/api/v1/orders/location`, { apiKey });
     expect(work.status).toBe(200);
     expect(work.json()).toEqual([]);
-    const problem = await call('PUT', `${gateway.origin}/api/v1/orders/abc/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
+    const problem = await call('PUT', `${gateway.origin}/api/v1/orders/abc/statusupdate`, {
+      apiKey,
+      body: { newState: 'COMPLETED' },
+    });
     expect(problem.status).toBe(400);
     expect(problem.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect((await call('GET', `${gateway.origin}/healthz`)).status).toBe(200);
@@ -82,7 +96,10 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
       // The idle period is the subject of the test, not a wait for something.
       await pause(IDLE_MS);
       const order = await stack.admin.createOrder(locationId, sampleRows);
-      const put = await call('PUT', `${door.origin}/api/v1/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } });
+      const put = await call('PUT', `${door.origin}/api/v1/orders/${order.number}/statusupdate`, {
+        apiKey,
+        body: { newState: 'COMPLETED' },
+      });
       expect(put.status).toBe(200);
       expect(put.json().state).toBe('COMPLETED');
       // sent on the connection kept from the first request: the node had not closed it
@@ -94,12 +111,18 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
   }, 30_000);
 
   it('answers 429 itself to an address past its burst of requests (limit_req), and the next second serves it again', async () => {
-    const statuses = await Promise.all(Array.from({ length: 160 }, () => rawCall(gateway.origin, 'GET', '/healthz').then((res) => res.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 160 }, () => rawCall(gateway.origin, 'GET', '/healthz').then((res) => res.status)),
+    );
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(100);
     expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
     // 50 a second refill the bucket: the refusal lasts only while the address sends too fast
-    await eventually(async () => (await rawCall(gateway.origin, 'GET', '/healthz')).status === 200, 'the address served again', 5_000);
+    await eventually(
+      async () => (await rawCall(gateway.origin, 'GET', '/healthz')).status === 200,
+      'the address served again',
+      5_000,
+    );
   });
 
   it('answers 429 to an address holding 100 requests in flight (limit_conn): event streams count', async () => {
@@ -109,12 +132,16 @@ describe('the nginx gateway (deploy/nginx.conf)', () => {
     try {
       for (let i = 0; i < 25; i++) {
         const key = (await stack.admin.createServiceSession(locationId, `register-conn-${i}`)).apiKey;
-        for (let j = 0; j < 4; j++) streams.push(await TestStream.open(`${gateway.origin}${streamPath}`, { apiKey: key }));
+        for (let j = 0; j < 4; j++)
+          streams.push(await TestStream.open(`${gateway.origin}${streamPath}`, { apiKey: key }));
       }
       expect(streams.map((stream) => stream.status)).toEqual(streams.map(() => 200));
       expect((await rawCall(gateway.origin, 'GET', '/healthz')).status).toBe(429);
       streams.pop()!.close();
-      await eventually(async () => (await rawCall(gateway.origin, 'GET', '/healthz')).status === 200, 'room for one more');
+      await eventually(
+        async () => (await rawCall(gateway.origin, 'GET', '/healthz')).status === 200,
+        'room for one more',
+      );
     } finally {
       for (const stream of streams) stream.close();
     }

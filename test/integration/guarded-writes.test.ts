@@ -24,8 +24,10 @@ describe('guarded order writes', () => {
     await store.close(['orders', 'appliedJobs']);
   });
 
-  const newOrder = () => repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date());
-  const reportFailure = (order: OrderDoc, jobId: string) => repos.orders.applyChange(order, { state: 'PLACED', failureCount: order.failureCount + 1 }, jobId, new Date());
+  const newOrder = () =>
+    repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date());
+  const reportFailure = (order: OrderDoc, jobId: string) =>
+    repos.orders.applyChange(order, { state: 'PLACED', failureCount: order.failureCount + 1 }, jobId, new Date());
   const stored = (order: OrderDoc) => repos.orders.find({ locationId: LOCATION }, order.number);
 
   it("writes concurrent jobs' changes to different orders in one command, each landed", async () => {
@@ -75,7 +77,8 @@ describe('guarded order writes', () => {
     expect(now).toMatchObject({ version: 300, failureCount: 300, appliedJobsMoved: true });
     expect(now.appliedJobs.length).toBeLessThanOrEqual(128);
     expect(hasApplied(now, 'idem-busy-0')).toBe(false);
-    for (const i of [0, 1, 63, 64, 127, 128, 200, 235, 236, 299]) expect(await repos.orders.appliedEver(now, `idem-busy-${i}`)).toBe(true);
+    for (const i of [0, 1, 63, 64, 127, 128, 200, 235, 236, 299])
+      expect(await repos.orders.appliedEver(now, `idem-busy-${i}`)).toBe(true);
     expect(await repos.orders.appliedEver(now, 'idem-busy-300')).toBe(false);
     // another order's ledger is not this one's
     expect(await repos.orders.appliedEver({ ...now, _id: `${LOCATION}:0` }, 'idem-busy-0')).toBe(false);

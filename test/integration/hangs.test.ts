@@ -79,7 +79,14 @@ async function openStream(url: string, apiKey: string): Promise<Answer & { strea
     if (stream.status !== 200) await stream.end(GIVE_UP_MS);
     let detail: string | undefined;
     if (stream.status !== 200) detail = (JSON.parse(stream.raw) as { detail?: string }).detail;
-    return { status: stream.status, retryAfter: (stream.headers['retry-after'] as string | undefined) ?? null, detail, text: stream.raw, ms, stream };
+    return {
+      status: stream.status,
+      retryAfter: (stream.headers['retry-after'] as string | undefined) ?? null,
+      detail,
+      text: stream.raw,
+      ms,
+      stream,
+    };
   } finally {
     clearTimeout(timer);
   }
@@ -142,9 +149,16 @@ describe('Redis hangs', () => {
     const adminKey = randomUUID();
     const auth = adminHeader(stack.env);
     const report = () =>
-      request('POST', `${stack.baseUrl}/orders/${keyedOrder.number}/failure`, { apiKey: key, headers: keyed(reportKey), body: { reason: 'jam' } });
+      request('POST', `${stack.baseUrl}/orders/${keyedOrder.number}/failure`, {
+        apiKey: key,
+        headers: keyed(reportKey),
+        body: { reason: 'jam' },
+      });
     const adminCreate = () =>
-      request('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, { headers: { ...auth, ...keyed(adminKey) }, body: { rows: sampleRows } });
+      request('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, {
+        headers: { ...auth, ...keyed(adminKey) },
+        body: { rows: sampleRows },
+      });
 
     await hang(redis);
     try {
@@ -162,12 +176,22 @@ describe('Redis hangs', () => {
 
       const [keyedWrite, unkeyedWrite, adminWrite, adminUnkeyed, unknownKey, stream, board] = await Promise.all([
         report(),
-        request('PUT', `${stack.baseUrl}/orders/${unkeyedOrder.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } }),
+        request('PUT', `${stack.baseUrl}/orders/${unkeyedOrder.number}/statusupdate`, {
+          apiKey: key,
+          body: { newState: 'COMPLETED' },
+        }),
         adminCreate(),
-        request('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, { headers: auth, body: { rows: sampleRows } }),
+        request('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, {
+          headers: auth,
+          body: { rows: sampleRows },
+        }),
         request('GET', `${stack.baseUrl}/orders/location`, { apiKey: unissuedKey(stack) }),
         openStream(`${stack.baseUrl}/notifications/service/stream`, quiet.key),
-        request('GET', `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=10`, { headers: auth }),
+        request(
+          'GET',
+          `${stack.origin}/admin/queues/api/queues?activeQueue=order-work&status=latest&page=1&jobsPerPage=10`,
+          { headers: auth },
+        ),
       ]);
 
       // With a key: its record could not be claimed, so nothing of it ran.
@@ -261,9 +285,16 @@ describe('MongoDB hangs', () => {
     const adminKey = randomUUID();
     const auth = adminHeader(stack.env);
     const update = () =>
-      request('PUT', `${stack.baseUrl}/orders/${keyedOrder.number}/statusupdate`, { apiKey: key, headers: keyed(updateKey), body: { newState: 'COMPLETED' } });
+      request('PUT', `${stack.baseUrl}/orders/${keyedOrder.number}/statusupdate`, {
+        apiKey: key,
+        headers: keyed(updateKey),
+        body: { newState: 'COMPLETED' },
+      });
     const adminCreate = () =>
-      request('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, { headers: { ...auth, ...keyed(adminKey) }, body: { rows: sampleRows } });
+      request('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders`, {
+        headers: { ...auth, ...keyed(adminKey) },
+        body: { rows: sampleRows },
+      });
 
     await hang(mongo);
     try {
@@ -306,7 +337,11 @@ describe('MongoDB hangs', () => {
     const db = await openDb(stack.env);
     try {
       // The unkeyed report's job read the order only once MongoDB woke, past its deadline: not applied.
-      expect(await db.order(location.id, unkeyedOrder.number)).toMatchObject({ state: 'PLACED', failureCount: 0, version: 0 });
+      expect(await db.order(location.id, unkeyedOrder.number)).toMatchObject({
+        state: 'PLACED',
+        failureCount: 0,
+        version: 0,
+      });
       // The keyed update has no deadline: applied once MongoDB woke; its retry learns so, once.
       let retried = await update();
       for (let i = 0; i < 10 && retried.status === 503; i++) retried = await update();
@@ -353,7 +388,10 @@ describe('a request whose calls outlast its deadline', () => {
 
     await hang(mongo);
     try {
-      const [poll, adminWrite] = await Promise.all([request('GET', `${stack.baseUrl}/orders/location`, { apiKey: key }), adminCreate()]);
+      const [poll, adminWrite] = await Promise.all([
+        request('GET', `${stack.baseUrl}/orders/location`, { apiKey: key }),
+        adminCreate(),
+      ]);
       for (const [what, answer] of [
         ['poll', poll],
         ['admin write', adminWrite],

@@ -96,14 +96,27 @@ describe('requests refused by their checks keep nothing', () => {
     expect(answers.filter((answer) => answer.status !== 400).map((answer) => answer.text)).toEqual([]);
     expect(answers).toHaveLength(300);
     // Refused before authentication too: a 401 keeps nothing.
-    expect((await call('PUT', `${base}/orders/${order.number}/statusupdate`, { headers: keyed({ api_key: 'pos_nope' }), body: { newState: 'COMPLETED' } })).status).toBe(401);
+    expect(
+      (
+        await call('PUT', `${base}/orders/${order.number}/statusupdate`, {
+          headers: keyed({ api_key: 'pos_nope' }),
+          body: { newState: 'COMPLETED' },
+        })
+      ).status,
+    ).toBe(401);
     expect(await idempotencyKeys(redis, stack.env.REDIS_PREFIX!)).toEqual([]);
 
     // The answer of the work itself is kept, a 400 included: the worker found no such order.
     const missing = keyed({ api_key: key });
-    const first = await call('PUT', `${base}/orders/4242/statusupdate`, { headers: missing, body: { newState: 'COMPLETED' } });
+    const first = await call('PUT', `${base}/orders/4242/statusupdate`, {
+      headers: missing,
+      body: { newState: 'COMPLETED' },
+    });
     expect([first.status, first.json().detail]).toEqual([400, 'Order does not exist']);
-    const again = await call('PUT', `${base}/orders/4242/statusupdate`, { headers: missing, body: { newState: 'COMPLETED' } });
+    const again = await call('PUT', `${base}/orders/4242/statusupdate`, {
+      headers: missing,
+      body: { newState: 'COMPLETED' },
+    });
     expect([again.status, again.headers.get('idempotent-replayed'), again.text]).toEqual([400, 'true', first.text]);
     expect((await idempotencyFootprint(redis, stack.env.REDIS_PREFIX!)).records).toBe(1);
   });
@@ -111,9 +124,14 @@ describe('requests refused by their checks keep nothing', () => {
   it('a write route whose handler never calls beginWork answers 500, with or without a key, and keeps nothing', async () => {
     const deps = stack.api.deps;
     const router = createRouter('/forgetful');
-    router.post('/write', jsonBody(1024, { refuseOtherTypes: true }), idempotency(deps.idempotency, () => ({ scope: 'forgetful', maxRecords: 10 })), (ctx: AppContext) => {
-      ctx.body = { done: true };
-    });
+    router.post(
+      '/write',
+      jsonBody(1024, { refuseOtherTypes: true }),
+      idempotency(deps.idempotency, () => ({ scope: 'forgetful', maxRecords: 10 })),
+      (ctx: AppContext) => {
+        ctx.body = { done: true };
+      },
+    );
     const server = http.createServer(createApp(deps, [router]).callback()).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {
@@ -145,7 +163,11 @@ describe('each scope keeps at most its quota of records', () => {
   const expectQuota = (answer: HttpResult, max: number) => {
     expect(answer.status).toBe(429);
     expect(answer.json()).toMatchObject({ title: 'Too many requests' });
-    expect(answer.json().detail).toMatch(new RegExp(`^This caller already holds ${max} Idempotency-Key answers, the most it may; the oldest expires in \\d+ s$`));
+    expect(answer.json().detail).toMatch(
+      new RegExp(
+        `^This caller already holds ${max} Idempotency-Key answers, the most it may; the oldest expires in \\d+ s$`,
+      ),
+    );
     // until the oldest record expires: IDEMPOTENCY_TTL (24 h) after it was kept
     const retryAfter = Number(answer.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(24 * 3600 - 300);
@@ -155,13 +177,16 @@ describe('each scope keeps at most its quota of records', () => {
   it('a customer replacing rows with fresh keys gets 429 at its quota; records and memory stop growing', async () => {
     const location = await stack.admin.createLocation('Phones');
     const customer = await customerAt(stack, location.id, 21, 2);
-    const rows = (n: number) => ({ rows: Array.from({ length: 40 }, (_, i) => ({ ...sampleRows[0]!, productId: `sku-${i}`, quantity: n + 1 })) });
+    const rows = (n: number) => ({
+      rows: Array.from({ length: 40 }, (_, i) => ({ ...sampleRows[0]!, productId: `sku-${i}`, quantity: n + 1 })),
+    });
     const firstKey = keyed({ api_key: customer.key });
     const before = (await idempotencyFootprint(redis, prefix())).records;
     const created = await call('POST', `${customer.url}/orders`, { headers: firstKey, body: rows(0) });
     expect(created.status).toBe(201);
     const number = created.json<OrderRecord>().number;
-    const replace = (n: number, headers = keyed({ api_key: customer.key })) => call('PUT', `${customer.url}/orders/${number}/rows`, { headers, body: rows(n) });
+    const replace = (n: number, headers = keyed({ api_key: customer.key })) =>
+      call('PUT', `${customer.url}/orders/${number}/rows`, { headers, body: rows(n) });
     for (let n = 1; n < 5; n++) expect((await replace(n)).status).toBe(200);
 
     expectQuota(await replace(5), 5);
@@ -175,11 +200,24 @@ describe('each scope keeps at most its quota of records', () => {
 
     // At its quota the session still gets its kept answers back, and may write without a key.
     const replayed = await call('POST', `${customer.url}/orders`, { headers: firstKey, body: rows(0) });
-    expect([replayed.status, replayed.headers.get('idempotent-replayed'), replayed.text]).toEqual([201, 'true', created.text]);
-    expect((await call('PUT', `${customer.url}/orders/${number}/rows`, { apiKey: customer.key, body: rows(99) })).status).toBe(200);
+    expect([replayed.status, replayed.headers.get('idempotent-replayed'), replayed.text]).toEqual([
+      201,
+      'true',
+      created.text,
+    ]);
+    expect(
+      (await call('PUT', `${customer.url}/orders/${number}/rows`, { apiKey: customer.key, body: rows(99) })).status,
+    ).toBe(200);
     // The quota is the session's: another customer writes with a key.
     const other = await customerAt(stack, location.id, 22, 3);
-    expect((await call('POST', `${other.url}/orders`, { headers: keyed({ api_key: other.key }), body: { rows: sampleRows } })).status).toBe(201);
+    expect(
+      (
+        await call('POST', `${other.url}/orders`, {
+          headers: keyed({ api_key: other.key }),
+          body: { rows: sampleRows },
+        })
+      ).status,
+    ).toBe(201);
     expect((await idempotencyFootprint(redis, prefix())).records).toBe(before + 6);
   });
 
@@ -187,7 +225,11 @@ describe('each scope keeps at most its quota of records', () => {
     const { location, key } = await registerAt(stack, 'Busy register', 1000);
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const before = (await idempotencyFootprint(redis, prefix())).records;
-    const report = () => call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { headers: keyed({ api_key: key }), body: { reason: 'jam' } });
+    const report = () =>
+      call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, {
+        headers: keyed({ api_key: key }),
+        body: { reason: 'jam' },
+      });
     for (let n = 0; n < 8; n++) expect((await report()).status).toBe(200);
     expectQuota(await report(), 8);
     const refused = await Promise.all(Array.from({ length: 30 }, () => report()));
@@ -195,7 +237,11 @@ describe('each scope keeps at most its quota of records', () => {
     expect((await idempotencyFootprint(redis, prefix())).records).toBe(before + 8);
 
     const admin = adminHeader(stack.env);
-    const command = () => call('POST', `${stack.operatorOrigin}/admin/v1/locations/${location.id}/commands`, { headers: keyed(admin), body: { kind: 'EXPORT_DATA' } });
+    const command = () =>
+      call('POST', `${stack.operatorOrigin}/admin/v1/locations/${location.id}/commands`, {
+        headers: keyed(admin),
+        body: { kind: 'EXPORT_DATA' },
+      });
     for (let n = 0; n < 8; n++) expect((await command()).status).toBe(201);
     expectQuota(await command(), 8);
     expect((await idempotencyFootprint(redis, prefix())).records).toBe(before + 16);
@@ -205,11 +251,14 @@ describe('each scope keeps at most its quota of records', () => {
 describe('a place in the quota frees when the oldest record expires', () => {
   const stack = useStack({ IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '2', IDEMPOTENCY_TTL: '2s' });
 
-
   it('Retry-After says when, and a keyed write is taken again then', async () => {
     const location = await stack.admin.createLocation('Expiring');
     const customer = await customerAt(stack, location.id, 31);
-    const command = () => call('POST', `${customer.url}/commands`, { headers: keyed({ api_key: customer.key }), body: { kind: 'READ_TABLE_STATE' } });
+    const command = () =>
+      call('POST', `${customer.url}/commands`, {
+        headers: keyed({ api_key: customer.key }),
+        body: { kind: 'READ_TABLE_STATE' },
+      });
     expect((await command()).status).toBe(201);
     expect((await command()).status).toBe(201);
     const refused = await command();

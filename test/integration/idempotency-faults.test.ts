@@ -53,11 +53,15 @@ describe('safe retries through workers, an API node and Redis killed under load'
         let status: number;
         let text = '';
         try {
-          const answer = await call('POST', `http://127.0.0.1:${node.port}/api/v1/orders/${register.order.number}/failure`, {
-            apiKey: register.key,
-            headers: { 'Idempotency-Key': key },
-            body: { reason: 'fault run' },
-          });
+          const answer = await call(
+            'POST',
+            `http://127.0.0.1:${node.port}/api/v1/orders/${register.order.number}/failure`,
+            {
+              apiKey: register.key,
+              headers: { 'Idempotency-Key': key },
+              body: { reason: 'fault run' },
+            },
+          );
           status = answer.status;
           text = answer.text;
         } catch {
@@ -106,7 +110,10 @@ describe('safe retries through workers, an API node and Redis killed under load'
       for (const register of registers) {
         expect(register.unexpected).toEqual([]);
         const stored = await db.order(location.id, register.order.number);
-        expect({ failures: stored!.failureCount, writes: stored!.version }).toEqual({ failures: register.answered200, writes: register.answered200 });
+        expect({ failures: stored!.failureCount, writes: stored!.version }).toEqual({
+          failures: register.answered200,
+          writes: register.answered200,
+        });
       }
     } finally {
       await db.close();

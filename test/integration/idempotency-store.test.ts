@@ -51,7 +51,7 @@ describe('IdempotencyStore', () => {
     expect((await store.begin(ref('k3'), 'f')).kind).toBe('first');
   });
 
-  it("holds a scope to its quota of records, telling how long until the oldest expires; a release frees a place", async () => {
+  it('holds a scope to its quota of records, telling how long until the oldest expires; a release frees a place', async () => {
     const scope = 'quota-scope';
     const claims = [];
     for (let i = 0; i < 3; i++) claims.push(await store.begin(ref(`q${i}`, scope, 3), 'f'));

@@ -38,11 +38,19 @@ describe('Idempotency-Key on writes', () => {
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const idem = randomUUID();
     const path = `/orders/${order.number}/failure`;
-    const first = await call('POST', `${stack.baseUrl}${path}`, { apiKey: key, headers: keyed(idem), body: { reason: 'jam' } });
+    const first = await call('POST', `${stack.baseUrl}${path}`, {
+      apiKey: key,
+      headers: keyed(idem),
+      body: { reason: 'jam' },
+    });
     expect(first.status).toBe(200);
     expect(first.headers.get('idempotent-replayed')).toBeNull();
 
-    const again = await call('POST', `${otherBase}${path}`, { apiKey: key, headers: keyed(idem), body: { reason: 'jam' } });
+    const again = await call('POST', `${otherBase}${path}`, {
+      apiKey: key,
+      headers: keyed(idem),
+      body: { reason: 'jam' },
+    });
     expect(again.status).toBe(200);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.headers.get('content-type')).toBe(first.headers.get('content-type'));
@@ -56,7 +64,9 @@ describe('Idempotency-Key on writes', () => {
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const idem = randomUUID();
     const failure = `${stack.baseUrl}/orders/${order.number}/failure`;
-    expect((await call('POST', failure, { apiKey: key, headers: keyed(idem), body: { reason: 'a' } })).status).toBe(200);
+    expect((await call('POST', failure, { apiKey: key, headers: keyed(idem), body: { reason: 'a' } })).status).toBe(
+      200,
+    );
 
     const changed = await call('POST', failure, { apiKey: key, headers: keyed(idem), body: { reason: 'b' } });
     expect(changed.status).toBe(422);
@@ -93,13 +103,28 @@ describe('Idempotency-Key on writes', () => {
     for (const bad of ['', 'x'.repeat(256), 'caf\u00e9']) {
       const answer = await fetch(`${stack.baseUrl}/orders/${order.number}/failure`, {
         method: 'POST',
-        headers: { api_key: key, 'content-type': 'application/json', 'Idempotency-Key': Buffer.from(bad, 'utf8').toString('latin1') },
+        headers: {
+          api_key: key,
+          'content-type': 'application/json',
+          'Idempotency-Key': Buffer.from(bad, 'utf8').toString('latin1'),
+        },
         body: '{}',
       });
       expect(answer.status).toBe(400);
-      expect(await answer.json()).toMatchObject({ title: 'Validation error', detail: 'Idempotency-Key must be 1 to 255 printable ASCII characters' });
+      expect(await answer.json()).toMatchObject({
+        title: 'Validation error',
+        detail: 'Idempotency-Key must be 1 to 255 printable ASCII characters',
+      });
     }
-    expect((await call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, headers: keyed('x'.repeat(255)), body: {} })).status).toBe(200);
+    expect(
+      (
+        await call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, {
+          apiKey: key,
+          headers: keyed('x'.repeat(255)),
+          body: {},
+        })
+      ).status,
+    ).toBe(200);
     expect(await db.order(location.id, order.number)).toMatchObject({ failureCount: 1 });
   });
 
@@ -155,12 +180,16 @@ describe('Idempotency-Key while the first attempt is outstanding', () => {
     const { location, key } = await registerAt(stack, 'Outstanding', 100);
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const idem = randomUUID();
-    const report = () => call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, headers: keyed(idem), body: {} });
+    const report = () =>
+      call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, headers: keyed(idem), body: {} });
 
     let firstAnswered = false;
     const first = report().finally(() => (firstAnswered = true));
     // Its job queued: the first attempt holds the key, and waits for an outcome until JOB_TIMEOUT.
-    await eventually(async () => (await stack.api.deps.queues.jobCounts('waiting')).waiting === 1, 'the first attempt queued');
+    await eventually(
+      async () => (await stack.api.deps.queues.jobCounts('waiting')).waiting === 1,
+      'the first attempt queued',
+    );
     const concurrent = await report();
     expect(firstAnswered).toBe(false);
     expect(concurrent.status).toBe(409);
@@ -177,7 +206,11 @@ describe('Idempotency-Key while the first attempt is outstanding', () => {
       let retried = await report();
       for (let i = 0; i < 5 && retried.status === 503; i++) retried = await report();
       expect(retried.status).toBe(200);
-      expect(retried.json<OrderRecord>()).toMatchObject({ number: order.number, state: 'PLACED', failedTime: expect.any(String) });
+      expect(retried.json<OrderRecord>()).toMatchObject({
+        number: order.number,
+        state: 'PLACED',
+        failedTime: expect.any(String),
+      });
       const replay = await report();
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
       expect(replay.text).toBe(retried.text);
@@ -203,7 +236,12 @@ describe('Idempotency-Key and a worker killed mid-job', () => {
     const { location, key } = await registerAt(stack, 'Killed', 100);
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const idem = randomUUID();
-    const report = () => call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, headers: keyed(idem), body: { reason: 'jam' } });
+    const report = () =>
+      call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, {
+        apiKey: key,
+        headers: keyed(idem),
+        body: { reason: 'jam' },
+      });
 
     const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-apply' });
     const first = report();

@@ -31,9 +31,16 @@ describe('JobClient', () => {
   let suite = 0;
 
   /** A request admitted to the partition of `loc-1` (what the route's admitQueued gives it). */
-  const admit = (request: JobRequest): JobRequest => ({ ...request, admitted: client.admit('loc-1', 'critical') as Admitted });
-  const payload = (number = 1) => orderActionJob({ locationId: 'loc-1' }, number, { kind: 'status', newState: 'COMPLETED' });
-  const OK: JobOutcome = { status: 200, order: { number: 1, state: 'COMPLETED', rows: [], guestCount: 1 } } as unknown as JobOutcome;
+  const admit = (request: JobRequest): JobRequest => ({
+    ...request,
+    admitted: client.admit('loc-1', 'critical') as Admitted,
+  });
+  const payload = (number = 1) =>
+    orderActionJob({ locationId: 'loc-1' }, number, { kind: 'status', newState: 'COMPLETED' });
+  const OK: JobOutcome = {
+    status: 200,
+    order: { number: 1, state: 'COMPLETED', rows: [], guestCount: 1 },
+  } as unknown as JobOutcome;
 
   beforeEach(async () => {
     prefix = `job-client-${process.pid}-${(suite += 1)}`;
@@ -89,7 +96,16 @@ describe('JobClient', () => {
   });
 
   it('with the queue\'s connection down, nothing is sent: "not queued", at once', async () => {
-    const offline = new JobClient(queues, admission, subscriber, replyChannel(prefix, 'node-2'), 1_500, log, undefined, () => false);
+    const offline = new JobClient(
+      queues,
+      admission,
+      subscriber,
+      replyChannel(prefix, 'node-2'),
+      1_500,
+      log,
+      undefined,
+      () => false,
+    );
     const started = Date.now();
     const outcome = await offline.run(payload(), admit({ requestId: 'r4', deadline: Date.now() + 1_000 }));
     expect(outcome).toMatchObject({ status: 503, problem: { detail: expect.stringContaining('was not queued') } });
@@ -105,15 +121,19 @@ describe('JobClient', () => {
     behaviour = 'reply';
     await expect(first).resolves.toEqual(OK);
     await expect(again).resolves.toEqual(OK);
-    await expect(client.run(payload(), admit({ ...request, requestId: 'r7', deadline: Date.now() + 1_000 }))).resolves.toEqual(OK);
+    await expect(
+      client.run(payload(), admit({ ...request, requestId: 'r7', deadline: Date.now() + 1_000 })),
+    ).resolves.toEqual(OK);
     expect(runs).toHaveLength(1);
   });
 
-  it("queues a job where its request was admitted, releasing the ticket when it settles; a job without an admission is a bug", async () => {
+  it('queues a job where its request was admitted, releasing the ticket when it settles; a job without an admission is a bug', async () => {
     const request = admit({ requestId: 'r8', deadline: Date.now() + 1_000 });
     await expect(client.run(payload(), request)).resolves.toEqual(OK);
     expect(request.admitted!.taken).toBe(true);
-    expect(() => client.run(payload(), { requestId: 'r9' })).toThrow('order-action queued by a route that did not admit it');
+    expect(() => client.run(payload(), { requestId: 'r9' })).toThrow(
+      'order-action queued by a route that did not admit it',
+    );
     expect(runs).toHaveLength(1);
     expect(admission.signals()[0]!.inFlight).toBe(0);
     // an admission no job took is given back

@@ -32,7 +32,11 @@ describe('a worker given malformed jobs', () => {
   /** Adds a job as an intruder would, and waits for the worker to settle it. */
   async function settled(name: string, data: unknown): Promise<Job> {
     const job = await queue.add(name, data);
-    await eventually(async () => ['failed', 'completed'].includes(await job.getState()), `job ${job.id} settled`, 15_000);
+    await eventually(
+      async () => ['failed', 'completed'].includes(await job.getState()),
+      `job ${job.id} settled`,
+      15_000,
+    );
     return (await Job.fromId(queue, job.id!))!;
   }
 
@@ -49,7 +53,10 @@ describe('a worker given malformed jobs', () => {
     await expectFailedForGood(job, /^malformed job data: \/sessionId must be string$/);
 
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: register.key })).status).toBe(200);
-    expect((await call('POST', `${customer.url}/commands`, { apiKey: customer.key, body: { kind: 'READ_TABLE_STATE' } })).status).toBe(201);
+    expect(
+      (await call('POST', `${customer.url}/commands`, { apiKey: customer.key, body: { kind: 'READ_TABLE_STATE' } }))
+        .status,
+    ).toBe(201);
   });
 
   it('changes no order through an operator, a string for a number, or an unknown action', async () => {
@@ -58,14 +65,31 @@ describe('a worker given malformed jobs', () => {
     const order = await stack.admin.createOrder(locationId, sampleRows);
     const abort = { kind: 'status', newState: 'ABORTED' };
     const cases: [unknown, RegExp][] = [
-      [{ scope: { locationId: { $gt: '' } }, orderNumber: order.number, action: abort }, /\/scope\/locationId must be string/],
-      [{ scope: { locationId, sessionId: { $exists: false } }, orderNumber: order.number, action: abort }, /\/scope\/sessionId must be string/],
+      [
+        { scope: { locationId: { $gt: '' } }, orderNumber: order.number, action: abort },
+        /\/scope\/locationId must be string/,
+      ],
+      [
+        { scope: { locationId, sessionId: { $exists: false } }, orderNumber: order.number, action: abort },
+        /\/scope\/sessionId must be string/,
+      ],
       [{ scope: { locationId }, orderNumber: String(order.number), action: abort }, /\/orderNumber must be integer/],
       [{ scope: { locationId }, orderNumber: order.number, action: { kind: 'status', newState: 'EATEN' } }, /\/action/],
       [{ scope: { locationId }, orderNumber: order.number, action: { kind: 'teleport' } }, /\/action/],
-      [{ scope: { locationId }, orderNumber: order.number, action: abort, extra: 1 }, /must NOT have additional properties/],
+      [
+        { scope: { locationId }, orderNumber: order.number, action: abort, extra: 1 },
+        /must NOT have additional properties/,
+      ],
       // a reply channel that is no reply channel: the worker would publish into a location's events
-      [{ scope: { locationId }, orderNumber: order.number, action: abort, replyTo: `${stack.env.REDIS_PREFIX}:loc:${locationId}` }, /\/replyTo/],
+      [
+        {
+          scope: { locationId },
+          orderNumber: order.number,
+          action: abort,
+          replyTo: `${stack.env.REDIS_PREFIX}:loc:${locationId}`,
+        },
+        /\/replyTo/,
+      ],
     ];
     for (const [data, fault] of cases) await expectFailedForGood(await settled(JOB.orderAction, data), fault);
     await expectFailedForGood(await settled('order-erase', { scope: { locationId } }), /unknown job name/);
@@ -77,7 +101,11 @@ describe('a worker given malformed jobs', () => {
   it('still applies a job that keeps the contract', async () => {
     const register = await registerAt(stack, 'Valid');
     const order = await stack.admin.createOrder(register.location.id, sampleRows);
-    const job = await settled(JOB.orderAction, { scope: { locationId: register.location.id }, orderNumber: order.number, action: { kind: 'status', newState: 'COMPLETED' } });
+    const job = await settled(JOB.orderAction, {
+      scope: { locationId: register.location.id },
+      orderNumber: order.number,
+      action: { kind: 'status', newState: 'COMPLETED' },
+    });
     expect(await job.getState()).toBe('completed');
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: register.key })).json()).toEqual([]);
   });
@@ -85,8 +113,17 @@ describe('a worker given malformed jobs', () => {
   it('says so in its log', async () => {
     const job = await settled(JOB.sessionClose, { sessionId: ['log-me'] });
     await expectFailedForGood(job, /^malformed job data: \/sessionId must be string$/);
-    const line = () => worker.output().split('\n').find((l) => l.includes('"msg":"job failed for good"') && l.includes(`"jobId":"${job.id}"`));
-    await eventually(() => line() !== undefined, 'the job\u2019s log line', undefined, () => `log:\n${worker.output()}`);
+    const line = () =>
+      worker
+        .output()
+        .split('\n')
+        .find((l) => l.includes('"msg":"job failed for good"') && l.includes(`"jobId":"${job.id}"`));
+    await eventually(
+      () => line() !== undefined,
+      'the job\u2019s log line',
+      undefined,
+      () => `log:\n${worker.output()}`,
+    );
     expect(line()).toContain('malformed job data: /sessionId must be string');
   });
 });

@@ -22,7 +22,9 @@ describe('key rotation (default grace)', () => {
    * the test tells the nodes, which would otherwise judge their cached copy (and its grace).
    */
   const endGrace = async (sessionId: string) => {
-    await db.db.collection('sessions').updateOne({ _id: sessionId as never }, { $set: { previousKeyExpiresAt: new Date(Date.now() - 1) } });
+    await db.db
+      .collection('sessions')
+      .updateOne({ _id: sessionId as never }, { $set: { previousKeyExpiresAt: new Date(Date.now() - 1) } });
     const redis = new Redis(stack.env.REDIS_URL!);
     try {
       await new Announcer(redisPublisher(redis), stack.env.REDIS_PREFIX!).sessionChanged(sessionId);
@@ -49,7 +51,12 @@ describe('key rotation (default grace)', () => {
     const { location, key: oldKey, sessionId } = await registerAt(stack, 'Rotating');
     const before = Date.now();
     const rotated = await stack.admin.rotateKey(sessionId);
-    expect(rotated).toMatchObject({ sessionId, type: 'SERVICE', locationId: location.id, deviceId: 'register-Rotating' });
+    expect(rotated).toMatchObject({
+      sessionId,
+      type: 'SERVICE',
+      locationId: location.id,
+      deviceId: 'register-Rotating',
+    });
     expect(rotated.apiKey).toMatch(API_KEY_SHAPE);
     expect(rotated.apiKey).not.toBe(oldKey);
     const graceEnds = Date.parse(rotated.previousKeyExpiresAt);
@@ -84,8 +91,13 @@ describe('key rotation (default grace)', () => {
     await expectRevoked(oldKey);
     await expectRevoked(newKey);
 
-    const rotate = (id: string) => call('POST', `${stack.origin}/admin/v1/sessions/${id}/rotate-key`, { headers: adminHeader(stack.env) });
-    expect((await rotate(sessionId)).json()).toMatchObject({ status: 409, title: 'Conflict', detail: 'Session is closed; its key cannot be rotated' });
+    const rotate = (id: string) =>
+      call('POST', `${stack.origin}/admin/v1/sessions/${id}/rotate-key`, { headers: adminHeader(stack.env) });
+    expect((await rotate(sessionId)).json()).toMatchObject({
+      status: 409,
+      title: 'Conflict',
+      detail: 'Session is closed; its key cannot be rotated',
+    });
     expect((await rotate('no-such-session')).json()).toMatchObject({ status: 404, detail: 'Session does not exist' });
     expect((await call('POST', `${stack.origin}/admin/v1/sessions/${sessionId}/rotate-key`)).status).toBe(401);
   });

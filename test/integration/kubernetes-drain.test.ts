@@ -19,7 +19,9 @@ import { streamPath, TestStream } from '../support/sse-client';
 import { ROOT, spawnRole, stackEnv } from '../support/stack';
 import { eventually } from '../support/wait';
 
-const apiDeployment = YAML.parseAllDocuments(fs.readFileSync(path.join(ROOT, 'deploy/kubernetes/chain/api.yaml'), 'utf8'))
+const apiDeployment = YAML.parseAllDocuments(
+  fs.readFileSync(path.join(ROOT, 'deploy/kubernetes/chain/api.yaml'), 'utf8'),
+)
   .map((doc) => doc.toJS())
   .find((object: any) => object.kind === 'Deployment');
 const pod = apiDeployment.spec.template.spec;
@@ -36,20 +38,29 @@ const UPDATES = 6;
 
 describe('an API node drained as Kubernetes drains it', () => {
   it('answers the probes the manifests name; on SIGTERM ends every stream with its reconnection hint, answers every request in flight, and exits within the grace period', async () => {
-    const env = stackEnv({ JOB_TIMEOUT: '30s', SHUTDOWN_GRACE: manifest.shutdownGrace, SSE_MAX_STREAMS_PER_SESSION: String(STREAMS) });
+    const env = stackEnv({
+      JOB_TIMEOUT: '30s',
+      SHUTDOWN_GRACE: manifest.shutdownGrace,
+      SSE_MAX_STREAMS_PER_SESSION: String(STREAMS),
+    });
     const api = await spawnRole('api', env);
     const origin = `http://127.0.0.1:${api.port}`;
-    for (const probe of [manifest.liveness, manifest.readiness]) expect([probe, (await call('GET', `${origin}${probe}`)).status]).toEqual([probe, 200]);
+    for (const probe of [manifest.liveness, manifest.readiness])
+      expect([probe, (await call('GET', `${origin}${probe}`)).status]).toEqual([probe, 200]);
 
     const admin = new AdminClient(origin, env.ADMIN_TOKEN!);
     const location = await admin.createLocation('Drained');
     const { apiKey } = await admin.createServiceSession(location.id, 'reg-drain');
-    const streams = await Promise.all(Array.from({ length: STREAMS }, () => TestStream.open(`${origin}${streamPath}`, { apiKey })));
+    const streams = await Promise.all(
+      Array.from({ length: STREAMS }, () => TestStream.open(`${origin}${streamPath}`, { apiKey })),
+    );
     await Promise.all(streams.map((stream) => stream.preamble()));
 
     // No worker yet: the updates wait in the queue while the node is told to stop.
     const orders = await Promise.all(Array.from({ length: UPDATES }, () => admin.createOrder(location.id, sampleRows)));
-    const inFlight = orders.map((order) => call('PUT', `${origin}/api/v1/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } }));
+    const inFlight = orders.map((order) =>
+      call('PUT', `${origin}/api/v1/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } }),
+    );
     const { queues, close } = openTransitionQueues(env);
     let worker: RunningWorker | undefined;
     try {
@@ -60,7 +71,10 @@ describe('an API node drained as Kubernetes drains it', () => {
       api.process.kill('SIGTERM');
       await Promise.all(streams.map((stream) => stream.end()));
       for (const stream of streams) {
-        expect({ endedCleanly: stream.endedCleanly, retries: stream.retries.length }).toEqual({ endedCleanly: true, retries: 2 });
+        expect({ endedCleanly: stream.endedCleanly, retries: stream.retries.length }).toEqual({
+          endedCleanly: true,
+          retries: 2,
+        });
         expect(stream.raw).toMatch(/\nretry: \d+\n\n$/);
       }
 

@@ -31,15 +31,35 @@ describe('GET /metrics', () => {
     // counted from here: whatever the file's other tests asked before
     const before = await scrape();
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
-    expect((await call('PUT', `${stack.baseUrl}/orders/4242/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(400);
+    expect(
+      (await call('PUT', `${stack.baseUrl}/orders/4242/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } }))
+        .status,
+    ).toBe(400);
     expect((await call('GET', `${stack.origin}/no/such/path/123`)).status).toBe(404);
     const samples = await scrape();
-    const counted = (name: string, labels: Record<string, string>) => (valueOf(samples, name, labels) ?? 0) - (valueOf(before, name, labels) ?? 0);
-    expect(counted('pos_http_requests_total', { method: 'GET', route: '/api/v1/orders/location', status: '200' })).toBe(1);
-    expect(counted('pos_http_requests_total', { method: 'PUT', route: '/api/v1/orders/:number/statusupdate', status: '400' })).toBe(1);
+    const counted = (name: string, labels: Record<string, string>) =>
+      (valueOf(samples, name, labels) ?? 0) - (valueOf(before, name, labels) ?? 0);
+    expect(counted('pos_http_requests_total', { method: 'GET', route: '/api/v1/orders/location', status: '200' })).toBe(
+      1,
+    );
+    expect(
+      counted('pos_http_requests_total', {
+        method: 'PUT',
+        route: '/api/v1/orders/:number/statusupdate',
+        status: '400',
+      }),
+    ).toBe(1);
     expect(counted('pos_http_requests_total', { method: 'GET', route: '(unmatched)', status: '404' })).toBe(1);
-    expect(counted('pos_http_request_duration_seconds_count', { method: 'GET', route: '/api/v1/orders/location', status: '200' })).toBe(1);
-    expect(samples.some((s) => (s.labels.route ?? '').includes('4242') || (s.labels.route ?? '').includes('/no/such'))).toBe(false);
+    expect(
+      counted('pos_http_request_duration_seconds_count', {
+        method: 'GET',
+        route: '/api/v1/orders/location',
+        status: '200',
+      }),
+    ).toBe(1);
+    expect(
+      samples.some((s) => (s.labels.route ?? '').includes('4242') || (s.labels.route ?? '').includes('/no/such')),
+    ).toBe(false);
   });
 
   it('reports queue depth, job latency and published events after a status update', async () => {
@@ -47,16 +67,22 @@ describe('GET /metrics', () => {
     const key = (await stack.admin.createServiceSession(loc.id, 'reg-1')).apiKey;
     const before = await scrape();
     const order = await stack.admin.createOrder(loc.id, sampleRows);
-    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+      apiKey: key,
+      body: { newState: 'COMPLETED' },
+    });
     expect(done.status).toBe(200);
     const after = await scrape();
     for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed']) {
       expect(valueOf(after, 'pos_queue_jobs', { state })).toEqual(expect.any(Number));
     }
     expect(valueOf(after, 'pos_queue_jobs', { state: 'completed' })).toBeGreaterThanOrEqual(1);
-    const jobs = (samples: typeof after) => valueOf(samples, 'pos_job_duration_seconds_count', { job: 'order-action', status: '200' }) ?? 0;
+    const jobs = (samples: typeof after) =>
+      valueOf(samples, 'pos_job_duration_seconds_count', { job: 'order-action', status: '200' }) ?? 0;
     expect(jobs(after) - jobs(before)).toBe(1);
-    expect(valueOf(after, 'pos_job_duration_seconds_bucket', { job: 'order-action', status: '200', le: '+Inf' })).toBe(jobs(after));
+    expect(valueOf(after, 'pos_job_duration_seconds_bucket', { job: 'order-action', status: '200', le: '+Inf' })).toBe(
+      jobs(after),
+    );
     const published = (samples: typeof after) => valueOf(samples, 'pos_events_published_total', { type: 'order' }) ?? 0;
     expect(published(after) - published(before)).toBe(1);
   });
@@ -92,7 +118,8 @@ describe('GET /metrics', () => {
   it('counts the MongoDB commands the node sends', async () => {
     const loc = await stack.admin.createLocation('Metrics MongoDB');
     const key = (await stack.admin.createServiceSession(loc.id, 'reg-mongo')).apiKey;
-    const poll = async () => expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
+    const poll = async () =>
+      expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
     // the session (not cached yet) and the work, one read each
     expect(await mongoCommandsFor(stack.origin, poll)).toBe(2);
   });
@@ -114,7 +141,14 @@ describe('GET /metrics of a worker (METRICS_PORT)', () => {
     const loc = await stack.admin.createLocation('Worker metrics');
     const key = (await stack.admin.createServiceSession(loc.id, 'reg-w')).apiKey;
     const order = await stack.admin.createOrder(loc.id, sampleRows);
-    expect((await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
+    expect(
+      (
+        await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+          apiKey: key,
+          body: { newState: 'COMPLETED' },
+        })
+      ).status,
+    ).toBe(200);
     // BullMQ's 'completed' (which counts the job) follows the answer by a Redis round trip
     let samples: Sample[] = [];
     const finished = () => valueOf(samples, 'pos_jobs_processed_total', { job: 'order-action', status: '200' });
@@ -130,7 +164,10 @@ describe('GET /metrics of a worker (METRICS_PORT)', () => {
     expect((await call('GET', `${origin}/admin/v1/locations`)).status).toBe(404);
     // its liveness probe (docs/deployment.md#kubernetes)
     const health = await call('GET', `${origin}/healthz`);
-    expect([health.status, health.json()]).toEqual([200, { status: 'ok', version: buildInfo().version, commit: buildInfo().commit }]);
+    expect([health.status, health.json()]).toEqual([
+      200,
+      { status: 'ok', version: buildInfo().version, commit: buildInfo().commit },
+    ]);
     expect(valueOf(samples, 'pos_build_info', { ...buildInfo() })).toBe(1);
   });
 });
@@ -153,8 +190,10 @@ describe('Redis memory on /metrics', () => {
     await redisServer?.stop();
   });
 
-  const scrape = async () => parseMetrics((await call('GET', `${stack.origin}/metrics`, { headers: adminHeader(stack.env) })).text);
-  const info = async (field: string) => Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(await redis.info('memory'))![1]);
+  const scrape = async () =>
+    parseMetrics((await call('GET', `${stack.origin}/metrics`, { headers: adminHeader(stack.env) })).text);
+  const info = async (field: string) =>
+    Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(await redis.info('memory'))![1]);
 
   it('reports used memory and maxmemory as INFO memory does, by node; a hung Redis leaves them out without holding the scrape, and reads as not ready', async () => {
     await redis.config('SET', 'maxmemory', String(256 * 1024 * 1024));
@@ -186,7 +225,11 @@ describe('Redis memory on /metrics', () => {
     } finally {
       process.kill(redisServer.process.pid!, 'SIGCONT');
     }
-    await eventually(async () => valueOf(await scrape(), 'pos_redis_memory_used_bytes', { node }) !== undefined, 'the gauge back', 10_000);
+    await eventually(
+      async () => valueOf(await scrape(), 'pos_redis_memory_used_bytes', { node }) !== undefined,
+      'the gauge back',
+      10_000,
+    );
     await eventually(async () => valueOf(await scrape(), 'pos_ready') === 1, 'ready again', 10_000);
     expect(valueOf(await scrape(), 'pos_dependency_up', { dependency: 'redis' })).toBe(1);
   });
@@ -210,9 +253,19 @@ describe('queue wait on /metrics', () => {
     expect(await oldest()).toBe(0);
     const loc = await stack.admin.createLocation('Queue wait');
     const key = (await stack.admin.createServiceSession(loc.id, 'reg-q')).apiKey;
-    const orders = [await stack.admin.createOrder(loc.id, sampleRows), await stack.admin.createOrder(loc.id, sampleRows)];
+    const orders = [
+      await stack.admin.createOrder(loc.id, sampleRows),
+      await stack.admin.createOrder(loc.id, sampleRows),
+    ];
     const update = async (number: number) =>
-      expect((await call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(503);
+      expect(
+        (
+          await call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, {
+            apiKey: key,
+            body: { newState: 'COMPLETED' },
+          })
+        ).status,
+      ).toBe(503);
     const queuedAt = Date.now();
     await update(orders[0]!.number);
     await eventually(async () => ((await oldest()) ?? 0) >= 1, 'the first job waiting a second', 10_000);

@@ -70,20 +70,32 @@ describe('migrations', () => {
   it('a holder that stalled past its lease stops before its next write, while the next holder runs the migration (no clocks compared)', async () => {
     const LEASE_MS = 2000;
     const marks = db.collection<{ _id: string; at: Date }>('marks');
-    const holder = spawnGroup(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, '../support/migration-holder.ts')], {
-      env: { ...process.env, MIGRATION_DB: db.databaseName, LEASE_MS: String(LEASE_MS) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const holder = spawnGroup(
+      process.execPath,
+      ['--require', 'tsx/cjs', path.join(__dirname, '../support/migration-holder.ts')],
+      {
+        env: { ...process.env, MIGRATION_DB: db.databaseName, LEASE_MS: String(LEASE_MS) },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     holder.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => holder.once('exit', resolve));
     try {
-      await eventually(async () => (await marks.countDocuments({ _id: 'a-0' })) === 1, 'the first holder to start', 30_000);
+      await eventually(
+        async () => (await marks.countDocuments({ _id: 'a-0' })) === 1,
+        'the first holder to start',
+        30_000,
+      );
       signalGroup(holder, 'SIGSTOP'); // as Ctrl-Z on `npm run migrate`, or a paused VM
       const stalledWith = await marks.countDocuments({ _id: /^a-/ });
 
       const next = runMigrations(db, [marking('b')], { leases: new LeasesRepo(db), log, leaseMs: LEASE_MS });
-      await eventually(async () => (await marks.countDocuments({ _id: 'b-0' })) === 1, 'the next holder to take the lease over', 15_000);
+      await eventually(
+        async () => (await marks.countDocuments({ _id: 'b-0' })) === 1,
+        'the next holder to take the lease over',
+        15_000,
+      );
       signalGroup(holder, 'SIGCONT');
       expect(await next).toEqual(['0.6.0-slow']);
       expect(await exited).toBe(0);
@@ -112,11 +124,13 @@ describe('migrations', () => {
       purgeAt: new Date(at.getTime() + 86_400_000),
     });
     // as 14e85b5 wrote them: no locationId
-    await db.collection('webhookDeliveries').insertMany([
-      attempt('d1', 'order.placed', { locationId: 'loc-a', order: { number: 1 } }),
-      attempt('d2', 'order.completed', { locationId: 'loc-b', order: { number: 2 } }),
-      attempt('d3', 'webhook.test', { subscriptionId: 'sub-1' }),
-    ] as never[]);
+    await db
+      .collection('webhookDeliveries')
+      .insertMany([
+        attempt('d1', 'order.placed', { locationId: 'loc-a', order: { number: 1 } }),
+        attempt('d2', 'order.completed', { locationId: 'loc-b', order: { number: 2 } }),
+        attempt('d3', 'webhook.test', { subscriptionId: 'sub-1' }),
+      ] as never[]);
     const lease = new MigrationLease(Infinity, 60_000);
     expect(await deliveryLogLocations.up(db, log, lease)).toBe(2);
     expect(await deliveryLogLocations.up(db, log, lease)).toBe(0);
@@ -132,7 +146,18 @@ describe('migrations', () => {
     const audit = new AuditRepo(db);
     const at = new Date();
     for (let i = 0; i < 3; i++) {
-      await audit.append({ _id: `a${i}`, at, operatorName: 'root', role: 'admin', method: 'POST', route: '/admin/v1/locations', targets: {}, status: 201, requestId: `r${i}`, purgeAt: new Date(at.getTime() + 60_000) });
+      await audit.append({
+        _id: `a${i}`,
+        at,
+        operatorName: 'root',
+        role: 'admin',
+        method: 'POST',
+        route: '/admin/v1/locations',
+        targets: {},
+        status: 201,
+        requestId: `r${i}`,
+        purgeAt: new Date(at.getTime() + 60_000),
+      });
     }
     // as the release before 0.5.0 wrote them
     await db.collection('audit').updateMany({ seq: { $lte: 2 } }, { $unset: { fullHash: '' } });

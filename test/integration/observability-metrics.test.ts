@@ -59,7 +59,8 @@ describe('the metrics the alert rules and the dashboard read', () => {
   });
 
   it('include the readiness and stream metrics', () => {
-    for (const name of ['pos_ready', 'pos_dependency_up', 'pos_streams_ended_total']) expect({ name, served: serves(texts[0]!, name) }).toEqual({ name, served: true });
+    for (const name of ['pos_ready', 'pos_dependency_up', 'pos_streams_ended_total'])
+      expect({ name, served: serves(texts[0]!, name) }).toEqual({ name, served: true });
     expect(texts[0]).toMatch(/^pos_ready 1$/m);
     expect(texts[0]).toMatch(/^pos_dependency_up\{dependency="mongodb"\} 1$/m);
     expect(texts[0]).toMatch(/^pos_dependency_up\{dependency="redis"\} 1$/m);

@@ -20,7 +20,9 @@ import { TcpProxy } from '../../scripts/embedded/tcp-proxy';
 import { eventually } from '../support/wait';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const basic = (password: string) => ({ authorization: `Basic ${Buffer.from(`someone:${password}`).toString('base64')}` });
+const basic = (password: string) => ({
+  authorization: `Basic ${Buffer.from(`someone:${password}`).toString('base64')}`,
+});
 
 describe('operators: roles, scope and audit', () => {
   const stack = useStack({ BULL_BOARD_WRITABLE: '1' });
@@ -51,9 +53,17 @@ describe('operators: roles, scope and audit', () => {
    * A write with a request id of the caller's; its one audit record, by
    * the service's id, checked against who made it.
    */
-  async function write(token: string, method: string, path: string, options: CallOptions = {}): Promise<{ res: HttpResult; record: AuditRecord }> {
+  async function write(
+    token: string,
+    method: string,
+    path: string,
+    options: CallOptions = {},
+  ): Promise<{ res: HttpResult; record: AuditRecord }> {
     const claimed = randomUUID();
-    const res = await call(method, `${stack.origin}${path}`, { ...options, headers: { ...bearer(token), 'x-request-id': claimed, ...options.headers } });
+    const res = await call(method, `${stack.origin}${path}`, {
+      ...options,
+      headers: { ...bearer(token), 'x-request-id': claimed, ...options.headers },
+    });
     const requestId = res.headers.get('x-request-id')!;
     const records = await auditOf(requestId);
     expect(records).toHaveLength(1);
@@ -67,9 +77,17 @@ describe('operators: roles, scope and audit', () => {
   const get = (token: string, path: string) => call('GET', `${stack.origin}${path}`, { headers: bearer(token) });
 
   it('ADMIN_TOKEN is root: its writes are audited as `root`, an admin without an operator id', async () => {
-    const { res, record } = await write(stack.env.ADMIN_TOKEN!, 'POST', '/admin/v1/locations', { body: { name: 'Root made this' } });
+    const { res, record } = await write(stack.env.ADMIN_TOKEN!, 'POST', '/admin/v1/locations', {
+      body: { name: 'Root made this' },
+    });
     expect(res.status).toBe(201);
-    expect(record).toMatchObject({ operatorName: 'root', role: 'admin', route: '/admin/v1/locations', targets: {}, status: 201 });
+    expect(record).toMatchObject({
+      operatorName: 'root',
+      role: 'admin',
+      route: '/admin/v1/locations',
+      targets: {},
+      status: 201,
+    });
     expect(record.operatorId).toBeUndefined();
     // kept AUDIT_RETENTION (400 days by default): the lifecycle purge reads purgeAt, oldest first; no TTL
     // index, which would take records out of the middle of the hash chain
@@ -77,7 +95,9 @@ describe('operators: roles, scope and audit', () => {
     try {
       const stored = await db.collection<{ at: Date; purgeAt: Date }>('audit').findOne({ requestId: record.requestId });
       expect(stored!.purgeAt.getTime() - stored!.at.getTime()).toBe(400 * 86_400_000);
-      expect((await db.collection('audit').indexes()).filter((index) => index.expireAfterSeconds !== undefined)).toEqual([]);
+      expect(
+        (await db.collection('audit').indexes()).filter((index) => index.expireAfterSeconds !== undefined),
+      ).toEqual([]);
     } finally {
       await close();
     }
@@ -91,16 +111,29 @@ describe('operators: roles, scope and audit', () => {
 
     // B answers as a missing location does, read or write
     const missing = (await get(token, `/admin/v1/locations/${randomUUID()}`)).json();
-    for (const path of [`/locations/${locationB}`, `/locations/${locationB}/orders?state=PLACED`, `/locations/${locationB}/sessions`, `/locations/${locationB}/commands`, `/locations/${locationB}/history`]) {
+    for (const path of [
+      `/locations/${locationB}`,
+      `/locations/${locationB}/orders?state=PLACED`,
+      `/locations/${locationB}/sessions`,
+      `/locations/${locationB}/commands`,
+      `/locations/${locationB}/history`,
+    ]) {
       const res = await get(token, `/admin/v1${path}`);
       expect(`${path} ${res.status}`).toBe(`${path} 404`);
       expect(res.json().detail).toBe(missing.detail);
     }
-    const refused = await write(token, 'POST', `/admin/v1/locations/${locationB}/orders`, { body: { rows: sampleRows } });
+    const refused = await write(token, 'POST', `/admin/v1/locations/${locationB}/orders`, {
+      body: { rows: sampleRows },
+    });
     expect(refused.res.status).toBe(404);
     expect(refused.res.json().detail).toBe(missing.detail);
     // not B's record: B's operators would read who tried (docs/operators.md#the-audit-log)
-    expect(refused.record).toMatchObject({ operatorId: managerA.id, operatorName: 'Manager of A', role: 'manager', status: 404 });
+    expect(refused.record).toMatchObject({
+      operatorId: managerA.id,
+      operatorName: 'Manager of A',
+      role: 'manager',
+      status: 404,
+    });
     expect(refused.record.locationId).toBeUndefined();
     expect(await stack.admin.listOrders(locationB, 'PLACED')).toEqual([]);
 
@@ -117,13 +150,24 @@ describe('operators: roles, scope and audit', () => {
       expect(record).toMatchObject({ targets: { sessionId: sessionB.sessionId } });
       expect(record.locationId).toBeUndefined();
     }
-    expect((await stack.admin.listSessions(locationB)).find((s) => s.sessionId === sessionB.sessionId)?.closedAt).toBeUndefined();
+    expect(
+      (await stack.admin.listSessions(locationB)).find((s) => s.sessionId === sessionB.sessionId)?.closedAt,
+    ).toBeUndefined();
 
     // A is its own: an order, a register key (never in the audit record), a status update
-    const created = await write(token, 'POST', `/admin/v1/locations/${locationA}/orders`, { body: { rows: sampleRows } });
+    const created = await write(token, 'POST', `/admin/v1/locations/${locationA}/orders`, {
+      body: { rows: sampleRows },
+    });
     expect(created.res.status).toBe(201);
-    expect(created.record).toMatchObject({ route: '/admin/v1/locations/:id/orders', targets: { id: locationA }, locationId: locationA, status: 201 });
-    const issued = await write(token, 'POST', `/admin/v1/locations/${locationA}/service-sessions`, { body: { deviceId: 'register-a' } });
+    expect(created.record).toMatchObject({
+      route: '/admin/v1/locations/:id/orders',
+      targets: { id: locationA },
+      locationId: locationA,
+      status: 201,
+    });
+    const issued = await write(token, 'POST', `/admin/v1/locations/${locationA}/service-sessions`, {
+      body: { deviceId: 'register-a' },
+    });
     expect(issued.res.status).toBe(201);
     secrets.push(issued.res.json().apiKey);
     expect(JSON.stringify(issued.record)).not.toContain(issued.res.json().apiKey);
@@ -165,8 +209,12 @@ describe('operators: roles, scope and audit', () => {
     expect((await get(token, '/admin/v1/audit')).status).toBe(403);
   });
 
-  it('an audit record costs two MongoDB commands, its insert and the head anchor\'s update (the chain\'s last link is known); a cached token none', async () => {
-    const refusedWrite = () => call('POST', `${stack.origin}/admin/v1/locations/${locationA}/orders`, { headers: bearer(viewer.token), body: { rows: sampleRows } });
+  it("an audit record costs two MongoDB commands, its insert and the head anchor's update (the chain's last link is known); a cached token none", async () => {
+    const refusedWrite = () =>
+      call('POST', `${stack.origin}/admin/v1/locations/${locationA}/orders`, {
+        headers: bearer(viewer.token),
+        body: { rows: sampleRows },
+      });
     await refusedWrite();
     // the token is cached and the write refused before its work: what is left is its audit record
     expect(await mongoCommandsFor(stack.origin, refusedWrite)).toBe(2);
@@ -175,10 +223,17 @@ describe('operators: roles, scope and audit', () => {
   });
 
   it('each role gets a 403 on every operation above it, and never on one within it', async () => {
-    const tokens = { viewer: viewer.token, manager: (await stack.admin.createOperator({ name: 'Manager, all', role: 'manager' })).token };
+    const tokens = {
+      viewer: viewer.token,
+      manager: (await stack.admin.createOperator({ name: 'Manager, all', role: 'manager' })).token,
+    };
     secrets.push(tokens.manager);
     const fill = (path: string) =>
-      path.replace('{id}', randomUUID()).replace('{sessionId}', randomUUID()).replace('{operatorId}', randomUUID()).replace('{number}', '1');
+      path
+        .replace('{id}', randomUUID())
+        .replace('{sessionId}', randomUUID())
+        .replace('{operatorId}', randomUUID())
+        .replace('{number}', '1');
     const checked: string[] = [];
     for (const spec of OPERATIONS.filter((op) => op.access === 'admin' || op.access === 'board')) {
       for (const [role, token] of Object.entries(tokens) as [keyof typeof tokens, string][]) {
@@ -196,14 +251,23 @@ describe('operators: roles, scope and audit', () => {
       }
     }
     // a manager is refused creating locations and operators (and webhooks, whose operations are `admin`)
-    expect(checked).toEqual(expect.arrayContaining(['manager POST /admin/v1/locations', 'manager POST /admin/v1/operators', 'manager GET /metrics']));
+    expect(checked).toEqual(
+      expect.arrayContaining([
+        'manager POST /admin/v1/locations',
+        'manager POST /admin/v1/operators',
+        'manager GET /metrics',
+      ]),
+    );
     expect(await stack.admin.listOperators({ limit: 1000 })).toHaveLength(4);
   });
 
   it('an operator stream scoped to A refuses B, as a missing location', async () => {
     const open = async (locationId: string) => {
       const aborter = new AbortController();
-      const res = await fetch(`${stack.origin}/admin/v1/locations/${locationId}/stream`, { headers: bearer(managerA.token), signal: aborter.signal });
+      const res = await fetch(`${stack.origin}/admin/v1/locations/${locationId}/stream`, {
+        headers: bearer(managerA.token),
+        signal: aborter.signal,
+      });
       const status = res.status;
       const type = res.headers.get('content-type');
       aborter.abort();
@@ -225,14 +289,22 @@ describe('operators: roles, scope and audit', () => {
     }
     expect((await call('GET', `${stack.origin}/metrics`)).status).toBe(401);
     expect((await get(adminOperator.token, '/metrics')).status).toBe(200);
-    expect((await call('GET', `${stack.origin}/admin/queues`, { headers: basic(adminOperator.token) })).status).toBe(200);
+    expect((await call('GET', `${stack.origin}/admin/queues`, { headers: basic(adminOperator.token) })).status).toBe(
+      200,
+    );
 
     // a writable board's action: refused to a manager, done for an admin, each audited once
     const retry = '/admin/queues/api/queues/order-work/retry/failed';
-    const refused = await write(managerA.token, 'PUT', retry, { headers: { 'content-type': 'application/json' }, body: {} });
+    const refused = await write(managerA.token, 'PUT', retry, {
+      headers: { 'content-type': 'application/json' },
+      body: {},
+    });
     expect(refused.res.status).toBe(403);
     expect(refused.record).toMatchObject({ operatorId: managerA.id, status: 403 });
-    const done = await write(adminOperator.token, 'PUT', retry, { headers: { 'content-type': 'application/json' }, body: {} });
+    const done = await write(adminOperator.token, 'PUT', retry, {
+      headers: { 'content-type': 'application/json' },
+      body: {},
+    });
     expect(done.res.status).toBe(200);
     expect(done.record).toMatchObject({
       operatorId: adminOperator.id,
@@ -244,19 +316,32 @@ describe('operators: roles, scope and audit', () => {
   });
 
   it('manages operators: a token shown once, a role or scope change holds at once, and no secret in the log', async () => {
-    const created = await write(adminOperator.token, 'POST', '/admin/v1/operators', { body: { name: 'Temp', role: 'manager', locationIds: [locationB] } });
+    const created = await write(adminOperator.token, 'POST', '/admin/v1/operators', {
+      body: { name: 'Temp', role: 'manager', locationIds: [locationB] },
+    });
     expect(created.res.status).toBe(201);
     const temp = created.res.json() as IssuedOperator;
     secrets.push(temp.token);
     expect(JSON.stringify(created.record)).not.toContain(temp.token);
-    expect(await stack.admin.getOperator(temp.id)).toEqual({ id: temp.id, name: 'Temp', role: 'manager', locationIds: [locationB], createdAt: temp.createdAt });
+    expect(await stack.admin.getOperator(temp.id)).toEqual({
+      id: temp.id,
+      name: 'Temp',
+      role: 'manager',
+      locationIds: [locationB],
+      createdAt: temp.createdAt,
+    });
     expect((await get(temp.token, `/admin/v1/locations/${locationB}`)).status).toBe(200);
 
-    const widened = await write(stack.env.ADMIN_TOKEN!, 'PATCH', `/admin/v1/operators/${temp.id}`, { body: { role: 'viewer', allLocations: true } });
+    const widened = await write(stack.env.ADMIN_TOKEN!, 'PATCH', `/admin/v1/operators/${temp.id}`, {
+      body: { role: 'viewer', allLocations: true },
+    });
     expect(widened.res.json()).toMatchObject({ role: 'viewer' });
     expect(widened.record).toMatchObject({ targets: { operatorId: temp.id } });
     expect((await get(temp.token, `/admin/v1/locations/${locationA}`)).status).toBe(200);
-    expect((await write(temp.token, 'POST', `/admin/v1/locations/${locationB}/orders`, { body: { rows: sampleRows } })).res.status).toBe(403);
+    expect(
+      (await write(temp.token, 'POST', `/admin/v1/locations/${locationB}/orders`, { body: { rows: sampleRows } })).res
+        .status,
+    ).toBe(403);
 
     const rotated = await write(stack.env.ADMIN_TOKEN!, 'POST', `/admin/v1/operators/${temp.id}/rotate-token`);
     const fresh = rotated.res.json() as IssuedOperator;
@@ -296,10 +381,13 @@ describe("a deleted operator's token across two API nodes", () => {
       [second, first],
     ] as const) {
       const operator = await root.createOperator({ name: 'Soon gone', role: 'viewer' });
-      const list = (node: { port?: number }) => call('GET', `${roleOrigin(node)}/admin/v1/locations`, { headers: bearer(operator.token) });
+      const list = (node: { port?: number }) =>
+        call('GET', `${roleOrigin(node)}/admin/v1/locations`, { headers: bearer(operator.token) });
       // each node has the token cached
       for (const node of [deleter, other, deleter, other]) expect((await list(node)).status).toBe(200);
-      const deleted = await call('DELETE', `${roleOrigin(deleter)}/admin/v1/operators/${operator.id}`, { headers: bearer(env.ADMIN_TOKEN!) });
+      const deleted = await call('DELETE', `${roleOrigin(deleter)}/admin/v1/operators/${operator.id}`, {
+        headers: bearer(env.ADMIN_TOKEN!),
+      });
       expect(deleted.status).toBe(204);
       for (const node of [other, deleter]) {
         const refused = await list(node);
@@ -314,7 +402,9 @@ describe("a deleted operator's token across two API nodes", () => {
     const location = await root.createLocation('Streams end');
     const operator = await root.createOperator({ name: 'Watching', role: 'viewer' });
     const ended = nodes.map(async (node) => {
-      const res = await fetch(`${roleOrigin(node)}/admin/v1/locations/${location.id}/stream`, { headers: bearer(operator.token) });
+      const res = await fetch(`${roleOrigin(node)}/admin/v1/locations/${location.id}/stream`, {
+        headers: bearer(operator.token),
+      });
       expect(res.status).toBe(200);
       // the body ends when the server ends the stream
       await res.text();
@@ -322,10 +412,15 @@ describe("a deleted operator's token across two API nodes", () => {
     });
     // both streams are open (each node logs it)
     await eventually(() => nodes.every((node) => logged(node, 'stream opened') === 1), 'both streams open');
-    const deleted = await call('DELETE', `${roleOrigin(nodes[1]!)}/admin/v1/operators/${operator.id}`, { headers: bearer(env.ADMIN_TOKEN!) });
+    const deleted = await call('DELETE', `${roleOrigin(nodes[1]!)}/admin/v1/operators/${operator.id}`, {
+      headers: bearer(env.ADMIN_TOKEN!),
+    });
     expect(deleted.status).toBe(204);
     await expect(Promise.all(ended)).resolves.toEqual(['ended', 'ended']);
-    await eventually(() => nodes.every((node) => node.output().includes('"reason":"operator-changed"')), 'both streams ended for the change');
+    await eventually(
+      () => nodes.every((node) => node.output().includes('"reason":"operator-changed"')),
+      'both streams ended for the change',
+    );
   });
 });
 
@@ -353,16 +448,27 @@ describe('a node that missed an operator change while cut off from Redis', () =>
       root.createOperator({ name: 'Unchanged', role: 'viewer' }),
     ]);
     const open = async (operator: IssuedOperator) => {
-      const stream = await TestStream.open(`${roleOrigin(cutOff)}/admin/v1/locations/${location.id}/stream`, { headers: bearer(operator.token) });
+      const stream = await TestStream.open(`${roleOrigin(cutOff)}/admin/v1/locations/${location.id}/stream`, {
+        headers: bearer(operator.token),
+      });
       expect(stream.status).toBe(200);
       return stream;
     };
     const [goneStream, stayingStream] = [await open(gone), await open(staying)];
     try {
       await proxy.cut();
-      await eventually(() => logged(cutOff, 'redis subscriptions lost; restoring them') === 1, 'the node to see Redis lost');
+      await eventually(
+        () => logged(cutOff, 'redis subscriptions lost; restoring them') === 1,
+        'the node to see Redis lost',
+      );
       // deleted through the other node: its announcement never reaches the cut-off node
-      expect((await call('DELETE', `${roleOrigin(other)}/admin/v1/operators/${gone.id}`, { headers: bearer(env.ADMIN_TOKEN!) })).status).toBe(204);
+      expect(
+        (
+          await call('DELETE', `${roleOrigin(other)}/admin/v1/operators/${gone.id}`, {
+            headers: bearer(env.ADMIN_TOKEN!),
+          })
+        ).status,
+      ).toBe(204);
       expect(goneStream.isEnded).toBe(false);
 
       await proxy.restore();

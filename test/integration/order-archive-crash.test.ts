@@ -39,9 +39,11 @@ describe('archiving under concurrent updates', () => {
     const ORDERS = 24;
     const orders = [];
     for (let i = 0; i < ORDERS; i++) orders.push(await stack.admin.createOrder(location.id, sampleRows));
-    const update = (n: number, newState: string) => call('PUT', `${stack.baseUrl}/orders/${n}/statusupdate`, { apiKey: key, body: { newState } });
+    const update = (n: number, newState: string) =>
+      call('PUT', `${stack.baseUrl}/orders/${n}/statusupdate`, { apiKey: key, body: { newState } });
     const fail = (n: number) => call('POST', `${stack.baseUrl}/orders/${n}/failure`, { apiKey: key, body: {} });
-    const archived = async (n: number) => (await db.db.collection('orderArchive').countDocuments({ _id: `${location.id}:${n}` as never })) === 1;
+    const archived = async (n: number) =>
+      (await db.db.collection('orderArchive').countDocuments({ _id: `${location.id}:${n}` as never })) === 1;
 
     const outcomes = await Promise.all(
       orders.map(async (order, i) => {
@@ -53,7 +55,7 @@ describe('archiving under concurrent updates', () => {
         expect(finished.status).toBe(200);
         // Late requests until the order has been archived, and a round after that.
         const late: HttpResult[][] = [];
-        for (let after = 0; after < 2; ) {
+        for (let after = 0; after < 2;) {
           if (await archived(order.number)) after++;
           late.push(await Promise.all([update(order.number, final), fail(order.number), update(order.number, other)]));
         }
@@ -100,7 +102,10 @@ describe('a worker killed between the archive copy and the hot delete', () => {
     const ORDERS = 30;
     for (let i = 0; i < ORDERS; i++) {
       const order = await stack.admin.createOrder(location.id, sampleRows);
-      const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: i % 2 ? 'COMPLETED' : 'ABORTED' } });
+      const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+        apiKey: key,
+        body: { newState: i % 2 ? 'COMPLETED' : 'ABORTED' },
+      });
       expect(res.status).toBe(200);
     }
     expect(await serving.stop()).toBe(0);
@@ -108,7 +113,11 @@ describe('a worker killed between the archive copy and the hot delete', () => {
     expect(before).toHaveLength(ORDERS);
 
     // The lifecycle job is due every second: the doomed worker may take it, and die, before its ready line.
-    const doomed = await spawnRole('worker', { ...stack.env, ORDER_ARCHIVE_AFTER: '0s', FAULT_INJECT: 'crash-mid-archive' }, { mayDieFirst: true });
+    const doomed = await spawnRole(
+      'worker',
+      { ...stack.env, ORDER_ARCHIVE_AFTER: '0s', FAULT_INJECT: 'crash-mid-archive' },
+      { mayDieFirst: true },
+    );
     const code = await doomed.exited;
     expect({ code, signal: doomed.process.signalCode }).toEqual({ code: null, signal: 'SIGKILL' });
     const midway = await placement(db, location.id);
@@ -117,19 +126,29 @@ describe('a worker killed between the archive copy and the hot delete', () => {
 
     const rescuer = await spawnRole('worker', { ...stack.env, ORDER_ARCHIVE_AFTER: '0s' });
     try {
-      await eventually(async () => (await placement(db, location.id)).hot.length === 0, 'the hot collection emptied', 30_000);
+      await eventually(
+        async () => (await placement(db, location.id)).hot.length === 0,
+        'the hot collection emptied',
+        30_000,
+      );
       const after = await placement(db, location.id);
       expect(after.archived).toHaveLength(ORDERS);
       // The copies are the orders as they were, but for the events they held
       // (and their due time), which the relay moves.
       const withoutOutbox = ({ outbox: _events, outboxCount: _count, outboxDue: _due, ...doc }: OrderDoc) => doc;
       for (const original of before) {
-        const { archivedAt, purgeAt, ...copy } = after.archived.find((c) => c._id === original._id) as OrderDoc & { archivedAt: Date; purgeAt: Date };
+        const { archivedAt, purgeAt, ...copy } = after.archived.find((c) => c._id === original._id) as OrderDoc & {
+          archivedAt: Date;
+          purgeAt: Date;
+        };
         expect(withoutOutbox(copy)).toEqual(withoutOutbox(original));
         expect(purgeAt.getTime()).toBeGreaterThan(archivedAt.getTime());
       }
       // Every order's final event was relayed, from the hot document or its archived copy, once.
-      const finalEvents = () => db.db.collection('events').countDocuments({ locationId: location.id, type: { $in: ['order.completed', 'order.aborted'] } });
+      const finalEvents = () =>
+        db.db
+          .collection('events')
+          .countDocuments({ locationId: location.id, type: { $in: ['order.completed', 'order.aborted'] } });
       await eventually(async () => (await finalEvents()) === ORDERS, 'every final event relayed', 10_000);
     } finally {
       expect(await rescuer.stop()).toBe(0);

@@ -18,7 +18,11 @@ import { LifecycleDeps, LifecycleSettings, runLifecycle } from '@pos/worker/sche
 import { sampleRows } from '../support/http';
 
 const MINUTE = 60_000;
-const settings: LifecycleSettings = { archiveAfterMs: 15 * MINUTE, retentionMs: 90 * 24 * 60 * MINUTE, selectingTtlMs: 120 * MINUTE };
+const settings: LifecycleSettings = {
+  archiveAfterMs: 15 * MINUTE,
+  retentionMs: 90 * 24 * 60 * MINUTE,
+  selectingTtlMs: 120 * MINUTE,
+};
 const log = createLogger('silent', 'test');
 const rows = sampleRows.map((row, i) => ({ rowNumber: i + 1, ...row }));
 
@@ -43,14 +47,23 @@ describe('a lifecycle run', () => {
 
   const hot = () => db.collection<OrderDoc>('orders');
   const cold = () => db.collection<ArchivedOrderDoc>('orderArchive');
-  const ids = async (c: ReturnType<typeof hot> | ReturnType<typeof cold>) => (await c.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id).sort();
+  const ids = async (c: ReturnType<typeof hot> | ReturnType<typeof cold>) =>
+    (await c.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id).sort();
 
   /** An order as the service would have left it, last written `agoMs` before now. */
   async function order(state: OrderDoc['state'], agoMs: number, extra: Partial<OrderDoc> = {}): Promise<OrderDoc> {
     const at = new Date(Date.now() - agoMs);
-    const fields: NewOrder = { locationId: location, number: ++next, state: state === 'SELECTING' ? 'SELECTING' : 'PLACED', rows };
+    const fields: NewOrder = {
+      locationId: location,
+      number: ++next,
+      state: state === 'SELECTING' ? 'SELECTING' : 'PLACED',
+      rows,
+    };
     const doc = await deps.orders.insert(fields, at);
-    const finished = state === 'COMPLETED' || state === 'ABORTED' ? { completeTime: at, version: 1, appliedJobs: [`job-${next}`] } : {};
+    const finished =
+      state === 'COMPLETED' || state === 'ABORTED'
+        ? { completeTime: at, version: 1, appliedJobs: [`job-${next}`] }
+        : {};
     const stored = { ...doc, state, ...finished, updatedAt: at, ...extra };
     await hot().replaceOne({ _id: doc._id }, stored);
     return stored;
@@ -60,7 +73,11 @@ describe('a lifecycle run', () => {
     const finished = [];
     for (let i = 0; i < 7; i++) finished.push(await order(i % 2 ? 'ABORTED' : 'COMPLETED', 20 * MINUTE));
     const recent = await order('COMPLETED', MINUTE);
-    const others = [await order('PLACED', 180 * MINUTE), await order('FAILED', 180 * MINUTE), await order('NEW', 60 * MINUTE)];
+    const others = [
+      await order('PLACED', 180 * MINUTE),
+      await order('FAILED', 180 * MINUTE),
+      await order('NEW', 60 * MINUTE),
+    ];
 
     const run = await runLifecycle(deps, settings, { batchSize: 3, budgetMs: 60_000 });
 
@@ -136,9 +153,15 @@ describe('a lifecycle run', () => {
     expect(run).toMatchObject({ expired: 2, archived: 0 });
     expect(await ids(hot())).toEqual([edited._id, live._id, waiting._id].sort());
     expect(await ids(cold())).toEqual([abandoned._id, unsubmitted._id].sort());
-    expect(await cold().findOne({ _id: abandoned._id })).toMatchObject({ state: 'SELECTING', expiredAt: expect.any(Date) });
+    expect(await cold().findOne({ _id: abandoned._id })).toMatchObject({
+      state: 'SELECTING',
+      expiredAt: expect.any(Date),
+    });
     expect(await cold().findOne({ _id: unsubmitted._id })).toMatchObject({ state: 'NEW', expiredAt: expect.any(Date) });
-    expect(await hot().findOne({ _id: edited._id })).toMatchObject({ version: edited.version + 1, rows: rows.slice(0, 1) });
+    expect(await hot().findOne({ _id: edited._id })).toMatchObject({
+      version: edited.version + 1,
+      rows: rows.slice(0, 1),
+    });
     // To the customer (and to late requests) an expired cart is a missing order.
     expect(await deps.archive.find({ locationId: location }, abandoned.number)).toBeNull();
     expect(await deps.archive.find({ locationId: location }, unsubmitted.number)).toBeNull();
@@ -146,16 +169,30 @@ describe('a lifecycle run', () => {
 
   it('purges archived orders past their retention, and commands a day after they expired', async () => {
     for (let i = 0; i < 4; i++) await order('COMPLETED', 20 * MINUTE);
-    expect(await runLifecycle(deps, settings, { batchSize: 3, budgetMs: 60_000 })).toMatchObject({ archived: 4, purged: 0 });
+    expect(await runLifecycle(deps, settings, { batchSize: 3, budgetMs: 60_000 })).toMatchObject({
+      archived: 4,
+      purged: 0,
+    });
     expect(await cold().countDocuments()).toBe(4);
 
     const now = new Date();
     const DAY = 24 * 60 * MINUTE;
     // expired 10 minutes ago (kept a day more, for its events), and a day and 10 minutes ago
-    await deps.commands.insert({ locationId: location, number: 1, kind: 'REQUEST_BILL' }, new Date(now.getTime() - 20 * MINUTE), 10 * MINUTE);
-    await deps.commands.insert({ locationId: location, number: 2, kind: 'REQUEST_BILL' }, new Date(now.getTime() - DAY - 20 * MINUTE), 10 * MINUTE);
+    await deps.commands.insert(
+      { locationId: location, number: 1, kind: 'REQUEST_BILL' },
+      new Date(now.getTime() - 20 * MINUTE),
+      10 * MINUTE,
+    );
+    await deps.commands.insert(
+      { locationId: location, number: 2, kind: 'REQUEST_BILL' },
+      new Date(now.getTime() - DAY - 20 * MINUTE),
+      10 * MINUTE,
+    );
     await deps.commands.insert({ locationId: location, number: 3, kind: 'REQUEST_BILL' }, now, 10 * MINUTE);
-    expect(await runLifecycle(deps, settings, { batchSize: 3, budgetMs: 60_000 }, now)).toMatchObject({ purged: 0, commandsPurged: 1 });
+    expect(await runLifecycle(deps, settings, { batchSize: 3, budgetMs: 60_000 }, now)).toMatchObject({
+      purged: 0,
+      commandsPurged: 1,
+    });
     expect((await db.collection('commands').find().toArray()).map((c) => c.number).sort()).toEqual([1, 3]);
 
     const afterRetention = new Date(now.getTime() + settings.retentionMs + MINUTE);
@@ -189,18 +226,26 @@ describe('a lifecycle run', () => {
     const run = await runLifecycle({ ...deps, audit }, settings, { batchSize: 2, budgetMs: 60_000 }, now);
     expect(run).toMatchObject({ auditPurged: 5, complete: true });
     expect((await db.collection('audit').find().sort({ seq: 1 }).toArray()).map((doc) => doc.seq)).toEqual([6, 7]);
-    expect(await audit.verify(undefined)).toEqual({ intact: true, checked: 2, firstSeq: 6, lastSeq: 7, complete: true });
+    expect(await audit.verify(undefined)).toEqual({
+      intact: true,
+      checked: 2,
+      firstSeq: 6,
+      lastSeq: 7,
+      complete: true,
+    });
     expect(await db.collection('auditAnchors').findOne({ _id: 'audit' as never })).toMatchObject({ seq: 5 });
 
     // once the one in front is due, both go
     const later = new Date(now.getTime() + 2 * MINUTE);
-    expect(await runLifecycle({ ...deps, audit }, settings, { batchSize: 2, budgetMs: 60_000 }, later)).toMatchObject({ auditPurged: 2 });
+    expect(await runLifecycle({ ...deps, audit }, settings, { batchSize: 2, budgetMs: 60_000 }, later)).toMatchObject({
+      auditPurged: 2,
+    });
     expect(await audit.verify(undefined)).toEqual({ intact: true, checked: 0, complete: true });
     expect((await record(MINUTE)).seq).toBe(8);
     expect(await audit.verify(undefined)).toMatchObject({ intact: true, checked: 1, firstSeq: 8, lastSeq: 8 });
   });
 
-  it('pages a location\'s history by completion time with a cursor', async () => {
+  it("pages a location's history by completion time with a cursor", async () => {
     const base = Date.now() - 60 * MINUTE;
     const made = [];
     // Two orders share a completion time: the number breaks the tie.
@@ -210,7 +255,9 @@ describe('a lifecycle run', () => {
     await order('COMPLETED', 20 * MINUTE, { locationId: 'elsewhere', completeTime: new Date(base + 2000) });
     await runLifecycle(deps, settings, { batchSize: 10, budgetMs: 60_000 });
 
-    const expected = [...made].sort((a, b) => a.completeTime!.getTime() - b.completeTime!.getTime() || a.number - b.number).map((o) => o.number);
+    const expected = [...made]
+      .sort((a, b) => a.completeTime!.getTime() - b.completeTime!.getTime() || a.number - b.number)
+      .map((o) => o.number);
     const seen: number[] = [];
     let page = await deps.archive.history({ locationId: location, limit: 2 });
     for (;;) {
@@ -220,7 +267,12 @@ describe('a lifecycle run', () => {
     }
     expect(seen).toEqual(expected);
 
-    const ranged = await deps.archive.history({ locationId: location, limit: 10, from: new Date(base + 3000), to: new Date(base + 5000) });
+    const ranged = await deps.archive.history({
+      locationId: location,
+      limit: 10,
+      from: new Date(base + 3000),
+      to: new Date(base + 5000),
+    });
     expect(ranged.orders.map((o) => o.number)).toEqual(expected.slice(1, 4));
     expect(ranged.next).toBeUndefined();
   });

@@ -20,7 +20,10 @@ type Db = Awaited<ReturnType<typeof openDb>>;
 
 const where = async (db: Db, locationId: string, number: number) => {
   const id = `${locationId}:${number}`;
-  const [hot, archived] = await Promise.all([db.order(locationId, number), db.db.collection('orderArchive').findOne({ _id: id as never })]);
+  const [hot, archived] = await Promise.all([
+    db.order(locationId, number),
+    db.db.collection('orderArchive').findOne({ _id: id as never }),
+  ]);
   return { hot: hot !== null, archived: archived !== null };
 };
 
@@ -32,7 +35,13 @@ const archivedAll = (db: Db, locationId: string, numbers: number[]) =>
     20_000,
   );
 
-const conflict = (detail: string, instance: string) => ({ type: 'about:blank', title: 'Conflict', status: 409, detail, instance });
+const conflict = (detail: string, instance: string) => ({
+  type: 'about:blank',
+  title: 'Conflict',
+  status: 409,
+  detail,
+  instance,
+});
 
 describe('finished orders leave for the archive', () => {
   const stack = useStack({ ORDER_ARCHIVE_AFTER: '0s', LIFECYCLE_INTERVAL: '1s' });
@@ -48,8 +57,10 @@ describe('finished orders leave for the archive', () => {
   it("a register's late status updates and failure reports answer as before archiving; archiving announces nothing", async () => {
     const { location, key } = await registerAt(stack, 'Late register', 3);
     const other = await registerAt(stack, 'Elsewhere');
-    const update = (n: number, newState: string, apiKey = key) => call('PUT', `${stack.baseUrl}/orders/${n}/statusupdate`, { apiKey, body: { newState } });
-    const fail = (n: number) => call('POST', `${stack.baseUrl}/orders/${n}/failure`, { apiKey: key, body: { reason: 'late' } });
+    const update = (n: number, newState: string, apiKey = key) =>
+      call('PUT', `${stack.baseUrl}/orders/${n}/statusupdate`, { apiKey, body: { newState } });
+    const fail = (n: number) =>
+      call('POST', `${stack.baseUrl}/orders/${n}/failure`, { apiKey: key, body: { reason: 'late' } });
 
     const a = await stack.admin.createOrder(location.id, sampleRows, 3);
     const b = await stack.admin.createOrder(location.id, sampleRows);
@@ -71,9 +82,16 @@ describe('finished orders leave for the archive', () => {
 
     const path = (n: number, action = 'statusupdate') => `/api/v1/orders/${n}/${action}`;
     // The same state again: 200 with the order exactly as the transition answered it.
-    for (const [n, state, before] of [[a.number, 'COMPLETED', completed], [b.number, 'ABORTED', aborted]] as const) {
+    for (const [n, state, before] of [
+      [a.number, 'COMPLETED', completed],
+      [b.number, 'ABORTED', aborted],
+    ] as const) {
       const again = await update(n, state);
-      expect([again.status, again.headers.get('content-type'), again.text]).toEqual([200, 'application/json; charset=utf-8', before.text]);
+      expect([again.status, again.headers.get('content-type'), again.text]).toEqual([
+        200,
+        'application/json; charset=utf-8',
+        before.text,
+      ]);
     }
 
     const answers = await Promise.all([
@@ -83,7 +101,9 @@ describe('finished orders leave for the archive', () => {
       fail(a.number),
       update(b.number, 'COMPLETED'),
     ]);
-    expect(answers.map((r) => [r.status, r.headers.get('content-type')])).toEqual(Array(5).fill([409, 'application/problem+json']));
+    expect(answers.map((r) => [r.status, r.headers.get('content-type')])).toEqual(
+      Array(5).fill([409, 'application/problem+json']),
+    );
     expect(answers.map((r) => r.json())).toEqual([
       conflict('Order is COMPLETED; cannot move to ABORTED', path(a.number)),
       conflict('Order is COMPLETED; cannot report a failure', path(a.number)),
@@ -91,9 +111,13 @@ describe('finished orders leave for the archive', () => {
       conflict('Order is COMPLETED; cannot report a failure', path(a.number, 'failure')),
       conflict('Order is ABORTED; cannot move to COMPLETED', path(b.number)),
     ]);
-    const recovered = await call('POST', `${stack.origin}/admin/v1/locations/${location.id}/orders/${a.number}/recover`, {
-      headers: adminHeader(stack.env),
-    });
+    const recovered = await call(
+      'POST',
+      `${stack.origin}/admin/v1/locations/${location.id}/orders/${a.number}/recover`,
+      {
+        headers: adminHeader(stack.env),
+      },
+    );
     expect(recovered.status).toBe(409);
     expect(recovered.json().detail).toBe('Order is COMPLETED; cannot recover');
 
@@ -103,7 +127,9 @@ describe('finished orders leave for the archive', () => {
       expect(res.json().detail).toBe('Order does not exist');
     }
     // Nothing was written: the archived copies are as they were.
-    expect(await db.db.collection('orderArchive').findOne({ _id: `${location.id}:${a.number}` as never })).toMatchObject({ version: 1, state: 'COMPLETED' });
+    expect(
+      await db.db.collection('orderArchive').findOne({ _id: `${location.id}:${a.number}` as never }),
+    ).toMatchObject({ version: 1, state: 'COMPLETED' });
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json()).toEqual([]);
   });
 
@@ -112,7 +138,10 @@ describe('finished orders leave for the archive', () => {
     const alice = await customerAt(stack, location.id, 7, 2);
     const bob = await customerAt(stack, location.id, 8, 3);
     const placed = await placeOrder(alice);
-    const done = await call('PUT', `${stack.baseUrl}/orders/${placed.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const done = await call('PUT', `${stack.baseUrl}/orders/${placed.number}/statusupdate`, {
+      apiKey: key,
+      body: { newState: 'COMPLETED' },
+    });
     expect(done.status).toBe(200);
     await archivedAll(db, location.id, [placed.number]);
 
@@ -139,16 +168,23 @@ describe('finished orders leave for the archive', () => {
     const finished: OrderRecord[] = [];
     for (let i = 0; i < 5; i++) {
       const order = await stack.admin.createOrder(location.id, sampleRows, i + 1);
-      const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: i === 2 ? 'ABORTED' : 'COMPLETED' } });
+      const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+        apiKey: key,
+        body: { newState: i === 2 ? 'ABORTED' : 'COMPLETED' },
+      });
       finished.push(res.json<OrderRecord>());
     }
     const open = await stack.admin.createOrder(location.id, sampleRows);
-    await archivedAll(db, location.id, finished.map((o) => o.number));
+    await archivedAll(
+      db,
+      location.id,
+      finished.map((o) => o.number),
+    );
 
     // pages of 2, each full one naming the next in `Link: rel="next"` (an opaque cursor)
     const auth = adminHeader(stack.env);
     const pages: OrderRecord[][] = [];
-    for (let next: string | undefined = `/admin/v1/locations/${location.id}/history?limit=2`; next; ) {
+    for (let next: string | undefined = `/admin/v1/locations/${location.id}/history?limit=2`; next;) {
       const res = await call('GET', `${stack.origin}${next}`, { headers: auth });
       pages.push(res.json<OrderRecord[]>());
       next = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1];
@@ -156,15 +192,24 @@ describe('finished orders leave for the archive', () => {
     expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
     expect(pages.flat()).toEqual(finished);
     expect(pages.flat().map((o) => o.number)).not.toContain(open.number);
-    expect(await stack.admin.orderHistory(location.id, { limit: 2, after: historyCursorOf(finished[1]!) })).toEqual(finished.slice(2, 4));
+    expect(await stack.admin.orderHistory(location.id, { limit: 2, after: historyCursorOf(finished[1]!) })).toEqual(
+      finished.slice(2, 4),
+    );
 
-    const range = await stack.admin.orderHistory(location.id, { from: finished[1]!.completeTime, to: finished[3]!.completeTime });
+    const range = await stack.admin.orderHistory(location.id, {
+      from: finished[1]!.completeTime,
+      to: finished[3]!.completeTime,
+    });
     expect(range).toEqual(finished.slice(1, 3));
 
-    const cli = await promisify(execFile)(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), 'history', location.id, '--all', '--limit', '2'], {
-      cwd: ROOT,
-      env: { ...process.env, POS_URL: stack.origin, ADMIN_TOKEN: stack.env.ADMIN_TOKEN! },
-    });
+    const cli = await promisify(execFile)(
+      process.execPath,
+      ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'admin.ts'), 'history', location.id, '--all', '--limit', '2'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, POS_URL: stack.origin, ADMIN_TOKEN: stack.env.ADMIN_TOKEN! },
+      },
+    );
     expect(JSON.parse(cli.stdout)).toEqual(finished);
   });
 
@@ -185,7 +230,13 @@ describe('finished orders leave for the archive', () => {
       const res = await call('GET', url(query!), { headers: auth });
       expect([res.status, res.json()]).toEqual([
         400,
-        { type: 'about:blank', title: 'Illegal argument', status: 400, detail, instance: `/admin/v1/locations/${location.id}/history` },
+        {
+          type: 'about:blank',
+          title: 'Illegal argument',
+          status: 400,
+          detail,
+          instance: `/admin/v1/locations/${location.id}/history`,
+        },
       ]);
     }
     expect((await call('GET', url('', 'no-such-location'), { headers: auth })).status).toBe(404);
@@ -195,7 +246,10 @@ describe('finished orders leave for the archive', () => {
   it('reports the collections and the runs on /metrics', async () => {
     const { location, key } = await registerAt(stack, 'Metrics');
     const order = await stack.admin.createOrder(location.id, sampleRows);
-    await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+      apiKey: key,
+      body: { newState: 'COMPLETED' },
+    });
     await archivedAll(db, location.id, [order.number]);
     // A run's figures are written just after its last batch: wait for the one that moved the order.
     let samples: Sample[] = [];
@@ -204,7 +258,9 @@ describe('finished orders leave for the archive', () => {
       samples = await scrapeMetrics(stack.origin);
       return (sample('pos_lifecycle_documents_total', { action: 'archived' }) ?? 0) >= 1;
     }, 'the archiving run on /metrics');
-    expect(sample('pos_order_documents', { collection: 'orders' })).toBe(await db.db.collection('orders').countDocuments());
+    expect(sample('pos_order_documents', { collection: 'orders' })).toBe(
+      await db.db.collection('orders').countDocuments(),
+    );
     expect(sample('pos_order_documents', { collection: 'orderArchive' })).toBeGreaterThanOrEqual(1);
     expect(sample('pos_lifecycle_runs_total')).toBeGreaterThanOrEqual(1);
     expect(sample('pos_lifecycle_run_seconds_total')).toBeGreaterThan(0);
@@ -232,20 +288,32 @@ describe('abandoned carts expire', () => {
     const { location, key } = await registerAt(stack, 'Carts');
     const carol = await customerAt(stack, location.id, 9, 4);
     const events = await listenToLocation(stack.env.REDIS_PREFIX!, location.id);
-    const create = async () => (await call('POST', `${carol.url}/orders`, { apiKey: carol.key, body: { rows: sampleRows } })).json<OrderRecord>();
+    const create = async () =>
+      (
+        await call('POST', `${carol.url}/orders`, { apiKey: carol.key, body: { rows: sampleRows } })
+      ).json<OrderRecord>();
     const cart = await create();
     const fresh = await create();
-    expect((await call('POST', `${carol.url}/orders/${fresh.number}/finish`, { apiKey: carol.key })).json().state).toBe('NEW');
-    expect((await call('POST', `${carol.url}/orders/${fresh.number}/submit`, { apiKey: carol.key })).json().state).toBe('PLACED');
+    expect((await call('POST', `${carol.url}/orders/${fresh.number}/finish`, { apiKey: carol.key })).json().state).toBe(
+      'NEW',
+    );
+    expect((await call('POST', `${carol.url}/orders/${fresh.number}/submit`, { apiKey: carol.key })).json().state).toBe(
+      'PLACED',
+    );
     // Both were last written three hours ago (SELECTING_TTL is 2 h).
     const threeHoursAgo = new Date(Date.now() - 3 * 3_600_000);
     const moved = await db.db
       .collection('orders')
-      .updateMany({ locationId: location.id, number: { $in: [cart.number, fresh.number] } }, { $set: { updatedAt: threeHoursAgo } });
+      .updateMany(
+        { locationId: location.id, number: { $in: [cart.number, fresh.number] } },
+        { $set: { updatedAt: threeHoursAgo } },
+      );
     expect(moved.modifiedCount).toBe(2);
 
     await archivedAll(db, location.id, [cart.number]);
-    expect(await db.db.collection('orderArchive').findOne({ _id: `${location.id}:${cart.number}` as never })).toMatchObject({
+    expect(
+      await db.db.collection('orderArchive').findOne({ _id: `${location.id}:${cart.number}` as never }),
+    ).toMatchObject({
       state: 'SELECTING',
       expiredAt: expect.any(Date),
     });
@@ -271,7 +339,9 @@ describe('abandoned carts expire', () => {
       [fresh.number, 'NEW'],
       [fresh.number, 'PLACED'],
     ]);
-    expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json().map((o: OrderRecord) => o.number)).toEqual([fresh.number]);
+    expect(
+      (await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json().map((o: OrderRecord) => o.number),
+    ).toEqual([fresh.number]);
     expect(await stack.admin.orderHistory(location.id)).toEqual([]);
   });
 });
@@ -290,9 +360,12 @@ describe('orders finished but never submitted expire', () => {
   it('a NEW order untouched for SELECTING_TTL leaves like a cart, and frees its place under the cap; a PLACED one stays', async () => {
     const { location, key } = await registerAt(stack, 'Unsubmitted');
     const dan = await customerAt(stack, location.id, 12, 5);
-    const create = async () => (await call('POST', `${dan.url}/orders`, { apiKey: dan.key, body: { rows: sampleRows } })).json<OrderRecord>();
+    const create = async () =>
+      (await call('POST', `${dan.url}/orders`, { apiKey: dan.key, body: { rows: sampleRows } })).json<OrderRecord>();
     const walkedAway = await create();
-    expect((await call('POST', `${dan.url}/orders/${walkedAway.number}/finish`, { apiKey: dan.key })).json().state).toBe('NEW');
+    expect(
+      (await call('POST', `${dan.url}/orders/${walkedAway.number}/finish`, { apiKey: dan.key })).json().state,
+    ).toBe('NEW');
     const placed = await placeOrder(dan);
     expect((await call('POST', `${dan.url}/orders`, { apiKey: dan.key, body: { rows: sampleRows } })).status).toBe(429);
 
@@ -300,11 +373,16 @@ describe('orders finished but never submitted expire', () => {
     const threeHoursAgo = new Date(Date.now() - 3 * 3_600_000);
     const moved = await db.db
       .collection('orders')
-      .updateMany({ locationId: location.id, number: { $in: [walkedAway.number, placed.number] } }, { $set: { updatedAt: threeHoursAgo } });
+      .updateMany(
+        { locationId: location.id, number: { $in: [walkedAway.number, placed.number] } },
+        { $set: { updatedAt: threeHoursAgo } },
+      );
     expect(moved.modifiedCount).toBe(2);
 
     await archivedAll(db, location.id, [walkedAway.number]);
-    expect(await db.db.collection('orderArchive').findOne({ _id: `${location.id}:${walkedAway.number}` as never })).toMatchObject({
+    expect(
+      await db.db.collection('orderArchive').findOne({ _id: `${location.id}:${walkedAway.number}` as never }),
+    ).toMatchObject({
       state: 'NEW',
       expiredAt: expect.any(Date),
     });
@@ -314,7 +392,9 @@ describe('orders finished but never submitted expire', () => {
     ]);
     expect(answers.map((r) => [r.status, r.json().detail])).toEqual(Array(2).fill([400, 'Order does not exist']));
     expect(await where(db, location.id, placed.number)).toEqual({ hot: true, archived: false });
-    expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json().map((o: OrderRecord) => o.number)).toEqual([placed.number]);
+    expect(
+      (await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json().map((o: OrderRecord) => o.number),
+    ).toEqual([placed.number]);
     // The expired order no longer counts among the session's open orders.
     expect((await call('POST', `${dan.url}/orders`, { apiKey: dan.key, body: { rows: sampleRows } })).status).toBe(201);
     expect(await stack.admin.orderHistory(location.id)).toEqual([]);

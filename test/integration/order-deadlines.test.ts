@@ -8,7 +8,13 @@ import type { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import type { OperatorOrderRecord, OrderRecord } from '@pos/shared/domain/records';
 import { createLogger } from '@pos/shared/log';
-import { addOrderDeadlines, countOverdueOnce, createOrderDeadlineQueue, ORDER_DEADLINE_JOB, type OrderDeadlineJob } from '@pos/shared/queue/order-deadlines';
+import {
+  addOrderDeadlines,
+  countOverdueOnce,
+  createOrderDeadlineQueue,
+  ORDER_DEADLINE_JOB,
+  type OrderDeadlineJob,
+} from '@pos/shared/queue/order-deadlines';
 import { customerAt, listenToLocation, placeOrder } from '../support/customer';
 import { Deployment, operatorStream, startDeployment } from '../support/deployment';
 import { openDb, registerAt } from '../support/fixtures';
@@ -35,7 +41,11 @@ describe('ORDER_DEADLINE across two workers', () => {
   beforeAll(async () => {
     d = await startDeployment({ ORDER_DEADLINE: '1500ms' });
     redis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: null });
-    orderDeadlines = createOrderDeadlineQueue(redis, { prefix: d.env.REDIS_PREFIX!, cluster: false }, createLogger('silent', 'test'));
+    orderDeadlines = createOrderDeadlineQueue(
+      redis,
+      { prefix: d.env.REDIS_PREFIX!, cluster: false },
+      createLogger('silent', 'test'),
+    );
   });
   afterEach(() => {
     for (const stream of open.splice(0)) stream.close();
@@ -60,40 +70,75 @@ describe('ORDER_DEADLINE across two workers', () => {
       const customer = await customerAt(d.b, locationId, 1);
       const order = await placeOrder(customer);
       // a failure below the threshold leaves it PLACED in the same placement: no second deadline
-      const failure = await call('POST', `${d.a.baseUrl}/orders/${order.number}/failure`, { apiKey: key, body: { reason: 'printer' } });
+      const failure = await call('POST', `${d.a.baseUrl}/orders/${order.number}/failure`, {
+        apiKey: key,
+        body: { reason: 'printer' },
+      });
       expect(failure.json<OrderRecord>().state).toBe('PLACED');
       // Repeats of the placement's deadline, as a job re-run adds (same id) and, with ids of their
       // own, as if two workers had each added one: the two workers race to mark it.
       const placement = { locationId, orderNumber: order.number, orderTime: Date.parse(order.orderTime!) };
-      await addOrderDeadlines(orderDeadlines, { orderDeadlineMs: 1500, autoAbortAfterMs: undefined }, { locationId, number: order.number, orderTime: new Date(order.orderTime!) }, async () => undefined);
+      await addOrderDeadlines(
+        orderDeadlines,
+        { orderDeadlineMs: 1500, autoAbortAfterMs: undefined },
+        { locationId, number: order.number, orderTime: new Date(order.orderTime!) },
+        async () => undefined,
+      );
       for (const copy of ['a', 'b', 'c']) {
-        await orderDeadlines.add(ORDER_DEADLINE_JOB.overdue, placement, { jobId: `copy-${copy}-${order.number}`, delay: Math.max(0, placement.orderTime + 1500 - Date.now()) });
+        await orderDeadlines.add(ORDER_DEADLINE_JOB.overdue, placement, {
+          jobId: `copy-${copy}-${order.number}`,
+          delay: Math.max(0, placement.orderTime + 1500 - Date.now()),
+        });
       }
 
       await eventually(() => overdueEvents(operator, order.number).length > 0, 'the overdue event');
-      await eventually(async () => ((await orderDeadlines.getJobCounts('completed')).completed ?? 0) >= 4, 'every copy of the deadline run');
+      await eventually(
+        async () => ((await orderDeadlines.getJobCounts('completed')).completed ?? 0) >= 4,
+        'every copy of the deadline run',
+      );
       expect(announcements()).toHaveLength(1);
       const [marked] = overdueEvents(operator, order.number);
-      expect(marked!.json()).toMatchObject({ number: order.number, state: 'PLACED', failureCount: 1, overdue: true, orderTime: order.orderTime });
+      expect(marked!.json()).toMatchObject({
+        number: order.number,
+        state: 'PLACED',
+        failureCount: 1,
+        overdue: true,
+        orderTime: order.orderTime,
+      });
       expect(Date.now() - Date.parse(order.orderTime!)).toBeGreaterThanOrEqual(1500);
-      await eventually(async () => (await metricValue(d.b.origin, 'pos_orders_overdue_total')) === counted + 1, 'the overdue count');
+      await eventually(
+        async () => (await metricValue(d.b.origin, 'pos_orders_overdue_total')) === counted + 1,
+        'the overdue count',
+      );
 
       // operators find it; registers' records and streams stay as the interface defines them
-      expect((await d.b.admin.listOrders(locationId, 'PLACED', { overdue: true })).map((o) => o.number)).toEqual([order.number]);
+      expect((await d.b.admin.listOrders(locationId, 'PLACED', { overdue: true })).map((o) => o.number)).toEqual([
+        order.number,
+      ]);
       expect(await d.b.admin.listOrders(locationId, 'PLACED', { overdue: false })).toEqual([]);
       const polled = await call('GET', `${d.a.baseUrl}/orders/location?state=PLACED`, { apiKey: key });
       expect(polled.json<OrderRecord[]>()[0]).not.toHaveProperty('overdue');
 
       // Failed for good, then recovered: a new placement, overdue in its turn, counted again.
-      for (let i = 0; i < 2; i++) await call('POST', `${d.a.baseUrl}/orders/${order.number}/failure`, { apiKey: key, body: {} });
+      for (let i = 0; i < 2; i++)
+        await call('POST', `${d.a.baseUrl}/orders/${order.number}/failure`, { apiKey: key, body: {} });
       // the failure reports of the overdue order reach the register as any do
-      await eventually(() => register.events.some((e) => e.json<OrderRecord>().state === 'FAILED'), 'the FAILED order on the register stream');
+      await eventually(
+        () => register.events.some((e) => e.json<OrderRecord>().state === 'FAILED'),
+        'the FAILED order on the register stream',
+      );
       const recovered = await d.a.admin.recoverOrder(locationId, order.number);
       expect(recovered.orderTime).not.toBe(order.orderTime);
       expect((await d.a.admin.listOrders(locationId, 'PLACED'))[0]).not.toHaveProperty('overdue');
       await eventually(() => announcements().length > 1, 'the second placement overdue');
-      expect(announcements().map((e) => e.type === 'order' && e.record.orderTime)).toEqual([order.orderTime, recovered.orderTime]);
-      await eventually(async () => (await metricValue(d.a.origin, 'pos_orders_overdue_total')) === counted + 2, 'the second overdue count');
+      expect(announcements().map((e) => e.type === 'order' && e.record.orderTime)).toEqual([
+        order.orderTime,
+        recovered.orderTime,
+      ]);
+      await eventually(
+        async () => (await metricValue(d.a.origin, 'pos_orders_overdue_total')) === counted + 2,
+        'the second overdue count',
+      );
       expect(register.events.some((e) => 'overdue' in e.json<object>())).toBe(false);
       expect(register.events.filter((e) => e.json<OrderRecord>().orderTime === recovered.orderTime)).toHaveLength(1);
     } finally {
@@ -107,7 +152,14 @@ describe('ORDER_DEADLINE across two workers', () => {
     open.push(operator);
     const quick = await d.a.admin.createOrder(locationId, sampleRows);
     const slow = await d.a.admin.createOrder(locationId, sampleRows);
-    expect((await call('PUT', `${d.b.baseUrl}/orders/${quick.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
+    expect(
+      (
+        await call('PUT', `${d.b.baseUrl}/orders/${quick.number}/statusupdate`, {
+          apiKey: key,
+          body: { newState: 'COMPLETED' },
+        })
+      ).status,
+    ).toBe(200);
     // the slow one, placed with it, going overdue shows the quick one's deadline has passed too
     await eventually(() => overdueEvents(operator, slow.number).length === 1, 'the slow order overdue');
     expect(overdueEvents(operator, quick.number)).toEqual([]);
@@ -130,9 +182,17 @@ describe('ORDER_AUTO_ABORT_AFTER', () => {
     await register.preamble();
     const customer = await customerAt(d.a, locationId, 1);
     const order = await placeOrder(customer);
-    await eventually(() => register.events.some((e) => e.json<OrderRecord>().state === 'ABORTED'), 'the abort on the register stream');
+    await eventually(
+      () => register.events.some((e) => e.json<OrderRecord>().state === 'ABORTED'),
+      'the abort on the register stream',
+    );
     const aborted = register.events.find((e) => e.json<OrderRecord>().state === 'ABORTED')!.json<OrderRecord>();
-    expect(aborted).toMatchObject({ number: order.number, state: 'ABORTED', orderTime: order.orderTime, completeTime: expect.any(String) });
+    expect(aborted).toMatchObject({
+      number: order.number,
+      state: 'ABORTED',
+      orderTime: order.orderTime,
+      completeTime: expect.any(String),
+    });
     expect(Date.parse(aborted.completeTime!) - Date.parse(order.orderTime!)).toBeGreaterThanOrEqual(1500);
     const seen = await call('GET', `${customer.url}/orders/${order.number}`, { apiKey: customer.key });
     expect(seen.json()).toEqual(aborted);
@@ -152,11 +212,19 @@ describe('ORDER_AUTO_ABORT_AFTER', () => {
           const due = Date.parse(order.orderTime!) + 1500 + (i - 5) * 25;
           await pause(Math.max(0, due - Date.now()));
           const node = i % 2 === 0 ? d.a : d.b;
-          return call('PUT', `${node.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+          return call('PUT', `${node.baseUrl}/orders/${order.number}/statusupdate`, {
+            apiKey: key,
+            body: { newState: 'COMPLETED' },
+          });
         }),
       );
       const finished = (number: number) =>
-        listener.events.filter((e) => e.type === 'order' && e.record.number === number && (e.record.state === 'COMPLETED' || e.record.state === 'ABORTED'));
+        listener.events.filter(
+          (e) =>
+            e.type === 'order' &&
+            e.record.number === number &&
+            (e.record.state === 'COMPLETED' || e.record.state === 'ABORTED'),
+        );
       await listener.until(() => orders.every((order) => finished(order.number).length > 0));
       for (const [i, order] of orders.entries()) {
         const answer = answers[i]!;
@@ -213,17 +281,34 @@ describe('a worker that dies between the overdue mark and its announcement', () 
     try {
       const order = await stack.admin.createOrder(location.id, sampleRows);
       // The deadline job runs a second after the order's placement: this worker marks it, then dies.
-      const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-overdue-mark' }, { mayDieFirst: true });
-      expect({ code: await doomed.exited, signal: doomed.process.signalCode }).toEqual({ code: null, signal: 'SIGKILL' });
+      const doomed = await spawnRole(
+        'worker',
+        { ...stack.env, FAULT_INJECT: 'crash-after-overdue-mark' },
+        { mayDieFirst: true },
+      );
+      expect({ code: await doomed.exited, signal: doomed.process.signalCode }).toEqual({
+        code: null,
+        signal: 'SIGKILL',
+      });
       expect(await db.order(location.id, order.number)).toMatchObject({ state: 'PLACED', overdue: true, version: 1 });
       expect(announcements()).toEqual([]);
 
       rescuer = await spawnRole('worker', stack.env);
       await listener.until(() => announcements().length > 0, 15_000);
-      await eventually(async () => (await metricValue(stack.origin, 'pos_orders_overdue_total')) === counted + 1, 'the overdue count');
-      const queue = createOrderDeadlineQueue(redis, { prefix: stack.env.REDIS_PREFIX!, cluster: false }, createLogger('silent', 'test'));
+      await eventually(
+        async () => (await metricValue(stack.origin, 'pos_orders_overdue_total')) === counted + 1,
+        'the overdue count',
+      );
+      const queue = createOrderDeadlineQueue(
+        redis,
+        { prefix: stack.env.REDIS_PREFIX!, cluster: false },
+        createLogger('silent', 'test'),
+      );
       try {
-        await eventually(async () => (await queue.getJobCounts('completed')).completed === 1, 'the deadline job completed');
+        await eventually(
+          async () => (await queue.getJobCounts('completed')).completed === 1,
+          'the deadline job completed',
+        );
         // The count is the job's once, whichever of its runs got to it: one more run counts nothing.
         const [job] = await queue.getJobs(['completed']);
         expect(job!.returnvalue).toBe('overdue, announced again');
@@ -233,7 +318,10 @@ describe('a worker that dies between the overdue mark and its announcement', () 
       }
       // announced once, the order as marked; counted once
       expect(announcements()).toHaveLength(1);
-      expect(announcements()[0]).toMatchObject({ record: { number: order.number, state: 'PLACED', orderTime: order.orderTime }, overdue: true });
+      expect(announcements()[0]).toMatchObject({
+        record: { number: order.number, state: 'PLACED', orderTime: order.orderTime },
+        overdue: true,
+      });
       expect(await metricValue(stack.origin, 'pos_orders_overdue_total')).toBe(counted + 1);
       expect(await db.order(location.id, order.number)).toMatchObject({ overdue: true, version: 1 });
     } finally {

@@ -12,7 +12,10 @@ describe('orders over HTTP: listing and transitions', () => {
 
   beforeAll(async () => {
     db = await openDb(stack.env);
-    ({ location: { id: locationId }, key } = await registerAt(stack));
+    ({
+      location: { id: locationId },
+      key,
+    } = await registerAt(stack));
   });
   afterAll(async () => {
     await db.close();
@@ -136,7 +139,10 @@ describe('orders over HTTP: listing and transitions', () => {
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const failed = await call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: k });
     expect(failed.json().state).toBe('FAILED');
-    const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: k, body: { newState: 'PLACED' } });
+    const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+      apiKey: k,
+      body: { newState: 'PLACED' },
+    });
     expect(res.status).toBe(200);
     expect(res.json().state).toBe('PLACED');
     expect(await db.order(location.id, order.number)).toMatchObject({ state: 'PLACED', failureCount: 0 });

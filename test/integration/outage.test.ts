@@ -15,7 +15,10 @@ describe('backing services unreachable', () => {
       const res = await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
-      expect(res.json()).toMatchObject({ title: 'Service unavailable', detail: expect.stringMatching(/^[0-9a-f-]{36}: /) });
+      expect(res.json()).toMatchObject({
+        title: 'Service unavailable',
+        detail: expect.stringMatching(/^[0-9a-f-]{36}: /),
+      });
       const ready = await call('GET', `${stack.origin}/readyz`);
       expect(ready.status).toBe(503);
       expect(ready.json().detail).toMatch(/^MongoDB unreachable/);
@@ -34,7 +37,10 @@ describe('backing services unreachable', () => {
       await redis.stop();
       expect((await call('GET', `${stack.origin}/readyz`)).json().detail).toMatch(/Redis unreachable/);
       // The node knows Redis is gone: it sends no job, and says so.
-      const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+      const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+        apiKey: key,
+        body: { newState: 'COMPLETED' },
+      });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
       expect(res.json().detail).toMatch(/the request was not queued and nothing of it will be applied; retry it$/);

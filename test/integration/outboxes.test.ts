@@ -32,12 +32,18 @@ describe('an outbox', () => {
     await mongo.close();
   });
 
-  const newOrder = () => repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date(), (after) => orderOutbox(after, new Date()));
+  const newOrder = () =>
+    repos.orders.insert({ locationId: LOCATION, number: ++number, state: 'PLACED', rows: [] }, new Date(), (after) =>
+      orderOutbox(after, new Date()),
+    );
   const orders = () => mongo.db(`outboxes-${process.pid}`).collection<OrderDoc>('orders');
   /** A failure report on the order as it is stored, its events left to the relay (as most writes do). */
   async function reportFailure(order: OrderDoc): Promise<OrderDoc> {
     const after = { ...order, failureCount: order.failureCount + 1, version: order.version + 1 };
-    const update = withOutbox({ $set: { failureCount: after.failureCount }, $inc: { version: 1 } }, orderOutbox(after, new Date()));
+    const update = withOutbox(
+      { $set: { failureCount: after.failureCount }, $inc: { version: 1 } },
+      orderOutbox(after, new Date()),
+    );
     expect((await orders().updateOne({ _id: order._id, version: order.version }, update)).modifiedCount).toBe(1);
     return after;
   }
@@ -45,7 +51,8 @@ describe('an outbox', () => {
    * What a 0.5.0 worker that relays leaves of its write, should its relay stop
    * before its pass: the events taken over, due in minutes.
    */
-  const takenBy050 = (id: string) => orders().updateOne({ _id: id }, { $set: { outboxCount: 0, outboxDue: new Date(Date.now() + 5 * 60_000) } });
+  const takenBy050 = (id: string) =>
+    orders().updateOne({ _id: id }, { $set: { outboxCount: 0, outboxDue: new Date(Date.now() + 5 * 60_000) } });
   const stored = async (id: string) => (await orders().findOne({ _id: id }))!;
   /** What the relay reads of the document. */
   const heldOf = async (id: string) => (await new Outboxes([outbox]).held(1000))[0]!.docs.find((doc) => doc._id === id);
@@ -53,7 +60,9 @@ describe('an outbox', () => {
    * The versions whose writes the events come from, in the order listed (a failure report
    * on a PLACED order is two events: placed again, and failed).
    */
-  const versionsOf = (held: { outbox: { rank: [number, number] }[] }) => [...new Set(held.outbox.map((event) => event.rank[0]))];
+  const versionsOf = (held: { outbox: { rank: [number, number] }[] }) => [
+    ...new Set(held.outbox.map((event) => event.rank[0])),
+  ];
 
   it('keeps, on a document written between the read and the clear, its new events only: never more than one pass behind', async () => {
     let order = await newOrder();
@@ -75,7 +84,9 @@ describe('an outbox', () => {
     for (let i = 0; i < 4; i++) order = await reportFailure(order);
     const read = (await heldOf(order._id))!;
     expect(versionsOf(read)).toEqual([0, 1, 2, 3, 4]);
-    expect(read.outbox.map((event) => event.rank)).toEqual([...read.outbox.map((event) => event.rank)].sort((a, b) => a[0] - b[0] || a[1] - b[1]));
+    expect(read.outbox.map((event) => event.rank)).toEqual(
+      [...read.outbox.map((event) => event.rank)].sort((a, b) => a[0] - b[0] || a[1] - b[1]),
+    );
     expect(new Set(read.outbox.map((event) => event.id)).size).toBe(read.count);
     await outbox.cleared([read]);
     order = await reportFailure(order);
@@ -114,7 +125,9 @@ describe('an outbox', () => {
 
   it('reads every outbox in one command: each document under its own outbox, up to the limit of each', async () => {
     const db = mongo.db(`outboxes-all-${process.pid}`);
-    const entry = (id: string): Record<string, OutboxEntry> => ({ [id]: { id, type: 'order.placed', locationId: LOCATION, at: new Date(), rank: [1, 0], data: {} } });
+    const entry = (id: string): Record<string, OutboxEntry> => ({
+      [id]: { id, type: 'order.placed', locationId: LOCATION, at: new Date(), rank: [1, 0], data: {} },
+    });
     await db.collection<{ _id: string } & WithOutbox>('first').insertMany([
       { _id: 'a1', outbox: entry('e-a1'), outboxCount: 1 },
       { _id: 'a2', outbox: entry('e-a2'), outboxCount: 1 },
@@ -125,12 +138,27 @@ describe('an outbox', () => {
       { _id: 'b2', outbox: entry('e-b2'), outboxCount: 0, outboxDue: new Date(Date.now() + 60_000) }, // taken over by 0.5.0, not due: read all the same
       { _id: 'b3', outboxCount: 0 }, // holds nothing
     ]);
-    const all = new Outboxes([new Outbox('first', db.collection('first')), new Outbox('empty', db.collection('empty')), new Outbox('second', db.collection('second'))]);
-    const ids = (held: Awaited<ReturnType<Outboxes['held']>>) => held.map(({ outbox, docs }) => [outbox.name, docs.map((doc) => doc._id).sort()]);
-    expect(ids(await all.held(10))).toEqual([['first', ['a1', 'a2']], ['empty', []], ['second', ['b1', 'b2']]]);
+    const all = new Outboxes([
+      new Outbox('first', db.collection('first')),
+      new Outbox('empty', db.collection('empty')),
+      new Outbox('second', db.collection('second')),
+    ]);
+    const ids = (held: Awaited<ReturnType<Outboxes['held']>>) =>
+      held.map(({ outbox, docs }) => [outbox.name, docs.map((doc) => doc._id).sort()]);
+    expect(ids(await all.held(10))).toEqual([
+      ['first', ['a1', 'a2']],
+      ['empty', []],
+      ['second', ['b1', 'b2']],
+    ]);
     const limited = await all.held(1);
     expect(limited.map(({ docs }) => docs.length)).toEqual([1, 0, 1]);
-    expect((await all.held(10))[2]!.docs.find((doc) => doc._id === 'b1')).toMatchObject({ _id: 'b1', count: 0, outbox: [{ id: 'e-b1' }] });
-    await db.dropDatabase().catch(() => Promise.all(['first', 'second'].map((name) => db.collection(name).deleteMany({}))));
+    expect((await all.held(10))[2]!.docs.find((doc) => doc._id === 'b1')).toMatchObject({
+      _id: 'b1',
+      count: 0,
+      outbox: [{ id: 'e-b1' }],
+    });
+    await db
+      .dropDatabase()
+      .catch(() => Promise.all(['first', 'second'].map((name) => db.collection(name).deleteMany({}))));
   });
 });

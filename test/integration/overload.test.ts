@@ -21,7 +21,8 @@ import { eventually, pause } from '../support/wait';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
-const overloaded = (res: HttpResult) => res.status === 503 && /The service is overloaded/.test(res.json().detail as string);
+const overloaded = (res: HttpResult) =>
+  res.status === 503 && /The service is overloaded/.test(res.json().detail as string);
 
 describe('a job past its deadline', () => {
   let stack: Stack;
@@ -31,25 +32,38 @@ describe('a job past its deadline', () => {
   });
   afterAll(() => stack?.close());
 
-  it('is not applied (the 503 says so), counts as expired, and its key\'s retry applies it once', async () => {
+  it("is not applied (the 503 says so), counts as expired, and its key's retry applies it once", async () => {
     const { key, location } = await registerAt(stack, 'Late jobs');
     const keyedOrder = await stack.admin.createOrder(location.id, sampleRows);
     const unkeyedOrder = await stack.admin.createOrder(location.id, sampleRows);
     const idempotencyKey = randomUUID();
     const complete = (number: number, headers: Record<string, string> = {}) =>
-      call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, headers, body: { newState: 'COMPLETED' } });
+      call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, {
+        apiKey: key,
+        headers,
+        body: { newState: 'COMPLETED' },
+      });
 
-    const [keyed, unkeyed] = await Promise.all([complete(keyedOrder.number, { 'Idempotency-Key': idempotencyKey }), complete(unkeyedOrder.number)]);
+    const [keyed, unkeyed] = await Promise.all([
+      complete(keyedOrder.number, { 'Idempotency-Key': idempotencyKey }),
+      complete(unkeyedOrder.number),
+    ]);
     // still waiting when its request gave up: no worker will start it now
     expect(keyed.status).toBe(503);
-    expect(keyed.json().detail).toBe('The request waited too long for a worker and was not applied: retry it with the same Idempotency-Key');
+    expect(keyed.json().detail).toBe(
+      'The request waited too long for a worker and was not applied: retry it with the same Idempotency-Key',
+    );
     expect(unkeyed.status).toBe(503);
     expect(unkeyed.json().detail).toBe('The request waited too long for a worker and was not applied: retry it');
 
     // a worker comes: it takes both jobs, and applies neither
     const worker = await startWorker(loadConfig({ ...stack.env, METRICS_PORT: '0' }), createLogger('silent', 'test'));
     try {
-      const expired = () => metricValue(`http://127.0.0.1:${worker.metricsPort}`, 'pos_jobs_processed_total', { job: 'order-action', status: 'expired' });
+      const expired = () =>
+        metricValue(`http://127.0.0.1:${worker.metricsPort}`, 'pos_jobs_processed_total', {
+          job: 'order-action',
+          status: 'expired',
+        });
       await eventually(async () => (await expired()) === 2, 'both jobs taken and refused as expired');
       const db = await openDb(stack.env);
       try {
@@ -78,7 +92,10 @@ describe("a partition's admission, with no worker to finish anything", () => {
   beforeAll(async () => {
     // Once the oldest job has waited QUEUE_WAIT_TARGET, the floor alone admits: 10 in flight for a
     // register's writes, 7 (its 70 %) for the others'.
-    stack = await startStack({ QUEUE_ADMISSION_FLOOR: '10', QUEUE_WAIT_TARGET: '200ms', JOB_TIMEOUT: '3s' }, { worker: false });
+    stack = await startStack(
+      { QUEUE_ADMISSION_FLOOR: '10', QUEUE_WAIT_TARGET: '200ms', JOB_TIMEOUT: '3s' },
+      { worker: false },
+    );
   });
   afterAll(() => stack?.close());
 
@@ -88,9 +105,16 @@ describe("a partition's admission, with no worker to finish anything", () => {
     for (let i = 0; i < 20; i++) orders.push(await stack.admin.createOrder(location.id, sampleRows));
     const auth = adminHeader(stack.env);
     const operatorUpdate = (number: number) =>
-      call('PUT', `${stack.origin}/admin/v1/locations/${location.id}/orders/${number}/statusupdate`, { headers: auth, body: { newState: 'COMPLETED' } });
-    const registerUpdate = (number: number) => call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
-    const shedBefore = await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route: '/admin/v1/locations/:id/orders/:number/statusupdate' });
+      call('PUT', `${stack.origin}/admin/v1/locations/${location.id}/orders/${number}/statusupdate`, {
+        headers: auth,
+        body: { newState: 'COMPLETED' },
+      });
+    const registerUpdate = (number: number) =>
+      call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const shedBefore = await metricValue(stack.origin, 'pos_requests_shed_total', {
+      reason: 'queue',
+      route: '/admin/v1/locations/:id/orders/:number/statusupdate',
+    });
 
     // seven operators' updates are admitted (and wait); once the queue is
     // seen not to move, three more are refused at once
@@ -100,7 +124,9 @@ describe("a partition's admission, with no worker to finish anything", () => {
     await pause(300);
     const operatorAnswers = [...admitted, ...orders.slice(7, 10).map((order) => operatorUpdate(order.number))];
     // registers' updates still get in, up to the whole limit
-    const registerAnswers = await Promise.all(orders.slice(10, 15).map((order) => registerUpdate(order.number).then((res) => ({ res }))));
+    const registerAnswers = await Promise.all(
+      orders.slice(10, 15).map((order) => registerUpdate(order.number).then((res) => ({ res }))),
+    );
     const operators = await Promise.all(operatorAnswers);
 
     const shedOperators = operators.filter(overloaded);
@@ -111,12 +137,24 @@ describe("a partition's admission, with no worker to finish anything", () => {
       expect(res.ms).toBeLessThan(500);
     }
     // the admitted ones waited for a worker that never came
-    expect(operators.filter((res) => res.status === 503 && /not applied/.test(res.json().detail as string))).toHaveLength(7);
+    expect(
+      operators.filter((res) => res.status === 503 && /not applied/.test(res.json().detail as string)),
+    ).toHaveLength(7);
     const shedRegisters = registerAnswers.filter(({ res }) => overloaded(res));
     expect(shedRegisters).toHaveLength(2);
     expect(registerAnswers.filter(({ res }) => /not applied/.test(res.json().detail as string))).toHaveLength(3);
-    expect(await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route: '/admin/v1/locations/:id/orders/:number/statusupdate' })).toBe(shedBefore + 3);
-    expect(await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route: '/api/v1/orders/:number/statusupdate' })).toBe(2);
+    expect(
+      await metricValue(stack.origin, 'pos_requests_shed_total', {
+        reason: 'queue',
+        route: '/admin/v1/locations/:id/orders/:number/statusupdate',
+      }),
+    ).toBe(shedBefore + 3);
+    expect(
+      await metricValue(stack.origin, 'pos_requests_shed_total', {
+        reason: 'queue',
+        route: '/api/v1/orders/:number/statusupdate',
+      }),
+    ).toBe(2);
     expect(await metricValue(stack.origin, 'pos_admission_limit', { partition: '0' })).toBe(10);
     // and a shed write was not queued: its order is as it was
     const db = await openDb(stack.env);
@@ -139,23 +177,33 @@ interface RawAnswer {
 function rawPut(url: string, headers: Record<string, string>): Promise<RawAnswer> {
   const body = JSON.stringify({ newState: 'COMPLETED' });
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'PUT', headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        const pairs: [string, string][] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
-        resolve({ status: res.statusCode!, headers: pairs, body: text });
-      });
-    });
+    const req = http.request(
+      url,
+      {
+        method: 'PUT',
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          const pairs: [string, string][] = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
+          resolve({ status: res.statusCode!, headers: pairs, body: text });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
 describe('a refusal in front of the app', () => {
-  const stack = useStack({ QUEUE_ADMISSION_FLOOR: '2', QUEUE_WAIT_TARGET: '200ms', JOB_TIMEOUT: '3s' }, { worker: false });
+  const stack = useStack(
+    { QUEUE_ADMISSION_FLOOR: '2', QUEUE_WAIT_TARGET: '200ms', JOB_TIMEOUT: '3s' },
+    { worker: false },
+  );
 
   it("answers a held session's queued write as the app's admission does, and leaves what it cannot decide to the app", async () => {
     const { key, location } = await registerAt(stack, 'Refused in front');
@@ -183,12 +231,27 @@ describe('a refusal in front of the app', () => {
       expect(warn).toHaveBeenCalledWith({ refused: 1 }, expect.stringMatching(/refused in front of the app/));
 
       // byte for byte alike: status, headers in their order, body; but the request id (and the date)
-      for (const res of [inFront, inApp]) expect([res.status, JSON.parse(res.body).detail]).toEqual([503, expect.stringMatching(/^The service is overloaded/)]);
-      const sameBytes = (res: RawAnswer) => ({ status: res.status, headers: res.headers.filter(([name]) => !['date', 'x-request-id'].includes(name.toLowerCase())), body: res.body });
+      for (const res of [inFront, inApp])
+        expect([res.status, JSON.parse(res.body).detail]).toEqual([
+          503,
+          expect.stringMatching(/^The service is overloaded/),
+        ]);
+      const sameBytes = (res: RawAnswer) => ({
+        status: res.status,
+        headers: res.headers.filter(([name]) => !['date', 'x-request-id'].includes(name.toLowerCase())),
+        body: res.body,
+      });
       expect(sameBytes(inFront)).toEqual(sameBytes(inApp));
-      for (const res of [inFront, inApp]) expect(res.headers.find(([name]) => name.toLowerCase() === 'x-request-id')?.[1]).toMatch(/^[0-9a-f-]{36}$/);
+      for (const res of [inFront, inApp])
+        expect(res.headers.find(([name]) => name.toLowerCase() === 'x-request-id')?.[1]).toMatch(/^[0-9a-f-]{36}$/);
       expect(await metricValue(stack.origin, 'pos_requests_shed_total', route)).toBe(2);
-      expect(await metricValue(stack.origin, 'pos_http_requests_total', { method: 'PUT', route: route.route, status: '503' })).toBe(2);
+      expect(
+        await metricValue(stack.origin, 'pos_http_requests_total', {
+          method: 'PUT',
+          route: route.route,
+          status: '503',
+        }),
+      ).toBe(2);
     } finally {
       warn.mockRestore();
     }
@@ -207,16 +270,20 @@ describe("the node's bound on requests in flight", () => {
   let stack: Stack;
   beforeAll(async () => {
     // 10 in flight: admin lists refused from 4, operators' and customers' work from 7, registers' writes at 10
-    stack = await startStack({ HTTP_MAX_IN_FLIGHT: '10', QUEUE_ADMISSION_FLOOR: '100', JOB_TIMEOUT: '3s' }, { worker: false });
+    stack = await startStack(
+      { HTTP_MAX_IN_FLIGHT: '10', QUEUE_ADMISSION_FLOOR: '100', JOB_TIMEOUT: '3s' },
+      { worker: false },
+    );
   });
   afterAll(() => stack?.close());
 
-  it('refuses admin lists first, then operators\' reads and writes, then registers\' writes; never a poll or a probe', async () => {
+  it("refuses admin lists first, then operators' reads and writes, then registers' writes; never a poll or a probe", async () => {
     const { key, location } = await registerAt(stack, 'In flight');
     const orders = [];
     for (let i = 0; i < 9; i++) orders.push(await stack.admin.createOrder(location.id, sampleRows));
     const auth = adminHeader(stack.env);
-    const registerUpdate = (number: number) => call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const registerUpdate = (number: number) =>
+      call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
     const list = () => call('GET', `${stack.origin}/admin/v1/locations`, { headers: auth });
     const read = () => call('GET', `${stack.origin}/admin/v1/locations/${location.id}`, { headers: auth });
 
@@ -240,8 +307,15 @@ describe("the node's bound on requests in flight", () => {
     await eventually(() => stack.api.deps.inFlight.current === 9, 'nine requests in flight');
 
     await Promise.all([...held, ...more, ...last]);
-    expect(await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'in-flight', route: '/admin/v1/locations' })).toBe(1);
-    expect(await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'in-flight', route: '/admin/v1/locations/:id' })).toBe(1);
+    expect(
+      await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'in-flight', route: '/admin/v1/locations' }),
+    ).toBe(1);
+    expect(
+      await metricValue(stack.origin, 'pos_requests_shed_total', {
+        reason: 'in-flight',
+        route: '/admin/v1/locations/:id',
+      }),
+    ).toBe(1);
   });
 });
 
@@ -249,7 +323,10 @@ describe("a session close's admission", () => {
   let stack: Stack;
   beforeAll(async () => {
     // Two partitions, a floor of 2: two register writes fill a location's partition for every criticality.
-    stack = await startStack({ QUEUE_PARTITIONS: '2', QUEUE_ADMISSION_FLOOR: '2', QUEUE_WAIT_TARGET: '200ms', JOB_TIMEOUT: '2s' }, { worker: false });
+    stack = await startStack(
+      { QUEUE_PARTITIONS: '2', QUEUE_ADMISSION_FLOOR: '2', QUEUE_WAIT_TARGET: '200ms', JOB_TIMEOUT: '2s' },
+      { worker: false },
+    );
   });
   afterAll(() => stack?.close());
 
@@ -264,7 +341,12 @@ describe("a session close's admission", () => {
       if (!customers.has(partition)) customers.set(partition, customer);
     }
     const orders = await Promise.all([1, 2].map(() => stack.admin.createOrder(location.id, sampleRows)));
-    const held = orders.map((order) => call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } }));
+    const held = orders.map((order) =>
+      call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+        apiKey: key,
+        body: { newState: 'COMPLETED' },
+      }),
+    );
     await eventually(() => stack.api.deps.admission.signals()[busy]!.inFlight === 2, "the location's partition full");
     // the oldest job's wait past QUEUE_WAIT_TARGET: the partition is seen not to move
     await pause(300);

@@ -16,7 +16,8 @@ import { eventually, pause } from '../support/wait';
 
 const WINDOW_MS = 2_000;
 
-const locationEvents = (stream: TestStream) => stream.events.filter((e) => e.event === 'location').map((e) => e.json<LocationChangeView>());
+const locationEvents = (stream: TestStream) =>
+  stream.events.filter((e) => e.event === 'location').map((e) => e.json<LocationChangeView>());
 const changes = (stream: TestStream) => locationEvents(stream).map((e) => e.change);
 
 describe('register presence across API nodes', () => {
@@ -45,7 +46,9 @@ describe('register presence across API nodes', () => {
     expect((await call('GET', `${d.b.baseUrl}/orders/location?state=PLACED`, { apiKey: key })).status).toBe(200);
     const presence = await d.a.admin.getPresence(locationId);
     expect(presence.online).toBe(true);
-    expect(presence.registers).toEqual([{ sessionId, deviceId: 'register-poller', lastSeenAt: expect.any(String), streams: 0 }]);
+    expect(presence.registers).toEqual([
+      { sessionId, deviceId: 'register-poller', lastSeenAt: expect.any(String), streams: 0 },
+    ]);
     expect(Date.parse(presence.registers[0]!.lastSeenAt)).toBeGreaterThanOrEqual(polledAt - 5);
 
     // the worker's sweep announces it, once, and the location and its list show it
@@ -77,22 +80,32 @@ describe('register presence across API nodes', () => {
     await register.preamble();
     const openedAt = Date.now();
 
-    await eventually(async () => (await d.a.admin.getPresence(locationId)).registers[0]?.streams === 1, 'the stream counted through node A');
+    await eventually(
+      async () => (await d.a.admin.getPresence(locationId)).registers[0]?.streams === 1,
+      'the stream counted through node A',
+    );
     await eventually(() => changes(watch).includes('online'), 'the online event');
     // Held past the window (its node's heartbeat every quarter window): still online, still one stream.
     await eventually(
       async () => {
         const p = await d.a.admin.getPresence(locationId);
-        return p.online && p.registers[0]!.streams === 1 && Date.parse(p.registers[0]!.lastSeenAt) > openedAt + WINDOW_MS;
+        return (
+          p.online && p.registers[0]!.streams === 1 && Date.parse(p.registers[0]!.lastSeenAt) > openedAt + WINDOW_MS
+        );
       },
       'the held stream seen after a window',
       4 * WINDOW_MS + 5_000,
     );
     expect(changes(watch)).toEqual(['online']);
-    expect((await d.a.admin.getPresence(locationId)).registers).toEqual([{ sessionId, deviceId: 'register-streamer', lastSeenAt: expect.any(String), streams: 1 }]);
+    expect((await d.a.admin.getPresence(locationId)).registers).toEqual([
+      { sessionId, deviceId: 'register-streamer', lastSeenAt: expect.any(String), streams: 1 },
+    ]);
 
     register.close();
-    await eventually(async () => (await d.a.admin.getPresence(locationId)).registers[0]?.streams === 0, 'the closed stream uncounted');
+    await eventually(
+      async () => (await d.a.admin.getPresence(locationId)).registers[0]?.streams === 0,
+      'the closed stream uncounted',
+    );
     await eventually(() => changes(watch).includes('offline'), 'the offline event', 4 * WINDOW_MS + 5_000);
     expect(changes(watch)).toEqual(['online', 'offline']);
     // the register's own stream never carried a location event
@@ -105,7 +118,10 @@ describe('register presence across API nodes', () => {
     const paused = await metricValue(d.a.origin, 'pos_locations_paused');
     await call('GET', `${d.b.baseUrl}/orders/location?state=PLACED`, { apiKey: key });
     await d.b.admin.pauseLocation(locationId, { reason: 'gauge' });
-    await eventually(async () => (await metricValue(d.a.origin, 'pos_locations_online')) === online + 1, 'one more online');
+    await eventually(
+      async () => (await metricValue(d.a.origin, 'pos_locations_online')) === online + 1,
+      'one more online',
+    );
     expect(await metricValue(d.b.origin, 'pos_locations_paused')).toBe(paused + 1);
     await d.a.admin.resumeLocation(locationId);
     expect(await metricValue(d.b.origin, 'pos_locations_paused')).toBe(paused);
@@ -140,7 +156,10 @@ describe('pausing a location', () => {
 
     const refused = await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } });
     expect(refused.status).toBe(409);
-    expect(refused.json()).toMatchObject({ title: 'Location not accepting orders', detail: `Location is paused until ${until} (kitchen closed)` });
+    expect(refused.json()).toMatchObject({
+      title: 'Location not accepting orders',
+      detail: `Location is paused until ${until} (kitchen closed)`,
+    });
     const submit = await call('POST', `${customer.url}/orders/${number}/submit`, { apiKey: customer.key });
     expect(submit.status).toBe(409);
     expect(submit.json().title).toBe('Location not accepting orders');
@@ -149,7 +168,11 @@ describe('pausing a location', () => {
     expect(counter.state).toBe('PLACED');
 
     // at `until` customers are taken again, and the sweep announces the end
-    await eventually(async () => (await call('POST', `${customer.url}/orders/${number}/submit`, { apiKey: customer.key })).status === 200, 'the submit taken after until');
+    await eventually(
+      async () =>
+        (await call('POST', `${customer.url}/orders/${number}/submit`, { apiKey: customer.key })).status === 200,
+      'the submit taken after until',
+    );
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(until));
     await eventually(() => changes(watch).includes('resumed'), 'the resumed event');
     const resumed = await d.a.admin.getLocation(locationId);
@@ -169,7 +192,9 @@ describe('pausing a location', () => {
     expect(refused.status).toBe(409);
     expect(refused.json().detail).toBe('Location is paused until an operator resumes it');
     expect((await d.a.admin.resumeLocation(locationId)).paused).toBe(false);
-    expect((await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).status).toBe(201);
+    expect(
+      (await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).status,
+    ).toBe(201);
   });
 
   it('refuses an `until` in the past', async () => {
@@ -198,12 +223,20 @@ describe('PAUSE_WHEN_OFFLINE=1', () => {
     const customer = await customerAt(d.b, locationId, 1);
     const refused = await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } });
     expect(refused.status).toBe(409);
-    expect(refused.json()).toMatchObject({ title: 'Location not accepting orders', detail: expect.stringContaining('offline') });
+    expect(refused.json()).toMatchObject({
+      title: 'Location not accepting orders',
+      detail: expect.stringContaining('offline'),
+    });
     // counter orders are the kitchen's own: taken
     expect((await d.a.admin.createOrder(locationId, sampleRows)).state).toBe('PLACED');
 
     expect((await call('GET', `${d.a.baseUrl}/orders/location?state=PLACED`, { apiKey: key })).status).toBe(200);
-    await eventually(async () => (await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).status === 201, 'a customer taken once online');
+    await eventually(
+      async () =>
+        (await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).status ===
+        201,
+      'a customer taken once online',
+    );
   });
 });
 
@@ -221,14 +254,25 @@ describe('PAUSE_AFTER_FAILED_ORDERS=2', () => {
     const { locationId, key } = await registerAt(d.a, 'failing', 1);
     const watch = await operatorStream(d.a.origin, d.env, locationId);
     const fail = async (number: number) =>
-      expect((await call('POST', `${d.b.baseUrl}/orders/${number}/failure`, { apiKey: key, body: { reason: 'printer' } })).json().state).toBe('FAILED');
+      expect(
+        (
+          await call('POST', `${d.b.baseUrl}/orders/${number}/failure`, { apiKey: key, body: { reason: 'printer' } })
+        ).json().state,
+      ).toBe('FAILED');
     const [first, second, third] = [
       await d.a.admin.createOrder(locationId, sampleRows),
       await d.a.admin.createOrder(locationId, sampleRows),
       await d.a.admin.createOrder(locationId, sampleRows),
     ];
     await fail(first.number);
-    expect((await call('PUT', `${d.a.baseUrl}/orders/${second.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
+    expect(
+      (
+        await call('PUT', `${d.a.baseUrl}/orders/${second.number}/statusupdate`, {
+          apiKey: key,
+          body: { newState: 'COMPLETED' },
+        })
+      ).status,
+    ).toBe(200);
     await fail(third.number);
     // one failure since the COMPLETED: not paused
     expect((await d.b.admin.getLocation(locationId)).paused).toBe(false);
@@ -242,10 +286,15 @@ describe('PAUSE_AFTER_FAILED_ORDERS=2', () => {
     expect(locationEvents(watch).find((e) => e.change === 'paused')!.location).toEqual(paused);
     const customer = await customerAt(d.b, locationId, 1);
     const refused = await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } });
-    expect(refused.json()).toMatchObject({ status: 409, detail: 'Location is paused until an operator resumes it (failed orders)' });
+    expect(refused.json()).toMatchObject({
+      status: 409,
+      detail: 'Location is paused until an operator resumes it (failed orders)',
+    });
 
     expect((await d.a.admin.resumeLocation(locationId)).paused).toBe(false);
-    expect((await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).status).toBe(201);
+    expect(
+      (await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).status,
+    ).toBe(201);
     watch.close();
   });
 });
@@ -275,8 +324,15 @@ describe('a sweep that dies between its change and its announcement', () => {
     const polling = setInterval(() => void poll(), 250);
     let rescuer: ChildRole | undefined;
     try {
-      const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-location-change' }, { mayDieFirst: true });
-      expect({ code: await doomed.exited, signal: doomed.process.signalCode }).toEqual({ code: null, signal: 'SIGKILL' });
+      const doomed = await spawnRole(
+        'worker',
+        { ...stack.env, FAULT_INJECT: 'crash-after-location-change' },
+        { mayDieFirst: true },
+      );
+      expect({ code: await doomed.exited, signal: doomed.process.signalCode }).toEqual({
+        code: null,
+        signal: 'SIGKILL',
+      });
       expect(await location()).toMatchObject({ online: true, unannounced: ['online'] });
       expect(announced()).toEqual([]);
 
@@ -286,7 +342,11 @@ describe('a sweep that dies between its change and its announcement', () => {
       // The sweeps of a window more (four) have nothing more to announce: the time is what is tested.
       await pause(WINDOW_MS);
       expect(announced()).toEqual(['online']);
-      expect(listener.events[0]).toMatchObject({ type: 'location', change: 'online', location: { id: locationId, online: true } });
+      expect(listener.events[0]).toMatchObject({
+        type: 'location',
+        change: 'online',
+        location: { id: locationId, online: true },
+      });
     } finally {
       clearInterval(polling);
       await listener.close();

@@ -19,7 +19,11 @@ describe('the shipped alert rules on a running deployment', () => {
   beforeAll(async () => {
     worker = await spawnRole('worker', { ...stack.env, METRICS_PORT: '0' });
     workerTarget = `127.0.0.1:${/"metricsPort":(\d+)/.exec(worker.output())![1]}`;
-    prometheus = await startPrometheus({ api: [new URL(stack.operatorOrigin).host], adminToken: stack.env.ADMIN_TOKEN!, workers: [workerTarget] });
+    prometheus = await startPrometheus({
+      api: [new URL(stack.operatorOrigin).host],
+      adminToken: stack.env.ADMIN_TOKEN!,
+      workers: [workerTarget],
+    });
   });
   afterAll(async () => {
     await prometheus?.stop();
@@ -27,7 +31,9 @@ describe('the shipped alert rules on a running deployment', () => {
   });
 
   const workerDown = (alerts: PrometheusAlert[]) =>
-    alerts.filter((a) => a.labels.job === 'pos-worker' && ['PosInstanceDown', 'PosRoleDown'].includes(a.labels.alertname!));
+    alerts.filter(
+      (a) => a.labels.job === 'pos-worker' && ['PosInstanceDown', 'PosRoleDown'].includes(a.labels.alertname!),
+    );
 
   it('scrapes both roles (the API with the admin token) and raises no role alert while they run', async () => {
     let up: Awaited<ReturnType<typeof queryOf>> = [];
@@ -41,19 +47,35 @@ describe('the shipped alert rules on a running deployment', () => {
       () => JSON.stringify(up),
     );
     // the API's own readiness reaches Prometheus, and the rules read it
-    await eventually(async () => (await queryOf(prometheus, 'pos_ready')).some((s) => s.value === 1), 'pos_ready scraped', 20_000);
+    await eventually(
+      async () => (await queryOf(prometheus, 'pos_ready')).some((s) => s.value === 1),
+      'pos_ready scraped',
+      20_000,
+    );
     expect(workerDown(await alertsOf(prometheus))).toEqual([]);
   });
 
   it("records a status update as the rules expect: the job name as `exported_job` (the scrape job's `job` wins), the route in the register family", async () => {
     const { key, locationId } = await registerAt(stack, 'Scraped');
     const order = await stack.admin.createOrder(locationId, sampleRows);
-    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+      apiKey: key,
+      body: { newState: 'COMPLETED' },
+    });
     expect(done.status).toBe(200);
-    const finished = () => queryOf(prometheus, 'exported_job_status:pos_jobs_processed:rate5m{exported_job="order-action"}');
-    await eventually(async () => (await finished()).length > 0, 'the worker\'s finished job recorded by exported_job', 20_000);
+    const finished = () =>
+      queryOf(prometheus, 'exported_job_status:pos_jobs_processed:rate5m{exported_job="order-action"}');
+    await eventually(
+      async () => (await finished()).length > 0,
+      "the worker's finished job recorded by exported_job",
+      20_000,
+    );
     // and the status update counts in the register family
-    await eventually(async () => (await queryOf(prometheus, 'family:pos_http_requests:rate5m{family="register"}')).length > 0, 'the register family recorded', 20_000);
+    await eventually(
+      async () => (await queryOf(prometheus, 'family:pos_http_requests:rate5m{family="register"}')).length > 0,
+      'the register family recorded',
+      20_000,
+    );
   });
 
   it('raises PosInstanceDown and PosRoleDown for the worker once it is killed', async () => {
@@ -70,8 +92,12 @@ describe('the shipped alert rules on a running deployment', () => {
     );
     for (const alert of alerts) expect(alert.state).toMatch(/^(pending|firing)$/);
     expect(alerts.find((a) => a.labels.alertname === 'PosInstanceDown')?.labels.instance).toBe(workerTarget);
-    expect(alerts.find((a) => a.labels.alertname === 'PosRoleDown')?.annotations.summary).toBe('No pos-worker instance answers: the role is down');
+    expect(alerts.find((a) => a.labels.alertname === 'PosRoleDown')?.annotations.summary).toBe(
+      'No pos-worker instance answers: the role is down',
+    );
     // the API still answers: its role is not down
-    expect((await alertsOf(prometheus)).filter((a) => a.labels.job === 'pos-api' && a.labels.alertname === 'PosRoleDown')).toEqual([]);
+    expect(
+      (await alertsOf(prometheus)).filter((a) => a.labels.job === 'pos-api' && a.labels.alertname === 'PosRoleDown'),
+    ).toEqual([]);
   });
 });

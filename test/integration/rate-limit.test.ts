@@ -37,7 +37,11 @@ describe('RATE_LIMIT shared by two API nodes', () => {
     const limited = await call('GET', `${nodes[1]}/orders/location`, { apiKey: key });
     expect(limited.status).toBe(429);
     expect(limited.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(limited.json()).toMatchObject({ status: 429, title: 'Too many requests', instance: '/api/v1/orders/location' });
+    expect(limited.json()).toMatchObject({
+      status: 429,
+      title: 'Too many requests',
+      instance: '/api/v1/orders/location',
+    });
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
@@ -58,7 +62,9 @@ describe('RATE_LIMIT shared by two API nodes', () => {
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).status).toBe(200);
     const session = await stack.admin.createServiceSession(location.id, 'soon-closed');
     await stack.admin.closeSession(session.sessionId);
-    const rejected = await Promise.all(Array.from({ length: 8 }, () => call('GET', `${stack.baseUrl}/orders/location`, { apiKey: session.apiKey })));
+    const rejected = await Promise.all(
+      Array.from({ length: 8 }, () => call('GET', `${stack.baseUrl}/orders/location`, { apiKey: session.apiKey })),
+    );
     expect(rejected.map((r) => r.status)).toEqual(Array(8).fill(401));
     expect(rejected.every((r) => r.headers.get('ratelimit') === null)).toBe(true);
     const redis = new Redis(stack.env.REDIS_URL!);
@@ -118,8 +124,15 @@ describe('the limiter with Redis unreachable', () => {
     try {
       const admin = `http://127.0.0.1:${api.port}/admin/v1`;
       const auth = adminHeader(env);
-      const location = (await call('POST', `${admin}/locations`, { headers: auth, body: { name: 'Outage' } })).json<{ id: string }>();
-      const key = (await call('POST', `${admin}/locations/${location.id}/service-sessions`, { headers: auth, body: { deviceId: 'r' } })).json<{ apiKey: string }>().apiKey;
+      const location = (await call('POST', `${admin}/locations`, { headers: auth, body: { name: 'Outage' } })).json<{
+        id: string;
+      }>();
+      const key = (
+        await call('POST', `${admin}/locations/${location.id}/service-sessions`, {
+          headers: auth,
+          body: { deviceId: 'r' },
+        })
+      ).json<{ apiKey: string }>().apiKey;
 
       await proxy.cut();
       for (let i = 0; i < 8; i++) {
@@ -127,7 +140,10 @@ describe('the limiter with Redis unreachable', () => {
         expect(answer.status).toBe(200);
         expect(answer.headers.get('ratelimit')).toBeNull();
       }
-      await eventually(() => api.output().includes('rate limiter unavailable; letting requests through'), 'the outage logged');
+      await eventually(
+        () => api.output().includes('rate limiter unavailable; letting requests through'),
+        'the outage logged',
+      );
       expect(api.output().split('rate limiter unavailable').length - 1).toBe(1); // once, not per request
     } finally {
       await proxy.restore();

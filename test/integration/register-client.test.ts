@@ -23,9 +23,15 @@ import { startStack, useStack } from '../support/stack';
 import { eventually, pause } from '../support/wait';
 
 const order = (number: number, state = 'PLACED'): OrderRecord =>
-  ({ number, state, rows: [{ rowNumber: 1, productId: 'p', name: 'Burger', quantity: 1, unitPrice: 100 }], guestCount: 1 }) as OrderRecord;
+  ({
+    number,
+    state,
+    rows: [{ rowNumber: 1, productId: 'p', name: 'Burger', quantity: 1, unitPrice: 100 }],
+    guestCount: 1,
+  }) as OrderRecord;
 const command = (number: number): CommandRecord => ({ number, state: 'PLACED', readTableState: true });
-const sse = (type: string, id: string, record: unknown) => `event: ${type}\nid: ${id}\ndata: ${JSON.stringify(record)}\n\n`;
+const sse = (type: string, id: string, record: unknown) =>
+  `event: ${type}\nid: ${id}\ndata: ${JSON.stringify(record)}\n\n`;
 
 /** What the fake service saw, in arrival order: `stream?<query>` or `poll`. */
 interface FakeService {
@@ -79,9 +85,15 @@ const openSse = (res: http.ServerResponse, first = '') => {
   res.write(first);
 };
 const unavailable: StreamScript = (res) =>
-  res
-    .writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '1' })
-    .end(JSON.stringify({ type: 'about:blank', title: 'Service unavailable', status: 503, detail: 'down', instance: '/x' }));
+  res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '1' }).end(
+    JSON.stringify({
+      type: 'about:blank',
+      title: 'Service unavailable',
+      status: 503,
+      detail: 'down',
+      instance: '/x',
+    }),
+  );
 /** Open with a keepalive (a healthy connection) and hold. */
 const holdOpen: StreamScript = (res) => openSse(res, ': keepalive\n\n');
 
@@ -147,7 +159,13 @@ describe('register client stream consumer (real HTTP SSE server)', () => {
     await fake.streamRequest(3);
     await eventually(() => polls.length === 2, 'two polls');
 
-    expect(fake.seen).toEqual(['stream?', 'stream?orderNumber=1&commandNumber=2', 'poll', 'stream?orderNumber=3&commandNumber=2', 'poll']);
+    expect(fake.seen).toEqual([
+      'stream?',
+      'stream?orderNumber=1&commandNumber=2',
+      'poll',
+      'stream?orderNumber=3&commandNumber=2',
+      'poll',
+    ]);
     expect(orders).toEqual([1, 3]);
     expect(commands).toEqual([2]);
     expect(polls[0]).toEqual([order(1), command(2)]);
@@ -163,7 +181,17 @@ describe('register client stream consumer (real HTTP SSE server)', () => {
       openSse(res, ': keepalive\n\n');
       setTimeout(() => res.end(), 50);
     };
-    fake = await fakeService([unavailable, unavailable, unavailable, unavailable, unavailable, healthyThenEnd, unavailable, unavailable, holdOpen]);
+    fake = await fakeService([
+      unavailable,
+      unavailable,
+      unavailable,
+      unavailable,
+      unavailable,
+      healthyThenEnd,
+      unavailable,
+      unavailable,
+      holdOpen,
+    ]);
     const client = new RegisterClient({ baseUrl: fake.baseUrl, apiKey: 'k' });
     const { delays, sleep } = recordingSleep();
     const errors: Error[] = [];
@@ -201,7 +229,9 @@ describe('register client stream consumer (real HTTP SSE server)', () => {
   });
 
   it('stops for good on a 401 from the stream, with the typed error', async () => {
-    fake = await fakeService([(res) => res.writeHead(401, { 'content-type': 'text/plain' }).end('{"error":"Session not valid"}')]);
+    fake = await fakeService([
+      (res) => res.writeHead(401, { 'content-type': 'text/plain' }).end('{"error":"Session not valid"}'),
+    ]);
     const client = new RegisterClient({ baseUrl: fake.baseUrl, apiKey: 'k' });
     const { delays, sleep } = recordingSleep();
     stream = client.openStream({}, { sleep });
@@ -250,7 +280,11 @@ describe('register client against the service', () => {
     const { client } = await register();
     const missing = await client.updateStatus(999, 'COMPLETED').catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(RegisterProblemError);
-    expect((missing as RegisterProblemError).problem).toMatchObject({ status: 400, title: 'Illegal argument', detail: 'Order does not exist' });
+    expect((missing as RegisterProblemError).problem).toMatchObject({
+      status: 400,
+      title: 'Illegal argument',
+      detail: 'Order does not exist',
+    });
     const noCommand = await client.acknowledgeCommand(999).catch((e: unknown) => e);
     expect(noCommand).toBeInstanceOf(RegisterProblemError);
     expect((noCommand as RegisterProblemError).status).toBe(404);
@@ -267,7 +301,11 @@ describe('register client against the service', () => {
       expect((error as RegisterAuthError).status).toBe(401);
       return (error as RegisterAuthError).failure;
     };
-    const [unknown, wrongType, old] = await Promise.all([failureOf('no-such-key'), failureOf(customer.apiKey), failureOf(expired.apiKey)]);
+    const [unknown, wrongType, old] = await Promise.all([
+      failureOf('no-such-key'),
+      failureOf(customer.apiKey),
+      failureOf(expired.apiKey),
+    ]);
     expect(unknown).toBe('session-not-valid');
     expect(wrongType).toBe('unauthorized');
     expect(old).toBe('unauthorized');
@@ -296,7 +334,10 @@ describe('register client against a service that sheds load', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   beforeAll(async () => {
     // no worker, and room for one job in flight: every other register write is refused at once
-    stack = await startStack({ QUEUE_ADMISSION_FLOOR: '1', QUEUE_WAIT_TARGET: '100ms', JOB_TIMEOUT: '4s' }, { worker: false });
+    stack = await startStack(
+      { QUEUE_ADMISSION_FLOOR: '1', QUEUE_WAIT_TARGET: '100ms', JOB_TIMEOUT: '4s' },
+      { worker: false },
+    );
   });
   afterAll(() => stack.close());
 
@@ -306,7 +347,9 @@ describe('register client against a service that sheds load', () => {
     const orders = [];
     for (let i = 0; i < 41; i++) orders.push(await stack.admin.createOrder(loc.id, sampleRows));
     // one write holds the partition's one place (it waits for a worker that never comes)
-    const holder = new RegisterClient({ baseUrl: stack.baseUrl, apiKey: session.apiKey, retries: 0 }).updateStatus(orders[0]!.number, 'COMPLETED').catch(() => undefined);
+    const holder = new RegisterClient({ baseUrl: stack.baseUrl, apiKey: session.apiKey, retries: 0 })
+      .updateStatus(orders[0]!.number, 'COMPLETED')
+      .catch(() => undefined);
     await eventually(() => stack.api.deps.admission.signals()[0]!.inFlight === 1, 'the one job in flight');
     // once it has waited QUEUE_WAIT_TARGET, the queue is seen not to move: the wait is what is tested
     await pause(200);
@@ -316,7 +359,8 @@ describe('register client against a service that sheds load', () => {
     const route = '/api/v1/orders/:number/failure';
     const shedBefore = await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route });
     const failures: unknown[] = [];
-    for (const order of orders.slice(1)) failures.push(await client.reportFailure(order.number).catch((err: unknown) => err));
+    for (const order of orders.slice(1))
+      failures.push(await client.reportFailure(order.number).catch((err: unknown) => err));
     expect(failures.every((err) => err instanceof RegisterProblemError && err.status === 503)).toBe(true);
     const sent = (await metricValue(stack.origin, 'pos_requests_shed_total', { reason: 'queue', route })) - shedBefore;
     // 40 requests: two retries a window, and a tenth of the requests (4): 46

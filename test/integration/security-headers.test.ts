@@ -11,7 +11,6 @@ import { useStack } from '../support/stack';
 describe('security headers', () => {
   const stack = useStack();
 
-
   const expectHeaders = (headers: Headers, what: string) => {
     expect(`${what}: ${headers.get('x-content-type-options')}`).toBe(`${what}: nosniff`);
     expect(`${what}: ${headers.get('cache-control')}`).toBe(`${what}: no-store`);
@@ -21,7 +20,10 @@ describe('security headers', () => {
 
   it('on the answer that carries a new key', async () => {
     const { id: locationId } = await stack.admin.createLocation('Headers');
-    const issued = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/service-sessions`, { headers: adminHeader(stack.env), body: { deviceId: 'reg' } });
+    const issued = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/service-sessions`, {
+      headers: adminHeader(stack.env),
+      body: { deviceId: 'reg' },
+    });
     expect(issued.status).toBe(201);
     expect(issued.json().apiKey).toMatch(/^pos_/);
     expectHeaders(issued.headers, 'key issued');
@@ -34,8 +36,21 @@ describe('security headers', () => {
     // [what, answer, its status: the headers are those of the answer named]
     const answers: [string, Promise<HttpResult>, number][] = [
       ['work list', call('GET', `${stack.baseUrl}/orders/location`, { apiKey }), 200],
-      ['status update', call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey, body: { newState: 'COMPLETED' } }), 200],
-      ['admin order list', call('GET', `${stack.origin}/admin/v1/locations/${locationId}/orders?state=COMPLETED`, { headers: adminHeader(stack.env) }), 200],
+      [
+        'status update',
+        call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+          apiKey,
+          body: { newState: 'COMPLETED' },
+        }),
+        200,
+      ],
+      [
+        'admin order list',
+        call('GET', `${stack.origin}/admin/v1/locations/${locationId}/orders?state=COMPLETED`, {
+          headers: adminHeader(stack.env),
+        }),
+        200,
+      ],
       ['problem', call('PUT', `${stack.baseUrl}/orders/x/statusupdate`, { apiKey, body: {} }), 400],
       ['text/plain 401', call('GET', `${stack.baseUrl}/orders/location`, { apiKey: 'nope' }), 401],
       ['JSON 401', call('GET', `${stack.baseUrl}/orders/location`, { apiKey: customer.key }), 401],
@@ -56,7 +71,9 @@ describe('security headers', () => {
     const stream = await TestStream.open(`${stack.origin}${streamPath}`, { apiKey });
     try {
       expect(stream.status).toBe(200);
-      const headers = new Headers(Object.entries(stream.headers).map(([name, value]) => [name, String(value)] as [string, string]));
+      const headers = new Headers(
+        Object.entries(stream.headers).map(([name, value]) => [name, String(value)] as [string, string]),
+      );
       expectHeaders(headers, 'stream');
     } finally {
       stream.close();

@@ -15,7 +15,8 @@ import { eventually, pause } from '../support/wait';
 
 const SESSION_NOT_VALID = '{"error":"Session not valid"}';
 const UNAUTHORIZED = '{"message":"Unauthorized","uid":null}';
-const poll = (node: { port?: number }, key: string) => call('GET', `${roleOrigin(node)}/api/v1/orders/location`, { apiKey: key });
+const poll = (node: { port?: number }, key: string) =>
+  call('GET', `${roleOrigin(node)}/api/v1/orders/location`, { apiKey: key });
 
 describe('session cache across two API nodes', () => {
   let env: StackEnv;
@@ -29,7 +30,11 @@ describe('session cache across two API nodes', () => {
   beforeAll(async () => {
     env = stackEnv();
     proxy = await TcpProxy.start(env.REDIS_URL!);
-    [nodeA, nodeB, worker] = await Promise.all([spawnRole('api', env), spawnRole('api', { ...env, REDIS_URL: proxy.url() }), spawnRole('worker', env)]);
+    [nodeA, nodeB, worker] = await Promise.all([
+      spawnRole('api', env),
+      spawnRole('api', { ...env, REDIS_URL: proxy.url() }),
+      spawnRole('worker', env),
+    ]);
     admin = new AdminClient(roleOrigin(nodeA), env.ADMIN_TOKEN!);
     locationId = (await admin.createLocation('Session cache')).id;
   });
@@ -61,7 +66,9 @@ describe('session cache across two API nodes', () => {
       [nodeB, nodeA],
     ] as const) {
       const { key, sessionId } = await cachedRegister();
-      const closed = await call('DELETE', `${roleOrigin(closer)}/admin/v1/sessions/${sessionId}`, { headers: adminHeader(env) });
+      const closed = await call('DELETE', `${roleOrigin(closer)}/admin/v1/sessions/${sessionId}`, {
+        headers: adminHeader(env),
+      });
       expect(closed.status).toBe(204);
       for (const node of [other, closer]) {
         const refused = await poll(node, key);
@@ -73,9 +80,12 @@ describe('session cache across two API nodes', () => {
 
   it('refuses a customer key on the other node once the customer closed its own session', async () => {
     const session = await admin.createCustomerSession(locationId, 4242, 7);
-    const customerGet = (node: { port?: number }) => call('GET', `${roleOrigin(node)}/api/v1/customer/orders/999`, { apiKey: session.apiKey });
+    const customerGet = (node: { port?: number }) =>
+      call('GET', `${roleOrigin(node)}/api/v1/customer/orders/999`, { apiKey: session.apiKey });
     for (const node of [nodeA, nodeB]) expect((await customerGet(node)).status).toBe(400); // known key, no such order
-    expect((await call('DELETE', `${roleOrigin(nodeA)}/api/v1/customer/session`, { apiKey: session.apiKey })).status).toBe(204);
+    expect(
+      (await call('DELETE', `${roleOrigin(nodeA)}/api/v1/customer/session`, { apiKey: session.apiKey })).status,
+    ).toBe(204);
     const refused = await customerGet(nodeB);
     expect(refused.status).toBe(401);
     expect(refused.text).toBe(SESSION_NOT_VALID);

@@ -45,7 +45,9 @@ describe('closing a session while its submit is in flight', () => {
   /** Waits until no job is waiting, active or delayed in any partition. */
   async function queuesIdle(): Promise<void> {
     const connection = new Redis(env.REDIS_URL!);
-    const queues = layoutPartitions(queueLayout(loadConfig(env))).current.map((p) => new Queue(TRANSITION_QUEUE, { connection, prefix: p.prefix }));
+    const queues = layoutPartitions(queueLayout(loadConfig(env))).current.map(
+      (p) => new Queue(TRANSITION_QUEUE, { connection, prefix: p.prefix }),
+    );
     try {
       await eventually(
         async () => {
@@ -70,10 +72,15 @@ describe('closing a session while its submit is in flight', () => {
     const customers = await Promise.all(
       Array.from({ length: SESSIONS }, async (_, i) => {
         const customer = await customerAt({ admin, baseUrl }, location.id, i + 1);
-        const created = await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } });
+        const created = await call('POST', `${customer.url}/orders`, {
+          apiKey: customer.key,
+          body: { rows: sampleRows },
+        });
         expect(created.status).toBe(201);
         const number = created.json<OrderRecord>().number;
-        expect((await call('POST', `${customer.url}/orders/${number}/finish`, { apiKey: customer.key })).status).toBe(200);
+        expect((await call('POST', `${customer.url}/orders/${number}/finish`, { apiKey: customer.key })).status).toBe(
+          200,
+        );
         return { ...customer, number };
       }),
     );
@@ -84,7 +91,10 @@ describe('closing a session while its submit is in flight', () => {
     let reports = 0;
     const reporters = Array.from({ length: REPORTERS }, async (_, i) => {
       for (let n = i; flooding; n++) {
-        const res = await call('POST', `${baseUrl}/orders/${failing[n % failing.length]!.number}/failure`, { apiKey: registerKey, body: {} });
+        const res = await call('POST', `${baseUrl}/orders/${failing[n % failing.length]!.number}/failure`, {
+          apiKey: registerKey,
+          body: {},
+        });
         expect([200, 503]).toContain(res.status);
         reports += 1;
       }
@@ -107,9 +117,16 @@ describe('closing a session while its submit is in flight', () => {
     // Most closes answer; a close whose submit ran first finds a PLACED order and aborts it.
     expect(answered.length).toBeGreaterThan(SESSIONS / 2);
     const states = new Map<number, string>();
-    for (const { customer } of answered) states.set(customer.number, (await db.order(location.id, customer.number))!.state);
+    for (const { customer } of answered)
+      states.set(customer.number, (await db.order(location.id, customer.number))!.state);
     const placed = answered.filter((p) => states.get(p.customer.number) === 'PLACED');
-    expect(placed.map((p) => ({ order: p.customer.number, submit: p.submit.status, detail: p.submit.status === 200 ? '' : p.submit.json().detail }))).toEqual([]);
+    expect(
+      placed.map((p) => ({
+        order: p.customer.number,
+        submit: p.submit.status,
+        detail: p.submit.status === 200 ? '' : p.submit.json().detail,
+      })),
+    ).toEqual([]);
 
     // The submits that lost to the close were told so, or were placed and then aborted by it.
     for (const { submit, customer } of answered) {

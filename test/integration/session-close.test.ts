@@ -15,25 +15,38 @@ describe('closing sessions', () => {
   let locationId: string;
   let registerKey: string;
 
-  const work = async (key = registerKey) => (await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json<OrderRecord[]>();
+  const work = async (key = registerKey) =>
+    (await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json<OrderRecord[]>();
 
   /** A customer with two PLACED orders, one still SELECTING, one NEW and one COMPLETED. */
   async function busyCustomer(userNumber: number) {
     const customer = await customerAt(stack, locationId, userNumber, 5);
     const placed = [await placeOrder(customer), await placeOrder(customer)];
-    const selecting = (await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).json<OrderRecord>();
-    const fresh = (await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })).json<OrderRecord>();
-    const finished = (await call('POST', `${customer.url}/orders/${fresh.number}/finish`, { apiKey: customer.key })).json<OrderRecord>();
+    const selecting = (
+      await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })
+    ).json<OrderRecord>();
+    const fresh = (
+      await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } })
+    ).json<OrderRecord>();
+    const finished = (
+      await call('POST', `${customer.url}/orders/${fresh.number}/finish`, { apiKey: customer.key })
+    ).json<OrderRecord>();
     const completedOrder = await placeOrder(customer);
     const completed = (
-      await call('PUT', `${stack.baseUrl}/orders/${completedOrder.number}/statusupdate`, { apiKey: registerKey, body: { newState: 'COMPLETED' } })
+      await call('PUT', `${stack.baseUrl}/orders/${completedOrder.number}/statusupdate`, {
+        apiKey: registerKey,
+        body: { newState: 'COMPLETED' },
+      })
     ).json<OrderRecord>();
     expect(completed.state).toBe('COMPLETED');
     return { customer, placed, selecting, finished, completed };
   }
 
   /** The customer's orders after its session closed, as the admin API lists them. */
-  async function expectClosedOutcome(busy: Awaited<ReturnType<typeof busyCustomer>>, events: Awaited<ReturnType<typeof listenToLocation>>) {
+  async function expectClosedOutcome(
+    busy: Awaited<ReturnType<typeof busyCustomer>>,
+    events: Awaited<ReturnType<typeof listenToLocation>>,
+  ) {
     const aborted = await stack.admin.listOrders(locationId, 'ABORTED');
     for (const order of busy.placed) {
       const now = aborted.find((o) => o.number === order.number);
@@ -44,18 +57,27 @@ describe('closing sessions', () => {
     expect((await work()).map((o) => o.number)).toEqual(expect.not.arrayContaining(busy.placed.map((o) => o.number)));
     // Only PLACED orders are aborted (the admin list adds each order's failure count).
     const unchanged = (record: OrderRecord) => ({ ...record, failureCount: 0 });
-    expect((await stack.admin.listOrders(locationId, 'SELECTING')).find((o) => o.number === busy.selecting.number)).toEqual(unchanged(busy.selecting));
-    expect((await stack.admin.listOrders(locationId, 'NEW')).find((o) => o.number === busy.finished.number)).toEqual(unchanged(busy.finished));
-    expect((await stack.admin.listOrders(locationId, 'COMPLETED')).find((o) => o.number === busy.completed.number)).toEqual(unchanged(busy.completed));
+    expect(
+      (await stack.admin.listOrders(locationId, 'SELECTING')).find((o) => o.number === busy.selecting.number),
+    ).toEqual(unchanged(busy.selecting));
+    expect((await stack.admin.listOrders(locationId, 'NEW')).find((o) => o.number === busy.finished.number)).toEqual(
+      unchanged(busy.finished),
+    );
+    expect(
+      (await stack.admin.listOrders(locationId, 'COMPLETED')).find((o) => o.number === busy.completed.number),
+    ).toEqual(unchanged(busy.completed));
 
     // Each abort was announced on the location's channel, then the closing itself.
     const seen = await events.until(
       (e) =>
-        busy.placed.every((p) => e.some((x) => x.type === 'order' && x.record.number === p.number && x.record.state === 'ABORTED')) &&
-        e.some((x) => x.type === 'session-closed' && x.sessionId === busy.customer.sessionId),
+        busy.placed.every((p) =>
+          e.some((x) => x.type === 'order' && x.record.number === p.number && x.record.state === 'ABORTED'),
+        ) && e.some((x) => x.type === 'session-closed' && x.sessionId === busy.customer.sessionId),
     );
     for (const order of busy.placed) {
-      const event = seen.find((x) => x.type === 'order' && x.record.number === order.number && x.record.state === 'ABORTED');
+      const event = seen.find(
+        (x) => x.type === 'order' && x.record.number === order.number && x.record.state === 'ABORTED',
+      );
       expect(event?.type === 'order' && event.record.completeTime).toMatch(ISO);
     }
   }
@@ -66,7 +88,10 @@ describe('closing sessions', () => {
       ['POST', `${customer.url}/commands`],
       ['DELETE', `${customer.url}/session`],
     ] as const) {
-      const res = await call(method, url, { apiKey: customer.key, ...(method === 'POST' ? { body: { kind: 'REQUEST_BILL' } } : {}) });
+      const res = await call(method, url, {
+        apiKey: customer.key,
+        ...(method === 'POST' ? { body: { kind: 'REQUEST_BILL' } } : {}),
+      });
       expect(res.status).toBe(401);
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
       expect(res.text).toBe(SESSION_NOT_VALID);
@@ -91,7 +116,9 @@ describe('closing sessions', () => {
       await expectKeyRevoked(busy.customer);
       // Another customer's orders are not touched.
       expect((await work()).find((o) => o.number === neighbourOrder.number)).toEqual(neighbourOrder);
-      expect((await call('GET', `${neighbour.url}/orders/${neighbourOrder.number}`, { apiKey: neighbour.key })).status).toBe(200);
+      expect(
+        (await call('GET', `${neighbour.url}/orders/${neighbourOrder.number}`, { apiKey: neighbour.key })).status,
+      ).toBe(200);
     } finally {
       await events.close();
     }
@@ -109,7 +136,11 @@ describe('closing sessions', () => {
       await expectKeyRevoked(busy.customer);
       // Closing again changes nothing and still answers 204.
       await stack.admin.closeSession(busy.customer.sessionId);
-      expect((await stack.admin.listOrders(locationId, 'ABORTED')).filter((o) => busy.placed.some((p) => p.number === o.number))).toHaveLength(2);
+      expect(
+        (await stack.admin.listOrders(locationId, 'ABORTED')).filter((o) =>
+          busy.placed.some((p) => p.number === o.number),
+        ),
+      ).toHaveLength(2);
     } finally {
       await events.close();
     }
@@ -119,7 +150,10 @@ describe('closing sessions', () => {
     const customer = await customerAt(stack, locationId, 4);
     const order = await placeOrder(customer);
     await stack.admin.closeSession(customer.sessionId);
-    const late = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: registerKey, body: { newState: 'COMPLETED' } });
+    const late = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+      apiKey: registerKey,
+      body: { newState: 'COMPLETED' },
+    });
     expect(late.status).toBe(409);
     expect(late.json().detail).toBe('Order is ABORTED; cannot move to COMPLETED');
   });
@@ -142,7 +176,9 @@ describe('closing sessions', () => {
     }
     // The order is still PLACED, and another register still sees it.
     expect((await work()).find((o) => o.number === order.number)).toEqual(order);
-    expect((await call('GET', `${customer.url}/orders/${order.number}`, { apiKey: customer.key })).json().state).toBe('PLACED');
+    expect((await call('GET', `${customer.url}/orders/${order.number}`, { apiKey: customer.key })).json().state).toBe(
+      'PLACED',
+    );
   });
 
   it('closing an unknown session is a 404 problem', async () => {

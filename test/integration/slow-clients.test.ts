@@ -49,7 +49,10 @@ describe('slow clients, with the default timeouts', () => {
       await pause(11_500);
       expect(client.closedAt()).toBeUndefined();
       client.socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
-      await eventually(() => client.received().split('"status":"ok"').length === 3, 'the second answer on the same connection');
+      await eventually(
+        () => client.received().split('"status":"ok"').length === 3,
+        'the second answer on the same connection',
+      );
     } finally {
       client.socket.destroy();
     }
@@ -57,12 +60,17 @@ describe('slow clients, with the default timeouts', () => {
 });
 
 describe('slow clients, with short timeouts and few connections', () => {
-  const stack = useStack({ HTTP_HEADERS_TIMEOUT: '1s', HTTP_REQUEST_TIMEOUT: '3s', HTTP_MAX_CONNECTIONS: '5' }, { worker: false });
+  const stack = useStack(
+    { HTTP_HEADERS_TIMEOUT: '1s', HTTP_REQUEST_TIMEOUT: '3s', HTTP_MAX_CONNECTIONS: '5' },
+    { worker: false },
+  );
 
   it('cuts off a body that trickles past HTTP_REQUEST_TIMEOUT', async () => {
     const client = connect(stack.api.port);
     const started = Date.now();
-    client.socket.write(`POST /admin/v1/locations HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${stack.env.ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n{"name":"`);
+    client.socket.write(
+      `POST /admin/v1/locations HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${stack.env.ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n{"name":"`,
+    );
     const trickle = setInterval(() => client.socket.write('a'), 500);
     try {
       await eventually(() => client.closedAt() !== undefined, 'the node closing the connection', 10_000);

@@ -11,7 +11,10 @@ describe('smoke', () => {
     const list = await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key });
     expect(list.status).toBe(200);
     expect(list.json()).toEqual([order]);
-    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+      apiKey: key,
+      body: { newState: 'COMPLETED' },
+    });
     expect(done.status).toBe(200);
     expect(done.json().state).toBe('COMPLETED');
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json()).toEqual([]);

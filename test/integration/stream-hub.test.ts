@@ -27,7 +27,14 @@ const order = (number: number): OrderRecord => ({
   rows: [{ rowNumber: 1, productId: 'p', name: 'Burger', quantity: 1, unitPrice: 100 }],
 });
 
-const STREAMS = { maxStreams: 4, maxOperatorStreams: 2, maxStreamsPerSession: 2, maxStreamsPerOperator: 2, keepaliveMs: 60_000, timeoutMs: 600_000 };
+const STREAMS = {
+  maxStreams: 4,
+  maxOperatorStreams: 2,
+  maxStreamsPerSession: 2,
+  maxStreamsPerOperator: 2,
+  keepaliveMs: 60_000,
+  timeoutMs: 600_000,
+};
 
 describe('StreamHub', () => {
   const prefix = `hub-${process.pid}`;
@@ -40,8 +47,10 @@ describe('StreamHub', () => {
   let harness: StreamHarness;
   let sessions: SessionDoc[];
 
-  const publish = (locationId: string, event: object) => redis.publish(locationChannel(prefix, locationId), JSON.stringify(event));
-  const numsub = async (locationId: string) => Number(((await redis.pubsub('NUMSUB', locationChannel(prefix, locationId))) as [string, number])[1]);
+  const publish = (locationId: string, event: object) =>
+    redis.publish(locationChannel(prefix, locationId), JSON.stringify(event));
+  const numsub = async (locationId: string) =>
+    Number(((await redis.pubsub('NUMSUB', locationChannel(prefix, locationId))) as [string, number])[1]);
   const join = async (reader: Parameters<StreamHarness['connect']>[0]) => {
     const opened = await harness.connect(reader, { onEnd: hub.remove, onResyncNeeded: hub.requestResync });
     await hub.add(opened.stream);
@@ -59,8 +68,21 @@ describe('StreamHub', () => {
   });
   beforeEach(async () => {
     subscriber = new ChannelSubscriber(singleRedisNodes({ url: process.env.TEST_REDIS_URL!, cluster: false }), log);
-    hub = new StreamHub({ subscriber, prefix, metrics: createApiMetrics(), log, repos, operators: repos.operators, subscribeTimeoutMs: 2_000, streams: STREAMS });
-    sessions = await Promise.all(['a', 'b', 'c'].map((key) => repos.sessions.create({ type: 'SERVICE', locationId: 'loc-1', keyHash: key }, new Date())));
+    hub = new StreamHub({
+      subscriber,
+      prefix,
+      metrics: createApiMetrics(),
+      log,
+      repos,
+      operators: repos.operators,
+      subscribeTimeoutMs: 2_000,
+      streams: STREAMS,
+    });
+    sessions = await Promise.all(
+      ['a', 'b', 'c'].map((key) =>
+        repos.sessions.create({ type: 'SERVICE', locationId: 'loc-1', keyHash: key }, new Date()),
+      ),
+    );
   });
   afterEach(async () => {
     await hub.close();
@@ -101,11 +123,17 @@ describe('StreamHub', () => {
 
     await join({ kind: 'operator', locationId: 'loc-1', operatorId: 'op-1' });
     await join({ kind: 'operator', locationId: 'loc-1', operatorId: 'op-2' });
-    const third = await harness.connect({ kind: 'operator', locationId: 'loc-1', operatorId: 'op-3' }, { onEnd: hub.remove });
+    const third = await harness.connect(
+      { kind: 'operator', locationId: 'loc-1', operatorId: 'op-3' },
+      { onEnd: hub.remove },
+    );
     await expect(hub.add(third.stream)).rejects.toMatchObject({ problem: { status: 429 } });
     third.stream.end('failed');
 
-    const fifth = await harness.connect({ kind: 'register', session: sessions[1]!, keyHash: 'b' }, { onEnd: hub.remove });
+    const fifth = await harness.connect(
+      { kind: 'register', session: sessions[1]!, keyHash: 'b' },
+      { onEnd: hub.remove },
+    );
     const refused = await hub.add(fifth.stream).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(ProblemError);
     expect((refused as ProblemError).headers['Retry-After']).toBeDefined();

@@ -14,7 +14,10 @@ import { useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 describe('event stream limits', () => {
-  const stack = useStack({ SSE_MAX_STREAMS_PER_SESSION: '2', SSE_MAX_STREAMS: '4', SSE_MAX_BUFFER: '1024', SSE_KEEPALIVE: '1s' }, { worker: false });
+  const stack = useStack(
+    { SSE_MAX_STREAMS_PER_SESSION: '2', SSE_MAX_STREAMS: '4', SSE_MAX_BUFFER: '1024', SSE_KEEPALIVE: '1s' },
+    { worker: false },
+  );
   const open: TestStream[] = [];
 
   /** Opens a stream and waits for its preamble. */
@@ -70,9 +73,19 @@ describe('event stream limits', () => {
     const ORDERS = 200;
 
     beforeAll(async () => {
-      ({ key, location: { id: locationId } } = await registerAt(stack, 'Big replay'));
+      ({
+        key,
+        location: { id: locationId },
+      } = await registerAt(stack, 'Big replay'));
       // 200 orders of 100 rows with long notes: about 11 MB of events
-      const rows = Array.from({ length: 100 }, (_, i) => ({ rowNumber: i + 1, productId: `p${i}`, name: 'Burger', quantity: 1, unitPrice: 100, notes: 'n'.repeat(500) }));
+      const rows = Array.from({ length: 100 }, (_, i) => ({
+        rowNumber: i + 1,
+        productId: `p${i}`,
+        name: 'Burger',
+        quantity: 1,
+        unitPrice: 100,
+        notes: 'n'.repeat(500),
+      }));
       const { orders, locations } = stack.api.deps.repos;
       for (let i = 0; i < ORDERS; i += 1) {
         const number = (await locations.nextNumber(locationId, 'orderSeq'))!;
@@ -117,7 +130,9 @@ describe("operators' share of a node's streams", () => {
   const stack = useStack({ SSE_MAX_STREAMS: '12', SSE_MAX_STREAMS_PER_OPERATOR: '2' }, { worker: false });
   const open: TestStream[] = [];
   const operatorStream = async (token: string, locationId: string) => {
-    const stream = await TestStream.open(`${stack.origin}/admin/v1/locations/${locationId}/stream`, { headers: { authorization: `Bearer ${token}` } });
+    const stream = await TestStream.open(`${stack.origin}/admin/v1/locations/${locationId}/stream`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     open.push(stream);
     if (stream.status === 200) await stream.preamble();
     return stream;
@@ -130,15 +145,23 @@ describe("operators' share of a node's streams", () => {
   });
 
   it("a viewer opening streams until refused leaves room for registers' streams", async () => {
-    const locations = await Promise.all(['One', 'Two', 'Three', 'Four'].map((name) => stack.admin.createLocation(`Share ${name}`)));
-    const viewers = await Promise.all(['a', 'b'].map((name) => stack.admin.createOperator({ name: `Viewer ${name}`, role: 'viewer' })));
+    const locations = await Promise.all(
+      ['One', 'Two', 'Three', 'Four'].map((name) => stack.admin.createLocation(`Share ${name}`)),
+    );
+    const viewers = await Promise.all(
+      ['a', 'b'].map((name) => stack.admin.createOperator({ name: `Viewer ${name}`, role: 'viewer' })),
+    );
     expect((await operatorStream(viewers[0]!.token, locations[0]!.id)).status).toBe(200);
     expect((await operatorStream(viewers[0]!.token, locations[1]!.id)).status).toBe(200);
     expect((await operatorStream(viewers[1]!.token, locations[2]!.id)).status).toBe(200);
-    const refused = await call('GET', `${stack.origin}/admin/v1/locations/${locations[3]!.id}/stream`, { headers: { authorization: `Bearer ${viewers[1]!.token}` } });
+    const refused = await call('GET', `${stack.origin}/admin/v1/locations/${locations[3]!.id}/stream`, {
+      headers: { authorization: `Bearer ${viewers[1]!.token}` },
+    });
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('5');
-    expect(refused.json().detail).toBe('This node holds its limit of 3 operator streams; the rest is kept for registers');
+    expect(refused.json().detail).toBe(
+      'This node holds its limit of 3 operator streams; the rest is kept for registers',
+    );
 
     // registers still get theirs, up to the node's limit
     for (let i = 0; i < 4; i++) {
@@ -158,7 +181,8 @@ describe("operators' share of a node's streams", () => {
     await first.end();
     expect(stack.api.deps.hub.openStreams).toBe(2);
     // the root token is an account too
-    for (let i = 0; i < 3; i++) expect((await operatorStream(stack.env.ADMIN_TOKEN!, location.id)).status).toBe(i < 1 ? 200 : 429);
+    for (let i = 0; i < 3; i++)
+      expect((await operatorStream(stack.env.ADMIN_TOKEN!, location.id)).status).toBe(i < 1 ? 200 : 429);
   });
 
   const openStream = async (apiKey: string) => {

@@ -23,7 +23,13 @@ describe('the reads of opening streams', () => {
     const now = new Date();
     const placed = async (locationId: string, number: number, state: 'PLACED' | 'SELECTING' = 'PLACED') =>
       repos.orders.insert({ locationId, number, state, rows: [] }, now);
-    await Promise.all([placed('loc-a', 1), placed('loc-a', 2), placed('loc-a', 3, 'SELECTING'), placed('loc-a', 4), placed('loc-b', 1)]);
+    await Promise.all([
+      placed('loc-a', 1),
+      placed('loc-a', 2),
+      placed('loc-a', 3, 'SELECTING'),
+      placed('loc-a', 4),
+      placed('loc-b', 1),
+    ]);
     await repos.commands.insert({ locationId: 'loc-b', number: 5, kind: 'EXPORT_DATA' }, now, 60_000);
     const session = await repos.sessions.create({ type: 'SERVICE', locationId: 'loc-a', keyHash: 'k' }, now);
     const reads = new OpeningReads(repos);

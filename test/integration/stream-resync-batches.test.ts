@@ -33,7 +33,8 @@ async function inParallel<T, R>(items: T[], width: number, task: (item: T) => Pr
   return results;
 }
 
-const summary = (stream: TestStream) => stream.events.map((e) => [e.id, e.json<OrderRecord>().number, e.json<OrderRecord>().state]);
+const summary = (stream: TestStream) =>
+  stream.events.map((e) => [e.id, e.json<OrderRecord>().number, e.json<OrderRecord>().state]);
 
 describe('a node with many locations re-reads them in batches', () => {
   const LOCATIONS = 300;
@@ -54,11 +55,15 @@ describe('a node with many locations re-reads them in batches', () => {
 
   it(`costs a few MongoDB commands per batch of ${RESYNC_BATCH_LOCATIONS} locations, not per stream; each stream gets what it missed, once`, async () => {
     const admin = new AdminClient(roleOrigin(nodeB), env.ADMIN_TOKEN!);
-    const registers = await inParallel(Array.from({ length: LOCATIONS }, (_, i) => i), 8, async (i) => {
-      const location = await admin.createLocation(`batch-${i}`);
-      const session = await admin.createServiceSession(location.id, `register-${i}`);
-      return { locationId: location.id, key: session.apiKey };
-    });
+    const registers = await inParallel(
+      Array.from({ length: LOCATIONS }, (_, i) => i),
+      8,
+      async (i) => {
+        const location = await admin.createLocation(`batch-${i}`);
+        const session = await admin.createServiceSession(location.id, `register-${i}`);
+        return { locationId: location.id, key: session.apiKey };
+      },
+    );
     const streams = await inParallel(registers, 16, async ({ key }) => {
       const stream = await TestStream.open(`${roleOrigin(nodeA)}${streamPath}`, { apiKey: key });
       expect(stream.status).toBe(200);
@@ -73,12 +78,20 @@ describe('a node with many locations re-reads them in batches', () => {
       await Promise.all(before.map((_, i) => streams[i]!.eventCount(1, 10_000)));
 
       await proxy.cut();
-      await eventually(() => logged(nodeA, 'redis subscriptions lost; restoring them') === 1, 'node A to see Redis lost', 10_000);
+      await eventually(
+        () => logged(nodeA, 'redis subscriptions lost; restoring them') === 1,
+        'node A to see Redis lost',
+        10_000,
+      );
       const placedDuring = await Promise.all(during.map(({ locationId }) => admin.createOrder(locationId, sampleRows)));
 
       const commands = await mongoCommandsFor(roleOrigin(nodeA), async () => {
         await proxy.restore();
-        await eventually(() => logged(nodeA, 'streams re-read after redis reconnect') === 1, 'the re-read to end', 20_000);
+        await eventually(
+          () => logged(nodeA, 'streams re-read after redis reconnect') === 1,
+          'the re-read to end',
+          20_000,
+        );
       });
 
       const batches = await metricValue(roleOrigin(nodeA), 'pos_stream_resync_batches_total', { outcome: 'read' });
@@ -89,7 +102,9 @@ describe('a node with many locations re-reads them in batches', () => {
       expect(await metricValue(roleOrigin(nodeA), 'pos_stream_resyncs_total')).toBe(1);
 
       // A marker on each of those forty, then: each stream has what it missed, once, and nothing else.
-      const markers = await Promise.all([...before, ...during].map(({ locationId }) => admin.createOrder(locationId, sampleRows)));
+      const markers = await Promise.all(
+        [...before, ...during].map(({ locationId }) => admin.createOrder(locationId, sampleRows)),
+      );
       await Promise.all(before.map((_, i) => streams[i]!.eventCount(2, 10_000)));
       await Promise.all(during.map((_, i) => streams[20 + i]!.eventCount(2, 10_000)));
       before.forEach((_, i) => {
@@ -125,7 +140,11 @@ describe('a re-read that meets a stalled MongoDB, a second loss, and streams tha
     mongo = await startJongodb();
     env = stackEnv({ MONGO_URL: mongo.url });
     proxy = await TcpProxy.start(env.REDIS_URL!);
-    [nodeA, nodeB, worker] = await Promise.all([spawnRole('api', { ...env, REDIS_URL: proxy.url() }), spawnRole('api', env), spawnRole('worker', env)]);
+    [nodeA, nodeB, worker] = await Promise.all([
+      spawnRole('api', { ...env, REDIS_URL: proxy.url() }),
+      spawnRole('api', env),
+      spawnRole('worker', env),
+    ]);
   });
   afterAll(async () => {
     await stopRoles([nodeA, nodeB, worker], 'kill');
@@ -149,7 +168,11 @@ describe('a re-read that meets a stalled MongoDB, a second loss, and streams tha
       await Promise.all([one.eventCount(3), two.eventCount(3)]);
 
       await proxy.cut();
-      await eventually(() => logged(nodeA, 'redis subscriptions lost; restoring them') === 1, 'node A to see Redis lost', 10_000);
+      await eventually(
+        () => logged(nodeA, 'redis subscriptions lost; restoring them') === 1,
+        'node A to see Redis lost',
+        10_000,
+      );
       const fourth = await admin.createOrder(location.id, sampleRows);
 
       process.kill(pid, 'SIGSTOP');
@@ -159,9 +182,16 @@ describe('a re-read that meets a stalled MongoDB, a second loss, and streams tha
         await eventually(() => logged(nodeA, 'redis subscriptions restored') === 1, 'node A to resubscribe', 10_000);
         two.close(); // a stream that ends during the re-read
         // one that opens during it (its own reads wait too)
-        opening = TestStream.start(`${roleOrigin(nodeA)}${streamPath}`, { apiKey: keyThree, headers: { 'Last-Event-ID': '3.0' } });
+        opening = TestStream.start(`${roleOrigin(nodeA)}${streamPath}`, {
+          apiKey: keyThree,
+          headers: { 'Last-Event-ID': '3.0' },
+        });
         await proxy.cut(); // a second loss while the read is in flight
-        await eventually(() => logged(nodeA, 'redis subscriptions lost; restoring them') === 2, 'node A to see Redis lost again', 10_000);
+        await eventually(
+          () => logged(nodeA, 'redis subscriptions lost; restoring them') === 2,
+          'node A to see Redis lost again',
+          10_000,
+        );
         expect(one.events).toHaveLength(3);
       } finally {
         process.kill(pid, 'SIGCONT');
@@ -174,13 +204,20 @@ describe('a re-read that meets a stalled MongoDB, a second loss, and streams tha
 
       // Written during the second outage: a re-announcement, a state change, new work.
       const report = await call('POST', `${roleOrigin(nodeB)}/api/v1/orders/1/failure`, { apiKey: keyOne });
-      const completed = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/2/statusupdate`, { apiKey: keyOne, body: { newState: 'COMPLETED' } });
+      const completed = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/2/statusupdate`, {
+        apiKey: keyOne,
+        body: { newState: 'COMPLETED' },
+      });
       const fifth = await admin.createOrder(location.id, sampleRows);
       expect([report.status, completed.status]).toEqual([200, 200]);
       expect(report.json<OrderRecord>()).toMatchObject({ state: 'PLACED', failedTime: expect.any(String) });
 
       await proxy.restore();
-      await eventually(() => logged(nodeA, 'streams re-read after redis reconnect') === 1, 'the re-read to end', 20_000);
+      await eventually(
+        () => logged(nodeA, 'streams re-read after redis reconnect') === 1,
+        'the re-read to end',
+        20_000,
+      );
       const marker = await admin.createOrder(location.id, sampleRows);
       await one.eventCount(8, 10_000);
       await three.eventCount(5, 10_000);

@@ -49,7 +49,8 @@ class SoakRegister {
         connection.set(order.number, (connection.get(order.number) ?? 0) + 1);
       },
       onPoll: (work) => {
-        for (const record of work) if (isOrderRecord(record) && record.state === 'PLACED') this.polled.add(record.number);
+        for (const record of work)
+          if (isOrderRecord(record) && record.state === 'PLACED') this.polled.add(record.number);
       },
     });
   }
@@ -86,7 +87,12 @@ describe('a soak: orders flowing through API node kills and a Redis restart', ()
     redisServer = await startRedisServer();
     // A customer's request that Redis dropped answers 503 in 3 s, and is tried again.
     env = stackEnv({ REDIS_URL: redisServer.url, JOB_TIMEOUT: '3s' });
-    const roles = await Promise.all([spawnRole('api', env), spawnRole('api', env), spawnRole('api', env), spawnRole('worker', env)]);
+    const roles = await Promise.all([
+      spawnRole('api', env),
+      spawnRole('api', env),
+      spawnRole('api', env),
+      spawnRole('worker', env),
+    ]);
     nodes = roles.slice(0, 3);
     worker = roles[3]!;
     doors = await Promise.all(nodes.map((node) => TcpProxy.start(roleOrigin(node))));
@@ -98,7 +104,11 @@ describe('a soak: orders flowing through API node kills and a Redis restart', ()
   });
 
   it('every order reaches each register exactly once as PLACED: on its streams, or by the poll after a reconnect', async () => {
-    const [nodeA, nodeB, nodeC] = nodes as [ChildRole & { port?: number }, ChildRole & { port?: number }, ChildRole & { port?: number }];
+    const [nodeA, nodeB, nodeC] = nodes as [
+      ChildRole & { port?: number },
+      ChildRole & { port?: number },
+      ChildRole & { port?: number },
+    ];
     const admin = new AdminClient(roleOrigin(nodeC), env.ADMIN_TOKEN!);
     const locations = await Promise.all(['north', 'south'].map((name) => admin.createLocation(`soak-${name}`)));
     // Each location has a register behind each door: nodes A, B and C to begin with.
@@ -110,7 +120,11 @@ describe('a soak: orders flowing through API node kills and a Redis restart', ()
           registers.push(new SoakRegister(door, session.apiKey, location.id));
         }
       }
-      await eventually(() => registers.every((register) => register.connectionCount > 0), 'every register connected', 10_000);
+      await eventually(
+        () => registers.every((register) => register.connectionCount > 0),
+        'every register connected',
+        10_000,
+      );
 
       // Orders flow through node C the whole time: counter orders (creating needs only MongoDB,
       // so they go on while Redis is down, and their announcements are what the outage loses), and
@@ -134,7 +148,9 @@ describe('a soak: orders flowing through API node kills and a Redis restart', ()
         const session = await admin.createCustomerSession(locationId, 7);
         const url = `${roleOrigin(nodeC)}/api/v1/customer/orders`;
         while (flowing) {
-          const opened = await call('POST', url, { apiKey: session.apiKey, body: { rows: sampleRows } }).catch(() => undefined);
+          const opened = await call('POST', url, { apiKey: session.apiKey, body: { rows: sampleRows } }).catch(
+            () => undefined,
+          );
           if (opened?.status !== 201) {
             await pause(100); // a client's retry delay
             continue;
@@ -146,7 +162,9 @@ describe('a soak: orders flowing through API node kills and a Redis restart', ()
           await untilDone(() => call('POST', `${url}/${number}/submit`, { apiKey: session.apiKey }));
         }
       };
-      const flows = Promise.all(locations.flatMap((location) => [counterOrders(location.id), customerOrders(location.id)]));
+      const flows = Promise.all(
+        locations.flatMap((location) => [counterOrders(location.id), customerOrders(location.id)]),
+      );
       const progress = async (more: number) => {
         const target = created + more;
         await eventually(() => created >= target, `${more} more orders`, 30_000);
@@ -166,7 +184,11 @@ describe('a soak: orders flowing through API node kills and a Redis restart', ()
         // than the 2 s after which a stream's memory of what it sent before the loss used to lapse.
         await pause(4_000);
         redisServer = await startRedisServer(port);
-        await eventually(() => logged(nodeB, RESYNCED) >= 1 && logged(nodeC, RESYNCED) >= 1, 'nodes B and C to re-read their streams', 20_000);
+        await eventually(
+          () => logged(nodeB, RESYNCED) >= 1 && logged(nodeC, RESYNCED) >= 1,
+          'nodes B and C to re-read their streams',
+          20_000,
+        );
         await progress(30);
 
         await nodeB.kill(); // its registers reconnect to node C
@@ -185,12 +207,16 @@ describe('a soak: orders flowing through API node kills and a Redis restart', ()
         const orders = client.db(env.MONGO_DB).collection<OrderDoc>('orders');
         const placed = new Map<string, number[]>();
         for (const location of locations) {
-          placed.set(location.id, (await orders.find({ locationId: location.id, state: 'PLACED' }).toArray()).map((order) => order.number));
+          placed.set(
+            location.id,
+            (await orders.find({ locationId: location.id, state: 'PLACED' }).toArray()).map((order) => order.number),
+          );
         }
         expect([...placed.values()].flat().length).toBeGreaterThan(100);
         for (const [i, location] of locations.entries()) expect(placed.get(location.id)).toContain(markers[i]!.number);
         await eventually(
-          () => registers.every((register) => placed.get(register.locationId)!.every((number) => register.seen(number))),
+          () =>
+            registers.every((register) => placed.get(register.locationId)!.every((number) => register.seen(number))),
           'every register to have every order',
           20_000,
         );
@@ -249,19 +275,26 @@ describe('a node losing Redis while the others go on', () => {
     // One at a time: concurrent creates take their numbers in whatever order they arrive.
     const orders: OrderRecord[] = [];
     for (let i = 0; i < 4; i++) orders.push(await admin.createOrder(location.id, sampleRows));
-    const report = (number: number) => call('POST', `${roleOrigin(nodeB)}/api/v1/orders/${number}/failure`, { apiKey: key });
+    const report = (number: number) =>
+      call('POST', `${roleOrigin(nodeB)}/api/v1/orders/${number}/failure`, { apiKey: key });
     // order 4 reaches the threshold (2) and waits for an operator
     expect((await report(4)).status).toBe(200);
     expect((await report(4)).json<OrderRecord>().state).toBe('FAILED');
 
     // A register that already had everything reconnects to node A: nothing to replay.
-    const stream = await TestStream.open(`${roleOrigin(nodeA)}${streamPath}`, { apiKey: key, headers: { 'Last-Event-ID': '4.0' } });
+    const stream = await TestStream.open(`${roleOrigin(nodeA)}${streamPath}`, {
+      apiKey: key,
+      headers: { 'Last-Event-ID': '4.0' },
+    });
     try {
       expect(stream.status).toBe(200);
       await stream.preamble();
 
       await cut();
-      const completed = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/1/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+      const completed = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/1/statusupdate`, {
+        apiKey: key,
+        body: { newState: 'COMPLETED' },
+      });
       const refailed = await report(2); // below the threshold: back in PLACED, announced again
       const recovered = await call('POST', `${roleOrigin(nodeB)}/admin/v1/locations/${location.id}/orders/4/recover`, {
         headers: adminHeader(env),
@@ -316,7 +349,10 @@ describe('a node losing Redis while the others go on', () => {
       await cut();
       const submitted = await call('POST', `${carts}/1/submit`, { apiKey: customer.apiKey }); // a first announcement, below the cursor
       const refailed = await call('POST', `${roleOrigin(nodeB)}/api/v1/orders/3/failure`, { apiKey: key });
-      const completed = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/4/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+      const completed = await call('PUT', `${roleOrigin(nodeB)}/api/v1/orders/4/statusupdate`, {
+        apiKey: key,
+        body: { newState: 'COMPLETED' },
+      });
       const fifth = await admin.createOrder(location.id, sampleRows);
       for (const answer of [submitted, refailed, completed]) expect(answer.status).toBe(200);
       expect(refailed.json<OrderRecord>()).toMatchObject({ state: 'PLACED', failedTime: expect.any(String) });
@@ -328,7 +364,9 @@ describe('a node losing Redis while the others go on', () => {
 
       const marker = await admin.createOrder(location.id, sampleRows);
       await stream.eventCount(8, 10_000);
-      const list = (await call('GET', `${roleOrigin(nodeB)}/api/v1/orders/location`, { apiKey: key })).json<OrderRecord[]>();
+      const list = (await call('GET', `${roleOrigin(nodeB)}/api/v1/orders/location`, { apiKey: key })).json<
+        OrderRecord[]
+      >();
       expect(stream.events.map((e) => [e.id, e.json()])).toEqual([
         ['2.0', announced[0]],
         ['3.0', announced[1]],

@@ -37,10 +37,20 @@ const SERVER = 2;
 const PRODUCER = 4;
 const CONSUMER = 5;
 
-type OtlpValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number; arrayValue?: { values: OtlpValue[] } };
+type OtlpValue = {
+  stringValue?: string;
+  intValue?: string | number;
+  boolValue?: boolean;
+  doubleValue?: number;
+  arrayValue?: { values: OtlpValue[] };
+};
 type OtlpAttribute = { key: string; value: OtlpValue };
 const plain = (v: OtlpValue): unknown =>
-  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue ?? v.arrayValue?.values.map(plain);
+  v.stringValue ??
+  (v.intValue !== undefined ? Number(v.intValue) : undefined) ??
+  v.boolValue ??
+  v.doubleValue ??
+  v.arrayValue?.values.map(plain);
 const attributesOf = (list: OtlpAttribute[] = []) => Object.fromEntries(list.map((a) => [a.key, plain(a.value)]));
 
 /** An OTLP/HTTP receiver: keeps every span posted to /v1/traces. */
@@ -63,7 +73,10 @@ async function startReceiver() {
                 spanId: span.spanId,
                 parentSpanId: span.parentSpanId ?? '',
                 attributes: attributesOf(span.attributes),
-                links: (span.links ?? []).map((l: { traceId: string; spanId: string }) => ({ traceId: l.traceId, spanId: l.spanId })),
+                links: (span.links ?? []).map((l: { traceId: string; spanId: string }) => ({
+                  traceId: l.traceId,
+                  spanId: l.spanId,
+                })),
                 raw: JSON.stringify(span),
               });
             }
@@ -74,7 +87,11 @@ async function startReceiver() {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -89,7 +106,11 @@ describe('tracing with an OTLP endpoint', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    env = stackEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' });
+    env = stackEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
     worker = await spawnRole('worker', env);
     api = await spawnRole('api', env);
     origin = `http://127.0.0.1:${api.port}`;
@@ -105,7 +126,11 @@ describe('tracing with an OTLP endpoint', () => {
   const seen = () => receiver.spans.map((s) => `${s.service} ${s.name}`).join(', ');
   /** Whether `span` descends from `ancestor` within its trace. */
   const descends = (span: ReceivedSpan, ancestor: ReceivedSpan): boolean => {
-    for (let at: ReceivedSpan | undefined = span; at; at = inTrace(span.traceId).find((s) => s.spanId === at!.parentSpanId)) {
+    for (
+      let at: ReceivedSpan | undefined = span;
+      at;
+      at = inTrace(span.traceId).find((s) => s.spanId === at!.parentSpanId)
+    ) {
       if (at.parentSpanId === ancestor.spanId) return true;
     }
     return false;
@@ -124,8 +149,17 @@ describe('tracing with an OTLP endpoint', () => {
 
     // the API's server span: the caller's trace, named by route
     let server: ReceivedSpan | undefined;
-    await eventually(() => (server = inTrace(traceId).find((s) => s.kind === SERVER)) !== undefined, 'the API span', 10_000, seen);
-    expect(server).toMatchObject({ service: 'pos-api', name: 'PUT /api/v1/orders/{number}/statusupdate', parentSpanId: parentId });
+    await eventually(
+      () => (server = inTrace(traceId).find((s) => s.kind === SERVER)) !== undefined,
+      'the API span',
+      10_000,
+      seen,
+    );
+    expect(server).toMatchObject({
+      service: 'pos-api',
+      name: 'PUT /api/v1/orders/{number}/statusupdate',
+      parentSpanId: parentId,
+    });
     expect(server!.attributes).toMatchObject({
       'http.route': '/api/v1/orders/{number}/statusupdate',
       'http.response.status_code': 200,
@@ -136,37 +170,62 @@ describe('tracing with an OTLP endpoint', () => {
 
     // the enqueue, under it; the wait for the reply
     let enqueue: ReceivedSpan | undefined;
-    await eventually(() => (enqueue = inTrace(traceId).find((s) => s.kind === PRODUCER)) !== undefined, 'the enqueue span', 10_000, seen);
+    await eventually(
+      () => (enqueue = inTrace(traceId).find((s) => s.kind === PRODUCER)) !== undefined,
+      'the enqueue span',
+      10_000,
+      seen,
+    );
     expect(enqueue).toMatchObject({ service: 'pos-api', name: 'add order-work.order-action' });
     expect(descends(enqueue!, server!)).toBe(true);
-    await eventually(() => inTrace(traceId).some((s) => s.name === 'await job outcome' && s.attributes['pos.outcome.status'] === 200), 'the reply wait', 10_000, seen);
+    await eventually(
+      () => inTrace(traceId).some((s) => s.name === 'await job outcome' && s.attributes['pos.outcome.status'] === 200),
+      'the reply wait',
+      10_000,
+      seen,
+    );
 
     // the worker's processing: a trace of its own, linked to the enqueue
     let processing: ReceivedSpan | undefined;
     await eventually(
-      () => (processing = receiver.spans.find((s) => s.kind === CONSUMER && s.links.some((l) => l.spanId === enqueue!.spanId))) !== undefined,
+      () =>
+        (processing = receiver.spans.find(
+          (s) => s.kind === CONSUMER && s.links.some((l) => l.spanId === enqueue!.spanId),
+        )) !== undefined,
       'the worker span linked to the enqueue',
       10_000,
       seen,
     );
     expect(processing).toMatchObject({ service: 'pos-worker', name: 'process order-work', parentSpanId: '' });
     expect(processing!.links).toEqual([{ traceId, spanId: enqueue!.spanId }]);
-    expect(processing!.attributes).toMatchObject({ 'pos.location_id': register.locationId, 'pos.order_number': order.number, 'pos.outcome.status': 200 });
+    expect(processing!.attributes).toMatchObject({
+      'pos.location_id': register.locationId,
+      'pos.order_number': order.number,
+      'pos.outcome.status': 200,
+    });
 
     // its MongoDB and Redis calls, and the publish of its events with the reply
     const work = processing!.traceId;
     await eventually(
-      () => ['mongodb', 'redis'].every((db) => inTrace(work).some((s) => (s.attributes['db.system'] ?? s.attributes['db.system.name']) === db && descends(s, processing!))),
+      () =>
+        ['mongodb', 'redis'].every((db) =>
+          inTrace(work).some(
+            (s) => (s.attributes['db.system'] ?? s.attributes['db.system.name']) === db && descends(s, processing!),
+          ),
+        ),
       'MongoDB and Redis spans under the worker span',
       10_000,
       seen,
     );
     const publish = inTrace(work).find((s) => s.name === 'publish events and reply');
     expect(publish && descends(publish, processing!)).toBe(true);
-    const statements = inTrace(work).map((s) => s.attributes['db.statement'] ?? s.attributes['db.query.text']).filter((q) => q !== undefined);
+    const statements = inTrace(work)
+      .map((s) => s.attributes['db.statement'] ?? s.attributes['db.query.text'])
+      .filter((q) => q !== undefined);
     expect(statements.length).toBeGreaterThan(0);
     // Redis: the command alone; MongoDB: the command's shape, no value in it
-    const leaves = (value: unknown): unknown[] => (typeof value === 'object' && value !== null ? Object.values(value).flatMap(leaves) : [value]);
+    const leaves = (value: unknown): unknown[] =>
+      typeof value === 'object' && value !== null ? Object.values(value).flatMap(leaves) : [value];
     for (const statement of statements as string[]) {
       if (statement.startsWith('{')) expect(new Set(leaves(JSON.parse(statement)))).toEqual(new Set(['?']));
       else expect(statement).toMatch(/^[a-z]+$/);
@@ -174,7 +233,14 @@ describe('tracing with an OTLP endpoint', () => {
 
     // no key, token, secret or order row in any span
     const everything = receiver.spans.map((s) => s.raw).join('\n');
-    for (const secret of [register.key, env.ADMIN_TOKEN!, env.API_KEY_SECRET!, sampleRows[0]!.name, sampleRows[0]!.productId]) expect(everything).not.toContain(secret);
+    for (const secret of [
+      register.key,
+      env.ADMIN_TOKEN!,
+      env.API_KEY_SECRET!,
+      sampleRows[0]!.name,
+      sampleRows[0]!.productId,
+    ])
+      expect(everything).not.toContain(secret);
 
     // the API's log lines of the request carry its trace
     const accessLine = api
@@ -187,7 +253,10 @@ describe('tracing with an OTLP endpoint', () => {
   it('makes the opening of an event stream a span, ended while the stream stays open; an event sent to streams a fan-out span', async () => {
     const register = await registerAt({ admin }, 'Streamed');
     const [traceId, parentId] = [hex(16), hex(8)];
-    const stream = await TestStream.open(`${origin}/api/v1/notifications/service/stream`, { apiKey: register.key, headers: { traceparent: `00-${traceId}-${parentId}-01` } });
+    const stream = await TestStream.open(`${origin}/api/v1/notifications/service/stream`, {
+      apiKey: register.key,
+      headers: { traceparent: `00-${traceId}-${parentId}-01` },
+    });
     try {
       await eventually(() => inTrace(traceId).some((s) => s.kind === SERVER), 'the stream-open span', 10_000, seen);
       expect(inTrace(traceId).find((s) => s.kind === SERVER)).toMatchObject({
@@ -199,7 +268,13 @@ describe('tracing with an OTLP endpoint', () => {
       // an order created for the location reaches the stream: one fan-out span on the node
       await admin.createOrder(register.locationId, sampleRows);
       await eventually(
-        () => receiver.spans.some((s) => s.name === 'fan-out' && s.attributes['pos.location_id'] === register.locationId && s.attributes['pos.streams'] === 1),
+        () =>
+          receiver.spans.some(
+            (s) =>
+              s.name === 'fan-out' &&
+              s.attributes['pos.location_id'] === register.locationId &&
+              s.attributes['pos.streams'] === 1,
+          ),
         'the fan-out span',
         10_000,
         seen,
@@ -250,12 +325,33 @@ describe('tracing a job run again after its worker died', () => {
       expect((await answer).status).toBe(200);
       const seen = () => receiver.spans.map((s) => `${s.service} ${s.name} ${s.traceId}`).join(', ');
       let enqueue: ReceivedSpan | undefined;
-      await eventually(() => (enqueue = receiver.spans.find((s) => s.traceId === traceId && s.kind === PRODUCER)) !== undefined, 'the enqueue', 10_000, seen);
+      await eventually(
+        () => (enqueue = receiver.spans.find((s) => s.traceId === traceId && s.kind === PRODUCER)) !== undefined,
+        'the enqueue',
+        10_000,
+        seen,
+      );
       let rerun: ReceivedSpan | undefined;
-      await eventually(() => (rerun = receiver.spans.find((s) => s.kind === CONSUMER && s.service === 'pos-worker' && s.name === 'process order-work')) !== undefined, 'the re-run', 10_000, seen);
+      await eventually(
+        () =>
+          (rerun = receiver.spans.find(
+            (s) => s.kind === CONSUMER && s.service === 'pos-worker' && s.name === 'process order-work',
+          )) !== undefined,
+        'the re-run',
+        10_000,
+        seen,
+      );
       expect(rerun!.traceId).not.toBe(traceId);
-      expect(rerun).toMatchObject({ name: 'process order-work', parentSpanId: '', links: [{ traceId, spanId: enqueue!.spanId }] });
-      expect(rerun!.attributes).toMatchObject({ 'pos.order_number': order.number, 'pos.order.action': 'failure', 'pos.outcome.status': 200 });
+      expect(rerun).toMatchObject({
+        name: 'process order-work',
+        parentSpanId: '',
+        links: [{ traceId, spanId: enqueue!.spanId }],
+      });
+      expect(rerun!.attributes).toMatchObject({
+        'pos.order_number': order.number,
+        'pos.order.action': 'failure',
+        'pos.outcome.status': 200,
+      });
       // nothing the worker did joined the request's trace
       expect(receiver.spans.filter((s) => s.traceId === traceId).map((s) => s.service)).not.toContain('pos-worker');
     } finally {
@@ -276,12 +372,15 @@ describe('tracing with no OTLP endpoint', () => {
       "require('./services/worker/src/worker');",
       "const { tracing } = require('./shared/src/telemetry/tracing');",
       // (the API package, a no-op without the SDK, is loaded by prom-client whatever we do)
-      "const loaded = Object.keys(require.cache).filter((p) => /@opentelemetry\\/(?!api\\/)|bullmq-otel/.test(p));",
+      'const loaded = Object.keys(require.cache).filter((p) => /@opentelemetry\\/(?!api\\/)|bullmq-otel/.test(p));',
       'process.stdout.write(JSON.stringify({ on: tracing() !== undefined, loaded }));',
     ].join('\n');
     const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
     for (const name of Object.keys(env)) if (name.startsWith('OTEL_') && !(name in extra)) delete env[name];
-    const { stdout } = await promisify(execFile)(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: ROOT, env });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--require', 'tsx/cjs', '-e', script], {
+      cwd: ROOT,
+      env,
+    });
     const { on, loaded } = JSON.parse(stdout) as { on: boolean; loaded: string[] };
     return on ? ['(on)', ...loaded] : loaded;
   }

@@ -24,7 +24,10 @@ describe.each([
     });
     expect(res.status).toBe(200);
     await eventually(() => api.output().includes(`"claimedRequestId":"${requestId}"`), 'the access line');
-    const line = api.output().split('\n').find((l) => l.includes(`"claimedRequestId":"${requestId}"`))!;
+    const line = api
+      .output()
+      .split('\n')
+      .find((l) => l.includes(`"claimedRequestId":"${requestId}"`))!;
     expect(JSON.parse(line)).toMatchObject({ msg: 'request', status: 200, ip: expectedIp });
   });
 });

@@ -49,7 +49,11 @@ class Receiver {
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
       req.on('end', () => {
-        const headers = { 'webhook-id': String(req.headers['webhook-id']), 'webhook-timestamp': String(req.headers['webhook-timestamp']), 'webhook-signature': String(req.headers['webhook-signature']) };
+        const headers = {
+          'webhook-id': String(req.headers['webhook-id']),
+          'webhook-timestamp': String(req.headers['webhook-timestamp']),
+          'webhook-signature': String(req.headers['webhook-signature']),
+        };
         const parsed = this.verifier.verify(body, headers) as { id: string; type: string };
         if (this.failNext > 0) {
           this.failNext -= 1;
@@ -63,7 +67,11 @@ class Receiver {
   }
 
   listen(): Promise<string> {
-    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`)));
+    return new Promise((resolve) =>
+      this.server.listen(0, '127.0.0.1', () =>
+        resolve(`http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`),
+      ),
+    );
   }
 
   onConnection(listener: () => void): void {
@@ -104,7 +112,11 @@ class OneRequestPerConnection {
   });
 
   listen(): Promise<string> {
-    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`)));
+    return new Promise((resolve) =>
+      this.server.listen(0, '127.0.0.1', () =>
+        resolve(`http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`),
+      ),
+    );
   }
 
   close(): Promise<void> {
@@ -146,12 +158,28 @@ describe('webhook deliveries in batches', () => {
     log,
   });
   const relay = () =>
-    new OutboxRelay({ outboxes: outboxes(db), events: repos.events, leases: repos.leases, fanOut: webhooks.fanOut, deliveries: webhooks.deliveries, redis, prefix, metrics: metrics.relay, log });
+    new OutboxRelay({
+      outboxes: outboxes(db),
+      events: repos.events,
+      leases: repos.leases,
+      fanOut: webhooks.fanOut,
+      deliveries: webhooks.deliveries,
+      redis,
+      prefix,
+      metrics: metrics.relay,
+      log,
+    });
   /** Orders placed one after another at `locationId`, each with its event in its outbox. */
   const newOrders = async (locationId: string, count: number) => {
     const placed: OrderDoc[] = [];
     for (let i = 0; i < count; i++) {
-      placed.push(await repos.orders.insert({ locationId, number: ++number, state: 'PLACED', rows: [] }, new Date(), (after: OrderDoc) => orderOutbox(after, new Date())));
+      placed.push(
+        await repos.orders.insert(
+          { locationId, number: ++number, state: 'PLACED', rows: [] },
+          new Date(),
+          (after: OrderDoc) => orderOutbox(after, new Date()),
+        ),
+      );
       // each its own write time, by which the relay orders events (and the cap finds the oldest)
       await pause(2);
     }
@@ -169,14 +197,25 @@ describe('webhook deliveries in batches', () => {
   };
   const subscribe = async (locationId: string, url: string, secret = newWebhookSecret()) => {
     const now = new Date();
-    const subscription: WebhookDoc = { _id: newId(), url, events: ['order.placed'], locationIds: [locationId], secret: box.seal(secret), createdAt: now, updatedAt: now };
+    const subscription: WebhookDoc = {
+      _id: newId(),
+      url,
+      events: ['order.placed'],
+      locationIds: [locationId],
+      secret: box.seal(secret),
+      createdAt: now,
+      updatedAt: now,
+    };
     await repos.webhooks.create(subscription);
     await subscriptionsChanged(redis, prefix);
     return subscription;
   };
   const batchJobs = async (subscriptionId: string) =>
-    (await webhooks.queue.getJobs(['waiting', 'delayed', 'active', 'completed'])).filter((job) => job.name === WEBHOOK_BATCH_JOB && (job.data as DeliveryBatchData).subscriptionId === subscriptionId);
-  const owing = async (locationId: string) => (await repos.events.owing({ limit: 1000 })).filter((event) => event.locationId === locationId).length;
+    (await webhooks.queue.getJobs(['waiting', 'delayed', 'active', 'completed'])).filter(
+      (job) => job.name === WEBHOOK_BATCH_JOB && (job.data as DeliveryBatchData).subscriptionId === subscriptionId,
+    );
+  const owing = async (locationId: string) =>
+    (await repos.events.owing({ limit: 1000 })).filter((event) => event.locationId === locationId).length;
 
   beforeAll(async () => {
     mongo = await MongoClient.connect(process.env.TEST_MONGO_URL!);
@@ -184,7 +223,15 @@ describe('webhook deliveries in batches', () => {
     await ensureIndexes(db);
     repos = createRepos(db);
     redis = new Redis(process.env.TEST_REDIS_URL!);
-    webhooks = createWebhooks({ repos, redis, queueRedis: redis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
+    webhooks = createWebhooks({
+      repos,
+      redis,
+      queueRedis: redis,
+      redisConfig: config.redis,
+      webhooks: config.webhooks,
+      registry: metrics.registry,
+      log,
+    });
   });
   /** A delivery worker as the worker runs it, on a connection of its own. */
   const startWorker = () => {
@@ -201,7 +248,9 @@ describe('webhook deliveries in batches', () => {
     await webhooks.queue.close();
     redis.disconnect();
     await Promise.all(receivers.map((receiver) => receiver.close()));
-    await Promise.all(['orders', 'events', 'leases', 'webhooks', 'webhookDeliveries'].map((name) => db.collection(name).deleteMany({})));
+    await Promise.all(
+      ['orders', 'events', 'leases', 'webhooks', 'webhookDeliveries'].map((name) => db.collection(name).deleteMany({})),
+    );
     await mongo.close();
   });
 
@@ -212,18 +261,27 @@ describe('webhook deliveries in batches', () => {
     await by.pass();
     const jobs = await batchJobs(subscription._id);
     expect(jobs).toHaveLength(1);
-    const numbers = (jobs[0]!.data as DeliveryBatchData).items.map((item) => JSON.parse(item.body).data.order.number as number);
+    const numbers = (jobs[0]!.data as DeliveryBatchData).items.map(
+      (item) => JSON.parse(item.body).data.order.number as number,
+    );
     expect(numbers.sort((a, b) => a - b)).toEqual(orders.map((o) => o.number));
     // what still waits is not queued again (the relay's minute restore)
-    await webhooks.deliveries.addBatches((jobs[0]!.data as DeliveryBatchData).items.map((item) => ({ ...item, subscriptionId: subscription._id })));
+    await webhooks.deliveries.addBatches(
+      (jobs[0]!.data as DeliveryBatchData).items.map((item) => ({ ...item, subscriptionId: subscription._id })),
+    );
     expect(await batchJobs(subscription._id)).toHaveLength(1);
 
     startWorker();
-    await eventually(async () => receiver.got.length === 4 && (await owing('loc-one-job')) === 0, 'the four delivered and settled');
+    await eventually(
+      async () => receiver.got.length === 4 && (await owing('loc-one-job')) === 0,
+      'the four delivered and settled',
+    );
     expect(new Set(receiver.got.map((g) => g.webhookId)).size).toBe(4);
     expect(await webhooks.deliveries.pending(subscription._id)).toBe(0);
     const log = await db.collection('webhookDeliveries').find({ subscriptionId: subscription._id }).toArray();
-    expect(log.map((entry) => [entry.outcome, entry.attempt, entry.locationId])).toEqual(Array.from({ length: 4 }, () => ['delivered', 1, 'loc-one-job']));
+    expect(log.map((entry) => [entry.outcome, entry.attempt, entry.locationId])).toEqual(
+      Array.from({ length: 4 }, () => ['delivered', 1, 'loc-one-job']),
+    );
     await by.close();
   });
 
@@ -234,8 +292,15 @@ describe('webhook deliveries in batches', () => {
     const by = relay();
     await by.pass();
     startWorker();
-    await eventually(async () => receiver.got.length === 2 && (await owing('loc-retry')) === 0, 'both delivered on their second attempt');
-    const entries = await db.collection('webhookDeliveries').find({ webhookId: { $in: receiver.got.map((g) => g.webhookId) } }).sort({ attempt: 1 }).toArray();
+    await eventually(
+      async () => receiver.got.length === 2 && (await owing('loc-retry')) === 0,
+      'both delivered on their second attempt',
+    );
+    const entries = await db
+      .collection('webhookDeliveries')
+      .find({ webhookId: { $in: receiver.got.map((g) => g.webhookId) } })
+      .sort({ attempt: 1 })
+      .toArray();
     expect(entries.map((entry) => [entry.outcome, entry.attempt])).toEqual([
       ['retrying', 1],
       ['retrying', 1],
@@ -251,13 +316,27 @@ describe('webhook deliveries in batches', () => {
     const by = relay();
     await by.pass();
     expect(await webhooks.deliveries.pending(subscription._id)).toBe(5);
-    const dropped = await db.collection('webhookDeliveries').find({ subscriptionId: subscription._id, outcome: 'dropped' }).toArray();
+    const dropped = await db
+      .collection('webhookDeliveries')
+      .find({ subscriptionId: subscription._id, outcome: 'dropped' })
+      .toArray();
     // the oldest: the first three placed
-    expect(dropped.map((entry) => JSON.parse(entry.body as string).data.order.number).sort((a, b) => a - b)).toEqual(orders.slice(0, 3).map((o) => o.number));
-    expect(dropped.every((entry) => JSON.parse(entry.body as string).type === 'order.placed' && entry.locationId === 'loc-cap')).toBe(true);
+    expect(dropped.map((entry) => JSON.parse(entry.body as string).data.order.number).sort((a, b) => a - b)).toEqual(
+      orders.slice(0, 3).map((o) => o.number),
+    );
+    expect(
+      dropped.every(
+        (entry) => JSON.parse(entry.body as string).type === 'order.placed' && entry.locationId === 'loc-cap',
+      ),
+    ).toBe(true);
     startWorker();
-    await eventually(async () => receiver.got.length === 5 && (await owing('loc-cap')) === 0, 'the five left delivered, every debt settled');
-    expect(receiver.got.map((g) => g.webhookId).filter((id) => dropped.some((entry) => entry.webhookId === id))).toEqual([]);
+    await eventually(
+      async () => receiver.got.length === 5 && (await owing('loc-cap')) === 0,
+      'the five left delivered, every debt settled',
+    );
+    expect(
+      receiver.got.map((g) => g.webhookId).filter((id) => dropped.some((entry) => entry.webhookId === id)),
+    ).toEqual([]);
     await by.close();
   });
 
@@ -286,7 +365,11 @@ describe('webhook deliveries in batches', () => {
     await by.pass();
     const [job] = await batchJobs(subscription._id);
     // two at a time: the last three follow on the first two's connections
-    await deliverBatch(deps({ endpointConcurrency: 2 }), { ...config.webhooks, endpointConcurrency: 2 }, job as Job<DeliveryBatchData>);
+    await deliverBatch(
+      deps({ endpointConcurrency: 2 }),
+      { ...config.webhooks, endpointConcurrency: 2 },
+      job as Job<DeliveryBatchData>,
+    );
     expect(receiver.got).toHaveLength(5);
     expect(connections).toBe(2);
     await by.close();
@@ -301,11 +384,15 @@ describe('webhook deliveries in batches', () => {
     for (const count of [2, 3]) {
       await newOrders('loc-closing', count);
       await by.pass();
-      const job = (await batchJobs(subscription._id)).find((found) => (found.data as DeliveryBatchData).items.length === count);
+      const job = (await batchJobs(subscription._id)).find(
+        (found) => (found.data as DeliveryBatchData).items.length === count,
+      );
       await deliverBatch(d, { ...config.webhooks, endpointConcurrency: 2 }, job as Job<DeliveryBatchData>);
     }
     const entries = await db.collection('webhookDeliveries').find({ subscriptionId: subscription._id }).toArray();
-    expect(entries.map((entry) => [entry.outcome, entry.attempt])).toEqual(Array.from({ length: 5 }, () => ['delivered', 1]));
+    expect(entries.map((entry) => [entry.outcome, entry.attempt])).toEqual(
+      Array.from({ length: 5 }, () => ['delivered', 1]),
+    );
     expect(server.answered).toBe(5);
     expect(server.connections).toBe(5);
     await by.close();

@@ -38,7 +38,11 @@ describe('webhook fair shares', () => {
     return r;
   };
   const subscribe = async (r: Receiver, locationId: string) => {
-    const created = await stack.admin.createWebhook({ url: r.url, events: ['order.placed'], locationIds: [locationId] });
+    const created = await stack.admin.createWebhook({
+      url: r.url,
+      events: ['order.placed'],
+      locationIds: [locationId],
+    });
     r.secrets.push(created.secret);
     return created;
   };
@@ -105,16 +109,22 @@ describe('webhook fair shares', () => {
     await outboxesRelayed(stack.env);
     expect(await stack.api.deps.deliveries.pending(sub.id)).toBeLessThanOrEqual(40);
 
-    const dropped = (await stack.admin.listWebhookDeliveries(sub.id, { limit: 1000 })).filter((d) => d.outcome === 'dropped');
+    const dropped = (await stack.admin.listWebhookDeliveries(sub.id, { limit: 1000 })).filter(
+      (d) => d.outcome === 'dropped',
+    );
     expect(dropped.length).toBeGreaterThanOrEqual(1);
-    expect(await metricValue(workerMetrics, 'pos_webhook_deliveries_dropped_total')).toBe(droppedBefore + dropped.length);
+    expect(await metricValue(workerMetrics, 'pos_webhook_deliveries_dropped_total')).toBe(
+      droppedBefore + dropped.length,
+    );
     // among the oldest: the first orders' deliveries (those being attempted or passing through an
     // attempt at that moment are skipped for the next oldest), each with the body it would have sent
     const firstNumbers = new Set(orders.slice(0, 20).map((o) => o.number));
     for (const entry of dropped) {
       expect(entry.error).toMatch(/WEBHOOK_MAX_PENDING/);
       const stored = await stack.api.deps.repos.webhookDeliveries.find(sub.id, entry.id);
-      expect(firstNumbers.has((JSON.parse(stored!.body) as { data: { order: { number: number } } }).data.order.number)).toBe(true);
+      expect(
+        firstNumbers.has((JSON.parse(stored!.body) as { data: { order: { number: number } } }).data.order.number),
+      ).toBe(true);
     }
 
     // redeliverable from the log
@@ -125,12 +135,18 @@ describe('webhook fair shares', () => {
     const r = await receiver();
     const { locationId } = await registerAt(stack, 'Tested endpoint');
     const sub = await subscribe(r, locationId);
-    const test = () => call('POST', `${stack.operatorOrigin}/admin/v1/webhooks/${sub.id}/test`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+    const test = () =>
+      call('POST', `${stack.operatorOrigin}/admin/v1/webhooks/${sub.id}/test`, {
+        headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      });
     for (let i = 0; i < 3; i++) expect((await test()).status).toBe(202);
     const refused = await test();
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(refused.json()).toMatchObject({ title: 'Too many requests', detail: expect.stringMatching(/test events and redeliveries to this subscription/) });
+    expect(refused.json()).toMatchObject({
+      title: 'Too many requests',
+      detail: expect.stringMatching(/test events and redeliveries to this subscription/),
+    });
     // another subscription's quota is its own
     const other = await subscribe(await receiver(), locationId);
     expect((await stack.admin.testWebhook(other.id)).type).toBe('webhook.test');
@@ -140,32 +156,45 @@ describe('webhook fair shares', () => {
 describe('the SSRF guard on IPv6 forms that carry an IPv4 address', () => {
   const stack = useStack({ WEBHOOK_RETRY_SCHEDULE: '1h' });
 
-  it.each(['http://[64:ff9b::a9fe:a9fe]/hook', 'http://[2002:a9fe:a9fe::]/hook', 'http://[::127.0.0.1]/hook', 'http://[::ffff:0:7f00:1]/hook', 'http://[64:ff9b:1::a00:1]/hook'])(
-    'refuses %s at creation',
-    async (url) => {
-      const res = await call('POST', `${stack.origin}/admin/v1/webhooks`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` }, body: { url, events: ['order.placed'] } });
-      expect(res.status).toBe(400);
-      // (those that carry 169.254.169.254 are a cloud's metadata address,
-      // refused whatever WEBHOOK_ALLOW_PRIVATE says)
-      expect(res.json().detail).toMatch(/loopback, private, link-local or metadata address|a cloud metadata or platform address/);
-    },
-  );
+  it.each([
+    'http://[64:ff9b::a9fe:a9fe]/hook',
+    'http://[2002:a9fe:a9fe::]/hook',
+    'http://[::127.0.0.1]/hook',
+    'http://[::ffff:0:7f00:1]/hook',
+    'http://[64:ff9b:1::a00:1]/hook',
+  ])('refuses %s at creation', async (url) => {
+    const res = await call('POST', `${stack.origin}/admin/v1/webhooks`, {
+      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      body: { url, events: ['order.placed'] },
+    });
+    expect(res.status).toBe(400);
+    // (those that carry 169.254.169.254 are a cloud's metadata address,
+    // refused whatever WEBHOOK_ALLOW_PRIVATE says)
+    expect(res.json().detail).toMatch(
+      /loopback, private, link-local or metadata address|a cloud metadata or platform address/,
+    );
+  });
 
-  it('refuses at delivery an address that became one (changed behind the API\'s back)', async () => {
+  it("refuses at delivery an address that became one (changed behind the API's back)", async () => {
     const r = await startReceiver();
     try {
       const sub = await stack.admin.createWebhook({ url: 'http://93.184.215.14/hook', events: ['order.placed'] });
       const client = await new MongoClient(stack.env.MONGO_URL!).connect();
       try {
         const port = new URL(r.url).port;
-        await client.db(stack.env.MONGO_DB).collection('webhooks').updateOne({ _id: sub.id as never }, { $set: { url: `http://[64:ff9b::7f00:1]:${port}/hooks` } });
+        await client
+          .db(stack.env.MONGO_DB)
+          .collection('webhooks')
+          .updateOne({ _id: sub.id as never }, { $set: { url: `http://[64:ff9b::7f00:1]:${port}/hooks` } });
       } finally {
         await client.close();
       }
       await stack.admin.testWebhook(sub.id);
       await eventually(async () => (await stack.admin.listWebhookDeliveries(sub.id)).length > 0, 'the attempt logged');
       const [attempt] = await stack.admin.listWebhookDeliveries(sub.id);
-      expect(attempt!.error).toMatch(/resolves to 64:ff9b::7f00:1, a loopback, private, link-local or metadata address/);
+      expect(attempt!.error).toMatch(
+        /resolves to 64:ff9b::7f00:1, a loopback, private, link-local or metadata address/,
+      );
       expect(r.received).toHaveLength(0);
     } finally {
       await r.close();
@@ -176,7 +205,11 @@ describe('the SSRF guard on IPv6 forms that carry an IPv4 address', () => {
 describe('the SSRF guard with WEBHOOK_ALLOW_PRIVATE=1', () => {
   const stack = useStack({ WEBHOOK_ALLOW_PRIVATE: '1' }, { worker: false });
 
-  const create = (url: string) => call('POST', `${stack.origin}/admin/v1/webhooks`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` }, body: { url, events: ['order.placed'] } });
+  const create = (url: string) =>
+    call('POST', `${stack.origin}/admin/v1/webhooks`, {
+      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+      body: { url, events: ['order.placed'] },
+    });
 
   it.each([
     'http://169.254.169.254/latest/meta-data/',
@@ -193,6 +226,7 @@ describe('the SSRF guard with WEBHOOK_ALLOW_PRIVATE=1', () => {
   });
 
   it('takes a receiver on loopback or a private network', async () => {
-    for (const url of ['http://127.0.0.1:9/hook', 'http://[fd12::1]:9/hook']) expect((await create(url)).status).toBe(201);
+    for (const url of ['http://127.0.0.1:9/hook', 'http://[fd12::1]:9/hook'])
+      expect((await create(url)).status).toBe(201);
   });
 });

@@ -14,7 +14,15 @@ import { Receiver, startReceiver } from '../support/webhook-receiver';
  * least once with the same webhook-id) and invents none.
  */
 describe('webhooks and killed workers', () => {
-  const stack = useStack({ WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms,200ms,200ms', JOB_LOCK_DURATION: '1s', JOB_TIMEOUT: '45s' }, { worker: false });
+  const stack = useStack(
+    {
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms,200ms,200ms',
+      JOB_LOCK_DURATION: '1s',
+      JOB_TIMEOUT: '45s',
+    },
+    { worker: false },
+  );
   const receivers: Receiver[] = [];
 
   afterAll(async () => {
@@ -34,7 +42,10 @@ describe('webhooks and killed workers', () => {
     const { r, location, key } = await subscribed('Killed mid-transition', ['order.completed']);
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-apply' });
-    const answer = call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const answer = call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+      apiKey: key,
+      body: { newState: 'COMPLETED' },
+    });
     expect(await doomed.exited).toBeNull(); // SIGKILL, after the MongoDB write
     expect(r.received).toHaveLength(0);
 
@@ -43,7 +54,10 @@ describe('webhooks and killed workers', () => {
       expect((await answer).status).toBe(200);
       await eventually(() => r.delivered().size === 1, 'the completion delivered by the re-run', 30_000);
       const [delivered] = [...r.delivered().values()];
-      expect(delivered).toMatchObject({ type: 'order.completed', data: { locationId: location.id, order: { number: order.number, state: 'COMPLETED', version: 1 } } });
+      expect(delivered).toMatchObject({
+        type: 'order.completed',
+        data: { locationId: location.id, order: { number: order.number, state: 'COMPLETED', version: 1 } },
+      });
       expect(new Set(r.received.map((w) => w.id)).size).toBe(1);
     } finally {
       expect(await rescuer.stop()).toBe(0);
@@ -54,23 +68,44 @@ describe('webhooks and killed workers', () => {
     const { r, location, key, sub } = await subscribed('Killed after answering', ['order.completed']);
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-answer' });
-    expect((await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
+    expect(
+      (
+        await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+          apiKey: key,
+          body: { newState: 'COMPLETED' },
+        })
+      ).status,
+    ).toBe(200);
     expect(await doomed.exited).toBeNull();
     const rescuer = await spawnRole('worker', stack.env);
     try {
-      await eventually(() => rescuer.output().includes('job run again after it had answered'), 'the re-run of the answered job', 30_000);
+      await eventually(
+        () => rescuer.output().includes('job run again after it had answered'),
+        'the re-run of the answered job',
+        30_000,
+      );
       const { queues, close } = openTransitionQueues(stack.env);
       try {
-        await eventually(async () => Object.values(await queues.jobCounts('active', 'waiting', 'delayed')).every((n) => n === 0), 'the re-run done', 30_000);
+        await eventually(
+          async () => Object.values(await queues.jobCounts('active', 'waiting', 'delayed')).every((n) => n === 0),
+          'the re-run done',
+          30_000,
+        );
       } finally {
         await close();
       }
       await eventually(() => r.delivered().size === 1, 'the completion delivered', 30_000);
       // The re-run announced the order again (same webhook-id, so no second delivery job): one attempt in all.
       await eventually(async () => (await stack.admin.listWebhookDeliveries(sub.id)).length >= 1, 'the attempt logged');
-      const queue = new Queue(WEBHOOK_QUEUE, { connection: new Redis(stack.env.REDIS_URL!), prefix: stack.env.REDIS_PREFIX! });
+      const queue = new Queue(WEBHOOK_QUEUE, {
+        connection: new Redis(stack.env.REDIS_URL!),
+        prefix: stack.env.REDIS_PREFIX!,
+      });
       try {
-        await eventually(async () => Object.values(await queue.getJobCounts('waiting', 'active', 'delayed')).every((n) => n === 0), 'the webhook queue settled');
+        await eventually(
+          async () => Object.values(await queue.getJobCounts('waiting', 'active', 'delayed')).every((n) => n === 0),
+          'the webhook queue settled',
+        );
       } finally {
         await queue.close();
         await queue.disconnect();
@@ -86,7 +121,10 @@ describe('webhooks and killed workers', () => {
     const { r, location, key } = await subscribed('Killed before the write', ['order.completed', 'order.aborted']);
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-before-apply' });
-    const answer = call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, { apiKey: key, body: { newState: 'ABORTED' } });
+    const answer = call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
+      apiKey: key,
+      body: { newState: 'ABORTED' },
+    });
     expect(await doomed.exited).toBeNull();
     const rescuer = await spawnRole('worker', stack.env);
     try {
@@ -123,7 +161,11 @@ describe('webhooks and killed workers', () => {
     try {
       await stack.admin.createOrder(location.id, sampleRows);
       // (its relay takes the lease over once it has seen the killed workers' lease unrenewed for 10 s)
-      await eventually(async () => (await stack.admin.listWebhookDeliveries(sub.id)).length >= 1, 'an attempt logged', 30_000);
+      await eventually(
+        async () => (await stack.admin.listWebhookDeliveries(sub.id)).length >= 1,
+        'an attempt logged',
+        30_000,
+      );
       const [entry] = await stack.admin.listWebhookDeliveries(sub.id);
       expect(entry!.error).toMatch(/resolves to 127\.0\.0\.1/);
       expect(entry!.statusCode).toBeUndefined();

@@ -11,7 +11,14 @@ import { outboxesRelayed } from '../support/outboxes';
 
 /** Short retries, so that a test sees several attempts in a few seconds. */
 const FAST_RETRIES = Array.from({ length: 30 }, () => '200ms').join(',');
-const ALL_TYPES = ['order.placed', 'order.completed', 'order.aborted', 'order.failed', 'command.created', 'command.acknowledged'];
+const ALL_TYPES = [
+  'order.placed',
+  'order.completed',
+  'order.aborted',
+  'order.failed',
+  'command.created',
+  'command.acknowledged',
+];
 
 type TestStack = StartedStack;
 
@@ -20,7 +27,10 @@ type TestStack = StartedStack;
 async function queueSettled(stack: TestStack): Promise<void> {
   await outboxesRelayed(stack.env);
   const connection = new Redis(stack.env.REDIS_URL!, { maxRetriesPerRequest: null });
-  const queue = new Queue(WEBHOOK_QUEUE, { connection, prefix: webhookPrefix({ prefix: stack.env.REDIS_PREFIX!, cluster: false }) });
+  const queue = new Queue(WEBHOOK_QUEUE, {
+    connection,
+    prefix: webhookPrefix({ prefix: stack.env.REDIS_PREFIX!, cluster: false }),
+  });
   try {
     await eventually(async () => {
       const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
@@ -34,7 +44,12 @@ async function queueSettled(stack: TestStack): Promise<void> {
 
 describe('webhooks', () => {
   // The circuit is another file's subject (webhook-isolation): here every failed attempt is retried on the schedule.
-  const stack = useStack({ WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_SCHEDULE: FAST_RETRIES, KEY_ROTATION_GRACE: '3s', WEBHOOK_CIRCUIT_FAILURES: '1000' });
+  const stack = useStack({
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    WEBHOOK_RETRY_SCHEDULE: FAST_RETRIES,
+    KEY_ROTATION_GRACE: '3s',
+    WEBHOOK_CIRCUIT_FAILURES: '1000',
+  });
   const receivers: Receiver[] = [];
   const receiver = async () => {
     const r = await startReceiver();
@@ -61,11 +76,33 @@ describe('webhooks', () => {
     const other = await registerAt(stack, 'Not subscribed');
 
     const a = await stack.admin.createOrder(location.id, sampleRows);
-    expect((await call('PUT', `${stack.baseUrl}/orders/${a.number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } })).status).toBe(200);
+    expect(
+      (
+        await call('PUT', `${stack.baseUrl}/orders/${a.number}/statusupdate`, {
+          apiKey: key,
+          body: { newState: 'COMPLETED' },
+        })
+      ).status,
+    ).toBe(200);
     const b = await stack.admin.createOrder(location.id, sampleRows);
-    expect((await call('PUT', `${stack.baseUrl}/orders/${b.number}/statusupdate`, { apiKey: key, body: { newState: 'ABORTED' } })).status).toBe(200);
+    expect(
+      (
+        await call('PUT', `${stack.baseUrl}/orders/${b.number}/statusupdate`, {
+          apiKey: key,
+          body: { newState: 'ABORTED' },
+        })
+      ).status,
+    ).toBe(200);
     const c = await stack.admin.createOrder(location.id, sampleRows);
-    for (let i = 0; i < 2; i++) expect((await call('POST', `${stack.baseUrl}/orders/${c.number}/failure`, { apiKey: key, body: { reason: 'paper out' } })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (
+          await call('POST', `${stack.baseUrl}/orders/${c.number}/failure`, {
+            apiKey: key,
+            body: { reason: 'paper out' },
+          })
+        ).status,
+      ).toBe(200);
     await stack.admin.recoverOrder(location.id, c.number);
     const command = await stack.admin.createCommand(location.id, 'REQUEST_BILL', 4);
     expect((await call('DELETE', `${stack.baseUrl}/commands/${command.number}`, { apiKey: key })).status).toBe(200);
@@ -87,7 +124,12 @@ describe('webhooks', () => {
     ].sort();
     const subject = (w: { type: string; data: Record<string, unknown> }) =>
       `${w.type} ${((w.data.order ?? w.data.command) as { number: number }).number}`;
-    await eventually(() => r.delivered().size >= expected.length, 'every webhook of the day', 15_000, () => `got ${[...r.delivered().values()].map(subject).join(', ')}`);
+    await eventually(
+      () => r.delivered().size >= expected.length,
+      'every webhook of the day',
+      15_000,
+      () => `got ${[...r.delivered().values()].map(subject).join(', ')}`,
+    );
     await queueSettled(stack);
 
     const delivered = [...r.delivered().values()];
@@ -95,9 +137,13 @@ describe('webhooks', () => {
     expect(r.received.every((w) => w.verifiedBy.length === 1)).toBe(true);
     for (const w of delivered) expect(w.data.locationId).toBe(location.id);
     // The failure reports carry their count, and each order's versions only grow.
-    const failed = delivered.filter((w) => w.type === 'order.failed').map((w) => (w.data.order as { failureCount: number }).failureCount);
+    const failed = delivered
+      .filter((w) => w.type === 'order.failed')
+      .map((w) => (w.data.order as { failureCount: number }).failureCount);
     expect(failed.sort()).toEqual([1, 2]);
-    const versionsOfC = delivered.filter((w) => w.type.startsWith('order.') && (w.data.order as { number: number }).number === c.number).map((w) => (w.data.order as { version: number }).version);
+    const versionsOfC = delivered
+      .filter((w) => w.type.startsWith('order.') && (w.data.order as { number: number }).number === c.number)
+      .map((w) => (w.data.order as { version: number }).version);
     expect(new Set(versionsOfC)).toEqual(new Set([0, 1, 2, 3]));
   });
 
@@ -106,9 +152,15 @@ describe('webhooks', () => {
     const { location } = await registerAt(stack, 'Webhook outage');
     const sub = await subscribe(r, ['order.placed'], [location.id]);
     await r.setMode('down');
-    const orders = [await stack.admin.createOrder(location.id, sampleRows), await stack.admin.createOrder(location.id, sampleRows)];
+    const orders = [
+      await stack.admin.createOrder(location.id, sampleRows),
+      await stack.admin.createOrder(location.id, sampleRows),
+    ];
     const log = () => stack.admin.listWebhookDeliveries(sub.id, { limit: 1000 });
-    await eventually(async () => (await log()).filter((d) => d.error).length >= 2, 'attempts failing while the receiver is down');
+    await eventually(
+      async () => (await log()).filter((d) => d.error).length >= 2,
+      'attempts failing while the receiver is down',
+    );
     await r.setMode({ status: 500 });
     await eventually(async () => (await log()).some((d) => d.statusCode === 500), 'an attempt answered 500');
     await r.setMode({ status: 200 });
@@ -116,7 +168,10 @@ describe('webhooks', () => {
     const numbers = [...r.delivered().values()].map((w) => (w.data.order as { number: number }).number).sort();
     expect(numbers).toEqual(orders.map((o) => o.number).sort());
     // (a batch logs its attempts once its POSTs are answered: the receiver may see them first)
-    await eventually(async () => (await log()).filter((d) => d.outcome === 'delivered').length >= 2, 'both deliveries logged');
+    await eventually(
+      async () => (await log()).filter((d) => d.outcome === 'delivered').length >= 2,
+      'both deliveries logged',
+    );
     const entries = await log();
     expect(entries.filter((d) => d.outcome === 'delivered')).toHaveLength(2);
     expect(entries.some((d) => d.outcome === 'retrying' && d.nextRetryAt !== undefined)).toBe(true);
@@ -151,7 +206,13 @@ describe('webhooks', () => {
     const after = r.received.at(-1)!;
     expect(after.signature.split(' ')).toHaveLength(1);
     expect(after.verifiedBy).toEqual([rotated.secret]);
-    expect(() => new Webhook(oldSecret).verify(after.body, { 'webhook-id': after.id, 'webhook-timestamp': after.timestamp, 'webhook-signature': after.signature })).toThrow();
+    expect(() =>
+      new Webhook(oldSecret).verify(after.body, {
+        'webhook-id': after.id,
+        'webhook-timestamp': after.timestamp,
+        'webhook-signature': after.signature,
+      }),
+    ).toThrow();
     expect((await stack.admin.getWebhook(sub.id)).previousSecretExpiresAt).toBeUndefined();
   });
 
@@ -161,7 +222,10 @@ describe('webhooks', () => {
     const { location } = await registerAt(stack, 'Webhook gone');
     const sub = await subscribe(r, ['order.placed'], [location.id]);
     await stack.admin.createOrder(location.id, sampleRows);
-    await eventually(async () => (await stack.admin.getWebhook(sub.id)).disabledAt !== undefined, 'the endpoint disabled');
+    await eventually(
+      async () => (await stack.admin.getWebhook(sub.id)).disabledAt !== undefined,
+      'the endpoint disabled',
+    );
     const view = await stack.admin.getWebhook(sub.id);
     expect(view.disabledReason).toMatch(/410/);
     const entries = await stack.admin.listWebhookDeliveries(sub.id);
@@ -183,13 +247,26 @@ describe('webhooks', () => {
     const sub = await subscribe(r, ['order.placed', 'order.completed'], [location.id]);
     const order = await stack.admin.createOrder(location.id, sampleRows);
     // one at a time, so that the log's order is theirs (deliveries are concurrent)
-    await eventually(async () => (await stack.admin.listWebhookDeliveries(sub.id)).length === 1, 'the first attempt logged');
+    await eventually(
+      async () => (await stack.admin.listWebhookDeliveries(sub.id)).length === 1,
+      'the first attempt logged',
+    );
     await stack.admin.updateStatus(location.id, order.number, 'COMPLETED');
     await eventually(() => r.delivered().size === 2, 'both deliveries');
-    await eventually(async () => (await stack.admin.listWebhookDeliveries(sub.id)).length === 2, 'both attempts logged');
+    await eventually(
+      async () => (await stack.admin.listWebhookDeliveries(sub.id)).length === 2,
+      'both attempts logged',
+    );
     const entries = await stack.admin.listWebhookDeliveries(sub.id);
     expect(entries.map((d) => d.type)).toEqual(['order.completed', 'order.placed']);
-    for (const entry of entries) expect(entry).toMatchObject({ attempt: 1, outcome: 'delivered', statusCode: 204, durationMs: expect.any(Number), at: expect.any(String) });
+    for (const entry of entries)
+      expect(entry).toMatchObject({
+        attempt: 1,
+        outcome: 'delivered',
+        statusCode: 204,
+        durationMs: expect.any(Number),
+        at: expect.any(String),
+      });
     const paged = await stack.admin.listWebhookDeliveries(sub.id, { limit: 1, after: entries[0]!.id });
     expect(paged.map((d) => d.id)).toEqual([entries[1]!.id]);
 
@@ -201,9 +278,16 @@ describe('webhooks', () => {
     const again = r.received.filter((w) => w.id === placed.webhookId)[1]!;
     expect(again.body).toBe(first.body);
     expect(again.verifiedBy).toHaveLength(1);
-    await eventually(async () => (await stack.admin.listWebhookDeliveries(sub.id))[0]?.redelivery === true, 'the redelivery logged');
+    await eventually(
+      async () => (await stack.admin.listWebhookDeliveries(sub.id))[0]?.redelivery === true,
+      'the redelivery logged',
+    );
 
-    const missing = await call('POST', `${stack.operatorOrigin}/admin/v1/webhooks/${sub.id}/deliveries/${sub.id}/redeliver`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+    const missing = await call(
+      'POST',
+      `${stack.operatorOrigin}/admin/v1/webhooks/${sub.id}/deliveries/${sub.id}/redeliver`,
+      { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } },
+    );
     expect(missing.status).toBe(404);
   });
 
@@ -213,10 +297,15 @@ describe('webhooks', () => {
     expect((await stack.admin.listWebhooks({ limit: 1000 })).map((w) => w.id)).toContain(sub.id);
     const view = await stack.admin.getWebhook(sub.id);
     expect(view).not.toHaveProperty('secret');
-    const changed = await stack.admin.updateWebhook(sub.id, { events: ['order.completed'], description: 'kitchen analytics' });
+    const changed = await stack.admin.updateWebhook(sub.id, {
+      events: ['order.completed'],
+      description: 'kitchen analytics',
+    });
     expect(changed).toMatchObject({ events: ['order.completed'], description: 'kitchen analytics' });
     await stack.admin.deleteWebhook(sub.id);
-    const gone = await call('GET', `${stack.operatorOrigin}/admin/v1/webhooks/${sub.id}`, { headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` } });
+    const gone = await call('GET', `${stack.operatorOrigin}/admin/v1/webhooks/${sub.id}`, {
+      headers: { authorization: `Bearer ${stack.env.ADMIN_TOKEN}` },
+    });
     expect(gone.status).toBe(404);
   });
 });
@@ -228,7 +317,12 @@ describe('an endpoint failing for WEBHOOK_DISABLE_AFTER', () => {
   beforeAll(async () => {
     // The circuit (5 failures in a row, then 30 s before a probe) would hold the attempts that reach
     // WEBHOOK_DISABLE_AFTER whenever five of them fit in its first second: disablement is tested here.
-    stack = await startStack({ WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_SCHEDULE: FAST_RETRIES, WEBHOOK_DISABLE_AFTER: '1s', WEBHOOK_CIRCUIT_FAILURES: '1000' });
+    stack = await startStack({
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      WEBHOOK_RETRY_SCHEDULE: FAST_RETRIES,
+      WEBHOOK_DISABLE_AFTER: '1s',
+      WEBHOOK_CIRCUIT_FAILURES: '1000',
+    });
     r = await startReceiver();
   });
   afterAll(async () => {
@@ -242,8 +336,15 @@ describe('an endpoint failing for WEBHOOK_DISABLE_AFTER', () => {
     const sub = await stack.admin.createWebhook({ url: r.url, events: ['order.placed'], locationIds: [location.id] });
     r.secrets.push(sub.secret);
     await stack.admin.createOrder(location.id, sampleRows);
-    await eventually(async () => (await stack.admin.getWebhook(sub.id)).failingSince !== undefined, 'the endpoint failing');
-    await eventually(async () => (await stack.admin.getWebhook(sub.id)).disabledAt !== undefined, 'the endpoint disabled', 15_000);
+    await eventually(
+      async () => (await stack.admin.getWebhook(sub.id)).failingSince !== undefined,
+      'the endpoint failing',
+    );
+    await eventually(
+      async () => (await stack.admin.getWebhook(sub.id)).disabledAt !== undefined,
+      'the endpoint disabled',
+      15_000,
+    );
     const view = await stack.admin.getWebhook(sub.id);
     expect(view.disabledReason).toBe(`no delivery succeeded since ${view.failingSince}`);
     const [last] = await stack.admin.listWebhookDeliveries(sub.id);
@@ -307,7 +408,14 @@ describe('webhooks of presence, pause and deadlines', () => {
 
   it('announces online, paused, resumed, overdue and offline once each; the overdue announcement is no second order.placed', async () => {
     const { location, key } = await registerAt(stack, 'Webhook presence');
-    const types = ['location.online', 'location.offline', 'location.paused', 'location.resumed', 'order.placed', 'order.overdue'];
+    const types = [
+      'location.online',
+      'location.offline',
+      'location.paused',
+      'location.resumed',
+      'order.placed',
+      'order.overdue',
+    ];
     const created = await stack.admin.createWebhook({ url: r.url, events: types, locationIds: [location.id] });
     r.secrets.push(created.secret);
     const of = (type: string) => [...r.delivered().values()].filter((w) => w.type === type);
@@ -324,9 +432,15 @@ describe('webhooks of presence, pause and deadlines', () => {
 
     expect([...r.delivered().values()].map((w) => w.type).sort()).toEqual([...types].sort());
     expect(r.received.every((w) => w.verifiedBy.length === 1)).toBe(true);
-    expect(of('location.paused')[0]!.data).toMatchObject({ locationId: location.id, location: { id: location.id, paused: true, pauseReason: 'kitchen closed' } });
+    expect(of('location.paused')[0]!.data).toMatchObject({
+      locationId: location.id,
+      location: { id: location.id, paused: true, pauseReason: 'kitchen closed' },
+    });
     expect(of('location.resumed')[0]!.data).toMatchObject({ location: { id: location.id, paused: false } });
     expect(of('location.offline')[0]!.data).toMatchObject({ location: { id: location.id, online: false } });
-    expect(of('order.overdue')[0]!.data).toMatchObject({ locationId: location.id, order: { number: order.number, state: 'PLACED', overdue: true } });
+    expect(of('order.overdue')[0]!.data).toMatchObject({
+      locationId: location.id,
+      order: { number: order.number, state: 'PLACED', overdue: true },
+    });
   }, 60_000);
 });

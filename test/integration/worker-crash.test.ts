@@ -25,7 +25,10 @@ describe.each(['crash-after-apply', 'crash-before-apply'] as const)('a worker ki
     const order = await stack.admin.createOrder(location.id, sampleRows);
 
     const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: fault });
-    const answer = call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, body: { reason: 'paper out' } });
+    const answer = call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, {
+      apiKey: key,
+      body: { reason: 'paper out' },
+    });
     const code = await doomed.exited;
     // Only the fault kills with SIGKILL (its log line may not make it out before the signal).
     expect({ code, signal: doomed.process.signalCode }).toEqual({ code: null, signal: 'SIGKILL' });
@@ -68,12 +71,20 @@ describe('a worker killed after answering (crash-after-answer)', () => {
     const { location, key } = await registerAt(stack, 'Answered', 1000);
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const report = (headers: Record<string, string> = {}) =>
-      call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: key, headers, body: { reason: 'paper out' } });
+      call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, {
+        apiKey: key,
+        headers,
+        body: { reason: 'paper out' },
+      });
 
     // The killed worker's lock (its JOB_LOCK_DURATION) outlives it by 15 to 30 s: the later
     // reports are all written before BullMQ hands its job on (BullMQ also spaces the stalled-job
     // checks of all workers by the last checker's interval).
-    const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-answer', JOB_LOCK_DURATION: '30s' });
+    const doomed = await spawnRole('worker', {
+      ...stack.env,
+      FAULT_INJECT: 'crash-after-answer',
+      JOB_LOCK_DURATION: '30s',
+    });
     // With a key, as a register that retries would send it. Its re-run comes long after its deadline,
     // but a job run again is never refused as late: its first run may have written.
     expect((await report({ 'Idempotency-Key': randomUUID() })).status).toBe(200);
@@ -83,16 +94,23 @@ describe('a worker killed after answering (crash-after-answer)', () => {
       for (let i = 0; i < LATER_REPORTS; i++) expect((await report()).status).toBe(200);
       const { queues, close } = openTransitionQueues(stack.env);
       try {
-        await eventually(async () => {
-          const counts = await queues.jobCounts('active', 'waiting', 'delayed');
-          return Object.values(counts).every((n) => n === 0);
-        }, "the killed worker's job run again", 45_000);
+        await eventually(
+          async () => {
+            const counts = await queues.jobCounts('active', 'waiting', 'delayed');
+            return Object.values(counts).every((n) => n === 0);
+          },
+          "the killed worker's job run again",
+          45_000,
+        );
       } finally {
         await close();
       }
       expect(rescuer.output()).toContain('job run again after it had answered');
       const stored = await db.order(location.id, order.number);
-      expect({ failures: stored!.failureCount, writes: stored!.version }).toEqual({ failures: LATER_REPORTS + 1, writes: LATER_REPORTS + 1 });
+      expect({ failures: stored!.failureCount, writes: stored!.version }).toEqual({
+        failures: LATER_REPORTS + 1,
+        writes: LATER_REPORTS + 1,
+      });
     } finally {
       expect(await rescuer.stop()).toBe(0);
     }

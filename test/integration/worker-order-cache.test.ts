@@ -26,12 +26,17 @@ describe("the worker's order cache against another writer", () => {
   });
 
   const orders = () => mongo.db(stack.env.MONGO_DB).collection<OrderDoc>('orders');
-  const status = (number: number, newState: string) => call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState } });
-  const failure = (number: number) => call('POST', `${stack.baseUrl}/orders/${number}/failure`, { apiKey: key, body: {} });
+  const status = (number: number, newState: string) =>
+    call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState } });
+  const failure = (number: number) =>
+    call('POST', `${stack.baseUrl}/orders/${number}/failure`, { apiKey: key, body: {} });
 
   /** What a second worker would write: the next version, in another state. */
   async function writeBehindTheWorker(number: number, set: Partial<OrderDoc>): Promise<void> {
-    const { modifiedCount } = await orders().updateOne({ _id: `${locationId}:${number}` }, { $set: { ...set, updatedAt: new Date() }, $inc: { version: 1 } });
+    const { modifiedCount } = await orders().updateOne(
+      { _id: `${locationId}:${number}` },
+      { $set: { ...set, updatedAt: new Date() }, $inc: { version: 1 } },
+    );
     expect(modifiedCount).toBe(1);
   }
 
@@ -44,7 +49,10 @@ describe("the worker's order cache against another writer", () => {
     const aborted = await status(order.number, 'ABORTED');
     expect(aborted.status).toBe(409);
     expect(aborted.json().detail).toContain('COMPLETED');
-    expect(await orders().findOne({ _id: `${locationId}:${order.number}` })).toMatchObject({ state: 'COMPLETED', version: 2 });
+    expect(await orders().findOne({ _id: `${locationId}:${order.number}` })).toMatchObject({
+      state: 'COMPLETED',
+      version: 2,
+    });
   });
 
   it('an answer without a write (conflict, unchanged) is never given from the cached order', async () => {
@@ -53,9 +61,13 @@ describe("the worker's order cache against another writer", () => {
     // another worker took the order to FAILED at the threshold
     await writeBehindTheWorker(order.number, { state: 'FAILED', failedTime: new Date(), failureCount: 2 });
     // cached, the order is PLACED and a recovery would be a conflict; as it is, it recovers
-    const recovered = await call('POST', `${stack.origin}/admin/v1/locations/${locationId}/orders/${order.number}/recover`, {
-      headers: adminHeader(stack.env),
-    });
+    const recovered = await call(
+      'POST',
+      `${stack.origin}/admin/v1/locations/${locationId}/orders/${order.number}/recover`,
+      {
+        headers: adminHeader(stack.env),
+      },
+    );
     expect(recovered.status).toBe(200);
     expect(recovered.json<OrderRecord>().state).toBe('PLACED');
 
@@ -74,10 +86,15 @@ describe("the worker's order cache against another writer", () => {
     const created = await call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows: sampleRows } });
     const number = created.json<OrderRecord>().number;
     // the worker writes the order NEW (and so caches it)
-    expect((await call('POST', `${customer.url}/orders/${number}/finish`, { apiKey: customer.key })).json<OrderRecord>().state).toBe('NEW');
+    expect(
+      (await call('POST', `${customer.url}/orders/${number}/finish`, { apiKey: customer.key })).json<OrderRecord>()
+        .state,
+    ).toBe('NEW');
     // the session closed behind everyone's back: no fence on the order, no word to the API's session cache
     const sessions = mongo.db(stack.env.MONGO_DB).collection<{ _id: string; closedAt?: Date }>('sessions');
-    expect((await sessions.updateOne({ _id: customer.sessionId }, { $set: { closedAt: new Date() } })).modifiedCount).toBe(1);
+    expect(
+      (await sessions.updateOne({ _id: customer.sessionId }, { $set: { closedAt: new Date() } })).modifiedCount,
+    ).toBe(1);
     const submitted = await call('POST', `${customer.url}/orders/${number}/submit`, { apiKey: customer.key });
     expect(submitted.status).toBe(409);
     expect(submitted.json().detail).toBe('Session is closed; cannot submit');

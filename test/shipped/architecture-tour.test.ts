@@ -16,10 +16,15 @@ const page = fs.readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
 const section = (from: string, to: string) => page.slice(page.indexOf(from), page.indexOf(to));
 const source = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 const exportsSymbol = (file: string, symbol: string) =>
-  new RegExp(`^export (?:declare )?(?:async )?(?:function|class|const|let|interface|type|enum|abstract class) ${symbol}\\b`, 'm').test(source(file));
+  new RegExp(
+    `^export (?:declare )?(?:async )?(?:function|class|const|let|interface|type|enum|abstract class) ${symbol}\\b`,
+    'm',
+  ).test(source(file));
 
 describe("the architecture tour's rows", () => {
-  const rows = [...section('## A tour', '## The folders').matchAll(/^\| (.+) \| `([^`]+)` \| `([^`]+)` \|$/gm)].map(([, concept, file, symbol]) => ({ concept: concept!, file: file!, symbol: symbol! }));
+  const rows = [...section('## A tour', '## The folders').matchAll(/^\| (.+) \| `([^`]+)` \| `([^`]+)` \|$/gm)].map(
+    ([, concept, file, symbol]) => ({ concept: concept!, file: file!, symbol: symbol! }),
+  );
 
   it('name files that exist, each once', () => {
     expect(rows.length).toBeGreaterThan(50);
@@ -28,12 +33,16 @@ describe("the architecture tour's rows", () => {
   });
 
   it('start at a symbol their file exports', () => {
-    expect(rows.filter(({ file, symbol }) => !exportsSymbol(file, symbol)).map(({ file, symbol }) => `${file}: ${symbol}`)).toEqual([]);
+    expect(
+      rows.filter(({ file, symbol }) => !exportsSymbol(file, symbol)).map(({ file, symbol }) => `${file}: ${symbol}`),
+    ).toEqual([]);
   });
 
   it('name parts (folders, modules) that exist beside their file', () => {
     const parts = rows.flatMap(({ concept, file }) =>
-      [...concept.matchAll(/`([a-z][a-z-]*\/?)`/g)].map(([, part]) => ({ file, part: part! })).filter(({ part }) => part.endsWith('/') || part.includes('-')),
+      [...concept.matchAll(/`([a-z][a-z-]*\/?)`/g)]
+        .map(([, part]) => ({ file, part: part! }))
+        .filter(({ part }) => part.endsWith('/') || part.includes('-')),
     );
     expect(parts.length).toBeGreaterThan(4);
     const missing = parts.filter(({ file, part }) => {
@@ -51,7 +60,9 @@ describe('how a request travels', () => {
     expect(travels).toContain(`BullMQ queue \`${TRANSITION_QUEUE}\``);
     expect(travels).toContain(`(\`${replyChannel('<prefix>', '<nodeId>')}\`)`);
     expect(travels).toContain(`(\`${locationChannel('<prefix>', '<locationId>')}\``);
-    expect(travels).toContain(`(\`${new AnsweredJobs('<prefix>', 1).record('<jobId>', { status: 200, body: {} })[0]}\``);
+    expect(travels).toContain(
+      `(\`${new AnsweredJobs('<prefix>', 1).record('<jobId>', { status: 200, body: {} })[0]}\``,
+    );
     expect(travels).toContain(`(the last ${APPLIED_JOBS_KEPT},`);
   });
 
@@ -59,12 +70,32 @@ describe('how a request travels', () => {
   const arrows: [string, string, RegExp][] = [
     ['register ──HTTP──> API nodes (Koa)', 'services/api/src/app.ts', /from 'koa'/],
     ['API ──BullMQ──> workers: the API adds the job', 'services/api/src/jobs/job-client.ts', /\.queue\.add\(/],
-    ['API ──BullMQ──> workers: the worker takes it', 'services/worker/src/transitions/consumers.ts', /new Worker<[^>]+>\(TRANSITION_QUEUE/],
+    [
+      'API ──BullMQ──> workers: the worker takes it',
+      'services/worker/src/transitions/consumers.ts',
+      /new Worker<[^>]+>\(\s*TRANSITION_QUEUE/,
+    ],
     ['workers ──> MongoDB, version-guarded', 'services/worker/src/transitions/order-action.ts', /ctx\.writer\.write\(/],
-    ['the reply on the node\'s own channel: the API listens', 'services/api/src/server.ts', /replyChannel\(config\.redis\.prefix, nodeId\)/],
-    ['the reply on the node\'s own channel: the worker answers there', 'services/worker/src/transitions/processor.ts', /isReplyChannel\(this\.deps\.prefix, replyTo\)/],
-    ['SSE <── Redis pub/sub per location: the worker announces', 'shared/src/events/announcements.ts', /publish\(locationChannel\(this\.prefix, locationId\)/],
-    ['SSE <── Redis pub/sub per location: the node subscribes for its streams', 'services/api/src/stream/hub.ts', /locationChannel\(this\.options\.prefix, locationId\)/],
+    [
+      "the reply on the node's own channel: the API listens",
+      'services/api/src/server.ts',
+      /replyChannel\(config\.redis\.prefix, nodeId\)/,
+    ],
+    [
+      "the reply on the node's own channel: the worker answers there",
+      'services/worker/src/transitions/processor.ts',
+      /isReplyChannel\(this\.deps\.prefix, replyTo\)/,
+    ],
+    [
+      'SSE <── Redis pub/sub per location: the worker announces',
+      'shared/src/events/announcements.ts',
+      /publish\(locationChannel\(this\.prefix, locationId\)/,
+    ],
+    [
+      'SSE <── Redis pub/sub per location: the node subscribes for its streams',
+      'services/api/src/stream/hub.ts',
+      /locationChannel\(this\.options\.prefix, locationId\)/,
+    ],
   ];
 
   it('draws arrows the code makes', () => {

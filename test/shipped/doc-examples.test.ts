@@ -21,7 +21,13 @@ describe('the docs run as written', () => {
   beforeAll(async () => {
     // the service as `npm start` runs it (on the test's Redis and MongoDB), with the webhooks' local try-out allowed
     const env = { ...stackEnv({ LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: '1' }), ADMIN_TOKEN: '' };
-    service = await spawnNode({ name: 'npm start', entry: 'scripts/start.ts', env, ready: /^For the tour.*: (export POS=.*)$/m, timeoutMs: 60_000 });
+    service = await spawnNode({
+      name: 'npm start',
+      entry: 'scripts/start.ts',
+      env,
+      ready: /^For the tour.*: (export POS=.*)$/m,
+      timeoutMs: 60_000,
+    });
     exported = service.ready[1]!;
   }, 90_000);
   afterAll(async () => {
@@ -40,7 +46,15 @@ describe('the docs run as written', () => {
     const script = path.join(dir, 'examples.sh');
     fs.writeFileSync(script, `${exported}\n${scriptOf(examples, dir)}`);
     // a group of its own: the examples it leaves running (a receiver under npm, sh, tsx and node) end with it
-    const { code, out: stdout, err: stderr } = await runToEnd('bash', [script], { cwd: ROOT, env: { ...process.env, ADMIN_TOKEN: '', POS_URL: '', POS_ADMIN_TOKEN: '' }, timeoutMs: 230_000 });
+    const {
+      code,
+      out: stdout,
+      err: stderr,
+    } = await runToEnd('bash', [script], {
+      cwd: ROOT,
+      env: { ...process.env, ADMIN_TOKEN: '', POS_URL: '', POS_ADMIN_TOKEN: '' },
+      timeoutMs: 230_000,
+    });
 
     const current = [...stderr.matchAll(/^::example (.+)$/gm)].at(-1)?.[1];
     const context = `last example started: ${current}\n--- stderr (end) ---\n${stderr.slice(-3000)}\n--- stdout (end) ---\n${stdout.slice(-2000)}`;
@@ -54,7 +68,8 @@ describe('the docs run as written', () => {
       const allowed = expectedStatuses(example.code);
       for (const [, status] of part.matchAll(/^::status (\d+)$/gm)) {
         const n = Number(status);
-        if (n >= 400 && !allowed.has(n)) throw new Error(`${where}: an HTTP ${n} its example does not name\n${context}`);
+        if (n >= 400 && !allowed.has(n))
+          throw new Error(`${where}: an HTTP ${n} its example does not name\n${context}`);
       }
     }
   }, 240_000);

@@ -43,7 +43,16 @@ describe('the docs link checker', () => {
 
   it('finds GitHub-style anchors in a file', () => {
     const anchors = outlineOf(GUIDE).anchors;
-    expect([...anchors].sort()).toEqual(['guide', 'notes', 'notes-1', 'part-5-rule-4', 'rotating-the-secret', 'the-contract-openapi-document-docs-'].sort());
+    expect([...anchors].sort()).toEqual(
+      [
+        'guide',
+        'notes',
+        'notes-1',
+        'part-5-rule-4',
+        'rotating-the-secret',
+        'the-contract-openapi-document-docs-',
+      ].sort(),
+    );
   });
 
   it('passes links that resolve: files, folders, anchors, duplicates, HTML anchors, external links', () => {
@@ -63,25 +72,51 @@ describe('the docs link checker', () => {
 
   it('catches a link to a missing file and a link to a missing anchor, with their lines', () => {
     root = repository({
-      'README.md': ['# Readme', '', 'See [the guide](guide/missing.md).', '', 'And [the secret](guide/intro.md#rotating-the-key).', '', '[self](#nowhere)'].join('\n'),
+      'README.md': [
+        '# Readme',
+        '',
+        'See [the guide](guide/missing.md).',
+        '',
+        'And [the secret](guide/intro.md#rotating-the-key).',
+        '',
+        '[self](#nowhere)',
+      ].join('\n'),
       'guide/intro.md': GUIDE,
     });
     expect(checkMarkdownLinks(root!, ['README.md'])).toEqual([
       { file: 'README.md', line: 3, message: 'guide/missing.md: no such file guide/missing.md' },
-      { file: 'README.md', line: 5, message: 'guide/intro.md#rotating-the-key: no heading or anchor #rotating-the-key in guide/intro.md' },
+      {
+        file: 'README.md',
+        line: 5,
+        message: 'guide/intro.md#rotating-the-key: no heading or anchor #rotating-the-key in guide/intro.md',
+      },
       { file: 'README.md', line: 7, message: '#nowhere: no heading or anchor #nowhere in README.md' },
     ]);
   });
 
   it('catches a link out of the repository', () => {
     root = repository({ 'README.md': '[notes](../elsewhere/notes.md)\n' });
-    expect(checkMarkdownLinks(root!, ['README.md'])).toEqual([{ file: 'README.md', line: 1, message: '../elsewhere/notes.md: outside the repository' }]);
+    expect(checkMarkdownLinks(root!, ['README.md'])).toEqual([
+      { file: 'README.md', line: 1, message: '../elsewhere/notes.md: outside the repository' },
+    ]);
   });
 
   it('checks what the code cites: a doc, its anchor, a part and rule of the register interface', () => {
     const doc = 'docs/register-interface.md';
     root = repository({
-      [doc]: ['# Register interface', '', '## Part 5: Authentication', '', '1. one', '2. two', '', '### 4.2 Update the status', '', '1. only', ''].join('\n'),
+      [doc]: [
+        '# Register interface',
+        '',
+        '## Part 5: Authentication',
+        '',
+        '1. one',
+        '2. two',
+        '',
+        '### 4.2 Update the status',
+        '',
+        '1. only',
+        '',
+      ].join('\n'),
     });
     const gone = `${'docs'}/gone.md`; // spelt so that the repository's own citation check does not read it
     const code = [

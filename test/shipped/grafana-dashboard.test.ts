@@ -10,13 +10,24 @@ const dashboard = loadDashboard();
 describe('the Grafana dashboard', () => {
   it('is in the current schema, its panels timeseries and stat on the data source variable', () => {
     expect(dashboard.schemaVersion).toBeGreaterThanOrEqual(39);
-    expect(dashboard.templating.list).toContainEqual(expect.objectContaining({ name: 'datasource', type: 'datasource', query: 'prometheus' }));
+    expect(dashboard.templating.list).toContainEqual(
+      expect.objectContaining({ name: 'datasource', type: 'datasource', query: 'prometheus' }),
+    );
     const panels = dashboard.panels.filter((panel) => panel.type !== 'row');
     expect(panels.length).toBeGreaterThan(0);
     for (const panel of panels) {
-      expect({ title: panel.title, type: panel.type }).toEqual({ title: panel.title, type: expect.stringMatching(/^(timeseries|stat)$/) });
-      expect({ title: panel.title, datasource: panel.datasource }).toEqual({ title: panel.title, datasource: { type: 'prometheus', uid: '${datasource}' } });
-      expect({ title: panel.title, queries: (panel.targets ?? []).length > 0 }).toEqual({ title: panel.title, queries: true });
+      expect({ title: panel.title, type: panel.type }).toEqual({
+        title: panel.title,
+        type: expect.stringMatching(/^(timeseries|stat)$/),
+      });
+      expect({ title: panel.title, datasource: panel.datasource }).toEqual({
+        title: panel.title,
+        datasource: { type: 'prometheus', uid: '${datasource}' },
+      });
+      expect({ title: panel.title, queries: (panel.targets ?? []).length > 0 }).toEqual({
+        title: panel.title,
+        queries: true,
+      });
     }
   });
 

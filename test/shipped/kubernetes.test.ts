@@ -17,20 +17,36 @@ import { ROOT } from '../support/stack';
 
 const K8S = path.join(ROOT, 'deploy/kubernetes');
 const SHAPES = ['single-node', 'chain'];
-const SECRET_NAMES = ['MONGO_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'API_KEY_SECRET', 'API_KEY_SECRET_PREVIOUS', 'WEBHOOK_SECRET_KEY'];
+const SECRET_NAMES = [
+  'MONGO_URL',
+  'REDIS_URL',
+  'ADMIN_TOKEN',
+  'API_KEY_SECRET',
+  'API_KEY_SECRET_PREVIOUS',
+  'WEBHOOK_SECRET_KEY',
+];
 
 type Manifest = { apiVersion: string; kind: string; metadata: { name: string }; spec: any };
 const tsx = (script: string, ...args: string[]) =>
-  spawnSync(path.join(ROOT, 'node_modules/.bin/tsx'), [path.join(K8S, 'generate', script), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  spawnSync(path.join(ROOT, 'node_modules/.bin/tsx'), [path.join(K8S, 'generate', script), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 
 function objectsOf(shape: string): Manifest[] {
   return fs
     .readdirSync(path.join(K8S, shape))
-    .flatMap((file) => YAML.parseAllDocuments(fs.readFileSync(path.join(K8S, shape, file), 'utf8')).map((doc) => doc.toJS() as Manifest));
+    .flatMap((file) =>
+      YAML.parseAllDocuments(fs.readFileSync(path.join(K8S, shape, file), 'utf8')).map((doc) => doc.toJS() as Manifest),
+    );
 }
-const find = (objects: Manifest[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name)!;
-const containerOf = (objects: Manifest[], role: string) => find(objects, 'Deployment', `pos-${role}`).spec.template.spec.containers[0];
-const envValue = (container: any, name: string): string | undefined => container.env.find((e: any) => e.name === name)?.value;
+const find = (objects: Manifest[], kind: string, name: string) =>
+  objects.find((o) => o.kind === kind && o.metadata.name === name)!;
+const containerOf = (objects: Manifest[], role: string) =>
+  find(objects, 'Deployment', `pos-${role}`).spec.template.spec.containers[0];
+const envValue = (container: any, name: string): string | undefined =>
+  container.env.find((e: any) => e.name === name)?.value;
 const seconds = (duration: string) => Number(/^(\d+)s$/.exec(duration)![1]);
 
 describe('the Kubernetes manifests', () => {
@@ -39,12 +55,16 @@ describe('the Kubernetes manifests', () => {
     expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: '' });
   });
 
-  it("validate against the schemas of Kubernetes, KEDA and prometheus-operator; a broken one does not", () => {
+  it('validate against the schemas of Kubernetes, KEDA and prometheus-operator; a broken one does not', () => {
     const run = tsx('validate.mts');
-    const results = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { file: string; type: string; error?: string });
+    const results = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { file: string; type: string; error?: string });
     expect(results.filter((r) => r.error)).toEqual([]);
     expect(run.status).toBe(0);
-    const typesOf = (shape: string) => new Set(results.filter((r) => r.file.startsWith(`${shape}/`)).map((r) => r.type));
+    const typesOf = (shape: string) =>
+      new Set(results.filter((r) => r.file.startsWith(`${shape}/`)).map((r) => r.type));
     expect([...typesOf('chain')].sort()).toEqual([
       'apps/v1 Deployment',
       'autoscaling/v2 HorizontalPodAutoscaler',
@@ -59,7 +79,10 @@ describe('the Kubernetes manifests', () => {
     expect([...typesOf('single-node')].filter((type) => /Autoscaler|ScaledObject/.test(type))).toEqual([]);
 
     const broken = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'k8s-')), 'broken.yaml');
-    const api = YAML.stringify({ ...find(objectsOf('chain'), 'Deployment', 'pos-api'), spec: { ...find(objectsOf('chain'), 'Deployment', 'pos-api').spec, replicas: 'three' } });
+    const api = YAML.stringify({
+      ...find(objectsOf('chain'), 'Deployment', 'pos-api'),
+      spec: { ...find(objectsOf('chain'), 'Deployment', 'pos-api').spec, replicas: 'three' },
+    });
     fs.writeFileSync(broken, api);
     const refused = tsx('validate.mts', broken);
     expect(refused.status).toBe(1);
@@ -89,63 +112,91 @@ describe('the Kubernetes manifests', () => {
     expect(find(objectsOf(shape), 'PrometheusRule', 'pos').spec).toEqual({ groups: rules.groups });
   });
 
-  it.each(SHAPES)('%s: names only variables the configuration schema defines, and takes every secret from the Secret', (shape) => {
-    const known = new Set(Object.keys(envSchema.properties));
-    for (const role of ['api', 'worker']) {
-      const env: any[] = containerOf(objectsOf(shape), role).env;
-      expect(env.map((e) => e.name).filter((name) => !known.has(name))).toEqual([]);
-      for (const e of env.filter((e) => SECRET_NAMES.includes(e.name))) {
-        expect({ name: e.name, value: e.value, key: e.valueFrom?.secretKeyRef?.key }).toEqual({ name: e.name, value: undefined, key: e.name });
+  it.each(SHAPES)(
+    '%s: names only variables the configuration schema defines, and takes every secret from the Secret',
+    (shape) => {
+      const known = new Set(Object.keys(envSchema.properties));
+      for (const role of ['api', 'worker']) {
+        const env: any[] = containerOf(objectsOf(shape), role).env;
+        expect(env.map((e) => e.name).filter((name) => !known.has(name))).toEqual([]);
+        for (const e of env.filter((e) => SECRET_NAMES.includes(e.name))) {
+          expect({ name: e.name, value: e.value, key: e.valueFrom?.secretKeyRef?.key }).toEqual({
+            name: e.name,
+            value: undefined,
+            key: e.name,
+          });
+        }
+        expect(env.filter((e) => e.valueFrom).every((e) => SECRET_NAMES.includes(e.name))).toBe(true);
       }
-      expect(env.filter((e) => e.valueFrom).every((e) => SECRET_NAMES.includes(e.name))).toBe(true);
-    }
-    expect(containerOf(objectsOf(shape), 'api').env.map((e: any) => e.name)).toEqual(expect.arrayContaining(['ADMIN_TOKEN', 'API_KEY_SECRET', 'WEBHOOK_SECRET_KEY']));
-    expect(containerOf(objectsOf(shape), 'worker').env.map((e: any) => e.name)).toEqual(expect.arrayContaining(['WEBHOOK_SECRET_KEY']));
-  });
+      expect(containerOf(objectsOf(shape), 'api').env.map((e: any) => e.name)).toEqual(
+        expect.arrayContaining(['ADMIN_TOKEN', 'API_KEY_SECRET', 'WEBHOOK_SECRET_KEY']),
+      );
+      expect(containerOf(objectsOf(shape), 'worker').env.map((e: any) => e.name)).toEqual(
+        expect.arrayContaining(['WEBHOOK_SECRET_KEY']),
+      );
+    },
+  );
 
-  it.each(SHAPES)("%s: ports are the listeners', probes the processes' own, and the grace period covers the drain", (shape) => {
-    const objects = objectsOf(shape);
-    const api = containerOf(objects, 'api');
-    const worker = containerOf(objects, 'worker');
-    const portOf = (container: any, name: string) => container.ports.find((p: any) => p.name === name).containerPort;
-    expect(String(portOf(api, 'http'))).toBe(envValue(api, 'PORT'));
-    expect(String(portOf(api, 'admin'))).toBe(envValue(api, 'ADMIN_PORT'));
-    expect(String(portOf(worker, 'metrics'))).toBe(envValue(worker, 'METRICS_PORT'));
-    expect([api.livenessProbe.httpGet, api.readinessProbe.httpGet]).toEqual([
-      { path: '/healthz', port: 'http' },
-      { path: '/readyz', port: 'http' },
-    ]);
-    expect(worker.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+  it.each(SHAPES)(
+    "%s: ports are the listeners', probes the processes' own, and the grace period covers the drain",
+    (shape) => {
+      const objects = objectsOf(shape);
+      const api = containerOf(objects, 'api');
+      const worker = containerOf(objects, 'worker');
+      const portOf = (container: any, name: string) => container.ports.find((p: any) => p.name === name).containerPort;
+      expect(String(portOf(api, 'http'))).toBe(envValue(api, 'PORT'));
+      expect(String(portOf(api, 'admin'))).toBe(envValue(api, 'ADMIN_PORT'));
+      expect(String(portOf(worker, 'metrics'))).toBe(envValue(worker, 'METRICS_PORT'));
+      expect([api.livenessProbe.httpGet, api.readinessProbe.httpGet]).toEqual([
+        { path: '/healthz', port: 'http' },
+        { path: '/readyz', port: 'http' },
+      ]);
+      expect(worker.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
 
-    const preStop = Number(api.lifecycle.preStop.exec.command[1]);
-    for (const [role, container] of [['api', api], ['worker', worker]] as const) {
-      const pod = find(objects, 'Deployment', `pos-${role}`).spec.template.spec;
-      const before = role === 'api' ? preStop : 0;
-      expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(before + seconds(envValue(container, 'SHUTDOWN_GRACE')!) + 10);
-      expect(pod.automountServiceAccountToken).toBe(false);
-      expect(pod.securityContext.runAsNonRoot).toBe(true);
-      expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
-      expect(container.resources.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
-      expect(container.resources.limits).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
-    }
-  });
+      const preStop = Number(api.lifecycle.preStop.exec.command[1]);
+      for (const [role, container] of [
+        ['api', api],
+        ['worker', worker],
+      ] as const) {
+        const pod = find(objects, 'Deployment', `pos-${role}`).spec.template.spec;
+        const before = role === 'api' ? preStop : 0;
+        expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(
+          before + seconds(envValue(container, 'SHUTDOWN_GRACE')!) + 10,
+        );
+        expect(pod.automountServiceAccountToken).toBe(false);
+        expect(pod.securityContext.runAsNonRoot).toBe(true);
+        expect(container.securityContext).toMatchObject({
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+        });
+        expect(container.resources.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
+        expect(container.resources.limits).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
+      }
+    },
+  );
 
-  it.each(SHAPES)('%s: the ingress reaches the public port alone; the operator port and /metrics only Prometheus and operator pods', (shape) => {
-    const objects = objectsOf(shape);
-    const api = containerOf(objects, 'api');
-    const service = find(objects, 'Service', 'pos-api');
-    const ingress = find(objects, 'Ingress', 'pos');
-    const backends = ingress.spec.rules.flatMap((rule: any) => rule.http.paths.map((p: any) => p.backend.service));
-    expect(backends).toEqual([{ name: 'pos-api', port: { name: 'http' } }]);
-    expect(service.spec.ports.find((p: any) => p.name === 'http').targetPort).toBe('http');
-    expect(ingress.spec.tls).toEqual([{ hosts: [ingress.spec.rules[0].host], secretName: expect.any(String) }]);
+  it.each(SHAPES)(
+    '%s: the ingress reaches the public port alone; the operator port and /metrics only Prometheus and operator pods',
+    (shape) => {
+      const objects = objectsOf(shape);
+      const api = containerOf(objects, 'api');
+      const service = find(objects, 'Service', 'pos-api');
+      const ingress = find(objects, 'Ingress', 'pos');
+      const backends = ingress.spec.rules.flatMap((rule: any) => rule.http.paths.map((p: any) => p.backend.service));
+      expect(backends).toEqual([{ name: 'pos-api', port: { name: 'http' } }]);
+      expect(service.spec.ports.find((p: any) => p.name === 'http').targetPort).toBe('http');
+      expect(ingress.spec.tls).toEqual([{ hosts: [ingress.spec.rules[0].host], secretName: expect.any(String) }]);
 
-    const policy = find(objects, 'NetworkPolicy', 'pos-api').spec;
-    const admitted = (port: number) => policy.ingress.filter((rule: any) => rule.ports.some((p: any) => p.port === port)).flatMap((rule: any) => rule.from);
-    const ingressNamespace = (from: any) => from.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'];
-    expect(admitted(Number(envValue(api, 'PORT'))).map(ingressNamespace)).toEqual(['ingress-nginx']);
-    expect(admitted(Number(envValue(api, 'ADMIN_PORT'))).map(ingressNamespace)).not.toContain('ingress-nginx');
-    const workerPolicy = find(objects, 'NetworkPolicy', 'pos-worker').spec;
-    expect(workerPolicy.ingress.flatMap((rule: any) => rule.from).map(ingressNamespace)).toEqual(['monitoring']);
-  });
+      const policy = find(objects, 'NetworkPolicy', 'pos-api').spec;
+      const admitted = (port: number) =>
+        policy.ingress
+          .filter((rule: any) => rule.ports.some((p: any) => p.port === port))
+          .flatMap((rule: any) => rule.from);
+      const ingressNamespace = (from: any) => from.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'];
+      expect(admitted(Number(envValue(api, 'PORT'))).map(ingressNamespace)).toEqual(['ingress-nginx']);
+      expect(admitted(Number(envValue(api, 'ADMIN_PORT'))).map(ingressNamespace)).not.toContain('ingress-nginx');
+      const workerPolicy = find(objects, 'NetworkPolicy', 'pos-worker').spec;
+      expect(workerPolicy.ingress.flatMap((rule: any) => rule.from).map(ingressNamespace)).toEqual(['monitoring']);
+    },
+  );
 });

@@ -26,11 +26,23 @@ describe('the Prometheus rules', () => {
     const operating = outlineOf(fs.readFileSync(path.join(ROOT, 'docs/operating.md'), 'utf8'));
     expect(alerts.length).toBeGreaterThan(0);
     for (const alert of alerts) {
-      expect({ alert: alert.alert, severity: alert.labels?.severity }).toEqual({ alert: alert.alert, severity: expect.stringMatching(/^(warning|critical)$/) });
-      expect({ alert: alert.alert, summary: alert.annotations?.summary }).toEqual({ alert: alert.alert, summary: expect.any(String) });
+      expect({ alert: alert.alert, severity: alert.labels?.severity }).toEqual({
+        alert: alert.alert,
+        severity: expect.stringMatching(/^(warning|critical)$/),
+      });
+      expect({ alert: alert.alert, summary: alert.annotations?.summary }).toEqual({
+        alert: alert.alert,
+        summary: expect.any(String),
+      });
       const runbook = /^docs\/operating\.md#([a-z0-9-]+)$/.exec(alert.annotations?.runbook_url ?? '');
-      expect({ alert: alert.alert, runbook: runbook?.[1] }).toEqual({ alert: alert.alert, runbook: alert.alert!.toLowerCase() });
-      expect({ alert: alert.alert, anchored: operating.anchors.has(runbook![1]!) }).toEqual({ alert: alert.alert, anchored: true });
+      expect({ alert: alert.alert, runbook: runbook?.[1] }).toEqual({
+        alert: alert.alert,
+        runbook: alert.alert!.toLowerCase(),
+      });
+      expect({ alert: alert.alert, anchored: operating.anchors.has(runbook![1]!) }).toEqual({
+        alert: alert.alert,
+        anchored: true,
+      });
     }
   });
 
@@ -40,7 +52,9 @@ describe('the Prometheus rules', () => {
       .map((alert) => alert.alert!)
       .filter((name) => {
         const mine = cases.filter((c) => c.alertname === name);
-        return !mine.some((c) => (c.exp_alerts ?? []).length > 0) || !mine.some((c) => (c.exp_alerts ?? []).length === 0);
+        return (
+          !mine.some((c) => (c.exp_alerts ?? []).length > 0) || !mine.some((c) => (c.exp_alerts ?? []).length === 0)
+        );
       });
     expect(uncovered).toEqual([]);
     // and no test of an alert that is gone

@@ -13,12 +13,23 @@ import path from 'node:path';
 import { runToEnd } from '../support/process-groups';
 import { ROOT } from '../support/stack';
 
-const FILES = ['package.json', 'package-lock.json', 'CHANGELOG.md', 'deploy/previous-release', ...['shared', 'services/api', 'services/worker', 'web/board'].map((dir) => `${dir}/package.json`)];
+const FILES = [
+  'package.json',
+  'package-lock.json',
+  'CHANGELOG.md',
+  'deploy/previous-release',
+  ...['shared', 'services/api', 'services/worker', 'web/board'].map((dir) => `${dir}/package.json`),
+];
 
 describe('npm run release', () => {
   let repo: string;
   const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
-  const release = (...args: string[]) => runToEnd(process.execPath, ['--require', require.resolve('tsx/cjs'), path.join(ROOT, 'scripts', 'release.ts'), ...args], { cwd: repo });
+  const release = (...args: string[]) =>
+    runToEnd(
+      process.execPath,
+      ['--require', require.resolve('tsx/cjs'), path.join(ROOT, 'scripts', 'release.ts'), ...args],
+      { cwd: repo },
+    );
   const read = (file: string) => fs.readFileSync(path.join(repo, file), 'utf8');
 
   beforeEach(() => {
@@ -35,10 +46,27 @@ describe('npm run release', () => {
   });
   afterEach(() => fs.rmSync(repo, { recursive: true, force: true }));
 
-  const manifests = () => FILES.filter((f) => f.endsWith('package.json')).map((file) => [file, JSON.parse(read(file)) as { version: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> }] as const);
+  const manifests = () =>
+    FILES.filter((f) => f.endsWith('package.json')).map(
+      (file) =>
+        [
+          file,
+          JSON.parse(read(file)) as {
+            version: string;
+            dependencies?: Record<string, string>;
+            devDependencies?: Record<string, string>;
+          },
+        ] as const,
+    );
   const lockVersions = () => {
-    const lock = JSON.parse(read('package-lock.json')) as { version: string; packages: Record<string, { version: string }> };
-    return [lock.version, ...['', 'shared', 'services/api', 'services/worker', 'web/board'].map((entry) => lock.packages[entry]!.version)];
+    const lock = JSON.parse(read('package-lock.json')) as {
+      version: string;
+      packages: Record<string, { version: string }>;
+    };
+    return [
+      lock.version,
+      ...['', 'shared', 'services/api', 'services/worker', 'web/board'].map((entry) => lock.packages[entry]!.version),
+    ];
   };
 
   it('releases at the version, tagged; then names its commit in the changelog and for the next upgrade test, and moves main to the next -dev', async () => {
@@ -55,20 +83,30 @@ describe('npm run release', () => {
     expect(git('rev-parse', 'HEAD~1')).toBe(tagged);
     // the release commit: every package at the version, the changelog dated
     for (const file of FILES.filter((f) => f.endsWith('package.json'))) {
-      const manifest = JSON.parse(git('show', `${tagged}:${file}`)) as { version: string; dependencies?: Record<string, string> };
+      const manifest = JSON.parse(git('show', `${tagged}:${file}`)) as {
+        version: string;
+        dependencies?: Record<string, string>;
+      };
       expect(`${file} ${manifest.version}`).toBe(`${file} ${next}`);
     }
-    expect(git('show', `${tagged}:CHANGELOG.md`)).toMatch(new RegExp(`^## \\[Unreleased\\]\\n\\n## \\[${next.replace(/\./g, '\\.')}\\] - 2027-01-15\\n`, 'm'));
+    expect(git('show', `${tagged}:CHANGELOG.md`)).toMatch(
+      new RegExp(`^## \\[Unreleased\\]\\n\\n## \\[${next.replace(/\./g, '\\.')}\\] - 2027-01-15\\n`, 'm'),
+    );
 
     // main after it: the next -dev everywhere, the release named by its commit
     for (const [file, manifest] of manifests()) {
       expect(`${file} ${manifest.version}`).toBe(`${file} ${dev}`);
-      for (const [name, range] of Object.entries({ ...manifest.dependencies, ...manifest.devDependencies })) if (name.startsWith('@pos/')) expect(`${file} ${name} ${range}`).toBe(`${file} ${name} ${dev}`);
+      for (const [name, range] of Object.entries({ ...manifest.dependencies, ...manifest.devDependencies }))
+        if (name.startsWith('@pos/')) expect(`${file} ${name} ${range}`).toBe(`${file} ${name} ${dev}`);
     }
     expect(lockVersions()).toEqual(Array(6).fill(dev));
     // nothing else of the lockfile moved
-    const before = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
-    expect(Object.keys((JSON.parse(read('package-lock.json')) as { packages: Record<string, unknown> }).packages)).toEqual(Object.keys(before.packages));
+    const before = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, unknown>;
+    };
+    expect(
+      Object.keys((JSON.parse(read('package-lock.json')) as { packages: Record<string, unknown> }).packages),
+    ).toEqual(Object.keys(before.packages));
     expect(read('CHANGELOG.md')).toContain(`## [${next}] - 2027-01-15\n\nCommit: \`${tagged}\` (tag \`v${next}\`)\n`);
     expect(read('deploy/previous-release').trim()).toBe(tagged);
     expect(git('status', '--porcelain')).toBe('');
@@ -76,10 +114,19 @@ describe('npm run release', () => {
 
   it('refuses a version not above the current one, and a working tree with changes', async () => {
     const current = (JSON.parse(read('package.json')) as { version: string }).version;
-    expect(await release('0.0.1')).toMatchObject({ code: 1, err: `release: 0.0.1 is not above the current version ${current}\n` });
-    expect(await release(`${current}-rc`)).toMatchObject({ code: 1, err: 'release: usage: npm run release -- <major.minor.patch> [--date YYYY-MM-DD] [--dry-run]\n' });
+    expect(await release('0.0.1')).toMatchObject({
+      code: 1,
+      err: `release: 0.0.1 is not above the current version ${current}\n`,
+    });
+    expect(await release(`${current}-rc`)).toMatchObject({
+      code: 1,
+      err: 'release: usage: npm run release -- <major.minor.patch> [--date YYYY-MM-DD] [--dry-run]\n',
+    });
     fs.appendFileSync(path.join(repo, 'CHANGELOG.md'), '\nsomething\n');
-    expect(await release('99.0.0')).toMatchObject({ code: 1, err: 'release: the working tree has changes: commit or stash them first\n' });
+    expect(await release('99.0.0')).toMatchObject({
+      code: 1,
+      err: 'release: the working tree has changes: commit or stash them first\n',
+    });
     expect(git('tag')).toBe('');
   });
 });
@@ -91,8 +138,12 @@ describe('the releases CHANGELOG.md names', () => {
     expect(sections.length).toBeGreaterThan(0);
     for (const [, version, body] of sections) {
       const commit = /^Commit: `([0-9a-f]{40})`/m.exec(body!)?.[1];
-      expect(`${version}: ${commit ?? 'no Commit line'}`).toMatch(new RegExp(`^${version!.replace(/\./g, '\\.')}: [0-9a-f]{40}$`));
-      const manifest = JSON.parse(execFileSync('git', ['show', `${commit}:package.json`], { cwd: ROOT, encoding: 'utf8' })) as { version: string };
+      expect(`${version}: ${commit ?? 'no Commit line'}`).toMatch(
+        new RegExp(`^${version!.replace(/\./g, '\\.')}: [0-9a-f]{40}$`),
+      );
+      const manifest = JSON.parse(
+        execFileSync('git', ['show', `${commit}:package.json`], { cwd: ROOT, encoding: 'utf8' }),
+      ) as { version: string };
       expect(`${commit} ${manifest.version}`).toBe(`${commit} ${version}`);
     }
   });

@@ -9,7 +9,8 @@ import { envSchema } from '@pos/shared/config-schema';
 import { ROOT } from '../support/stack';
 
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
-const directive = (unit: string, name: string) => [...unit.matchAll(new RegExp(`^${name}=(.*)$`, 'gm'))].map((match) => match[1]!);
+const directive = (unit: string, name: string) =>
+  [...unit.matchAll(new RegExp(`^${name}=(.*)$`, 'gm'))].map((match) => match[1]!);
 const dockerfile = read('Dockerfile');
 
 describe.each(['api', 'worker'])('the %s unit', (role) => {

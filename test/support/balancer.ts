@@ -45,13 +45,18 @@ export class Balancer {
       res.writeHead(502).end();
       return;
     }
-    const upstream = http.request(`${node}${req.url}`, { method: req.method, headers: { ...req.headers, connection: 'close' }, agent: false }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-      res.on('close', () => answer.destroy());
-    });
+    const upstream = http.request(
+      `${node}${req.url}`,
+      { method: req.method, headers: { ...req.headers, connection: 'close' }, agent: false },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+        res.on('close', () => answer.destroy());
+      },
+    );
     upstream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ECONNREFUSED' && triesLeft > 1 && !res.headersSent) return this.forward(req, res, body, triesLeft - 1);
+      if (err.code === 'ECONNREFUSED' && triesLeft > 1 && !res.headersSent)
+        return this.forward(req, res, body, triesLeft - 1);
       if (!res.headersSent) res.writeHead(502).end();
       else res.destroy();
     });

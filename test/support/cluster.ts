@@ -14,7 +14,13 @@ export const portsOf = (url: string): number[] => url.split(',').map((seed) => N
 
 /** One command to one node; its connection is closed afterwards. */
 export async function onNode<T = unknown>(port: number, ...args: [string, ...(string | number)[]]): Promise<T> {
-  const redis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const redis = new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   redis.on('error', () => undefined);
   try {
     await redis.connect();
@@ -36,13 +42,15 @@ export async function masters(url: string): Promise<Map<number, Array<[number, n
       continue;
     }
     const byMaster = new Map<number, Array<[number, number]>>();
-    for (const [from, to, [, masterPort]] of ranges) byMaster.set(masterPort, [...(byMaster.get(masterPort) ?? []), [from, to]]);
+    for (const [from, to, [, masterPort]] of ranges)
+      byMaster.set(masterPort, [...(byMaster.get(masterPort) ?? []), [from, to]]);
     return byMaster;
   }
   throw new Error('no cluster node answers');
 }
 
 export async function masterOf(url: string, slot: number): Promise<number> {
-  for (const [port, ranges] of await masters(url)) if (ranges.some(([from, to]) => slot >= from && slot <= to)) return port;
+  for (const [port, ranges] of await masters(url))
+    if (ranges.some(([from, to]) => slot >= from && slot <= to)) return port;
   throw new Error(`no master serves slot ${slot}`);
 }

@@ -35,7 +35,11 @@ globalThis.fetch = async function contractFetch(input, init) {
         check.end();
       },
     });
-    return new Response(response.body.pipeThrough(seen), { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(response.body.pipeThrough(seen), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   }
   track(
     response
@@ -51,7 +55,8 @@ globalThis.fetch = async function contractFetch(input, init) {
 
 async function failOnViolations(): Promise<void> {
   const violations = await takeViolations();
-  if (violations.length > 0) throw new Error(`responses the OpenAPI document does not describe:\n${violations.join('\n')}`);
+  if (violations.length > 0)
+    throw new Error(`responses the OpenAPI document does not describe:\n${violations.join('\n')}`);
 }
 
 afterEach(failOnViolations);

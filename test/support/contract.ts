@@ -83,7 +83,8 @@ function expectationFor(head: ResponseHead, problems: { push(problem: string): v
   const { pathname } = head.url;
   const template = pathTemplate(pathname);
   if (!template) {
-    if (head.status !== 404) problems.push(`an undocumented path answered ${head.status} (unknown paths must answer 404)`);
+    if (head.status !== 404)
+      problems.push(`an undocumented path answered ${head.status} (unknown paths must answer 404)`);
     return resolveResponse({ $ref: '#/components/responses/UnknownRoute' }, '');
   }
   const item = contractDocument.paths[template] as Json;
@@ -93,7 +94,12 @@ function expectationFor(head: ResponseHead, problems: { push(problem: string): v
     if (head.status !== 405) problems.push(`a method the path does not list answered ${head.status} (expected 405)`);
     const allowed = new Set(documentedMethods(template));
     if (allowed.has('GET')) allowed.add('HEAD');
-    const allow = new Set((head.header('allow') ?? '').split(',').map((m) => m.trim()).filter(Boolean));
+    const allow = new Set(
+      (head.header('allow') ?? '')
+        .split(',')
+        .map((m) => m.trim())
+        .filter(Boolean),
+    );
     if ([...allowed].some((m) => !allow.has(m)) || [...allow].some((m) => !allowed.has(m))) {
       problems.push(`Allow is "${head.header('allow')}", the document lists ${[...allowed].join(', ')}`);
     }
@@ -101,7 +107,9 @@ function expectationFor(head: ResponseHead, problems: { push(problem: string): v
   }
   const listed = (operation.responses as Json)[String(head.status)] as Json | undefined;
   if (!listed) {
-    problems.push(`status ${head.status} is not among the documented ${Object.keys(operation.responses as Json).join(', ')}`);
+    problems.push(
+      `status ${head.status} is not among the documented ${Object.keys(operation.responses as Json).join(', ')}`,
+    );
     return undefined;
   }
   return resolveResponse(listed, `/paths/${escapePointer(template)}/${method}/responses/${head.status}`);
@@ -131,7 +139,8 @@ export class ResponseCheck {
     this.what = `${head.method} ${head.url.pathname} → ${head.status}`;
     this.bodyless = head.method === 'HEAD' || head.status === 204 || head.status === 304;
     if (head.url.pathname.startsWith(MOUNTED_BOARD)) {
-      if (head.status === 401) this.expectation = resolveResponse({ $ref: '#/components/responses/BoardUnauthorized' }, '');
+      if (head.status === 401)
+        this.expectation = resolveResponse({ $ref: '#/components/responses/BoardUnauthorized' }, '');
       else return; // the board's own answer
     } else {
       this.expectation = expectationFor(head, this.problems);
@@ -140,7 +149,8 @@ export class ResponseCheck {
     const { response, pointer } = this.expectation;
     for (const [name, header] of Object.entries((response.headers ?? {}) as Json)) {
       const required = resolveHeader(header as Json).required === true;
-      if (required && head.header(name) === null) this.problems.push(`header ${name} is documented as required but absent`);
+      if (required && head.header(name) === null)
+        this.problems.push(`header ${name} is documented as required but absent`);
     }
     const content = response.content as Json | undefined;
     this.mediaType = baseType(head.header('content-type'));
@@ -150,7 +160,9 @@ export class ResponseCheck {
     }
     if (this.bodyless) return;
     if (!content[this.mediaType]) {
-      this.problems.push(`content type "${head.header('content-type')}" is not among the documented ${Object.keys(content).join(', ')}`);
+      this.problems.push(
+        `content type "${head.header('content-type')}" is not among the documented ${Object.keys(content).join(', ')}`,
+      );
       return;
     }
     this.mediaPointer = `${pointer}/content/${escapePointer(this.mediaType)}/schema`;
@@ -165,7 +177,8 @@ export class ResponseCheck {
   }
 
   end(): void {
-    if (this.expectEmpty && this.body !== '' && !this.bodyless) this.problems.push(`a body where the document has none: ${this.body.slice(0, 200)}`);
+    if (this.expectEmpty && this.body !== '' && !this.bodyless)
+      this.problems.push(`a body where the document has none: ${this.body.slice(0, 200)}`);
     if (!this.mediaPointer || this.parser || this.bodyless) return;
     if (!/^(text\/|application\/json|.*\+json$)/.test(this.mediaType)) return; // binary: not read
     let value: unknown = this.body;
@@ -185,7 +198,9 @@ export class ResponseCheck {
   private event(event: { event: string; id: string; data: string }): void {
     const items = `${this.mediaPointer}/contentSchema/items`;
     const variants = ((resolvePointer(items) as Json).oneOf ?? []) as Json[];
-    const variant = variants.map((v) => (v.$ref as string).slice(1)).find((p) => (resolvePointer(p) as Json).properties?.event?.const === event.event);
+    const variant = variants
+      .map((v) => (v.$ref as string).slice(1))
+      .find((p) => (resolvePointer(p) as Json).properties?.event?.const === event.event);
     if (!variant) {
       this.problems.push(`event "${event.event}" is not documented`);
       return;

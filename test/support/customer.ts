@@ -12,7 +12,12 @@ export interface Customer {
   url: string;
 }
 
-export async function customerAt(stack: Pick<Stack, 'admin' | 'baseUrl'>, locationId: string, userNumber: number, tableNumber?: number): Promise<Customer> {
+export async function customerAt(
+  stack: Pick<Stack, 'admin' | 'baseUrl'>,
+  locationId: string,
+  userNumber: number,
+  tableNumber?: number,
+): Promise<Customer> {
   const session = await stack.admin.createCustomerSession(locationId, userNumber, tableNumber);
   return { key: session.apiKey, sessionId: session.sessionId, url: `${stack.baseUrl}/customer` };
 }
@@ -39,7 +44,12 @@ export async function listenToLocation(prefix: string, locationId: string) {
     events,
     /** Waits until `predicate` holds for the events so far (or fails after `timeoutMs`). */
     async until(predicate: (events: Announcement[]) => boolean, timeoutMs = EVENTUALLY_MS): Promise<Announcement[]> {
-      await eventually(() => predicate(events), 'the location events to match', timeoutMs, () => `got ${JSON.stringify(events)}`);
+      await eventually(
+        () => predicate(events),
+        'the location events to match',
+        timeoutMs,
+        () => `got ${JSON.stringify(events)}`,
+      );
       return events;
     },
     close: () => redis.quit().then(() => undefined),

@@ -38,9 +38,10 @@ export type Deployment = Awaited<ReturnType<typeof startDeployment>>;
 
 /** The operator's stream of a location, on a node. */
 export async function operatorStream(origin: string, env: StackEnv, locationId: string): Promise<TestStream> {
-  const stream = await TestStream.open(`${origin}/admin/v1/locations/${locationId}/stream`, { headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` } });
+  const stream = await TestStream.open(`${origin}/admin/v1/locations/${locationId}/stream`, {
+    headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+  });
   expect(stream.status).toBe(200);
   await stream.preamble();
   return stream;
 }
-

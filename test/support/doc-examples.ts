@@ -92,7 +92,12 @@ export function scriptOf(examples: Example[], dir: string, stopAfterS = 3): stri
     if (example.mode === 'run') lines.push(example.code);
     else if (example.mode === 'scratch-root') lines.push(`DESTDIR=${path.join(dir, `root-${index}`)} bash ${file}`);
     else if (example.mode === 'background') lines.push(`bash ${file} > ${file}.out 2>&1 & background+=($!)`, 'sleep 2');
-    else lines.push(`status=0; timeout -s INT ${stopAfterS} bash ${file} > ${file}.out 2>&1 || status=$?`, `[ "$status" = 124 ] || [ "$status" = 130 ] || { cat ${file}.out >&2; exit 1; }`, `[ -s ${file}.out ] || { echo 'printed nothing' >&2; exit 1; }`);
+    else
+      lines.push(
+        `status=0; timeout -s INT ${stopAfterS} bash ${file} > ${file}.out 2>&1 || status=$?`,
+        `[ "$status" = 124 ] || [ "$status" = 130 ] || { cat ${file}.out >&2; exit 1; }`,
+        `[ -s ${file}.out ] || { echo 'printed nothing' >&2; exit 1; }`,
+      );
   });
   lines.push("echo '::done' >&2");
   return `${lines.join('\n')}\n`;

@@ -43,7 +43,10 @@ export function orderDoc(number: number, fields: Partial<OrderDoc> = {}): OrderD
  * The orders collection as the handlers use it: reads of copies, and writes guarded by the version
  * read, whose outbox fields are those the store's own function gives (outboxAfter).
  */
-export class FakeOrders implements Pick<OrdersRepo, 'find' | 'applyChange' | 'appliedEver' | 'touchOpenOfSession' | 'placedOfSession'> {
+export class FakeOrders implements Pick<
+  OrdersRepo,
+  'find' | 'applyChange' | 'appliedEver' | 'touchOpenOfSession' | 'placedOfSession'
+> {
   readonly docs = new Map<string, OrderDoc>();
   readonly calls = { find: 0, applyChange: 0 };
   /** Runs before each guarded write: a test moves the version on here, as another worker's write would. */
@@ -64,12 +67,24 @@ export class FakeOrders implements Pick<OrdersRepo, 'find' | 'applyChange' | 'ap
     return structuredClone(doc);
   }
 
-  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc | null> {
+  async applyChange(
+    order: OrderDoc,
+    change: OrderChange,
+    jobId: string,
+    now: Date,
+    events: EventsOf<OrderDoc> = NO_EVENTS,
+  ): Promise<OrderDoc | null> {
     this.calls.applyChange += 1;
     const stored = this.docs.get(order._id);
     if (stored) this.beforeWrite?.(stored);
     if (!stored || stored.version !== order.version) return null;
-    const after: OrderDoc = { ...order, ...change, appliedJobs: [...order.appliedJobs, jobId], updatedAt: now, version: order.version + 1 };
+    const after: OrderDoc = {
+      ...order,
+      ...change,
+      appliedJobs: [...order.appliedJobs, jobId],
+      updatedAt: now,
+      version: order.version + 1,
+    };
     const updated: OrderDoc = { ...after, ...outboxAfter(order, events(after)) };
     this.docs.set(order._id, structuredClone(updated));
     return updated;
@@ -83,7 +98,12 @@ export class FakeOrders implements Pick<OrdersRepo, 'find' | 'applyChange' | 'ap
   async touchOpenOfSession(locationId: string, sessionId: string, now: Date): Promise<number> {
     let touched = 0;
     for (const doc of this.docs.values()) {
-      if (doc.locationId !== locationId || doc.sessionId !== sessionId || (doc.state !== 'SELECTING' && doc.state !== 'NEW')) continue;
+      if (
+        doc.locationId !== locationId ||
+        doc.sessionId !== sessionId ||
+        (doc.state !== 'SELECTING' && doc.state !== 'NEW')
+      )
+        continue;
       doc.version += 1;
       doc.updatedAt = now;
       touched += 1;
@@ -105,7 +125,12 @@ export class FakeArchive implements Pick<JobContext['archive'], 'find'> {
 
   put(...orders: OrderDoc[]): void {
     const archivedAt = new Date();
-    for (const order of orders) this.docs.set(order._id, { ...structuredClone(order), archivedAt, purgeAt: new Date(archivedAt.getTime() + 86_400_000) });
+    for (const order of orders)
+      this.docs.set(order._id, {
+        ...structuredClone(order),
+        archivedAt,
+        purgeAt: new Date(archivedAt.getTime() + 86_400_000),
+      });
   }
 
   async find(scope: OrderScope, number: number): Promise<ArchivedOrderDoc | null> {
@@ -152,7 +177,9 @@ export interface FakeJobContext extends JobContext {
   passed: CrashPoint[];
 }
 
-export function fakeJobContext(options: { jobId?: string; answered?: boolean; runBefore?: boolean; threshold?: number } = {}): FakeJobContext {
+export function fakeJobContext(
+  options: { jobId?: string; answered?: boolean; runBefore?: boolean; threshold?: number } = {},
+): FakeJobContext {
   const orders = new FakeOrders();
   const published: Announcement[] = [];
   const sessionChanges: string[] = [];

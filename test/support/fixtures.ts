@@ -14,10 +14,16 @@ export async function registerAt(stack: Pick<Stack, 'admin'>, name = 'Main Stree
  * then moved into the past in MongoDB before the key is first used.
  */
 export async function expiredSession(stack: Pick<Stack, 'admin' | 'env'>, locationId: string, deviceId: string) {
-  const issued = await stack.admin.createServiceSession(locationId, deviceId, new Date(Date.now() + 60_000).toISOString());
+  const issued = await stack.admin.createServiceSession(
+    locationId,
+    deviceId,
+    new Date(Date.now() + 60_000).toISOString(),
+  );
   const db = await openDb(stack.env);
   try {
-    await db.db.collection('sessions').updateOne({ _id: issued.sessionId as never }, { $set: { expiresAt: new Date(Date.now() - 60_000) } });
+    await db.db
+      .collection('sessions')
+      .updateOne({ _id: issued.sessionId as never }, { $set: { expiresAt: new Date(Date.now() - 60_000) } });
   } finally {
     await db.close();
   }
@@ -30,7 +36,8 @@ export async function openDb(env: StackEnv) {
   const db = client.db(env.MONGO_DB);
   return {
     db,
-    order: (locationId: string, number: number) => db.collection<OrderDoc>('orders').findOne({ _id: `${locationId}:${number}` }),
+    order: (locationId: string, number: number) =>
+      db.collection<OrderDoc>('orders').findOne({ _id: `${locationId}:${number}` }),
     close: () => client.close(),
   };
 }

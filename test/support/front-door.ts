@@ -39,5 +39,6 @@ export const keyIssuingPaths = (id: string) => [
 ];
 
 export function expectNoOperatorContent(text: string, what: string): void {
-  for (const telltale of OPERATOR_CONTENT) expect(`${what}: ${text.includes(telltale) ? telltale : 'none'}`).toBe(`${what}: none`);
+  for (const telltale of OPERATOR_CONTENT)
+    expect(`${what}: ${text.includes(telltale) ? telltale : 'none'}`).toBe(`${what}: none`);
 }

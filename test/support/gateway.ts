@@ -27,7 +27,8 @@ export interface Gateway {
 export function gatewayConfig(upstreamPort: number, listenPort: number): string {
   const original = fs.readFileSync(path.join(ROOT, 'deploy/nginx.conf'), 'utf8');
   const replace = (text: string, pattern: RegExp, by: string) => {
-    if ((text.match(new RegExp(pattern.source, 'g')) ?? []).length !== 1) throw new Error(`deploy/nginx.conf: expected one ${pattern}`);
+    if ((text.match(new RegExp(pattern.source, 'g')) ?? []).length !== 1)
+      throw new Error(`deploy/nginx.conf: expected one ${pattern}`);
     return text.replace(pattern, by);
   };
   const upstream = replace(original, /server\s+api:8080;/, `server 127.0.0.1:${upstreamPort};`);
@@ -40,7 +41,9 @@ export async function startGateway(upstreamPort: number): Promise<Gateway> {
   fs.writeFileSync(path.join(dir, 'gateway.conf'), gatewayConfig(upstreamPort, port));
   // What nginx.conf of the image gives the included file: the main and events contexts, and
   // temp paths of our own (the packaged ones belong to root).
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `${name}_temp_path ${path.join(dir, name)};`).join('\n  ');
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
+    .map((name) => `${name}_temp_path ${path.join(dir, name)};`)
+    .join('\n  ');
   fs.writeFileSync(
     path.join(dir, 'nginx.conf'),
     [
@@ -59,12 +62,17 @@ export async function startGateway(upstreamPort: number): Promise<Gateway> {
   // A file, not a pipe: the configuration's `access_log /dev/stdout` cannot open a socket.
   const logFile = path.join(dir, 'output.log');
   const fd = fs.openSync(logFile, 'a');
-  const child: ChildProcess = spawnGroup(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { stdio: ['ignore', fd, fd], diesWithParent: true });
+  const child: ChildProcess = spawnGroup(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], {
+    stdio: ['ignore', fd, fd],
+    diesWithParent: true,
+  });
   fs.closeSync(fd);
   const output = () => fs.readFileSync(logFile, 'utf8');
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const spawnError = new Promise<never>((_resolve, reject) =>
-    child.once('error', (err) => reject(new Error(`nginx (${NGINX}) could not be started; run scripts/setup.sh --test: ${err.message}`))),
+    child.once('error', (err) =>
+      reject(new Error(`nginx (${NGINX}) could not be started; run scripts/setup.sh --test: ${err.message}`)),
+    ),
   );
 
   // Ready once it accepts connections; failed if it exits first (a bad configuration).

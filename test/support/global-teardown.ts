@@ -24,5 +24,7 @@ export default async function globalTeardown(): Promise<void> {
   fs.rmSync(log, { force: true });
   if (left.length === 0) return;
   for (const group of left) signalGroup({ pid: group.pgid }, 'SIGKILL');
-  throw new Error(`process groups the tests started are still running (now killed):\n${left.map((g) => `${g.pgid} ${g.command}: ${g.processes.join('; ')}`).join('\n')}`);
+  throw new Error(
+    `process groups the tests started are still running (now killed):\n${left.map((g) => `${g.pgid} ${g.command}: ${g.processes.join('; ')}`).join('\n')}`,
+  );
 }

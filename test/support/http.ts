@@ -58,7 +58,12 @@ export { SAMPLE_ROWS as sampleRows } from '../../scripts/embedded/sample-rows';
  * A request whose path is sent exactly as written (fetch would resolve `..`, and encode or
  * decode parts of it): for the spellings of a path that a front door must treat alike.
  */
-export function rawCall(origin: string, method: string, rawPath: string, options: CallOptions = {}): Promise<HttpResult> {
+export function rawCall(
+  origin: string,
+  method: string,
+  rawPath: string,
+  options: CallOptions = {},
+): Promise<HttpResult> {
   const { headers, body } = requestParts(options);
   const { hostname, port } = new URL(origin);
   const started = Date.now();
@@ -72,7 +77,13 @@ export function rawCall(origin: string, method: string, rawPath: string, options
         for (const [name, value] of Object.entries(response.headers)) {
           if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
         }
-        resolve({ status: response.statusCode ?? 0, headers: responseHeaders, text, json: () => JSON.parse(text), ms: Date.now() - started });
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: responseHeaders,
+          text,
+          json: () => JSON.parse(text),
+          ms: Date.now() - started,
+        });
       });
     });
     request.on('error', reject);

@@ -15,7 +15,8 @@ export function parseMetrics(text: string): Sample[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!match) throw new Error(`not a sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const [, key, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
+    for (const [, key, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[key!] = value!;
     samples.push({ name: match[1]!, labels, value: Number(match[3]) });
   }
   return samples;
@@ -82,7 +83,8 @@ export async function mongoCommandsFor(origin: string, action: () => Promise<unk
   await action();
   const after = [await commands(), await commands()];
   while (after.at(-1)! - after.at(-2)! !== cost) {
-    if (after.length > 10) throw new Error(`${origin}: a scrape's MongoDB cost never settled after the action (${after.join(', ')})`);
+    if (after.length > 10)
+      throw new Error(`${origin}: a scrape's MongoDB cost never settled after the action (${after.join(', ')})`);
     after.push(await commands());
   }
   // Each scrape since the last one before the action added its own cost.

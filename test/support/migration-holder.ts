@@ -29,7 +29,11 @@ if (require.main === module) {
   void (async () => {
     const client = await MongoClient.connect(process.env.TEST_MONGO_URL!);
     const log = createLogger('info', 'migration-holder');
-    await runMigrations(client.db(process.env.MIGRATION_DB), [marking('a')], { leases: new LeasesRepo(client.db(process.env.MIGRATION_DB)), log, leaseMs: Number(process.env.LEASE_MS) });
+    await runMigrations(client.db(process.env.MIGRATION_DB), [marking('a')], {
+      leases: new LeasesRepo(client.db(process.env.MIGRATION_DB)),
+      log,
+      leaseMs: Number(process.env.LEASE_MS),
+    });
     await client.close();
   })();
 }

@@ -17,15 +17,26 @@ export async function outboxesRelayed(env: StackEnv, timeoutMs?: number): Promis
     const unrecorded = async () => {
       left.clear();
       for (const name of OUTBOXES) {
-        const docs = await db.db.collection<WithOutbox>(name).find({ $or: [{ outboxCount: { $gt: 0 } }, { outboxDue: { $exists: true } }] }).toArray();
+        const docs = await db.db
+          .collection<WithOutbox>(name)
+          .find({ $or: [{ outboxCount: { $gt: 0 } }, { outboxDue: { $exists: true } }] })
+          .toArray();
         const waiting = docs.filter((doc) => (doc.outboxCount ?? 0) > 0).length;
         const ids = docs.flatMap((doc) => Object.keys(doc.outbox ?? {}));
-        const unlogged = ids.length > 0 ? ids.length - (await db.db.collection('events').countDocuments({ eventId: { $in: ids } })) : 0;
+        const unlogged =
+          ids.length > 0
+            ? ids.length - (await db.db.collection('events').countDocuments({ eventId: { $in: ids } }))
+            : 0;
         if (waiting + unlogged > 0) left.set(name, waiting + unlogged);
       }
       return left.size;
     };
-    await eventually(async () => (await unrecorded()) === 0, 'the outboxes relayed', timeoutMs, () => `left (documents waiting and events not logged, by outbox): ${JSON.stringify(Object.fromEntries(left))}`);
+    await eventually(
+      async () => (await unrecorded()) === 0,
+      'the outboxes relayed',
+      timeoutMs,
+      () => `left (documents waiting and events not logged, by outbox): ${JSON.stringify(Object.fromEntries(left))}`,
+    );
   } finally {
     await db.close();
   }

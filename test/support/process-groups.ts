@@ -52,7 +52,12 @@ function processes(): ProcessInfo[] {
     // pid (comm) state ppid pgrp ...: the fields after the last ')'
     const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
     if (!fields || fields[0] === 'Z') continue;
-    found.push({ pid: Number(entry), ppid: Number(fields[1]), pgid: Number(fields[2]), command: (readProc(entry, 'cmdline') ?? '').replace(/\0/g, ' ').trim() });
+    found.push({
+      pid: Number(entry),
+      ppid: Number(fields[1]),
+      pgid: Number(fields[2]),
+      command: (readProc(entry, 'cmdline') ?? '').replace(/\0/g, ' ').trim(),
+    });
   }
   return found;
 }
@@ -68,7 +73,7 @@ export function membersOf(pgid: number): string[] {
 export function descendantsOf(pid: number): { pid: number; command: string }[] {
   const all = processes();
   const found: ProcessInfo[] = [];
-  for (let parents = new Set([pid]); parents.size > 0; ) {
+  for (let parents = new Set([pid]); parents.size > 0;) {
     const children = all.filter((p) => parents.has(p.ppid));
     found.push(...children);
     parents = new Set(children.map((p) => p.pid));
@@ -93,7 +98,11 @@ function readProc(pid: string, file: string): string | undefined {
  * Runs a command to its end in a group of its own, with what it printed; past `timeoutMs` its
  * group is killed (code null). For a CLI a test calls.
  */
-export function runToEnd(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<{ code: number | null; out: string; err: string }> {
+export function runToEnd(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawnGroup(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -113,7 +122,8 @@ export function runToEnd(command: string, args: string[], options: { cwd?: strin
 /** `npm start` (or its entry) on the embedded default, in a process group of its own. */
 export function startEmbedded(command: string, args: string[]) {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn' };
-  for (const name of ['MONGO_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'API_KEY_SECRET', 'MONGO_DB', 'REDIS_PREFIX']) delete env[name];
+  for (const name of ['MONGO_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'API_KEY_SECRET', 'MONGO_DB', 'REDIS_PREFIX'])
+    delete env[name];
   const child = spawnGroup(command, args, { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));

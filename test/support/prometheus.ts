@@ -28,7 +28,8 @@ export const PROMETHEUS = binary('prometheus');
 /** `promtool` with these arguments: its exit code and everything it wrote. */
 export function promtool(...args: string[]): { status: number | null; output: string } {
   const run = spawnSync(PROMTOOL, args, { cwd: PROMETHEUS_DIR, encoding: 'utf8', timeout: 60_000 });
-  if (run.error) throw new Error(`could not run ${PROMTOOL} (scripts/setup.sh --test installs it): ${run.error.message}`);
+  if (run.error)
+    throw new Error(`could not run ${PROMTOOL} (scripts/setup.sh --test installs it): ${run.error.message}`);
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
@@ -95,7 +96,11 @@ export async function startPrometheus(targets: ScrapeTargets): Promise<RunningPr
   const config = parse(fs.readFileSync(SCRAPE_CONFIG_FILE, 'utf8')) as {
     global: Record<string, string>;
     rule_files: string[];
-    scrape_configs: { job_name: string; authorization?: Record<string, string>; static_configs: { targets: string[] }[] }[];
+    scrape_configs: {
+      job_name: string;
+      authorization?: Record<string, string>;
+      static_configs: { targets: string[] }[];
+    }[];
   };
   config.global = { ...config.global, scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' };
   config.rule_files = config.rule_files.map((file) => path.resolve(PROMETHEUS_DIR, file));
@@ -157,10 +162,15 @@ export async function alertsOf(prometheus: RunningPrometheus): Promise<Prometheu
 }
 
 /** An instant query's series: their labels and values. */
-export async function queryOf(prometheus: RunningPrometheus, query: string): Promise<{ metric: Record<string, string>; value: number }[]> {
+export async function queryOf(
+  prometheus: RunningPrometheus,
+  query: string,
+): Promise<{ metric: Record<string, string>; value: number }[]> {
   const res = await fetch(`${prometheus.url}/api/v1/query?query=${encodeURIComponent(query)}`);
   if (!res.ok) throw new Error(`query ${query} answered ${res.status}: ${await res.text()}`);
-  const body = (await res.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+  const body = (await res.json()) as {
+    data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+  };
   return body.data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
 }
 

@@ -16,7 +16,12 @@ export interface OpenedQueues {
 export function openTransitionQueues(env: StackEnv): OpenedQueues {
   const redis = new Redis(env.REDIS_URL!, { maxRetriesPerRequest: null });
   const config = loadConfig(env);
-  const queues = new TransitionQueues(redis, queueLayout(config), createLogger('silent', 'test'), config.queue.jobKeepFailed);
+  const queues = new TransitionQueues(
+    redis,
+    queueLayout(config),
+    createLogger('silent', 'test'),
+    config.queue.jobKeepFailed,
+  );
   return {
     queues,
     async close() {

@@ -25,7 +25,10 @@ export async function releaseAt(commit: string): Promise<string> {
   const archive = execFileSync('git', ['archive', '--format=tar', commit], { cwd: ROOT, maxBuffer: 512 * 1024 * 1024 });
   execFileSync('tar', ['-x', '-C', dir], { input: archive });
   const setup = await runToEnd('bash', ['scripts/setup.sh'], { cwd: dir, timeoutMs: 10 * 60_000 });
-  if (setup.code !== 0) throw new Error(`the release ${commit} did not set up (exit ${setup.code}):\n${setup.out.slice(-2000)}\n${setup.err.slice(-4000)}`);
+  if (setup.code !== 0)
+    throw new Error(
+      `the release ${commit} did not set up (exit ${setup.code}):\n${setup.out.slice(-2000)}\n${setup.err.slice(-4000)}`,
+    );
   fs.writeFileSync(ready, new Date().toISOString());
   return dir;
 }

@@ -5,7 +5,8 @@ import type { ChildRole } from './stack';
 export const roleOrigin = (role: { port?: number }): string => `http://127.0.0.1:${role.port}`;
 
 /** How many times the role has logged `message` (children log JSON lines at info). */
-export const logged = (role: Pick<ChildRole, 'output'>, message: string): number => role.output().split(`"msg":"${message}"`).length - 1;
+export const logged = (role: Pick<ChildRole, 'output'>, message: string): number =>
+  role.output().split(`"msg":"${message}"`).length - 1;
 
 /**
  * The ids the callers sent (X-Request-Id), by the service's ids of their requests, from the API
@@ -28,6 +29,9 @@ export function claimedRequestIds(apis: readonly Pick<ChildRole, 'output'>[]): M
  * `stop` (SIGTERM, as a deployment would) or `kill` (SIGKILL, when how they end is not the test).
  */
 export async function stopRoles(roles: readonly (ChildRole | undefined)[], how: 'stop' | 'kill'): Promise<void> {
-  const running = roles.filter((role): role is ChildRole => role !== undefined && role.process.exitCode === null && role.process.signalCode === null);
+  const running = roles.filter(
+    (role): role is ChildRole =>
+      role !== undefined && role.process.exitCode === null && role.process.signalCode === null,
+  );
   await Promise.all(running.map((role) => (how === 'stop' ? role.stop() : role.kill())));
 }

@@ -49,7 +49,10 @@ export interface Stack {
 }
 
 /** API and worker in this process. */
-export async function startStack(overrides: StackEnv = {}, options: { worker?: boolean } = {}): Promise<Stack & { api: RunningApi; worker?: RunningWorker }> {
+export async function startStack(
+  overrides: StackEnv = {},
+  options: { worker?: boolean } = {},
+): Promise<Stack & { api: RunningApi; worker?: RunningWorker }> {
   const env = stackEnv(overrides);
   const config = loadConfig(env);
   const log = createLogger(env.LOG_LEVEL!, 'test');
@@ -96,7 +99,8 @@ export function useStack(overrides: StackEnv = {}, options: { worker?: boolean }
   afterAll(() => started?.close());
   return new Proxy({} as StartedStack, {
     get(_target, key) {
-      if (!started) throw new Error(`the stack was read (${String(key)}) before it started: read it in a test or a hook`);
+      if (!started)
+        throw new Error(`the stack was read (${String(key)}) before it started: read it in a test or a hook`);
       return Reflect.get(started, key);
     },
   });
@@ -116,7 +120,11 @@ export interface ChildRole {
  * Starts a role (`services/<role>/src/main.ts`) as a child and waits for its ready log line; from
  * this checkout, or from `root`, another release's (test/support/release.ts).
  */
-export async function spawnRole(role: Role, env: StackEnv, options: { mayDieFirst?: boolean; root?: string } = {}): Promise<ChildRole & { port?: number }> {
+export async function spawnRole(
+  role: Role,
+  env: StackEnv,
+  options: { mayDieFirst?: boolean; root?: string } = {},
+): Promise<ChildRole & { port?: number }> {
   const child = await spawnNode({
     name: role,
     entry: roleEntry(role),

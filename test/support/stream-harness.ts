@@ -26,13 +26,23 @@ export interface OpenedStream {
 }
 
 export interface StreamHarness {
-  connect(reader: StreamReader, options?: { cursor?: { orderNumber?: number; commandNumber?: number }; onEnd?(stream: ClientStream): void; onResyncNeeded?(stream: ClientStream): void }): Promise<OpenedStream>;
+  connect(
+    reader: StreamReader,
+    options?: {
+      cursor?: { orderNumber?: number; commandNumber?: number };
+      onEnd?(stream: ClientStream): void;
+      onResyncNeeded?(stream: ClientStream): void;
+    },
+  ): Promise<OpenedStream>;
   /** Ends every stream opened (as at shutdown) and closes their clients. */
   endAll(): void;
   close(): Promise<void>;
 }
 
-export async function startStreamHarness(repos: OpeningRepos & { sessions: Pick<SessionsRepo, 'find'> }, clock: () => StreamClock): Promise<StreamHarness> {
+export async function startStreamHarness(
+  repos: OpeningRepos & { sessions: Pick<SessionsRepo, 'find'> },
+  clock: () => StreamClock,
+): Promise<StreamHarness> {
   const responses: ((res: http.ServerResponse) => void)[] = [];
   const opened: OpenedStream[] = [];
   const registry = new Registry();

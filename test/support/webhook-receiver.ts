@@ -42,7 +42,11 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const headers = { 'webhook-id': String(req.headers['webhook-id']), 'webhook-timestamp': String(req.headers['webhook-timestamp']), 'webhook-signature': String(req.headers['webhook-signature']) };
+      const headers = {
+        'webhook-id': String(req.headers['webhook-id']),
+        'webhook-timestamp': String(req.headers['webhook-timestamp']),
+        'webhook-signature': String(req.headers['webhook-signature']),
+      };
       const verifiedBy = receiver.secrets.filter((secret) => {
         try {
           new Webhook(secret).verify(body, headers);
@@ -52,7 +56,16 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
         }
       });
       const parsed = JSON.parse(body) as { type: string; data: Record<string, unknown> };
-      const index = received.push({ id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'], body, type: parsed.type, data: parsed.data, verifiedBy }) - 1;
+      const index =
+        received.push({
+          id: headers['webhook-id'],
+          timestamp: headers['webhook-timestamp'],
+          signature: headers['webhook-signature'],
+          body,
+          type: parsed.type,
+          data: parsed.data,
+          verifiedBy,
+        }) - 1;
       if (mode === 'hang') {
         hanging.add(res);
         return;

@@ -72,7 +72,15 @@ describe('API keys', () => {
     const unsigned = `pos_${randomBytes(32).toString('base64url')}`;
     expect(unsigned).toMatch(UNSIGNED_API_KEY_SHAPE);
     expect(keyFormOf(unsigned, secrets)).toBe('unsigned');
-    for (const madeUp of ['', 'pos_', 'pos_wrong', `pos_${randomBytes(48).toString('base64url')}`, `POS_${generateApiKey(SECRET).slice(4)}`, `${generateApiKey(SECRET)}=`, ` ${generateApiKey(SECRET)}`]) {
+    for (const madeUp of [
+      '',
+      'pos_',
+      'pos_wrong',
+      `pos_${randomBytes(48).toString('base64url')}`,
+      `POS_${generateApiKey(SECRET).slice(4)}`,
+      `${generateApiKey(SECRET)}=`,
+      ` ${generateApiKey(SECRET)}`,
+    ]) {
       expect(keyFormOf(madeUp, secrets)).toBe('made-up');
     }
   });

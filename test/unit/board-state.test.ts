@@ -87,8 +87,11 @@ describe('board state', () => {
 
   it('shows the newest finished orders first, a bounded number of them', () => {
     let board = emptyBoard;
-    for (let n = 1; n <= FINISHED_SHOWN + 2; n += 1) board = applyOrder(board, order(n, n % 2 ? 'COMPLETED' : 'ABORTED'), n);
-    expect(board.finished.map((f) => f.order.number)).toEqual(Array.from({ length: FINISHED_SHOWN }, (_, i) => FINISHED_SHOWN + 2 - i));
+    for (let n = 1; n <= FINISHED_SHOWN + 2; n += 1)
+      board = applyOrder(board, order(n, n % 2 ? 'COMPLETED' : 'ABORTED'), n);
+    expect(board.finished.map((f) => f.order.number)).toEqual(
+      Array.from({ length: FINISHED_SHOWN }, (_, i) => FINISHED_SHOWN + 2 - i),
+    );
   });
 
   it('adds and removes commands', () => {
@@ -116,7 +119,11 @@ describe('board state', () => {
     ]);
     expect(revealed.commands.map((c) => c.number)).toEqual([2]);
     // a read of the same work again shows nothing new
-    const again = applyRead(after, { placed: sorted(after.placed), failed: sorted(after.failed), commands: sorted(after.commands) });
+    const again = applyRead(after, {
+      placed: sorted(after.placed),
+      failed: sorted(after.failed),
+      commands: sorted(after.commands),
+    });
     expect(revealedBy(after, again)).toEqual({ orders: [], commands: [] });
   });
 });

@@ -17,7 +17,12 @@ describe('client errors', () => {
   it('reads a problem body, with Retry-After in milliseconds', () => {
     const error = errorFromResponse(503, 'application/problem+json', JSON.stringify(problem), '2');
     expect(error).toBeInstanceOf(ApiProblemError);
-    expect(error).toMatchObject({ status: 503, problem, retryAfterMs: 2000, message: '503 Service unavailable: Try again' });
+    expect(error).toMatchObject({
+      status: 503,
+      problem,
+      retryAfterMs: 2000,
+      message: '503 Service unavailable: Try again',
+    });
   });
 
   it('keeps anything else as it came, with its status', () => {

@@ -9,7 +9,12 @@ describe('configuration', () => {
       orders: { failureThreshold: 3, commandTtlMs: 600_000 },
       auth: { customerSessionTtlMs: 12 * 3_600_000, keyRotationGraceMs: 10 * 60_000 },
       streams: { keepaliveMs: 15_000, timeoutMs: 30 * 60_000 },
-      lifecycle: { archiveAfterMs: 15 * 60_000, retentionMs: 90 * 86_400_000, selectingTtlMs: 2 * 3_600_000, intervalMs: 60_000 },
+      lifecycle: {
+        archiveAfterMs: 15 * 60_000,
+        retentionMs: 90 * 86_400_000,
+        selectingTtlMs: 2 * 3_600_000,
+        intervalMs: 60_000,
+      },
       audit: { retentionMs: 400 * 86_400_000 },
     });
     expect(config.mongo.url).toBeUndefined();
@@ -25,10 +30,23 @@ describe('configuration', () => {
   });
 
   it('keeps idle HTTP connections longer than the gateway does (65 s); a request has 10 s for its headers, 30 s in all', () => {
-    expect(loadConfig({}).http).toMatchObject({ keepAliveTimeoutMs: 65_000, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 11_024 });
-    expect(loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '2m' }).http).toMatchObject({ keepAliveTimeoutMs: 120_000, headersTimeoutMs: 10_000 });
-    expect(loadConfig({ HTTP_HEADERS_TIMEOUT: '30s', HTTP_REQUEST_TIMEOUT: '1m' }).http).toMatchObject({ headersTimeoutMs: 30_000, requestTimeoutMs: 60_000 });
-    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT: '31s' })).toThrow(/HTTP_HEADERS_TIMEOUT must be at most HTTP_REQUEST_TIMEOUT/);
+    expect(loadConfig({}).http).toMatchObject({
+      keepAliveTimeoutMs: 65_000,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      maxConnections: 11_024,
+    });
+    expect(loadConfig({ HTTP_KEEPALIVE_TIMEOUT: '2m' }).http).toMatchObject({
+      keepAliveTimeoutMs: 120_000,
+      headersTimeoutMs: 10_000,
+    });
+    expect(loadConfig({ HTTP_HEADERS_TIMEOUT: '30s', HTTP_REQUEST_TIMEOUT: '1m' }).http).toMatchObject({
+      headersTimeoutMs: 30_000,
+      requestTimeoutMs: 60_000,
+    });
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT: '31s' })).toThrow(
+      /HTTP_HEADERS_TIMEOUT must be at most HTTP_REQUEST_TIMEOUT/,
+    );
     expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT: '500ms' })).toThrow(/HTTP_HEADERS_TIMEOUT must be at least 1s/);
     // room for every stream, and for requests
     expect(loadConfig({ SSE_MAX_STREAMS: '100' }).http.maxConnections).toBe(1_124);
@@ -36,13 +54,23 @@ describe('configuration', () => {
   });
 
   it("keeps a quarter of a node's streams for operators, and the rest for registers", () => {
-    expect(loadConfig({}).streams).toMatchObject({ maxStreams: 10_000, maxOperatorStreams: 2_500, maxStreamsPerOperator: 8 });
+    expect(loadConfig({}).streams).toMatchObject({
+      maxStreams: 10_000,
+      maxOperatorStreams: 2_500,
+      maxStreamsPerOperator: 8,
+    });
     expect(loadConfig({ SSE_MAX_STREAMS: '12' }).streams.maxOperatorStreams).toBe(3);
     expect(loadConfig({ SSE_MAX_OPERATOR_STREAMS: '0' }).streams.maxOperatorStreams).toBe(0);
   });
 
-  it("gives webhook endpoints a share: 2 attempts at once, a circuit after 5 failures in a row, 10,000 waiting; 10 tests a minute", () => {
-    expect(loadConfig({}).webhooks).toMatchObject({ endpointConcurrency: 2, circuitFailures: 5, circuitCooldownMs: 30_000, maxPending: 10_000, testLimit: { points: 10, windowSeconds: 60 } });
+  it('gives webhook endpoints a share: 2 attempts at once, a circuit after 5 failures in a row, 10,000 waiting; 10 tests a minute', () => {
+    expect(loadConfig({}).webhooks).toMatchObject({
+      endpointConcurrency: 2,
+      circuitFailures: 5,
+      circuitCooldownMs: 30_000,
+      maxPending: 10_000,
+      testLimit: { points: 10, windowSeconds: 60 },
+    });
     expect(() => loadConfig({ WEBHOOK_TEST_LIMIT: '5/0s' })).toThrow(/WEBHOOK_TEST_LIMIT window must be at least 1s/);
   });
 
@@ -66,12 +94,16 @@ describe('configuration', () => {
       secretKey: undefined,
     });
     const secret = 'k'.repeat(32);
-    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,2s,4s', WEBHOOK_ALLOW_PRIVATE: '1', API_KEY_SECRET: secret }).webhooks).toMatchObject({
+    expect(
+      loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,2s,4s', WEBHOOK_ALLOW_PRIVATE: '1', API_KEY_SECRET: secret }).webhooks,
+    ).toMatchObject({
       retryScheduleMs: [1_000, 2_000, 4_000],
       allowPrivate: true,
     });
     expect(webhookSecretKey(loadConfig({ API_KEY_SECRET: secret }))).toBe(secret);
-    expect(webhookSecretKey(loadConfig({ API_KEY_SECRET: secret, WEBHOOK_SECRET_KEY: 'w'.repeat(32) }))).toBe('w'.repeat(32));
+    expect(webhookSecretKey(loadConfig({ API_KEY_SECRET: secret, WEBHOOK_SECRET_KEY: 'w'.repeat(32) }))).toBe(
+      'w'.repeat(32),
+    );
     expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,,2s' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
     expect(() => loadConfig({ WEBHOOK_SECRET_KEY: 'short' })).toThrow(/WEBHOOK_SECRET_KEY/);
   });
@@ -82,8 +114,13 @@ describe('configuration', () => {
   });
 
   it('bounds what one key can make Redis keep, and the failed jobs kept', () => {
-    expect(loadConfig({})).toMatchObject({ idempotency: { maxRecords: 10_000, maxCustomerRecords: 100 }, queue: { jobKeepFailed: 1000 } });
-    expect(loadConfig({ IDEMPOTENCY_MAX_RECORDS: '50', IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '5', JOB_KEEP_FAILED: '10' })).toMatchObject({
+    expect(loadConfig({})).toMatchObject({
+      idempotency: { maxRecords: 10_000, maxCustomerRecords: 100 },
+      queue: { jobKeepFailed: 1000 },
+    });
+    expect(
+      loadConfig({ IDEMPOTENCY_MAX_RECORDS: '50', IDEMPOTENCY_MAX_CUSTOMER_RECORDS: '5', JOB_KEEP_FAILED: '10' }),
+    ).toMatchObject({
       idempotency: { maxRecords: 50, maxCustomerRecords: 5 },
       queue: { jobKeepFailed: 10 },
     });
@@ -92,15 +129,25 @@ describe('configuration', () => {
   });
 
   it('bounds the Redis commands and MongoDB operations, not below 100 ms', () => {
-    expect(loadConfig({})).toMatchObject({ queue: { jobTimeoutMs: 10_000 }, redis: { commandTimeoutMs: 1_000 }, mongo: { timeoutMs: 3_000 } });
-    expect(loadConfig({ REDIS_COMMAND_TIMEOUT: '250ms', MONGO_TIMEOUT: '2s' })).toMatchObject({ redis: { commandTimeoutMs: 250 }, mongo: { timeoutMs: 2_000 } });
+    expect(loadConfig({})).toMatchObject({
+      queue: { jobTimeoutMs: 10_000 },
+      redis: { commandTimeoutMs: 1_000 },
+      mongo: { timeoutMs: 3_000 },
+    });
+    expect(loadConfig({ REDIS_COMMAND_TIMEOUT: '250ms', MONGO_TIMEOUT: '2s' })).toMatchObject({
+      redis: { commandTimeoutMs: 250 },
+      mongo: { timeoutMs: 2_000 },
+    });
     expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT: '0' })).toThrow(/REDIS_COMMAND_TIMEOUT must be at least 100ms/);
     expect(() => loadConfig({ MONGO_TIMEOUT: '50ms' })).toThrow(/MONGO_TIMEOUT must be at least 100ms/);
   });
 
   it('caches sessions by default, serves no worker metrics unless asked', () => {
     expect(loadConfig({})).toMatchObject({ auth: { sessionCacheSize: 10_000 }, worker: { metricsPort: undefined } });
-    expect(loadConfig({ SESSION_CACHE_SIZE: '0', METRICS_PORT: '9091' })).toMatchObject({ auth: { sessionCacheSize: 0 }, worker: { metricsPort: 9091 } });
+    expect(loadConfig({ SESSION_CACHE_SIZE: '0', METRICS_PORT: '9091' })).toMatchObject({
+      auth: { sessionCacheSize: 0 },
+      worker: { metricsPort: 9091 },
+    });
   });
 
   it('has the documented security defaults', () => {
@@ -119,25 +166,37 @@ describe('configuration', () => {
   });
 
   it('wants an admin token of at least 32 characters', () => {
-    expect(() => loadConfig({ ADMIN_TOKEN: 'x'.repeat(31) })).toThrow(/ADMIN_TOKEN must NOT have fewer than 32 characters/);
+    expect(() => loadConfig({ ADMIN_TOKEN: 'x'.repeat(31) })).toThrow(
+      /ADMIN_TOKEN must NOT have fewer than 32 characters/,
+    );
     expect(loadConfig({ ADMIN_TOKEN: 'x'.repeat(32) }).auth.adminToken).toBe('x'.repeat(32));
   });
 
   it('reads the API key secrets: at least 32 characters, no comma or space; earlier ones comma-separated; unsigned keys refused by default', () => {
-    expect(loadConfig({}).auth).toMatchObject({ apiKeySecret: undefined, apiKeySecretPrevious: [], apiKeyAcceptUnsigned: false });
+    expect(loadConfig({}).auth).toMatchObject({
+      apiKeySecret: undefined,
+      apiKeySecretPrevious: [],
+      apiKeyAcceptUnsigned: false,
+    });
     const a = 'a'.repeat(32);
     const b = 'b'.repeat(40);
-    expect(loadConfig({ API_KEY_SECRET: a, API_KEY_SECRET_PREVIOUS: `${b}, ${a}`, API_KEY_ACCEPT_UNSIGNED: '1' }).auth).toMatchObject({
+    expect(
+      loadConfig({ API_KEY_SECRET: a, API_KEY_SECRET_PREVIOUS: `${b}, ${a}`, API_KEY_ACCEPT_UNSIGNED: '1' }).auth,
+    ).toMatchObject({
       apiKeySecret: a,
       apiKeySecretPrevious: [b, a],
       apiKeyAcceptUnsigned: true,
     });
     expect(loadConfig({ API_KEY_SECRET_PREVIOUS: `${b},` }).auth.apiKeySecretPrevious).toEqual([b]);
-    expect(() => loadConfig({ API_KEY_SECRET: 'x'.repeat(31) })).toThrow(/API_KEY_SECRET must NOT have fewer than 32 characters/);
+    expect(() => loadConfig({ API_KEY_SECRET: 'x'.repeat(31) })).toThrow(
+      /API_KEY_SECRET must NOT have fewer than 32 characters/,
+    );
     expect(() => loadConfig({ API_KEY_SECRET: `${a},${b}` })).toThrow(/API_KEY_SECRET must match pattern/);
     expect(() => loadConfig({ API_KEY_SECRET: `${a} ${b}` })).toThrow(/API_KEY_SECRET must match pattern/);
     const short = 'short-secret-9f3k';
-    expect(() => loadConfig({ API_KEY_SECRET_PREVIOUS: `${b},${short}` })).toThrow(/API_KEY_SECRET_PREVIOUS must list secrets of at least 32 characters/);
+    expect(() => loadConfig({ API_KEY_SECRET_PREVIOUS: `${b},${short}` })).toThrow(
+      /API_KEY_SECRET_PREVIOUS must list secrets of at least 32 characters/,
+    );
     // an error names the variable, never a secret
     expect(() => loadConfig({ API_KEY_SECRET_PREVIOUS: `${b},${short}` })).not.toThrow(new RegExp(short));
     expect(() => loadConfig({ API_KEY_ACCEPT_UNSIGNED: 'yes' })).toThrow(/API_KEY_ACCEPT_UNSIGNED/);
@@ -164,10 +223,17 @@ describe('configuration', () => {
       redis: { cluster: true, url: 'redis://a:7000,redis://b:7001' },
       queue: { partitions: 6 },
     });
-    expect(loadConfig({ REDIS_CLUSTER: 'true', QUEUE_PARTITIONS: '3', QUEUE_DRAIN_PARTITIONS: '2' }).queue).toMatchObject({ partitions: 3, drainPartitions: 2 });
-    expect(loadConfig({ QUEUE_PARTITIONS: '4' })).toMatchObject({ redis: { cluster: false }, queue: { partitions: 4 } });
+    expect(
+      loadConfig({ REDIS_CLUSTER: 'true', QUEUE_PARTITIONS: '3', QUEUE_DRAIN_PARTITIONS: '2' }).queue,
+    ).toMatchObject({ partitions: 3, drainPartitions: 2 });
+    expect(loadConfig({ QUEUE_PARTITIONS: '4' })).toMatchObject({
+      redis: { cluster: false },
+      queue: { partitions: 4 },
+    });
     expect(loadConfig({ MONGO_WRITE_CONCERN: '2' }).mongo.writeConcern).toBe(2);
-    expect(() => loadConfig({ REDIS_CLUSTER: 'yes', QUEUE_PARTITIONS: '0', MONGO_WRITE_CONCERN: '0' })).toThrow(/REDIS_CLUSTER.*QUEUE_PARTITIONS.*MONGO_WRITE_CONCERN|MONGO_WRITE_CONCERN.*REDIS_CLUSTER/);
+    expect(() => loadConfig({ REDIS_CLUSTER: 'yes', QUEUE_PARTITIONS: '0', MONGO_WRITE_CONCERN: '0' })).toThrow(
+      /REDIS_CLUSTER.*QUEUE_PARTITIONS.*MONGO_WRITE_CONCERN|MONGO_WRITE_CONCERN.*REDIS_CLUSTER/,
+    );
   });
 
   it('names bad durations, including those under their least, with the other bad variables', () => {
@@ -187,24 +253,47 @@ describe('configuration', () => {
   });
 
   it('takes an empty variable for an unset one, and ignores variables it does not know', () => {
-    expect(loadConfig({ MONGO_URL: '', PORT: '', HOME: '/root' })).toMatchObject({ mongo: { url: undefined }, http: { port: 8080 } });
+    expect(loadConfig({ MONGO_URL: '', PORT: '', HOME: '/root' })).toMatchObject({
+      mongo: { url: undefined },
+      http: { port: 8080 },
+    });
     expect(() => requireUrls(loadConfig({ REDIS_URL: 'redis://r:6379' }))).toThrow(/^MONGO_URL must be set/);
     expect(() => requireUrls(loadConfig({}))).toThrow(/MONGO_URL and REDIS_URL must be set/);
-    expect(requireUrls(loadConfig({ MONGO_URL: 'mongodb://m', REDIS_URL: 'redis://r:6379' }))).toEqual({ mongoUrl: 'mongodb://m', redisUrl: 'redis://r:6379' });
+    expect(requireUrls(loadConfig({ MONGO_URL: 'mongodb://m', REDIS_URL: 'redis://r:6379' }))).toEqual({
+      mongoUrl: 'mongodb://m',
+      redisUrl: 'redis://r:6379',
+    });
   });
 
   it('refuses values outside their enums: log level, fault injection', () => {
-    expect(loadConfig({ LOG_LEVEL: 'debug', FAULT_INJECT: 'crash-after-apply' })).toMatchObject({ process: { logLevel: 'debug' }, worker: { faultInject: 'crash-after-apply' } });
-    expect(() => loadConfig({ LOG_LEVEL: 'verbose', FAULT_INJECT: 'crash-always' })).toThrow(/FAULT_INJECT must be equal to one of the allowed values.*LOG_LEVEL must be equal to one of the allowed values/);
+    expect(loadConfig({ LOG_LEVEL: 'debug', FAULT_INJECT: 'crash-after-apply' })).toMatchObject({
+      process: { logLevel: 'debug' },
+      worker: { faultInject: 'crash-after-apply' },
+    });
+    expect(() => loadConfig({ LOG_LEVEL: 'verbose', FAULT_INJECT: 'crash-always' })).toThrow(
+      /FAULT_INJECT must be equal to one of the allowed values.*LOG_LEVEL must be equal to one of the allowed values/,
+    );
   });
 
   it('traces only when spans have somewhere to go: an OTLP endpoint, or the console exporter', () => {
-    expect(loadConfig({}).telemetry).toMatchObject({ tracing: false, protocol: 'http/protobuf', sampler: 'parentbased_always_on', exporter: 'otlp' });
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }).telemetry).toMatchObject({ tracing: true, endpoint: 'http://c:4318' });
+    expect(loadConfig({}).telemetry).toMatchObject({
+      tracing: false,
+      protocol: 'http/protobuf',
+      sampler: 'parentbased_always_on',
+      exporter: 'otlp',
+    });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }).telemetry).toMatchObject({
+      tracing: true,
+      endpoint: 'http://c:4318',
+    });
     expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' }).telemetry.tracing).toBe(true);
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }).telemetry.tracing).toBe(false);
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }).telemetry.tracing,
+    ).toBe(false);
     expect(loadConfig({ OTEL_TRACES_EXPORTER: 'console' }).telemetry.tracing).toBe(true);
-    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT[\s\S]*OTEL_EXPORTER_OTLP_PROTOCOL/);
+    expect(() =>
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http' }),
+    ).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT[\s\S]*OTEL_EXPORTER_OTLP_PROTOCOL/);
   });
 
   describe('sections', () => {
@@ -307,20 +396,25 @@ describe('configuration', () => {
      */
     const ALSO_CHANGES: Record<string, string[]> = { REDIS_CLUSTER: ['queue'], SSE_MAX_STREAMS: ['http'] };
 
-    it('are the schema\'s sections', () => {
+    it("are the schema's sections", () => {
       expect(Object.keys(loadConfig({}))).toEqual(Object.keys(CONFIG_SECTIONS));
     });
 
     it('each variable changes its own section of the configuration, and no other', () => {
       expect(Object.keys(SAMPLES).sort()).toEqual(Object.keys(envSchema.properties).sort());
-      const defaults = new Map(Object.entries(loadConfig({})).map(([section, values]) => [section, JSON.stringify(values)]));
+      const defaults = new Map(
+        Object.entries(loadConfig({})).map(([section, values]) => [section, JSON.stringify(values)]),
+      );
       for (const [section, { variables }] of Object.entries(CONFIG_SECTIONS)) {
         for (const name of Object.keys(variables)) {
           const config = loadConfig({ [name]: SAMPLES[name] });
           const changed = Object.entries(config)
             .filter(([key, values]) => JSON.stringify(values) !== defaults.get(key))
             .map(([key]) => key);
-          expect({ name, changed: changed.sort() }).toEqual({ name, changed: [section, ...(ALSO_CHANGES[name] ?? [])].sort() });
+          expect({ name, changed: changed.sort() }).toEqual({
+            name,
+            changed: [section, ...(ALSO_CHANGES[name] ?? [])].sort(),
+          });
         }
       }
     });

@@ -15,7 +15,9 @@ import { createLogger } from '@pos/shared/log';
 describe("pino's child bindings (flattenBindings)", () => {
   it('are one string under its symbol, and flattened give the same lines', () => {
     const lines: Record<string, unknown>[] = [];
-    const log = createLogger('info', 'pos', { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const log = createLogger('info', 'pos', {
+      write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>),
+    });
     const child = log.child({ requestId: 'req-1', apiKey: 'pos_secret' });
     child.setBindings({ sessionId: 'session-1', locationId: 'location-1' });
     child.info({ n: 1 }, 'before');
@@ -26,8 +28,20 @@ describe("pino's child bindings (flattenBindings)", () => {
 
     const [before, flattened, after] = lines.map(({ time: _time, ...line }) => line);
     expect(flattened).toEqual(before);
-    expect(before).toMatchObject({ service: 'pos', requestId: 'req-1', apiKey: '[REDACTED]', sessionId: 'session-1', locationId: 'location-1' });
-    expect(after).toMatchObject({ requestId: 'req-1', sessionId: 'session-1', locationId: 'location-1', operatorId: 'operator-1', msg: 'after' });
+    expect(before).toMatchObject({
+      service: 'pos',
+      requestId: 'req-1',
+      apiKey: '[REDACTED]',
+      sessionId: 'session-1',
+      locationId: 'location-1',
+    });
+    expect(after).toMatchObject({
+      requestId: 'req-1',
+      sessionId: 'session-1',
+      locationId: 'location-1',
+      operatorId: 'operator-1',
+      msg: 'after',
+    });
   });
 });
 
@@ -52,7 +66,9 @@ describe("Node's sent head (releaseSentHead)", () => {
           let body = '';
           res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, requestId: res.headers['x-request-id'], body }));
-        }).on('error', reject).end();
+        })
+          .on('error', reject)
+          .end();
       });
       expect(kept).toContain('X-Request-Id: req-1');
       expect(released).toBe(true);
@@ -68,8 +84,14 @@ describe("tsx's named class fields (ClientStream's and SseWriter's bound callbac
     const dir = mkdtempSync(path.join(tmpdir(), 'pos-tsx-'));
     try {
       const file = path.join(dir, 'holder.ts');
-      writeFileSync(file, 'class Holder { private readonly onClose = () => 1; }\nprocess.stdout.write(String(Holder));\n');
-      const source = execFileSync(process.execPath, ['--require', 'tsx/cjs', file], { cwd: path.join(__dirname, '../..'), encoding: 'utf8' });
+      writeFileSync(
+        file,
+        'class Holder { private readonly onClose = () => 1; }\nprocess.stdout.write(String(Holder));\n',
+      );
+      const source = execFileSync(process.execPath, ['--require', 'tsx/cjs', file], {
+        cwd: path.join(__dirname, '../..'),
+        encoding: 'utf8',
+      });
       // If this fails, tsx names arrows as V8 does, and the bound callbacks can be arrows again.
       expect(source).toMatch(/onClose\s*=\s*__name\(/);
     } finally {

@@ -29,7 +29,16 @@ describe('the log', () => {
       ),
     );
     const text = JSON.stringify(line);
-    for (const secret of ['pos_child', 'pos_top', 'admin-top', 'pos_audit', 'secret-err', 'secret-old', 'admin-header', 'pos_header']) {
+    for (const secret of [
+      'pos_child',
+      'pos_top',
+      'admin-top',
+      'pos_audit',
+      'secret-err',
+      'secret-old',
+      'admin-header',
+      'pos_header',
+    ]) {
       expect(text).not.toContain(secret);
     }
     expect(line).toMatchObject({

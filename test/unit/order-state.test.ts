@@ -4,7 +4,8 @@ const now = new Date('2026-11-21T07:11:04.092Z');
 const THRESHOLD = 3;
 const at = (state: OrderState, failureCount = 0) => ({ state, failureCount });
 const OPEN = { threshold: THRESHOLD, sessionClosed: false };
-const run = (state: OrderState, action: OrderAction, failureCount = 0): Decision => decide(at(state, failureCount), action, OPEN, now);
+const run = (state: OrderState, action: OrderAction, failureCount = 0): Decision =>
+  decide(at(state, failureCount), action, OPEN, now);
 const status = (newState: OrderState): OrderAction => ({ kind: 'status', newState });
 
 describe('the transition table of the interface (part 3)', () => {
@@ -17,15 +18,24 @@ describe('the transition table of the interface (part 3)', () => {
   });
 
   it('PLACED to COMPLETED by a status update, setting completeTime', () => {
-    expect(run('PLACED', status('COMPLETED'))).toEqual({ type: 'apply', change: { state: 'COMPLETED', completeTime: now } });
+    expect(run('PLACED', status('COMPLETED'))).toEqual({
+      type: 'apply',
+      change: { state: 'COMPLETED', completeTime: now },
+    });
   });
 
   it('PLACED to ABORTED by a status update, setting completeTime', () => {
-    expect(run('PLACED', status('ABORTED'))).toEqual({ type: 'apply', change: { state: 'ABORTED', completeTime: now } });
+    expect(run('PLACED', status('ABORTED'))).toEqual({
+      type: 'apply',
+      change: { state: 'ABORTED', completeTime: now },
+    });
   });
 
   it('PLACED to ABORTED when the customer session closes', () => {
-    expect(run('PLACED', { kind: 'session-closed' })).toEqual({ type: 'apply', change: { state: 'ABORTED', completeTime: now } });
+    expect(run('PLACED', { kind: 'session-closed' })).toEqual({
+      type: 'apply',
+      change: { state: 'ABORTED', completeTime: now },
+    });
   });
 
   it('a failure below the threshold passes through FAILED back to PLACED, setting failedTime', () => {
@@ -86,7 +96,10 @@ describe('the decisions on status updates', () => {
   });
 
   it('COMPLETED to ABORTED is a conflict', () => {
-    expect(run('COMPLETED', status('ABORTED'))).toEqual({ type: 'conflict', detail: 'Order is COMPLETED; cannot move to ABORTED' });
+    expect(run('COMPLETED', status('ABORTED'))).toEqual({
+      type: 'conflict',
+      detail: 'Order is COMPLETED; cannot move to ABORTED',
+    });
   });
 });
 
@@ -110,12 +123,18 @@ describe('customer and operator actions out of place', () => {
 });
 
 describe('a customer move on a closed session', () => {
-  const closed = (state: OrderState, kind: 'finish' | 'submit') => decide(at(state), { kind }, { sessionClosed: true }, now);
+  const closed = (state: OrderState, kind: 'finish' | 'submit') =>
+    decide(at(state), { kind }, { sessionClosed: true }, now);
 
   it('only the customer moves (finish, submit) need the session', () => {
     expect(needsSession({ kind: 'finish' })).toBe(true);
     expect(needsSession({ kind: 'submit' })).toBe(true);
-    for (const action of [{ kind: 'failure' }, { kind: 'recover' }, { kind: 'session-closed' }, status('ABORTED')] as OrderAction[]) {
+    for (const action of [
+      { kind: 'failure' },
+      { kind: 'recover' },
+      { kind: 'session-closed' },
+      status('ABORTED'),
+    ] as OrderAction[]) {
       expect(needsSession(action)).toBe(false);
     }
   });
@@ -131,7 +150,7 @@ describe('a customer move on a closed session', () => {
     expect(closed('ABORTED', 'submit')).toEqual({ type: 'conflict', detail: 'Order is ABORTED; cannot submit' });
   });
 
-  it('is decided only with the session\'s state', () => {
+  it("is decided only with the session's state", () => {
     expect(() => decide(at('NEW'), { kind: 'submit' }, {}, now)).toThrow(/session/);
   });
 });
@@ -141,13 +160,18 @@ describe('the auto-abort of a placement (ORDER_AUTO_ABORT_AFTER)', () => {
   const action: OrderAction = { kind: 'auto-abort', placedAt: placedAt.getTime() };
 
   it('aborts the order still PLACED in that placement, setting completeTime', () => {
-    expect(decide({ state: 'PLACED', failureCount: 1, orderTime: placedAt }, action, {}, now)).toEqual({ type: 'apply', change: { state: 'ABORTED', completeTime: now } });
+    expect(decide({ state: 'PLACED', failureCount: 1, orderTime: placedAt }, action, {}, now)).toEqual({
+      type: 'apply',
+      change: { state: 'ABORTED', completeTime: now },
+    });
   });
 
   it('changes nothing once the order moved on: finished, failed, or placed again by a recovery', () => {
     for (const state of ['COMPLETED', 'ABORTED', 'FAILED'] as const) {
       expect(decide({ state, failureCount: 0, orderTime: placedAt }, action, {}, now)).toEqual({ type: 'unchanged' });
     }
-    expect(decide({ state: 'PLACED', failureCount: 0, orderTime: new Date(placedAt.getTime() + 1) }, action, {}, now)).toEqual({ type: 'unchanged' });
+    expect(
+      decide({ state: 'PLACED', failureCount: 0, orderTime: new Date(placedAt.getTime() + 1) }, action, {}, now),
+    ).toEqual({ type: 'unchanged' });
   });
 });

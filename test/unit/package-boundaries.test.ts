@@ -34,36 +34,68 @@ describe('package boundaries', () => {
     expect(await ruleIds('services/worker/src/probe.ts', "import Koa from 'koa';\nexport const k = Koa;\n")).toEqual([
       'import-x/no-extraneous-dependencies',
     ]);
-    expect(await ruleIds('shared/src/probe.ts', "import type Router from '@koa/router';\nexport type R = Router;\n")).toEqual([
-      'import-x/no-extraneous-dependencies',
-    ]);
+    expect(
+      await ruleIds('shared/src/probe.ts', "import type Router from '@koa/router';\nexport type R = Router;\n"),
+    ).toEqual(['import-x/no-extraneous-dependencies']);
   });
 
   it('nor another of our packages it does not depend on', async () => {
-    expect(await ruleIds('services/worker/src/probe.ts', "import { startApi } from '@pos/api/server';\nexport const s = startApi;\n")).toEqual([
-      'import-x/no-extraneous-dependencies',
-    ]);
+    expect(
+      await ruleIds(
+        'services/worker/src/probe.ts',
+        "import { startApi } from '@pos/api/server';\nexport const s = startApi;\n",
+      ),
+    ).toEqual(['import-x/no-extraneous-dependencies']);
   });
 
   it('nor reach into another package by relative path', async () => {
-    expect(await ruleIds('services/api/src/probe.ts', "import { loadConfig } from '../../../shared/src/config';\nexport const l = loadConfig;\n")).toEqual([
-      'import-x/no-relative-packages',
-    ]);
+    expect(
+      await ruleIds(
+        'services/api/src/probe.ts',
+        "import { loadConfig } from '../../../shared/src/config';\nexport const l = loadConfig;\n",
+      ),
+    ).toEqual(['import-x/no-relative-packages']);
   });
 
   it('the board (browser code) takes only the pure modules of @pos/shared, and nothing of Node', async () => {
     const board = 'web/board/src/probe.tsx';
-    expect(await ruleIds(board, "import { SseParser } from '@pos/shared/clients/sse-parser';\nimport { render } from 'preact';\nexport const x = [SseParser, render];\n")).toEqual([]);
-    expect(await ruleIds(board, "import { parseEventId } from '@pos/shared/events/stream-cursor';\nexport const x = parseEventId;\n")).toEqual([]);
-    expect(await ruleIds(board, "import { OrdersRepo } from '@pos/shared/store/orders';\nexport const x = OrdersRepo;\n")).toEqual(['no-restricted-imports']);
-    expect(await ruleIds(board, "import { RegisterClient } from '@pos/shared/clients/register/client';\nexport const x = RegisterClient;\n")).toEqual(['no-restricted-imports']);
-    expect(await ruleIds(board, "import { readFile } from 'fs';\nexport const x = readFile;\n")).toEqual(['import-x/no-nodejs-modules']);
-    expect(await ruleIds(board, "import Koa from 'koa';\nexport const k = Koa;\n")).toEqual(['import-x/no-extraneous-dependencies']);
+    expect(
+      await ruleIds(
+        board,
+        "import { SseParser } from '@pos/shared/clients/sse-parser';\nimport { render } from 'preact';\nexport const x = [SseParser, render];\n",
+      ),
+    ).toEqual([]);
+    expect(
+      await ruleIds(
+        board,
+        "import { parseEventId } from '@pos/shared/events/stream-cursor';\nexport const x = parseEventId;\n",
+      ),
+    ).toEqual([]);
+    expect(
+      await ruleIds(board, "import { OrdersRepo } from '@pos/shared/store/orders';\nexport const x = OrdersRepo;\n"),
+    ).toEqual(['no-restricted-imports']);
+    expect(
+      await ruleIds(
+        board,
+        "import { RegisterClient } from '@pos/shared/clients/register/client';\nexport const x = RegisterClient;\n",
+      ),
+    ).toEqual(['no-restricted-imports']);
+    expect(await ruleIds(board, "import { readFile } from 'fs';\nexport const x = readFile;\n")).toEqual([
+      'import-x/no-nodejs-modules',
+    ]);
+    expect(await ruleIds(board, "import Koa from 'koa';\nexport const k = Koa;\n")).toEqual([
+      'import-x/no-extraneous-dependencies',
+    ]);
     expect(await ruleIds(board, "console.log('hi');\n")).toEqual(['no-console']);
   });
 
   it('declared imports pass, and the service has no console output', async () => {
-    expect(await ruleIds('services/api/src/probe.ts', "import Koa from 'koa';\nimport { loadConfig } from '@pos/shared/config';\nexport const x = [Koa, loadConfig];\n")).toEqual([]);
+    expect(
+      await ruleIds(
+        'services/api/src/probe.ts',
+        "import Koa from 'koa';\nimport { loadConfig } from '@pos/shared/config';\nexport const x = [Koa, loadConfig];\n",
+      ),
+    ).toEqual([]);
     expect(await ruleIds('services/worker/src/probe.ts', "console.log('hi');\n")).toEqual(['no-console']);
   });
 });
@@ -79,8 +111,14 @@ describe('import cycles', () => {
   it('a cycle through type-only imports and re-exports is found', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'import-cycle-'));
     try {
-      fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'node16', strict: true }, include: ['*.ts'] }));
-      fs.writeFileSync(path.join(dir, 'documents.ts'), "import type { Repo } from './repo';\nexport interface Doc { repo?: Repo }\n");
+      fs.writeFileSync(
+        path.join(dir, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions: { module: 'node16', strict: true }, include: ['*.ts'] }),
+      );
+      fs.writeFileSync(
+        path.join(dir, 'documents.ts'),
+        "import type { Repo } from './repo';\nexport interface Doc { repo?: Repo }\n",
+      );
       fs.writeFileSync(path.join(dir, 'repo.ts'), "export type { Doc } from './views';\nexport class Repo {}\n");
       fs.writeFileSync(path.join(dir, 'views.ts'), "import type { Doc } from './documents';\nexport type { Doc };\n");
       fs.writeFileSync(path.join(dir, 'main.ts'), "import { Repo } from './repo';\nexport const repo = new Repo();\n");

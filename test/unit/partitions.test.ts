@@ -30,13 +30,17 @@ describe('transition queue partitions', () => {
     }
     // The layout is a function of its inputs alone: every node and every restart computes the same.
     expect(partitionLayout('pos', 6, true)).toEqual(partitionLayout('pos', 6, true));
-    expect(partitionLayout('pos', 3, false).map((p) => p.prefix)).toEqual(partitionLayout('pos', 3, true).map((p) => p.prefix));
+    expect(partitionLayout('pos', 3, false).map((p) => p.prefix)).toEqual(
+      partitionLayout('pos', 3, true).map((p) => p.prefix),
+    );
   });
 
   it('maps a location to one partition, the same everywhere and across releases, and spreads locations evenly', () => {
     // Pinned (the first 4 bytes of the id's SHA-256, big-endian, modulo the count): a different
     // hash would move live locations to other queues mid-deployment.
-    expect([1, 2, 3, 6].map((count) => partitionOf('0b7f5d3e-1c2a-4e8b-9f00-5a6b7c8d9e0f', count))).toEqual([0, 0, 2, 2]);
+    expect([1, 2, 3, 6].map((count) => partitionOf('0b7f5d3e-1c2a-4e8b-9f00-5a6b7c8d9e0f', count))).toEqual([
+      0, 0, 2, 2,
+    ]);
     const counts = new Array<number>(6).fill(0);
     for (let i = 0; i < 6000; i++) counts[partitionOf(`location-${i}`, 6)]! += 1;
     for (const count of counts) expect(count).toBeGreaterThan(800);
@@ -46,10 +50,21 @@ describe('transition queue partitions', () => {
     expect(routingKey('location', { locationId: 'L', sessionId: 'S' })).toBe('L');
     expect(routingKey('session', { locationId: 'L', sessionId: 'S' })).toBe('S');
     expect(routingKey('location', { sessionId: 'S' })).toBeUndefined();
-    const { current, draining } = layoutPartitions({ redisPrefix: 'pos', cluster: true, partitions: 3, drainPartitions: 2 });
+    const { current, draining } = layoutPartitions({
+      redisPrefix: 'pos',
+      cluster: true,
+      partitions: 3,
+      drainPartitions: 2,
+    });
     expect(current.map((p) => p.label)).toEqual(['p0of3', 'p1of3', 'p2of3']);
     expect(draining.map((p) => p.label)).toEqual(['p0of2', 'p1of2']);
-    expect(layoutPartitions({ redisPrefix: 'pos', cluster: true, partitions: 3, drainPartitions: 3 }).draining).toEqual([]);
-    expect(layoutPartitions({ redisPrefix: 'pos', cluster: false, partitions: 2, drainPartitions: 1 }).draining.map((p) => p.prefix)).toEqual(['pos']);
+    expect(layoutPartitions({ redisPrefix: 'pos', cluster: true, partitions: 3, drainPartitions: 3 }).draining).toEqual(
+      [],
+    );
+    expect(
+      layoutPartitions({ redisPrefix: 'pos', cluster: false, partitions: 2, drainPartitions: 1 }).draining.map(
+        (p) => p.prefix,
+      ),
+    ).toEqual(['pos']);
   });
 });

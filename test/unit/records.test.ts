@@ -16,7 +16,12 @@ const base: OrderDoc = {
 
 describe('order records', () => {
   it('carry only the interface fields, with ISO-8601 UTC millisecond timestamps', () => {
-    const record = toOrderRecord({ ...base, tableNumber: 4, userNumber: 7, orderTime: new Date('2026-11-21T07:11:04.092Z') });
+    const record = toOrderRecord({
+      ...base,
+      tableNumber: 4,
+      userNumber: 7,
+      orderTime: new Date('2026-11-21T07:11:04.092Z'),
+    });
     expect(record).toEqual({
       number: 1,
       state: 'PLACED',
@@ -29,7 +34,12 @@ describe('order records', () => {
   });
 
   it('never serialise null: absent and null values are absent keys', () => {
-    const doc = { ...base, tableNumber: null, completeTime: undefined, rows: [{ ...base.rows[0]!, notes: null }] } as unknown as OrderDoc;
+    const doc = {
+      ...base,
+      tableNumber: null,
+      completeTime: undefined,
+      rows: [{ ...base.rows[0]!, notes: null }],
+    } as unknown as OrderDoc;
     const json = JSON.stringify(toOrderRecord(doc));
     expect(json).not.toContain('null');
     expect(json).not.toContain('tableNumber');

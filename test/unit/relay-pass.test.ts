@@ -10,10 +10,18 @@ import { planPass } from '@pos/worker/outbox/relay';
 
 const doc = (id: string, times: number[]): HeldEvents => ({
   _id: id,
-  outbox: times.map((at, i): OutboxEntry => ({ id: `evt_${id}_${i}`, type: 'order.placed', locationId: 'loc', at: new Date(at), rank: [i, 0], data: {} })),
+  outbox: times.map((at, i): OutboxEntry => ({
+    id: `evt_${id}_${i}`,
+    type: 'order.placed',
+    locationId: 'loc',
+    at: new Date(at),
+    rank: [i, 0],
+    data: {},
+  })),
   count: times.length,
 });
-const taken = (plan: ReturnType<typeof planPass<string>>) => plan.taken.map(({ outbox, docs }) => [outbox, docs.map((d) => d._id)]);
+const taken = (plan: ReturnType<typeof planPass<string>>) =>
+  plan.taken.map(({ outbox, docs }) => [outbox, docs.map((d) => d._id)]);
 
 describe('a relay pass', () => {
   it('takes whole documents, oldest first across the outboxes, up to its cap of events', () => {
@@ -21,10 +29,16 @@ describe('a relay pass', () => {
       { outbox: 'orders', docs: [doc('o-new', [300, 310]), doc('o-old', [100, 400])] },
       { outbox: 'commands', docs: [doc('c-mid', [200])] },
     ];
-    expect(taken(planPass(held, 10, 3))).toEqual([['orders', ['o-old']], ['commands', ['c-mid']]]);
+    expect(taken(planPass(held, 10, 3))).toEqual([
+      ['orders', ['o-old']],
+      ['commands', ['c-mid']],
+    ]);
     expect(planPass(held, 10, 3)).toMatchObject({ waiting: 5, oldest: 100, more: true });
     const all = planPass(held, 10, 5);
-    expect(taken(all)).toEqual([['orders', ['o-old', 'o-new']], ['commands', ['c-mid']]]);
+    expect(taken(all)).toEqual([
+      ['orders', ['o-old', 'o-new']],
+      ['commands', ['c-mid']],
+    ]);
     expect(all.more).toBe(false);
   });
 

@@ -9,7 +9,12 @@ import { COMMAND_KINDS } from '@pos/shared/domain/commands';
 import { ORDER_STATES } from '@pos/shared/domain/order-state';
 import { PROBLEM_KINDS, problemBody, problemOf } from '@pos/shared/domain/problem';
 import { CommandDoc, OrderDoc, toCommandRecord, toOrderRecord } from '@pos/shared/domain/records';
-import { commandRecordSchema, orderRecordSchema, problemBodySchema, sessionViewSchema } from '@pos/shared/schemas/responses';
+import {
+  commandRecordSchema,
+  orderRecordSchema,
+  problemBodySchema,
+  sessionViewSchema,
+} from '@pos/shared/schemas/responses';
 import { SessionDoc } from '@pos/shared/store/sessions';
 import { toSessionView } from '@pos/shared/domain/views';
 
@@ -39,7 +44,16 @@ describe('the response schemas describe what the serialisers produce', () => {
   it('orders, in every state, barest and fullest', () => {
     for (const state of ORDER_STATES) {
       expect(check(orderRecordSchema, toOrderRecord({ ...order, state }))).toEqual([]);
-      const full = { ...order, state, tableNumber: 4, userNumber: 9, orderTime: at, completeTime: at, failedTime: at, rows: [{ ...order.rows[0]!, notes: 'x' }] };
+      const full = {
+        ...order,
+        state,
+        tableNumber: 4,
+        userNumber: 9,
+        orderTime: at,
+        completeTime: at,
+        failedTime: at,
+        rows: [{ ...order.rows[0]!, notes: 'x' }],
+      };
       expect(check(orderRecordSchema, toOrderRecord(full))).toEqual([]);
     }
     expect(check(orderRecordSchema, { ...toOrderRecord(order), tableNumber: null })).not.toEqual([]);
@@ -54,7 +68,20 @@ describe('the response schemas describe what the serialisers produce', () => {
   });
 
   it('sessions, never with their key hashes', () => {
-    const doc: SessionDoc = { _id: 's', type: 'CUSTOMER', locationId: 'l', keyHash: 'h', previousKeyHash: 'p', userNumber: 1, tableNumber: 2, createdAt: at, expiresAt: at, closedAt: at, keyRotatedAt: at, previousKeyExpiresAt: at };
+    const doc: SessionDoc = {
+      _id: 's',
+      type: 'CUSTOMER',
+      locationId: 'l',
+      keyHash: 'h',
+      previousKeyHash: 'p',
+      userNumber: 1,
+      tableNumber: 2,
+      createdAt: at,
+      expiresAt: at,
+      closedAt: at,
+      keyRotatedAt: at,
+      previousKeyExpiresAt: at,
+    };
     expect(check(sessionViewSchema, toSessionView(doc))).toEqual([]);
     expect(JSON.stringify(toSessionView(doc))).not.toMatch(/"h"|"p"/);
   });

@@ -4,14 +4,20 @@ function parse(chunks: (string | Uint8Array)[]) {
   const events: SseEvent[] = [];
   const retries: number[] = [];
   const comments: string[] = [];
-  const parser = new SseParser({ onEvent: (e) => events.push(e), onRetry: (ms) => retries.push(ms), onComment: (c) => comments.push(c) });
+  const parser = new SseParser({
+    onEvent: (e) => events.push(e),
+    onRetry: (ms) => retries.push(ms),
+    onComment: (c) => comments.push(c),
+  });
   for (const chunk of chunks) parser.feed(chunk);
   return { events, retries, comments };
 }
 
 describe('SseParser', () => {
   it('reads events, ids, retry and comments', () => {
-    const { events, retries, comments } = parse(['retry: 1000\n\n: keepalive\n\nevent: order\nid: 3.0\ndata: {"number":3}\n\n']);
+    const { events, retries, comments } = parse([
+      'retry: 1000\n\n: keepalive\n\nevent: order\nid: 3.0\ndata: {"number":3}\n\n',
+    ]);
     expect(retries).toEqual([1000]);
     expect(comments).toEqual(['keepalive']);
     expect(events).toEqual([{ event: 'order', data: '{"number":3}', id: '3.0' }]);

@@ -15,9 +15,17 @@ describe('store errors as problems', () => {
   });
 
   it('answers 503 for a Redis command or a MongoDB operation that timed out (a hung server)', () => {
-    expect(storeProblem(new Error('Command timed out'), 'id')).toMatchObject({ status: 503, detail: 'id: A backing service did not answer' });
+    expect(storeProblem(new Error('Command timed out'), 'id')).toMatchObject({
+      status: 503,
+      detail: 'id: A backing service did not answer',
+    });
     expect(storeProblem(new Error('job look-up did not answer in 250 ms'), 'id')).toMatchObject({ status: 503 });
-    for (const name of ['MongoNetworkTimeoutError', 'MongoWaitQueueTimeoutError', 'MongoServerSelectionError', 'PoolClearedOnNetworkError']) {
+    for (const name of [
+      'MongoNetworkTimeoutError',
+      'MongoWaitQueueTimeoutError',
+      'MongoServerSelectionError',
+      'PoolClearedOnNetworkError',
+    ]) {
       expect(storeProblem(Object.assign(new Error('timed out'), { name }), 'id')).toMatchObject({ status: 503 });
     }
   });

@@ -21,7 +21,11 @@ function logThrough(isTTY: boolean | undefined): { chosen: boolean; lines: strin
   const lines: string[] = [];
   const out = { isTTY, write: (text: string) => lines.push(text) };
   const destination = terminalLog(out);
-  if (destination) createLogger('info', 'pos', destination).info({ requestId: 'req-1', api_key: 'pos_secret' }, 'order transition applied');
+  if (destination)
+    createLogger('info', 'pos', destination).info(
+      { requestId: 'req-1', api_key: 'pos_secret' },
+      'order transition applied',
+    );
   return { chosen: destination !== undefined, lines };
 }
 
@@ -52,15 +56,26 @@ describe('the log of npm start', () => {
   const node = [process.execPath, '--require', 'tsx/cjs', '-e', program];
 
   it('writes JSON lines when its stdout is a pipe', () => {
-    const output = execFileSync(node[0]!, node.slice(1), { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info' } }).toString();
+    const output = execFileSync(node[0]!, node.slice(1), {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'info' },
+    }).toString();
     const lines = output.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 30, msg: 'api listening', requestId: 'req-2', service: 'pos' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 30,
+      msg: 'api listening',
+      requestId: 'req-2',
+      service: 'pos',
+    });
   });
 
   it('writes readable lines when its stdout is a terminal (a pseudo-terminal from util-linux script)', () => {
     const command = node.map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`).join(' ');
-    const output = execFileSync('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } }).toString();
+    const output = execFileSync('script', ['-qfec', command, '/dev/null'], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1' },
+    }).toString();
     const line = output.replace(/\r/g, '').trim();
     expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: api listening/);
     expect(line).toContain('req-2');

@@ -6,9 +6,18 @@ import { WEBHOOK_EVENT_TYPES, webhooksOf } from '@pos/shared/webhooks/event-type
 import { newWebhookSecret, SecretBox } from '@pos/shared/webhooks/secrets';
 import { isForbiddenAddress, isPlatformAddress } from '@pos/shared/webhooks/url-guard';
 
-const record = (state: OrderRecord['state']): OrderRecord => ({ number: 7, state, rows: [], guestCount: 1 }) as unknown as OrderRecord;
-const order = (state: OrderRecord['state'], failureCount = 0, version = 1) => ({ type: 'order' as const, record: record(state), failureCount, version });
-const types = (event: Parameters<typeof webhooksOf>[0]) => webhooksOf(event).map((w) => w.type).sort();
+const record = (state: OrderRecord['state']): OrderRecord =>
+  ({ number: 7, state, rows: [], guestCount: 1 }) as unknown as OrderRecord;
+const order = (state: OrderRecord['state'], failureCount = 0, version = 1) => ({
+  type: 'order' as const,
+  record: record(state),
+  failureCount,
+  version,
+});
+const types = (event: Parameters<typeof webhooksOf>[0]) =>
+  webhooksOf(event)
+    .map((w) => w.type)
+    .sort();
 
 describe('the webhook mapping table', () => {
   it('maps each order transition to its types', () => {
@@ -21,7 +30,9 @@ describe('the webhook mapping table', () => {
     expect(types(order('NEW'))).toEqual([]);
     expect(types({ type: 'session-closed', sessionId: 's' })).toEqual([]);
     expect(types({ type: 'command', record: { number: 3, state: 'PLACED' } as never })).toEqual(['command.created']);
-    expect(types({ type: 'command-acknowledged', record: { number: 3, state: 'PLACED' } as never })).toEqual(['command.acknowledged']);
+    expect(types({ type: 'command-acknowledged', record: { number: 3, state: 'PLACED' } as never })).toEqual([
+      'command.acknowledged',
+    ]);
     expect(WEBHOOK_EVENT_TYPES).toEqual([
       'order.placed',
       'order.completed',
@@ -40,14 +51,25 @@ describe('the webhook mapping table', () => {
   });
 
   it('maps the overdue announcement to order.overdue alone, once per placement, and location changes to their types', () => {
-    const placed = { type: 'order', record: { number: 7, state: 'PLACED', orderTime: '2026-01-01T10:00:00.000Z' }, version: 1 } as const;
+    const placed = {
+      type: 'order',
+      record: { number: 7, state: 'PLACED', orderTime: '2026-01-01T10:00:00.000Z' },
+      version: 1,
+    } as const;
     const announced = webhooksOf({ ...placed, overdue: true, operatorOnly: true } as never);
     expect(announced.map((w) => w.type)).toEqual(['order.overdue']);
     // A later state change of an overdue order is that change, not another overdue.
-    expect(types({ ...placed, record: { ...placed.record, state: 'COMPLETED' }, overdue: true } as never)).toEqual(['order.completed']);
+    expect(types({ ...placed, record: { ...placed.record, state: 'COMPLETED' }, overdue: true } as never)).toEqual([
+      'order.completed',
+    ]);
     const again = webhooksOf({ ...placed, version: 2, overdue: true, operatorOnly: true } as never);
     expect(again[0]!.eventKey).toBe(announced[0]!.eventKey);
-    const replaced = webhooksOf({ ...placed, record: { ...placed.record, orderTime: '2026-01-01T11:00:00.000Z' }, overdue: true, operatorOnly: true } as never);
+    const replaced = webhooksOf({
+      ...placed,
+      record: { ...placed.record, orderTime: '2026-01-01T11:00:00.000Z' },
+      overdue: true,
+      operatorOnly: true,
+    } as never);
     expect(replaced[0]!.eventKey).not.toBe(announced[0]!.eventKey);
     const location = { id: 'l1', name: 'x', online: true, since: '2026-01-01T10:00:00.000Z', paused: false };
     expect(types({ type: 'location', location, change: 'online', at: 1 } as never)).toEqual(['location.online']);
@@ -74,11 +96,24 @@ describe('the webhook mapping table', () => {
 });
 
 describe('webhook endpoint addresses', () => {
-  it.each(['127.0.0.1', '10.0.0.8', '172.20.1.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '168.63.129.16'])(
-    'refuses %s',
-    (address) => expect(isForbiddenAddress(address)).toBe(true),
+  it.each([
+    '127.0.0.1',
+    '10.0.0.8',
+    '172.20.1.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00:ec2::254',
+    '::ffff:127.0.0.1',
+    '168.63.129.16',
+  ])('refuses %s', (address) => expect(isForbiddenAddress(address)).toBe(true));
+  it.each(['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111', '172.32.0.1'])('allows %s', (address) =>
+    expect(isForbiddenAddress(address)).toBe(false),
   );
-  it.each(['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111', '172.32.0.1'])('allows %s', (address) => expect(isForbiddenAddress(address)).toBe(false));
 
   // IPv6 forms that carry an IPv4 address are judged by it: a metadata or loopback address inside is refused.
   it.each([
@@ -103,11 +138,23 @@ describe('webhook endpoint addresses', () => {
 });
 
 describe('cloud metadata and platform addresses (refused whatever WEBHOOK_ALLOW_PRIVATE says)', () => {
-  it.each(['169.254.169.254', '169.254.170.2', '::ffff:a9fe:a9fe', '64:ff9b::a9fe:a9fe', 'fd00:ec2::254', 'fd00:ec2::23', '168.63.129.16', '100.100.100.200', '2002:a9fe:a9fe::'])(
-    'names %s one',
-    (address) => expect([isPlatformAddress(address), isForbiddenAddress(address)]).toEqual([true, true]),
+  it.each([
+    '169.254.169.254',
+    '169.254.170.2',
+    '::ffff:a9fe:a9fe',
+    '64:ff9b::a9fe:a9fe',
+    'fd00:ec2::254',
+    'fd00:ec2::23',
+    '168.63.129.16',
+    '100.100.100.200',
+    '2002:a9fe:a9fe::',
+  ])('names %s one', (address) =>
+    expect([isPlatformAddress(address), isForbiddenAddress(address)]).toEqual([true, true]),
   );
-  it.each(['127.0.0.1', '10.0.0.5', '192.168.1.20', 'fd00::1', '::1', '93.184.215.14'])('does not name %s one', (address) => expect(isPlatformAddress(address)).toBe(false));
+  it.each(['127.0.0.1', '10.0.0.5', '192.168.1.20', 'fd00::1', '::1', '93.184.215.14'])(
+    'does not name %s one',
+    (address) => expect(isPlatformAddress(address)).toBe(false),
+  );
 });
 
 describe('webhook secrets', () => {

@@ -23,11 +23,15 @@ function recordingRedis(failing?: string) {
       set: (...args: (string | number)[]) => add(['set', ...args.map(String)]),
       exec: async () => {
         execs += 1;
-        return own.map(([name, key]) => [name === failing || key === failing ? new Error(`${name} failed`) : null, 'OK']);
+        return own.map(([name, key]) => [
+          name === failing || key === failing ? new Error(`${name} failed`) : null,
+          'OK',
+        ]);
       },
     };
   };
-  const get = async (key: string) => (key === 'pos:answered:job-1' ? JSON.stringify({ status: 409, problem: problems.conflict('no') }) : null);
+  const get = async (key: string) =>
+    key === 'pos:answered:job-1' ? JSON.stringify({ status: 409, problem: problems.conflict('no') }) : null;
   // a stand-in: the job's messages and the record use these calls alone
   const redis = { pipeline, get } as unknown as RedisClient;
   return { redis, commands, execs: () => execs };
@@ -49,7 +53,11 @@ describe('answered jobs', () => {
   it("keeps a job's answer whole, but a 200 without its order (a re-run reads the order again)", () => {
     const conflict: JobOutcome = { status: 409, problem: problems.conflict('Order is COMPLETED; cannot recover') };
     expect(answers.record('job-1', conflict)).toEqual(['pos:answered:job-1', JSON.stringify(conflict), 30_000]);
-    expect(answers.record('job-2', { status: 200, body: { number: 1, state: 'PLACED' } })).toEqual(['pos:answered:job-2', '{"status":200}', 30_000]);
+    expect(answers.record('job-2', { status: 200, body: { number: 1, state: 'PLACED' } })).toEqual([
+      'pos:answered:job-2',
+      '{"status":200}',
+      30_000,
+    ]);
   });
 
   it('lets every kept answer but a 200 stand on a re-run', async () => {
@@ -111,7 +119,9 @@ describe('job messages', () => {
   it('fails the job when Redis refused any of it (the job is run again and announces again)', async () => {
     const messages = new JobMessages();
     await messages.publish('pos:loc:a', 'event');
-    await expect(messages.send(new MessageSender(recordingRedis('set').redis), record, ['pos:reply:node', 'reply'])).rejects.toThrow('set failed');
+    await expect(
+      messages.send(new MessageSender(recordingRedis('set').redis), record, ['pos:reply:node', 'reply']),
+    ).rejects.toThrow('set failed');
   });
 
   it('sends the messages of jobs that finish together in one pipeline, each in its order, and fails only the job Redis refused', async () => {
@@ -124,7 +134,14 @@ describe('job messages', () => {
     });
     const settled = await Promise.allSettled(jobs);
     expect(execs()).toBe(1);
-    expect(commands.map(([, channel]) => channel)).toEqual(['pos:loc:a', 'pos:reply:a', 'pos:loc:b', 'pos:reply:b', 'pos:loc:c', 'pos:reply:c']);
+    expect(commands.map(([, channel]) => channel)).toEqual([
+      'pos:loc:a',
+      'pos:reply:a',
+      'pos:loc:b',
+      'pos:reply:b',
+      'pos:loc:c',
+      'pos:reply:c',
+    ]);
     expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
   });
 

@@ -33,9 +33,18 @@ describe('applyOrderAction', () => {
   it('answers the state machine: 200 unchanged without a write, 409 for a move it refuses, 400 for no order', async () => {
     const ctx = fakeJobContext();
     ctx.orders.put(orderDoc(1, { state: 'COMPLETED', completeTime: new Date() }));
-    expect(await applyOrderAction(ctx, status(1, 'COMPLETED'))).toMatchObject({ status: 200, body: { state: 'COMPLETED' } });
-    expect(await applyOrderAction(ctx, status(1, 'ABORTED'))).toEqual({ status: 409, problem: problems.conflict('Order is COMPLETED; cannot move to ABORTED') });
-    expect(await applyOrderAction(ctx, status(2, 'COMPLETED'))).toEqual({ status: 400, problem: problems.orderNotFound() });
+    expect(await applyOrderAction(ctx, status(1, 'COMPLETED'))).toMatchObject({
+      status: 200,
+      body: { state: 'COMPLETED' },
+    });
+    expect(await applyOrderAction(ctx, status(1, 'ABORTED'))).toEqual({
+      status: 409,
+      problem: problems.conflict('Order is COMPLETED; cannot move to ABORTED'),
+    });
+    expect(await applyOrderAction(ctx, status(2, 'COMPLETED'))).toEqual({
+      status: 400,
+      problem: problems.orderNotFound(),
+    });
     expect(ctx.orders.calls.applyChange).toBe(0);
     expect(ctx.published).toEqual([]);
   });
@@ -43,10 +52,17 @@ describe('applyOrderAction', () => {
   it('decides a failure report with the location threshold read for it: back to PLACED below it, FAILED at it', async () => {
     const ctx = fakeJobContext({ threshold: 2 });
     ctx.orders.put(orderDoc(1));
-    const failure: OrderActionJob = { scope: { locationId: LOCATION }, orderNumber: 1, action: { kind: 'failure', reason: 'jam' } };
+    const failure: OrderActionJob = {
+      scope: { locationId: LOCATION },
+      orderNumber: 1,
+      action: { kind: 'failure', reason: 'jam' },
+    };
     expect(await applyOrderAction(ctx, failure)).toMatchObject({ status: 200, body: { state: 'PLACED' } });
     expect(ctx.orders.stored(1)?.failureCount).toBe(1);
-    expect(await applyOrderAction({ ...ctx, jobId: 'job-2' }, failure)).toMatchObject({ status: 200, body: { state: 'FAILED' } });
+    expect(await applyOrderAction({ ...ctx, jobId: 'job-2' }, failure)).toMatchObject({
+      status: 200,
+      body: { state: 'FAILED' },
+    });
     expect(ctx.orders.stored(1)).toMatchObject({ state: 'FAILED', failureCount: 2 });
   });
 
@@ -60,7 +76,10 @@ describe('applyOrderAction', () => {
       stored.version += 1; // another worker's write (say, a failure report) landed first
       stored.failureCount = 1;
     };
-    expect(await applyOrderAction(ctx, status(1, 'COMPLETED'))).toMatchObject({ status: 200, body: { state: 'COMPLETED' } });
+    expect(await applyOrderAction(ctx, status(1, 'COMPLETED'))).toMatchObject({
+      status: 200,
+      body: { state: 'COMPLETED' },
+    });
     expect(ctx.orders.stored(1)).toMatchObject({ state: 'COMPLETED', version: 2, failureCount: 1 });
     expect(ctx.orders.calls).toEqual({ find: 2, applyChange: 2 });
   });
@@ -69,20 +88,29 @@ describe('applyOrderAction', () => {
     const ctx = fakeJobContext();
     ctx.orders.put(orderDoc(1));
     ctx.orders.beforeWrite = (stored) => void (stored.version += 1);
-    expect(await applyOrderAction(ctx, status(1, 'COMPLETED'))).toEqual({ status: 409, problem: problems.concurrentModification() });
+    expect(await applyOrderAction(ctx, status(1, 'COMPLETED'))).toEqual({
+      status: 409,
+      problem: problems.concurrentModification(),
+    });
     expect(ctx.orders.stored(1)?.state).toBe('PLACED');
   });
 
   it('writes nothing for a job it finds already applied, or that answered before, and announces the order again', async () => {
     const applied = fakeJobContext({ jobId: 'job-3' });
     applied.orders.put(orderDoc(1, { state: 'COMPLETED', appliedJobs: ['job-3'], version: 4 }));
-    expect(await applyOrderAction(applied, status(1, 'ABORTED'))).toMatchObject({ status: 200, body: { state: 'COMPLETED' } });
+    expect(await applyOrderAction(applied, status(1, 'ABORTED'))).toMatchObject({
+      status: 200,
+      body: { state: 'COMPLETED' },
+    });
     expect(applied.orders.calls.applyChange).toBe(0);
     expect(applied.published).toMatchObject([{ type: 'order', record: { number: 1, state: 'COMPLETED' }, version: 4 }]);
 
     const answered = fakeJobContext({ answered: true });
     answered.orders.put(orderDoc(1));
-    expect(await applyOrderAction(answered, status(1, 'COMPLETED'))).toMatchObject({ status: 200, body: { state: 'PLACED' } });
+    expect(await applyOrderAction(answered, status(1, 'COMPLETED'))).toMatchObject({
+      status: 200,
+      body: { state: 'PLACED' },
+    });
     expect(answered.orders.calls.applyChange).toBe(0);
   });
 
@@ -93,7 +121,9 @@ describe('applyOrderAction', () => {
     expect(outcome).toMatchObject({ status: 503, problem: { title: 'Service unavailable' } });
     // and when the worker knows the order (no read before its write)
     ctx.orderCache.set(orderDoc(1));
-    expect(await applyOrderAction(ctx, { ...status(1, 'COMPLETED'), deadline: Date.now() - 1 })).toMatchObject({ status: 503 });
+    expect(await applyOrderAction(ctx, { ...status(1, 'COMPLETED'), deadline: Date.now() - 1 })).toMatchObject({
+      status: 503,
+    });
     expect(ctx.orders.calls.applyChange).toBe(0);
     expect(ctx.orders.stored(1)?.state).toBe('PLACED');
   });
@@ -108,7 +138,10 @@ describe('applyOrderAction', () => {
     expect(first.outboxCount).toBe(events.length);
     expect(first.outboxDue).toBeUndefined();
 
-    await applyOrderAction({ ...ctx, runBefore: true }, { scope: { locationId: LOCATION }, orderNumber: 1, action: { kind: 'failure' } });
+    await applyOrderAction(
+      { ...ctx, runBefore: true },
+      { scope: { locationId: LOCATION }, orderNumber: 1, action: { kind: 'failure' } },
+    );
     expect(ctx.orders.calls.applyChange).toBe(1);
     await applyOrderAction({ ...ctx, jobId: 'job-2', orderCache: new OrderCache() }, status(1, 'COMPLETED'));
     const after = ctx.orders.stored(1)!;
@@ -127,7 +160,10 @@ describe('applyOrderAction', () => {
     expect(ctx.orders.stored(1)?.state).toBe('COMPLETED');
 
     // order 2 cached, then written by another worker: the guarded write fails, the order is read
-    await applyOrderAction({ ...ctx, jobId: 'job-3' }, { scope: { locationId: LOCATION }, orderNumber: 2, action: { kind: 'failure' } });
+    await applyOrderAction(
+      { ...ctx, jobId: 'job-3' },
+      { scope: { locationId: LOCATION }, orderNumber: 2, action: { kind: 'failure' } },
+    );
     ctx.orders.stored(2)!.version += 1;
     await applyOrderAction({ ...ctx, jobId: 'job-4' }, status(2, 'ABORTED'));
     expect(ctx.orders.calls).toEqual({ find: 3, applyChange: 5 });
@@ -137,7 +173,10 @@ describe('applyOrderAction', () => {
   it('answers an archived order as before it moved, and never writes it', async () => {
     const ctx = fakeJobContext();
     ctx.archive.put(orderDoc(1, { state: 'COMPLETED', completeTime: new Date() }));
-    expect(await applyOrderAction(ctx, status(1, 'COMPLETED'))).toMatchObject({ status: 200, body: { state: 'COMPLETED' } });
+    expect(await applyOrderAction(ctx, status(1, 'COMPLETED'))).toMatchObject({
+      status: 200,
+      body: { state: 'COMPLETED' },
+    });
     expect(await applyOrderAction(ctx, status(1, 'ABORTED'))).toMatchObject({ status: 409 });
     expect(ctx.orders.calls.applyChange).toBe(0);
     expect(ctx.orderCache.get({ locationId: LOCATION }, 1)).toBeUndefined();
@@ -145,10 +184,24 @@ describe('applyOrderAction', () => {
 
   it("refuses a customer's submit once the order's session is closed", async () => {
     const ctx = fakeJobContext();
-    ctx.sessions.put({ _id: 's-1', type: 'CUSTOMER', locationId: LOCATION, keyHash: 'h', createdAt: new Date(), closedAt: new Date() });
+    ctx.sessions.put({
+      _id: 's-1',
+      type: 'CUSTOMER',
+      locationId: LOCATION,
+      keyHash: 'h',
+      createdAt: new Date(),
+      closedAt: new Date(),
+    });
     ctx.orders.put(orderDoc(1, { state: 'NEW', sessionId: 's-1', orderTime: undefined }));
-    const submit: OrderActionJob = { scope: { locationId: LOCATION, sessionId: 's-1' }, orderNumber: 1, action: { kind: 'submit' } };
-    expect(await applyOrderAction(ctx, submit)).toEqual({ status: 409, problem: problems.conflict('Session is closed; cannot submit') });
+    const submit: OrderActionJob = {
+      scope: { locationId: LOCATION, sessionId: 's-1' },
+      orderNumber: 1,
+      action: { kind: 'submit' },
+    };
+    expect(await applyOrderAction(ctx, submit)).toEqual({
+      status: 409,
+      problem: problems.conflict('Session is closed; cannot submit'),
+    });
     expect(ctx.orders.stored(1)?.state).toBe('NEW');
   });
 });
@@ -173,7 +226,10 @@ describe('the job dispatch', () => {
   it('runs a checked job with the handler of its name, given the data of that name', async () => {
     const ran: string[] = [];
     const handlers: JobHandlers = {
-      [JOB.orderAction]: async (_ctx, data) => (ran.push(`order ${data.orderNumber} ${data.action.kind}`), { status: 204 }),
+      [JOB.orderAction]: async (_ctx, data) => (
+        ran.push(`order ${data.orderNumber} ${data.action.kind}`),
+        { status: 204 }
+      ),
       [JOB.sessionClose]: async (_ctx, data) => (ran.push(`close ${data.sessionId}`), { status: 204 }),
     };
     const ctx = fakeJobContext();
@@ -191,6 +247,8 @@ describe('the job dispatch', () => {
   it('checks the data first: what breaks the contract never reaches a handler', () => {
     expect(checkJob(JOB.sessionClose, { sessionId: { $ne: null } })).toBe('/sessionId must be string');
     expect(checkJob('order-erase', {})).toBe('unknown job name');
-    expect(checkJob(JOB.orderAction, { ...status(1, 'COMPLETED'), orderNumber: '1' })).toBe('/orderNumber must be integer');
+    expect(checkJob(JOB.orderAction, { ...status(1, 'COMPLETED'), orderNumber: '1' })).toBe(
+      '/orderNumber must be integer',
+    );
   });
 });

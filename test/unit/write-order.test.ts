@@ -8,8 +8,19 @@ import type { OutboxEntry } from '@pos/shared/store/documents';
 import type { HeldEvents } from '@pos/shared/store/outboxes';
 import { inWriteOrder } from '@pos/worker/outbox/relay';
 
-const entry = (doc: number, i: number, at: number): OutboxEntry => ({ id: `evt_${doc}_${i}`, type: 'order.placed', locationId: 'loc', at: new Date(at), rank: [i, 0], data: {} });
-const held = (doc: number, times: number[]): HeldEvents => ({ _id: `doc-${doc}`, outbox: times.map((at, i) => entry(doc, i, at)), count: times.length });
+const entry = (doc: number, i: number, at: number): OutboxEntry => ({
+  id: `evt_${doc}_${i}`,
+  type: 'order.placed',
+  locationId: 'loc',
+  at: new Date(at),
+  rank: [i, 0],
+  data: {},
+});
+const held = (doc: number, times: number[]): HeldEvents => ({
+  _id: `doc-${doc}`,
+  outbox: times.map((at, i) => entry(doc, i, at)),
+  count: times.length,
+});
 
 /** The definition: the earliest next event of any document (the first document's on a tie), until none is left. */
 function earliestFirst(docs: HeldEvents[]): OutboxEntry[] {
@@ -37,7 +48,12 @@ describe('the order of a pass’s events', () => {
     let seed = 7;
     const random = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 16) % n;
     for (let round = 0; round < 500; round++) {
-      const docs = Array.from({ length: 1 + random(8) }, (_, d) => held(d, Array.from({ length: random(5) }, () => random(6))));
+      const docs = Array.from({ length: 1 + random(8) }, (_, d) =>
+        held(
+          d,
+          Array.from({ length: random(5) }, () => random(6)),
+        ),
+      );
       expect(ids(inWriteOrder(docs))).toEqual(ids(earliestFirst(docs)));
     }
   });

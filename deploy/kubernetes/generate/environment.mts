@@ -22,7 +22,10 @@ const SECRETS = {
   worker: ['MONGO_URL', 'REDIS_URL', 'WEBHOOK_SECRET_KEY'],
 } as const satisfies Record<string, readonly EnvName[]>;
 /** Read from the Secret when it has them: the earlier key secrets, during a rotation (docs/security.md#api-keys). */
-const OPTIONAL_SECRETS = { api: ['API_KEY_SECRET_PREVIOUS'], worker: [] } as const satisfies Record<string, readonly EnvName[]>;
+const OPTIONAL_SECRETS = { api: ['API_KEY_SECRET_PREVIOUS'], worker: [] } as const satisfies Record<
+  string,
+  readonly EnvName[]
+>;
 
 function common(shape: Shape): Partial<Record<EnvName, string>> {
   return {
@@ -32,9 +35,13 @@ function common(shape: Shape): Partial<Record<EnvName, string>> {
   };
 }
 
-const values = (vars: Partial<Record<EnvName, string>>): EnvVar[] => Object.entries(vars).map(([name, value]) => ({ name, value }));
+const values = (vars: Partial<Record<EnvName, string>>): EnvVar[] =>
+  Object.entries(vars).map(([name, value]) => ({ name, value }));
 const fromSecret = (names: readonly EnvName[], optional: boolean): EnvVar[] =>
-  names.map((name) => ({ name, valueFrom: { secretKeyRef: { name: SITE.secret, key: name, ...(optional ? { optional: true } : {}) } } }));
+  names.map((name) => ({
+    name,
+    valueFrom: { secretKeyRef: { name: SITE.secret, key: name, ...(optional ? { optional: true } : {}) } },
+  }));
 
 export function apiEnv(shape: Shape): EnvVar[] {
   return [
@@ -52,5 +59,9 @@ export function apiEnv(shape: Shape): EnvVar[] {
 }
 
 export function workerEnv(shape: Shape): EnvVar[] {
-  return [...values({ ...common(shape), METRICS_PORT: String(PORTS.metrics) }), ...fromSecret(SECRETS.worker, false), ...fromSecret(OPTIONAL_SECRETS.worker, true)];
+  return [
+    ...values({ ...common(shape), METRICS_PORT: String(PORTS.metrics) }),
+    ...fromSecret(SECRETS.worker, false),
+    ...fromSecret(OPTIONAL_SECRETS.worker, true),
+  ];
 }

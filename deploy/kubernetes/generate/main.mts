@@ -19,12 +19,14 @@ for (const shape of SHAPES) {
   const files = filesOf(shape);
   if (!check) fs.mkdirSync(dir, { recursive: true });
   const existing = fs.existsSync(dir) ? fs.readdirSync(dir).filter((file) => file.endsWith('.yaml')) : [];
-  for (const file of existing) if (!(file in files)) (check ? stale.push(path.join(shape.name, file)) : fs.rmSync(path.join(dir, file)));
+  for (const file of existing)
+    if (!(file in files)) check ? stale.push(path.join(shape.name, file)) : fs.rmSync(path.join(dir, file));
   for (const [file, objects] of Object.entries(files)) {
     const text = render(objects);
     const target = path.join(dir, file);
     if (!check) fs.writeFileSync(target, text);
-    else if (!fs.existsSync(target) || fs.readFileSync(target, 'utf8') !== text) stale.push(path.join(shape.name, file));
+    else if (!fs.existsSync(target) || fs.readFileSync(target, 'utf8') !== text)
+      stale.push(path.join(shape.name, file));
   }
 }
 
@@ -32,4 +34,6 @@ if (stale.length > 0) {
   process.stderr.write(`kubernetes: out of date (run npm run kubernetes): ${stale.join(', ')}\n`);
   process.exit(1);
 }
-process.stdout.write(`kubernetes: ${SHAPES.map((shape) => shape.name).join(', ')} ${check ? 'up to date' : 'written'}\n`);
+process.stdout.write(
+  `kubernetes: ${SHAPES.map((shape) => shape.name).join(', ')} ${check ? 'up to date' : 'written'}\n`,
+);

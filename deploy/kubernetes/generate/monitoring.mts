@@ -22,7 +22,14 @@ export function apiMonitor(): ServiceMonitor {
     metadata: { name: 'pos-api', labels: labelsOf('api') },
     spec: {
       selector: { matchLabels: selectorOf('api') },
-      endpoints: [{ port: 'admin', path: '/metrics', interval: '15s', authorization: { type: 'Bearer', credentials: { name: SITE.secret, key: 'ADMIN_TOKEN' } } }],
+      endpoints: [
+        {
+          port: 'admin',
+          path: '/metrics',
+          interval: '15s',
+          authorization: { type: 'Bearer', credentials: { name: SITE.secret, key: 'ADMIN_TOKEN' } },
+        },
+      ],
     },
   });
 }
@@ -31,7 +38,10 @@ export function apiMonitor(): ServiceMonitor {
 export function workerMonitor(): ServiceMonitor {
   return new ServiceMonitor({
     metadata: { name: 'pos-worker', labels: labelsOf('worker') },
-    spec: { selector: { matchLabels: selectorOf('worker') }, endpoints: [{ port: 'metrics', path: '/metrics', interval: '15s' }] },
+    spec: {
+      selector: { matchLabels: selectorOf('worker') },
+      endpoints: [{ port: 'metrics', path: '/metrics', interval: '15s' }],
+    },
   });
 }
 

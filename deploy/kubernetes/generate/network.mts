@@ -12,7 +12,9 @@ import { PORTS } from './environment.mjs';
 import { OPERATOR_ACCESS_LABEL, SITE } from './site.mjs';
 import { labelsOf, selectorOf } from './workloads.mjs';
 
-const namespace = (name: string): NetworkPolicyPeer => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } });
+const namespace = (name: string): NetworkPolicyPeer => ({
+  namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } },
+});
 
 export function apiPolicy(): NetworkPolicy {
   return new NetworkPolicy({
@@ -22,7 +24,13 @@ export function apiPolicy(): NetworkPolicy {
       policyTypes: ['Ingress'],
       ingress: [
         { from: [namespace(SITE.ingressNamespace)], ports: [{ port: PORTS.http }] },
-        { from: [namespace(SITE.monitoringNamespace), { podSelector: { matchLabels: { [OPERATOR_ACCESS_LABEL]: 'true' } } }], ports: [{ port: PORTS.admin }] },
+        {
+          from: [
+            namespace(SITE.monitoringNamespace),
+            { podSelector: { matchLabels: { [OPERATOR_ACCESS_LABEL]: 'true' } } },
+          ],
+          ports: [{ port: PORTS.admin }],
+        },
       ],
     },
   });
@@ -67,7 +75,11 @@ export function ingress(): Ingress {
         {
           host: SITE.host,
           // the public port only: with ADMIN_PORT set, /admin and /metrics are not served there at all
-          http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'pos-api', port: { name: 'http' } } } }] },
+          http: {
+            paths: [
+              { path: '/', pathType: 'Prefix', backend: { service: { name: 'pos-api', port: { name: 'http' } } } },
+            ],
+          },
         },
       ],
     },

@@ -26,9 +26,13 @@ export function apiAutoscaler(shape: Shape): HorizontalPodAutoscaler | undefined
       scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'pos-api' },
       minReplicas: shape.api.replicas,
       maxReplicas: shape.api.maxReplicas,
-      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
+      metrics: [
+        { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } },
+      ],
       // streams move when a node goes: scale down slowly
-      behavior: { scaleDown: { stabilizationWindowSeconds: 300, policies: [{ type: 'Pods', value: 1, periodSeconds: 60 }] } },
+      behavior: {
+        scaleDown: { stabilizationWindowSeconds: 300, policies: [{ type: 'Pods', value: 1, periodSeconds: 60 }] },
+      },
     },
   });
 }
@@ -53,12 +57,20 @@ export function workerScaler(shape: Shape): ScaledObject | undefined {
         {
           type: 'prometheus',
           metricType: 'AverageValue',
-          metadata: { serverAddress: SITE.prometheusUrl, query: 'max(pos_queue_jobs{state="waiting"})', threshold: '100' },
+          metadata: {
+            serverAddress: SITE.prometheusUrl,
+            query: 'max(pos_queue_jobs{state="waiting"})',
+            threshold: '100',
+          },
         },
         {
           type: 'prometheus',
           metricType: 'Value',
-          metadata: { serverAddress: SITE.prometheusUrl, query: 'max(pos_queue_oldest_waiting_seconds)', threshold: '0.25' },
+          metadata: {
+            serverAddress: SITE.prometheusUrl,
+            query: 'max(pos_queue_oldest_waiting_seconds)',
+            threshold: '0.25',
+          },
         },
       ],
     },

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
-const { version } = JSON.parse(fs.readFileSync(path.join(HERE, '../../../package.json'), 'utf8')) as { version: string };
+const { version } = JSON.parse(fs.readFileSync(path.join(HERE, '../../../package.json'), 'utf8')) as {
+  version: string;
+};
 
 export const SITE = {
   /** Where the images of the Dockerfile's two targets are pushed (`docker build --target api|worker`). */

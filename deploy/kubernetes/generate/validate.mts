@@ -36,7 +36,12 @@ const MODELS: Record<string, new (data: never) => Model> = {
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const named = process.argv.slice(2);
-const files = named.length > 0 ? named : SHAPES.flatMap((shape) => fs.readdirSync(path.join(ROOT, shape.name)).map((file) => path.join(ROOT, shape.name, file)));
+const files =
+  named.length > 0
+    ? named
+    : SHAPES.flatMap((shape) =>
+        fs.readdirSync(path.join(ROOT, shape.name)).map((file) => path.join(ROOT, shape.name, file)),
+      );
 
 let failed = false;
 for (const file of files) {
@@ -53,7 +58,9 @@ for (const file of files) {
       error = (err as Error).message;
       failed = true;
     }
-    process.stdout.write(`${JSON.stringify({ file: path.relative(ROOT, file), type, name: object.metadata?.name, ...(error ? { error } : {}) })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ file: path.relative(ROOT, file), type, name: object.metadata?.name, ...(error ? { error } : {}) })}\n`,
+    );
   }
 }
 process.exit(failed ? 1 : 0);

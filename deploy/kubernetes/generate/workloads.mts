@@ -13,7 +13,11 @@ import { type Shape, SITE } from './site.mjs';
 
 export type RoleName = 'api' | 'worker';
 
-export const labelsOf = (role: RoleName) => ({ 'app.kubernetes.io/name': `pos-${role}`, 'app.kubernetes.io/part-of': 'pos-ordering-service', 'app.kubernetes.io/component': role });
+export const labelsOf = (role: RoleName) => ({
+  'app.kubernetes.io/name': `pos-${role}`,
+  'app.kubernetes.io/part-of': 'pos-ordering-service',
+  'app.kubernetes.io/component': role,
+});
 export const selectorOf = (role: RoleName) => ({ 'app.kubernetes.io/name': `pos-${role}` });
 
 /**
@@ -68,7 +72,12 @@ function podSpec(shape: Shape, role: RoleName, container: Container, termination
     automountServiceAccountToken: false,
     // the configuration schema refuses nothing extra, but service links would add variables nobody reads
     enableServiceLinks: false,
-    securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
     terminationGracePeriodSeconds,
     ...(shape.spread ? { topologySpreadConstraints: spreadOf(role) } : {}),
     containers: [{ ...container, ...hardened, resources: RESOURCES[role] }],
@@ -100,9 +109,19 @@ export function apiDeployment(shape: Shape): Deployment {
       { name: 'admin', containerPort: PORTS.admin },
     ],
     // the process answers (no dependency checked: a Redis outage must not restart every node)
-    livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 },
+    livenessProbe: {
+      httpGet: { path: '/healthz', port: 'http' },
+      periodSeconds: 10,
+      timeoutSeconds: 2,
+      failureThreshold: 3,
+    },
     // MongoDB and Redis answer, the subscriptions are in place, and it is not shutting down
-    readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 2 },
+    readinessProbe: {
+      httpGet: { path: '/readyz', port: 'http' },
+      periodSeconds: 5,
+      timeoutSeconds: 2,
+      failureThreshold: 2,
+    },
     // the first start creates MongoDB's indexes
     startupProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 2, failureThreshold: 30 },
     lifecycle: { preStop: { exec: { command: ['sleep', String(PRE_STOP_SECONDS)] } } },
@@ -116,7 +135,12 @@ export function workerDeployment(shape: Shape): Deployment {
     image: SITE.images.worker,
     env: workerEnv(shape),
     ports: [{ name: 'metrics', containerPort: PORTS.metrics }],
-    livenessProbe: { httpGet: { path: '/healthz', port: 'metrics' }, periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 },
+    livenessProbe: {
+      httpGet: { path: '/healthz', port: 'metrics' },
+      periodSeconds: 10,
+      timeoutSeconds: 2,
+      failureThreshold: 3,
+    },
   };
   return deployment(shape, 'worker', podSpec(shape, 'worker', container, WORKER_TERMINATION_GRACE_SECONDS));
 }
@@ -141,6 +165,10 @@ export function apiService(): Service {
 export function workerService(): Service {
   return new Service({
     metadata: { name: 'pos-worker', labels: labelsOf('worker') },
-    spec: { clusterIP: 'None', selector: selectorOf('worker'), ports: [{ name: 'metrics', port: PORTS.metrics, targetPort: 'metrics' }] },
+    spec: {
+      clusterIP: 'None',
+      selector: selectorOf('worker'),
+      ports: [{ name: 'metrics', port: PORTS.metrics, targetPort: 'metrics' }],
+    },
   });
 }

@@ -96,8 +96,12 @@ export interface ApiApps {
  */
 export function createApps(deps: ApiDeps): ApiApps {
   const routes = surfaces(deps);
-  if (deps.config.http.adminPort === undefined) return { public: createApp(deps, [...routes.everywhere(true), ...routes.public, ...routes.operator]) };
-  return { public: createApp(deps, [...routes.everywhere(false), ...routes.public]), operator: createApp(deps, [...routes.everywhere(true), ...routes.operator]) };
+  if (deps.config.http.adminPort === undefined)
+    return { public: createApp(deps, [...routes.everywhere(true), ...routes.public, ...routes.operator]) };
+  return {
+    public: createApp(deps, [...routes.everywhere(false), ...routes.public]),
+    operator: createApp(deps, [...routes.everywhere(true), ...routes.operator]),
+  };
 }
 
 /**
@@ -122,7 +126,8 @@ export function createApp(deps: ApiDeps, mounts: Mount[]): Koa<AppState> {
 
   for (const mount of mounts) {
     if (mount instanceof Router) {
-      if (!mount.opts.sensitive) throw new Error(`router ${mount.opts.prefix ?? '/'} must be case-sensitive (use createRouter)`);
+      if (!mount.opts.sensitive)
+        throw new Error(`router ${mount.opts.prefix ?? '/'} must be case-sensitive (use createRouter)`);
       app.use(mount.routes());
       app.use(mount.allowedMethods());
     } else app.use(mount);

@@ -21,7 +21,11 @@ export function createHttpServer(
   handler: http.RequestListener,
 ): http.Server {
   const server = http.createServer(
-    { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
+    {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    },
     handler,
   );
   server.keepAliveTimeout = config.keepAliveTimeoutMs;

@@ -86,14 +86,20 @@ async function connect(config: Config, mongoUrl: string, log: Logger) {
   // subscribers have connections of their own.) On a cluster the slot map is read every few
   // seconds too: the subscriptions and /readyz follow slots that moved while no command of the
   // node ran into them.
-  const requestPathRedis = () => createRedis(target, { maxRetriesPerRequest: 2, commandTimeout: config.redis.commandTimeoutMs }, log, { slotsRefreshInterval: 5_000 });
+  const requestPathRedis = () =>
+    createRedis(target, { maxRetriesPerRequest: 2, commandTimeout: config.redis.commandTimeoutMs }, log, {
+      slotsRefreshInterval: 5_000,
+    });
   const redis = requestPathRedis();
   // BullMQ's queues have a connection of their own: BullMQ defines its 64 scripts on a connection
   // it is given, and ioredis copies them into every pipeline made there (some 60 us and 14 KB
   // each), so every other command of the node (presence, idempotency, rate limits, events) goes
   // on `redis`, where a pipeline costs a few.
   const queueRedis = requestPathRedis();
-  const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), log);
+  const subscriber = new ChannelSubscriber(
+    isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target),
+    log,
+  );
   return { store, redis, queueRedis, subscriber };
 }
 type Connections = Awaited<ReturnType<typeof connect>>;
@@ -110,8 +116,21 @@ function queuesAndMetrics(config: Config, { store, redis, queueRedis, subscriber
   const repos = createRepos(store.db, { appliedJobsKeptMs: config.idempotency.ttlMs });
   const metrics = createApiMetrics({ queues, subscriber, mongoCommands: store.commandCount });
   // Webhook deliveries the API adds itself: test events and redeliveries.
-  const webhooks = createWebhooks({ repos, redis, queueRedis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
-  registerLifecycleMetrics(metrics.registry, { redis, prefix: config.redis.prefix, orders: repos.orders, archive: repos.archive });
+  const webhooks = createWebhooks({
+    repos,
+    redis,
+    queueRedis,
+    redisConfig: config.redis,
+    webhooks: config.webhooks,
+    registry: metrics.registry,
+    log,
+  });
+  registerLifecycleMetrics(metrics.registry, {
+    redis,
+    prefix: config.redis.prefix,
+    orders: repos.orders,
+    archive: repos.archive,
+  });
   registerRedisMemoryMetrics(metrics.registry, redis);
   registerPresenceMetrics(metrics.registry, { locations: repos.locations, redis, prefix: config.redis.prefix });
   return { queues, lifecycleQueue, orderDeadlines, snoozeEnds, repos, metrics, webhooks };
@@ -119,12 +138,21 @@ function queuesAndMetrics(config: Config, { store, redis, queueRedis, subscriber
 type Built = ReturnType<typeof queuesAndMetrics>;
 
 /** The keys' and operator tokens' look-ups, cached per node and dropped on the deployment's session channel. */
-async function credentialLookups(config: Config, keySecret: string, parts: Pick<Connections, 'subscriber'> & Pick<Built, 'repos' | 'metrics'>) {
+async function credentialLookups(
+  config: Config,
+  keySecret: string,
+  parts: Pick<Connections, 'subscriber'> & Pick<Built, 'repos' | 'metrics'>,
+) {
   const { auth } = config;
   const { subscriber, repos, metrics } = parts;
   const feed = { feed: subscriber, channel: sessionsChannel(config.redis.prefix), max: auth.sessionCacheSize };
   const secrets = [keySecret, ...auth.apiKeySecretPrevious];
-  const sessionLookup = new SessionLookup(repos.sessions, { secrets, acceptUnsigned: auth.apiKeyAcceptUnsigned, unsignedRequests: metrics.unsignedKeyRequests }, config.limits.apiKeyMaxRejections, feed);
+  const sessionLookup = new SessionLookup(
+    repos.sessions,
+    { secrets, acceptUnsigned: auth.apiKeyAcceptUnsigned, unsignedRequests: metrics.unsignedKeyRequests },
+    config.limits.apiKeyMaxRejections,
+    feed,
+  );
   await sessionLookup.start();
   // Operators change on the session channel too: a deleted one's token stops on every node at once.
   const operatorLookup = new OperatorLookup(repos.operators, secrets, feed);
@@ -148,7 +176,10 @@ async function listen(config: Config, deps: ApiDeps): Promise<{ servers: Server[
 }
 
 /** The node's shutdown, in order (docs/operating.md#stopping-a-role). */
-function stoppers(config: Config, parts: Connections & Built & { servers: Server[]; deps: ApiDeps; dropSessionChannel: () => Promise<unknown> }): Stopper[] {
+function stoppers(
+  config: Config,
+  parts: Connections & Built & { servers: Server[]; deps: ApiDeps; dropSessionChannel: () => Promise<unknown> },
+): Stopper[] {
   const { servers, deps, store, redis, queueRedis, subscriber } = parts;
   return [
     // Streams are never idle: ended first, or the servers would wait for them. (With Redis down
@@ -159,7 +190,9 @@ function stoppers(config: Config, parts: Connections & Built & { servers: Server
       name: 'finishing the requests in flight',
       withinMs: config.process.shutdownGraceMs - CLOSING_RESERVE_MS,
       stop: () => {
-        const closed = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+        const closed = Promise.all(
+          servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+        );
         for (const server of servers) server.closeIdleConnections();
         return closed;
       },
@@ -167,7 +200,18 @@ function stoppers(config: Config, parts: Connections & Built & { servers: Server
     },
     { name: 'dropping the reply channel', withinMs: STEP_MS, stop: () => deps.jobs.stop() },
     { name: 'dropping the session channel', withinMs: STEP_MS, stop: parts.dropSessionChannel },
-    { name: 'closing the queues', withinMs: STEP_MS, stop: () => Promise.all([parts.queues.close(), parts.lifecycleQueue.close(), parts.orderDeadlines.close(), parts.snoozeEnds.close(), parts.webhooks.queue.close()]) },
+    {
+      name: 'closing the queues',
+      withinMs: STEP_MS,
+      stop: () =>
+        Promise.all([
+          parts.queues.close(),
+          parts.lifecycleQueue.close(),
+          parts.orderDeadlines.close(),
+          parts.snoozeEnds.close(),
+          parts.webhooks.queue.close(),
+        ]),
+    },
     {
       name: 'closing Redis',
       withinMs: STEP_MS,
@@ -192,14 +236,33 @@ async function endChangedOperatorStreams(subscriber: Connections['subscriber'], 
  * What the node runs on its connections: the job client and admission, the
  * stream hub, presence, the credential look-ups.
  */
-async function nodeParts(config: Config, nodeId: string, keySecret: string, connections: Connections, built: Built, log: Logger) {
+async function nodeParts(
+  config: Config,
+  nodeId: string,
+  keySecret: string,
+  connections: Connections,
+  built: Built,
+  log: Logger,
+) {
   const { redis, queueRedis, subscriber } = connections;
   const { queues, repos, metrics } = built;
-  const admission = new QueueAdmission(queues.current.length, { targetWaitMs: config.overload.queueWaitTargetMs, floor: config.overload.queueAdmissionFloor });
+  const admission = new QueueAdmission(queues.current.length, {
+    targetWaitMs: config.overload.queueWaitTargetMs,
+    floor: config.overload.queueAdmissionFloor,
+  });
   const inFlight = new InFlightLimit(config.overload.maxInFlight);
   registerOverloadMetrics(metrics.registry, { admission, inFlight });
   const reply = replyChannel(config.redis.prefix, nodeId);
-  const jobs = new JobClient(queues, admission, subscriber, reply, config.queue.jobTimeoutMs, log, metrics.jobDuration, () => queueRedis.status === 'ready');
+  const jobs = new JobClient(
+    queues,
+    admission,
+    subscriber,
+    reply,
+    config.queue.jobTimeoutMs,
+    log,
+    metrics.jobDuration,
+    () => queueRedis.status === 'ready',
+  );
   await jobs.start();
   subscriber.startHeartbeat();
   const hub = new StreamHub({
@@ -212,15 +275,28 @@ async function nodeParts(config: Config, nodeId: string, keySecret: string, conn
     subscribeTimeoutMs: config.queue.jobTimeoutMs,
     streams: config.streams,
   });
-  const presence = new PresenceTracker({ redis, prefix: config.redis.prefix, nodeId, windowMs: config.presence.windowMs, log });
+  const presence = new PresenceTracker({
+    redis,
+    prefix: config.redis.prefix,
+    nodeId,
+    windowMs: config.presence.windowMs,
+    log,
+  });
   const lookups = await credentialLookups(config, keySecret, { subscriber, repos, metrics });
   const unsubscribe = await endChangedOperatorStreams(subscriber, config.redis.prefix, hub);
-  const dropSessionChannel = () => Promise.all([lookups.sessionLookup.stop(), lookups.operatorLookup.stop(), unsubscribe()]);
+  const dropSessionChannel = () =>
+    Promise.all([lookups.sessionLookup.stop(), lookups.operatorLookup.stop(), unsubscribe()]);
   return { admission, inFlight, jobs, hub, presence, ...lookups, dropSessionChannel };
 }
 
 /** The node's wiring, as its routes take it. */
-function apiDeps(config: Config, keySecret: string, parts: Connections & Built & Awaited<ReturnType<typeof nodeParts>>, log: Logger, isAccepting: () => boolean): ApiDeps {
+function apiDeps(
+  config: Config,
+  keySecret: string,
+  parts: Connections & Built & Awaited<ReturnType<typeof nodeParts>>,
+  log: Logger,
+  isAccepting: () => boolean,
+): ApiDeps {
   const { store, redis, subscriber, repos, metrics, webhooks, jobs } = parts;
   const announcer = new Announcer(redisPublisher(redis), config.redis.prefix);
   const services = createServices({
@@ -256,7 +332,12 @@ function apiDeps(config: Config, keySecret: string, parts: Connections & Built &
     inFlight: parts.inFlight,
     rateLimit: rateLimitPerKey(config.limits.rateLimit, redis, config.redis.prefix, log),
     // A first attempt still holding its key past the longest wait (JOB_TIMEOUT) is taken for dead.
-    idempotency: new IdempotencyStore(redis, config.redis.prefix, config.idempotency.ttlMs, config.queue.jobTimeoutMs + 5_000),
+    idempotency: new IdempotencyStore(
+      redis,
+      config.redis.prefix,
+      config.idempotency.ttlMs,
+      config.queue.jobTimeoutMs + 5_000,
+    ),
     announcer,
     metrics,
     adminToken: config.auth.adminToken!,
@@ -278,7 +359,11 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
 
   const connections = await connect(config, mongoUrl, nodeLog);
   const built = queuesAndMetrics(config, connections, nodeLog);
-  const parts = { ...connections, ...built, ...(await nodeParts(config, nodeId, keySecret, connections, built, nodeLog)) };
+  const parts = {
+    ...connections,
+    ...built,
+    ...(await nodeParts(config, nodeId, keySecret, connections, built, nodeLog)),
+  };
   let accepting = true;
   const deps = apiDeps(config, keySecret, parts, nodeLog, () => accepting);
   registerReadinessMetrics(built.metrics.registry, () => checkReadiness(deps));

@@ -9,7 +9,8 @@ import type { Logger } from '@pos/shared/log';
  * Around the MongoDB write and the answer of a job, between the archive copy and the hot delete,
  * and between an order deadline job's overdue mark, or the presence sweep's change, and its announcement.
  */
-export type CrashPoint = 'before-apply' | 'after-apply' | 'after-answer' | 'mid-archive' | 'after-overdue-mark' | 'after-location-change';
+export type CrashPoint =
+  'before-apply' | 'after-apply' | 'after-answer' | 'mid-archive' | 'after-overdue-mark' | 'after-location-change';
 
 export type Checkpoint = (point: CrashPoint) => void;
 

@@ -57,7 +57,9 @@ export function createWorkerMetrics(mongoCommands: () => number): WorkerMetrics 
   });
   const deliveries = new Counter({
     name: 'pos_webhook_deliveries_total',
-    help: 'Webhook delivery attempts, by outcome: delivered, retrying, failed (the retry ' + 'schedule ran out), disabled (the attempt disabled the endpoint)',
+    help:
+      'Webhook delivery attempts, by outcome: delivered, retrying, failed (the retry ' +
+      'schedule ran out), disabled (the attempt disabled the endpoint)',
     labelNames: ['outcome'],
     registers: [registry],
   });
@@ -70,22 +72,35 @@ export function createWorkerMetrics(mongoCommands: () => number): WorkerMetrics 
   const held = labelledCounter(
     registry,
     'pos_webhook_deliveries_held_total',
-    "Webhook deliveries put back on the queue unattempted, by reason: endpoint-busy (its endpoint had WEBHOOK_ENDPOINT_CONCURRENCY attempts under way), circuit-open",
+    'Webhook deliveries put back on the queue unattempted, by reason: endpoint-busy (its endpoint had WEBHOOK_ENDPOINT_CONCURRENCY attempts under way), circuit-open',
     'reason',
     ['endpoint-busy', 'circuit-open'],
   );
   const thresholds = labelledCounter(
     registry,
     'pos_failure_thresholds_total',
-    "Failure thresholds a failure report used, by where from: cache (this " + "worker's, kept until the location changes), mongodb (read)",
+    'Failure thresholds a failure report used, by where from: cache (this ' +
+      "worker's, kept until the location changes), mongodb (read)",
     'from',
     ['cache', 'mongodb'],
   );
-  return { registry, jobsProcessed, thresholds, webhooks: { deliveries, deliverySeconds, held }, relay: relayMetrics(registry) };
+  return {
+    registry,
+    jobsProcessed,
+    thresholds,
+    webhooks: { deliveries, deliverySeconds, held },
+    relay: relayMetrics(registry),
+  };
 }
 
 /** A counter of one label, each of its values shown from the start (at 0, before anything counts). */
-function labelledCounter<L extends string>(registry: Registry, name: string, help: string, label: L, values: string[]): Counter<L> {
+function labelledCounter<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  label: L,
+  values: string[],
+): Counter<L> {
   const counter = new Counter({ name, help, labelNames: [label], registers: [registry] });
   for (const value of values) counter.inc({ [label]: value } as Record<L, string>, 0);
   return counter;
@@ -95,12 +110,17 @@ function relayMetrics(registry: Registry): RelayMetrics {
   const restored = labelledCounter(
     registry,
     'pos_event_deliveries_restored_total',
-    'Webhook deliveries added to the queue again from the event log, by reason: redis-lost ' + '(the queue had lost its data), check (the periodic check of recent events)',
+    'Webhook deliveries added to the queue again from the event log, by reason: redis-lost ' +
+      '(the queue had lost its data), check (the periodic check of recent events)',
     'reason',
     ['redis-lost', 'check'],
   );
   return {
-    recorded: new Counter({ name: 'pos_events_recorded_total', help: 'Events this worker, relaying, added to the event log', registers: [registry] }),
+    recorded: new Counter({
+      name: 'pos_events_recorded_total',
+      help: 'Events this worker, relaying, added to the event log',
+      registers: [registry],
+    }),
     lagSeconds: new Histogram({
       name: 'pos_event_relay_lag_seconds',
       help: "Time from a change's write to its event's recording in the event log",
@@ -108,15 +128,23 @@ function relayMetrics(registry: Registry): RelayMetrics {
       registers: [registry],
     }),
     restored,
-    leader: new Gauge({ name: 'pos_event_relay_leader', help: "1 while this worker holds the event relay's lease", registers: [registry] }),
+    leader: new Gauge({
+      name: 'pos_event_relay_leader',
+      help: "1 while this worker holds the event relay's lease",
+      registers: [registry],
+    }),
     backlog: new Gauge({
       name: 'pos_event_relay_backlog_events',
-      help: "Events waiting in the outboxes as the relay's last read found them (at least as many " + "when a read filled its batch); 0 on a worker that does not relay",
+      help:
+        "Events waiting in the outboxes as the relay's last read found them (at least as many " +
+        'when a read filled its batch); 0 on a worker that does not relay',
       registers: [registry],
     }),
     backlogOldest: new Gauge({
       name: 'pos_event_relay_backlog_oldest_seconds',
-      help: "Age of the oldest event the relay's last read found waiting; 0 when " + "none waits, and on a worker that does not relay",
+      help:
+        "Age of the oldest event the relay's last read found waiting; 0 when " +
+        'none waits, and on a worker that does not relay',
       registers: [registry],
     }),
   };
@@ -138,7 +166,11 @@ export function circuitsOpenGauge(registry: Registry, open: () => number): Gauge
  * GET /metrics on its own listener, and GET /healthz (the process answers: a liveness probe, with
  * the release and commit it runs, as the API's); nothing else. Resolves with the port.
  */
-export async function serveMetrics(registry: Registry, port: number, host: string): Promise<{ port: number; server: http.Server }> {
+export async function serveMetrics(
+  registry: Registry,
+  port: number,
+  host: string,
+): Promise<{ port: number; server: http.Server }> {
   const health = JSON.stringify({ status: 'ok', ...buildInfo() });
   const server = http.createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/healthz') {

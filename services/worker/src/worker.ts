@@ -79,10 +79,31 @@ async function connect(config: Config, mongoUrl: string, log: Logger) {
   const queueRedis = createRedis(target, { maxRetriesPerRequest: 3 }, log);
   // BullMQ leaves a connection it was given open on close; we close it ourselves.
   const workerConnection = createRedis(target, { maxRetriesPerRequest: null }, log);
-  const webhooks = createWebhooks({ repos, redis, queueRedis, redisConfig: config.redis, webhooks: config.webhooks, registry: metrics.registry, log });
+  const webhooks = createWebhooks({
+    repos,
+    redis,
+    queueRedis,
+    redisConfig: config.redis,
+    webhooks: config.webhooks,
+    registry: metrics.registry,
+    log,
+  });
   // what it hears of: the locations' changes (its failure thresholds)
-  const subscriber = new ChannelSubscriber(isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target), log);
-  return { store, repos, metrics, redis, queueRedis, workerConnection, subscriber, webhooks, checkpoint: faultInjection(config.worker.faultInject, log) };
+  const subscriber = new ChannelSubscriber(
+    isCluster(redis) ? clusterNodes(target, redis) : singleRedisNodes(target),
+    log,
+  );
+  return {
+    store,
+    repos,
+    metrics,
+    redis,
+    queueRedis,
+    workerConnection,
+    subscriber,
+    webhooks,
+    checkpoint: faultInjection(config.worker.faultInject, log),
+  };
 }
 type Connections = Awaited<ReturnType<typeof connect>>;
 
@@ -116,7 +137,13 @@ function transitions(
     repos,
     orderCache: new OrderCache(),
     answers: new AnsweredJobs(config.redis.prefix, ANSWER_KEPT_LOCK_PERIODS * config.worker.jobLockDurationMs),
-    followUps: orderFollowUps({ orderDeadlines: orderDeadlineQueue, locations: repos.locations, settings: config.orderDeadlines, pauseAfterFailedOrders: config.presence.pauseAfterFailedOrders, log }),
+    followUps: orderFollowUps({
+      orderDeadlines: orderDeadlineQueue,
+      locations: repos.locations,
+      settings: config.orderDeadlines,
+      pauseAfterFailedOrders: config.presence.pauseAfterFailedOrders,
+      log,
+    }),
     failureThreshold: (locationId) => thresholds.of(locationId),
     checkpoint,
     log,
@@ -145,7 +172,11 @@ function deliveries(config: Config, { workerConnection, repos, webhooks, metrics
 }
 
 /** The worker's shutdown, in order (docs/operating.md#stopping-a-role). */
-function stoppers(config: Config, connections: Connections, running: { stopWork(): Promise<unknown>; drain?: { stop(): Promise<void> } }): Stopper[] {
+function stoppers(
+  config: Config,
+  connections: Connections,
+  running: { stopWork(): Promise<unknown>; drain?: { stop(): Promise<void> } },
+): Stopper[] {
   const { store, webhooks, subscriber } = connections;
   const redisConnections = [connections.redis, connections.queueRedis, connections.workerConnection];
   return [
@@ -160,7 +191,11 @@ function stoppers(config: Config, connections: Connections, running: { stopWork(
     },
     { name: 'closing the drained queues', withinMs: STEP_MS, stop: () => running.drain?.stop() ?? Promise.resolve() },
     { name: 'closing the webhook queue', withinMs: STEP_MS, stop: () => webhooks.queue.close() },
-    { name: 'closing Redis', withinMs: STEP_MS, stop: () => Promise.all([...redisConnections.map((connection) => closeRedis(connection)), subscriber.quit()]) },
+    {
+      name: 'closing Redis',
+      withinMs: STEP_MS,
+      stop: () => Promise.all([...redisConnections.map((connection) => closeRedis(connection)), subscriber.quit()]),
+    },
     { name: 'closing MongoDB', withinMs: STEP_MS, stop: () => store.close(), force: () => store.close(true) },
   ];
 }
@@ -172,7 +207,14 @@ function stoppers(config: Config, connections: Connections, running: { stopWork(
 async function startConsumers(config: Config, connections: Connections, processor: JobProcessor, log: Logger) {
   const { current, draining } = layoutPartitions(queueLayout(config));
   const consumers = [...current, ...draining].map((partition) =>
-    consumePartition({ partition, connection: connections.workerConnection, config: config.worker, processor, metrics: connections.metrics, log }),
+    consumePartition({
+      partition,
+      connection: connections.workerConnection,
+      config: config.worker,
+      processor,
+      metrics: connections.metrics,
+      log,
+    }),
   );
   const drain = draining.length > 0 ? await watchDrain(draining, connections.queueRedis, log) : undefined;
   const deliveryWorker = deliveries(config, connections, log);
@@ -182,9 +224,22 @@ async function startConsumers(config: Config, connections: Connections, processo
 }
 
 /** The scheduled and delayed jobs, each closed at shutdown. */
-async function startSchedules(config: Config, connections: Connections, processor: JobProcessor, orderDeadlineQueue: Queue<OrderDeadlineJob>, log: Logger) {
+async function startSchedules(
+  config: Config,
+  connections: Connections,
+  processor: JobProcessor,
+  orderDeadlineQueue: Queue<OrderDeadlineJob>,
+  log: Logger,
+) {
   const { repos, workerConnection, checkpoint } = connections;
-  const scheduled = { config, log, redis: connections.redis, queueRedis: connections.queueRedis, workerConnection, checkpoint };
+  const scheduled = {
+    config,
+    log,
+    redis: connections.redis,
+    queueRedis: connections.queueRedis,
+    workerConnection,
+    checkpoint,
+  };
   return [
     await startLifecycle({ ...scheduled, deps: { ...repos, checkpoint } }),
     await startOrderDeadlines({
@@ -194,7 +249,11 @@ async function startSchedules(config: Config, connections: Connections, processo
       contextFor: (jobId, jobLog, events, runBefore) => processor.context(jobId, jobLog, events, { runBefore }),
     }),
     await startPresenceSweep({ ...scheduled, locations: repos.locations }),
-    await startSnoozeEnds({ ...scheduled, queue: createSnoozeEndQueue(connections.queueRedis, config.redis, log), menus: repos.menus }),
+    await startSnoozeEnds({
+      ...scheduled,
+      queue: createSnoozeEndQueue(connections.queueRedis, config.redis, log),
+      menus: repos.menus,
+    }),
   ];
 }
 
@@ -204,22 +263,44 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const { repos, metrics } = connections;
   const relay = eventRelay(config, connections, log);
   const orderDeadlineQueue = createOrderDeadlineQueue(connections.queueRedis, config.redis, log);
-  const thresholds = new FailureThresholds(repos.locations, connections.subscriber, config.redis.prefix, config.orders.failureThreshold, metrics.thresholds);
+  const thresholds = new FailureThresholds(
+    repos.locations,
+    connections.subscriber,
+    config.redis.prefix,
+    config.orders.failureThreshold,
+    metrics.thresholds,
+  );
   connections.subscriber.startHeartbeat();
   thresholds.start(log);
   const processor = transitions(config, connections, { thresholds, orderDeadlineQueue }, log);
   const { queueWorkers, drain, current, draining } = await startConsumers(config, connections, processor, log);
-  const listener = config.worker.metricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.worker.metricsPort, config.http.host);
+  const listener =
+    config.worker.metricsPort === undefined
+      ? undefined
+      : await serveMetrics(metrics.registry, config.worker.metricsPort, config.http.host);
   const schedules = await startSchedules(config, connections, processor, orderDeadlineQueue, log);
   relay.start();
   const drained = draining.length > 0 ? { draining: draining.map((partition) => partition.label) } : {};
-  log.info({ queue: TRANSITION_QUEUE, partitions: current.length, ...drained, concurrency: config.worker.concurrency, metricsPort: listener?.port }, 'worker ready');
+  log.info(
+    {
+      queue: TRANSITION_QUEUE,
+      partitions: current.length,
+      ...drained,
+      concurrency: config.worker.concurrency,
+      metricsPort: listener?.port,
+    },
+    'worker ready',
+  );
   if (config.webhooks.allowPrivate) log.warn(RELAXED_GUARD);
 
   // The relay stops at once, beside the rest: what the finishing jobs write waits in the outboxes
   // for the next holder, who takes the lease as soon as this one gives it back (OutboxRelay.close).
   const stopWork = async () => {
-    await Promise.all([relay.close(), ...queueWorkers.map((worker) => worker.close()), ...schedules.map((schedule) => schedule.close())]);
+    await Promise.all([
+      relay.close(),
+      ...queueWorkers.map((worker) => worker.close()),
+      ...schedules.map((schedule) => schedule.close()),
+    ]);
     await thresholds.stop();
   };
   return {

@@ -47,10 +47,13 @@ export interface Grant {
  * never a location outside its own (an operator bound to locations never grants them all).
  */
 export function grantRefusal(operator: Scoped, grant: Grant): string | undefined {
-  if (grant.role !== undefined && !roleCovers(operator.role, grant.role)) return `An operator may grant no role above its own (${operator.role})`;
-  if (grant.locations === undefined || coversAll(operator, grant.locations === 'all' ? undefined : grant.locations)) return undefined;
+  if (grant.role !== undefined && !roleCovers(operator.role, grant.role))
+    return `An operator may grant no role above its own (${operator.role})`;
+  if (grant.locations === undefined || coversAll(operator, grant.locations === 'all' ? undefined : grant.locations))
+    return undefined;
   return grant.locations === 'all'
-    ? 'Only an operator not bound to locations may grant every location: name the locations ' + 'instead (locationIds; in the CLI, --locations ID,ID), within your own'
+    ? 'Only an operator not bound to locations may grant every location: name the locations ' +
+        'instead (locationIds; in the CLI, --locations ID,ID), within your own'
     : 'An operator bound to locations may grant only locations within its own';
 }
 

@@ -16,7 +16,8 @@ export interface KeyLimit {
  * `unauthorized` when the session is recognised but expired or of the wrong type (JSON body).
  * An accepted key comes with its limit, when it has one.
  */
-export type SessionVerdict = { ok: true; session: SessionDoc; limit?: KeyLimit } | { ok: false; reason: 'invalid' | 'unauthorized' };
+export type SessionVerdict =
+  { ok: true; session: SessionDoc; limit?: KeyLimit } | { ok: false; reason: 'invalid' | 'unauthorized' };
 
 /**
  * Which key hashes open a session, until when: the current key's for as long as the session
@@ -36,7 +37,12 @@ export function keyLimitOf(session: SessionDoc, keyHash: string, now: Date): { l
  * Judges the session found for a key's hash. A key past its rotation grace answers exactly as a
  * revoked key does (`invalid`), whatever else is true of its session.
  */
-export function judgeSession(session: SessionDoc | null, keyHash: string, expected: SessionType, now: Date): SessionVerdict {
+export function judgeSession(
+  session: SessionDoc | null,
+  keyHash: string,
+  expected: SessionType,
+  now: Date,
+): SessionVerdict {
   if (!session || session.closedAt) return { ok: false, reason: 'invalid' };
   const key = keyLimitOf(session, keyHash, now);
   if (!key) return { ok: false, reason: 'invalid' };

@@ -5,7 +5,15 @@
 import type { CommandKind } from '../domain/commands';
 import type { OrderState } from '../domain/order-state';
 import type { CommandRecord, OperatorOrderRecord, OrderRecord } from '../domain/records';
-import type { LocationUpdateInput, OperatorInput, OperatorUpdateInput, PauseInput, RowInput, WebhookInput, WebhookUpdateInput } from '../schemas/requests';
+import type {
+  LocationUpdateInput,
+  OperatorInput,
+  OperatorUpdateInput,
+  PauseInput,
+  RowInput,
+  WebhookInput,
+  WebhookUpdateInput,
+} from '../schemas/requests';
 import type { FeedEvent } from '../schemas/feed-event';
 import type { AvailabilityInput, AvailabilityView, MenuDocument, MenuPublishView, MenuView } from '../schemas/menu';
 import type {
@@ -33,7 +41,18 @@ export interface HistoryRange {
   to?: string;
 }
 
-export type { AuditRecord, AuditVerification, IssuedOperator, IssuedSession, IssuedWebhook, OperatorView, QueuedDelivery, RotatedSession, WebhookDelivery, WebhookView };
+export type {
+  AuditRecord,
+  AuditVerification,
+  IssuedOperator,
+  IssuedSession,
+  IssuedWebhook,
+  OperatorView,
+  QueuedDelivery,
+  RotatedSession,
+  WebhookDelivery,
+  WebhookView,
+};
 
 /** The audit log's filters: a location, an operator, a time range [from, to) in ISO-8601. */
 export interface AuditFilter {
@@ -161,12 +180,21 @@ export class AdminClient {
    * `ifMatch`: only while it is at that ETag's version.
    */
   putMenu(locationId: string, menu: MenuDocument, ifMatch?: string): Promise<MenuView> {
-    return this.call('PUT', `/locations/${encodeURIComponent(locationId)}/menu`, menu, ifMatch === undefined ? {} : { 'if-match': ifMatch });
+    return this.call(
+      'PUT',
+      `/locations/${encodeURIComponent(locationId)}/menu`,
+      menu,
+      ifMatch === undefined ? {} : { 'if-match': ifMatch },
+    );
   }
 
   /** Snoozes (86es) a product of a location's menu, or lifts its snooze (`available: true`). */
   setAvailability(locationId: string, productId: string, availability: AvailabilityInput): Promise<AvailabilityView> {
-    return this.call('PUT', `/locations/${encodeURIComponent(locationId)}/menu/items/${encodeURIComponent(productId)}/availability`, availability);
+    return this.call(
+      'PUT',
+      `/locations/${encodeURIComponent(locationId)}/menu/items/${encodeURIComponent(productId)}/availability`,
+      availability,
+    );
   }
 
   /** One menu to many locations (up to 1,000), all or none. */
@@ -178,7 +206,11 @@ export class AdminClient {
    * One page of a location's orders in a state (each with its failure count), by
    * number; `after` is the last number of the previous page.
    */
-  listOrders(locationId: string, state: OrderState, page: PageOptions<number> & { overdue?: boolean } = {}): Promise<OperatorOrderRecord[]> {
+  listOrders(
+    locationId: string,
+    state: OrderState,
+    page: PageOptions<number> & { overdue?: boolean } = {},
+  ): Promise<OperatorOrderRecord[]> {
     const query = new URLSearchParams({ state });
     if (page.overdue !== undefined) query.set('overdue', String(page.overdue));
     return this.call('GET', `/locations/${encodeURIComponent(locationId)}/orders${pageQuery(page, query)}`);
@@ -201,7 +233,9 @@ export class AdminClient {
 
   /** A status update on the location's behalf (the register's, through the same queue). */
   updateStatus(locationId: string, orderNumber: number, newState: OrderState): Promise<OrderRecord> {
-    return this.call('PUT', `/locations/${encodeURIComponent(locationId)}/orders/${orderNumber}/statusupdate`, { newState });
+    return this.call('PUT', `/locations/${encodeURIComponent(locationId)}/orders/${orderNumber}/statusupdate`, {
+      newState,
+    });
   }
 
   acknowledgeCommand(locationId: string, commandNumber: number): Promise<CommandRecord> {
@@ -224,7 +258,11 @@ export class AdminClient {
     const all: OrderRecord[] = [];
     for (;;) {
       const last = all.at(-1);
-      const page = await this.orderHistory(locationId, { ...range, limit: ALL_PAGE, after: last && historyCursorOf(last) });
+      const page = await this.orderHistory(locationId, {
+        ...range,
+        limit: ALL_PAGE,
+        after: last && historyCursorOf(last),
+      });
       all.push(...page);
       if (page.length < ALL_PAGE) return all;
     }
@@ -271,7 +309,10 @@ export class AdminClient {
   }
 
   redeliverWebhook(id: string, deliveryId: string): Promise<QueuedDelivery> {
-    return this.call('POST', `/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`);
+    return this.call(
+      'POST',
+      `/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`,
+    );
   }
 
   /** Who this client's token is. */
@@ -330,7 +371,8 @@ export class AdminClient {
   /** One page of the audit log, newest first; `after` is the id of the last record of the previous page. */
   listAudit(filter: AuditFilter & PageOptions<string> = {}): Promise<AuditRecord[]> {
     const query = new URLSearchParams();
-    for (const name of ['locationId', 'operatorId', 'from', 'to'] as const) if (filter[name] !== undefined) query.set(name, filter[name]);
+    for (const name of ['locationId', 'operatorId', 'from', 'to'] as const)
+      if (filter[name] !== undefined) query.set(name, filter[name]);
     return this.call('GET', `/audit${pageQuery(filter, query)}`);
   }
 
@@ -356,6 +398,11 @@ export class AdminClient {
   }
 
   private call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-    return requestJson<T>(method, `${this.origin}/admin/v1${path}`, { ...headers, authorization: `Bearer ${this.token}` }, body);
+    return requestJson<T>(
+      method,
+      `${this.origin}/admin/v1${path}`,
+      { ...headers, authorization: `Bearer ${this.token}` },
+      body,
+    );
   }
 }

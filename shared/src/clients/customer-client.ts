@@ -37,7 +37,10 @@ export class CustomerClient {
     return this.call('POST', `/orders/${orderNumber}/submit`);
   }
 
-  createCommand(kind: Extract<CommandKind, 'READ_TABLE_STATE' | 'REQUEST_BILL'>, tableNumber?: number): Promise<CommandRecord> {
+  createCommand(
+    kind: Extract<CommandKind, 'READ_TABLE_STATE' | 'REQUEST_BILL'>,
+    tableNumber?: number,
+  ): Promise<CommandRecord> {
     return this.call('POST', '/commands', { kind, tableNumber });
   }
 

@@ -49,7 +49,12 @@ export class ApiAuthError extends ApiError {
     readonly failure: AuthFailure,
     text: string,
   ) {
-    super(401, text, undefined, failure === 'session-not-valid' ? 'Session not valid' : 'Unauthorized (session expired or of the wrong type)');
+    super(
+      401,
+      text,
+      undefined,
+      failure === 'session-not-valid' ? 'Session not valid' : 'Unauthorized (session expired or of the wrong type)',
+    );
     this.name = 'ApiAuthError';
   }
 }
@@ -94,7 +99,9 @@ export function parseJson(text: string): unknown {
 /** The problem body in `text`, or undefined when it is not one. */
 export function problemOf(text: string): ProblemBody | undefined {
   const parsed = parseJson(text) as Partial<ProblemBody> | null | undefined;
-  return parsed && typeof parsed.title === 'string' && typeof parsed.status === 'number' ? (parsed as ProblemBody) : undefined;
+  return parsed && typeof parsed.title === 'string' && typeof parsed.status === 'number'
+    ? (parsed as ProblemBody)
+    : undefined;
 }
 
 /** Turns a non-success answer into its error; the status decides how the body is read. */
@@ -108,7 +115,8 @@ export function errorFromResponse(status: number, contentType: string, text: str
   }
   const problem = type.startsWith('application/problem+json') ? problemOf(text) : undefined;
   if (problem) {
-    const retryAfterMs = retryAfter !== undefined && /^[0-9]+$/.test(retryAfter) ? Number(retryAfter) * 1000 : undefined;
+    const retryAfterMs =
+      retryAfter !== undefined && /^[0-9]+$/.test(retryAfter) ? Number(retryAfter) * 1000 : undefined;
     return new ApiProblemError(problem, text, retryAfterMs);
   }
   return new ApiError(status, text);

@@ -8,7 +8,12 @@ export const REQUEST_TIMEOUT_MS = 30_000;
  * Sends `body` as JSON (when given; optional fields left undefined are left out, as JSON drops
  * them) and answers the parsed JSON reply, or throws the ApiError of the answer (errors.ts).
  */
-export async function requestJson<T>(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<T> {
+export async function requestJson<T>(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<T> {
   const response = await fetch(url, {
     method,
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -20,7 +25,12 @@ export async function requestJson<T>(method: string, url: string, headers: Recor
   });
   const text = await response.text();
   if (!response.ok) {
-    throw errorFromResponse(response.status, response.headers.get('content-type') ?? '', text, response.headers.get('retry-after') ?? undefined);
+    throw errorFromResponse(
+      response.status,
+      response.headers.get('content-type') ?? '',
+      text,
+      response.headers.get('retry-after') ?? undefined,
+    );
   }
   return (text ? JSON.parse(text) : undefined) as T;
 }

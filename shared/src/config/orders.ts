@@ -13,14 +13,21 @@ export const ORDERS_SECTIONS = defineSections({
         type: 'integer',
         minimum: 1,
         default: 3,
-        description: 'The failure count at which an order stays FAILED, for a location created without a threshold of its own.',
+        description:
+          'The failure count at which an order stays FAILED, for a location created without a threshold of its own.',
       },
-      COMMAND_TTL: { type: 'string', pattern: DURATION, default: '10m', description: 'How long an unacknowledged command stays live.' },
+      COMMAND_TTL: {
+        type: 'string',
+        pattern: DURATION,
+        default: '10m',
+        description: 'How long an unacknowledged command stays live.',
+      },
     },
   },
   lifecycle: {
     title: 'Order lifecycle',
-    summary: 'When finished orders move to the archive, how long the archive keeps them, and when abandoned carts expire.',
+    summary:
+      'When finished orders move to the archive, how long the archive keeps them, and when abandoned carts expire.',
     variables: {
       ORDER_ARCHIVE_AFTER: {
         type: 'string',
@@ -28,12 +35,18 @@ export const ORDERS_SECTIONS = defineSections({
         default: '15m',
         description: 'A COMPLETED or ABORTED order moves to the archive this long after its last change.',
       },
-      ORDER_RETENTION: { type: 'string', pattern: DURATION, default: '90d', description: 'How long the archive keeps an order, from its archiving.' },
+      ORDER_RETENTION: {
+        type: 'string',
+        pattern: DURATION,
+        default: '90d',
+        description: 'How long the archive keeps an order, from its archiving.',
+      },
       SELECTING_TTL: {
         type: 'string',
         pattern: DURATION,
         default: '2h',
-        description: 'An order never submitted (SELECTING or NEW) and untouched this long expires: it leaves the hot collection.',
+        description:
+          'An order never submitted (SELECTING or NEW) and untouched this long expires: it leaves the hot collection.',
       },
       LIFECYCLE_INTERVAL: {
         type: 'string',
@@ -55,17 +68,23 @@ export const ORDERS_SECTIONS = defineSections({
         minDuration: '1s',
         default: '60s',
         description:
-          'A location is online while one of its register (SERVICE) sessions holds an event stream, or has ' + 'made a request within this long. Each API node writes what it saw to Redis at most once per session ' + 'per quarter of it; the worker checks every location seen on the same pace.',
+          'A location is online while one of its register (SERVICE) sessions holds an event stream, or has ' +
+          'made a request within this long. Each API node writes what it saw to Redis at most once per session ' +
+          'per quarter of it; the worker checks every location seen on the same pace.',
       },
       PAUSE_WHEN_OFFLINE: {
         ...flag,
-        description: '`1`: customers are refused (409 `Location not accepting orders`) while ' + 'their location is not online, as while it is paused.',
+        description:
+          '`1`: customers are refused (409 `Location not accepting orders`) while ' +
+          'their location is not online, as while it is paused.',
       },
       PAUSE_AFTER_FAILED_ORDERS: {
         type: 'integer',
         minimum: 1,
         unset: 'off: failed orders never pause a location',
-        description: 'A location whose orders reach FAILED this many times in a row (a COMPLETED order resets the ' + 'count) pauses, with reason `failed orders`, until an operator resumes it.',
+        description:
+          'A location whose orders reach FAILED this many times in a row (a COMPLETED order resets the ' +
+          'count) pauses, with reason `failed orders`, until an operator resumes it.',
       },
     },
   },
@@ -77,11 +96,24 @@ export const ORDERS_SECTIONS = defineSections({
         type: 'integer',
         minimum: 65536,
         default: 4194304,
-        description: 'The largest menu upload (`PUT .../menu`, `POST ' + '/admin/v1/menus/publish`), in bytes; every other ' + 'request keeps `BODY_LIMIT`.',
+        description:
+          'The largest menu upload (`PUT .../menu`, `POST ' +
+          '/admin/v1/menus/publish`), in bytes; every other ' +
+          'request keeps `BODY_LIMIT`.',
       },
       MENU_MAX_ITEMS: { type: 'integer', minimum: 1, default: 5000, description: 'The most items a menu holds.' },
-      MENU_MAX_GROUPS: { type: 'integer', minimum: 1, default: 500, description: 'The most modifier groups a menu holds.' },
-      MENU_MAX_OPTIONS: { type: 'integer', minimum: 1, default: 50, description: 'The most options a modifier group holds.' },
+      MENU_MAX_GROUPS: {
+        type: 'integer',
+        minimum: 1,
+        default: 500,
+        description: 'The most modifier groups a menu holds.',
+      },
+      MENU_MAX_OPTIONS: {
+        type: 'integer',
+        minimum: 1,
+        default: 50,
+        description: 'The most options a modifier group holds.',
+      },
     },
   },
   orderDeadlines: {
@@ -92,13 +124,17 @@ export const ORDERS_SECTIONS = defineSections({
         type: 'string',
         pattern: DURATION,
         unset: 'off, unless a location sets its own `orderDeadline`',
-        description: "A PLACED order still PLACED this long after its `orderTime` is overdue: announced once to operators, " + "counted on `pos_orders_overdue_total`. A location's `orderDeadline` overrides it.",
+        description:
+          'A PLACED order still PLACED this long after its `orderTime` is overdue: announced once to operators, ' +
+          "counted on `pos_orders_overdue_total`. A location's `orderDeadline` overrides it.",
       },
       ORDER_AUTO_ABORT_AFTER: {
         type: 'string',
         pattern: DURATION,
         unset: 'off: PLACED orders wait for their register',
-        description: 'A PLACED order still PLACED this long after its `orderTime` is ' + 'ABORTED by the service, as a register would abort it.',
+        description:
+          'A PLACED order still PLACED this long after its `orderTime` is ' +
+          'ABORTED by the service, as a register would abort it.',
       },
     },
   },

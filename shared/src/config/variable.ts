@@ -22,8 +22,7 @@ export const FLAG_VALUES = constant(['0', '1', 'true', 'false']);
  * duration at least this long.
  */
 export type ConfigVariable = Exclude<JSONSchema, boolean> & { description: string; minDuration?: string } & (
-    | { default: string | number; unset?: never }
-    | { default?: never; unset: string }
+    { default: string | number; unset?: never } | { default?: never; unset: string }
   );
 
 export interface ConfigSection {

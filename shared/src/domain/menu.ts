@@ -23,11 +23,20 @@ type Option = Group['options'][number];
 
 export function countsOf(menu: MenuDocument): MenuCounts {
   const groups = menu.modifierGroups ?? [];
-  return { items: menu.items.length, modifierGroups: groups.length, options: groups.reduce((sum, group) => sum + group.options.length, 0) };
+  return {
+    items: menu.items.length,
+    modifierGroups: groups.length,
+    options: groups.reduce((sum, group) => sum + group.options.length, 0),
+  };
 }
 
 /** The first place each value was seen, and an error for each later one (entries without a key are passed over). */
-function duplicates(list: readonly unknown[], keyOf: (entry: unknown) => unknown, pointer: (index: number) => string, what: string): MenuError[] {
+function duplicates(
+  list: readonly unknown[],
+  keyOf: (entry: unknown) => unknown,
+  pointer: (index: number) => string,
+  what: string,
+): MenuError[] {
   const first = new Map<string, number>();
   const errors: MenuError[] = [];
   list.forEach((entry, index) => {
@@ -44,7 +53,8 @@ const listAt = (value: unknown, key: string): unknown[] => {
   const found = fieldAt(value, key);
   return Array.isArray(found) ? found : [];
 };
-const fieldAt = (value: unknown, key: string): unknown => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined);
+const fieldAt = (value: unknown, key: string): unknown =>
+  typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
 
 /**
  * The rules of a menu its shape does not say (schemas/menu.ts checks the shape): its sizes,
@@ -56,22 +66,57 @@ export function menuErrors(menu: unknown, limits: MenuLimits): MenuError[] {
   const items = listAt(menu, 'items');
   const groups = listAt(menu, 'modifierGroups');
   const errors: MenuError[] = [];
-  if (items.length > limits.items) errors.push({ pointer: '/items', detail: `has ${items.length} items; a menu holds at most ${limits.items}` });
-  if (groups.length > limits.groups) errors.push({ pointer: '/modifierGroups', detail: `has ${groups.length} groups; a menu holds at most ${limits.groups}` });
-  errors.push(...duplicates(items, (item) => fieldAt(item, 'productId'), (i) => `/items/${i}/productId`, 'productId'));
-  errors.push(...duplicates(groups, (group) => fieldAt(group, 'id'), (i) => `/modifierGroups/${i}/id`, 'group id'));
+  if (items.length > limits.items)
+    errors.push({ pointer: '/items', detail: `has ${items.length} items; a menu holds at most ${limits.items}` });
+  if (groups.length > limits.groups)
+    errors.push({
+      pointer: '/modifierGroups',
+      detail: `has ${groups.length} groups; a menu holds at most ${limits.groups}`,
+    });
+  errors.push(
+    ...duplicates(
+      items,
+      (item) => fieldAt(item, 'productId'),
+      (i) => `/items/${i}/productId`,
+      'productId',
+    ),
+  );
+  errors.push(
+    ...duplicates(
+      groups,
+      (group) => fieldAt(group, 'id'),
+      (i) => `/modifierGroups/${i}/id`,
+      'group id',
+    ),
+  );
   const defined = new Set(groups.map((group) => fieldAt(group, 'id')));
   items.forEach((item, i) =>
     listAt(item, 'modifierGroupIds').forEach((id, k) => {
-      if (typeof id === 'string' && !defined.has(id)) errors.push({ pointer: `/items/${i}/modifierGroupIds/${k}`, detail: 'names a modifier group the menu does not define' });
+      if (typeof id === 'string' && !defined.has(id))
+        errors.push({
+          pointer: `/items/${i}/modifierGroupIds/${k}`,
+          detail: 'names a modifier group the menu does not define',
+        });
     }),
   );
   groups.forEach((group, g) => {
     const options = listAt(group, 'options');
     const [min, max] = [fieldAt(group, 'min'), fieldAt(group, 'max')];
-    if (options.length > limits.options) errors.push({ pointer: `/modifierGroups/${g}/options`, detail: `has ${options.length} options; a group holds at most ${limits.options}` });
-    if (typeof min === 'number' && typeof max === 'number' && min > max) errors.push({ pointer: `/modifierGroups/${g}/min`, detail: `is over max (${max})` });
-    errors.push(...duplicates(options, (option) => fieldAt(option, 'productId'), (o) => `/modifierGroups/${g}/options/${o}/productId`, 'option'));
+    if (options.length > limits.options)
+      errors.push({
+        pointer: `/modifierGroups/${g}/options`,
+        detail: `has ${options.length} options; a group holds at most ${limits.options}`,
+      });
+    if (typeof min === 'number' && typeof max === 'number' && min > max)
+      errors.push({ pointer: `/modifierGroups/${g}/min`, detail: `is over max (${max})` });
+    errors.push(
+      ...duplicates(
+        options,
+        (option) => fieldAt(option, 'productId'),
+        (o) => `/modifierGroups/${g}/options/${o}/productId`,
+        'option',
+      ),
+    );
   });
   return errors;
 }
@@ -104,15 +149,20 @@ export function priceIndex(menu: MenuDocument): PricedMenu {
   const choices: PricedMenu['choices'] = new Map();
   for (const group of groups.values()) for (const option of group.options) products.add(option.productId);
   for (const item of menu.items) {
-    const itemGroups = (item.modifierGroupIds ?? []).map((id) => groups.get(id)).filter((group): group is Group => group !== undefined);
+    const itemGroups = (item.modifierGroupIds ?? [])
+      .map((id) => groups.get(id))
+      .filter((group): group is Group => group !== undefined);
     const options = new Map<string, { option: Option; group: Group }>();
-    for (const group of itemGroups) for (const option of group.options) if (!options.has(option.productId)) options.set(option.productId, { option, group });
+    for (const group of itemGroups)
+      for (const option of group.options)
+        if (!options.has(option.productId)) options.set(option.productId, { option, group });
     choices.set(item.productId, { groups: itemGroups, options });
   }
   return { items, choices, products };
 }
 
-export type MismatchCode = 'product_not_found' | 'product_unavailable' | 'price_mismatch' | 'modifier_not_found' | 'modifier_count';
+export type MismatchCode =
+  'product_not_found' | 'product_unavailable' | 'price_mismatch' | 'modifier_not_found' | 'modifier_count';
 
 /** One reason a cart does not fit the menu: its row (from 1), the product, a code and words. */
 export interface Mismatch {
@@ -139,27 +189,48 @@ const unavailable = (row: number, productId: string, snooze: Snooze): Mismatch =
 });
 
 /** One row's modifiers, priced; its mismatches are pushed to `out`. */
-function priceModifiers(input: MenuRowInput, row: number, menu: PricedMenu, options: PricingOptions, out: Mismatch[]): OrderRow['modifiers'] {
+function priceModifiers(
+  input: MenuRowInput,
+  row: number,
+  menu: PricedMenu,
+  options: PricingOptions,
+  out: Mismatch[],
+): OrderRow['modifiers'] {
   const choice = menu.choices.get(input.productId)!;
   const taken = new Map<Group, number>();
   const priced: NonNullable<OrderRow['modifiers']> = [];
   for (const modifier of input.modifiers ?? []) {
     const found = choice.options.get(modifier.productId);
     if (!found) {
-      out.push({ row, productId: modifier.productId, code: 'modifier_not_found', detail: `${modifier.productId} is not an option of ${input.productId}` });
+      out.push({
+        row,
+        productId: modifier.productId,
+        code: 'modifier_not_found',
+        detail: `${modifier.productId} is not an option of ${input.productId}`,
+      });
       continue;
     }
     const snooze = options.snoozed.get(modifier.productId);
     if (snooze && !options.sellUnavailable) out.push(unavailable(row, modifier.productId, snooze));
     const quantity = modifier.quantity ?? 1;
     taken.set(found.group, (taken.get(found.group) ?? 0) + quantity);
-    priced.push({ productId: found.option.productId, name: found.option.name, quantity, unitPrice: found.option.price });
+    priced.push({
+      productId: found.option.productId,
+      name: found.option.name,
+      quantity,
+      unitPrice: found.option.price,
+    });
   }
   for (const group of choice.groups) {
     const n = taken.get(group) ?? 0;
     if (n < group.min || n > group.max) {
       const range = group.min === group.max ? `${group.min}` : `${group.min} to ${group.max}`;
-      out.push({ row, productId: input.productId, code: 'modifier_count', detail: `${group.name} takes ${range} option(s); ${n} chosen` });
+      out.push({
+        row,
+        productId: input.productId,
+        code: 'modifier_count',
+        detail: `${group.name} takes ${range} option(s); ${n} chosen`,
+      });
     }
   }
   return priced.length > 0 ? priced : undefined;
@@ -177,16 +248,32 @@ export function priceRows(menu: PricedMenu, rows: readonly MenuRowInput[], optio
     const row = index + 1;
     const item = menu.items.get(input.productId);
     if (!item) {
-      mismatches.push({ row, productId: input.productId, code: 'product_not_found', detail: `${input.productId} is not on the menu` });
+      mismatches.push({
+        row,
+        productId: input.productId,
+        code: 'product_not_found',
+        detail: `${input.productId} is not on the menu`,
+      });
       return;
     }
     const snooze = options.snoozed.get(item.productId);
     if (snooze && !options.sellUnavailable) mismatches.push(unavailable(row, item.productId, snooze));
     if (input.unitPrice !== undefined && input.unitPrice !== item.price) {
-      mismatches.push({ row, productId: item.productId, code: 'price_mismatch', detail: `${item.productId} costs ${item.price}, not ${input.unitPrice}` });
+      mismatches.push({
+        row,
+        productId: item.productId,
+        code: 'price_mismatch',
+        detail: `${item.productId} costs ${item.price}, not ${input.unitPrice}`,
+      });
     }
     const modifiers = priceModifiers(input, row, menu, options, mismatches);
-    const out: OrderRow = { rowNumber: row, productId: item.productId, name: item.name, quantity: input.quantity, unitPrice: item.price };
+    const out: OrderRow = {
+      rowNumber: row,
+      productId: item.productId,
+      name: item.name,
+      quantity: input.quantity,
+      unitPrice: item.price,
+    };
     if (input.notes !== undefined) out.notes = input.notes;
     if (modifiers) out.modifiers = modifiers;
     priced.push(out);
@@ -206,7 +293,10 @@ export function unavailableRows(rows: readonly OrderRow[], snoozed: Map<string, 
   return mismatches;
 }
 
-function availabilityOf(productId: string, snoozed: Map<string, Snooze>): { available: boolean; unavailableUntil?: string; unavailableReason?: string } {
+function availabilityOf(
+  productId: string,
+  snoozed: Map<string, Snooze>,
+): { available: boolean; unavailableUntil?: string; unavailableReason?: string } {
   const snooze = snoozed.get(productId);
   if (!snooze) return { available: true };
   const view: { available: false; unavailableUntil?: string; unavailableReason?: string } = { available: false };
@@ -217,7 +307,13 @@ function availabilityOf(productId: string, snoozed: Map<string, Snooze>): { avai
 
 /** The menu as answered at an instant: the document, its version, and each product's availability. */
 export function menuView(menu: MenuDocument, published: Published, snoozed: Map<string, Snooze>): MenuView {
-  const view: MenuView = { version: published.version, source: published.source, publishedAt: published.publishedAt.toISOString(), items: [], modifierGroups: [] };
+  const view: MenuView = {
+    version: published.version,
+    source: published.source,
+    publishedAt: published.publishedAt.toISOString(),
+    items: [],
+    modifierGroups: [],
+  };
   if (menu.currency !== undefined) view.currency = menu.currency;
   view.items = menu.items.map((item) => ({ ...item, ...availabilityOf(item.productId, snoozed) }));
   view.modifierGroups = (menu.modifierGroups ?? []).map((group) => ({

@@ -65,9 +65,7 @@ export interface DecisionInputs {
 }
 
 export type Decision =
-  | { type: 'unchanged' }
-  | { type: 'conflict'; detail: string }
-  | { type: 'apply'; change: OrderChange };
+  { type: 'unchanged' } | { type: 'conflict'; detail: string } | { type: 'apply'; change: OrderChange };
 
 const unchanged: Decision = { type: 'unchanged' };
 
@@ -153,7 +151,7 @@ function decideStatus(order: OrderFacts, target: OrderState, inputs: DecisionInp
 
 /** Below the threshold the order passes through FAILED straight back to PLACED. */
 function fail(order: OrderFacts, threshold: number | undefined, now: Date): Decision {
-  if (threshold === undefined) throw new Error('a failure report is decided with the location\'s failure threshold');
+  if (threshold === undefined) throw new Error("a failure report is decided with the location's failure threshold");
   const failureCount = order.failureCount + 1;
   const state: OrderState = failureCount < threshold ? 'PLACED' : 'FAILED';
   return { type: 'apply', change: { state, failedTime: now, failureCount } };

@@ -44,11 +44,16 @@ export const problemBodySchema = {
     type: { type: 'string', const: 'about:blank' },
     title: { type: 'string', enum: [...new Set(Object.values(PROBLEM_KINDS).map((kind) => kind.title))] },
     status: { type: 'integer' },
-    detail: { type: 'string', description: 'Human-readable explanation; for 500, and store errors, it begins with an id that is also in the log' },
+    detail: {
+      type: 'string',
+      description:
+        'Human-readable explanation; for 500, and store errors, it begins with an id that is also in the log',
+    },
     instance: { type: 'string', description: 'The request path, without the query string' },
     errors: {
       type: 'array',
-      description: "Every error, on `Invalid menu` (each `{pointer, detail}`) and `Menu mismatch` (each `{row, productId, code, detail}`) alone",
+      description:
+        'Every error, on `Invalid menu` (each `{pointer, detail}`) and `Menu mismatch` (each `{row, productId, code, detail}`) alone',
       items: { type: 'object' },
     },
   },
@@ -67,7 +72,13 @@ export interface Problem {
 }
 
 export function problemBody(problem: Problem, instance: string): ProblemBody {
-  const body: ProblemBody = { type: 'about:blank', title: problem.title, status: problem.status, detail: problem.detail, instance };
+  const body: ProblemBody = {
+    type: 'about:blank',
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+    instance,
+  };
   if (problem.errors) body.errors = problem.errors;
   return body;
 }
@@ -109,21 +120,29 @@ function echoed(value: string, length = ECHO_LENGTH): string {
 export const problems = {
   orderNotFound: (): Problem => problemOf('illegalArgument', 'Order does not exist'),
   commandNotFound: (): Problem => problemOf('notFound', 'Command does not exist'),
-  noEnumConstant: (value: string): Problem => problemOf('illegalArgument', `No enum constant OrderState.${echoed(value)}`),
+  noEnumConstant: (value: string): Problem =>
+    problemOf('illegalArgument', `No enum constant OrderState.${echoed(value)}`),
   required: (label: string): Problem => problemOf('illegalArgument', `${label} is required.`),
   illegalArgument: (detail: string): Problem => problemOf('illegalArgument', detail),
   /** The event feed's `after` names no event it holds (docs/webhooks.md#the-event-feed). */
-  eventNotKept: (): Problem => problemOf('illegalArgument', '`after` names no event the feed holds: it is unknown, or older than EVENT_RETENTION'),
+  eventNotKept: (): Problem =>
+    problemOf('illegalArgument', '`after` names no event the feed holds: it is unknown, or older than EVENT_RETENTION'),
   unknownEventType: (type: string): Problem => problemOf('illegalArgument', `No event type ${echoed(type)}`),
   validation: (detail: string): Problem => problemOf('validation', detail),
   /** A write's body of another media type than JSON (the admin and customer APIs). */
-  bodyNotJson: (type: string): Problem => problemOf('unsupportedMediaType', `The body must be JSON (Content-Type: application/json), not ${type === '' ? 'of no type' : echoed(type)}`),
+  bodyNotJson: (type: string): Problem =>
+    problemOf(
+      'unsupportedMediaType',
+      `The body must be JSON (Content-Type: application/json), not ${type === '' ? 'of no type' : echoed(type)}`,
+    ),
   conflict: (detail: string): Problem => problemOf('conflict', detail),
-  concurrentModification: (): Problem => problemOf('conflict', 'Order was modified concurrently; read it again and retry'),
+  concurrentModification: (): Problem =>
+    problemOf('conflict', 'Order was modified concurrently; read it again and retry'),
   notFound: (detail: string): Problem => problemOf('notFound', detail),
   /** A write names a location (a subscription's, an operator's) that does not exist. */
   unknownLocation: (id: string): Problem => problemOf('notFound', `Location ${echoed(id, ID_LENGTH)} does not exist`),
-  methodNotAllowed: (method: string, path: string): Problem => problemOf('methodNotAllowed', `${method} is not allowed on ${path}`),
+  methodNotAllowed: (method: string, path: string): Problem =>
+    problemOf('methodNotAllowed', `${method} is not allowed on ${path}`),
   unavailable: (detail: string): Problem => problemOf('unavailable', detail),
   // What a 503 knows of the write it gives up on (docs/failure-modes.md). Keyed: the request's
   // Idempotency-Key; an earlier attempt with it may have been queued, this one's answer speaks for itself.
@@ -134,7 +153,8 @@ export const problems = {
     problemOf(
       'unavailable',
       keyed
-        ? 'The transition queue did not answer: the request was not queued and nothing of this ' + 'attempt will be applied; retry it with the same Idempotency-Key'
+        ? 'The transition queue did not answer: the request was not queued and nothing of this ' +
+            'attempt will be applied; retry it with the same Idempotency-Key'
         : 'The transition queue did not answer: the request was not queued and nothing of it will be applied; retry it',
     ),
   /**
@@ -145,7 +165,8 @@ export const problems = {
     problemOf(
       'unavailable',
       what === 'queued'
-        ? 'The service is overloaded: the request was not queued and nothing of ' + `it was done; retry it after ${retryAfterSeconds} s`
+        ? 'The service is overloaded: the request was not queued and nothing of ' +
+            `it was done; retry it after ${retryAfterSeconds} s`
         : `The service is overloaded: the request was not processed; retry it after ${retryAfterSeconds} s`,
     ),
   /**
@@ -163,7 +184,8 @@ export const problems = {
   notProcessed: (): Problem =>
     problemOf(
       'unavailable',
-      'The Idempotency-Key store did not answer: the request was not processed and nothing of ' + 'this attempt will be applied; retry it with the same Idempotency-Key',
+      'The Idempotency-Key store did not answer: the request was not processed and nothing of ' +
+        'this attempt will be applied; retry it with the same Idempotency-Key',
     ),
   /**
    * It may have been applied, or may be yet (a job still queued, a write in
@@ -173,12 +195,17 @@ export const problems = {
     problemOf(
       'unavailable',
       keyed
-        ? 'The request was not answered in time and its outcome is unknown: ' + 'retry it with the same Idempotency-Key to learn it'
-        : 'The request was not answered in time and its outcome is unknown: it may ' + `still be applied. Read ${subject} before retrying it`,
+        ? 'The request was not answered in time and its outcome is unknown: ' +
+            'retry it with the same Idempotency-Key to learn it'
+        : 'The request was not answered in time and its outcome is unknown: it may ' +
+            `still be applied. Read ${subject} before retrying it`,
     ),
   /** A write that MongoDB or Redis did not answer (`storeDetail`: the store error's detail, with its id). */
   storeWriteUnknown: (storeDetail: string): Problem =>
-    problemOf('unavailable', `${storeDetail}; the outcome is unknown: retry it with the same Idempotency-Key, or read before retrying it`),
+    problemOf(
+      'unavailable',
+      `${storeDetail}; the outcome is unknown: retry it with the same Idempotency-Key, or read before retrying it`,
+    ),
   /** A customer's create or submit at a paused (or, under PAUSE_WHEN_OFFLINE, offline) location. */
   notAccepting: (detail: string): Problem => problemOf('notAccepting', detail),
   /** An `If-Match` that names another version than the current one. */
@@ -188,26 +215,41 @@ export const problems = {
     errors: errors.map((e) => ({ ...e })),
   }),
   menuMismatch: (errors: readonly { row: number; productId: string; code: string; detail: string }[]): Problem => ({
-    ...problemOf('menuMismatch', `${new Set(errors.map((e) => e.row)).size} row(s) do not fit the menu; nothing was created or changed`),
+    ...problemOf(
+      'menuMismatch',
+      `${new Set(errors.map((e) => e.row)).size} row(s) do not fit the menu; nothing was created or changed`,
+    ),
     errors: errors.map((e) => ({ ...e })),
   }),
   unauthorized: (detail: string): Problem => problemOf('unauthorized', detail),
   /** An operator's role does not allow this (docs/operators.md). */
   forbidden: (detail: string): Problem => problemOf('forbidden', detail),
-  payloadTooLarge: (limit: number): Problem => problemOf('payloadTooLarge', `Request body is larger than ${limit} bytes`),
+  payloadTooLarge: (limit: number): Problem =>
+    problemOf('payloadTooLarge', `Request body is larger than ${limit} bytes`),
   /** A bound was reached; thrown by `limitReached` with its Retry-After. */
   tooManyRequests: (detail: string): Problem => problemOf('tooManyRequests', detail),
   idempotencyKeyReused: (): Problem =>
-    problemOf('idempotencyKeyReused', 'This Idempotency-Key was used for a different request (method, path or body); use a new key for a new request'),
+    problemOf(
+      'idempotencyKeyReused',
+      'This Idempotency-Key was used for a different request (method, path or body); use a new key for a new request',
+    ),
   idempotencyKeyOutstanding: (): Problem =>
-    problemOf('idempotencyKeyOutstanding', 'The first request with this Idempotency-Key is still being processed; retry it shortly for its answer'),
+    problemOf(
+      'idempotencyKeyOutstanding',
+      'The first request with this Idempotency-Key is still being processed; retry it shortly for its answer',
+    ),
   /** A scope (a session, or the admin token) holds IDEMPOTENCY_MAX_(CUSTOMER_)RECORDS; thrown by `limitReached`. */
   idempotencyRecordsExhausted: (max: number, seconds: number): Problem =>
-    problemOf('tooManyRequests', `This caller already holds ${max} Idempotency-Key answers, the most it may; the oldest expires in ${seconds} s`),
+    problemOf(
+      'tooManyRequests',
+      `This caller already holds ${max} Idempotency-Key answers, the most it may; the oldest expires in ${seconds} s`,
+    ),
   internal: (errorId: string): Problem => problemOf('internal', `${errorId}: An unexpected error occurred`),
 };
 
 /** The 429 of a bound that was reached, with the seconds (at least 1) after which to try again. */
 export function limitReached(detail: string, retryAfterSeconds: number): ProblemError {
-  return new ProblemError(problems.tooManyRequests(detail), { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  return new ProblemError(problems.tooManyRequests(detail), {
+    'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
+  });
 }

@@ -3,7 +3,15 @@
  * orders and commands: absent values are absent keys (never null), timestamps are ISO-8601 UTC
  * with milliseconds. The record types are derived from their JSON schemas (schemas/responses.ts).
  */
-import type { CommandRecord, LocationChangeView, LocationView, OperatorOrderRecord, OrderRecord, OrderRow, PresenceView } from '../schemas/responses';
+import type {
+  CommandRecord,
+  LocationChangeView,
+  LocationView,
+  OperatorOrderRecord,
+  OrderRecord,
+  OrderRow,
+  PresenceView,
+} from '../schemas/responses';
 import type { CommandDoc, OrderDoc } from '../store/documents';
 import type { CommandKind } from './commands';
 
@@ -14,7 +22,18 @@ export type { LocationChangeView, LocationView, PresenceView };
 export type { AvailabilityInput, MenuView } from '../schemas/menu';
 
 /** What an order's record is made of: reads for records fetch only these fields. */
-export type OrderFields = Pick<OrderDoc, 'number' | 'state' | 'tableNumber' | 'userNumber' | 'rows' | 'guestCount' | 'orderTime' | 'completeTime' | 'failedTime'>;
+export type OrderFields = Pick<
+  OrderDoc,
+  | 'number'
+  | 'state'
+  | 'tableNumber'
+  | 'userNumber'
+  | 'rows'
+  | 'guestCount'
+  | 'orderTime'
+  | 'completeTime'
+  | 'failedTime'
+>;
 
 /** What a command's record is made of. */
 export type CommandFields = Pick<CommandDoc, 'number' | 'kind' | 'tableNumber'>;
@@ -34,9 +53,21 @@ const iso = (date: Date | undefined): string | undefined => date?.toISOString();
  */
 
 export function toRowRecord(row: OrderRow): OrderRow {
-  const record: OrderRow = { rowNumber: row.rowNumber, productId: row.productId, name: row.name, quantity: row.quantity, unitPrice: row.unitPrice };
+  const record: OrderRow = {
+    rowNumber: row.rowNumber,
+    productId: row.productId,
+    name: row.name,
+    quantity: row.quantity,
+    unitPrice: row.unitPrice,
+  };
   if (row.notes != null) record.notes = row.notes;
-  if (row.modifiers != null) record.modifiers = row.modifiers.map((m) => ({ productId: m.productId, name: m.name, quantity: m.quantity, unitPrice: m.unitPrice }));
+  if (row.modifiers != null)
+    record.modifiers = row.modifiers.map((m) => ({
+      productId: m.productId,
+      name: m.name,
+      quantity: m.quantity,
+      unitPrice: m.unitPrice,
+    }));
   return record;
 }
 
@@ -63,11 +94,15 @@ export function withFailureCount(record: OrderRecord, failureCount: number, over
   return overdue === true ? { ...record, failureCount, overdue } : { ...record, failureCount };
 }
 
-export function toOperatorOrderRecord(doc: OrderFields & Pick<OrderDoc, 'failureCount' | 'overdue'>): OperatorOrderRecord {
+export function toOperatorOrderRecord(
+  doc: OrderFields & Pick<OrderDoc, 'failureCount' | 'overdue'>,
+): OperatorOrderRecord {
   return withFailureCount(toOrderRecord(doc), doc.failureCount, doc.overdue);
 }
 
-function commandKindFields(kind: CommandKind): Pick<CommandRecord, 'readTableState' | 'paymentNumber' | 'exportMainData'> {
+function commandKindFields(
+  kind: CommandKind,
+): Pick<CommandRecord, 'readTableState' | 'paymentNumber' | 'exportMainData'> {
   switch (kind) {
     case 'READ_TABLE_STATE':
       return { readTableState: true };

@@ -3,8 +3,22 @@
  * resource, each leaving out what is never shown (keys, tokens, their hashes, secrets). The
  * interface's own records (orders, commands) are records.ts's.
  */
-import type { AuditRecord, LocationView, OperatorView, SessionView, WebhookDelivery, WebhookView } from '../schemas/responses';
-import type { AuditDoc, LocationDoc, OperatorDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from '../store/documents';
+import type {
+  AuditRecord,
+  LocationView,
+  OperatorView,
+  SessionView,
+  WebhookDelivery,
+  WebhookView,
+} from '../schemas/responses';
+import type {
+  AuditDoc,
+  LocationDoc,
+  OperatorDoc,
+  SessionDoc,
+  WebhookDeliveryDoc,
+  WebhookDoc,
+} from '../store/documents';
 import { isPaused } from './pause';
 
 /** The operator's view of a location: its presence as last announced, and its pause as it is at `now`. */
@@ -52,10 +66,17 @@ export function toOperatorView(doc: OperatorDoc): OperatorView {
 }
 
 export function toWebhookView(doc: WebhookDoc): WebhookView {
-  const view: WebhookView = { id: doc._id, url: doc.url, events: doc.events, createdAt: doc.createdAt.toISOString(), updatedAt: doc.updatedAt.toISOString() };
+  const view: WebhookView = {
+    id: doc._id,
+    url: doc.url,
+    events: doc.events,
+    createdAt: doc.createdAt.toISOString(),
+    updatedAt: doc.updatedAt.toISOString(),
+  };
   if (doc.locationIds) view.locationIds = doc.locationIds;
   if (doc.description !== undefined) view.description = doc.description;
-  if (doc.previousSecretExpiresAt && doc.previousSecretExpiresAt > new Date()) view.previousSecretExpiresAt = doc.previousSecretExpiresAt.toISOString();
+  if (doc.previousSecretExpiresAt && doc.previousSecretExpiresAt > new Date())
+    view.previousSecretExpiresAt = doc.previousSecretExpiresAt.toISOString();
   if (doc.failingSince) view.failingSince = doc.failingSince.toISOString();
   if (doc.disabledAt) view.disabledAt = doc.disabledAt.toISOString();
   if (doc.disabledReason) view.disabledReason = doc.disabledReason;
@@ -97,15 +118,34 @@ export function auditRecordWithin(record: AuditRecord, within: readonly string[]
     const ids = fields?.locationIds;
     if (!Array.isArray(ids)) return fields;
     const mine = ids.filter((id: string) => within.includes(id));
-    return { ...fields, locationIds: mine, ...(mine.length < ids.length && { otherLocations: ids.length - mine.length }) };
+    return {
+      ...fields,
+      locationIds: mine,
+      ...(mine.length < ids.length && { otherLocations: ids.length - mine.length }),
+    };
   };
   const { before, after } = record.change;
-  return { ...record, change: { ...record.change, ...(before && { before: scoped(before) }), ...(after && { after: scoped(after) }) } as AuditRecord['change'] };
+  return {
+    ...record,
+    change: {
+      ...record.change,
+      ...(before && { before: scoped(before) }),
+      ...(after && { after: scoped(after) }),
+    } as AuditRecord['change'],
+  };
 }
 
 /** One attempt of a delivery, as the delivery log lists it. */
 export function toDeliveryView(doc: WebhookDeliveryDoc): WebhookDelivery {
-  const view: WebhookDelivery = { id: doc._id, webhookId: doc.webhookId, type: doc.type, attempt: doc.attempt, outcome: doc.outcome, durationMs: doc.durationMs, at: doc.at.toISOString() };
+  const view: WebhookDelivery = {
+    id: doc._id,
+    webhookId: doc.webhookId,
+    type: doc.type,
+    attempt: doc.attempt,
+    outcome: doc.outcome,
+    durationMs: doc.durationMs,
+    at: doc.at.toISOString(),
+  };
   if (doc.statusCode !== undefined) view.statusCode = doc.statusCode;
   if (doc.error !== undefined) view.error = doc.error;
   if (doc.nextRetryAt) view.nextRetryAt = doc.nextRetryAt.toISOString();

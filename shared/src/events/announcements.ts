@@ -12,34 +12,35 @@ import { LocationSettingsChange, locationsChannel } from './location-changes';
 import { OperatorChange, SessionChange, sessionsChannel } from './session-changes';
 import { toLocationView } from '../domain/views';
 
-export type Announcement = (
+export type Announcement =
   /**
    * `failureCount` is for operators' streams (registers get the record alone); `version` (the
    * order's write count) lets a stream drop a repeat or an overtaken state. Nodes older than
    * either leave it out.
    */
-  | {
-      type: 'order';
-      record: OrderRecord;
-      failureCount?: number;
-      version?: number;
-      /** The order's placement is overdue (the operator's record carries it). */
-      overdue?: true;
-      /** For operators' streams alone: the announcement that the order went overdue (registers have its record). */
-      operatorOnly?: true;
-    }
-  /** A location's presence or pause changed (operators' streams only; docs/presence-and-deadlines.md). */
-  | { type: 'location'; location: LocationView; change: LocationChange }
-  | { type: 'command'; record: CommandRecord }
-  | { type: 'session-closed'; sessionId: string }
-  | { type: 'key-rotated'; sessionId: string }
-) & {
-  /**
-   * When the event was published: epoch ms, to the microsecond (the publisher's clock). The API
-   * nodes time their fan-out from it.
-   */
-  at?: number;
-};
+  (
+    | {
+        type: 'order';
+        record: OrderRecord;
+        failureCount?: number;
+        version?: number;
+        /** The order's placement is overdue (the operator's record carries it). */
+        overdue?: true;
+        /** For operators' streams alone: the announcement that the order went overdue (registers have its record). */
+        operatorOnly?: true;
+      }
+    /** A location's presence or pause changed (operators' streams only; docs/presence-and-deadlines.md). */
+    | { type: 'location'; location: LocationView; change: LocationChange }
+    | { type: 'command'; record: CommandRecord }
+    | { type: 'session-closed'; sessionId: string }
+    | { type: 'key-rotated'; sessionId: string }
+  ) & {
+    /**
+     * When the event was published: epoch ms, to the microsecond (the publisher's clock). The API
+     * nodes time their fan-out from it.
+     */
+    at?: number;
+  };
 
 /** What a `location` event announces. */
 export type LocationChange = 'online' | 'offline' | 'paused' | 'resumed';
@@ -66,7 +67,8 @@ export interface MenuAvailabilityChanged {
  * What a change may be, for the event log and webhooks (events/outbox.ts): every location event,
  * and those only they hear of (an acknowledgement, the menu's).
  */
-export type WebhookSource = Announcement | { type: 'command-acknowledged'; record: CommandRecord } | MenuPublished | MenuAvailabilityChanged;
+export type WebhookSource =
+  Announcement | { type: 'command-acknowledged'; record: CommandRecord } | MenuPublished | MenuAvailabilityChanged;
 
 export const locationChannel = (prefix: string, locationId: string): string => `${prefix}:loc:${locationId}`;
 
@@ -79,11 +81,18 @@ export interface Publisher {
 }
 
 /** Publishes on Redis as the deployment does: PUBLISH on one Redis, SPUBLISH on a cluster, bounded. */
-export const redisPublisher = (redis: RedisClient): Publisher => ({ publish: (channel, message) => publish(redis, channel, message) });
+export const redisPublisher = (redis: RedisClient): Publisher => ({
+  publish: (channel, message) => publish(redis, channel, message),
+});
 
 /** An order's event: its record, failure count and version (and its overdue mark). */
 export function orderAnnouncementOf(doc: OrderDoc): Announcement & { type: 'order' } {
-  const event: Announcement & { type: 'order' } = { type: 'order', record: toOrderRecord(doc), failureCount: doc.failureCount, version: doc.version };
+  const event: Announcement & { type: 'order' } = {
+    type: 'order',
+    record: toOrderRecord(doc),
+    failureCount: doc.failureCount,
+    version: doc.version,
+  };
   if (doc.overdue === true) event.overdue = true;
   return event;
 }

@@ -13,7 +13,12 @@ import { toCommandRecord } from '../domain/records';
 import { toLocationView } from '../domain/views';
 import type { CommandDoc, LocationDoc, OrderDoc, OutboxEntry } from '../store/documents';
 import { webhooksOf, type WebhookSource } from '../webhooks/event-types';
-import { type LocationChange, type MenuAvailabilityChanged, type MenuPublished, orderAnnouncementOf } from './announcements';
+import {
+  type LocationChange,
+  type MenuAvailabilityChanged,
+  type MenuPublished,
+  orderAnnouncementOf,
+} from './announcements';
 
 export type { OutboxEntry };
 
@@ -27,11 +32,19 @@ export function eventIdOf(locationId: string, eventKey: string): string {
  * document's version (or revision) as the write leaves it, which orders its events.
  */
 export function outboxOf(locationId: string, source: WebhookSource, at: Date, version: number): OutboxEntry[] {
-  return webhooksOf(source).map((webhook, i) => ({ id: eventIdOf(locationId, webhook.eventKey), type: webhook.type, locationId, at, rank: [version, i], data: webhook.data }));
+  return webhooksOf(source).map((webhook, i) => ({
+    id: eventIdOf(locationId, webhook.eventKey),
+    type: webhook.type,
+    locationId,
+    at,
+    rank: [version, i],
+    data: webhook.data,
+  }));
 }
 
 /** An order's new state (placed, completed, aborted, failed), as written at `at`. */
-export const orderOutbox = (after: OrderDoc, at: Date): OutboxEntry[] => outboxOf(after.locationId, orderAnnouncementOf(after), at, after.version);
+export const orderOutbox = (after: OrderDoc, at: Date): OutboxEntry[] =>
+  outboxOf(after.locationId, orderAnnouncementOf(after), at, after.version);
 
 /** The order's placement went overdue. */
 export const overdueOutbox = (after: OrderDoc, at: Date): OutboxEntry[] =>
@@ -46,7 +59,12 @@ export const commandAcknowledgedOutbox = (command: CommandDoc, at: Date): Outbox
 
 /** A location's presence or pause changed: the location as the change leaves it. */
 export const locationOutbox = (after: LocationDoc, change: LocationChange, at: Date): OutboxEntry[] =>
-  outboxOf(after._id, { type: 'location', location: toLocationView(after, at), change, at: at.getTime() }, at, after.rev ?? 0);
+  outboxOf(
+    after._id,
+    { type: 'location', location: toLocationView(after, at), change, at: at.getTime() },
+    at,
+    after.rev ?? 0,
+  );
 
 /** A location's menu was accepted, or a product's availability changed: recorded with the location's write. */
 export const menuOutbox =

@@ -41,7 +41,9 @@ export function parseEventId(id: string): StreamCursor | undefined {
  * The cursor of a connect's query parameters, each optional; or the name of the first one that is
  * not a non-negative integer (a repeated parameter is not one either).
  */
-export function parseCursorQuery(query: Record<string, QueryValue>): { cursor: CursorRequest } | { invalid: keyof StreamCursor } {
+export function parseCursorQuery(
+  query: Record<string, QueryValue>,
+): { cursor: CursorRequest } | { invalid: keyof StreamCursor } {
   const cursor: CursorRequest = {};
   for (const name of ['orderNumber', 'commandNumber'] as const) {
     const value = query[name];
@@ -59,7 +61,9 @@ export function startOf(request: CursorRequest): StreamCursor {
 
 /** The query string (with its `?`) that reconnects from `cursor`; empty without one (everything is replayed). */
 export function cursorQuery(cursor: StreamCursor | undefined): string {
-  return cursor ? `?${new URLSearchParams({ orderNumber: String(cursor.orderNumber), commandNumber: String(cursor.commandNumber) })}` : '';
+  return cursor
+    ? `?${new URLSearchParams({ orderNumber: String(cursor.orderNumber), commandNumber: String(cursor.commandNumber) })}`
+    : '';
 }
 
 /** The further of two positions, number by number: a client's cursor only ever moves forward. */

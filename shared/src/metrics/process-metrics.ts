@@ -12,6 +12,11 @@ export const EVENT_LOOP_SAMPLE_MS = 100;
 /** Node's own metrics (CPU, memory, handles, GC, event-loop lag), and which release runs, on `registry`. */
 export function processMetrics(registry: Registry): void {
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
-  const info = new Gauge({ name: 'pos_build_info', help: 'The release and commit this process runs (always 1)', labelNames: ['version', 'commit'], registers: [registry] });
+  const info = new Gauge({
+    name: 'pos_build_info',
+    help: 'The release and commit this process runs (always 1)',
+    labelNames: ['version', 'commit'],
+    registers: [registry],
+  });
   info.set(buildInfo(), 1);
 }

@@ -17,11 +17,19 @@ export const auditFullHashes: Migration = {
     const audit = collections(db).audit;
     let changed = 0;
     for (;;) {
-      const batch = await audit.find({ seq: { $exists: true }, hash: { $exists: true }, fullHash: { $exists: false } }).limit(BATCH).toArray();
+      const batch = await audit
+        .find({ seq: { $exists: true }, hash: { $exists: true }, fullHash: { $exists: false } })
+        .limit(BATCH)
+        .toArray();
       if (batch.length === 0) return changed;
       lease.check();
       const result = await audit.bulkWrite(
-        batch.map((doc) => ({ updateOne: { filter: { _id: doc._id, fullHash: { $exists: false } }, update: { $set: { fullHash: auditFullHash(doc) } } } })),
+        batch.map((doc) => ({
+          updateOne: {
+            filter: { _id: doc._id, fullHash: { $exists: false } },
+            update: { $set: { fullHash: auditFullHash(doc) } },
+          },
+        })),
         { ordered: false },
       );
       changed += result.modifiedCount;

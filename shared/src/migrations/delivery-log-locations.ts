@@ -19,12 +19,19 @@ export const deliveryLogLocations: Migration = {
     const log = collections(db).webhookDeliveries;
     let changed = 0;
     const unlocated = { locationId: { $exists: false }, type: { $ne: TEST_EVENT_TYPE } };
-    for (let after = ''; ; ) {
-      const batch = await log.find({ ...unlocated, _id: { $gt: after } }, { projection: { _id: 1, body: 1 } }).sort({ _id: 1 }).limit(BATCH).toArray();
+    for (let after = ''; ;) {
+      const batch = await log
+        .find({ ...unlocated, _id: { $gt: after } }, { projection: { _id: 1, body: 1 } })
+        .sort({ _id: 1 })
+        .limit(BATCH)
+        .toArray();
       const updates: AnyBulkWriteOperation<WebhookDeliveryDoc>[] = [];
       for (const { _id, body } of batch) {
         const locationId = bodyLocation(body);
-        if (locationId !== undefined) updates.push({ updateOne: { filter: { _id, locationId: { $exists: false } }, update: { $set: { locationId } } } });
+        if (locationId !== undefined)
+          updates.push({
+            updateOne: { filter: { _id, locationId: { $exists: false } }, update: { $set: { locationId } } },
+          });
       }
       if (updates.length > 0) {
         lease.check();

@@ -64,13 +64,22 @@ export class MigrationLease {
   }
 
   check(): void {
-    if (this.lost || performance.now() > this.until - this.leaseMs / 4) throw new LeaseLostError('the migrations lease was lost (this process stalled or could not renew it); another process goes on with them');
+    if (this.lost || performance.now() > this.until - this.leaseMs / 4)
+      throw new LeaseLostError(
+        'the migrations lease was lost (this process stalled or could not renew it); another process goes on with them',
+      );
   }
 }
 
 /** The ids of the migrations this deployment has run. */
 export async function appliedMigrations(db: Db): Promise<Set<string>> {
-  return new Set((await collections(db).migrations.find({}, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
+  return new Set(
+    (
+      await collections(db)
+        .migrations.find({}, { projection: { _id: 1 } })
+        .toArray()
+    ).map((doc) => doc._id),
+  );
 }
 
 /** Runs the pending migrations of `list` (or waits while another process does); the ids it ran. */
@@ -93,25 +102,47 @@ export async function runMigrations(db: Db, list: readonly Migration[], options:
         log.warn(err.message);
       }
     } else log.info({ pending: pending.map((m) => m.id) }, 'another process runs the migrations; waiting');
-    if (Date.now() > giveUpAt) throw new Error(`migrations ${pending.map((m) => m.id).join(', ')} are still held by another process after ${waitMs} ms`);
+    if (Date.now() > giveUpAt)
+      throw new Error(
+        `migrations ${pending.map((m) => m.id).join(', ')} are still held by another process after ${waitMs} ms`,
+      );
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
 
 /** Runs `pending` while the lease holds, adding each to `ran` as it is recorded. */
-async function runHolding(db: Db, pending: readonly Migration[], holder: string, lease: MigrationLease, ran: string[], options: MigrationOptions & { leaseMs: number }): Promise<void> {
+async function runHolding(
+  db: Db,
+  pending: readonly Migration[],
+  holder: string,
+  lease: MigrationLease,
+  ran: string[],
+  options: MigrationOptions & { leaseMs: number },
+): Promise<void> {
   const { leases, log, leaseMs } = options;
   // renewed while the migrations run, however long one takes; a renewal refused ends the holding
-  const renewal = setInterval(() => void leases.hold(LEASE, holder, leaseMs).then((until) => lease.renewed(until), () => undefined), leaseMs / 3);
+  const renewal = setInterval(
+    () =>
+      void leases.hold(LEASE, holder, leaseMs).then(
+        (until) => lease.renewed(until),
+        () => undefined,
+      ),
+    leaseMs / 3,
+  );
   try {
     for (const migration of pending) {
       const started = Date.now();
       lease.check();
       const changed = await migration.up(db, log.child({ migration: migration.id }), lease);
       lease.check();
-      await collections(db).migrations.updateOne({ _id: migration.id }, { $setOnInsert: { appliedAt: new Date(), release: buildInfo().version } }, { upsert: true });
+      await collections(db).migrations.updateOne(
+        { _id: migration.id },
+        { $setOnInsert: { appliedAt: new Date(), release: buildInfo().version } },
+        { upsert: true },
+      );
       const ms = Date.now() - started;
-      if (changed === 0) log.info({ migration: migration.id, ms }, `migration had nothing to do: ${migration.description}`);
+      if (changed === 0)
+        log.info({ migration: migration.id, ms }, `migration had nothing to do: ${migration.description}`);
       else log.info({ migration: migration.id, ms, changed }, `migration done: ${migration.description}`);
       ran.push(migration.id);
     }

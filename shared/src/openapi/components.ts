@@ -2,7 +2,17 @@
  * The named parts of the OpenAPI document: schemas (the very objects the code validates and
  * serialises with, by name), the event-stream item schemas, the security schemes and headers.
  */
-import { availabilitySchema, availabilityViewSchema, menuDocumentSchema, menuOrderSchema, menuPublishSchema, menuPublishViewSchema, menuRowSchema, menuRowsBodySchema, menuViewSchema } from '../schemas/menu';
+import {
+  availabilitySchema,
+  availabilityViewSchema,
+  menuDocumentSchema,
+  menuOrderSchema,
+  menuPublishSchema,
+  menuPublishViewSchema,
+  menuRowSchema,
+  menuRowsBodySchema,
+  menuViewSchema,
+} from '../schemas/menu';
 import { SESSION_NOT_VALID_BODY } from '../auth/session-rules';
 import {
   commandBodySchema,
@@ -38,7 +48,11 @@ import {
 export type JsonObject = Record<string, unknown>;
 
 /** The stream's event id: the cursor `<orderNumber>.<commandNumber>`. */
-const eventId = { type: 'string', pattern: '^[0-9]+\\.[0-9]+$', description: 'The cursor `<orderNumber>.<commandNumber>`: the highest of each announced so far on this stream' };
+const eventId = {
+  type: 'string',
+  pattern: '^[0-9]+\\.[0-9]+$',
+  description: 'The cursor `<orderNumber>.<commandNumber>`: the highest of each announced so far on this stream',
+};
 
 const sseEvent = (name: string, record: string, description: string) => ({
   type: 'object',
@@ -57,13 +71,25 @@ const sseEvent = (name: string, record: string, description: string) => ({
   },
 });
 
-export const orderEventSchema = sseEvent('order', 'OrderRecord', 'Sent whenever one of the location\'s orders changes state (it becomes PLACED, or leaves PLACED): react to `state`.');
+export const orderEventSchema = sseEvent(
+  'order',
+  'OrderRecord',
+  "Sent whenever one of the location's orders changes state (it becomes PLACED, or leaves PLACED): react to `state`.",
+);
 export const commandEventSchema = sseEvent('command', 'CommandRecord', 'Sent once, when a command is created.');
 /** The operator's stream: the same events, each order with its failure count. */
-export const operatorOrderEventSchema = sseEvent('order', 'OperatorOrderRecord', "Sent whenever one of the location's orders changes state; the order with its failure count.");
+export const operatorOrderEventSchema = sseEvent(
+  'order',
+  'OperatorOrderRecord',
+  "Sent whenever one of the location's orders changes state; the order with its failure count.",
+);
 
 /** Operators' streams only: a location's presence or pause changed. */
-export const locationEventSchema = sseEvent('location', 'LocationChange', "Operators' streams only: the location went online or offline, paused or resumed (docs/presence-and-deadlines.md).");
+export const locationEventSchema = sseEvent(
+  'location',
+  'LocationChange',
+  "Operators' streams only: the location went online or offline, paused or resumed (docs/presence-and-deadlines.md).",
+);
 
 /** The JSON 401: a recognised key whose session expired or is of the wrong type. */
 export const unauthorizedBodySchema = {
@@ -145,53 +171,118 @@ export const SECURITY_SCHEMES = {
     type: 'apiKey',
     in: 'header',
     name: 'api_key',
-    description: "A SERVICE session's key (a register integration), issued by `POST /admin/v1/locations/{id}/service-sessions`.",
+    description:
+      "A SERVICE session's key (a register integration), issued by `POST /admin/v1/locations/{id}/service-sessions`.",
   },
-  registerKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'The same key as a query parameter, used only when the header is absent.' },
+  registerKeyQuery: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'api_key',
+    description: 'The same key as a query parameter, used only when the header is absent.',
+  },
   customerKey: {
     type: 'apiKey',
     in: 'header',
     name: 'api_key',
-    description: "A CUSTOMER session's key (a customer app), issued by `POST /admin/v1/locations/{id}/customer-sessions`.",
+    description:
+      "A CUSTOMER session's key (a customer app), issued by `POST /admin/v1/locations/{id}/customer-sessions`.",
   },
-  customerKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'The same key as a query parameter, used only when the header is absent.' },
+  customerKeyQuery: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'api_key',
+    description: 'The same key as a query parameter, used only when the header is absent.',
+  },
   adminToken: {
     type: 'http',
     scheme: 'bearer',
-    description: "The deployment's `ADMIN_TOKEN` (root: an admin of every location), or an operator's " + "token (its role and locations; see each operation's `x-roles`).",
+    description:
+      "The deployment's `ADMIN_TOKEN` (root: an admin of every location), or an operator's " +
+      "token (its role and locations; see each operation's `x-roles`).",
   },
-  adminBasic: { type: 'http', scheme: 'basic', description: "Bull Board in a browser: any user name, the admin token (or an admin operator's token) as the password." },
+  adminBasic: {
+    type: 'http',
+    scheme: 'basic',
+    description:
+      "Bull Board in a browser: any user name, the admin token (or an admin operator's token) as the password.",
+  },
 } as const;
 
 /** Response headers: the name on the wire, and the header object. */
-const header = (wire: string, description: string, schema: JsonObject, required = true) => ({ wire, object: { description, required, schema } });
+const header = (wire: string, description: string, schema: JsonObject, required = true) => ({
+  wire,
+  object: { description, required, schema },
+});
 
 export const HEADERS = {
   XRequestId: header(
     'X-Request-Id',
-    "The request's id, a UUID of the service's own. Every log line of the request carries it; a caller's " + "`X-Request-Id` (1 to 100 of `A-Za-z0-9._-`) is logged beside it as `claimedRequestId`.",
+    "The request's id, a UUID of the service's own. Every log line of the request carries it; a caller's " +
+      '`X-Request-Id` (1 to 100 of `A-Za-z0-9._-`) is logged beside it as `claimedRequestId`.',
     { type: 'string' },
   ),
   RetryAfter: header('Retry-After', 'Seconds to wait before retrying', { type: 'string', pattern: '^[0-9]+$' }),
-  AdminChallenge: header('WWW-Authenticate', 'The admin token is asked for as a bearer token', { type: 'string', const: 'Bearer realm="pos-admin"' }),
-  BoardChallenge: header('WWW-Authenticate', 'A browser is asked for Basic credentials (the admin token as the password)', {
+  AdminChallenge: header('WWW-Authenticate', 'The admin token is asked for as a bearer token', {
     type: 'string',
-    const: 'Basic realm="pos-admin"',
+    const: 'Bearer realm="pos-admin"',
   }),
+  BoardChallenge: header(
+    'WWW-Authenticate',
+    'A browser is asked for Basic credentials (the admin token as the password)',
+    {
+      type: 'string',
+      const: 'Basic realm="pos-admin"',
+    },
+  ),
   Allow: header('Allow', 'The methods the path has', { type: 'string' }),
-  RetryAfterOutstanding: header('Retry-After', 'On the 409 of an outstanding Idempotency-Key: seconds before asking again', { type: 'string', pattern: '^[0-9]+$' }, false),
-  IdempotentReplayed: header('Idempotent-Replayed', '`true` on the kept answer to an earlier request with the same Idempotency-Key', { type: 'string', const: 'true' }, false),
-  RateLimitPolicy: header('RateLimit-Policy', 'With `RATE_LIMIT` set: the per-key policy, `"per-key";q=<requests>;w=<seconds>`', { type: 'string' }, false),
-  RateLimit: header('RateLimit', 'With `RATE_LIMIT` set: what is left, `"per-key";r=<remaining>;t=<seconds to reset>`', { type: 'string' }, false),
-  ETag: header('ETag', "The menu's version as answered (docs/menu.md): send it back in " + "`If-None-Match` (a 304 while it holds) or `If-Match`", { type: 'string' }),
-  Link: header('Link', 'On a full page, the next one: `<path?…&after=…>; rel="next"`. A shorter page is the last.', { type: 'string' }, false),
+  RetryAfterOutstanding: header(
+    'Retry-After',
+    'On the 409 of an outstanding Idempotency-Key: seconds before asking again',
+    { type: 'string', pattern: '^[0-9]+$' },
+    false,
+  ),
+  IdempotentReplayed: header(
+    'Idempotent-Replayed',
+    '`true` on the kept answer to an earlier request with the same Idempotency-Key',
+    { type: 'string', const: 'true' },
+    false,
+  ),
+  RateLimitPolicy: header(
+    'RateLimit-Policy',
+    'With `RATE_LIMIT` set: the per-key policy, `"per-key";q=<requests>;w=<seconds>`',
+    { type: 'string' },
+    false,
+  ),
+  RateLimit: header(
+    'RateLimit',
+    'With `RATE_LIMIT` set: what is left, `"per-key";r=<remaining>;t=<seconds to reset>`',
+    { type: 'string' },
+    false,
+  ),
+  ETag: header(
+    'ETag',
+    "The menu's version as answered (docs/menu.md): send it back in " +
+      '`If-None-Match` (a 304 while it holds) or `If-Match`',
+    { type: 'string' },
+  ),
+  Link: header(
+    'Link',
+    'On a full page, the next one: `<path?…&after=…>; rel="next"`. A shorter page is the last.',
+    { type: 'string' },
+    false,
+  ),
 };
 
 export type HeaderName = keyof typeof HEADERS;
 
 /** The `headers` of a response: X-Request-Id (every answer has one) and the given ones, by wire name. */
 export function responseHeaders(names: HeaderName[]): JsonObject {
-  return Object.fromEntries((['XRequestId', ...names] as HeaderName[]).map((name) => [HEADERS[name].wire, { $ref: `#/components/headers/${name}` }]));
+  return Object.fromEntries(
+    (['XRequestId', ...names] as HeaderName[]).map((name) => [
+      HEADERS[name].wire,
+      { $ref: `#/components/headers/${name}` },
+    ]),
+  );
 }
 
 export function componentHeaders(): JsonObject {

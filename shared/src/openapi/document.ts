@@ -56,7 +56,10 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
   queued: () => ({ problems: [ex.jobTimeout, ex.jobNotQueued] }),
   /** A paged list: `limit` and `after` out of their range; the next page's `Link`. */
   paged: () => ({
-    problems: [schemaProblem('maximum', {}, '/limit', `must be <= ${LIMITS.pageMax}`), schemaProblem('type', {}, '/after', 'must be integer')],
+    problems: [
+      schemaProblem('maximum', {}, '/limit', `must be <= ${LIMITS.pageMax}`),
+      schemaProblem('type', {}, '/after', 'must be integer'),
+    ],
     headers: { ok: ['Link'] },
   }),
   /** A write: safe to retry under an `Idempotency-Key` (the API's middleware/idempotency.ts). */
@@ -67,10 +70,15 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
         in: 'header',
         required: false,
         description:
-          'Makes the write safe to retry (IETF draft "The Idempotency-Key HTTP Header ' + 'Field"): the first request with a key that passes its ' +
-          'checks is processed and its final answer kept for `IDEMPOTENCY_TTL` ' + '(24 h); the same request again gets that answer with ' +
-          '`Idempotent-Replayed: true`. A request refused by its checks (a ' + '400) keeps nothing. Each caller holds at most ' +
-          '`IDEMPOTENCY_MAX_RECORDS` (10,000; a customer session ' + '`IDEMPOTENCY_MAX_CUSTOMER_RECORDS`, 100) kept answers ' + 'at once; beyond, a 429 ' +
+          'Makes the write safe to retry (IETF draft "The Idempotency-Key HTTP Header ' +
+          'Field"): the first request with a key that passes its ' +
+          'checks is processed and its final answer kept for `IDEMPOTENCY_TTL` ' +
+          '(24 h); the same request again gets that answer with ' +
+          '`Idempotent-Replayed: true`. A request refused by its checks (a ' +
+          '400) keeps nothing. Each caller holds at most ' +
+          '`IDEMPOTENCY_MAX_RECORDS` (10,000; a customer session ' +
+          '`IDEMPOTENCY_MAX_CUSTOMER_RECORDS`, 100) kept answers ' +
+          'at once; beyond, a 429 ' +
           'with `Retry-After`. 1 to 255 printable ASCII characters; a fresh one (a UUID) per write.',
         schema: { type: 'string', minLength: 1, maxLength: 255 },
         example: '8e0b6a55-6c2f-4f8e-9a51-3c4f7e2d1b90',
@@ -103,9 +111,15 @@ const TRAITS: Record<Trait, (options: DocumentOptions, spec: OperationSpec) => C
     return {
       problems: [
         ex.malformedJson,
-        problems.payloadTooLarge(spec.upload ? (options.menuBodyLimitBytes ?? 4_194_304) : (options.bodyLimitBytes ?? 65_536)),
-        ...shapes.flatMap((schema) => (schema.required?.[0] ? [schemaProblem('required', { missingProperty: schema.required[0] })] : [])),
-        ...(shapes.some((schema) => schema.additionalProperties === false) ? [schemaProblem('additionalProperties', { additionalProperty: 'colour' })] : []),
+        problems.payloadTooLarge(
+          spec.upload ? (options.menuBodyLimitBytes ?? 4_194_304) : (options.bodyLimitBytes ?? 65_536),
+        ),
+        ...shapes.flatMap((schema) =>
+          schema.required?.[0] ? [schemaProblem('required', { missingProperty: schema.required[0] })] : [],
+        ),
+        ...(shapes.some((schema) => schema.additionalProperties === false)
+          ? [schemaProblem('additionalProperties', { additionalProperty: 'colour' })]
+          : []),
       ],
     };
   },
@@ -121,17 +135,38 @@ const responseRef = (name: string): JsonObject => ({ $ref: `#/components/respons
  */
 const ACCESS: Record<Access, { security: JsonObject[]; unauthorized?: string; traits: Trait[]; writes: Trait[] }> = {
   public: { security: [], traits: [], writes: [] },
-  register: { security: [{ registerKey: [] }, { registerKeyQuery: [] }], unauthorized: 'SessionRejected', traits: ['store', 'rateLimited'], writes: ['idempotent'] },
-  customer: { security: [{ customerKey: [] }, { customerKeyQuery: [] }], unauthorized: 'SessionRejected', traits: ['store', 'rateLimited'], writes: ['idempotent', 'jsonOnly'] },
-  admin: { security: [{ adminToken: [] }], unauthorized: 'AdminUnauthorized', traits: ['store'], writes: ['idempotent', 'jsonOnly'] },
-  board: { security: [{ adminToken: [] }, { adminBasic: [] }], unauthorized: 'BoardUnauthorized', traits: [], writes: [] },
+  register: {
+    security: [{ registerKey: [] }, { registerKeyQuery: [] }],
+    unauthorized: 'SessionRejected',
+    traits: ['store', 'rateLimited'],
+    writes: ['idempotent'],
+  },
+  customer: {
+    security: [{ customerKey: [] }, { customerKeyQuery: [] }],
+    unauthorized: 'SessionRejected',
+    traits: ['store', 'rateLimited'],
+    writes: ['idempotent', 'jsonOnly'],
+  },
+  admin: {
+    security: [{ adminToken: [] }],
+    unauthorized: 'AdminUnauthorized',
+    traits: ['store'],
+    writes: ['idempotent', 'jsonOnly'],
+  },
+  board: {
+    security: [{ adminToken: [] }, { adminBasic: [] }],
+    unauthorized: 'BoardUnauthorized',
+    traits: [],
+    writes: [],
+  },
 };
 
 const TAGS: Record<Tag, string> = {
   Register: 'The register interface (docs/register-interface.md, part 4): a SERVICE key in `api_key`.',
   'Event stream': "The register's server-sent events (docs/register-interface.md, part 6).",
   'Customer app': 'The customer app: a CUSTOMER key in `api_key`.',
-  Admin: 'Operators: `Authorization: Bearer <token>`, the deployment\'s `ADMIN_TOKEN` (an admin of every location) or an operator\'s token (a role, and maybe locations: docs/operators.md). Keep it off the public edge.',
+  Admin:
+    "Operators: `Authorization: Bearer <token>`, the deployment's `ADMIN_TOKEN` (an admin of every location) or an operator's token (a role, and maybe locations: docs/operators.md). Keep it off the public edge.",
   Operations: 'Health, metrics and the transition queue, for operators.',
   Documentation: 'This document and its pages.',
 };
@@ -160,15 +195,28 @@ const exampleKey = (problem: Problem): string =>
  * A problem response of one status: the titles it can carry, and examples (problems the code
  * makes; by default, all of them).
  */
-function problemResponse(status: number, list: Problem[], instance: string, extraHeaders: HeaderName[] = [], exampled = list): JsonObject {
+function problemResponse(
+  status: number,
+  list: Problem[],
+  instance: string,
+  extraHeaders: HeaderName[] = [],
+  exampled = list,
+): JsonObject {
   const titles = [...new Set(list.map((p) => p.title))];
   return {
     description: `${statusText(status)}: ${titles.join('; ')}`,
     headers: responseHeaders([...(STATUS_HEADERS[status] ?? []), ...extraHeaders]),
     content: {
       'application/problem+json': {
-        schema: { allOf: [ref('Problem'), { type: 'object', properties: { status: { const: status }, title: { enum: titles } } }] },
-        examples: Object.fromEntries(exampled.map((p) => [exampleKey(p), { summary: p.detail, value: problemBody(p, instance) }])),
+        schema: {
+          allOf: [
+            ref('Problem'),
+            { type: 'object', properties: { status: { const: status }, title: { enum: titles } } },
+          ],
+        },
+        examples: Object.fromEntries(
+          exampled.map((p) => [exampleKey(p), { summary: p.detail, value: problemBody(p, instance) }]),
+        ),
       },
     },
   };
@@ -182,13 +230,21 @@ function parameter(spec: ParamSpec): JsonObject {
 function queryParameters(query: NonNullable<OperationSpec['query']>): JsonObject[] {
   return Object.entries(query.properties).map(([name, schema]) => {
     const { description, ...rest } = schema as JsonObject & { description?: string };
-    return { name, in: 'query', required: query.required?.includes(name) ?? false, description, schema: withRefs(rest) };
+    return {
+      name,
+      in: 'query',
+      required: query.required?.includes(name) ?? false,
+      description,
+      schema: withRefs(rest),
+    };
   });
 }
 
 /** `{number}` and friends filled in with their examples: the `instance` of the problem examples. */
 function examplePath(spec: OperationSpec, path: string): string {
-  return path.replace(/\{([^}]+)\}/g, (_, name: string) => String(spec.params?.find((p) => p.name === name)?.example ?? name));
+  return path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+    String(spec.params?.find((p) => p.name === name)?.example ?? name),
+  );
 }
 
 /**
@@ -223,7 +279,11 @@ function byStatus(list: Problem[]): Map<number, Problem[]> {
 /** What a bound operator may do, in words (the description's line and `x-bound`). */
 function boundLine(spec: OperationSpec): string {
   if (spec.bound === 'chain') return 'Chain-wide: an operator bound to locations is refused (403).';
-  const what = spec.boundNote ?? (/\{(id|sessionId)\}/.test(spec.path) ? 'its own locations only; another location answers the same 404 as a missing one' : 'within its own locations');
+  const what =
+    spec.boundNote ??
+    (/\{(id|sessionId)\}/.test(spec.path)
+      ? 'its own locations only; another location answers the same 404 as a missing one'
+      : 'within its own locations');
   return `An operator bound to locations: ${what}.`;
 }
 
@@ -240,14 +300,21 @@ function roleOf(spec: OperationSpec): { roles?: Role[]; bound?: BoundAccess; not
     bound: spec.bound,
     note: `Roles: ${roles.map((role) => `\`${role}\``).join(', ')} (docs/operators.md). ${boundLine(spec)}`,
     problems: [
-      ...(spec.role === 'viewer' ? [] : [problems.forbidden(`This needs the ${spec.role} role; this token is a viewer`)]),
+      ...(spec.role === 'viewer'
+        ? []
+        : [problems.forbidden(`This needs the ${spec.role} role; this token is a viewer`)]),
       ...(spec.bound === 'chain' ? [problems.forbidden(CHAIN_WIDE_DETAIL)] : []),
     ],
   };
 }
 
 /** An operation's answers by status: its success, then each problem (a shared response where it is the same). */
-function operationResponses(spec: OperationSpec, path: string, options: DocumentOptions, contributions: Contribution[]): JsonObject {
+function operationResponses(
+  spec: OperationSpec,
+  path: string,
+  options: DocumentOptions,
+  contributions: Contribution[],
+): JsonObject {
   const access = ACCESS[spec.access];
   const role = roleOf(spec);
   const extraHeaders = (status: number | 'ok') => [...new Set(contributions.flatMap((c) => c.headers?.[status] ?? []))];
@@ -261,7 +328,10 @@ function operationResponses(spec: OperationSpec, path: string, options: Document
       headers: responseHeaders([...(spec.ok.headers ?? []), ...extraHeaders('ok')]),
       ...(spec.ok.content && {
         content: Object.fromEntries(
-          Object.entries(spec.ok.content).map(([type, media]) => [type, { schema: withRefs(media.schema), ...(media.example !== undefined && { example: media.example }) }]),
+          Object.entries(spec.ok.content).map(([type, media]) => [
+            type,
+            { schema: withRefs(media.schema), ...(media.example !== undefined && { example: media.example }) },
+          ]),
         ),
       }),
     },
@@ -273,8 +343,16 @@ function operationResponses(spec: OperationSpec, path: string, options: Document
     const mine = own.get(status) ?? [];
     const theirs = generic.get(status) ?? [];
     const shared = common[status];
-    if (mine.length === 0 && shared && sameTitles(theirs, shared.problems) && extraHeaders(status).length === 0) responses[status] = responseRef(shared.name);
-    else responses[status] = problemResponse(status, [...mine, ...theirs], instance, extraHeaders(status), mine.length > 0 ? mine : theirs);
+    if (mine.length === 0 && shared && sameTitles(theirs, shared.problems) && extraHeaders(status).length === 0)
+      responses[status] = responseRef(shared.name);
+    else
+      responses[status] = problemResponse(
+        status,
+        [...mine, ...theirs],
+        instance,
+        extraHeaders(status),
+        mine.length > 0 ? mine : theirs,
+      );
   }
   return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
 }
@@ -284,7 +362,9 @@ function operation(spec: OperationSpec, path: string, options: DocumentOptions):
   const role = roleOf(spec);
   // a menu upload's answer is not kept (spec.ts `upload`)
   const writes = spec.method === 'get' ? [] : access.writes.filter((trait) => !(trait === 'idempotent' && spec.upload));
-  const contributions = [...new Set([...access.traits, ...writes, ...(spec.traits ?? [])])].map((trait) => TRAITS[trait](options, spec));
+  const contributions = [...new Set([...access.traits, ...writes, ...(spec.traits ?? [])])].map((trait) =>
+    TRAITS[trait](options, spec),
+  );
   const parameters = [
     ...(spec.params ?? []).map(parameter),
     ...(spec.query ? queryParameters(spec.query) : []),
@@ -302,7 +382,12 @@ function operation(spec: OperationSpec, path: string, options: DocumentOptions):
     ...(spec.body && {
       requestBody: {
         required: spec.body.required ?? true,
-        content: { 'application/json': { schema: withRefs(spec.body.schema), ...(spec.body.example !== undefined && { example: spec.body.example }) } },
+        content: {
+          'application/json': {
+            schema: withRefs(spec.body.schema),
+            ...(spec.body.example !== undefined && { example: spec.body.example }),
+          },
+        },
       },
     }),
     responses: operationResponses(spec, path, options, contributions),
@@ -314,24 +399,45 @@ function operation(spec: OperationSpec, path: string, options: DocumentOptions):
  * and what unknown routes and methods get.
  */
 function sharedResponses(options: DocumentOptions): JsonObject {
-  const common = Object.values(commonProblems(options)).map(({ name, problems: list }) => [name, problemResponse(list[0]!.status, list, '/api/v1/orders/location')]);
+  const common = Object.values(commonProblems(options)).map(({ name, problems: list }) => [
+    name,
+    problemResponse(list[0]!.status, list, '/api/v1/orders/location'),
+  ]);
   return {
     ...Object.fromEntries(common),
     SessionRejected: {
       description:
-        'The interface’s two 401s (part 5), each after a random 500 to 1499 ms delay. ' + '`text/plain` `{"error":"Session not valid"}`: the key is ' +
-        'missing, empty, unknown, revoked (its session closed) or retired ' + '(replaced by a rotation longer than `KEY_ROTATION_GRACE` ago). ' +
-        '`application/json` `{"message":"Unauthorized","uid":null}`: the ' + 'session is recognised but expired, or of the wrong type.',
+        'The interface’s two 401s (part 5), each after a random 500 to 1499 ms delay. ' +
+        '`text/plain` `{"error":"Session not valid"}`: the key is ' +
+        'missing, empty, unknown, revoked (its session closed) or retired ' +
+        '(replaced by a rotation longer than `KEY_ROTATION_GRACE` ago). ' +
+        '`application/json` `{"message":"Unauthorized","uid":null}`: the ' +
+        'session is recognised but expired, or of the wrong type.',
       headers: responseHeaders([]),
       content: {
         'text/plain': { schema: sessionNotValidBodySchema, example: examples.sessionNotValid },
         'application/json': { schema: ref('UnauthorizedBody'), example: examples.unauthorized },
       },
     },
-    AdminUnauthorized: problemResponse(401, [problems.unauthorized('A valid admin token is required')], '/admin/v1/locations', ['AdminChallenge']),
-    BoardUnauthorized: problemResponse(401, [problems.unauthorized('A valid admin token is required')], '/admin/queues', ['BoardChallenge']),
+    AdminUnauthorized: problemResponse(
+      401,
+      [problems.unauthorized('A valid admin token is required')],
+      '/admin/v1/locations',
+      ['AdminChallenge'],
+    ),
+    BoardUnauthorized: problemResponse(
+      401,
+      [problems.unauthorized('A valid admin token is required')],
+      '/admin/queues',
+      ['BoardChallenge'],
+    ),
     UnknownRoute: problemResponse(404, [problems.notFound('No route for GET /api/v1/nowhere')], '/api/v1/nowhere'),
-    MethodNotAllowed: problemResponse(405, [problems.methodNotAllowed('PATCH', '/api/v1/orders/location')], '/api/v1/orders/location', ['Allow']),
+    MethodNotAllowed: problemResponse(
+      405,
+      [problems.methodNotAllowed('PATCH', '/api/v1/orders/location')],
+      '/api/v1/orders/location',
+      ['Allow'],
+    ),
   };
 }
 
@@ -342,7 +448,9 @@ function sharedResponses(options: DocumentOptions): JsonObject {
 function withTextPatterns<T>(value: T): T {
   if (Array.isArray(value)) return value.map(withTextPatterns) as T;
   if (typeof value !== 'object' || value === null) return value;
-  const out = Object.fromEntries(Object.entries(value).map(([key, child]) => [key, withTextPatterns(child)])) as JsonObject;
+  const out = Object.fromEntries(
+    Object.entries(value).map(([key, child]) => [key, withTextPatterns(child)]),
+  ) as JsonObject;
   const pattern = typeof out.format === 'string' ? TEXT_PATTERNS[out.format] : undefined;
   if (pattern !== undefined && out.pattern === undefined) out.pattern = pattern;
   return out as T;

@@ -78,7 +78,10 @@ function exampleAuditRecord() {
     targets: {},
     status: 201,
     requestId: EXAMPLE_IDS.request,
-    change: { id: EXAMPLE_IDS.operator, after: { name: 'Main Street manager', role: 'manager', locationIds: [EXAMPLE_IDS.location] } },
+    change: {
+      id: EXAMPLE_IDS.operator,
+      after: { name: 'Main Street manager', role: 'manager', locationIds: [EXAMPLE_IDS.location] },
+    },
     seq: 42,
     prevHash: '5d41402abc4b2a76b9719d911017c592ae5d8c3e6c1a4b6f0e2d7c9a8b1f3e40',
     purgeAt: new Date('2027-12-26T07:12:30.411Z'),
@@ -93,7 +96,15 @@ const menuDocument: MenuDocument = {
     { productId: 'sku-burger', name: 'Burger', price: 1290, category: 'Mains', modifierGroupIds: ['grp-extras'] },
     { productId: 'sku-fries', name: 'Fries', price: 450, category: 'Sides' },
   ],
-  modifierGroups: [{ id: 'grp-extras', name: 'Extras', min: 0, max: 2, options: [{ productId: 'opt-cheese', name: 'Cheese', price: 100 }] }],
+  modifierGroups: [
+    {
+      id: 'grp-extras',
+      name: 'Extras',
+      min: 0,
+      max: 2,
+      options: [{ productId: 'opt-cheese', name: 'Cheese', price: 100 }],
+    },
+  ],
 };
 
 export const examples = {
@@ -109,11 +120,21 @@ export const examples = {
   selectingOrder: toOrderRecord({ ...orderDoc, state: 'SELECTING', orderTime: undefined }),
   command: toCommandRecord(commandDoc),
   location: toLocationView(locationDoc, at('07:00:00.000')),
-  pausedLocation: toLocationView({ ...locationDoc, pausedAt: at('07:00:00.000'), pausedUntil: at('09:00:00.000'), pauseReason: 'kitchen closed' }, at('07:00:00.000')),
+  pausedLocation: toLocationView(
+    { ...locationDoc, pausedAt: at('07:00:00.000'), pausedUntil: at('09:00:00.000'), pauseReason: 'kitchen closed' },
+    at('07:00:00.000'),
+  ),
   presence: {
     online: true,
     since: at('06:05:00.000').toISOString(),
-    registers: [{ sessionId: EXAMPLE_IDS.session, deviceId: 'register-1', lastSeenAt: at('07:00:00.000').toISOString(), streams: 1 }],
+    registers: [
+      {
+        sessionId: EXAMPLE_IDS.session,
+        deviceId: 'register-1',
+        lastSeenAt: at('07:00:00.000').toISOString(),
+        streams: 1,
+      },
+    ],
   } satisfies PresenceView,
   session: toSessionView({
     _id: EXAMPLE_IDS.session,
@@ -123,7 +144,13 @@ export const examples = {
     deviceId: 'register-1',
     createdAt: at('06:01:00.000'),
   }),
-  operator: { id: EXAMPLE_IDS.operator, name: 'Main Street manager', role: 'manager', locationIds: [EXAMPLE_IDS.location], createdAt: '2026-11-21T05:50:00.000Z' },
+  operator: {
+    id: EXAMPLE_IDS.operator,
+    name: 'Main Street manager',
+    role: 'manager',
+    locationIds: [EXAMPLE_IDS.location],
+    createdAt: '2026-11-21T05:50:00.000Z',
+  },
   auditRecord: exampleAuditRecord(),
   apiKey: 'pos_D9YuS2GvbS-wEih4_-Yxpw0FdyZgyw8HLNBLYr8q2QaINhsuWx68d0bWEGiy6lZv',
   webhook: toWebhookView({
@@ -160,7 +187,9 @@ export const examples = {
 export const exampleProblems = {
   internal: problems.internal(EXAMPLE_IDS.error),
   /** A cart its location's menu does not allow (docs/menu.md). */
-  menuMismatch: problems.menuMismatch([{ row: 1, productId: 'sku-burger', code: 'price_mismatch', detail: 'sku-burger costs 1290, not 0' }]),
+  menuMismatch: problems.menuMismatch([
+    { row: 1, productId: 'sku-burger', code: 'price_mismatch', detail: 'sku-burger costs 1290, not 0' },
+  ]),
   /** What store errors answer, as store-errors.ts words them. */
   storeUnreachable: storeProblem({ name: 'MongoServerSelectionError' }, EXAMPLE_IDS.error)!,
   constraint: storeProblem({ name: 'MongoServerError', code: 11000 }, EXAMPLE_IDS.error)!,

@@ -57,7 +57,9 @@ const PARTS = {
 
 export type OperationId = keyof typeof PARTS;
 
-export const OPERATIONS: OperationSpec[] = Object.entries(PARTS as Record<string, OperationInput>).map(([id, spec]) => ({ id, ...spec }));
+export const OPERATIONS: OperationSpec[] = Object.entries(PARTS as Record<string, OperationInput>).map(
+  ([id, spec]) => ({ id, ...spec }),
+);
 
 /** The entry of an operation id. */
 export function operation(id: OperationId): OperationSpec {

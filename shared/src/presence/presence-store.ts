@@ -50,7 +50,12 @@ const fieldOf = (sessionId: string, nodeId: string): string => `${sessionId}/${n
  * ZADD of them all. Each hash also loses any expiry (`PERSIST`): versions before the heartbeat
  * set one, which would otherwise take this node's stream fields with it.
  */
-export async function writeSightings(redis: RedisClient, prefix: string, nodeId: string, byLocation: Map<string, Sighting[]>): Promise<void> {
+export async function writeSightings(
+  redis: RedisClient,
+  prefix: string,
+  nodeId: string,
+  byLocation: Map<string, Sighting[]>,
+): Promise<void> {
   const hashes: { key: string; fields: Record<string, string> }[] = [];
   const seen: (number | string)[] = [];
   for (const [locationId, sightings] of byLocation) {
@@ -67,7 +72,10 @@ export async function writeSightings(redis: RedisClient, prefix: string, nodeId:
   }
   if (hashes.length === 0) return;
   if (isCluster(redis)) {
-    await Promise.all([...hashes.map(({ key, fields }) => redis.multi().hset(key, fields).persist(key).exec()), redis.zadd(presenceSeenKey(prefix), ...seen)]);
+    await Promise.all([
+      ...hashes.map(({ key, fields }) => redis.multi().hset(key, fields).persist(key).exec()),
+      redis.zadd(presenceSeenKey(prefix), ...seen),
+    ]);
     return;
   }
   const pipeline = redis.pipeline();
@@ -79,10 +87,19 @@ export async function writeSightings(redis: RedisClient, prefix: string, nodeId:
  * A node's heartbeat at `now`: the fields of the streams it holds count while it is younger than
  * the window. Their locations go in the seen set again, so that the sweep keeps reading them.
  */
-export async function writeHeartbeat(redis: RedisClient, prefix: string, nodeId: string, now: number, streamLocations: string[]): Promise<void> {
+export async function writeHeartbeat(
+  redis: RedisClient,
+  prefix: string,
+  nodeId: string,
+  now: number,
+  streamLocations: string[],
+): Promise<void> {
   const seen = streamLocations.flatMap((locationId) => [now, locationId]);
   if (isCluster(redis)) {
-    await Promise.all([redis.hset(presenceNodesKey(prefix), nodeId, now), ...(seen.length > 0 ? [redis.zadd(presenceSeenKey(prefix), ...seen)] : [])]);
+    await Promise.all([
+      redis.hset(presenceNodesKey(prefix), nodeId, now),
+      ...(seen.length > 0 ? [redis.zadd(presenceSeenKey(prefix), ...seen)] : []),
+    ]);
     return;
   }
   const pipeline = redis.pipeline().hset(presenceNodesKey(prefix), nodeId, now);
@@ -91,11 +108,18 @@ export async function writeHeartbeat(redis: RedisClient, prefix: string, nodeId:
 
 /** The nodes' heartbeats, by node id. */
 export async function readHeartbeats(redis: RedisClient, prefix: string): Promise<Map<string, number>> {
-  return new Map(Object.entries(await redis.hgetall(presenceNodesKey(prefix))).map(([nodeId, at]) => [nodeId, Number(at)]));
+  return new Map(
+    Object.entries(await redis.hgetall(presenceNodesKey(prefix))).map(([nodeId, at]) => [nodeId, Number(at)]),
+  );
 }
 
 /** Forgets the heartbeats (of `heartbeats`, as read) older than `before`: nodes long gone. */
-export async function pruneHeartbeats(redis: RedisClient, prefix: string, heartbeats: Map<string, number>, before: number): Promise<void> {
+export async function pruneHeartbeats(
+  redis: RedisClient,
+  prefix: string,
+  heartbeats: Map<string, number>,
+  before: number,
+): Promise<void> {
   const gone = [...heartbeats].filter(([, at]) => !(at >= before)).map(([nodeId]) => nodeId);
   if (gone.length > 0) await redis.hdel(presenceNodesKey(prefix), ...gone);
 }
@@ -140,7 +164,13 @@ export async function readPresence(
     if (stored) fields.push({ field, sessionId: field.slice(0, slash), nodeId: field.slice(slash + 1), stored });
     else stale.push(field);
   }
-  const beats = heartbeats ?? (await heartbeatsOf(redis, prefix, fields.filter(({ stored }) => stored.s > 0 && stored.l <= since).map(({ nodeId }) => nodeId)));
+  const beats =
+    heartbeats ??
+    (await heartbeatsOf(
+      redis,
+      prefix,
+      fields.filter(({ stored }) => stored.s > 0 && stored.l <= since).map(({ nodeId }) => nodeId),
+    ));
   const bySession = new Map<string, { deviceId: string; lastSeenAt: number; streams: number }>();
   for (const { field, sessionId, nodeId, stored } of fields) {
     const beat = stored.s > 0 ? (beats.get(nodeId) ?? 0) : 0;
@@ -159,7 +189,12 @@ export async function readPresence(
   if (stale.length > 0) await redis.hdel(key, ...stale);
   const registers = [...bySession]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([sessionId, seen]) => ({ sessionId, deviceId: seen.deviceId, lastSeenAt: new Date(seen.lastSeenAt).toISOString(), streams: seen.streams }));
+    .map(([sessionId, seen]) => ({
+      sessionId,
+      deviceId: seen.deviceId,
+      lastSeenAt: new Date(seen.lastSeenAt).toISOString(),
+      streams: seen.streams,
+    }));
   return { online: registers.length > 0, registers };
 }
 

@@ -27,14 +27,25 @@ export async function stopInOrder(steps: readonly Stopper[], budgetMs: number, l
     const left = Math.max(0, endsAt - Date.now());
     const ms = Math.min(step.withinMs ?? left, left);
     try {
-      await withTimeout(Promise.resolve().then(() => step.stop()), ms, step.name);
+      await withTimeout(
+        Promise.resolve().then(() => step.stop()),
+        ms,
+        step.name,
+      );
       continue;
     } catch (err) {
-      log.warn({ err: (err as Error).message, step: step.name }, `${step.name}: gave up waiting${step.force ? '; forced' : ''}`);
+      log.warn(
+        { err: (err as Error).message, step: step.name },
+        `${step.name}: gave up waiting${step.force ? '; forced' : ''}`,
+      );
     }
     if (step.force) {
       try {
-        await withTimeout(Promise.resolve().then(() => step.force!()), FORCE_MS, `${step.name} (forced)`);
+        await withTimeout(
+          Promise.resolve().then(() => step.force!()),
+          FORCE_MS,
+          `${step.name} (forced)`,
+        );
       } catch (err) {
         log.warn({ err: (err as Error).message, step: step.name }, `${step.name}: forcing it failed`);
       }

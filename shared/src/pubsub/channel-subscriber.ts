@@ -83,7 +83,9 @@ export class ChannelSubscriber extends EventEmitter {
     nodes.watch(() => {
       // A restore places every channel by the map it read itself.
       if (this.restoring) return;
-      const moved = [...this.channels].some(([channel, entry]) => entry.node !== undefined && nodes.nodeOf(channel) !== entry.node);
+      const moved = [...this.channels].some(
+        ([channel, entry]) => entry.node !== undefined && nodes.nodeOf(channel) !== entry.node,
+      );
       if (moved) this.recover('the slot of a subscribed channel moved');
     });
   }
@@ -202,7 +204,8 @@ export class ChannelSubscriber extends EventEmitter {
     connection.on('close', () => {
       this.beats.delete(connection);
       if (this.connections.get(node) !== connection) return; // dropped on purpose
-      if ([...this.channels.values()].some((entry) => entry.node === node)) this.recover(`the connection to ${node} closed`);
+      if ([...this.channels.values()].some((entry) => entry.node === node))
+        this.recover(`the connection to ${node} closed`);
     });
     this.connections.set(node, connection);
     return connection;
@@ -230,7 +233,10 @@ export class ChannelSubscriber extends EventEmitter {
     const moved = new Promise<never>((_, reject) => (fail = reject));
     waiters.add(fail);
     try {
-      await Promise.race([Promise.all(channels.map((channel) => this.command(connection, 'subscribe', channel))), moved]);
+      await Promise.race([
+        Promise.all(channels.map((channel) => this.command(connection, 'subscribe', channel))),
+        moved,
+      ]);
     } finally {
       waiters.delete(fail);
     }
@@ -270,7 +276,8 @@ export class ChannelSubscriber extends EventEmitter {
         await this.resubscribeAll();
       } catch (err) {
         this.lostAgain = true;
-        if (attempt % 10 === 0) this.log.warn({ err: (err as Error).message, attempt }, 'redis subscriptions not restored yet');
+        if (attempt % 10 === 0)
+          this.log.warn({ err: (err as Error).message, attempt }, 'redis subscriptions not restored yet');
         continue;
       }
       if (!this.lostAgain && !this.closing.signal.aborted) {

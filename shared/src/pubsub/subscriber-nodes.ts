@@ -13,7 +13,11 @@ const RECONNECT_CAP_MS = 1_000;
  * pub/sub, or on a cluster the master serving the channel's hash slot, with sharded pub/sub.
  */
 export interface SubscriberNodes {
-  readonly commands: { subscribe: 'subscribe' | 'ssubscribe'; unsubscribe: 'unsubscribe' | 'sunsubscribe'; message: 'message' | 'smessage' };
+  readonly commands: {
+    subscribe: 'subscribe' | 'ssubscribe';
+    unsubscribe: 'unsubscribe' | 'sunsubscribe';
+    message: 'message' | 'smessage';
+  };
   /** The node serving the channel now (by the last map read); undefined when none does. */
   nodeOf(channel: string): string | undefined;
   /** Reads the cluster's slot map again; bounded. Nothing to do on one Redis. */
@@ -61,10 +65,17 @@ export function clusterNodes(target: RedisTarget, cluster: Cluster): SubscriberN
     nodeOf: (channel) => cluster.slots[slotOf(channel)]?.[0],
     // A client still connecting reads the map as it connects (and knows no node to ask before).
     refresh: () =>
-      (refreshing ??= (cluster.status === 'ready' ? refreshSlots(cluster, SLOT_MAP_TIMEOUT_MS) : whenReady(cluster, CONNECT_TIMEOUT_MS)).finally(() => (refreshing = undefined))),
+      (refreshing ??= (
+        cluster.status === 'ready' ? refreshSlots(cluster, SLOT_MAP_TIMEOUT_MS) : whenReady(cluster, CONNECT_TIMEOUT_MS)
+      ).finally(() => (refreshing = undefined))),
     connect(node) {
       const colon = node.lastIndexOf(':');
-      return new Redis({ ...nodeOptions(target), ...subscriberOptions, host: node.slice(0, colon), port: Number(node.slice(colon + 1)) });
+      return new Redis({
+        ...nodeOptions(target),
+        ...subscriberOptions,
+        host: node.slice(0, colon),
+        port: Number(node.slice(colon + 1)),
+      });
     },
     watch(listener) {
       onRefresh = listener;

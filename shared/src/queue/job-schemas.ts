@@ -55,7 +55,10 @@ const orderActionSchema = {
           type: 'object',
           additionalProperties: false,
           required: ['kind'],
-          properties: { kind: { type: 'string', const: 'failure' }, reason: { type: 'string', maxLength: LIMITS.reasonLength } },
+          properties: {
+            kind: { type: 'string', const: 'failure' },
+            reason: { type: 'string', maxLength: LIMITS.reasonLength },
+          },
         },
         kindOnly('finish'),
         kindOnly('submit'),

@@ -65,10 +65,12 @@ export function sessionCloseJob(sessionId: string): JobPayload {
  * job too late for its request and did nothing of it (counted `expired`, never kept as an answer),
  * so that a retry under the same Idempotency-Key runs it afresh.
  */
-export type JobOutcome = { status: 200; body: unknown } | { status: 204 } | { status: number; problem: Problem; notApplied?: true };
+export type JobOutcome =
+  { status: 200; body: unknown } | { status: 204 } | { status: number; problem: Problem; notApplied?: true };
 
 /** Whether the worker did nothing of the job, its request's deadline being too near or past. */
-export const isNotApplied = (outcome: JobOutcome | undefined): boolean => outcome !== undefined && 'notApplied' in outcome && outcome.notApplied === true;
+export const isNotApplied = (outcome: JobOutcome | undefined): boolean =>
+  outcome !== undefined && 'notApplied' in outcome && outcome.notApplied === true;
 
 /** The job id of a request with an Idempotency-Key: the same for every retry of it. */
 export const keyedJobId = (idempotencyId: string): string => `idem-${idempotencyId}`;

@@ -38,7 +38,16 @@ export interface LifecycleCounts {
   appliedJobsPurged: number;
 }
 
-export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = ['archived', 'expired', 'purged', 'commandsPurged', 'deliveriesPurged', 'auditPurged', 'eventsPurged', 'appliedJobsPurged'];
+export const LIFECYCLE_COUNTS: (keyof LifecycleCounts)[] = [
+  'archived',
+  'expired',
+  'purged',
+  'commandsPurged',
+  'deliveriesPurged',
+  'auditPurged',
+  'eventsPurged',
+  'appliedJobsPurged',
+];
 
 export interface LifecycleRun extends LifecycleCounts {
   durationMs: number;
@@ -58,9 +67,14 @@ const statsKey = (prefix: string) => `${prefix}:lifecycle:stats`;
 /** Finished runs are kept a while for Bull Board; each carries its figures as its return value. */
 const KEEP_RUNS = { count: 100 };
 
-export const lifecyclePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'lifecycle');
+export const lifecyclePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string =>
+  queuePrefix(redis, 'lifecycle');
 
-export function createLifecycleQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue {
+export function createLifecycleQueue(
+  connection: RedisClient,
+  redis: Pick<RedisConfig, 'prefix' | 'cluster'>,
+  log: Logger,
+): Queue {
   const queue = new Queue(LIFECYCLE_QUEUE, withTelemetry({ connection, prefix: lifecyclePrefix(redis) }));
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'lifecycle queue connection error'));
   return queue;
@@ -82,9 +96,17 @@ export async function scheduleLifecycle(queue: Queue, everyMs: number): Promise<
 }
 
 /** Adds a run's figures to the totals and makes it the last run (one round trip). */
-export async function recordLifecycleRun(redis: RedisClient, prefix: string, run: LifecycleRun, finishedAt: number): Promise<void> {
+export async function recordLifecycleRun(
+  redis: RedisClient,
+  prefix: string,
+  run: LifecycleRun,
+  finishedAt: number,
+): Promise<void> {
   const key = statsKey(prefix);
-  const multi = redis.multi().hincrby(key, 'runs', 1).hincrbyfloat(key, 'runSeconds', run.durationMs / 1000);
+  const multi = redis
+    .multi()
+    .hincrby(key, 'runs', 1)
+    .hincrbyfloat(key, 'runSeconds', run.durationMs / 1000);
   for (const name of LIFECYCLE_COUNTS) multi.hincrby(key, name, run[name]);
   multi.hset(key, {
     ...Object.fromEntries(LIFECYCLE_COUNTS.map((name) => [`last.${name}`, run[name]])),
@@ -98,17 +120,26 @@ export async function recordLifecycleRun(redis: RedisClient, prefix: string, run
 }
 
 /** The figures of every run so far; undefined before the first. */
-export async function readLifecycleStats(redis: Pick<RedisClient, 'hgetall'>, prefix: string): Promise<LifecycleStats | undefined> {
+export async function readLifecycleStats(
+  redis: Pick<RedisClient, 'hgetall'>,
+  prefix: string,
+): Promise<LifecycleStats | undefined> {
   const hash = await redis.hgetall(statsKey(prefix));
   if (!hash.runs) return undefined;
   const num = (field: string) => Number(hash[field] ?? 0);
-  const counts = (prefixed: string) => Object.fromEntries(LIFECYCLE_COUNTS.map((name) => [name, num(`${prefixed}${name}`)])) as unknown as LifecycleCounts;
+  const counts = (prefixed: string) =>
+    Object.fromEntries(LIFECYCLE_COUNTS.map((name) => [name, num(`${prefixed}${name}`)])) as unknown as LifecycleCounts;
   return {
     runs: num('runs'),
     runSeconds: num('runSeconds'),
     totals: counts(''),
     last: hash['last.finishedAt']
-      ? { ...counts('last.'), durationMs: num('last.durationMs'), complete: hash['last.complete'] === '1', finishedAt: num('last.finishedAt') }
+      ? {
+          ...counts('last.'),
+          durationMs: num('last.durationMs'),
+          complete: hash['last.complete'] === '1',
+          finishedAt: num('last.finishedAt'),
+        }
       : undefined,
   };
 }

@@ -40,10 +40,18 @@ export async function countOverdueOnce(redis: RedisClient, prefix: string, jobId
   await redis.eval(COUNT_ONCE_SCRIPT, 2, key, `${key}:counted:${jobId}`, COUNTED_TTL_MS);
 }
 
-export const orderDeadlinePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'deadlines');
+export const orderDeadlinePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string =>
+  queuePrefix(redis, 'deadlines');
 
-export function createOrderDeadlineQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<OrderDeadlineJob> {
-  const queue = new Queue<OrderDeadlineJob>(ORDER_DEADLINE_QUEUE, withTelemetry({ connection, prefix: orderDeadlinePrefix(redis) }));
+export function createOrderDeadlineQueue(
+  connection: RedisClient,
+  redis: Pick<RedisConfig, 'prefix' | 'cluster'>,
+  log: Logger,
+): Queue<OrderDeadlineJob> {
+  const queue = new Queue<OrderDeadlineJob>(
+    ORDER_DEADLINE_QUEUE,
+    withTelemetry({ connection, prefix: orderDeadlinePrefix(redis) }),
+  );
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'order deadline queue connection error'));
   return queue;
 }
@@ -52,7 +60,8 @@ export function createOrderDeadlineQueue(connection: RedisClient, redis: Pick<Re
  * The job id of a placement's deadline: adding it again (a job re-run, a failure report that
  * leaves the order PLACED) adds nothing while the first is kept. (BullMQ ids may not hold `:`.)
  */
-export const orderDeadlineJobId = (name: OrderDeadlineJobName, job: OrderDeadlineJob): string => `${name}-${job.locationId}-${job.orderNumber}-${job.orderTime}`;
+export const orderDeadlineJobId = (name: OrderDeadlineJobName, job: OrderDeadlineJob): string =>
+  `${name}-${job.locationId}-${job.orderNumber}-${job.orderTime}`;
 
 /**
  * Finished deadline jobs kept for Bull Board, bounded (Redis runs `noeviction`). A repeated add
@@ -64,7 +73,10 @@ const KEEP = { age: 3600, count: 1000 };
 /**
  * The deadline in ms for a location: its own `orderDeadline` (`0`: none), else ORDER_DEADLINE.
  */
-export function overdueAfterMs(deadlines: Pick<OrderDeadlinesConfig, 'orderDeadlineMs'>, locationDeadline: string | undefined): number | undefined {
+export function overdueAfterMs(
+  deadlines: Pick<OrderDeadlinesConfig, 'orderDeadlineMs'>,
+  locationDeadline: string | undefined,
+): number | undefined {
   const ms = locationDeadline === undefined ? deadlines.orderDeadlineMs : parseDuration(locationDeadline);
   return ms === undefined || ms <= 0 ? undefined : ms;
 }
@@ -82,7 +94,11 @@ export async function addOrderDeadlines(
   now = Date.now(),
 ): Promise<void> {
   if (!order.orderTime) return;
-  const job: OrderDeadlineJob = { locationId: order.locationId, orderNumber: order.number, orderTime: order.orderTime.getTime() };
+  const job: OrderDeadlineJob = {
+    locationId: order.locationId,
+    orderNumber: order.number,
+    orderTime: order.orderTime.getTime(),
+  };
   const overdueMs = overdueAfterMs(deadlines, await locationDeadline());
   const adds: [OrderDeadlineJobName, number][] = [];
   if (overdueMs !== undefined) adds.push([ORDER_DEADLINE_JOB.overdue, overdueMs]);

@@ -13,9 +13,14 @@ export const PRESENCE_QUEUE = 'location-presence';
 export const PRESENCE_SWEEP_JOB = 'presence-sweep';
 const PRESENCE_SCHEDULER_ID = 'presence-sweep';
 
-export const presencePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'presence');
+export const presencePrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string =>
+  queuePrefix(redis, 'presence');
 
-export function createPresenceQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue {
+export function createPresenceQueue(
+  connection: RedisClient,
+  redis: Pick<RedisConfig, 'prefix' | 'cluster'>,
+  log: Logger,
+): Queue {
   const queue = new Queue(PRESENCE_QUEUE, withTelemetry({ connection, prefix: presencePrefix(redis) }));
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'presence queue connection error'));
   return queue;
@@ -33,6 +38,10 @@ export async function schedulePresenceSweep(queue: Queue, windowMs: number): Pro
   await queue.upsertJobScheduler(
     PRESENCE_SCHEDULER_ID,
     { every: presenceRefreshMs(windowMs) },
-    { name: PRESENCE_SWEEP_JOB, data: {}, opts: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } } },
+    {
+      name: PRESENCE_SWEEP_JOB,
+      data: {},
+      opts: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } },
+    },
   );
 }

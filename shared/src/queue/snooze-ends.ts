@@ -22,10 +22,18 @@ export interface SnoozeEndJob {
   until: number;
 }
 
-export const snoozeEndPrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'snoozes');
+export const snoozeEndPrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string =>
+  queuePrefix(redis, 'snoozes');
 
-export function createSnoozeEndQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<SnoozeEndJob> {
-  const queue = new Queue<SnoozeEndJob>(SNOOZE_END_QUEUE, withTelemetry({ connection, prefix: snoozeEndPrefix(redis) }));
+export function createSnoozeEndQueue(
+  connection: RedisClient,
+  redis: Pick<RedisConfig, 'prefix' | 'cluster'>,
+  log: Logger,
+): Queue<SnoozeEndJob> {
+  const queue = new Queue<SnoozeEndJob>(
+    SNOOZE_END_QUEUE,
+    withTelemetry({ connection, prefix: snoozeEndPrefix(redis) }),
+  );
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'snooze end queue connection error'));
   return queue;
 }

@@ -16,5 +16,10 @@ export function withTelemetry<T extends QueueOptions | WorkerOptions>(options: T
 export function jobSpanFields(job: { name: JobName; data: JobDataOf<JobName> }): SpanFields {
   if (!('scope' in job.data)) return { 'pos.job.name': job.name };
   const { scope, orderNumber, action } = job.data;
-  return { 'pos.job.name': job.name, 'pos.order.action': action.kind, 'pos.location_id': scope.locationId, 'pos.order_number': orderNumber };
+  return {
+    'pos.job.name': job.name,
+    'pos.order.action': action.kind,
+    'pos.location_id': scope.locationId,
+    'pos.order_number': orderNumber,
+  };
 }

@@ -16,9 +16,17 @@ export interface QueueLayout {
 }
 
 /** The layout the configuration's `redis` and `queue` sections give. */
-export function queueLayout(config: { redis: Pick<RedisConfig, 'prefix' | 'cluster'>; queue: Pick<QueueConfig, 'partitions' | 'drainPartitions'> }): QueueLayout {
+export function queueLayout(config: {
+  redis: Pick<RedisConfig, 'prefix' | 'cluster'>;
+  queue: Pick<QueueConfig, 'partitions' | 'drainPartitions'>;
+}): QueueLayout {
   const { redis, queue } = config;
-  return { redisPrefix: redis.prefix, cluster: redis.cluster, partitions: queue.partitions, drainPartitions: queue.drainPartitions };
+  return {
+    redisPrefix: redis.prefix,
+    cluster: redis.cluster,
+    partitions: queue.partitions,
+    drainPartitions: queue.drainPartitions,
+  };
 }
 
 /** The partitions jobs are added to, and those only drained (an earlier layout, none shared). */
@@ -28,7 +36,9 @@ export function layoutPartitions(layout: QueueLayout): { current: Partition[]; d
   const draining =
     layout.drainPartitions === undefined
       ? []
-      : partitionLayout(layout.redisPrefix, layout.drainPartitions, layout.cluster).filter((p) => !prefixes.has(p.prefix));
+      : partitionLayout(layout.redisPrefix, layout.drainPartitions, layout.cluster).filter(
+          (p) => !prefixes.has(p.prefix),
+        );
   return { current, draining };
 }
 
@@ -66,8 +76,13 @@ export class TransitionQueues {
   constructor(connection: RedisClient, layout: QueueLayout, log: Logger, keepFailed: number) {
     const defaultJobOptions = transitionJobOptions(keepFailed);
     const open = (partition: Partition): PartitionQueue => {
-      const queue = new Queue(TRANSITION_QUEUE, withTelemetry({ connection, prefix: partition.prefix, defaultJobOptions }));
-      queue.on('error', (err: Error) => log.warn({ err: err.message, partition: partition.label }, 'transition queue connection error'));
+      const queue = new Queue(
+        TRANSITION_QUEUE,
+        withTelemetry({ connection, prefix: partition.prefix, defaultJobOptions }),
+      );
+      queue.on('error', (err: Error) =>
+        log.warn({ err: err.message, partition: partition.label }, 'transition queue connection error'),
+      );
       return { partition, queue };
     };
     const { current, draining } = layoutPartitions(layout);
@@ -89,7 +104,6 @@ export class TransitionQueues {
   partitionOfKey(key: string): number {
     return partitionOf(key, this.current.length);
   }
-
 
   /** Job counts by state, summed over every queue. */
   async jobCounts(...states: JobType[]): Promise<Record<string, number>> {

@@ -46,7 +46,8 @@ export interface DeliveryBatchData {
 
 export type WebhookJobData = DeliveryJobData | DeliveryBatchData;
 
-export const isBatch = (data: WebhookJobData): data is DeliveryBatchData => Array.isArray((data as DeliveryBatchData).items);
+export const isBatch = (data: WebhookJobData): data is DeliveryBatchData =>
+  Array.isArray((data as DeliveryBatchData).items);
 
 /**
  * A delivery's job id is its webhook-id, so that an event offered again (a re-run job announces its
@@ -58,7 +59,11 @@ const KEEP_FAILED = { age: 7 * 86_400, count: 10_000 };
 
 export const webhookPrefix = (redis: Pick<RedisConfig, 'prefix' | 'cluster'>): string => queuePrefix(redis, 'webhooks');
 
-export function createWebhookQueue(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, log: Logger): Queue<WebhookJobData> {
+export function createWebhookQueue(
+  connection: RedisClient,
+  redis: Pick<RedisConfig, 'prefix' | 'cluster'>,
+  log: Logger,
+): Queue<WebhookJobData> {
   const queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, withTelemetry({ connection, prefix: webhookPrefix(redis) }));
   queue.on('error', (err: Error) => log.warn({ err: err.message }, 'webhook queue connection error'));
   return queue;

@@ -6,7 +6,11 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { positiveInt, timestamp } from './shared-shapes';
 
-const duration = { type: 'string', pattern: '^[0-9]+(ms|s|m|h|d)?$', description: 'A duration: `90s`, `15m`, `2h` (a bare number is milliseconds)' } as const;
+const duration = {
+  type: 'string',
+  pattern: '^[0-9]+(ms|s|m|h|d)?$',
+  description: 'A duration: `90s`, `15m`, `2h` (a bare number is milliseconds)',
+} as const;
 
 /** A location as the operator sees it, with its presence and pause (what `location` events carry). */
 export const locationViewSchema = {
@@ -17,12 +21,21 @@ export const locationViewSchema = {
     id: { type: 'string' },
     name: { type: 'string' },
     failureThreshold: { ...positiveInt, description: 'Failure count at which an order stays FAILED until recovered' },
-    online: { type: 'boolean', description: 'A register holds an event stream, or made a request within PRESENCE_WINDOW' },
-    since: { ...timestamp, description: 'When the current `online` state began (the creation time, for a location never seen)' },
+    online: {
+      type: 'boolean',
+      description: 'A register holds an event stream, or made a request within PRESENCE_WINDOW',
+    },
+    since: {
+      ...timestamp,
+      description: 'When the current `online` state began (the creation time, for a location never seen)',
+    },
     paused: { type: 'boolean', description: 'Customers are refused (409 `Location not accepting orders`)' },
     pausedUntil: { ...timestamp, description: 'When the pause ends by itself; absent for a pause without end' },
     pauseReason: { type: 'string', description: 'Why the location is paused, when it is' },
-    orderDeadline: { ...duration, description: "The location's own order deadline, overriding ORDER_DEADLINE (`0`: none)" },
+    orderDeadline: {
+      ...duration,
+      description: "The location's own order deadline, overriding ORDER_DEADLINE (`0`: none)",
+    },
   },
 } as const;
 
@@ -45,7 +58,11 @@ export const presenceRegisterSchema = {
   properties: {
     sessionId: { type: 'string' },
     deviceId: { type: 'string' },
-    lastSeenAt: { ...timestamp, description: 'Its last request, or now while it holds a stream (to the write-behind pace: a quarter of PRESENCE_WINDOW)' },
+    lastSeenAt: {
+      ...timestamp,
+      description:
+        'Its last request, or now while it holds a stream (to the write-behind pace: a quarter of PRESENCE_WINDOW)',
+    },
     streams: { type: 'integer', minimum: 0, description: 'Event streams it holds, across the API nodes' },
   },
 } as const;
@@ -57,7 +74,11 @@ export const presenceSchema = {
   properties: {
     online: { type: 'boolean' },
     since: { ...timestamp, description: 'When the current state began' },
-    registers: { type: 'array', items: presenceRegisterSchema, description: 'Register (SERVICE) sessions seen within PRESENCE_WINDOW' },
+    registers: {
+      type: 'array',
+      items: presenceRegisterSchema,
+      description: 'Register (SERVICE) sessions seen within PRESENCE_WINDOW',
+    },
   },
 } as const;
 
@@ -87,7 +108,9 @@ export const sessionViewSchema = {
 const apiKey = {
   type: 'string',
   pattern: '^pos_[A-Za-z0-9_-]{64}$',
-  description: "The API key, shown this once; only its hash is stored. `pos_` and 64 base64url " + "characters: 32 random bytes and a MAC under the deployment's `API_KEY_SECRET`",
+  description:
+    'The API key, shown this once; only its hash is stored. `pos_` and 64 base64url ' +
+    "characters: 32 random bytes and a MAC under the deployment's `API_KEY_SECRET`",
 } as const;
 
 /** A session just created, with its key. */
@@ -110,12 +133,22 @@ const webhookViewProperties = {
   id: { type: 'string', description: 'The subscription id' },
   url: { type: 'string', description: 'http(s) URL of the endpoint' },
   events: { type: 'array', items: { type: 'string' }, description: 'The event types delivered' },
-  locationIds: { type: 'array', items: { type: 'string' }, description: 'The locations whose events are delivered; absent: every location' },
+  locationIds: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'The locations whose events are delivered; absent: every location',
+  },
   description: { type: 'string' },
   createdAt: timestamp,
   updatedAt: timestamp,
-  previousSecretExpiresAt: { ...timestamp, description: 'Until when the secret replaced by the last rotation still signs deliveries (beside the new one)' },
-  disabledAt: { ...timestamp, description: 'Set when deliveries stopped: after WEBHOOK_DISABLE_AFTER of failures, or a 410 Gone' },
+  previousSecretExpiresAt: {
+    ...timestamp,
+    description: 'Until when the secret replaced by the last rotation still signs deliveries (beside the new one)',
+  },
+  disabledAt: {
+    ...timestamp,
+    description: 'Set when deliveries stopped: after WEBHOOK_DISABLE_AFTER of failures, or a 410 Gone',
+  },
   disabledReason: { type: 'string', description: 'Why the endpoint was disabled' },
   failingSince: { ...timestamp, description: 'The first failed attempt since the last success, while failures last' },
 } as const;
@@ -131,7 +164,9 @@ export const webhookViewSchema = {
 const webhookSecret = {
   type: 'string',
   pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
-  description: 'The signing secret, shown this once: `whsec_` and base64 of 32 ' + 'random bytes; stored encrypted under the server key',
+  description:
+    'The signing secret, shown this once: `whsec_` and base64 of 32 ' +
+    'random bytes; stored encrypted under the server key',
 } as const;
 
 /** A subscription just created, or whose secret was just rotated: with its secret. */
@@ -149,13 +184,18 @@ export const webhookDeliverySchema = {
   required: ['id', 'webhookId', 'type', 'attempt', 'outcome', 'durationMs', 'at'],
   properties: {
     id: { type: 'string', description: 'The attempt, for redelivery' },
-    webhookId: { type: 'string', description: 'The `webhook-id` header: the same on every attempt of one event to one endpoint' },
+    webhookId: {
+      type: 'string',
+      description: 'The `webhook-id` header: the same on every attempt of one event to one endpoint',
+    },
     type: { type: 'string', description: 'The event type' },
     attempt: { ...positiveInt, description: 'The attempt number (a redelivery starts again at 1)' },
     outcome: {
       type: 'string',
       enum: ['delivered', 'retrying', 'failed', 'disabled', 'dropped'],
-      description: '`dropped`: taken out unattempted, the subscription having more than ' + '`WEBHOOK_MAX_PENDING` deliveries waiting (redeliverable)',
+      description:
+        '`dropped`: taken out unattempted, the subscription having more than ' +
+        '`WEBHOOK_MAX_PENDING` deliveries waiting (redeliverable)',
     },
     statusCode: { type: 'integer', minimum: 100, maximum: 599, description: "The endpoint's answer, when it answered" },
     error: { type: 'string', description: 'Why no answer came (timeout, refused address, connection error)' },
@@ -174,7 +214,11 @@ export const queuedDeliverySchema = {
   properties: { webhookId: webhookDeliverySchema.properties.webhookId, type: webhookDeliverySchema.properties.type },
 } as const;
 
-const role = { type: 'string', enum: ['viewer', 'manager', 'admin'], description: 'viewer reads; manager also acts on its locations; admin does everything' } as const;
+const role = {
+  type: 'string',
+  enum: ['viewer', 'manager', 'admin'],
+  description: 'viewer reads; manager also acts on its locations; admin does everything',
+} as const;
 const locationIds = {
   type: 'array',
   items: { type: 'string' },
@@ -206,7 +250,10 @@ export const issuedOperatorSchema = {
   required: ['id', 'name', 'role', 'createdAt', 'token'],
   properties: {
     ...operatorViewProperties,
-    token: { ...apiKey, description: 'The bearer token, shown this once; only its hash is stored. The shape of an API key.' },
+    token: {
+      ...apiKey,
+      description: 'The bearer token, shown this once; only its hash is stored. The shape of an API key.',
+    },
   },
 } as const;
 
@@ -224,11 +271,14 @@ export const currentOperatorSchema = {
 } as const;
 
 /** A value an audit record names: an id, a name, a role, a URL, a switch, a list of ids or types. */
-const auditValue = { oneOf: [{ type: 'string' }, { type: 'integer' }, { type: 'boolean' }, { type: 'array', items: { type: 'string' } }] } as const;
+const auditValue = {
+  oneOf: [{ type: 'string' }, { type: 'integer' }, { type: 'boolean' }, { type: 'array', items: { type: 'string' } }],
+} as const;
 const auditFields = {
   type: 'object',
   additionalProperties: auditValue,
-  description: 'Fields by name: `role`, `locationIds` or `allLocations: true`, a subscription\'s `url` (query values redacted), `events`, ...',
+  description:
+    "Fields by name: `role`, `locationIds` or `allLocations: true`, a subscription's `url` (query values redacted), `events`, ...",
 } as const;
 
 /** What a write changed, cleaned of secrets (never a key, token or webhook secret). */
@@ -238,7 +288,10 @@ export const auditChangeSchema = {
   properties: {
     id: { type: 'string', description: 'The id (or number) of what the write created' },
     before: { ...auditFields, description: `The changed or removed fields as they were. ${auditFields.description}` },
-    after: { ...auditFields, description: `The created or changed fields as the write left them. ${auditFields.description}` },
+    after: {
+      ...auditFields,
+      description: `The created or changed fields as the write left them. ${auditFields.description}`,
+    },
   },
 } as const;
 
@@ -262,22 +315,41 @@ export const auditRecordSchema = {
     },
     locationId: { type: 'string', description: 'The location the write concerns, when one' },
     status: { type: 'integer', description: 'The status of the answer' },
-    requestId: { type: 'string', description: "The service's id of the request: the `X-Request-Id` of its answer, and the `requestId` of its log lines" },
-    claimedRequestId: { type: 'string', description: 'The `X-Request-Id` the caller sent, when it sent one: what the caller claims, kept apart' },
+    requestId: {
+      type: 'string',
+      description:
+        "The service's id of the request: the `X-Request-Id` of its answer, and the `requestId` of its log lines",
+    },
+    claimedRequestId: {
+      type: 'string',
+      description: 'The `X-Request-Id` the caller sent, when it sent one: what the caller claims, kept apart',
+    },
     change: auditChangeSchema,
     purgeAt: { ...timestamp, description: 'When retention removes the record (`AUDIT_RETENTION` after it)' },
-    seq: { type: 'integer', minimum: 1, description: "The record's place in the log's hash chain (absent on records written before the chain)" },
-    prevHash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The `hash` of the record before it (`seq` - 1), or 64 zeros for the first' },
+    seq: {
+      type: 'integer',
+      minimum: 1,
+      description: "The record's place in the log's hash chain (absent on records written before the chain)",
+    },
+    prevHash: {
+      type: 'string',
+      pattern: '^[0-9a-f]{64}$',
+      description: 'The `hash` of the record before it (`seq` - 1), or 64 zeros for the first',
+    },
     hash: {
       type: 'string',
       pattern: '^[0-9a-f]{64}$',
       description:
-        'SHA-256, in hex, of `prevHash`, a newline, and this record as JSON without ' + '`hash`, `fullHash`, `purgeAt` and `claimedRequestId` (RFC 8785 canonical ' + 'form): `npm run admin -- audit verify` checks the chain',
+        'SHA-256, in hex, of `prevHash`, a newline, and this record as JSON without ' +
+        '`hash`, `fullHash`, `purgeAt` and `claimedRequestId` (RFC 8785 canonical ' +
+        'form): `npm run admin -- audit verify` checks the chain',
     },
     fullHash: {
       type: 'string',
       pattern: '^[0-9a-f]{64}$',
-      description: 'SHA-256, in hex, of `hash`, a newline, and `{purgeAt, claimedRequestId}` as canonical ' + 'JSON: every stored field is under a hash (records written since 0.5.0)',
+      description:
+        'SHA-256, in hex, of `hash`, a newline, and `{purgeAt, claimedRequestId}` as canonical ' +
+        'JSON: every stored field is under a hash (records written since 0.5.0)',
     },
   },
 } as const;
@@ -288,11 +360,21 @@ export const auditVerificationSchema = {
   additionalProperties: false,
   required: ['intact', 'checked', 'complete'],
   properties: {
-    intact: { type: 'boolean', description: 'Whether every record checked matches its hash and follows the one before it' },
+    intact: {
+      type: 'boolean',
+      description: 'Whether every record checked matches its hash and follows the one before it',
+    },
     checked: { type: 'integer', minimum: 0, description: 'Records checked in this stretch' },
     firstSeq: { type: 'integer', description: 'The first record checked' },
-    lastSeq: { type: 'integer', description: 'The last record checked and found intact: the `after` of the next stretch' },
-    complete: { type: 'boolean', description: 'Whether the check reached the newest record (or a broken link); `false`: call again with `after=lastSeq`' },
+    lastSeq: {
+      type: 'integer',
+      description: 'The last record checked and found intact: the `after` of the next stretch',
+    },
+    complete: {
+      type: 'boolean',
+      description:
+        'Whether the check reached the newest record (or a broken link); `false`: call again with `after=lastSeq`',
+    },
     brokenAt: {
       type: 'object',
       additionalProperties: false,

@@ -18,7 +18,11 @@ export const eventSchema = {
   additionalProperties: false,
   required: ['id', 'type', 'timestamp', 'data'],
   properties: {
-    id: { type: 'string', pattern: EVENT_ID_PATTERN, description: "The event's id: the cursor of the feed, the same in every webhook body of the event" },
+    id: {
+      type: 'string',
+      pattern: EVENT_ID_PATTERN,
+      description: "The event's id: the cursor of the feed, the same in every webhook body of the event",
+    },
     type: { type: 'string', enum: WEBHOOK_EVENT_TYPES },
     timestamp: { ...timestamp, description: 'When the change was written' },
     data: {
@@ -30,22 +34,34 @@ export const eventSchema = {
         locationId: { type: 'string' },
         order: {
           ...operatorOrderRecordSchema,
-          description: "The operator's form of the order, with `version`, its write count (a later state has a higher one)",
+          description:
+            "The operator's form of the order, with `version`, its write count (a later state has a higher one)",
           properties: { ...operatorOrderRecordSchema.properties, version: { type: 'integer', minimum: 0 } },
         },
         command: commandRecordSchema,
         location: locationViewSchema,
         version: { type: 'integer', minimum: 1, description: "`menu.published`: the location's new menu version" },
-        source: { type: 'string', enum: ['register', 'operator'], description: '`menu.published`: who uploaded the menu' },
+        source: {
+          type: 'string',
+          enum: ['register', 'operator'],
+          description: '`menu.published`: who uploaded the menu',
+        },
         counts: {
           type: 'object',
           additionalProperties: false,
           required: ['items', 'modifierGroups', 'options'],
           description: '`menu.published`: what the menu holds',
-          properties: { items: { type: 'integer', minimum: 0 }, modifierGroups: { type: 'integer', minimum: 0 }, options: { type: 'integer', minimum: 0 } },
+          properties: {
+            items: { type: 'integer', minimum: 0 },
+            modifierGroups: { type: 'integer', minimum: 0 },
+            options: { type: 'integer', minimum: 0 },
+          },
         },
         productId: { type: 'string', description: '`menu.item_availability_changed`: the item or option' },
-        available: { type: 'boolean', description: '`menu.item_availability_changed`: false when snoozed, true when available again' },
+        available: {
+          type: 'boolean',
+          description: '`menu.item_availability_changed`: false when snoozed, true when available again',
+        },
         until: { ...timestamp, description: '`menu.item_availability_changed`: when a snooze ends by itself' },
         reason: { type: 'string', description: "`menu.item_availability_changed`: the snooze's reason" },
       },

@@ -15,8 +15,16 @@ export const historyQuerySchema = {
   properties: {
     from: { type: 'string', format: 'date-time', description: 'completed at or after (inclusive)' },
     to: { type: 'string', format: 'date-time', description: 'completed before (exclusive)' },
-    limit: { type: 'string', pattern: '^[1-9][0-9]{0,3}$', description: `orders per page, 1 to ${HISTORY_LIMITS.max} (default ${HISTORY_LIMITS.default})` },
-    after: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the cursor after the last order of the previous page (as in the `Link: rel="next"` of a full page)' },
+    limit: {
+      type: 'string',
+      pattern: '^[1-9][0-9]{0,3}$',
+      description: `orders per page, 1 to ${HISTORY_LIMITS.max} (default ${HISTORY_LIMITS.default})`,
+    },
+    after: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9_-]{1,64}$',
+      description: 'the cursor after the last order of the previous page (as in the `Link: rel="next"` of a full page)',
+    },
   },
 };
 
@@ -37,7 +45,9 @@ const PARAMETER_RULES: Record<string, string> = {
 };
 
 /** Reads the query; a bad parameter is a 400 `Illegal argument` naming it. */
-export function parseHistoryQuery(query: Record<string, string | string[] | undefined>): Omit<HistoryQuery, 'locationId'> {
+export function parseHistoryQuery(
+  query: Record<string, string | string[] | undefined>,
+): Omit<HistoryQuery, 'locationId'> {
   const given: Record<string, unknown> = {};
   for (const name of Object.keys(PARAMETER_RULES)) if (query[name] !== undefined) given[name] = query[name];
   if (!validate(given)) {

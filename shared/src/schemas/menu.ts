@@ -11,7 +11,12 @@ import { timestamp } from './shared-shapes';
 
 const text = line(LIMITS.textLength);
 const productId = line(LIMITS.productIdLength);
-const price = { type: 'integer', minimum: 0, maximum: LIMITS.unitPrice, description: 'Price in minor currency units' } as const;
+const price = {
+  type: 'integer',
+  minimum: 0,
+  maximum: LIMITS.unitPrice,
+  description: 'Price in minor currency units',
+} as const;
 const count = { type: 'integer', minimum: 0, maximum: LIMITS.quantity } as const;
 
 const optionSchema = {
@@ -44,7 +49,12 @@ const itemSchema = {
     price,
     category: text,
     description: block(LIMITS.notesLength),
-    modifierGroupIds: { type: 'array', uniqueItems: true, items: productId, description: 'The modifier groups the item takes, by id' },
+    modifierGroupIds: {
+      type: 'array',
+      uniqueItems: true,
+      items: productId,
+      description: 'The modifier groups the item takes, by id',
+    },
   },
 } as const;
 
@@ -76,7 +86,11 @@ export const menuViewSchema = {
   additionalProperties: false,
   required: ['version', 'source', 'publishedAt', 'items', 'modifierGroups'],
   properties: {
-    version: { type: 'integer', minimum: 1, description: "The location's menu version: higher for every accepted menu" },
+    version: {
+      type: 'integer',
+      minimum: 1,
+      description: "The location's menu version: higher for every accepted menu",
+    },
     source: { type: 'string', enum: ['register', 'operator'] },
     publishedAt: timestamp,
     currency: menuDocumentSchema.properties.currency,
@@ -94,7 +108,14 @@ export const menuViewSchema = {
         ...groupSchema,
         properties: {
           ...groupSchema.properties,
-          options: { type: 'array', items: { ...optionSchema, required: [...optionSchema.required, 'available'], properties: { ...optionSchema.properties, ...availability } } },
+          options: {
+            type: 'array',
+            items: {
+              ...optionSchema,
+              required: [...optionSchema.required, 'available'],
+              properties: { ...optionSchema.properties, ...availability },
+            },
+          },
         },
       },
     },
@@ -108,7 +129,12 @@ export const availabilitySchema = {
   required: ['available'],
   properties: {
     available: { type: 'boolean' },
-    until: { type: 'string', maxLength: LIMITS.timestampLength, format: 'date-time', description: 'A snooze ends by itself at this instant (RFC 3339, in the future)' },
+    until: {
+      type: 'string',
+      maxLength: LIMITS.timestampLength,
+      format: 'date-time',
+      description: 'A snooze ends by itself at this instant (RFC 3339, in the future)',
+    },
     reason: text,
   },
 } as const;
@@ -131,7 +157,13 @@ export const menuPublishSchema = {
   additionalProperties: false,
   required: ['locationIds', 'menu'],
   properties: {
-    locationIds: { type: 'array', minItems: 1, maxItems: LIMITS.publishLocations, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 64 } },
+    locationIds: {
+      type: 'array',
+      minItems: 1,
+      maxItems: LIMITS.publishLocations,
+      uniqueItems: true,
+      items: { type: 'string', minLength: 1, maxLength: 64 },
+    },
     menu: { type: 'object', description: 'The menu document (see MenuDocument)' },
   },
 } as const;
@@ -212,7 +244,9 @@ export interface MenuError {
 }
 
 // the document with every error (a 422 lists them all); the other bodies with their first (a 400, as elsewhere)
-const validateDocument = addFormats(new Ajv({ allErrors: true, strict: true })).compile<MenuDocument>(menuDocumentSchema);
+const validateDocument = addFormats(new Ajv({ allErrors: true, strict: true })).compile<MenuDocument>(
+  menuDocumentSchema,
+);
 const firstFault = addFormats(new Ajv({ allErrors: false, strict: true }));
 const compile = <T>(schema: object) => firstFault.compile<T>(schema);
 
@@ -223,8 +257,10 @@ function menuErrorOf(error: ErrorObject): MenuError {
     const field = String(error.params.additionalProperty);
     return { pointer: `${error.instancePath}/${escapePointer(field)}`, detail: 'is not a field of the menu' };
   }
-  if (error.keyword === 'required') return { pointer: `${error.instancePath}/${String(error.params.missingProperty)}`, detail: 'is required' };
-  if (error.keyword === 'format') return { pointer: error.instancePath, detail: 'must be text without control characters or bidirectional controls' };
+  if (error.keyword === 'required')
+    return { pointer: `${error.instancePath}/${String(error.params.missingProperty)}`, detail: 'is required' };
+  if (error.keyword === 'format')
+    return { pointer: error.instancePath, detail: 'must be text without control characters or bidirectional controls' };
   return { pointer: error.instancePath, detail: error.message ?? 'is invalid' };
 }
 

@@ -27,7 +27,12 @@ export const idPageQuerySchema = {
   type: 'object',
   properties: {
     limit,
-    after: { type: 'string', minLength: 1, maxLength: 64, description: 'The id of the last item of the previous page; absent for the first page' },
+    after: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      description: 'The id of the last item of the previous page; absent for the first page',
+    },
   },
 } as const;
 
@@ -36,7 +41,12 @@ export const numberPageQuerySchema = {
   type: 'object',
   properties: {
     limit,
-    after: { type: 'integer', minimum: 0, maximum: 2_147_483_647, description: 'The number of the last item of the previous page; absent for the first page' },
+    after: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 2_147_483_647,
+      description: 'The number of the last item of the previous page; absent for the first page',
+    },
   },
 } as const;
 
@@ -44,7 +54,11 @@ export const orderListQuerySchema = {
   type: 'object',
   required: ['state'],
   properties: {
-    state: { type: 'string', enum: ORDER_STATES, description: 'The state of the orders listed; another name is a 400 "No enum constant ..."' },
+    state: {
+      type: 'string',
+      enum: ORDER_STATES,
+      description: 'The state of the orders listed; another name is a 400 "No enum constant ..."',
+    },
     overdue: { type: 'boolean', description: '`true`: only overdue orders; `false`: only the others' },
     ...numberPageQuerySchema.properties,
   },
@@ -65,8 +79,18 @@ export const auditQuerySchema = {
   properties: {
     locationId: { type: 'string', minLength: 1, maxLength: 64, description: 'Only records of this location' },
     operatorId: { type: 'string', minLength: 1, maxLength: 64, description: 'Only records of this operator' },
-    from: { type: 'string', format: 'date-time', maxLength: LIMITS.timestampLength, description: 'Only records at or after this time' },
-    to: { type: 'string', format: 'date-time', maxLength: LIMITS.timestampLength, description: 'Only records before this time' },
+    from: {
+      type: 'string',
+      format: 'date-time',
+      maxLength: LIMITS.timestampLength,
+      description: 'Only records at or after this time',
+    },
+    to: {
+      type: 'string',
+      format: 'date-time',
+      maxLength: LIMITS.timestampLength,
+      description: 'Only records before this time',
+    },
     ...idPageQuerySchema.properties,
   },
 } as const;
@@ -75,8 +99,19 @@ export const auditQuerySchema = {
 export const auditVerifyQuerySchema = {
   type: 'object',
   properties: {
-    after: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The `lastSeq` of the previous stretch; absent for the first' },
-    limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 10_000, description: 'The most records this stretch checks' },
+    after: {
+      type: 'integer',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'The `lastSeq` of the previous stretch; absent for the first',
+    },
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 10_000,
+      default: 10_000,
+      description: 'The most records this stretch checks',
+    },
   },
 } as const;
 
@@ -85,9 +120,19 @@ export const eventFeedQuerySchema = {
   type: 'object',
   properties: {
     limit,
-    after: { type: 'string', pattern: EVENT_ID_PATTERN, maxLength: 64, description: 'The `id` of the last event of the previous page; absent for the first page' },
+    after: {
+      type: 'string',
+      pattern: EVENT_ID_PATTERN,
+      maxLength: 64,
+      description: 'The `id` of the last event of the previous page; absent for the first page',
+    },
     locationId: { type: 'string', minLength: 1, maxLength: 64, description: 'Only events of this location' },
-    types: { type: 'string', minLength: 1, maxLength: 1000, description: 'Only events of these types, comma-separated (`order.placed,order.completed`)' },
+    types: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1000,
+      description: 'Only events of these types, comma-separated (`order.placed,order.completed`)',
+    },
   },
 } as const;
 
@@ -112,7 +157,15 @@ function compileQuery<T>(schema: { properties: Record<string, { type?: string }>
   const checked = ((query: Record<string, unknown>) => {
     const name = integers.find((n) => typeof query[n] === 'string' && !DECIMAL.test(query[n] as string));
     if (name !== undefined) {
-      checked.errors = [{ instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, keyword: 'type', params: { type: 'integer' }, message: 'must be integer' }];
+      checked.errors = [
+        {
+          instancePath: `/${name}`,
+          schemaPath: `#/properties/${name}/type`,
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        },
+      ];
       return false;
     }
     const valid = validate(query);

@@ -39,7 +39,10 @@ export const statusUpdateSchema = {
   // constant ..." (docs/register-interface.md, part 4.2 rule 1), however long or odd: the
   // problem echoes it made safe.
   properties: {
-    newState: { type: 'string', description: 'The name of an order state; any other string is a 400 "No enum constant ..."' },
+    newState: {
+      type: 'string',
+      description: 'The name of an order state; any other string is a 400 "No enum constant ..."',
+    },
   },
 } as const;
 
@@ -96,7 +99,12 @@ export const locationUpdateSchema = {
   properties: {
     name: text,
     failureThreshold,
-    orderDeadline: { type: 'string', maxLength: 16, pattern: '^[0-9]+(ms|s|m|h|d)?$', description: 'A duration (`90s`, `15m`); `0`: no deadline here' },
+    orderDeadline: {
+      type: 'string',
+      maxLength: 16,
+      pattern: '^[0-9]+(ms|s|m|h|d)?$',
+      description: 'A duration (`90s`, `15m`); `0`: no deadline here',
+    },
   },
 } as const;
 
@@ -125,7 +133,13 @@ export const customerSessionSchema = {
 } as const;
 
 /** An endpoint's URL: http(s), checked further (SSRF) by the route. */
-const webhookUrl = { type: 'string', minLength: 1, maxLength: 2048, format: TEXT_FORMATS.line, description: 'http(s) URL of the endpoint' } as const;
+const webhookUrl = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 2048,
+  format: TEXT_FORMATS.line,
+  description: 'http(s) URL of the endpoint',
+} as const;
 const webhookEvents = {
   type: 'array',
   minItems: 1,
@@ -147,7 +161,12 @@ export const webhookSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['url', 'events'],
-  properties: { url: webhookUrl, events: webhookEvents, locationIds: webhookLocations, description: block(LIMITS.reasonLength) },
+  properties: {
+    url: webhookUrl,
+    events: webhookEvents,
+    locationIds: webhookLocations,
+    description: block(LIMITS.reasonLength),
+  },
 } as const;
 
 /**
@@ -168,7 +187,13 @@ export const webhookUpdateSchema = {
 } as const;
 
 const operatorRole = { type: 'string', enum: ['viewer', 'manager', 'admin'] } as const;
-const operatorLocations = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 1000, uniqueItems: true } as const;
+const operatorLocations = {
+  type: 'array',
+  items: { type: 'string', minLength: 1, maxLength: 64 },
+  minItems: 1,
+  maxItems: 1000,
+  uniqueItems: true,
+} as const;
 
 export const operatorSchema = {
   type: 'object',
@@ -189,7 +214,11 @@ export const operatorUpdateSchema = {
     name: text,
     role: operatorRole,
     locationIds: operatorLocations,
-    allLocations: { type: 'boolean', const: true, description: 'Removes `locationIds`: the operator covers every location' },
+    allLocations: {
+      type: 'boolean',
+      const: true,
+      description: 'Removes `locationIds`: the operator covers every location',
+    },
   },
 } as const;
 
@@ -235,10 +264,14 @@ export function problemFromSchemaError(error: ErrorObject): Problem {
     return problems.validation(`${where} has unknown field${/^[A-Za-z0-9_]{1,64}$/.test(field) ? ` ${field}` : 's'}`);
   }
   if (error.keyword === 'format' && error.params.format === TEXT_FORMATS.line) {
-    return problems.validation(`${where} must be one line without control characters, line separators or bidirectional controls`);
+    return problems.validation(
+      `${where} must be one line without control characters, line separators or bidirectional controls`,
+    );
   }
   if (error.keyword === 'format' && error.params.format === TEXT_FORMATS.block) {
-    return problems.validation(`${where} must not contain control characters (but tab and newline) or bidirectional controls`);
+    return problems.validation(
+      `${where} must not contain control characters (but tab and newline) or bidirectional controls`,
+    );
   }
   if (error.keyword === 'minProperties') {
     return problems.validation(`${where} must have at least ${String(error.params.limit)} field(s)`);

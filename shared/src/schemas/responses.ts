@@ -29,7 +29,12 @@ export const orderRowSchema = {
         type: 'object',
         additionalProperties: false,
         required: ['productId', 'name', 'quantity', 'unitPrice'],
-        properties: { productId: { type: 'string' }, name: { type: 'string' }, quantity: positiveInt, unitPrice: { type: 'integer', minimum: 0 } },
+        properties: {
+          productId: { type: 'string' },
+          name: { type: 'string' },
+          quantity: positiveInt,
+          unitPrice: { type: 'integer', minimum: 0 },
+        },
       },
     },
   },
@@ -63,11 +68,17 @@ export const operatorOrderRecordSchema = {
   required: [...orderRecordSchema.required, 'failureCount'],
   properties: {
     ...orderRecordSchema.properties,
-    failureCount: { type: 'integer', minimum: 0, description: 'Failures reported since the order was placed or last recovered' },
+    failureCount: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Failures reported since the order was placed or last recovered',
+    },
     overdue: {
       type: 'boolean',
       const: true,
-      description: "Present while the order's placement went past its location's order deadline " + "(docs/presence-and-deadlines.md); never in a register's record",
+      description:
+        "Present while the order's placement went past its location's order deadline " +
+        "(docs/presence-and-deadlines.md); never in a register's record",
     },
   },
 } as const;
@@ -75,8 +86,10 @@ export const operatorOrderRecordSchema = {
 export const commandRecordSchema = {
   type: 'object',
   description:
-    'A command (part 2.2): the record shape of orders without `rows`, ' + 'always PLACED. Its kind is carried by one field: ' +
-    '`readTableState` (READ_TABLE_STATE), `paymentNumber` (REQUEST_BILL), ' + '`exportMainData` (EXPORT_DATA, FETCH_REMOTE_MENU).',
+    'A command (part 2.2): the record shape of orders without `rows`, ' +
+    'always PLACED. Its kind is carried by one field: ' +
+    '`readTableState` (READ_TABLE_STATE), `paymentNumber` (REQUEST_BILL), ' +
+    '`exportMainData` (EXPORT_DATA, FETCH_REMOTE_MENU).',
   additionalProperties: false,
   required: ['number', 'state'],
   properties: {
@@ -96,7 +109,11 @@ export const healthSchema = {
   properties: {
     status: { type: 'string', const: 'ok' },
     version: { type: 'string', description: 'The release this node runs (semver)', examples: ['0.5.0'] },
-    commit: { type: 'string', description: 'The commit it was built from, or `unknown`', examples: ['14e85b5c0d9b8a4f2e6c5d1a3b7f9e0c2d4a6b8c'] },
+    commit: {
+      type: 'string',
+      description: 'The commit it was built from, or `unknown`',
+      examples: ['14e85b5c0d9b8a4f2e6c5d1a3b7f9e0c2d4a6b8c'],
+    },
   },
 } as const;
 

@@ -56,6 +56,7 @@ export const LIMITS = {
 } as const;
 
 /** One line of text, 1 to `maxLength` characters. */
-export const line = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, format: TEXT_FORMATS.line }) as const;
+export const line = (maxLength: number) =>
+  ({ type: 'string', minLength: 1, maxLength, format: TEXT_FORMATS.line }) as const;
 /** Free text over lines, up to `maxLength` characters. */
 export const block = (maxLength: number) => ({ type: 'string', maxLength, format: TEXT_FORMATS.block }) as const;

@@ -35,7 +35,12 @@ export class AppliedJobsLedger {
    * and its version, so every writer racing from that version keeps the same entries once.
    */
   async keep(order: { _id: string; version: number }, entries: readonly string[], now: Date): Promise<void> {
-    const doc: AppliedJobsDoc = { _id: `${order._id}@${order.version}`, orderId: order._id, jobs: entries.map(jobIdOf), expireAt: new Date(now.getTime() + this.keptMs) };
+    const doc: AppliedJobsDoc = {
+      _id: `${order._id}@${order.version}`,
+      orderId: order._id,
+      jobs: entries.map(jobIdOf),
+      expireAt: new Date(now.getTime() + this.keptMs),
+    };
     try {
       await this.c.insertOne(doc);
     } catch (err) {

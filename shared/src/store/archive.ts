@@ -46,7 +46,11 @@ export class OrderArchiveRepo {
    * moved. Expired carts are not found: to the customer a cart that expired is gone.
    */
   find(scope: OrderScope, number: number): Promise<ArchivedOrderDoc | null> {
-    const filter: Record<string, unknown> = { _id: recordId(scope.locationId, number), locationId: scope.locationId, expiredAt: { $exists: false } };
+    const filter: Record<string, unknown> = {
+      _id: recordId(scope.locationId, number),
+      locationId: scope.locationId,
+      expiredAt: { $exists: false },
+    };
     if (scope.sessionId !== undefined) filter.sessionId = scope.sessionId;
     return this.c.findOne(filter);
   }
@@ -97,7 +101,11 @@ export class OrderArchiveRepo {
     const completeTime: Record<string, Date> = { $gte: lower ?? new Date(0) };
     if (to) completeTime.$lt = to;
     const filter: Record<string, unknown> = { locationId, completeTime };
-    if (after) filter.$or = [{ completeTime: { $gt: after.completeTime } }, { completeTime: after.completeTime, number: { $gt: after.number } }];
+    if (after)
+      filter.$or = [
+        { completeTime: { $gt: after.completeTime } },
+        { completeTime: after.completeTime, number: { $gt: after.number } },
+      ];
     const docs = await this.c
       .find(filter)
       .sort({ completeTime: 1, number: 1 })
@@ -105,7 +113,9 @@ export class OrderArchiveRepo {
       .toArray();
     const orders = docs.slice(0, limit);
     const last = orders[orders.length - 1];
-    return docs.length > limit && last ? { orders, next: { completeTime: last.completeTime!, number: last.number } } : { orders };
+    return docs.length > limit && last
+      ? { orders, next: { completeTime: last.completeTime!, number: last.number } }
+      : { orders };
   }
 
   count(): Promise<number> {

@@ -53,26 +53,41 @@ export const VERIFY_MAX = 10_000;
 /** The records before the chain's start one verification reads (a purge cut short leaves at most a batch). */
 const BESIDE_READ = 1_000;
 
-
 /** The hash a record must carry: over `prevHash` and the record as served, but for the fields `fullHash` covers. */
 export function auditHash(doc: AuditDoc): string {
-  const { hash: _hash, fullHash: _full, purgeAt: _purgeAt, claimedRequestId: _claimed, ...content } = toAuditRecord(doc);
-  return createHash('sha256').update(`${doc.prevHash ?? ''}\n${canonicalize(content)}`).digest('hex');
+  const {
+    hash: _hash,
+    fullHash: _full,
+    purgeAt: _purgeAt,
+    claimedRequestId: _claimed,
+    ...content
+  } = toAuditRecord(doc);
+  return createHash('sha256')
+    .update(`${doc.prevHash ?? ''}\n${canonicalize(content)}`)
+    .digest('hex');
 }
 
 /** The `fullHash` a record written since 0.5.0 carries: over its `hash` and the fields `hash` leaves out. */
 export function auditFullHash(doc: AuditDoc): string {
-  const rest = { purgeAt: doc.purgeAt.toISOString(), ...(doc.claimedRequestId !== undefined && { claimedRequestId: doc.claimedRequestId }) };
-  return createHash('sha256').update(`${doc.hash ?? ''}\n${canonicalize(rest)}`).digest('hex');
+  const rest = {
+    purgeAt: doc.purgeAt.toISOString(),
+    ...(doc.claimedRequestId !== undefined && { claimedRequestId: doc.claimedRequestId }),
+  };
+  return createHash('sha256')
+    .update(`${doc.hash ?? ''}\n${canonicalize(rest)}`)
+    .digest('hex');
 }
 
 const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000;
 
 /** What is wrong with a record on its own: its hashes (both required), its retention. */
 function selfFault(doc: AuditDoc): string | undefined {
-  if (doc.hash === undefined || auditHash(doc) !== doc.hash) return 'its content does not match its hash: it was changed after it was written';
-  if (doc.fullHash === undefined) return 'it has no fullHash: it was removed, so its purgeAt or claimedRequestId may have been changed';
-  if (auditFullHash(doc) !== doc.fullHash) return 'its purgeAt or claimedRequestId does not match its fullHash: it was changed after it was written';
+  if (doc.hash === undefined || auditHash(doc) !== doc.hash)
+    return 'its content does not match its hash: it was changed after it was written';
+  if (doc.fullHash === undefined)
+    return 'it has no fullHash: it was removed, so its purgeAt or claimedRequestId may have been changed';
+  if (auditFullHash(doc) !== doc.fullHash)
+    return 'its purgeAt or claimedRequestId does not match its fullHash: it was changed after it was written';
   if (!(doc.purgeAt >= doc.at)) return 'its purgeAt is before it was written';
   return undefined;
 }
@@ -88,7 +103,12 @@ function walkChain(records: AuditDoc[], from: Link): { checked: number; next: Li
   let checked = 0;
   for (const doc of records) {
     const fault = linkFault(doc, next);
-    if (fault) return { checked, next, brokenAt: { seq: next.seq, ...(doc.seq === next.seq && { id: doc._id }), reason: fault } };
+    if (fault)
+      return {
+        checked,
+        next,
+        brokenAt: { seq: next.seq, ...(doc.seq === next.seq && { id: doc._id }), reason: fault },
+      };
     checked += 1;
     next = { seq: next.seq + 1, hash: doc.hash! };
   }
@@ -98,7 +118,8 @@ function walkChain(records: AuditDoc[], from: Link): { checked: number; next: Li
 /** What is wrong with `doc` as the chain's link `expected` (its place, the link before it, itself). */
 function linkFault(doc: AuditDoc, expected: { seq: number; hash: string }): string | undefined {
   if (doc.seq !== expected.seq) return `record ${expected.seq} is missing: the next is ${doc.seq}`;
-  if (doc.prevHash !== expected.hash) return `its prevHash is not the hash of record ${expected.seq - 1}: a record before it was changed or replaced`;
+  if (doc.prevHash !== expected.hash)
+    return `its prevHash is not the hash of record ${expected.seq - 1}: a record before it was changed or replaced`;
   return selfFault(doc);
 }
 
@@ -163,10 +184,16 @@ export class AuditRepo {
     if (filter.locationId !== undefined) query.locationId = asString(filter.locationId, 'locationId');
     if (filter.withinLocations) {
       const within = filter.withinLocations.map((id) => asString(id, 'locationId'));
-      query.locationId = filter.locationId === undefined ? { $in: within } : within.includes(query.locationId as string) ? query.locationId : { $in: [] };
+      query.locationId =
+        filter.locationId === undefined
+          ? { $in: within }
+          : within.includes(query.locationId as string)
+            ? query.locationId
+            : { $in: [] };
     }
     if (filter.operatorId !== undefined) query.operatorId = asString(filter.operatorId, 'operatorId');
-    if (filter.from || filter.to) query.at = { ...(filter.from && { $gte: filter.from }), ...(filter.to && { $lt: filter.to }) };
+    if (filter.from || filter.to)
+      query.at = { ...(filter.from && { $gte: filter.from }), ...(filter.to && { $lt: filter.to }) };
     if (page.after !== undefined) query._id = { $lt: asString(page.after, 'after') };
     return this.c.find(query).sort({ _id: -1 }).limit(page.limit).toArray();
   }
@@ -179,11 +206,28 @@ export class AuditRepo {
   async verify(afterSeq: number | undefined, limit = VERIFY_MAX, now = new Date()): Promise<AuditVerification> {
     const start = await this.start();
     const beside = await this.besideTheChain(start, now);
-    if (beside) return { intact: false, checked: 0, complete: true, brokenAt: { id: beside._id, reason: `record ${beside._id} has no place in the chain (its seq is ` + `${JSON.stringify(beside.seq ?? null)}): it was added beside it` } };
+    if (beside)
+      return {
+        intact: false,
+        checked: 0,
+        complete: true,
+        brokenAt: {
+          id: beside._id,
+          reason:
+            `record ${beside._id} has no place in the chain (its seq is ` +
+            `${JSON.stringify(beside.seq ?? null)}): it was added beside it`,
+        },
+      };
     let expected = start;
     if (afterSeq !== undefined) {
       const previous = await this.c.findOne({ seq: afterSeq });
-      if (!previous?.hash) return { intact: false, checked: 0, complete: true, brokenAt: { seq: afterSeq, reason: `record ${afterSeq} does not exist` } };
+      if (!previous?.hash)
+        return {
+          intact: false,
+          checked: 0,
+          complete: true,
+          brokenAt: { seq: afterSeq, reason: `record ${afterSeq} does not exist` },
+        };
       expected = { seq: afterSeq + 1, hash: previous.hash };
     }
     const records = await this.c
@@ -193,18 +237,30 @@ export class AuditRepo {
       .toArray();
     const firstSeq = expected.seq;
     const { checked, next, brokenAt } = walkChain(records.slice(0, limit), expected);
-    if (brokenAt) return { intact: false, checked, firstSeq, ...(checked > 0 && { lastSeq: next.seq - 1 }), complete: true, brokenAt };
+    if (brokenAt)
+      return {
+        intact: false,
+        checked,
+        firstSeq,
+        ...(checked > 0 && { lastSeq: next.seq - 1 }),
+        complete: true,
+        brokenAt,
+      };
     const complete = records.length <= limit;
     const stretch = { checked, ...(checked > 0 && { firstSeq, lastSeq: next.seq - 1 }) };
     const headBroken = complete ? await this.headFault(next) : undefined;
-    return headBroken ? { intact: false, ...stretch, complete: true, brokenAt: headBroken } : { intact: true, ...stretch, complete };
+    return headBroken
+      ? { intact: false, ...stretch, complete: true, brokenAt: headBroken }
+      : { intact: true, ...stretch, complete };
   }
 
   /** At the end of the chain: it reaches the newest record ever written (the head moves only forward). */
   private async headFault(next: Link): Promise<BrokenAt | undefined> {
     const head = await this.anchors.findOne({ _id: HEAD });
-    if (head && head.seq >= next.seq) return { seq: next.seq, reason: `record ${next.seq} is missing: records up to ${head.seq} were written` };
-    if (head && head.seq === next.seq - 1 && head.hash !== next.hash) return { seq: head.seq, reason: `the newest record is not the one written as record ${head.seq}` };
+    if (head && head.seq >= next.seq)
+      return { seq: next.seq, reason: `record ${next.seq} is missing: records up to ${head.seq} were written` };
+    if (head && head.seq === next.seq - 1 && head.hash !== next.hash)
+      return { seq: head.seq, reason: `the newest record is not the one written as record ${head.seq}` };
     return undefined;
   }
 
@@ -220,10 +276,25 @@ export class AuditRepo {
    * purge had proven due and not yet removed when it stopped (a crash between its two writes).
    */
   private async besideTheChain(start: { seq: number }, now: Date): Promise<AuditDoc | undefined> {
-    const [all, walked] = await Promise.all([this.c.countDocuments({}), this.c.countDocuments({ seq: { $gte: start.seq } })]);
+    const [all, walked] = await Promise.all([
+      this.c.countDocuments({}),
+      this.c.countDocuments({ seq: { $gte: start.seq } }),
+    ]);
     if (all === walked) return undefined;
-    const others = await this.c.find({ seq: { $not: { $gte: start.seq } } }).limit(BESIDE_READ).toArray();
-    return others.find((doc) => !(Number.isInteger(doc.seq) && doc.seq! >= 1 && doc.seq! < start.seq && doc.purgeAt <= now && selfFault(doc) === undefined));
+    const others = await this.c
+      .find({ seq: { $not: { $gte: start.seq } } })
+      .limit(BESIDE_READ)
+      .toArray();
+    return others.find(
+      (doc) =>
+        !(
+          Number.isInteger(doc.seq) &&
+          doc.seq! >= 1 &&
+          doc.seq! < start.seq &&
+          doc.purgeAt <= now &&
+          selfFault(doc) === undefined
+        ),
+    );
   }
 
   /**
@@ -236,13 +307,20 @@ export class AuditRepo {
    */
   async purge(now: Date, limit: number, log?: Logger): Promise<number> {
     let expected = await this.start();
-    const oldest = await this.c.find({ seq: { $gte: expected.seq } }).sort({ seq: 1 }).limit(limit).toArray();
+    const oldest = await this.c
+      .find({ seq: { $gte: expected.seq } })
+      .sort({ seq: 1 })
+      .limit(limit)
+      .toArray();
     let last: AuditDoc | undefined;
     for (const doc of oldest) {
       if (doc.purgeAt > now) break;
       const fault = linkFault(doc, expected);
       if (fault) {
-        log?.error({ seq: expected.seq, id: doc._id, reason: fault }, 'audit retention stopped: a record due for removal does not verify; it stays for `audit verify` to name');
+        log?.error(
+          { seq: expected.seq, id: doc._id, reason: fault },
+          'audit retention stopped: a record due for removal does not verify; it stays for `audit verify` to name',
+        );
         break;
       }
       last = doc;
@@ -252,17 +330,27 @@ export class AuditRepo {
     // Forward only: a slower purge that read an older stretch must not move the anchor back.
     if (last) await this.moveAnchor(START, { seq: last.seq!, hash: last.hash! });
     // what this pass proved, and what a pass cut short after moving the anchor had proved before it
-    if (expected.seq > 1) removed += (await this.c.deleteMany({ seq: { $gte: 1, $lt: expected.seq }, purgeAt: { $lte: now } })).deletedCount;
+    if (expected.seq > 1)
+      removed += (await this.c.deleteMany({ seq: { $gte: 1, $lt: expected.seq }, purgeAt: { $lte: now } }))
+        .deletedCount;
     // Compat: records from before the chain; goes once a migration finds none left.
-    const legacy = await this.c.find({ seq: { $exists: false }, purgeAt: { $lte: now } }, { projection: { _id: 1 } }).limit(limit).toArray();
-    if (legacy.length > 0) removed += (await this.c.deleteMany({ _id: { $in: legacy.map((doc) => doc._id) }, seq: { $exists: false } })).deletedCount;
+    const legacy = await this.c
+      .find({ seq: { $exists: false }, purgeAt: { $lte: now } }, { projection: { _id: 1 } })
+      .limit(limit)
+      .toArray();
+    if (legacy.length > 0)
+      removed += (await this.c.deleteMany({ _id: { $in: legacy.map((doc) => doc._id) }, seq: { $exists: false } }))
+        .deletedCount;
     return removed;
   }
 
   /** The chain's last link: its newest record, or, once retention removed them all, the anchor. */
   private async newest(): Promise<{ seq: number; hash: string } | undefined> {
     // majority: a record a failover could still roll back must not be built upon
-    const doc = await this.c.findOne({ seq: { $exists: true } }, { sort: { seq: -1 }, readConcern: { level: 'majority' } });
+    const doc = await this.c.findOne(
+      { seq: { $exists: true } },
+      { sort: { seq: -1 }, readConcern: { level: 'majority' } },
+    );
     if (doc?.seq !== undefined && doc.hash !== undefined) return { seq: doc.seq, hash: doc.hash };
     return (await this.anchors.findOne({ _id: START })) ?? undefined;
   }

@@ -27,7 +27,12 @@ export class CommandsRepo {
   }
 
   /** Inserts a new command, with the events its creation implies in its outbox. */
-  async insert(command: NewCommand, now: Date, ttlMs: number, events: EventsOf<CommandDoc> = NO_EVENTS): Promise<CommandDoc> {
+  async insert(
+    command: NewCommand,
+    now: Date,
+    ttlMs: number,
+    events: EventsOf<CommandDoc> = NO_EVENTS,
+  ): Promise<CommandDoc> {
     const expiresAt = new Date(now.getTime() + ttlMs);
     const doc: CommandDoc = {
       _id: recordId(command.locationId, command.number),
@@ -50,7 +55,11 @@ export class CommandsRepo {
    */
   listLive(locationId: string, now: Date, after = 0, limit?: number): Promise<CommandDoc[]> {
     const cursor = this.c
-      .find({ locationId: asString(locationId, 'locationId'), number: { $gt: asInteger(after, 'after') }, ...live(now) })
+      .find({
+        locationId: asString(locationId, 'locationId'),
+        number: { $gt: asInteger(after, 'after') },
+        ...live(now),
+      })
       .sort({ number: 1 });
     return (limit ? cursor.limit(limit) : cursor).toArray();
   }
@@ -58,7 +67,11 @@ export class CommandsRepo {
   /** Up to `limit` of the session's live commands, soonest to expire first. */
   liveOfSession(locationId: string, sessionId: string, now: Date, limit: number): Promise<CommandDoc[]> {
     return this.c
-      .find({ locationId: asString(locationId, 'locationId'), sessionId: asString(sessionId, 'sessionId'), ...live(now) })
+      .find({
+        locationId: asString(locationId, 'locationId'),
+        sessionId: asString(sessionId, 'sessionId'),
+        ...live(now),
+      })
       .sort({ expiresAt: 1 })
       .limit(limit)
       .toArray();
@@ -77,12 +90,20 @@ export class CommandsRepo {
    * events (`events` of the command) in its outbox. Returns the command; null when there is no
    * such live command. Of two concurrent acknowledgements only the one whose write counts wins.
    */
-  async acknowledge(locationId: string, number: number, now: Date, events: EventsOf<CommandDoc> = NO_EVENTS): Promise<CommandDoc | null> {
+  async acknowledge(
+    locationId: string,
+    number: number,
+    now: Date,
+    events: EventsOf<CommandDoc> = NO_EVENTS,
+  ): Promise<CommandDoc | null> {
     const filter = { _id: recordId(locationId, number), locationId, number, ...live(now) };
     const command = await this.c.findOne(filter);
     if (!command) return null;
     const after: CommandDoc = { ...command, acknowledgedAt: now };
-    const { modifiedCount } = await this.c.updateOne(filter, withOutbox({ $set: { acknowledgedAt: now } }, events(after)));
+    const { modifiedCount } = await this.c.updateOne(
+      filter,
+      withOutbox({ $set: { acknowledgedAt: now } }, events(after)),
+    );
     return modifiedCount === 1 ? after : null;
   }
 }

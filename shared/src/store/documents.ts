@@ -199,7 +199,10 @@ export interface SessionDoc {
   closedAt?: Date;
 }
 
-export type NewSession = Omit<SessionDoc, '_id' | 'createdAt' | 'closedAt' | 'previousKeyHash' | 'previousKeyExpiresAt' | 'keyRotatedAt'>;
+export type NewSession = Omit<
+  SessionDoc,
+  '_id' | 'createdAt' | 'closedAt' | 'previousKeyHash' | 'previousKeyExpiresAt' | 'keyRotatedAt'
+>;
 
 export interface ArchivedOrderDoc extends OrderDoc {
   archivedAt: Date;

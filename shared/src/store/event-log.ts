@@ -86,7 +86,11 @@ export class EventLogRepo {
 
   /** The highest place taken, 0 when none is. */
   private async top(): Promise<number> {
-    const top = await this.c.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).next();
+    const top = await this.c
+      .find({}, { projection: { _id: 1 } })
+      .sort({ _id: -1 })
+      .limit(1)
+      .next();
     return top?._id ?? 0;
   }
 
@@ -101,7 +105,10 @@ export class EventLogRepo {
    * not of `within` (a reader's locations; absent: all): another location's event is unknown.
    */
   async seqOf(eventId: string, within?: readonly string[]): Promise<number | undefined> {
-    const doc = await this.c.findOne({ eventId, ...(within && { locationId: { $in: [...within] } }) }, { projection: { _id: 1 } });
+    const doc = await this.c.findOne(
+      { eventId, ...(within && { locationId: { $in: [...within] } }) },
+      { projection: { _id: 1 } },
+    );
     return doc?._id;
   }
 
@@ -137,7 +144,10 @@ export class EventLogRepo {
       }
       await this.c.updateMany(
         { $or: [...now].map(([eventId, webhookId]) => ({ eventId, [`undelivered.${webhookId}`]: { $exists: true } })) },
-        { $unset: Object.fromEntries([...now.values()].map((webhookId) => [`undelivered.${webhookId}`, ''])), $inc: { pendingDeliveries: -1 } },
+        {
+          $unset: Object.fromEntries([...now.values()].map((webhookId) => [`undelivered.${webhookId}`, ''])),
+          $inc: { pendingDeliveries: -1 },
+        },
       );
       left = later;
     }
@@ -174,7 +184,15 @@ export class EventLogRepo {
 }
 
 function eventDoc(event: EventToRecord, seq: number, now: Date): EventDoc {
-  const doc: EventDoc = { _id: seq, eventId: event.id, type: event.type, locationId: event.locationId, timestamp: event.at, data: event.data, recordedAt: now };
+  const doc: EventDoc = {
+    _id: seq,
+    eventId: event.id,
+    type: event.type,
+    locationId: event.locationId,
+    timestamp: event.at,
+    data: event.data,
+    recordedAt: now,
+  };
   if (event.owed.length > 0) {
     doc.undelivered = Object.fromEntries(event.owed.map((owed) => [owed.webhookId, owed.subscriptionId]));
     doc.pendingDeliveries = event.owed.length;

@@ -10,7 +10,10 @@ import DataLoader from 'dataloader';
  * `send` answers each key in order, with an Error for a key that failed; a rejection fails them
  * all. Nothing is cached: every call is sent.
  */
-export function groupCommit<K, V>(send: (keys: readonly K[]) => Promise<(V | Error)[]>, maxBatch: number): GroupCommit<K, V> {
+export function groupCommit<K, V>(
+  send: (keys: readonly K[]) => Promise<(V | Error)[]>,
+  maxBatch: number,
+): GroupCommit<K, V> {
   let inFlight: Promise<unknown> = Promise.resolve();
   return new DataLoader<K, V>(
     (keys) => {
@@ -18,7 +21,11 @@ export function groupCommit<K, V>(send: (keys: readonly K[]) => Promise<(V | Err
       inFlight = sent.catch(() => undefined);
       return sent;
     },
-    { cache: false, maxBatchSize: maxBatch, batchScheduleFn: (dispatch) => void setImmediate(() => void inFlight.then(dispatch)) },
+    {
+      cache: false,
+      maxBatchSize: maxBatch,
+      batchScheduleFn: (dispatch) => void setImmediate(() => void inFlight.then(dispatch)),
+    },
   );
 }
 

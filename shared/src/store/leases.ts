@@ -59,7 +59,10 @@ export class LeasesRepo {
     if (performance.now() - seen.since < ms) return undefined;
     // unrenewed for a whole lease: taken over, unless it was renewed meanwhile
     const takenAt = performance.now();
-    const { matchedCount } = await this.c.updateOne({ _id: name, holder: doc.holder, until: doc.until, token: doc.token ?? { $exists: false } }, { $set: renewal });
+    const { matchedCount } = await this.c.updateOne(
+      { _id: name, holder: doc.holder, until: doc.until, token: doc.token ?? { $exists: false } },
+      { $set: renewal },
+    );
     this.seen.delete(name);
     return matchedCount > 0 ? takenAt + ms : undefined;
   }

@@ -21,9 +21,10 @@ export interface LocationChanges {
 export const FAILED_ORDERS_REASON = 'failed orders';
 
 /** What a customer's admission reads of a location. */
-export type Admission = Pick<LocationDoc, '_id' | 'online' | 'pausedAt' | 'pausedUntil' | 'pauseReason' | 'menu' | 'snoozes'>;
-
-
+export type Admission = Pick<
+  LocationDoc,
+  '_id' | 'online' | 'pausedAt' | 'pausedUntil' | 'pauseReason' | 'menu' | 'snoozes'
+>;
 
 const PAUSE_FIELDS = ['pausedAt', 'pausedUntil', 'pauseReason'] as const;
 
@@ -39,7 +40,8 @@ export interface ViewChange {
 function changed(doc: LocationDoc, change: ViewChange): LocationDoc {
   const after: LocationDoc = { ...doc, ...change.set, rev: (doc.rev ?? 0) + 1 };
   for (const field of change.unset ?? []) delete after[field];
-  if (change.mark && !after.unannounced?.includes(change.mark)) after.unannounced = [...(after.unannounced ?? []), change.mark];
+  if (change.mark && !after.unannounced?.includes(change.mark))
+    after.unannounced = [...(after.unannounced ?? []), change.mark];
   return after;
 }
 
@@ -59,7 +61,9 @@ export class LocationsRepo {
   /** Those of `ids` that name no location, in the order given (one read). */
   async missing(ids: readonly string[]): Promise<string[]> {
     const checked = ids.map((id) => asString(id, 'locationId'));
-    const found = new Set((await this.c.find({ _id: { $in: checked } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
+    const found = new Set(
+      (await this.c.find({ _id: { $in: checked } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id),
+    );
     return checked.filter((id) => !found.has(id));
   }
 
@@ -94,7 +98,9 @@ export class LocationsRepo {
   }
 
   private readonly thresholds = groupCommit<string, number | undefined>(async (ids) => {
-    const docs = await this.c.find({ _id: { $in: [...new Set(ids)] } }, { projection: { failureThreshold: 1 } }).toArray();
+    const docs = await this.c
+      .find({ _id: { $in: [...new Set(ids)] } }, { projection: { failureThreshold: 1 } })
+      .toArray();
     const byId = new Map(docs.map((doc) => [doc._id, doc.failureThreshold]));
     return ids.map((id) => byId.get(id));
   }, GROUP_COMMIT_MAX);
@@ -118,7 +124,11 @@ export class LocationsRepo {
 
   /** Hands out the next number of a sequence; a number is never reused, even if its insert fails. */
   async nextNumber(id: string, sequence: 'orderSeq' | 'commandSeq'): Promise<number | null> {
-    const doc = await this.c.findOneAndUpdate({ _id: asString(id, 'locationId') }, { $inc: { [sequence]: 1 } }, { returnDocument: 'after' });
+    const doc = await this.c.findOneAndUpdate(
+      { _id: asString(id, 'locationId') },
+      { $inc: { [sequence]: 1 } },
+      { returnDocument: 'after' },
+    );
     return doc ? doc[sequence] : null;
   }
 
@@ -126,7 +136,12 @@ export class LocationsRepo {
    * Pauses (or re-pauses, with a new end) a location, with the pause's
    * events; the location after, or null when there is none.
    */
-  pause(id: string, pause: { until?: Date; reason?: string }, now: Date, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
+  pause(
+    id: string,
+    pause: { until?: Date; reason?: string },
+    now: Date,
+    events: EventsOf<LocationDoc> = NO_EVENTS,
+  ): Promise<LocationDoc | null> {
     const set: Partial<LocationDoc> = { pausedAt: now };
     const unset: (keyof LocationDoc)[] = [];
     if (pause.until) set.pausedUntil = pause.until;
@@ -142,7 +157,12 @@ export class LocationsRepo {
    * unannounced for the sweep. The location after, or null when no pause was ended (none in
    * place, or none of that kind): the caller announces only a real end.
    */
-  resume(id: string, now: Date, expiredAt?: Date, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
+  resume(
+    id: string,
+    now: Date,
+    expiredAt?: Date,
+    events: EventsOf<LocationDoc> = NO_EVENTS,
+  ): Promise<LocationDoc | null> {
     return this.change(
       id,
       (doc) => {
@@ -175,7 +195,9 @@ export class LocationsRepo {
   /** The announced presence of these locations, by id (one read); a location not found is absent. */
   async announcedOnline(ids: string[]): Promise<Map<string, boolean>> {
     if (ids.length === 0) return new Map();
-    const docs = await this.c.find({ _id: { $in: ids.map((id) => asString(id, 'locationId')) } }, { projection: { online: 1 } }).toArray();
+    const docs = await this.c
+      .find({ _id: { $in: ids.map((id) => asString(id, 'locationId')) } }, { projection: { online: 1 } })
+      .toArray();
     return new Map(docs.map((doc) => [doc._id, doc.online === true]));
   }
 
@@ -190,10 +212,18 @@ export class LocationsRepo {
    * state writes, so that each change is announced once (recorded as unannounced until it is).
    * The location after, or null when it already was so.
    */
-  setOnline(id: string, online: boolean, now: Date, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
+  setOnline(
+    id: string,
+    online: boolean,
+    now: Date,
+    events: EventsOf<LocationDoc> = NO_EVENTS,
+  ): Promise<LocationDoc | null> {
     return this.change(
       id,
-      (doc) => ((doc.online === true) === online ? undefined : { set: { online, onlineSince: now }, mark: online ? 'online' : 'offline' }),
+      (doc) =>
+        (doc.online === true) === online
+          ? undefined
+          : { set: { online, onlineSince: now }, mark: online ? 'online' : 'offline' },
       events,
     );
   }
@@ -202,7 +232,10 @@ export class LocationsRepo {
   async counts(now: Date): Promise<{ online: number; paused: number }> {
     const [online, paused] = await Promise.all([
       this.c.countDocuments({ online: true }),
-      this.c.countDocuments({ pausedAt: { $exists: true }, $or: [{ pausedUntil: { $exists: false } }, { pausedUntil: { $gt: now } }] }),
+      this.c.countDocuments({
+        pausedAt: { $exists: true },
+        $or: [{ pausedUntil: { $exists: false } }, { pausedUntil: { $gt: now } }],
+      }),
     ]);
     return { online, paused };
   }
@@ -212,12 +245,24 @@ export class LocationsRepo {
    * `failed orders`, no end) and the count starts again. Returns the location when this call
    * paused it (the caller announces it), else null. Each step is one guarded command.
    */
-  async noteFailedOrder(id: string, limit: number, now: Date, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
-    const counted = await this.c.findOneAndUpdate({ _id: asString(id, 'locationId') }, { $inc: { failedInRow: 1 } }, { returnDocument: 'after' });
+  async noteFailedOrder(
+    id: string,
+    limit: number,
+    now: Date,
+    events: EventsOf<LocationDoc> = NO_EVENTS,
+  ): Promise<LocationDoc | null> {
+    const counted = await this.c.findOneAndUpdate(
+      { _id: asString(id, 'locationId') },
+      { $inc: { failedInRow: 1 } },
+      { returnDocument: 'after' },
+    );
     if (!counted || (counted.failedInRow ?? 0) < limit) return null;
     return this.change(
       counted._id,
-      (doc) => ((doc.failedInRow ?? 0) < limit || doc.pausedAt ? undefined : { set: { pausedAt: now, pauseReason: FAILED_ORDERS_REASON, failedInRow: 0 } }),
+      (doc) =>
+        (doc.failedInRow ?? 0) < limit || doc.pausedAt
+          ? undefined
+          : { set: { pausedAt: now, pauseReason: FAILED_ORDERS_REASON, failedInRow: 0 } },
       events,
     );
   }
@@ -228,7 +273,11 @@ export class LocationsRepo {
    * it in its outbox (so an event always shows the change it announces). `decide` returns nothing
    * when there is nothing to change. The location after, or null when there is none or nothing changed.
    */
-  async change(id: string, decide: (doc: LocationDoc) => ViewChange | undefined, events: EventsOf<LocationDoc> = NO_EVENTS): Promise<LocationDoc | null> {
+  async change(
+    id: string,
+    decide: (doc: LocationDoc) => ViewChange | undefined,
+    events: EventsOf<LocationDoc> = NO_EVENTS,
+  ): Promise<LocationDoc | null> {
     return guardedRetry(async () => {
       const doc = await this.c.findOne({ _id: asString(id, 'locationId') });
       const decided = doc && decide(doc);
@@ -239,7 +288,10 @@ export class LocationsRepo {
         ...(decided.unset?.length ? { $unset: Object.fromEntries(decided.unset.map((field) => [field, ''])) } : {}),
         ...(decided.mark ? { $addToSet: { unannounced: decided.mark } } : {}),
       };
-      const { modifiedCount } = await this.c.updateOne({ _id: doc._id, rev: doc.rev ?? { $exists: false } }, withOutbox(update, events(after)));
+      const { modifiedCount } = await this.c.updateOne(
+        { _id: doc._id, rev: doc.rev ?? { $exists: false } },
+        withOutbox(update, events(after)),
+      );
       return modifiedCount === 1 ? after : RACED;
     });
   }

@@ -77,14 +77,28 @@ export class MenusRepo {
     const versions = new Map<string, number>();
     const ids = locationIds.map((id) => asString(id, 'locationId'));
     for (let from = 0; from < ids.length; from += PUBLISH_BATCH) {
-      for (const [id, version] of await this.publishBatch(ids.slice(from, from + PUBLISH_BATCH), publication, now, events, expected)) versions.set(id, version);
+      for (const [id, version] of await this.publishBatch(
+        ids.slice(from, from + PUBLISH_BATCH),
+        publication,
+        now,
+        events,
+        expected,
+      ))
+        versions.set(id, version);
     }
     return versions;
   }
 
-  private async publishBatch(ids: string[], publication: Publication, now: Date, events: (after: MenuHolder) => OutboxEntry[], expected?: number): Promise<Map<string, number>> {
+  private async publishBatch(
+    ids: string[],
+    publication: Publication,
+    now: Date,
+    events: (after: MenuHolder) => OutboxEntry[],
+    expected?: number,
+  ): Promise<Map<string, number>> {
     const versions = new Map<string, number>();
-    const at = (docs: MenuHolder[]) => (expected === undefined ? docs : docs.filter((doc) => (doc.menu?.version ?? 0) === expected));
+    const at = (docs: MenuHolder[]) =>
+      expected === undefined ? docs : docs.filter((doc) => (doc.menu?.version ?? 0) === expected);
     let held = at(await this.holders(ids));
     if (held.length === 0) return versions;
     await guardedRetry(async () => {
@@ -96,7 +110,10 @@ export class MenusRepo {
         const rev = (doc.rev ?? 0) + 1;
         planned.set(doc._id, menu.version);
         return {
-          updateOne: { filter: { _id: doc._id, rev: doc.rev ?? { $exists: false } }, update: withOutbox({ $set: { menu, rev } }, events({ _id: doc._id, rev, menu })) },
+          updateOne: {
+            filter: { _id: doc._id, rev: doc.rev ?? { $exists: false } },
+            update: withOutbox({ $set: { menu, rev } }, events({ _id: doc._id, rev, menu })),
+          },
         };
       });
       const { matchedCount } = await this.locations.bulkWrite(writes, { ordered: false });
@@ -117,14 +134,24 @@ export class MenusRepo {
    * A product snoozed (with `until` and `reason`) or lifted (`snooze` absent),
    * pruning snoozes that ended; null when nothing changed.
    */
-  setAvailability(locationId: string, productId: string, snooze: Omit<Snooze, 'productId'> | undefined, now: Date, events: EventsOf<LocationDoc>): Promise<LocationDoc | null> {
+  setAvailability(
+    locationId: string,
+    productId: string,
+    snooze: Omit<Snooze, 'productId'> | undefined,
+    now: Date,
+    events: EventsOf<LocationDoc>,
+  ): Promise<LocationDoc | null> {
     return this.locationsRepo.change(
       locationId,
       (doc) => {
         const kept = (doc.snoozes ?? []).filter((s) => s.productId !== productId && (!s.until || s.until > now));
         const had = (doc.snoozes ?? []).some((s) => s.productId === productId && (!s.until || s.until > now));
         if (!snooze && !had) return undefined;
-        const next: Snooze = { productId, ...(snooze?.until && { until: snooze.until }), ...(snooze?.reason !== undefined && { reason: snooze.reason }) };
+        const next: Snooze = {
+          productId,
+          ...(snooze?.until && { until: snooze.until }),
+          ...(snooze?.reason !== undefined && { reason: snooze.reason }),
+        };
         return { set: { snoozes: snooze ? [...kept, next] : kept } };
       },
       events,
@@ -135,7 +162,12 @@ export class MenusRepo {
    * A timed snooze came to its end: removed, if it is still the one with that
    * `until`; null when it was changed or lifted meanwhile.
    */
-  endSnooze(locationId: string, productId: string, until: Date, events: EventsOf<LocationDoc>): Promise<LocationDoc | null> {
+  endSnooze(
+    locationId: string,
+    productId: string,
+    until: Date,
+    events: EventsOf<LocationDoc>,
+  ): Promise<LocationDoc | null> {
     return this.locationsRepo.change(
       locationId,
       (doc) => {

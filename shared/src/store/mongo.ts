@@ -1,6 +1,22 @@
 import { Collection, Db, Filter, MongoClient } from 'mongodb';
 import type { MongoConfig } from '../config';
-import type { AppliedJobsDoc, MigrationDoc, ArchivedOrderDoc, AuditAnchorDoc, AuditDoc, CommandDoc, EventDoc, LeaseDoc, LocationDoc, MenuDoc, OperatorDoc, OrderDoc, SessionDoc, WebhookDeliveryDoc, WebhookDoc } from './documents';
+import type {
+  AppliedJobsDoc,
+  MigrationDoc,
+  ArchivedOrderDoc,
+  AuditAnchorDoc,
+  AuditDoc,
+  CommandDoc,
+  EventDoc,
+  LeaseDoc,
+  LocationDoc,
+  MenuDoc,
+  OperatorDoc,
+  OrderDoc,
+  SessionDoc,
+  WebhookDeliveryDoc,
+  WebhookDoc,
+} from './documents';
 import { asInteger, asString } from './query-values';
 
 export interface Store {
@@ -34,7 +50,11 @@ function operationBounds(ms: number) {
 }
 
 /** `url`: MONGO_URL, which the caller has made sure of (see requireUrls). */
-export async function connectMongo(url: string, mongo: Pick<MongoConfig, 'db' | 'writeConcern' | 'timeoutMs'>, options: ConnectOptions): Promise<Store> {
+export async function connectMongo(
+  url: string,
+  mongo: Pick<MongoConfig, 'db' | 'writeConcern' | 'timeoutMs'>,
+  options: ConnectOptions,
+): Promise<Store> {
   const client = new MongoClient(url, {
     // Fail fast so that a request answers 503 instead of waiting out the driver's 30 s default.
     serverSelectionTimeoutMS: 5_000,
@@ -63,7 +83,8 @@ export async function connectMongo(url: string, mongo: Pick<MongoConfig, 'db' | 
 }
 
 /** Orders and commands are keyed by location and number: the two per-location sequences. */
-export const recordId = (locationId: string, number: number): string => `${asString(locationId, 'locationId')}:${asInteger(number, 'number')}`;
+export const recordId = (locationId: string, number: number): string =>
+  `${asString(locationId, 'locationId')}:${asInteger(number, 'number')}`;
 
 export function collections(db: Db) {
   return {
@@ -125,17 +146,26 @@ function workIndexes(c: Collections): Promise<string>[] {
     c.orders.createIndex({ locationId: 1, number: 1 }),
     // the register's work, the replay, and the admin's pages of orders by state
     c.orders.createIndex({ locationId: 1, state: 1, number: 1 }),
-    c.orders.createIndex({ locationId: 1, sessionId: 1, state: 1, number: 1 }, { partialFilterExpression: { sessionId: { $exists: true } } }),
+    c.orders.createIndex(
+      { locationId: 1, sessionId: 1, state: 1, number: 1 },
+      { partialFilterExpression: { sessionId: { $exists: true } } },
+    ),
     // streams re-reading what changed while their subscription was down
     c.orders.createIndex({ locationId: 1, updatedAt: 1 }),
     // The lifecycle job's scan: finished orders and carts untouched since a cut-off.
     c.orders.createIndex({ state: 1, updatedAt: 1 }),
     c.commands.createIndex({ locationId: 1, number: 1 }),
     // a customer session's live commands (capped per session)
-    c.commands.createIndex({ locationId: 1, sessionId: 1, expiresAt: 1 }, { partialFilterExpression: { sessionId: { $exists: true } } }),
+    c.commands.createIndex(
+      { locationId: 1, sessionId: 1, expiresAt: 1 },
+      { partialFilterExpression: { sessionId: { $exists: true } } },
+    ),
     // a retried create (same Idempotency-Key) finds what its first attempt created
     ...[c.orders, c.commands].map((records) =>
-      records.createIndex({ locationId: 1, idempotencyId: 1 }, { unique: true, partialFilterExpression: { idempotencyId: { $exists: true } } }),
+      records.createIndex(
+        { locationId: 1, idempotencyId: 1 },
+        { unique: true, partialFilterExpression: { idempotencyId: { $exists: true } } },
+      ),
     ),
     // MongoDB removes commands a day after they expired (their events
     // relayed long before); reads filter on expiresAt.
@@ -200,9 +230,15 @@ async function dropAuditTtl(audit: Collection<AuditDoc>): Promise<void> {
  */
 async function keepCommandsAfterExpiry(commands: Collection<CommandDoc>): Promise<void> {
   const indexes = await commands.indexes().catch(() => []);
-  const ttl = indexes.find((index) => index.key.expiresAt === 1 && Object.keys(index.key).length === 1 && index.expireAfterSeconds !== undefined);
+  const ttl = indexes.find(
+    (index) =>
+      index.key.expiresAt === 1 && Object.keys(index.key).length === 1 && index.expireAfterSeconds !== undefined,
+  );
   if (ttl?.name) await commands.dropIndex(ttl.name).catch(() => undefined);
-  await commands.updateMany({ purgeAt: { $exists: false } }, { $set: { purgeAt: new Date(Date.now() + 24 * 60 * 60 * 1000) } });
+  await commands.updateMany(
+    { purgeAt: { $exists: false } },
+    { $set: { purgeAt: new Date(Date.now() + 24 * 60 * 60 * 1000) } },
+  );
 }
 
 /**
@@ -210,10 +246,21 @@ async function keepCommandsAfterExpiry(commands: Collection<CommandDoc>): Promis
  * then deleted by id with the date checked again): what a TTL index does, for where no TTL
  * monitor runs. Returns how many were removed.
  */
-export async function deleteDue<T extends { _id: string }>(collection: Collection<T>, field: keyof T & string, now: Date, limit: number): Promise<number> {
-  const due = (await collection.find({ [field]: { $lte: now } } as Filter<T>, { projection: { _id: 1 } }).limit(limit).toArray()) as { _id: string }[];
+export async function deleteDue<T extends { _id: string }>(
+  collection: Collection<T>,
+  field: keyof T & string,
+  now: Date,
+  limit: number,
+): Promise<number> {
+  const due = (await collection
+    .find({ [field]: { $lte: now } } as Filter<T>, { projection: { _id: 1 } })
+    .limit(limit)
+    .toArray()) as { _id: string }[];
   if (due.length === 0) return 0;
-  const { deletedCount } = await collection.deleteMany({ _id: { $in: due.map((d) => d._id) }, [field]: { $lte: now } } as Filter<T>);
+  const { deletedCount } = await collection.deleteMany({
+    _id: { $in: due.map((d) => d._id) },
+    [field]: { $lte: now },
+  } as Filter<T>);
   return deletedCount;
 }
 

@@ -14,7 +14,6 @@ export interface OperatorChanges {
   locationIds?: string[] | null;
 }
 
-
 export class OperatorsRepo {
   private readonly c;
 
@@ -22,7 +21,10 @@ export class OperatorsRepo {
     this.c = collections(db).operators;
   }
 
-  async create(operator: Pick<OperatorDoc, 'name' | 'role' | 'locationIds' | 'tokenHash'>, now: Date): Promise<OperatorDoc> {
+  async create(
+    operator: Pick<OperatorDoc, 'name' | 'role' | 'locationIds' | 'tokenHash'>,
+    now: Date,
+  ): Promise<OperatorDoc> {
     const doc: OperatorDoc = { _id: newId(), createdAt: now, ...operator };
     await this.c.insertOne(doc);
     return doc;
@@ -54,7 +56,9 @@ export class OperatorsRepo {
   update(id: string, changes: OperatorChanges): Promise<OperatorDoc | null> {
     const { locationIds, ...set } = changes;
     const update = {
-      ...(Object.keys(set).length > 0 || Array.isArray(locationIds) ? { $set: { ...set, ...(locationIds ? { locationIds } : {}) } } : {}),
+      ...(Object.keys(set).length > 0 || Array.isArray(locationIds)
+        ? { $set: { ...set, ...(locationIds ? { locationIds } : {}) } }
+        : {}),
       ...(locationIds === null ? { $unset: { locationIds: '' as const } } : {}),
     };
     return this.c.findOneAndUpdate({ _id: asString(id, 'operatorId') }, update, { returnDocument: 'after' });
@@ -62,7 +66,11 @@ export class OperatorsRepo {
 
   /** Replaces the token: the old one stops at once (no grace, unlike a register key). Null when it does not exist. */
   rotateToken(id: string, tokenHash: string, now: Date): Promise<OperatorDoc | null> {
-    return this.c.findOneAndUpdate({ _id: asString(id, 'operatorId') }, { $set: { tokenHash, tokenRotatedAt: now } }, { returnDocument: 'after' });
+    return this.c.findOneAndUpdate(
+      { _id: asString(id, 'operatorId') },
+      { $set: { tokenHash, tokenRotatedAt: now } },
+      { returnDocument: 'after' },
+    );
   }
 
   /** True when it existed. */

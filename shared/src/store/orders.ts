@@ -33,7 +33,12 @@ interface GuardedWrite {
 }
 
 /** The filter of a write to `order` as it was read: it matches only while nobody wrote since. */
-const atVersion = (order: OrderDoc): GuardedWrite['filter'] => ({ _id: order._id, locationId: order.locationId, number: order.number, version: order.version });
+const atVersion = (order: OrderDoc): GuardedWrite['filter'] => ({
+  _id: order._id,
+  locationId: order.locationId,
+  number: order.number,
+  version: order.version,
+});
 
 const attemptMark = randomMarks(6);
 
@@ -47,7 +52,9 @@ function appliedEntry(jobId: string): string {
 
 /** Whether a run of `jobId` wrote this order (an entry of before the attempt marks is the id alone). */
 export function hasApplied(order: Pick<OrderDoc, 'appliedJobs'>, jobId: string): boolean {
-  return order.appliedJobs.some((entry) => entry === jobId || (entry.startsWith(jobId) && entry[jobId.length] === ATTEMPT_MARK));
+  return order.appliedJobs.some(
+    (entry) => entry === jobId || (entry.startsWith(jobId) && entry[jobId.length] === ATTEMPT_MARK),
+  );
 }
 
 type VersionClause = { _id: { $in: string[] }; version: number };
@@ -106,7 +113,10 @@ export class OrdersRepo {
    * out, in the ledger (one read then). For a job that may have run before: a keyed one (its
    * retry may come whenever Redis lost its record) or one run again.
    */
-  async appliedEver(order: Pick<OrderDoc, '_id' | 'appliedJobs' | 'appliedJobsMoved'>, jobId: string): Promise<boolean> {
+  async appliedEver(
+    order: Pick<OrderDoc, '_id' | 'appliedJobs' | 'appliedJobsMoved'>,
+    jobId: string,
+  ): Promise<boolean> {
     return hasApplied(order, jobId) || (order.appliedJobsMoved === true && (await this.ledger.has(order._id, jobId)));
   }
 
@@ -138,7 +148,11 @@ export class OrdersRepo {
   }
 
   find(scope: OrderScope, number: number): Promise<OrderDoc | null> {
-    const filter: Record<string, unknown> = { _id: recordId(scope.locationId, number), locationId: asString(scope.locationId, 'locationId'), number };
+    const filter: Record<string, unknown> = {
+      _id: recordId(scope.locationId, number),
+      locationId: asString(scope.locationId, 'locationId'),
+      number,
+    };
     if (scope.sessionId !== undefined) filter.sessionId = asString(scope.sessionId, 'sessionId');
     return this.c.findOne(filter);
   }
@@ -147,8 +161,18 @@ export class OrdersRepo {
    * Orders in a state numbered above `after`, ascending, at most `limit`: one
    * range of the `{locationId, state, number}` index.
    */
-  listByState(locationId: string, state: OrderState, after = 0, limit?: number, overdue?: boolean): Promise<ListedOrder[]> {
-    const filter: Filter<OrderDoc> = { locationId: asString(locationId, 'locationId'), state: asString(state, 'state') as OrderState, number: { $gt: asInteger(after, 'after') } };
+  listByState(
+    locationId: string,
+    state: OrderState,
+    after = 0,
+    limit?: number,
+    overdue?: boolean,
+  ): Promise<ListedOrder[]> {
+    const filter: Filter<OrderDoc> = {
+      locationId: asString(locationId, 'locationId'),
+      state: asString(state, 'state') as OrderState,
+      number: { $gt: asInteger(after, 'after') },
+    };
     // (a filter on the range read, not an index of its own: overdue orders are few among a location's PLACED)
     if (overdue !== undefined) filter.overdue = overdue ? true : { $ne: true };
     const cursor = this.c.find<ListedOrder>(filter, WITHOUT_JOBS).sort({ number: 1 });
@@ -182,7 +206,11 @@ export class OrdersRepo {
   placedOfSession(locationId: string, sessionId: string): Promise<Pick<OrderDoc, 'number'>[]> {
     return this.c
       .find<Pick<OrderDoc, 'number'>>(
-        { locationId: asString(locationId, 'locationId'), sessionId: asString(sessionId, 'sessionId'), state: 'PLACED' },
+        {
+          locationId: asString(locationId, 'locationId'),
+          sessionId: asString(sessionId, 'sessionId'),
+          state: 'PLACED',
+        },
         { projection: { _id: 0, number: 1 } },
       )
       .sort({ number: 1 })
@@ -196,7 +224,11 @@ export class OrdersRepo {
    */
   async touchOpenOfSession(locationId: string, sessionId: string, now: Date): Promise<number> {
     const { modifiedCount } = await this.c.updateMany(
-      { locationId: asString(locationId, 'locationId'), sessionId: asString(sessionId, 'sessionId'), state: { $in: ['SELECTING', 'NEW'] } },
+      {
+        locationId: asString(locationId, 'locationId'),
+        sessionId: asString(sessionId, 'sessionId'),
+        state: { $in: ['SELECTING', 'NEW'] },
+      },
       { $set: { updatedAt: now }, $inc: { version: 1 } },
     );
     return modifiedCount;
@@ -208,7 +240,13 @@ export class OrdersRepo {
    * Returns the new document, or null when the version moved on (the caller re-reads and re-decides).
    * The new document is what was read plus what was written, so it is not sent back by MongoDB.
    */
-  async applyChange(order: OrderDoc, change: OrderChange, jobId: string, now: Date, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc | null> {
+  async applyChange(
+    order: OrderDoc,
+    change: OrderChange,
+    jobId: string,
+    now: Date,
+    events: EventsOf<OrderDoc> = NO_EVENTS,
+  ): Promise<OrderDoc | null> {
     const entry = appliedEntry(jobId);
     let appliedJobs = [...order.appliedJobs, entry];
     let moved: { appliedJobs: string[]; appliedJobsMoved: true } | undefined;
@@ -224,7 +262,11 @@ export class OrdersRepo {
     // (the version guard makes the stored list the one read: the entry, unique to this
     // attempt, is added to it rather than the list written again)
     const base = { $set: set, $inc: { version: 1 }, ...(moved ? {} : { $addToSet: { appliedJobs: entry } }) };
-    const written = await this.guardedWrites.load({ filter: atVersion(order), update: withOutbox(base, entries), entry });
+    const written = await this.guardedWrites.load({
+      filter: atVersion(order),
+      update: withOutbox(base, entries),
+      entry,
+    });
     return written ? { ...after, ...outboxAfter(order, entries) } : null;
   }
 
@@ -264,22 +306,47 @@ export class OrdersRepo {
    * the order after). The version moves on, so that streams tell the marked order from the
    * unmarked one. `jobId`, the marking job, is kept. The order after, or null when nothing was marked.
    */
-  async markOverdue(locationId: string, number: number, orderTime: Date, now: Date, jobId: string, events: EventsOf<OrderDoc> = NO_EVENTS): Promise<OrderDoc | null> {
-    const filter = { _id: recordId(locationId, number), locationId, number, state: 'PLACED' as const, orderTime, overdue: { $ne: true } };
+  async markOverdue(
+    locationId: string,
+    number: number,
+    orderTime: Date,
+    now: Date,
+    jobId: string,
+    events: EventsOf<OrderDoc> = NO_EVENTS,
+  ): Promise<OrderDoc | null> {
+    const filter = {
+      _id: recordId(locationId, number),
+      locationId,
+      number,
+      state: 'PLACED' as const,
+      orderTime,
+      overdue: { $ne: true },
+    };
     return guardedRetry(async () => {
       const order = await this.c.findOne(filter);
       if (!order) return null;
       const set = { overdue: true, overdueJob: jobId, updatedAt: now };
       const after: OrderDoc = { ...order, ...set, version: order.version + 1 };
       // Not batched (an order deadline job's write is rare): its answer tells whether it landed.
-      const { modifiedCount } = await this.c.updateOne(atVersion(order), withOutbox({ $set: set, $inc: { version: 1 } }, events(after)));
+      const { modifiedCount } = await this.c.updateOne(
+        atVersion(order),
+        withOutbox({ $set: set, $inc: { version: 1 } }, events(after)),
+      );
       return modifiedCount === 1 ? after : RACED;
     });
   }
 
   /** The order, if `jobId` marked this placement overdue and it is still PLACED in it. */
   markedOverdueBy(locationId: string, number: number, orderTime: Date, jobId: string): Promise<OrderDoc | null> {
-    return this.c.findOne({ _id: recordId(locationId, number), locationId, number, state: 'PLACED', orderTime, overdue: true, overdueJob: jobId });
+    return this.c.findOne({
+      _id: recordId(locationId, number),
+      locationId,
+      number,
+      state: 'PLACED',
+      orderTime,
+      overdue: true,
+      overdueJob: jobId,
+    });
   }
 
   /**
@@ -315,7 +382,13 @@ export class OrdersRepo {
   /** Replaces the rows of a SELECTING order, guarded by its version like every order write. */
   async replaceRows(order: OrderDoc, rows: OrderRow[], now: Date): Promise<OrderDoc | null> {
     const { modifiedCount } = await this.c.updateOne(
-      { _id: order._id, locationId: order.locationId, number: order.number, version: order.version, state: 'SELECTING' },
+      {
+        _id: order._id,
+        locationId: order.locationId,
+        number: order.number,
+        version: order.version,
+        state: 'SELECTING',
+      },
       { $set: { rows, updatedAt: now }, $inc: { version: 1 } },
     );
     return modifiedCount === 1 ? { ...order, rows, updatedAt: now, version: order.version + 1 } : null;

@@ -75,7 +75,12 @@ const FROM = 'relayOutbox';
 type HeldDoc = { _id: string } & WithOutbox;
 
 function heldEvents(doc: HeldDoc): HeldEvents {
-  return { _id: doc._id, outbox: inRankOrder(doc.outbox), count: doc.outboxCount ?? 0, ...(doc.outboxDue ? { due: doc.outboxDue } : {}) };
+  return {
+    _id: doc._id,
+    outbox: inRankOrder(doc.outbox),
+    count: doc.outboxCount ?? 0,
+    ...(doc.outboxDue ? { due: doc.outboxDue } : {}),
+  };
 }
 
 /** One collection's outbox: what the relay reads of it and clears (its outbox fields only). */
@@ -120,7 +125,9 @@ export class Outboxes implements OutboxesReader {
     if (!first) return [];
     const pipeline = [
       ...first.stages(limit, 0),
-      ...rest.map((outbox, i) => ({ $unionWith: { coll: outbox.collection.collectionName, pipeline: outbox.stages(limit, i + 1) } })),
+      ...rest.map((outbox, i) => ({
+        $unionWith: { coll: outbox.collection.collectionName, pipeline: outbox.stages(limit, i + 1) },
+      })),
     ];
     const found = await first.collection.aggregate<HeldDoc & { [FROM]: number }>(pipeline).toArray();
     const held = this.all.map((outbox) => ({ outbox, docs: [] as HeldEvents[] }));
@@ -144,13 +151,22 @@ function clearing(doc: HeldEvents): AnyBulkWriteOperation<HeldDoc> {
     ...(unset.length > 0 ? { $unset: Object.fromEntries(unset.map((path) => [path, ''])) } : {}),
     ...(doc.count > 0 ? { $inc: { outboxCount: -doc.count } } : {}),
   };
-  const filter = doc.outbox.length === 0 ? { _id: doc._id, outboxCount: doc.count, ...unchanged } : { _id: doc._id, ...held, ...unchanged };
+  const filter =
+    doc.outbox.length === 0
+      ? { _id: doc._id, outboxCount: doc.count, ...unchanged }
+      : { _id: doc._id, ...held, ...unchanged };
   return { updateOne: { filter: filter as Filter<HeldDoc>, update: update as UpdateFilter<HeldDoc> } };
 }
 
 /** Every outbox of the store, in the order the relay reads them. */
 export function outboxes(db: Db): Outboxes {
   const c = collections(db);
-  const outbox = (name: string, { collectionName }: { collectionName: string }) => new Outbox(name, db.collection<HeldDoc>(collectionName));
-  return new Outboxes([outbox('orders', c.orders), outbox('commands', c.commands), outbox('locations', c.locations), outbox('orderArchive', c.orderArchive)]);
+  const outbox = (name: string, { collectionName }: { collectionName: string }) =>
+    new Outbox(name, db.collection<HeldDoc>(collectionName));
+  return new Outboxes([
+    outbox('orders', c.orders),
+    outbox('commands', c.commands),
+    outbox('locations', c.locations),
+    outbox('orderArchive', c.orderArchive),
+  ]);
 }

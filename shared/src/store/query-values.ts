@@ -20,7 +20,8 @@ export function asString(value: unknown, what: string): string {
 }
 
 export function asInteger(value: unknown, what: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new TypeError(`${what} must be an integer in a query`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value))
+    throw new TypeError(`${what} must be an integer in a query`);
   return value;
 }
 

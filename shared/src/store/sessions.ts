@@ -9,8 +9,8 @@ import { asString } from './query-values';
 export type { NewSession, SessionDoc, SessionType, SessionView };
 
 /** A session as its key rotation left it: the rotation's fields set. */
-export type RotatedSessionDoc = SessionDoc & Required<Pick<SessionDoc, 'previousKeyHash' | 'previousKeyExpiresAt' | 'keyRotatedAt'>>;
-
+export type RotatedSessionDoc = SessionDoc &
+  Required<Pick<SessionDoc, 'previousKeyHash' | 'previousKeyExpiresAt' | 'keyRotatedAt'>>;
 
 export class SessionsRepo {
   private readonly c;
@@ -48,8 +48,16 @@ export class SessionsRepo {
    * rotations one wins; null when the session was closed or rotated since `session` was read.
    */
   async rotateKey(session: SessionDoc, keyHash: string, now: Date, graceMs: number): Promise<RotatedSessionDoc | null> {
-    const set = { keyHash, previousKeyHash: session.keyHash, previousKeyExpiresAt: new Date(now.getTime() + graceMs), keyRotatedAt: now };
-    const { modifiedCount } = await this.c.updateOne({ _id: session._id, keyHash: session.keyHash, closedAt: { $exists: false } }, { $set: set });
+    const set = {
+      keyHash,
+      previousKeyHash: session.keyHash,
+      previousKeyExpiresAt: new Date(now.getTime() + graceMs),
+      keyRotatedAt: now,
+    };
+    const { modifiedCount } = await this.c.updateOne(
+      { _id: session._id, keyHash: session.keyHash, closedAt: { $exists: false } },
+      { $set: set },
+    );
     return modifiedCount === 1 ? { ...session, ...set } : null;
   }
 
@@ -71,7 +79,10 @@ export class SessionsRepo {
 
   /** Marks the session closed; true only for the call that closed it. */
   async close(id: string, now: Date): Promise<boolean> {
-    const result = await this.c.updateOne({ _id: asString(id, 'sessionId'), closedAt: { $exists: false } }, { $set: { closedAt: now } });
+    const result = await this.c.updateOne(
+      { _id: asString(id, 'sessionId'), closedAt: { $exists: false } },
+      { $set: { closedAt: now } },
+    );
     return result.modifiedCount === 1;
   }
 }

@@ -20,7 +20,12 @@ export const DUPLICATE_KEY = 11000;
  * carries the driver's message (it may quote data).
  */
 export function storeProblem(err: unknown, errorId: string): Problem | undefined {
-  const { name = '', message = '', code, codeName } = (err ?? {}) as { name?: string; message?: string; code?: unknown; codeName?: string };
+  const {
+    name = '',
+    message = '',
+    code,
+    codeName,
+  } = (err ?? {}) as { name?: string; message?: string; code?: unknown; codeName?: string };
   if (UNREACHABLE_NAMES.test(name) || UNREACHABLE_MESSAGES.test(message)) {
     return problemOf('unavailable', `${errorId}: A backing service did not answer`);
   }

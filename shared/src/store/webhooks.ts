@@ -9,11 +9,13 @@ import type { Page } from './page';
 import { asString, withinLocations } from './query-values';
 import { TEST_EVENT_TYPE } from '../webhooks/event-types';
 
-
 /** What a subscription's fan-out needs: no secret. */
 export type WebhookTarget = Pick<WebhookDoc, '_id' | 'events' | 'locationIds'>;
 
-export type WebhookChanges = Partial<Pick<WebhookDoc, 'url' | 'events' | 'description'>> & { locationIds?: string[]; enabled?: true };
+export type WebhookChanges = Partial<Pick<WebhookDoc, 'url' | 'events' | 'description'>> & {
+  locationIds?: string[];
+  enabled?: true;
+};
 
 export class WebhooksRepo {
   private readonly c;
@@ -41,7 +43,9 @@ export class WebhooksRepo {
 
   /** Every enabled subscription, for the fan-out's cache (a deployment has a handful). */
   enabledTargets(): Promise<WebhookTarget[]> {
-    return this.c.find({ disabledAt: { $exists: false } }, { projection: { _id: 1, events: 1, locationIds: 1 } }).toArray();
+    return this.c
+      .find({ disabledAt: { $exists: false } }, { projection: { _id: 1, events: 1, locationIds: 1 } })
+      .toArray();
   }
 
   update(id: string, changes: WebhookChanges, now: Date): Promise<WebhookDoc | null> {
@@ -53,7 +57,11 @@ export class WebhooksRepo {
       else unset.locationIds = '';
     }
     if (enabled) Object.assign(unset, { disabledAt: '', disabledReason: '', failingSince: '' });
-    return this.c.findOneAndUpdate({ _id: id }, { $set: set, ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}) }, { returnDocument: 'after' });
+    return this.c.findOneAndUpdate(
+      { _id: id },
+      { $set: set, ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}) },
+      { returnDocument: 'after' },
+    );
   }
 
   async remove(id: string): Promise<boolean> {
@@ -61,7 +69,13 @@ export class WebhooksRepo {
   }
 
   /** A new sealed secret; the current one stays valid until `previousExpiresAt`. */
-  rotate(id: string, secret: string, previousSecret: string, previousExpiresAt: Date, now: Date): Promise<WebhookDoc | null> {
+  rotate(
+    id: string,
+    secret: string,
+    previousSecret: string,
+    previousExpiresAt: Date,
+    now: Date,
+  ): Promise<WebhookDoc | null> {
     return this.c.findOneAndUpdate(
       { _id: id, secret: previousSecret },
       { $set: { secret, previousSecret, previousSecretExpiresAt: previousExpiresAt, updatedAt: now } },
@@ -82,7 +96,10 @@ export class WebhooksRepo {
 
   /** Disables the endpoint (once: the first reason stands). */
   async disable(id: string, reason: string, now: Date): Promise<void> {
-    await this.c.updateOne({ _id: id, disabledAt: { $exists: false } }, { $set: { disabledAt: now, disabledReason: reason, updatedAt: now } });
+    await this.c.updateOne(
+      { _id: id, disabledAt: { $exists: false } },
+      { $set: { disabledAt: now, disabledReason: reason, updatedAt: now } },
+    );
   }
 }
 
@@ -101,7 +118,9 @@ function readableBy(within: readonly string[] | undefined): Filter<WebhookDelive
     $or: [
       { locationId: { $in: ids } },
       { type: TEST_EVENT_TYPE },
-      ...(ids.length > 0 ? [{ locationId: { $exists: false }, body: { $regex: `"data":\\{"locationId":"(${named})"` } }] : []),
+      ...(ids.length > 0
+        ? [{ locationId: { $exists: false }, body: { $regex: `"data":\\{"locationId":"(${named})"` } }]
+        : []),
     ],
   };
 }
@@ -128,14 +147,21 @@ export class WebhookDeliveriesRepo {
    * test events (they carry no location's data).
    */
   list(subscriptionId: string, page: Page<string>, within?: readonly string[]): Promise<WebhookDeliveryDoc[]> {
-    const filter: Filter<WebhookDeliveryDoc> = { subscriptionId: asString(subscriptionId, 'subscriptionId'), ...readableBy(within) };
+    const filter: Filter<WebhookDeliveryDoc> = {
+      subscriptionId: asString(subscriptionId, 'subscriptionId'),
+      ...readableBy(within),
+    };
     if (page.after !== undefined) filter._id = { $lt: asString(page.after, 'after') };
     return this.c.find(filter).sort({ subscriptionId: 1, _id: -1 }).limit(page.limit).toArray();
   }
 
   /** One attempt of the endpoint, if `within` (as for `list`) may read it. */
   find(subscriptionId: string, id: string, within?: readonly string[]): Promise<WebhookDeliveryDoc | null> {
-    return this.c.findOne({ _id: asString(id, 'deliveryId'), subscriptionId: asString(subscriptionId, 'subscriptionId'), ...readableBy(within) });
+    return this.c.findOne({
+      _id: asString(id, 'deliveryId'),
+      subscriptionId: asString(subscriptionId, 'subscriptionId'),
+      ...readableBy(within),
+    });
   }
 
   /** What the TTL index does, where no TTL monitor runs (the lifecycle job calls it). */

@@ -68,11 +68,18 @@ export class WorkRepo {
    * the same index as `list`), by location; a location with none is absent. The floors apply to
    * all of them: a caller with a floor per location filters the rest itself.
    */
-  async listForLocations(locationIds: string[], now: Date, ordersAfter = 0, commandsAfter = 0): Promise<Map<string, Work>> {
+  async listForLocations(
+    locationIds: string[],
+    now: Date,
+    ordersAfter = 0,
+    commandsAfter = 0,
+  ): Promise<Map<string, Work>> {
     const ids = locationIds.map((id) => asString(id, 'locationId'));
     const byLocation = new Map<string, Work>();
     if (ids.length === 0) return byLocation;
-    for await (const doc of this.read({ $in: ids }, now, ordersAfter, commandsAfter, true) as AsyncIterable<LocatedOrder | LocatedCommand>) {
+    for await (const doc of this.read({ $in: ids }, now, ordersAfter, commandsAfter, true) as AsyncIterable<
+      LocatedOrder | LocatedCommand
+    >) {
       const { locationId, ...fields } = doc;
       let work = byLocation.get(locationId);
       if (!work) byLocation.set(locationId, (work = { orders: [], commands: [] }));
@@ -83,7 +90,13 @@ export class WorkRepo {
     return byLocation;
   }
 
-  private read(location: string | { $in: string[] }, now: Date, ordersAfter: number, commandsAfter: number, located: boolean) {
+  private read(
+    location: string | { $in: string[] },
+    now: Date,
+    ordersAfter: number,
+    commandsAfter: number,
+    located: boolean,
+  ) {
     // Several locations are sorted here, location by location, rather than merged by the server.
     const sort = located ? [] : [{ $sort: { number: 1 } }];
     const withLocation = located ? { locationId: 1 } : {};
@@ -95,7 +108,14 @@ export class WorkRepo {
         $unionWith: {
           coll: this.c.commands.collectionName,
           pipeline: [
-            { $match: { locationId: location, number: { $gt: asInteger(commandsAfter, 'commandsAfter') }, expiresAt: { $gt: now }, acknowledgedAt: { $exists: false } } },
+            {
+              $match: {
+                locationId: location,
+                number: { $gt: asInteger(commandsAfter, 'commandsAfter') },
+                expiresAt: { $gt: now },
+                acknowledgedAt: { $exists: false },
+              },
+            },
             ...sort,
             { $project: { ...COMMAND_FIELDS, ...withLocation } },
           ],

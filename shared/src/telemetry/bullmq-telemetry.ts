@@ -12,12 +12,36 @@
  *   processes a job (not the fetch and check loops' ticks); job results and options, which carry
  *   order records, are never attributes.
  */
-import { context, ROOT_CONTEXT, SpanKind as OtelKind, SpanStatusCode, trace, type Context, type SpanContext, type Span as OtelSpan } from '@opentelemetry/api';
-import { SpanKind, type Attributes, type AttributeValue, type ContextManager, type Exception, type Span, type Telemetry, type Time } from 'bullmq';
+import {
+  context,
+  ROOT_CONTEXT,
+  SpanKind as OtelKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type SpanContext,
+  type Span as OtelSpan,
+} from '@opentelemetry/api';
+import {
+  SpanKind,
+  type Attributes,
+  type AttributeValue,
+  type ContextManager,
+  type Exception,
+  type Span,
+  type Telemetry,
+  type Time,
+} from 'bullmq';
 import { BullMQOtel, BullMQOTelSpan } from 'bullmq-otel';
 
 /** BullMQ attributes that may hold order data (a job's return value, its options) or keys. */
-const DROPPED = new Set(['bullmq.job.result', 'bullmq.job.options', 'bullmq.job.deduplication.key', 'bullmq.queue.options', 'bullmq.worker.options']);
+const DROPPED = new Set([
+  'bullmq.job.result',
+  'bullmq.job.options',
+  'bullmq.job.deduplication.key',
+  'bullmq.queue.options',
+  'bullmq.worker.options',
+]);
 
 const KINDS: Record<SpanKind, OtelKind> = {
   [SpanKind.INTERNAL]: OtelKind.INTERNAL,

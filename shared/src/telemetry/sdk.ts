@@ -3,7 +3,16 @@
  * the standard OTEL_* variables itself (exporter, protocol, sampler, headers, batching); this
  * module chooses the instrumentations and keeps secrets and order data out of the spans.
  */
-import { context, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+} from '@opentelemetry/api';
 import { getRPCMetadata, RPCType } from '@opentelemetry/core';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
@@ -57,13 +66,17 @@ function instrumentations() {
       requireParentforOutgoingSpans: true,
       redactedQueryParamsServer: SECRET_QUERY_PARAMS,
       // No header becomes an attribute (the default, said here because keys travel in headers).
-      headersToSpanAttributes: { server: { requestHeaders: [], responseHeaders: [] }, client: { requestHeaders: [], responseHeaders: [] } },
+      headersToSpanAttributes: {
+        server: { requestHeaders: [], responseHeaders: [] },
+        client: { requestHeaders: [], responseHeaders: [] },
+      },
     }),
     new MongoDBInstrumentation({
       requireParentSpan: true,
       enhancedDatabaseReporting: false,
       // The command's shape, every value `?`: filters and documents hold order rows and key hashes.
-      dbStatementSerializer: (command) => JSON.stringify(command, (_key, value: unknown) => (typeof value === 'object' && value !== null ? value : '?')),
+      dbStatementSerializer: (command) =>
+        JSON.stringify(command, (_key, value: unknown) => (typeof value === 'object' && value !== null ? value : '?')),
     }),
     new IORedisInstrumentation({
       requireParentSpan: true,
@@ -115,7 +128,11 @@ export function startSdk(config: TelemetryConfig, serviceName: string): Tracing 
     },
     serverSpan(headers, name, fields, run) {
       const parent = propagation.extract(ROOT_CONTEXT, headers);
-      return runIn(tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: fieldsOf(fields) }, parent), parent, run);
+      return runIn(
+        tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: fieldsOf(fields) }, parent),
+        parent,
+        run,
+      );
     },
     shutdown: () => sdk.shutdown(),
   };

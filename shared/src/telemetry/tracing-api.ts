@@ -38,7 +38,12 @@ export interface Tracing {
    * A server span for a request the http instrumentation leaves alone (an event stream, which
    * would hold its span for its whole life): under the caller's `traceparent`, ended when `run` settles.
    */
-  serverSpan<T>(headers: Record<string, string | string[] | undefined>, name: string, fields: SpanFields, run: () => Promise<T>): Promise<T>;
+  serverSpan<T>(
+    headers: Record<string, string | string[] | undefined>,
+    name: string,
+    fields: SpanFields,
+    run: () => Promise<T>,
+  ): Promise<T>;
   /** Sends the spans still buffered; at shutdown. */
   shutdown(): Promise<void>;
 }

@@ -56,7 +56,8 @@ export interface DeliveryQueueDeps {
 const DROP_SLACK = 16;
 
 /** A batch item's member of its subscription's set: its webhook-id and its event's id. */
-export const batchMember = (item: Pick<BatchItem, 'webhookId' | 'eventId'>): string => `${item.webhookId}.${item.eventId ?? ''}`;
+export const batchMember = (item: Pick<BatchItem, 'webhookId' | 'eventId'>): string =>
+  `${item.webhookId}.${item.eventId ?? ''}`;
 const isBatchMember = (member: string) => member.includes('.');
 
 export class DeliveryQueue {
@@ -82,7 +83,9 @@ export class DeliveryQueue {
   async add(deliveries: DeliveryJobData[], jobId = (d: DeliveryJobData) => d.webhookId): Promise<void> {
     if (deliveries.length === 0) return;
     const { queue, retryScheduleMs } = this.deps;
-    await queue.addBulk(deliveries.map((data) => ({ name: WEBHOOK_JOB, data, opts: deliveryJobOptions(retryScheduleMs, jobId(data)) })));
+    await queue.addBulk(
+      deliveries.map((data) => ({ name: WEBHOOK_JOB, data, opts: deliveryJobOptions(retryScheduleMs, jobId(data)) })),
+    );
     await this.count(deliveries.map((delivery) => [delivery.subscriptionId, jobId(delivery)]));
   }
 
@@ -106,8 +109,18 @@ export class DeliveryQueue {
       return items.length === 0 ? [] : [{ subscriptionId, items }];
     });
     if (jobs.length === 0) return;
-    await this.deps.queue.addBulk(jobs.map((data) => ({ name: WEBHOOK_BATCH_JOB, data, opts: batchJobOptions(batchJobId(data.subscriptionId, data.items), 0) })));
-    await this.count(jobs.flatMap(({ subscriptionId, items }) => items.map((item): [string, string] => [subscriptionId, batchMember(item)])));
+    await this.deps.queue.addBulk(
+      jobs.map((data) => ({
+        name: WEBHOOK_BATCH_JOB,
+        data,
+        opts: batchJobOptions(batchJobId(data.subscriptionId, data.items), 0),
+      })),
+    );
+    await this.count(
+      jobs.flatMap(({ subscriptionId, items }) =>
+        items.map((item): [string, string] => [subscriptionId, batchMember(item)]),
+      ),
+    );
   }
 
   /**
@@ -116,7 +129,11 @@ export class DeliveryQueue {
    */
   async putBack(subscriptionId: string, items: BatchItem[], delayMs: number, after: string): Promise<void> {
     if (items.length === 0) return;
-    await this.deps.queue.add(WEBHOOK_BATCH_JOB, { subscriptionId, items }, batchJobOptions(batchJobId(subscriptionId, items, after), Math.max(0, Math.round(delayMs))));
+    await this.deps.queue.add(
+      WEBHOOK_BATCH_JOB,
+      { subscriptionId, items },
+      batchJobOptions(batchJobId(subscriptionId, items, after), Math.max(0, Math.round(delayMs))),
+    );
   }
 
   /** Of a batch's items, those dropped past the cap since it was queued (logged and settled then): not to be sent. */
@@ -152,10 +169,12 @@ export class DeliveryQueue {
     return lists.map(([, members], i) => {
       const [err, scores] = results[i] ?? [new Error('no answer')];
       if (err) throw err;
-      return new Set(members.filter((_, k) => {
-        const score = (scores as (string | null)[])[k];
-        return score != null && Number(score) >= oldest;
-      }));
+      return new Set(
+        members.filter((_, k) => {
+          const score = (scores as (string | null)[])[k];
+          return score != null && Number(score) >= oldest;
+        }),
+      );
     });
   }
 
@@ -167,12 +186,18 @@ export class DeliveryQueue {
     const now = Date.now();
     const subscriptions = [...new Set(added.map(([id]) => id))];
     const pipeline = this.deps.redis.pipeline();
-    added.forEach(([subscriptionId, member], i) => pipeline.zadd(this.pendingKey(subscriptionId), 'NX', now + i / 1000, member));
+    added.forEach(([subscriptionId, member], i) =>
+      pipeline.zadd(this.pendingKey(subscriptionId), 'NX', now + i / 1000, member),
+    );
     for (const id of subscriptions) pipeline.zcard(this.pendingKey(id));
     const results = (await pipeline.exec()) ?? [];
     const counts = results.slice(added.length).map(([, count]) => Number(count));
     const { maxPending } = this.deps;
-    await Promise.all(subscriptions.map((id, i) => ((counts[i] ?? 0) > maxPending ? this.dropOldest(id, counts[i]! - maxPending) : undefined)));
+    await Promise.all(
+      subscriptions.map((id, i) =>
+        (counts[i] ?? 0) > maxPending ? this.dropOldest(id, counts[i]! - maxPending) : undefined,
+      ),
+    );
   }
 
   /**
@@ -206,7 +231,9 @@ export class DeliveryQueue {
     if ((await queue.remove(jobId)) !== 1) return false;
     await redis.zrem(key, jobId);
     const { data } = job;
-    await this.logDropped([{ subscriptionId, webhookId: data.webhookId, type: data.type, body: data.body, attempt: job.attemptsMade + 1 }]);
+    await this.logDropped([
+      { subscriptionId, webhookId: data.webhookId, type: data.type, body: data.body, attempt: job.attemptsMade + 1 },
+    ]);
     if (data.eventId) await this.deps.events.settled(data.eventId, data.webhookId);
     return true;
   }
@@ -216,39 +243,68 @@ export class DeliveryQueue {
    * logged with the body their event gives, settled.
    */
   private async dropItems(subscriptionId: string, members: string[]): Promise<number> {
-    const [[, removed] = []] = (await this.deps.redis.pipeline().zrem(this.pendingKey(subscriptionId), ...members).sadd(this.droppedKey(subscriptionId), ...members).exec()) ?? [];
+    const [[, removed] = []] =
+      (await this.deps.redis
+        .pipeline()
+        .zrem(this.pendingKey(subscriptionId), ...members)
+        .sadd(this.droppedKey(subscriptionId), ...members)
+        .exec()) ?? [];
     if (!removed) return 0;
-    const owed = members.map((member) => ({ webhookId: member.slice(0, member.indexOf('.')), eventId: member.slice(member.indexOf('.') + 1) }));
+    const owed = members.map((member) => ({
+      webhookId: member.slice(0, member.indexOf('.')),
+      eventId: member.slice(member.indexOf('.') + 1),
+    }));
     const events = await this.deps.events.findByEventIds(owed.map((o) => o.eventId).filter((id) => id !== ''));
     await this.logDropped(
       owed.flatMap(({ webhookId, eventId }) => {
         const event = events.get(eventId);
-        return event ? [{ subscriptionId, webhookId, type: event.type, body: JSON.stringify(eventBody(event)), attempt: 1 }] : [];
+        return event
+          ? [{ subscriptionId, webhookId, type: event.type, body: JSON.stringify(eventBody(event)), attempt: 1 }]
+          : [];
       }),
     );
     await this.deps.events.settledAll(owed.filter((o) => o.eventId !== ''));
     return Number(removed);
   }
 
-  private async logDropped(drops: Pick<WebhookDeliveryDoc, 'subscriptionId' | 'webhookId' | 'type' | 'body' | 'attempt'>[]): Promise<void> {
+  private async logDropped(
+    drops: Pick<WebhookDeliveryDoc, 'subscriptionId' | 'webhookId' | 'type' | 'body' | 'attempt'>[],
+  ): Promise<void> {
     if (drops.length === 0) return;
     const now = new Date();
-    const error = `more than WEBHOOK_MAX_PENDING (${this.deps.maxPending}) deliveries ` + 'waited for this endpoint: the oldest was dropped';
+    const error =
+      `more than WEBHOOK_MAX_PENDING (${this.deps.maxPending}) deliveries ` +
+      'waited for this endpoint: the oldest was dropped';
     await this.deps.deliveries.recordAll(
       drops.map((drop) => {
         const locationId = bodyLocation(drop.body);
-        return { _id: newId(), ...drop, ...(locationId === undefined ? {} : { locationId }), outcome: 'dropped', error, durationMs: 0, at: now, purgeAt: new Date(now.getTime() + this.deps.logRetentionMs) };
+        return {
+          _id: newId(),
+          ...drop,
+          ...(locationId === undefined ? {} : { locationId }),
+          outcome: 'dropped',
+          error,
+          durationMs: 0,
+          at: now,
+          purgeAt: new Date(now.getTime() + this.deps.logRetentionMs),
+        };
       }),
     );
     for (const drop of drops) {
       this.deps.dropped.inc();
-      this.deps.log.warn({ subscriptionId: drop.subscriptionId, webhookId: drop.webhookId, type: drop.type }, 'webhook delivery dropped: too many waiting for its endpoint');
+      this.deps.log.warn(
+        { subscriptionId: drop.subscriptionId, webhookId: drop.webhookId, type: drop.type },
+        'webhook delivery dropped: too many waiting for its endpoint',
+      );
     }
   }
 }
 
 /** `b_` and a hash of the subscription and its items' members (and of the run that put them back, if one did). */
 function batchJobId(subscriptionId: string, items: BatchItem[], after = ''): string {
-  const hash = createHash('sha256').update(`${subscriptionId}\n${after}\n${items.map(batchMember).join('\n')}`).digest('base64url').slice(0, 24);
+  const hash = createHash('sha256')
+    .update(`${subscriptionId}\n${after}\n${items.map(batchMember).join('\n')}`)
+    .digest('base64url')
+    .slice(0, 24);
   return `b_${hash}`;
 }

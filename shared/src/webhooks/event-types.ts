@@ -33,7 +33,10 @@ const order =
   (when: (event: OrderEvent) => boolean) =>
   (event: WebhookSource): Match => {
     if (event.type !== 'order' || !when(event)) return undefined;
-    const record: OperatorOrderRecord & { version?: number } = { ...event.record, failureCount: event.failureCount ?? 0 };
+    const record: OperatorOrderRecord & { version?: number } = {
+      ...event.record,
+      failureCount: event.failureCount ?? 0,
+    };
     if (event.version !== undefined) record.version = event.version;
     return { key: `order.${event.record.number}.${event.version ?? 0}`, data: { order: record } };
   };
@@ -41,12 +44,18 @@ const order =
 const inState = (state: string) => (event: OrderEvent) => event.record.state === state && event.operatorOnly !== true;
 /** A failure report leaves the order PLACED (below the threshold) or FAILED, its count up; a recovery zeroes it. */
 const afterFailureReport = (event: OrderEvent): boolean =>
-  event.operatorOnly !== true && (event.failureCount ?? 0) > 0 && (event.record.state === 'PLACED' || event.record.state === 'FAILED');
+  event.operatorOnly !== true &&
+  (event.failureCount ?? 0) > 0 &&
+  (event.record.state === 'PLACED' || event.record.state === 'FAILED');
 
 /** The announcement that a placement went overdue: once per placement (its `orderTime`). */
 const overdue = (e: WebhookSource): Match => {
   if (e.type !== 'order' || e.operatorOnly !== true || e.overdue !== true) return undefined;
-  const record: OperatorOrderRecord & { version?: number; overdue: true } = { ...e.record, failureCount: e.failureCount ?? 0, overdue: true };
+  const record: OperatorOrderRecord & { version?: number; overdue: true } = {
+    ...e.record,
+    failureCount: e.failureCount ?? 0,
+    overdue: true,
+  };
   if (e.version !== undefined) record.version = e.version;
   return { key: `order.${e.record.number}.overdue.${e.record.orderTime}`, data: { order: record } };
 };
@@ -82,10 +91,17 @@ export const WEBHOOK_ROWS: WebhookRow[] = [
   { type: 'order.completed', match: order(inState('COMPLETED')) },
   { type: 'order.aborted', match: order(inState('ABORTED')) },
   { type: 'order.failed', match: order(afterFailureReport) },
-  { type: 'command.created', match: (e) => (e.type === 'command' ? { key: `command.${e.record.number}`, data: { command: e.record } } : undefined) },
+  {
+    type: 'command.created',
+    match: (e) =>
+      e.type === 'command' ? { key: `command.${e.record.number}`, data: { command: e.record } } : undefined,
+  },
   {
     type: 'command.acknowledged',
-    match: (e) => (e.type === 'command-acknowledged' ? { key: `command.${e.record.number}.ack`, data: { command: e.record } } : undefined),
+    match: (e) =>
+      e.type === 'command-acknowledged'
+        ? { key: `command.${e.record.number}.ack`, data: { command: e.record } }
+        : undefined,
   },
   { type: 'order.overdue', match: overdue },
   { type: 'location.online', match: location('online') },

@@ -42,7 +42,12 @@ export interface EventBody {
 
 /** The event as its webhook body and its feed item show it. */
 export function eventBody(event: Pick<EventDoc, 'eventId' | 'type' | 'timestamp' | 'locationId' | 'data'>): EventBody {
-  return { id: event.eventId, type: event.type, timestamp: event.timestamp.toISOString(), data: { locationId: event.locationId, ...event.data } };
+  return {
+    id: event.eventId,
+    type: event.type,
+    timestamp: event.timestamp.toISOString(),
+    data: { locationId: event.locationId, ...event.data },
+  };
 }
 
 /** The body of an event that belongs to no location (`webhook.test`). */
@@ -66,13 +71,21 @@ export function deliveriesOf(event: EventDoc): DeliveryJobData[] {
   // (most events owe nothing: no body is made for them)
   if (owed.length === 0) return [];
   const body = JSON.stringify(eventBody(event));
-  return owed.map(([webhookId, subscriptionId]) => ({ subscriptionId, webhookId, type: event.type, body, eventId: event.eventId }));
+  return owed.map(([webhookId, subscriptionId]) => ({
+    subscriptionId,
+    webhookId,
+    type: event.type,
+    body,
+    eventId: event.eventId,
+  }));
 }
 
 export class WebhookFanOut {
   private cache?: { generation: string | null; targets: WebhookTarget[] };
 
-  constructor(private readonly deps: { redis: RedisClient; prefix: string; webhooks: Pick<WebhooksRepo, 'enabledTargets'> }) {}
+  constructor(
+    private readonly deps: { redis: RedisClient; prefix: string; webhooks: Pick<WebhooksRepo, 'enabledTargets'> },
+  ) {}
 
   /** For each event, the deliveries it owes: one per enabled subscription that takes its location and type. */
   async owedBy(events: OutboxEntry[]): Promise<Map<string, OwedDelivery[]>> {
@@ -80,8 +93,14 @@ export class WebhookFanOut {
     if (events.length === 0) return owed;
     const targets = await this.targets();
     for (const event of events) {
-      const takers = targets.filter((target) => target.events.includes(event.type) && (!target.locationIds || target.locationIds.includes(event.locationId)));
-      owed.set(event.id, takers.map((target) => ({ subscriptionId: target._id, webhookId: webhookIdOf(event.id, target._id) })));
+      const takers = targets.filter(
+        (target) =>
+          target.events.includes(event.type) && (!target.locationIds || target.locationIds.includes(event.locationId)),
+      );
+      owed.set(
+        event.id,
+        takers.map((target) => ({ subscriptionId: target._id, webhookId: webhookIdOf(event.id, target._id) })),
+      );
     }
     return owed;
   }

@@ -25,7 +25,9 @@ export class SecretBox {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const data = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-    return ['v1', iv, cipher.getAuthTag(), data].map((part) => (typeof part === 'string' ? part : part.toString('base64'))).join('.');
+    return ['v1', iv, cipher.getAuthTag(), data]
+      .map((part) => (typeof part === 'string' ? part : part.toString('base64')))
+      .join('.');
   }
 
   /** Throws when the text was sealed under another key (or altered). */

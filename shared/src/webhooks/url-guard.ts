@@ -43,11 +43,13 @@ function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
       break;
   }
   // NAT64's well-known prefix (RFC 6052), and the deprecated IPv4-compatible ::/96 (:: and ::1 among them).
-  if (address.match(ipaddr.IPv6.parse('64:ff9b::'), 96) || address.match(ipaddr.IPv6.parse('::'), 96)) return [ipv4Of(p[6]!, p[7]!)];
+  if (address.match(ipaddr.IPv6.parse('64:ff9b::'), 96) || address.match(ipaddr.IPv6.parse('::'), 96))
+    return [ipv4Of(p[6]!, p[7]!)];
   return undefined;
 }
 
-const platformIPv4 = (address: ipaddr.IPv4): boolean => address.match(PLATFORM_V4) || METADATA_ADDRESSES.has(address.toString());
+const platformIPv4 = (address: ipaddr.IPv4): boolean =>
+  address.match(PLATFORM_V4) || METADATA_ADDRESSES.has(address.toString());
 const forbiddenIPv4 = (address: ipaddr.IPv4): boolean => address.range() !== 'unicast' || platformIPv4(address);
 
 /**
@@ -79,7 +81,9 @@ export function isForbiddenAddress(address: string): boolean {
 }
 
 /** Said by each role that starts with the guard relaxed, so that no deployment runs so unknowingly. */
-export const RELAXED_GUARD = 'WEBHOOK_ALLOW_PRIVATE=1: webhook endpoints may be on loopback and private ' + 'addresses (cloud metadata and platform addresses stay refused)';
+export const RELAXED_GUARD =
+  'WEBHOOK_ALLOW_PRIVATE=1: webhook endpoints may be on loopback and private ' +
+  'addresses (cloud metadata and platform addresses stay refused)';
 
 export class UrlRefused extends Error {}
 
@@ -103,18 +107,25 @@ export async function checkWebhookUrl(text: string, allowPrivate: boolean): Prom
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: { address: string; family: number }[];
   try {
-    addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true, verbatim: true });
+    addresses = isIP(host)
+      ? [{ address: host, family: isIP(host) }]
+      : await lookup(host, { all: true, verbatim: true });
   } catch {
     throw new UrlRefused(`url's host ${host} does not resolve`);
   }
   if (addresses.length === 0) throw new UrlRefused(`url's host ${host} does not resolve`);
   const platform = addresses.find((a) => isPlatformAddress(a.address));
-  if (platform) throw new UrlRefused(`url's host resolves to ${platform.address}, a cloud metadata or platform address: no ` + 'receiver lives there (refused even with WEBHOOK_ALLOW_PRIVATE=1)');
+  if (platform)
+    throw new UrlRefused(
+      `url's host resolves to ${platform.address}, a cloud metadata or platform address: no ` +
+        'receiver lives there (refused even with WEBHOOK_ALLOW_PRIVATE=1)',
+    );
   if (!allowPrivate) {
     const forbidden = addresses.find((a) => isForbiddenAddress(a.address));
     if (forbidden) {
       throw new UrlRefused(
-        `url's host resolves to ${forbidden.address}, a loopback, private, link-local or metadata address; a ` + 'receiver on a private network needs WEBHOOK_ALLOW_PRIVATE=1 on every API node and worker',
+        `url's host resolves to ${forbidden.address}, a loopback, private, link-local or metadata address; a ` +
+          'receiver on a private network needs WEBHOOK_ALLOW_PRIVATE=1 on every API node and worker',
       );
     }
   }

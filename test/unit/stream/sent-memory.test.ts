@@ -2,7 +2,11 @@ import { SentMemory } from '@pos/api/stream/sent-memory';
 import { commandFrame, orderFrame } from '@pos/api/stream/stream-frame';
 import type { OrderRecord } from '@pos/shared/domain/records';
 
-const record = (number: number, state: OrderRecord['state'] = 'PLACED', updated = '2026-11-25T10:00:00.000Z'): OrderRecord => ({
+const record = (
+  number: number,
+  state: OrderRecord['state'] = 'PLACED',
+  updated = '2026-11-25T10:00:00.000Z',
+): OrderRecord => ({
   number,
   state,
   orderTime: updated,

@@ -11,7 +11,8 @@ function session(extra: Partial<SessionDoc> = {}): SessionDoc {
 
 describe("SessionGuard: a register stream's hold on its session", () => {
   let ended: EndReason[];
-  const guard = (timesOutIn = 60_000) => new SessionGuard('current', NOW.getTime() + timesOutIn, (reason) => ended.push(reason));
+  const guard = (timesOutIn = 60_000) =>
+    new SessionGuard('current', NOW.getTime() + timesOutIn, (reason) => ended.push(reason));
 
   beforeEach(() => {
     ended = [];

@@ -43,13 +43,19 @@ function sink(stalled = false) {
 describe('SseWriter', () => {
   it('frames the preamble, events and comments, and splits data lines', () => {
     const out = sink();
-    const writer = new SseWriter(out.stream, { keepaliveMs: 60_000, maxBufferBytes: 1 << 20, onOverflow: () => undefined });
+    const writer = new SseWriter(out.stream, {
+      keepaliveMs: 60_000,
+      maxBufferBytes: 1 << 20,
+      onOverflow: () => undefined,
+    });
     writer.retry(1000);
     writer.event('order', '3.1', dataLines('{"number":3}'));
     writer.event('note', '3.1', dataLines('a\nb'));
     writer.comment('hello');
     writer.end();
-    expect(out.text()).toBe('retry: 1000\n\nid: 3.1\nevent: order\ndata: {"number":3}\n\nid: 3.1\nevent: note\ndata: a\ndata: b\n\n: hello\n\n');
+    expect(out.text()).toBe(
+      'retry: 1000\n\nid: 3.1\nevent: order\ndata: {"number":3}\n\nid: 3.1\nevent: note\ndata: a\ndata: b\n\n: hello\n\n',
+    );
     expect(writer.event('order', '4.1', dataLines('{}'))).toBe(false);
     expect(dataLines('a\r\nb\rc')).toBe('data: a\ndata: b\ndata: c\n');
   });

@@ -49,19 +49,22 @@ describe('StreamClock: one keepalive timer and one timeout timer for all streams
   });
 });
 
-describe('StreamClock: each stream\'s timeout jittered by ±10%, in lanes', () => {
+describe("StreamClock: each stream's timeout jittered by ±10%, in lanes", () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
   /** A random source that puts the streams joining next in these lanes. */
-  const lanes = (...picks: number[]) => () => (picks.shift()! + 0.5) / LANES;
+  const lanes =
+    (...picks: number[]) =>
+    () =>
+      (picks.shift()! + 0.5) / LANES;
 
   it('has 21 lanes from 0.9 to 1.1 times SSE_TIMEOUT', () => {
     const clock = new StreamClock(100, 1_000);
     expect(clock.laneTimeoutsMs).toEqual(Array.from({ length: 21 }, (_, i) => 900 + 10 * i));
   });
 
-  it('ends each stream at its own lane\'s timeout, earliest first across lanes, with one timer', () => {
+  it("ends each stream at its own lane's timeout, earliest first across lanes, with one timer", () => {
     const clock = new StreamClock(10_000, 1_000, lanes(20, 0, 10, 0));
     const t0 = Date.now();
     const late = stream(clock, t0); // 1,100 ms
@@ -108,7 +111,10 @@ describe('StreamClock: each stream\'s timeout jittered by ±10%, in lanes', () =
   it('spreads streams over every lane at random', () => {
     const clock = new StreamClock(10_000, 1_000);
     const t0 = Date.now();
-    const ends = Array.from({ length: 2_000 }, () => clock.join({ joinedAt: t0, keepalive: () => undefined, timeout: () => undefined }) - t0);
+    const ends = Array.from(
+      { length: 2_000 },
+      () => clock.join({ joinedAt: t0, keepalive: () => undefined, timeout: () => undefined }) - t0,
+    );
     expect(Math.min(...ends)).toBe(900);
     expect(Math.max(...ends)).toBe(1_100);
     expect(new Set(ends).size).toBe(LANES);

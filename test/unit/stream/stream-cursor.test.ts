@@ -56,8 +56,12 @@ describe('stream cursor', () => {
   });
 
   it('reads an event id back as the position it formats, and nothing else as one', () => {
-    expect(parseEventId(formatEventId({ orderNumber: 12, commandNumber: 3 }))).toEqual({ orderNumber: 12, commandNumber: 3 });
-    for (const id of ['', '3', '1.2.3', ' 1.2', '-1.2', '1.5e1', '1234567890123456.1']) expect(parseEventId(id)).toBeUndefined();
+    expect(parseEventId(formatEventId({ orderNumber: 12, commandNumber: 3 }))).toEqual({
+      orderNumber: 12,
+      commandNumber: 3,
+    });
+    for (const id of ['', '3', '1.2.3', ' 1.2', '-1.2', '1.5e1', '1234567890123456.1'])
+      expect(parseEventId(id)).toBeUndefined();
   });
 
   it('reconnects with a query the API reads back as the same cursor', () => {
@@ -65,11 +69,17 @@ describe('stream cursor', () => {
     expect(cursorQuery({ orderNumber: 7, commandNumber: 0 })).toBe('?orderNumber=7&commandNumber=0');
     const query = cursorQuery({ orderNumber: 7, commandNumber: 4 });
     expect(query).toBe('?orderNumber=7&commandNumber=4');
-    expect(startOf(parseCursor(Object.fromEntries(new URLSearchParams(query)), ''))).toEqual({ orderNumber: 7, commandNumber: 4 });
+    expect(startOf(parseCursor(Object.fromEntries(new URLSearchParams(query)), ''))).toEqual({
+      orderNumber: 7,
+      commandNumber: 4,
+    });
   });
 
   it('only ever moves forward, number by number', () => {
     expect(furthest(undefined, { orderNumber: 2, commandNumber: 1 })).toEqual({ orderNumber: 2, commandNumber: 1 });
-    expect(furthest({ orderNumber: 5, commandNumber: 1 }, { orderNumber: 2, commandNumber: 3 })).toEqual({ orderNumber: 5, commandNumber: 3 });
+    expect(furthest({ orderNumber: 5, commandNumber: 1 }, { orderNumber: 2, commandNumber: 3 })).toEqual({
+      orderNumber: 5,
+      commandNumber: 3,
+    });
   });
 });

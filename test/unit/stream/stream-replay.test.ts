@@ -3,7 +3,13 @@ import { unseenBuffered } from '@pos/api/stream/replay';
 import { commandFrame, orderFrame, frameOfAnnouncement } from '@pos/api/stream/stream-frame';
 
 const order = (number: number, state: OrderRecord['state'], extra: Partial<OrderRecord> = {}) =>
-  orderFrame({ number, state, rows: [{ rowNumber: 1, productId: 'p', name: 'P', quantity: 1, unitPrice: 100 }], guestCount: 1, ...extra });
+  orderFrame({
+    number,
+    state,
+    rows: [{ rowNumber: 1, productId: 'p', name: 'P', quantity: 1, unitPrice: 100 }],
+    guestCount: 1,
+    ...extra,
+  });
 const command = (number: number) => commandFrame({ number, state: 'PLACED', readTableState: true });
 
 describe('buffered events against the replay', () => {
@@ -36,8 +42,8 @@ describe('location events as stream events', () => {
     expect(frameOfAnnouncement({ type: 'order', record: { ...record, state: 'NEW' } })).toBeUndefined();
     expect(frameOfAnnouncement({ type: 'order', record: { ...record, state: 'PLACED' } })).toEqual(order(1, 'PLACED'));
     expect(frameOfAnnouncement({ type: 'session-closed', sessionId: 's' })).toBeUndefined();
-    expect(frameOfAnnouncement({ type: 'command', record: { number: 2, state: 'PLACED', paymentNumber: 1 } })?.data).toBe(
-      '{"number":2,"state":"PLACED","paymentNumber":1}',
-    );
+    expect(
+      frameOfAnnouncement({ type: 'command', record: { number: 2, state: 'PLACED', paymentNumber: 1 } })?.data,
+    ).toBe('{"number":2,"state":"PLACED","paymentNumber":1}');
   });
 });

@@ -87,7 +87,8 @@ export function basePath(): string {
 /** A kitchen: the register interface, as a register integration uses it. */
 export function kitchenApi(secret: string, base = basePath()): BoardApi {
   const headers = { api_key: secret };
-  const call = <T>(method: string, path: string, body?: unknown) => request<T>(method, `${base}${path}`, headers, body).then((a) => a.body);
+  const call = <T>(method: string, path: string, body?: unknown) =>
+    request<T>(method, `${base}${path}`, headers, body).then((a) => a.body);
   const readWork = async (): Promise<WorkRead> => {
     const work = await call<(BoardOrder | CommandRecord)[]>('GET', '/orders/location');
     return {
@@ -117,7 +118,8 @@ export function kitchenApi(secret: string, base = basePath()): BoardApi {
 export function operatorApi(secret: string, locationId: string): BoardApi {
   const headers = { authorization: `Bearer ${secret}` };
   const at = `${ADMIN_PREFIX}/locations/${encodeURIComponent(locationId)}`;
-  const call = <T>(method: string, path: string, body?: unknown) => request<T>(method, `${at}${path}`, headers, body).then((a) => a.body);
+  const call = <T>(method: string, path: string, body?: unknown) =>
+    request<T>(method, `${at}${path}`, headers, body).then((a) => a.body);
   let role: CurrentOperator['role'] | undefined;
   return {
     mode: 'operator',
@@ -129,7 +131,10 @@ export function operatorApi(secret: string, locationId: string): BoardApi {
     },
     // The location (a 404 outside the token's scope, as a missing one) and who the token is.
     signIn: async () => {
-      const [location, me] = await Promise.all([call<{ name: string }>('GET', ''), request<CurrentOperator>('GET', `${ADMIN_PREFIX}/me`, headers)]);
+      const [location, me] = await Promise.all([
+        call<{ name: string }>('GET', ''),
+        request<CurrentOperator>('GET', `${ADMIN_PREFIX}/me`, headers),
+      ]);
       role = me.body.role;
       return location.name;
     },
@@ -146,7 +151,10 @@ export function operatorApi(secret: string, locationId: string): BoardApi {
     recover: (n) => call('POST', `/orders/${n}/recover`),
     acknowledge: (n) => call('DELETE', `/commands/${n}`),
     readStatus: async () => {
-      const [location, presence] = await Promise.all([call<LocationView>('GET', ''), call<PresenceView>('GET', '/presence')]);
+      const [location, presence] = await Promise.all([
+        call<LocationView>('GET', ''),
+        call<PresenceView>('GET', '/presence'),
+      ]);
       return { location, presence };
     },
     pause: (until) => call('PUT', '/pause', until === undefined ? {} : { until }),
@@ -160,9 +168,15 @@ export function operatorApi(secret: string, locationId: string): BoardApi {
 
 /** The locations an operator's token may open (its scope; the first 1000), for the sign-in's choices. */
 export async function operatorLocations(secret: string): Promise<{ id: string; name: string }[]> {
-  return (await request<{ id: string; name: string }[]>('GET', `${ADMIN_PREFIX}/locations?limit=1000`, { authorization: `Bearer ${secret}` })).body;
+  return (
+    await request<{ id: string; name: string }[]>('GET', `${ADMIN_PREFIX}/locations?limit=1000`, {
+      authorization: `Bearer ${secret}`,
+    })
+  ).body;
 }
 
 export function apiFor(credentials: Credentials): BoardApi {
-  return credentials.mode === 'kitchen' ? kitchenApi(credentials.secret) : operatorApi(credentials.secret, credentials.locationId ?? '');
+  return credentials.mode === 'kitchen'
+    ? kitchenApi(credentials.secret)
+    : operatorApi(credentials.secret, credentials.locationId ?? '');
 }

@@ -48,7 +48,13 @@ export const FINISHED_VISIBLE_MS = 3 * 60_000;
 export const FINISHED_SHOWN = 10;
 const FINAL_REMEMBERED = 500;
 
-export const emptyBoard: BoardState = { placed: new Map(), failed: new Map(), commands: new Map(), finished: [], final: new Set() };
+export const emptyBoard: BoardState = {
+  placed: new Map(),
+  failed: new Map(),
+  commands: new Map(),
+  finished: [],
+  final: new Set(),
+};
 
 const byNumber = <T extends { number: number }>(items: T[]) => new Map(items.map((item) => [item.number, item]));
 
@@ -84,7 +90,10 @@ export function applyOrder(state: BoardState, incoming: BoardOrder, now: number)
       return { ...state, placed, failed: withEntry(failed, number, order) };
     case 'COMPLETED':
     case 'ABORTED': {
-      const finished = [{ order, seenAt: now }, ...state.finished.filter((f) => f.order.number !== number)].slice(0, FINISHED_SHOWN);
+      const finished = [{ order, seenAt: now }, ...state.finished.filter((f) => f.order.number !== number)].slice(
+        0,
+        FINISHED_SHOWN,
+      );
       const final = new Set([...state.final, number]);
       if (final.size > FINAL_REMEMBERED) final.delete(final.values().next().value!);
       return { ...state, placed, failed, finished, final };
@@ -113,7 +122,8 @@ export function removeCommand(state: BoardState, number: number): BoardState {
 export function applyRead(state: BoardState, read: WorkRead, streamUnbroken = false): BoardState {
   const open = (orders: BoardOrder[]) => byNumber(orders.filter((order) => !state.final.has(order.number)));
   const placed = open(read.placed);
-  const failed = read.failed ?? (streamUnbroken ? [...state.failed.values()].filter((order) => !placed.has(order.number)) : []);
+  const failed =
+    read.failed ?? (streamUnbroken ? [...state.failed.values()].filter((order) => !placed.has(order.number)) : []);
   return { ...state, placed, failed: open(failed), commands: byNumber(read.commands) };
 }
 
@@ -123,9 +133,14 @@ export function applyRead(state: BoardState, read: WorkRead, streamUnbroken = fa
  * first read): work that first reaches it through a read is already shown when its event follows.
  */
 export function revealedBy(before: BoardState, after: BoardState): { orders: BoardOrder[]; commands: CommandRecord[] } {
-  const placed = sorted(after.placed).filter((order) => !before.placed.has(order.number) && !before.final.has(order.number));
+  const placed = sorted(after.placed).filter(
+    (order) => !before.placed.has(order.number) && !before.final.has(order.number),
+  );
   const failed = sorted(after.failed).filter((order) => !before.failed.has(order.number));
-  return { orders: [...placed, ...failed], commands: sorted(after.commands).filter((command) => !before.commands.has(command.number)) };
+  return {
+    orders: [...placed, ...failed],
+    commands: sorted(after.commands).filter((command) => !before.commands.has(command.number)),
+  };
 }
 
 /** Drops finished orders that have faded out. */
@@ -135,4 +150,5 @@ export function expireFinished(state: BoardState, now: number): BoardState {
 }
 
 /** Sorted for display: oldest first (by number, which follows creation). */
-export const sorted = <T extends { number: number }>(map: ReadonlyMap<number, T>): T[] => [...map.values()].sort((a, b) => a.number - b.number);
+export const sorted = <T extends { number: number }>(map: ReadonlyMap<number, T>): T[] =>
+  [...map.values()].sort((a, b) => a.number - b.number);

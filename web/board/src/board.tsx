@@ -111,13 +111,26 @@ export function Board({ api, title, onSignOut }: BoardProps) {
 
   return (
     <div class="board">
-      <Header title={title} operator={operator} role={api.role} connection={live.connection} onRetry={live.retryNow} onSignOut={() => onSignOut()} />
+      <Header
+        title={title}
+        operator={operator}
+        role={api.role}
+        connection={live.connection}
+        onRetry={live.retryNow}
+        onSignOut={() => onSignOut()}
+      />
       <div class="visually-hidden" role="status" aria-live="polite" aria-atomic="true">
         {live.announcement}
       </div>
       <Problems problems={live.problems} onDismiss={live.dismissProblems} />
       {operator && live.status && (
-        <LocationStatusBar status={live.status} now={now} busy={busy.has('location')} onPause={() => void togglePause(false)} onResume={() => void togglePause(true)} />
+        <LocationStatusBar
+          status={live.status}
+          now={now}
+          busy={busy.has('location')}
+          onPause={() => void togglePause(false)}
+          onResume={() => void togglePause(true)}
+        />
       )}
       {/* busy until the first read is in: what shows meanwhile is not yet the location's work */}
       <main class="columns" aria-busy={!live.loaded}>
@@ -132,10 +145,27 @@ export function Board({ api, title, onSignOut }: BoardProps) {
           onAbort={abort}
         />
         <div class="side">
-          <CommandsColumn commands={sorted(board.commands)} canAct={canAct} busy={busy} onAcknowledge={(command) => void acknowledge(command)} />
-          <FailedColumn orders={sorted(board.failed)} now={now} operator={operator} canAct={canAct} busy={busy} onRecover={(order) => void recover(order)} />
+          <CommandsColumn
+            commands={sorted(board.commands)}
+            canAct={canAct}
+            busy={busy}
+            onAcknowledge={(command) => void acknowledge(command)}
+          />
+          <FailedColumn
+            orders={sorted(board.failed)}
+            now={now}
+            operator={operator}
+            canAct={canAct}
+            busy={busy}
+            onRecover={(order) => void recover(order)}
+          />
           {menu !== undefined && (
-            <MenuColumn products={menu && productsOf(menu)} canAct={canAct} busy={busy.has('menu')} onSet={(productId, availability) => void setAvailability(productId, availability)} />
+            <MenuColumn
+              products={menu && productsOf(menu)}
+              canAct={canAct}
+              busy={busy.has('menu')}
+              onSet={(productId, availability) => void setAvailability(productId, availability)}
+            />
           )}
           <FinishedColumn finished={board.finished} />
         </div>

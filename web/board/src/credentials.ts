@@ -23,7 +23,8 @@ export function remembered(): Credentials | undefined {
   try {
     const value = JSON.parse(storage()?.getItem(STORAGE_KEY) ?? 'null') as Partial<Credentials> | null;
     const modes: Mode[] = ['kitchen', 'operator'];
-    if (!value || !modes.includes(value.mode as Mode) || typeof value.secret !== 'string' || value.secret === '') return undefined;
+    if (!value || !modes.includes(value.mode as Mode) || typeof value.secret !== 'string' || value.secret === '')
+      return undefined;
     if (value.mode === 'operator' && typeof value.locationId !== 'string') return undefined;
     return { mode: value.mode as Mode, secret: value.secret, locationId: value.locationId };
   } catch {

@@ -13,7 +13,8 @@ export function FinishedColumn({ finished }: { finished: readonly FinishedOrder[
           {finished.map(({ order }) => (
             <li key={order.number} class="fading" data-state={order.state}>
               <span class="number">Order {order.number}</span> <span class="sub">{tableLabel(order.tableNumber)}</span>{' '}
-              <span class="outcome">{order.state === 'COMPLETED' ? 'Completed' : 'Aborted'}</span> <time dateTime={order.completeTime}>{clock(order.completeTime)}</time>
+              <span class="outcome">{order.state === 'COMPLETED' ? 'Completed' : 'Aborted'}</span>{' '}
+              <time dateTime={order.completeTime}>{clock(order.completeTime)}</time>
             </li>
           ))}
         </ul>

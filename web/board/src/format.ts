@@ -43,7 +43,9 @@ export function commandLabel(command: CommandRecord): string {
 
 /** What the live region says of an order new to the board (PLACED) or newly FAILED. */
 export function orderArrival(order: Pick<OrderRecord, 'number' | 'state' | 'tableNumber'>): string {
-  return order.state === 'FAILED' ? `Order ${order.number} failed` : `New order ${order.number}, ${tableLabel(order.tableNumber)}`;
+  return order.state === 'FAILED'
+    ? `Order ${order.number} failed`
+    : `New order ${order.number}, ${tableLabel(order.tableNumber)}`;
 }
 
 /** What the live region says of a command new to the board. */

@@ -56,7 +56,9 @@ async function failure(response: Response): Promise<Error> {
   if (response.status === 401) {
     // `{"error":"Session not valid"}` (text/plain),
     // `{"message":"Unauthorized","uid":null}`, or the admin API's problem
-    return new AuthError(response.headers.get('content-type')?.includes('problem') ? 'The token was refused' : 'The key was refused');
+    return new AuthError(
+      response.headers.get('content-type')?.includes('problem') ? 'The token was refused' : 'The key was refused',
+    );
   }
   try {
     const problem = JSON.parse(text) as { title?: string; detail?: string };
@@ -71,7 +73,12 @@ function retryable(status: number): boolean {
   return status === 503 || status === 429 || status === 409 || status === 408 || status === 502 || status === 504;
 }
 
-export async function request<T>(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<Answer<T>> {
+export async function request<T>(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<Answer<T>> {
   const write = method !== 'GET';
   const sent: Record<string, string> = { accept: 'application/json', ...headers };
   if (write) sent['idempotency-key'] = randomKey();
@@ -100,7 +107,11 @@ export async function request<T>(method: string, url: string, headers: Record<st
     const outstanding = response.status !== 409 || (await response.clone().text()).includes('outstanding');
     if (attempt < RETRIES && retryable(response.status) && outstanding) {
       const after = Number(response.headers.get('retry-after'));
-      await pause(Number.isFinite(after) && after > 0 ? Math.min(after, 10) * 1000 : doubling(attempt + 1, [RETRY_BASE_MS, Infinity]));
+      await pause(
+        Number.isFinite(after) && after > 0
+          ? Math.min(after, 10) * 1000
+          : doubling(attempt + 1, [RETRY_BASE_MS, Infinity]),
+      );
       continue;
     }
     throw await failure(response);
@@ -110,7 +121,7 @@ export async function request<T>(method: string, url: string, headers: Record<st
 /** Every page of a list the server may page (it says so with `Link: rel="next"`). */
 export async function requestAll<T>(url: string, headers: Record<string, string>): Promise<T[]> {
   const items: T[] = [];
-  for (let next: string | undefined = url; next !== undefined; ) {
+  for (let next: string | undefined = url; next !== undefined;) {
     const answer: Answer<T[]> = await request<T[]>('GET', next, headers);
     items.push(...answer.body);
     next = answer.next === undefined ? undefined : new URL(answer.next, location.href).href;

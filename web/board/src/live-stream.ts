@@ -72,7 +72,8 @@ export class LiveStream {
       if (this.stopped || outcome === 'refused') break;
       // a stream that delivered anything was healthy: start the waits over
       if (outcome === 'healthy') this.attempt = 0;
-      const waitMs = doubling(this.attempt + 1, [this.retryMs, this.options.backoffCapMs]) * (0.8 + Math.random() * 0.4);
+      const waitMs =
+        doubling(this.attempt + 1, [this.retryMs, this.options.backoffCapMs]) * (0.8 + Math.random() * 0.4);
       this.attempt += 1;
       this.handlers.onConnection({ state: 'waiting', retryAt: Date.now() + waitMs });
       await new Promise<void>((resolve) => {

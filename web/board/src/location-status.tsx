@@ -40,7 +40,8 @@ export function LocationStatusBar({ status, now, busy, onPause, onResume }: Loca
         {presence.registers.length === 0 && <li>No register seen lately</li>}
         {presence.registers.map((register) => (
           <li key={register.sessionId}>
-            {register.deviceId}: {register.streams > 0 ? `${register.streams} stream${register.streams > 1 ? 's' : ''}` : 'polling'}, seen{' '}
+            {register.deviceId}:{' '}
+            {register.streams > 0 ? `${register.streams} stream${register.streams > 1 ? 's' : ''}` : 'polling'}, seen{' '}
             {age(register.lastSeenAt, now)}
             {age(register.lastSeenAt, now) === 'just now' ? '' : ' ago'}
           </li>

@@ -35,7 +35,10 @@ export function MenuColumn({ products, canAct, busy, onSet }: MenuColumnProps) {
   const available = products.filter((product) => product.available);
   const snooze = () => {
     if (!chosen) return;
-    onSet(chosen, { available: false, ...(minutes > 0 && { until: new Date(Date.now() + minutes * 60_000).toISOString() }) });
+    onSet(chosen, {
+      available: false,
+      ...(minutes > 0 && { until: new Date(Date.now() + minutes * 60_000).toISOString() }),
+    });
     setChosen('');
   };
   return (
@@ -53,7 +56,13 @@ export function MenuColumn({ products, canAct, busy, onSet }: MenuColumnProps) {
                   {product.unavailableReason ? ` (${product.unavailableReason})` : ''}
                 </span>
                 {canAct && (
-                  <button type="button" class="quiet" aria-label={`Lift the snooze of ${product.name}`} disabled={busy} onClick={() => onSet(product.productId, { available: true })}>
+                  <button
+                    type="button"
+                    class="quiet"
+                    aria-label={`Lift the snooze of ${product.name}`}
+                    disabled={busy}
+                    onClick={() => onSet(product.productId, { available: true })}
+                  >
                     Lift
                   </button>
                 )}
@@ -81,7 +90,11 @@ export function MenuColumn({ products, canAct, busy, onSet }: MenuColumnProps) {
               ))}
             </select>
           </label>{' '}
-          <select aria-label="For how long" value={minutes} onChange={(event) => setMinutes(Number(event.currentTarget.value))}>
+          <select
+            aria-label="For how long"
+            value={minutes}
+            onChange={(event) => setMinutes(Number(event.currentTarget.value))}
+          >
             {SNOOZE_FOR.map((option) => (
               <option key={option.minutes} value={option.minutes}>
                 {option.label}

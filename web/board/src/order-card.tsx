@@ -34,7 +34,10 @@ export function OrderCard({ order, now, operator, children }: OrderCardProps) {
     ? (order.failureCount ?? 0) > 0 && `Failed ${order.failureCount}×`
     : order.failedTime !== undefined && (order.state === 'FAILED' ? 'Failed' : 'Failed before');
   return (
-    <article class={`card order ${urgency(order.state === 'PLACED' ? order.orderTime : undefined, now)}${order.overdue ? ' overdue' : ''}`} aria-labelledby={id}>
+    <article
+      class={`card order ${urgency(order.state === 'PLACED' ? order.orderTime : undefined, now)}${order.overdue ? ' overdue' : ''}`}
+      aria-labelledby={id}
+    >
       <header>
         <h3 id={id}>
           Order {order.number} <span class="sub">{tableLabel(order.tableNumber)}</span>

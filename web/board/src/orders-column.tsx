@@ -19,7 +19,16 @@ export interface OrdersColumnProps {
 }
 
 /** The open orders, each with Complete and Abort. */
-export function OrdersColumn({ orders, now, operator, canAct, busy, confirming, onComplete, onAbort }: OrdersColumnProps) {
+export function OrdersColumn({
+  orders,
+  now,
+  operator,
+  canAct,
+  busy,
+  confirming,
+  onComplete,
+  onAbort,
+}: OrdersColumnProps) {
   return (
     <Column name="orders" title="Orders" count={`${orders.length} open`} class="orders">
       {orders.length === 0 ? (
@@ -43,7 +52,11 @@ export function OrdersColumn({ orders, now, operator, canAct, busy, confirming, 
                     <button
                       type="button"
                       class={confirming === order.number ? 'danger confirming' : 'danger'}
-                      aria-label={confirming === order.number ? `Confirm abort of order ${order.number}` : `Abort order ${order.number}`}
+                      aria-label={
+                        confirming === order.number
+                          ? `Confirm abort of order ${order.number}`
+                          : `Abort order ${order.number}`
+                      }
                       disabled={busy.has(`order-${order.number}`)}
                       onClick={() => onAbort(order)}
                     >

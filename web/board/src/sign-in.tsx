@@ -31,7 +31,10 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
   const submit = async (event: Event) => {
     event.preventDefault();
     if (working) return;
-    const credentials: Credentials = mode === 'kitchen' ? { mode, secret: secret.trim() } : { mode, secret: secret.trim(), locationId: locationId.trim() };
+    const credentials: Credentials =
+      mode === 'kitchen'
+        ? { mode, secret: secret.trim() }
+        : { mode, secret: secret.trim(), locationId: locationId.trim() };
     setWorking(true);
     setError(undefined);
     try {
@@ -39,11 +42,18 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
       const title = await api.signIn();
       onSignedIn(credentials, api, title, keep);
     } catch (err) {
-      if (err instanceof AuthError) setError(mode === 'kitchen' ? 'That key was not accepted.' : 'That token was not accepted.');
+      if (err instanceof AuthError)
+        setError(mode === 'kitchen' ? 'That key was not accepted.' : 'That token was not accepted.');
       // a route this listener does not have: the operator API lives on the other port (ADMIN_PORT)
-      else if (err instanceof RequestError && err.status === 404 && mode === 'operator' && err.message.startsWith('No route for'))
+      else if (
+        err instanceof RequestError &&
+        err.status === 404 &&
+        mode === 'operator' &&
+        err.message.startsWith('No route for')
+      )
         setError('This port does not serve the operator API: open the board on the operator port (ADMIN_PORT).');
-      else if (err instanceof RequestError && err.status === 404 && mode === 'operator') setError('No location with that id is open to this token.');
+      else if (err instanceof RequestError && err.status === 404 && mode === 'operator')
+        setError('No location with that id is open to this token.');
       else setError((err as Error).message);
     } finally {
       setWorking(false);
@@ -63,11 +73,23 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
         <fieldset>
           <legend>Sign in as</legend>
           <label class="choice">
-            <input type="radio" name="mode" value="kitchen" checked={mode === 'kitchen'} onChange={() => setMode('kitchen')} />
+            <input
+              type="radio"
+              name="mode"
+              value="kitchen"
+              checked={mode === 'kitchen'}
+              onChange={() => setMode('kitchen')}
+            />
             Kitchen <span class="sub">this location's register key</span>
           </label>
           <label class="choice">
-            <input type="radio" name="mode" value="operator" checked={mode === 'operator'} onChange={() => setMode('operator')} />
+            <input
+              type="radio"
+              name="mode"
+              value="operator"
+              checked={mode === 'operator'}
+              onChange={() => setMode('operator')}
+            />
             Operator <span class="sub">an operator's token, a location it covers</span>
           </label>
         </fieldset>
@@ -105,13 +127,18 @@ export function SignIn({ notice, onSignedIn }: SignInProps) {
         )}
         {canRemember() && (
           <label class="choice">
-            <input type="checkbox" name="remember" checked={keep} onChange={(event) => setKeep(event.currentTarget.checked)} />
+            <input
+              type="checkbox"
+              name="remember"
+              checked={keep}
+              onChange={(event) => setKeep(event.currentTarget.checked)}
+            />
             Remember on this device
           </label>
         )}
         <p id="sign-in-help" class="help">
-          The key stays in this tab's memory and is gone when the tab closes, unless you tick "Remember on this device" (then it is kept in
-          this browser until you sign out).
+          The key stays in this tab's memory and is gone when the tab closes, unless you tick "Remember on this device"
+          (then it is kept in this browser until you sign out).
         </p>
         {error && (
           <p class="error" role="alert">

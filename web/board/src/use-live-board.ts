@@ -8,7 +8,16 @@ import type { CommandRecord } from '@pos/shared/domain/records';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { LocationChangeView, LocationView } from '@pos/shared/domain/records';
 import type { BoardApi, LocationStatus } from './api';
-import { applyCommand, applyOrder, applyRead, BoardOrder, BoardState, emptyBoard, expireFinished, revealedBy } from './board-state';
+import {
+  applyCommand,
+  applyOrder,
+  applyRead,
+  BoardOrder,
+  BoardState,
+  emptyBoard,
+  expireFinished,
+  revealedBy,
+} from './board-state';
 import { commandArrival, orderArrival } from './format';
 import { AuthError } from './http';
 import { Connection, LiveStream } from './live-stream';
@@ -91,7 +100,8 @@ export function useLiveBoard(api: BoardApi, onSignOut: (message?: string) => voi
     const { order } = event;
     commit(applyOrder(before, order, Date.now()));
     if (!announced) return;
-    if (order.state === 'PLACED' && !before.placed.has(order.number) && !before.final.has(order.number)) announce(orderArrival(order));
+    if (order.state === 'PLACED' && !before.placed.has(order.number) && !before.final.has(order.number))
+      announce(orderArrival(order));
     else if (order.state === 'FAILED' && !before.failed.has(order.number)) announce(orderArrival(order));
   };
 
@@ -150,7 +160,8 @@ export function useLiveBoard(api: BoardApi, onSignOut: (message?: string) => voi
           if (change === 'online' || change === 'offline') readStatus();
           return;
         }
-        const event: StreamEvent = type === 'order' ? { type, order: data as BoardOrder } : { type, command: data as CommandRecord };
+        const event: StreamEvent =
+          type === 'order' ? { type, order: data as BoardOrder } : { type, command: data as CommandRecord };
         if (reading.current.inFlight) reading.current.buffered.push(event);
         else apply(event, true);
       },

@@ -13,7 +13,8 @@ type AuditValue = string | number | boolean | string[];
 export type AuditFields = Record<string, AuditValue>;
 
 /** Locations as recorded: the list, or `allLocations: true` for a resource without one. */
-const locationsOf = (locationIds: readonly string[] | undefined): AuditFields => (locationIds ? { locationIds: [...locationIds] } : { allLocations: true });
+const locationsOf = (locationIds: readonly string[] | undefined): AuditFields =>
+  locationIds ? { locationIds: [...locationIds] } : { allLocations: true };
 
 /**
  * A URL as the audit shows it: scheme and host, `/[REDACTED]` for whatever followed, and the first
@@ -29,7 +30,11 @@ export function auditedUrl(url: string): AuditFields {
   }
 }
 
-export const operatorFields = (doc: Pick<OperatorDoc, 'name' | 'role' | 'locationIds'>): AuditFields => ({ name: doc.name, role: doc.role, ...locationsOf(doc.locationIds) });
+export const operatorFields = (doc: Pick<OperatorDoc, 'name' | 'role' | 'locationIds'>): AuditFields => ({
+  name: doc.name,
+  role: doc.role,
+  ...locationsOf(doc.locationIds),
+});
 
 export const webhookFields = (doc: WebhookDoc): AuditFields => ({
   ...auditedUrl(doc.url),
@@ -46,7 +51,13 @@ export const locationFields = (doc: LocationDoc): AuditFields => ({
 });
 
 /** An issued session, as the audit records it (never its key). */
-export const sessionFields = (session: { type: string; deviceId?: string; userNumber?: number; tableNumber?: number; expiresAt?: string }): AuditFields => ({
+export const sessionFields = (session: {
+  type: string;
+  deviceId?: string;
+  userNumber?: number;
+  tableNumber?: number;
+  expiresAt?: string;
+}): AuditFields => ({
   type: session.type,
   ...(session.deviceId !== undefined && { deviceId: session.deviceId }),
   ...(session.userNumber !== undefined && { userNumber: session.userNumber }),
@@ -56,8 +67,11 @@ export const sessionFields = (session: { type: string; deviceId?: string; userNu
 
 /** The fields that differ, each side with its own (a field one side lacks is absent there). */
 export function changed(before: AuditFields, after: AuditFields): AuditChange {
-  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
-  const pick = (fields: AuditFields) => Object.fromEntries(names.filter((name) => name in fields).map((name) => [name, fields[name]!]));
+  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
+    (name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]),
+  );
+  const pick = (fields: AuditFields) =>
+    Object.fromEntries(names.filter((name) => name in fields).map((name) => [name, fields[name]!]));
   return { before: pick(before), after: pick(after) };
 }
 

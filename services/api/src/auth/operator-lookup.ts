@@ -19,7 +19,11 @@ export class OperatorLookup {
     private readonly secrets: readonly string[],
     cache?: ChangeCacheOptions,
   ) {
-    this.byHash = new HashLookup((hash) => operators.findByTokenHash(hash), () => true, cache);
+    this.byHash = new HashLookup(
+      (hash) => operators.findByTokenHash(hash),
+      () => true,
+      cache,
+    );
   }
 
   start(): Promise<void> {

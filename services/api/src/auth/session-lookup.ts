@@ -50,7 +50,11 @@ export class SessionLookup {
     cache?: SessionCacheOptions,
   ) {
     // A closed session never opens again: its key is refused from memory, like an unknown one.
-    this.byHash = new HashLookup((hash) => sessions.findByKeyHash(hash), (session) => !session.closedAt, cache);
+    this.byHash = new HashLookup(
+      (hash) => sessions.findByKeyHash(hash),
+      (session) => !session.closedAt,
+      cache,
+    );
   }
 
   /** Listens to session changes; until it has, nothing is cached. */
@@ -85,7 +89,8 @@ export class SessionLookup {
     if (held) return { keyHash, session: held, form: API_KEY_SHAPE.test(key) ? 'signed' : 'unsigned' };
     const form = keyFormOf(key, this.keys.secrets);
     // Never issued by this deployment (or no longer accepted unsigned): not looked up.
-    if (form === 'made-up' || (form === 'unsigned' && !this.keys.acceptUnsigned)) return { keyHash: '', session: null, form };
+    if (form === 'made-up' || (form === 'unsigned' && !this.keys.acceptUnsigned))
+      return { keyHash: '', session: null, form };
     return { keyHash, session: await this.byHash.find(keyHash), form };
   }
 

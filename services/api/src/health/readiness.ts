@@ -19,7 +19,9 @@ export interface Readiness {
  * master serving slots), the node's pub/sub subscriptions are all in place, and it is not
  * shutting down. One definition, so the probe and the alert cannot disagree.
  */
-export async function checkReadiness(deps: Pick<ApiDeps, 'db' | 'redis' | 'subscriber' | 'isAccepting'>): Promise<Readiness> {
+export async function checkReadiness(
+  deps: Pick<ApiDeps, 'db' | 'redis' | 'subscriber' | 'isAccepting'>,
+): Promise<Readiness> {
   const accepting = deps.isAccepting();
   const checks = await Promise.allSettled([
     withTimeout(pingMongo(deps.db), PROBE_TIMEOUT_MS, 'MongoDB'),

@@ -167,12 +167,18 @@ export class JobClient {
       return outcome;
     }
     // Not awaited: the add is bounded by REDIS_COMMAND_TIMEOUT, but the deadline must hold whatever Redis does.
-    const queued = idempotencyId === undefined ? this.add(entry, jobId, payload, requestId) : this.queueOrFollow(entry, jobId, payload, requestId);
+    const queued =
+      idempotencyId === undefined
+        ? this.add(entry, jobId, payload, requestId)
+        : this.queueOrFollow(entry, jobId, payload, requestId);
     queued.catch((err: unknown) => {
       if (!this.pending.has(jobId)) return;
       // An add that was sent and failed (a timeout, a connection lost) may still have reached Redis.
       this.log.error({ err, requestId, mayBeQueued: entry.mayBeQueued }, 'could not enqueue job');
-      this.settle(jobId, { outcome: { status: 503, problem: entry.mayBeQueued ? this.unknown(entry) : problems.notQueued(entry.keyed) }, finished: false });
+      this.settle(jobId, {
+        outcome: { status: 503, problem: entry.mayBeQueued ? this.unknown(entry) : problems.notQueued(entry.keyed) },
+        finished: false,
+      });
     });
     return outcome;
   }
@@ -184,7 +190,11 @@ export class JobClient {
   private async add(entry: Pending, jobId: string, payload: JobPayload, requestId: string): Promise<void> {
     if (!this.pending.has(jobId)) return;
     entry.mayBeQueued = true;
-    await entry.queue.add(payload.name, { ...payload.data, replyTo: this.channel, requestId, deadline: entry.deadline }, { jobId });
+    await entry.queue.add(
+      payload.name,
+      { ...payload.data, replyTo: this.channel, requestId, deadline: entry.deadline },
+      { jobId },
+    );
   }
 
   /** The 503 of a job that may still run. */
@@ -201,7 +211,11 @@ export class JobClient {
   private async queueOrFollow(entry: Pending, jobId: string, payload: JobPayload, requestId: string): Promise<void> {
     const { queue } = entry;
     while (this.pending.has(jobId)) {
-      const existing = await withTimeout(Job.fromId<unknown, JobOutcome>(queue, jobId), LOOKUP_TIMEOUT_MS, 'job look-up');
+      const existing = await withTimeout(
+        Job.fromId<unknown, JobOutcome>(queue, jobId),
+        LOOKUP_TIMEOUT_MS,
+        'job look-up',
+      );
       if (existing?.finishedOn && existing.returnvalue && !isNotApplied(existing.returnvalue)) {
         this.log.info({ requestId, jobId }, 'retry of a finished request: answering with its outcome');
         this.settle(jobId, { outcome: existing.returnvalue, finished: false });
@@ -253,7 +267,10 @@ export class JobClient {
     clearTimeout(entry.timer);
     this.pending.delete(jobId);
     this.admission.release(entry.ticket, finished);
-    this.timer?.observe({ job: entry.name, status: String(outcome.status) }, Number(process.hrtime.bigint() - entry.started) / 1e9);
+    this.timer?.observe(
+      { job: entry.name, status: String(outcome.status) },
+      Number(process.hrtime.bigint() - entry.started) / 1e9,
+    );
     entry.resolve(outcome);
   }
 
@@ -261,12 +278,18 @@ export class JobClient {
    * The job's own record: its outcome once finished (its reply may have gone missing), and whether
    * a worker has started it. Bounded, as Redis may be down.
    */
-  private async lookUp(jobId: string, ms = LOOKUP_TIMEOUT_MS): Promise<{ outcome?: JobOutcome; started: boolean } | undefined> {
+  private async lookUp(
+    jobId: string,
+    ms = LOOKUP_TIMEOUT_MS,
+  ): Promise<{ outcome?: JobOutcome; started: boolean } | undefined> {
     const queue = this.pending.get(jobId)?.queue;
     if (!queue) return undefined;
     const job = await withTimeout(Job.fromId<unknown, JobOutcome>(queue, jobId), ms, 'job look-up');
     if (!job) return undefined;
-    return { outcome: job.finishedOn && job.returnvalue ? job.returnvalue : undefined, started: job.processedOn !== undefined };
+    return {
+      outcome: job.finishedOn && job.returnvalue ? job.returnvalue : undefined,
+      started: job.processedOn !== undefined,
+    };
   }
 
   /**
@@ -289,7 +312,11 @@ export class JobClient {
       return;
     }
     // Settled here, no add is sent after it (see `add`): a job not yet sent is not queued.
-    const problem = !entry.mayBeQueued ? problems.notQueued(entry.keyed) : found && !found.started ? problems.notApplied(entry.keyed) : this.unknown(entry);
+    const problem = !entry.mayBeQueued
+      ? problems.notQueued(entry.keyed)
+      : found && !found.started
+        ? problems.notApplied(entry.keyed)
+        : this.unknown(entry);
     this.settle(jobId, { outcome: { status: 503, problem }, finished: false });
   }
 

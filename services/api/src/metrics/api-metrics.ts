@@ -6,7 +6,15 @@ import { withTimeout } from '@pos/shared/util/timeout';
 import { boundedRead, SCRAPE_READ_TIMEOUT_MS } from './scrape-read';
 
 /** BullMQ job states reported as queue depth. */
-export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
+export const QUEUE_STATES = [
+  'waiting',
+  'active',
+  'delayed',
+  'prioritized',
+  'waiting-children',
+  'completed',
+  'failed',
+] as const;
 
 /** Seconds; from a fast cache read to the 10 s job deadline and the 1.5 s 401 delay. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -77,7 +85,9 @@ interface MetricSpec {
 const COUNTERS = {
   requestsShed: {
     name: 'pos_requests_shed_total',
-    help: "Requests refused at once under overload (503, Retry-After), by reason (in-flight: the " + "node's HTTP_MAX_IN_FLIGHT; queue: a partition's admission) and route pattern",
+    help:
+      'Requests refused at once under overload (503, Retry-After), by reason (in-flight: the ' +
+      "node's HTTP_MAX_IN_FLIGHT; queue: a partition's admission) and route pattern",
     labelNames: ['reason', 'route'],
   },
   streamsEnded: {
@@ -85,19 +95,40 @@ const COUNTERS = {
     help: 'Event streams that ended on this node, by reason (slow-client: dropped for not reading fast enough)',
     labelNames: ['reason'],
   },
-  eventsReceived: { name: 'pos_events_received_total', help: 'Location events received from Redis pub/sub', labelNames: ['type'] },
-  eventsDelivered: { name: 'pos_events_delivered_total', help: 'Events written to streams, one per stream', labelNames: ['type'] },
-  streamResyncs: { name: 'pos_stream_resyncs_total', help: 'Re-reads of the streams after a Redis reconnect that this node finished' },
+  eventsReceived: {
+    name: 'pos_events_received_total',
+    help: 'Location events received from Redis pub/sub',
+    labelNames: ['type'],
+  },
+  eventsDelivered: {
+    name: 'pos_events_delivered_total',
+    help: 'Events written to streams, one per stream',
+    labelNames: ['type'],
+  },
+  streamResyncs: {
+    name: 'pos_stream_resyncs_total',
+    help: 'Re-reads of the streams after a Redis reconnect that this node finished',
+  },
   streamResyncBatches: {
     name: 'pos_stream_resync_batches_total',
     help: 'Batches of locations read by those re-reads (three MongoDB commands each), by outcome',
     labelNames: ['outcome'],
   },
-  eventsPublished: { name: 'pos_events_published_total', help: 'Location events published by this node', labelNames: ['type'] },
-  httpRequests: { name: 'pos_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status', labelNames: ['method', 'route', 'status'] },
+  eventsPublished: {
+    name: 'pos_events_published_total',
+    help: 'Location events published by this node',
+    labelNames: ['type'],
+  },
+  httpRequests: {
+    name: 'pos_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'],
+  },
   unsignedKeyRequests: {
     name: 'pos_unsigned_key_requests_total',
-    help: 'Requests made with unsigned API keys (the shape issued before keys ' + 'were signed), by outcome: accepted or rejected',
+    help:
+      'Requests made with unsigned API keys (the shape issued before keys ' +
+      'were signed), by outcome: accepted or rejected',
     labelNames: ['outcome'],
     zeros: [{ outcome: 'accepted' }, { outcome: 'rejected' }],
   },
@@ -115,7 +146,9 @@ const COUNTERS = {
   },
   menuDocumentReads: {
     name: 'pos_menu_document_reads_total',
-    help: 'Menu documents this node read from MongoDB because it did not hold ' + 'them (at steady state it holds the menus it serves)',
+    help:
+      'Menu documents this node read from MongoDB because it did not hold ' +
+      'them (at steady state it holds the menus it serves)',
   },
 } as const satisfies Record<string, MetricSpec>;
 
@@ -145,7 +178,12 @@ type Histograms = { [K in keyof typeof HISTOGRAMS]: Histogram<LabelsOf<(typeof H
 
 function counters(registry: Registry): Counters {
   const made = Object.entries(COUNTERS).map(([key, spec]: [string, MetricSpec]) => {
-    const counter = new Counter({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], registers: [registry] });
+    const counter = new Counter({
+      name: spec.name,
+      help: spec.help,
+      labelNames: spec.labelNames ?? [],
+      registers: [registry],
+    });
     for (const labels of spec.zeros ?? []) counter.inc(labels, 0);
     return [key, counter];
   });
@@ -155,7 +193,13 @@ function counters(registry: Registry): Counters {
 function histograms(registry: Registry): Histograms {
   const made = Object.entries(HISTOGRAMS).map(([key, spec]: [string, MetricSpec]) => [
     key,
-    new Histogram({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], buckets: spec.buckets, registers: [registry] }),
+    new Histogram({
+      name: spec.name,
+      help: spec.help,
+      labelNames: spec.labelNames ?? [],
+      buckets: spec.buckets,
+      registers: [registry],
+    }),
   ]);
   return Object.fromEntries(made) as Histograms;
 }
@@ -178,7 +222,9 @@ function scrapedGauges(registry: Registry, { queues, subscriber }: MetricSources
     });
     new Gauge({
       name: 'pos_queue_oldest_waiting_seconds',
-      help: 'How long the oldest job waiting in the transition queue has waited, over all its ' + 'partitions (0: none waits; shared by every node, read at scrape time)',
+      help:
+        'How long the oldest job waiting in the transition queue has waited, over all its ' +
+        'partitions (0: none waits; shared by every node, read at scrape time)',
       registers,
       async collect() {
         this.reset();

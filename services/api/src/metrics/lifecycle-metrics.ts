@@ -32,11 +32,18 @@ interface Figure {
 }
 
 /** A figure of the last run, when there is one. */
-const lastRun = (value: (last: NonNullable<LifecycleStats['last']>) => number) => (stats: LifecycleStats): [Record<string, string>, number][] =>
-  stats.last ? [[{}, value(stats.last)]] : [];
+const lastRun =
+  (value: (last: NonNullable<LifecycleStats['last']>) => number) =>
+  (stats: LifecycleStats): [Record<string, string>, number][] =>
+    stats.last ? [[{}, value(stats.last)]] : [];
 
 const FIGURES: Figure[] = [
-  { kind: 'counter', name: 'pos_lifecycle_runs_total', help: 'Runs of the order lifecycle job (archive, cart expiry, purges), across all workers', read: (s) => [[{}, s.runs]] },
+  {
+    kind: 'counter',
+    name: 'pos_lifecycle_runs_total',
+    help: 'Runs of the order lifecycle job (archive, cart expiry, purges), across all workers',
+    read: (s) => [[{}, s.runs]],
+  },
   {
     kind: 'counter',
     name: 'pos_lifecycle_run_seconds_total',
@@ -46,7 +53,9 @@ const FIGURES: Figure[] = [
   {
     kind: 'counter',
     name: 'pos_lifecycle_documents_total',
-    help: 'Documents the lifecycle job handled: orders archived, carts ' + 'expired, archived orders purged, expired commands purged',
+    help:
+      'Documents the lifecycle job handled: orders archived, carts ' +
+      'expired, archived orders purged, expired commands purged',
     labelNames: ['action'],
     read: (s) => LIFECYCLE_COUNTS.map((name) => [{ action: ACTION[name] }, s.totals[name]]),
   },
@@ -57,7 +66,12 @@ const FIGURES: Figure[] = [
     labelNames: ['action'],
     read: (s) => (s.last ? LIFECYCLE_COUNTS.map((name) => [{ action: ACTION[name] }, s.last![name]]) : []),
   },
-  { kind: 'gauge', name: 'pos_lifecycle_last_run_duration_seconds', help: 'Duration of the last lifecycle run', read: lastRun((last) => last.durationMs / 1000) },
+  {
+    kind: 'gauge',
+    name: 'pos_lifecycle_last_run_duration_seconds',
+    help: 'Duration of the last lifecycle run',
+    read: lastRun((last) => last.durationMs / 1000),
+  },
   {
     kind: 'gauge',
     name: 'pos_lifecycle_last_run_timestamp_seconds',

@@ -10,12 +10,17 @@ import { boundedRead, scrapeRead } from './scrape-read';
  * worker keeps in Redis: each order once, on whichever worker). Figures of the deployment, the
  * same on every node (aggregate with `max`).
  */
-export function registerPresenceMetrics(registry: Registry, sources: { locations: Pick<LocationsRepo, 'counts'>; redis: Pick<RedisClient, 'get'>; prefix: string }): void {
+export function registerPresenceMetrics(
+  registry: Registry,
+  sources: { locations: Pick<LocationsRepo, 'counts'>; redis: Pick<RedisClient, 'get'>; prefix: string },
+): void {
   const registers = [registry];
   const counts = scrapeRead(() => boundedRead(sources.locations.counts(new Date()), 'location counts'));
   new Gauge({
     name: 'pos_locations_online',
-    help: 'Locations online: a register holds a stream or made a request ' + 'within PRESENCE_WINDOW (as the sweep last announced)',
+    help:
+      'Locations online: a register holds a stream or made a request ' +
+      'within PRESENCE_WINDOW (as the sweep last announced)',
     registers,
     async collect() {
       this.reset();

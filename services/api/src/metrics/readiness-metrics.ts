@@ -11,7 +11,9 @@ export function registerReadinessMetrics(registry: Registry, check: () => Promis
   const readiness = scrapeRead(check);
   new Gauge({
     name: 'pos_ready',
-    help: 'Whether this node is ready (1) or not (0), as /readyz answers: MongoDB and ' + 'Redis answer, subscriptions in place, not shutting down',
+    help:
+      'Whether this node is ready (1) or not (0), as /readyz answers: MongoDB and ' +
+      'Redis answer, subscriptions in place, not shutting down',
     registers: [registry],
     async collect() {
       this.set((await readiness()).ready ? 1 : 0);
@@ -19,7 +21,9 @@ export function registerReadinessMetrics(registry: Registry, check: () => Promis
   });
   new Gauge({
     name: 'pos_dependency_up',
-    help: 'Whether this node reaches a dependency (1) or not (0): mongodb, redis (0 ' + 'too while its pub/sub subscriptions are being restored)',
+    help:
+      'Whether this node reaches a dependency (1) or not (0): mongodb, redis (0 ' +
+      'too while its pub/sub subscriptions are being restored)',
     labelNames: ['dependency'],
     registers: [registry],
     async collect() {

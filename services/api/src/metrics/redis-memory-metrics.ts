@@ -4,7 +4,6 @@ import { isCluster, nodeKey, RedisClient } from '@pos/shared/redis';
 import { withTimeout } from '@pos/shared/util/timeout';
 import { SCRAPE_READ_TIMEOUT_MS, scrapeRead } from './scrape-read';
 
-
 export interface RedisMemory {
   node: string;
   usedBytes: number;
@@ -26,7 +25,10 @@ export function parseMemoryInfo(info: string): { usedBytes: number; maxBytes: nu
 /** The server, or on a cluster every master, each by `host:port`. */
 function nodesOf(redis: RedisClient): { node: string; connection: Redis }[] {
   const nodes = isCluster(redis) ? redis.nodes('master') : [redis];
-  return nodes.map((connection) => ({ node: nodeKey(String(connection.options.host), Number(connection.options.port)), connection }));
+  return nodes.map((connection) => ({
+    node: nodeKey(String(connection.options.host), Number(connection.options.port)),
+    connection,
+  }));
 }
 
 /** Each node's memory, read now; a node that fails or does not answer in time is absent. */
@@ -58,6 +60,14 @@ export function registerRedisMemoryMetrics(registry: Registry, redis: RedisClien
         for (const m of await memory()) this.set({ node: m.node }, value(m));
       },
     });
-  gauge('pos_redis_memory_used_bytes', 'Memory Redis uses (INFO memory used_memory), by node (each master on a cluster), read at scrape time', (m) => m.usedBytes);
-  gauge('pos_redis_memory_max_bytes', "Redis's maxmemory (0: no limit), by node, read at scrape time", (m) => m.maxBytes);
+  gauge(
+    'pos_redis_memory_used_bytes',
+    'Memory Redis uses (INFO memory used_memory), by node (each master on a cluster), read at scrape time',
+    (m) => m.usedBytes,
+  );
+  gauge(
+    'pos_redis_memory_max_bytes',
+    "Redis's maxmemory (0: no limit), by node, read at scrape time",
+    (m) => m.maxBytes,
+  );
 }

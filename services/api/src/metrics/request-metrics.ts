@@ -29,14 +29,24 @@ export function requestMetrics(metrics: Metrics) {
 
 function record(metrics: Metrics, started: bigint, ctx: AppContext): void {
   const route = (ctx as AppContext & { _matchedRoute?: string | RegExp })._matchedRoute;
-  countRequest(metrics, { method: ctx.method, route: typeof route === 'string' ? route : UNMATCHED_ROUTE, status: ctx.status }, started, ctx.state.shed);
+  countRequest(
+    metrics,
+    { method: ctx.method, route: typeof route === 'string' ? route : UNMATCHED_ROUTE, status: ctx.status },
+    started,
+    ctx.state.shed,
+  );
 }
 
 /**
  * One request in the metrics, by its route's pattern: the app's (above) and
  * those refused in front of it (early-refusal.ts).
  */
-export function countRequest(metrics: Metrics, request: { method: string; route: string; status: number }, started: bigint, shed?: ShedReason): void {
+export function countRequest(
+  metrics: Metrics,
+  request: { method: string; route: string; status: number },
+  started: bigint,
+  shed?: ShedReason,
+): void {
   const labels = { method: request.method, route: request.route, status: String(request.status) };
   metrics.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
   metrics.httpRequests.inc(labels);

@@ -43,7 +43,10 @@ export function authenticateOperator(auth: OperatorAuth, { browser = false } = {
   return async function operatorAuth(ctx: AppContext, next: Next): Promise<void> {
     const token = adminTokenOf(ctx.get('authorization'), browser);
     const operator = token === undefined ? undefined : await operatorOf(auth, token);
-    if (!operator) throw new ProblemError(problems.unauthorized('A valid admin token is required'), { 'WWW-Authenticate': challenge });
+    if (!operator)
+      throw new ProblemError(problems.unauthorized('A valid admin token is required'), {
+        'WWW-Authenticate': challenge,
+      });
     ctx.state.operator = operator;
     if (operator.id) ctx.state.log = ctx.state.log.child({ operatorId: operator.id });
     await next();
@@ -60,7 +63,8 @@ export function operatorOfRequest(ctx: AppContext): Operator {
 export function allowRole(role: Role) {
   return async function allow(ctx: AppContext, next: Next): Promise<void> {
     const operator = operatorOfRequest(ctx);
-    if (!roleCovers(operator.role, role)) throw new ProblemError(problems.forbidden(`This needs the ${role} role; this token is a ${operator.role}`));
+    if (!roleCovers(operator.role, role))
+      throw new ProblemError(problems.forbidden(`This needs the ${role} role; this token is a ${operator.role}`));
     await next();
   };
 }

@@ -50,10 +50,16 @@ export function requireSession(lookup: SessionLookup, type: SessionType, onSight
       ctx.state.releaseInFlight?.();
       const release = lookup.holdRejection();
       if (!release) {
-        ctx.state.log.warn({ reason: verdict.reason, keyForm: form, ip: ctx.ip }, 'api key rejected at once: too many rejections in their delay');
+        ctx.state.log.warn(
+          { reason: verdict.reason, keyForm: form, ip: ctx.ip },
+          'api key rejected at once: too many rejections in their delay',
+        );
         throw limitReached('Too many requests with invalid keys are being answered; retry later', 1);
       }
-      ctx.state.log.info({ reason: verdict.reason, keyForm: form, sessionId: session?._id, ip: ctx.ip }, 'api key rejected');
+      ctx.state.log.info(
+        { reason: verdict.reason, keyForm: form, sessionId: session?._id, ip: ctx.ip },
+        'api key rejected',
+      );
       try {
         await rejectionDelay(ctx.res);
       } finally {

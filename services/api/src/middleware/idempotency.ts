@@ -147,7 +147,11 @@ async function claimKey(store: IdempotencyStore, ctx: AppContext, ref: Idempoten
 /** The answer as it will be sent; an object body is serialised here so that replays are byte-identical. */
 function keep(ctx: AppContext): KeptResponse {
   if (ctx.body !== undefined && ctx.body !== null && typeof ctx.body !== 'string') ctx.body = JSON.stringify(ctx.body);
-  return { status: ctx.status, contentType: ctx.response.get('Content-Type') || undefined, body: (ctx.body as string | undefined) ?? '' };
+  return {
+    status: ctx.status,
+    contentType: ctx.response.get('Content-Type') || undefined,
+    body: (ctx.body as string | undefined) ?? '',
+  };
 }
 
 function replay(ctx: AppContext, response: KeptResponse): void {

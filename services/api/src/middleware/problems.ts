@@ -37,7 +37,10 @@ export function problemResponses() {
       ctx.state.log.error({ err, errorId }, 'unexpected error');
       const problem = storeProblem(err, errorId) ?? problems.internal(errorId);
       // A write that MongoDB or Redis did not answer may still be applied when it wakes.
-      sendProblem(ctx, problem.status === 503 && !isSafeMethod(ctx.method) ? problems.storeWriteUnknown(problem.detail) : problem);
+      sendProblem(
+        ctx,
+        problem.status === 503 && !isSafeMethod(ctx.method) ? problems.storeWriteUnknown(problem.detail) : problem,
+      );
     }
   };
 }

@@ -64,16 +64,24 @@ export class RequestLimiter {
         this.bypassUntil = Date.now() + OUTAGE_BYPASS_MS;
         if (Date.now() - this.lastOutageLog > OUTAGE_LOG_INTERVAL_MS) {
           this.lastOutageLog = Date.now();
-          this.options.log.warn({ err: (err as Error).message, policy }, 'rate limiter unavailable; letting requests through');
+          this.options.log.warn(
+            { err: (err as Error).message, policy },
+            'rate limiter unavailable; letting requests through',
+          );
         }
         return;
       }
       const seconds = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-      throw new ProblemError(problems.tooManyRequests(`More than ${limit.points} requests in ${limit.windowSeconds} s ${per}; retry after ${seconds} s`), {
-        'Retry-After': String(seconds),
-        'RateLimit-Policy': this.policy,
-        RateLimit: `"${policy}";r=0;t=${seconds}`,
-      });
+      throw new ProblemError(
+        problems.tooManyRequests(
+          `More than ${limit.points} requests in ${limit.windowSeconds} s ${per}; retry after ${seconds} s`,
+        ),
+        {
+          'Retry-After': String(seconds),
+          'RateLimit-Policy': this.policy,
+          RateLimit: `"${policy}";r=0;t=${seconds}`,
+        },
+      );
     }
     ctx.set('RateLimit-Policy', this.policy);
     ctx.set('RateLimit', `"${policy}";r=${state.remainingPoints};t=${Math.ceil(state.msBeforeNext / 1000)}`);
@@ -87,7 +95,14 @@ export class RequestLimiter {
  */
 export function rateLimitPerKey(limit: RateLimit | undefined, redis: RedisClient, prefix: string, log: Logger) {
   if (!limit) return (_ctx: AppContext, next: Next) => next();
-  const limiter = new RequestLimiter({ limit, redis, keyPrefix: `${prefix}:ratelimit`, policy: 'per-key', per: 'with this API key', log });
+  const limiter = new RequestLimiter({
+    limit,
+    redis,
+    keyPrefix: `${prefix}:ratelimit`,
+    policy: 'per-key',
+    per: 'with this API key',
+    log,
+  });
   return async function rateLimitMiddleware(ctx: AppContext, next: Next): Promise<void> {
     await limiter.consume(ctx, sessionOf(ctx)._id);
     await next();

@@ -18,7 +18,9 @@ export function requestContext(log: Logger) {
     const requestId = randomUUID();
     ctx.state.requestId = requestId;
     if (INCOMING_ID.test(incoming)) ctx.state.claimedRequestId = incoming;
-    ctx.state.log = log.child(ctx.state.claimedRequestId === undefined ? { requestId } : { requestId, claimedRequestId: incoming });
+    ctx.state.log = log.child(
+      ctx.state.claimedRequestId === undefined ? { requestId } : { requestId, claimedRequestId: incoming },
+    );
     const started = process.hrtime.bigint();
     try {
       await next();

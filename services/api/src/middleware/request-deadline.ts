@@ -56,7 +56,10 @@ export function requestDeadline(jobTimeoutMs: number) {
     });
     ctx.res.end(body);
     const { log } = ctx.state;
-    log.warn({ method: ctx.method, afterMs: answerWithinMs }, 'request not answered in time: answered 503, its handler goes on');
+    log.warn(
+      { method: ctx.method, afterMs: answerWithinMs },
+      'request not answered in time: answered 503, its handler goes on',
+    );
     work.then(
       () => log.info('request finished after its 503'),
       (err: unknown) => log.error({ err }, 'request failed after its 503'),

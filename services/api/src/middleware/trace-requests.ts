@@ -30,13 +30,18 @@ export function traceRequests(tracing: Tracing) {
       }
       return;
     }
-    await tracing.serverSpan(ctx.req.headers, `${ctx.method} stream`, { 'http.request.method': ctx.method }, async () => {
-      try {
-        await next();
-      } finally {
-        name();
-        tracing.annotate({ 'http.response.status_code': ctx.status });
-      }
-    });
+    await tracing.serverSpan(
+      ctx.req.headers,
+      `${ctx.method} stream`,
+      { 'http.request.method': ctx.method },
+      async () => {
+        try {
+          await next();
+        } finally {
+          name();
+          tracing.annotate({ 'http.response.status_code': ctx.status });
+        }
+      },
+    );
   };
 }

@@ -36,7 +36,12 @@ interface QueuedRoute {
 
 /** The queued writes of registers and customers that are routed by their session's location. */
 function queuedRoutes(basePath: string): QueuedRoute[] {
-  return OPERATIONS.filter((spec) => spec.traits?.includes('queued') && (spec.access === 'register' || spec.access === 'customer') && spec.partitionBy !== 'session').map((spec) => {
+  return OPERATIONS.filter(
+    (spec) =>
+      spec.traits?.includes('queued') &&
+      (spec.access === 'register' || spec.access === 'customer') &&
+      spec.partitionBy !== 'session',
+  ).map((spec) => {
     const route = routePath(spec.path, basePath);
     const pattern = new RegExp(`^${route.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/:[A-Za-z]+/g, '[^/]+')}$`);
     return { method: spec.method.toUpperCase(), pattern, route, spec };
@@ -61,7 +66,9 @@ export function withEarlyRefusals(deps: Deps, app: RequestListener): RequestList
     const route = routes.find((r) => r.method === req.method && r.pattern.test(path));
     if (!route) return undefined;
     const held = deps.sessionLookup.fromCache(key);
-    const verdict = held && judgeSession(held.session, held.keyHash, route.spec.access === 'register' ? 'SERVICE' : 'CUSTOMER', new Date());
+    const verdict =
+      held &&
+      judgeSession(held.session, held.keyHash, route.spec.access === 'register' ? 'SERVICE' : 'CUSTOMER', new Date());
     if (!verdict?.ok) return undefined;
     const partition = deps.queues.partitionOfKey(routingKey('location', { locationId: verdict.session.locationId })!);
     if (deps.admission.admits(partition, route.spec.criticality)) return undefined;
@@ -76,11 +83,19 @@ export function withEarlyRefusals(deps: Deps, app: RequestListener): RequestList
     const refusal = queueRefusal(refuse.path, deps.admission.retryAfterSeconds(refuse.partition));
     res.writeHead(refusal.status, { ...refusal.headers, 'X-Request-Id': randomUUID() });
     res.end(refusal.body);
-    countRequest(deps.metrics, { method: req.method!, route: refuse.route.route, status: refusal.status }, started, 'queue');
+    countRequest(
+      deps.metrics,
+      { method: req.method!, route: refuse.route.route, status: refusal.status },
+      started,
+      'queue',
+    );
     refused += 1;
     const now = Date.now();
     if (now - loggedAt >= LOG_EVERY_MS) {
-      deps.log.warn({ refused }, 'queued writes refused in front of the app since the last such line: the queue admission is full');
+      deps.log.warn(
+        { refused },
+        'queued writes refused in front of the app since the last such line: the queue admission is full',
+      );
       [refused, loggedAt] = [0, now];
     }
   };

@@ -80,7 +80,8 @@ class PartitionAdmission {
     if (this.slotOf[i] !== slot) [this.slotOf[i], this.slotPeaks[i]] = [slot, 0];
     if (recent > this.slotPeaks[i]!) this.slotPeaks[i] = recent;
     let sustained = 0;
-    for (let k = 0; k < MEMORY_SLOTS; k++) if (slot - this.slotOf[k]! < MEMORY_SLOTS && this.slotPeaks[k]! > sustained) sustained = this.slotPeaks[k]!;
+    for (let k = 0; k < MEMORY_SLOTS; k++)
+      if (slot - this.slotOf[k]! < MEMORY_SLOTS && this.slotPeaks[k]! > sustained) sustained = this.slotPeaks[k]!;
     return sustained;
   }
 
@@ -113,7 +114,10 @@ class PartitionAdmission {
    * limit, or of the wait target while the queue moves.
    */
   admits(criticality: Criticality, now: number): boolean {
-    return fits(criticality, this.inFlight, this.limit(now)) || fits(criticality, this.oldestWaitMs(now), this.settings.targetWaitMs);
+    return (
+      fits(criticality, this.inFlight, this.limit(now)) ||
+      fits(criticality, this.oldestWaitMs(now), this.settings.targetWaitMs)
+    );
   }
 
   private advance(now: number): void {
@@ -197,7 +201,9 @@ export class QueueAdmission {
   /** The seconds a refused request is told to wait: about the time the queue needs to make room. */
   retryAfterSeconds(partition: number): number {
     const wait = this.partitions[partition]!.waitEstimateMs(this.clock());
-    return Number.isFinite(wait) ? Math.max(1, Math.ceil(wait / 1000)) : Math.max(1, Math.ceil(this.settings.targetWaitMs / 1000));
+    return Number.isFinite(wait)
+      ? Math.max(1, Math.ceil(wait / 1000))
+      : Math.max(1, Math.ceil(this.settings.targetWaitMs / 1000));
   }
 
   signals(): PartitionSignal[] {

@@ -20,7 +20,12 @@ export function queueRefusal(path: string, retryAfterSeconds: number): Refusal {
   const body = JSON.stringify(problemBody(problems.overloaded('queued', seconds), path));
   return {
     status: 503,
-    headers: { 'Content-Type': PROBLEM_TYPE, 'Content-Length': String(Buffer.byteLength(body)), 'Retry-After': String(seconds), ...SECURITY_HEADERS },
+    headers: {
+      'Content-Type': PROBLEM_TYPE,
+      'Content-Length': String(Buffer.byteLength(body)),
+      'Retry-After': String(seconds),
+      ...SECURITY_HEADERS,
+    },
     body,
   };
 }

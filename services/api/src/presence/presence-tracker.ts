@@ -77,7 +77,13 @@ export class PresenceTracker {
   private entryOf(session: SessionDoc, now: number): Seen {
     let entry = this.seen.get(session._id);
     if (!entry) {
-      entry = { locationId: session.locationId, deviceId: session.deviceId ?? '', lastSeenAt: now, streams: 0, writtenAt: 0 };
+      entry = {
+        locationId: session.locationId,
+        deviceId: session.deviceId ?? '',
+        lastSeenAt: now,
+        streams: 0,
+        writtenAt: 0,
+      };
       this.seen.set(session._id, entry);
     }
     return entry;
@@ -96,7 +102,9 @@ export class PresenceTracker {
       } else if (entry.lastSeenAt <= now - this.options.windowMs) this.seen.delete(sessionId);
     }
     const { redis, prefix, nodeId, log } = this.options;
-    writeHeartbeat(redis, prefix, nodeId, now, [...streamLocations]).catch((err: unknown) => log.warn({ err }, 'could not write the presence heartbeat'));
+    writeHeartbeat(redis, prefix, nodeId, now, [...streamLocations]).catch((err: unknown) =>
+      log.warn({ err }, 'could not write the presence heartbeat'),
+    );
   }
 
   private write(locationId: string, sessionIds: string[], now: number): void {
@@ -127,7 +135,8 @@ export class PresenceTracker {
       const sightings: Sighting[] = [];
       for (const sessionId of sessionIds) {
         const entry = this.seen.get(sessionId);
-        if (entry) sightings.push({ sessionId, deviceId: entry.deviceId, lastSeenAt: entry.lastSeenAt, streams: entry.streams });
+        if (entry)
+          sightings.push({ sessionId, deviceId: entry.deviceId, lastSeenAt: entry.lastSeenAt, streams: entry.streams });
       }
       byLocation.set(locationId, sightings);
     }

@@ -1,5 +1,13 @@
 import type { Next } from 'koa';
-import { BoundAccess, CHAIN_WIDE_DETAIL, coversAll, coversLocation, Grant, grantRefusal, isBound } from '@pos/shared/auth/scope';
+import {
+  BoundAccess,
+  CHAIN_WIDE_DETAIL,
+  coversAll,
+  coversLocation,
+  Grant,
+  grantRefusal,
+  isBound,
+} from '@pos/shared/auth/scope';
 import { ProblemError, problems } from '@pos/shared/domain/problem';
 import { operation, type OperationId, type OperationSpec } from '@pos/shared/openapi/operations';
 import type { LocationDoc } from '@pos/shared/store/documents';
@@ -14,14 +22,16 @@ export type AdminOperation = OperationSpec & Required<Pick<OperationSpec, 'role'
 /** The table's entry `id`: an operator operation, with its role and bound access (checked at start-up). */
 export function adminOperation(id: OperationId): AdminOperation {
   const spec = operation(id);
-  if ((spec.access !== 'admin' && spec.access !== 'board') || !spec.role || !spec.bound) throw new Error(`operation ${id} has no role or bound access`);
+  if ((spec.access !== 'admin' && spec.access !== 'board') || !spec.role || !spec.bound)
+    throw new Error(`operation ${id} has no role or bound access`);
   return spec as AdminOperation;
 }
 
 /** A 403 for an operator bound to locations on a chain-wide operation (the pipeline's, after the role's check). */
 export function allowBound(bound: BoundAccess) {
   return async function allowScope(ctx: AppContext, next: Next): Promise<void> {
-    if (bound === 'chain' && isBound(operatorOfRequest(ctx))) throw new ProblemError(problems.forbidden(CHAIN_WIDE_DETAIL));
+    if (bound === 'chain' && isBound(operatorOfRequest(ctx)))
+      throw new ProblemError(problems.forbidden(CHAIN_WIDE_DETAIL));
     await next();
   };
 }
@@ -77,7 +87,10 @@ export function listScope(ctx: AppContext): readonly string[] | undefined {
  * The location the path's `:id` names: a 404 when it does not exist or is
  * outside the operator's scope (then without a read).
  */
-export async function locationOf(ctx: AppContext, locations: { find(id: string): Promise<LocationDoc | null> }): Promise<LocationDoc> {
+export async function locationOf(
+  ctx: AppContext,
+  locations: { find(id: string): Promise<LocationDoc | null> },
+): Promise<LocationDoc> {
   const id = String(ctx.params.id);
   // A malformed id names no location: no read for it.
   if (!isId(id)) throw new ProblemError(problems.notFound('Location does not exist'));

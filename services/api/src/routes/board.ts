@@ -9,7 +9,6 @@ import { escapeHtml } from '../docs/pages';
 import type { Handlers } from './mount';
 import { PAGE_CSP } from '../middleware/content-security';
 
-
 /**
  * Where `npm run build` (Vite, in web/board) puts the board: the repository's web/board/dist,
  * reached from this file's folder, which is as deep in src/ (tsx) as in dist/ (the image).
@@ -45,7 +44,6 @@ const NOT_BUILT = `<!doctype html>
  */
 export function boardHandlers(deps: Pick<ApiDeps, 'config'>, dist = BOARD_DIST): Handlers<typeof BOARD_OPERATIONS> {
   return {
-
     // (the router is not strict: `/board/` is served too)
     boardPage: async (ctx: AppContext) => {
       ctx.set({ 'Content-Security-Policy': BOARD_CSP, 'Referrer-Policy': 'no-referrer' });
@@ -63,7 +61,10 @@ export function boardHandlers(deps: Pick<ApiDeps, 'config'>, dist = BOARD_DIST):
       }
       ctx.set('Cache-Control', 'no-cache');
       ctx.type = 'text/html; charset=utf-8';
-      ctx.body = page.replace(/(<meta name="pos-base-path" content=")[^"]*(")/, `$1${escapeHtml(deps.config.http.basePath)}$2`);
+      ctx.body = page.replace(
+        /(<meta name="pos-base-path" content=")[^"]*(")/,
+        `$1${escapeHtml(deps.config.http.basePath)}$2`,
+      );
     },
 
     boardAsset: async (ctx: AppContext) => {
@@ -71,9 +72,16 @@ export function boardHandlers(deps: Pick<ApiDeps, 'config'>, dist = BOARD_DIST):
       if (!ASSET_NAME.test(file)) throw new ProblemError(problems.notFound(`No route for ${ctx.method} ${ctx.path}`));
       try {
         // names carry their content's hash: cached for good
-        await send(ctx, file, { root: path.join(dist, 'assets'), immutable: true, maxage: YEAR_MS, index: false, hidden: false });
+        await send(ctx, file, {
+          root: path.join(dist, 'assets'),
+          immutable: true,
+          maxage: YEAR_MS,
+          index: false,
+          hidden: false,
+        });
       } catch (err) {
-        if ((err as { status?: number }).status === 404) throw new ProblemError(problems.notFound(`No route for ${ctx.method} ${ctx.path}`));
+        if ((err as { status?: number }).status === 404)
+          throw new ProblemError(problems.notFound(`No route for ${ctx.method} ${ctx.path}`));
         throw err;
       }
     },

@@ -65,7 +65,19 @@ function ownOriginOnly(ctx: AppContext): void {
   ctx.set('Content-Security-Policy', PAGE_CSP.bullBoard);
 }
 
-type BoardDeps = Pick<ApiDeps, 'queues' | 'lifecycleQueue' | 'orderDeadlines' | 'snoozeEnds' | 'webhookQueue' | 'adminToken' | 'operatorLookup' | 'repos' | 'metrics' | 'config'>;
+type BoardDeps = Pick<
+  ApiDeps,
+  | 'queues'
+  | 'lifecycleQueue'
+  | 'orderDeadlines'
+  | 'snoozeEnds'
+  | 'webhookQueue'
+  | 'adminToken'
+  | 'operatorLookup'
+  | 'repos'
+  | 'metrics'
+  | 'config'
+>;
 
 /** Bull Board's own Koa app over every queue of the deployment. */
 function boardApp(deps: BoardDeps, writable: boolean): Middleware<AppState> {
@@ -73,7 +85,8 @@ function boardApp(deps: BoardDeps, writable: boolean): Middleware<AppState> {
   createBullBoard({
     queues: [
       ...deps.queues.all.map(
-        ({ partition, queue }) => new BullMQAdapter(queue, { readOnlyMode: !writable, prefix: partition.label && `${partition.label}:` }),
+        ({ partition, queue }) =>
+          new BullMQAdapter(queue, { readOnlyMode: !writable, prefix: partition.label && `${partition.label}:` }),
       ),
       // The lifecycle queue is shown read-only: its runs come from the schedule, not from retries.
       new BullMQAdapter(deps.lifecycleQueue, { readOnlyMode: true }),
@@ -112,7 +125,12 @@ export function bullBoard(deps: BoardDeps): Middleware<AppState> {
   const spec = adminOperation('bullBoard');
   const adminOnly = allowRole(spec.role);
   const unbound = allowBound(spec.bound);
-  const audit = auditWrites({ audit: deps.repos.audit, retentionMs: deps.config.audit.retentionMs, writes: deps.metrics.auditWrites, mountPath: BULL_BOARD_PATH });
+  const audit = auditWrites({
+    audit: deps.repos.audit,
+    retentionMs: deps.config.audit.retentionMs,
+    writes: deps.metrics.auditWrites,
+    mountPath: BULL_BOARD_PATH,
+  });
 
   return async function bullBoardMiddleware(ctx: AppContext, next: Next): Promise<void> {
     if (ctx.path !== BULL_BOARD_PATH && !ctx.path.startsWith(`${BULL_BOARD_PATH}/`)) return next();
@@ -124,7 +142,10 @@ export function bullBoard(deps: BoardDeps): Middleware<AppState> {
           unbound(ctx, async () => {
             if (!SAFE_METHODS.has(ctx.method)) {
               if (!writable) {
-                throw new ProblemError(problemOf('methodNotAllowed', 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)'), { Allow: 'GET, HEAD, OPTIONS' });
+                throw new ProblemError(
+                  problemOf('methodNotAllowed', 'Bull Board is read-only (BULL_BOARD_WRITABLE is off)'),
+                  { Allow: 'GET, HEAD, OPTIONS' },
+                );
               }
               checkWrite(ctx);
             }

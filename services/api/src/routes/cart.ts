@@ -19,7 +19,12 @@ export interface Cart {
 }
 
 /** A new order's body. `sellUnavailable`: an operator's counter order may sell a snoozed product. */
-export function orderCart(ctx: AppContext, menus: Pick<Menus, 'price'>, location: MenuHolder | null, sellUnavailable = false): Cart {
+export function orderCart(
+  ctx: AppContext,
+  menus: Pick<Menus, 'price'>,
+  location: MenuHolder | null,
+  sellUnavailable = false,
+): Cart {
   if (!location?.menu) {
     const input = bodyOf(ctx, validators.order);
     return { tableNumber: input.tableNumber, rows: () => Promise.resolve(numberRows(input.rows)) };

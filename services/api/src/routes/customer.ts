@@ -27,7 +27,8 @@ function moveOrder(deps: Pick<ApiDeps, 'services'>, kind: 'finish' | 'submit') {
     if (kind === 'submit') {
       const location = await orderIntake.read(sessionOf(ctx).locationId);
       orderIntake.check(location);
-      if (location) await menus.checkAvailable(location, async () => (await orders.find(scopeOf(ctx), orderNumber)).rows);
+      if (location)
+        await menus.checkAvailable(location, async () => (await orders.find(scopeOf(ctx), orderNumber)).rows);
     }
     await beginWork(ctx);
     sendOutcome(ctx, await transitions.order(ctx.state, scopeOf(ctx), orderNumber, { kind }));
@@ -49,7 +50,14 @@ function createOrder(deps: Pick<ApiDeps, 'services'>) {
     await beginWork(ctx);
     const order = await customerLimits.openOrder(session, () =>
       newWork.order(
-        { locationId: session.locationId, state: 'SELECTING', rows, tableNumber, userNumber: session.userNumber, sessionId: session._id },
+        {
+          locationId: session.locationId,
+          state: 'SELECTING',
+          rows,
+          tableNumber,
+          userNumber: session.userNumber,
+          sessionId: session._id,
+        },
         ctx.state.log,
         ctx.state.idempotencyId,
       ),
@@ -90,7 +98,11 @@ export function customerHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<type
       const tableNumber = customerLimits.tableOf(session, input.tableNumber);
       await beginWork(ctx);
       const command = await customerLimits.command(session, () =>
-        newWork.command({ locationId: session.locationId, kind: input.kind, tableNumber, sessionId: session._id }, ctx.state.log, ctx.state.idempotencyId),
+        newWork.command(
+          { locationId: session.locationId, kind: input.kind, tableNumber, sessionId: session._id },
+          ctx.state.log,
+          ctx.state.idempotencyId,
+        ),
       );
       ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'customer command created');
       ctx.status = 201;

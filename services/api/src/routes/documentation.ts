@@ -19,10 +19,20 @@ function landingLinks(at: (id: Parameters<typeof operation>[0]) => string, opera
   return [
     { href: at('docsPage'), text: 'API documentation', note: 'the OpenAPI document, rendered' },
     { href: at('getOpenApiDocument'), text: 'OpenAPI document', note: 'OpenAPI 3.1, JSON' },
-    { href: at('boardPage'), text: 'Location board', note: operator ? 'a location live; operators sign in with their token' : "a location live, with a register's key (operators: on the operator port, ADMIN_PORT)" },
+    {
+      href: at('boardPage'),
+      text: 'Location board',
+      note: operator
+        ? 'a location live; operators sign in with their token'
+        : "a location live, with a register's key (operators: on the operator port, ADMIN_PORT)",
+    },
     ...(operator
       ? [
-          { href: at('bullBoard'), text: 'Bull Board', note: 'the transition queue; asks for the admin token as the password' },
+          {
+            href: at('bullBoard'),
+            text: 'Bull Board',
+            note: 'the transition queue; asks for the admin token as the password',
+          },
           { href: at('metrics'), text: 'Metrics', note: 'Prometheus text' },
         ]
       : []),
@@ -37,11 +47,17 @@ function landingLinks(at: (id: Parameters<typeof operation>[0]) => string, opera
  * service's name and version and where to go from there (public: it shows nothing secret): the
  * operator surfaces only on the listener that serves them (`operator`).
  */
-export function documentationHandlers(deps: Pick<ApiDeps, 'config'>, info: ServiceInfo, { operator }: { operator: boolean }): Handlers<typeof DOCUMENTATION_OPERATIONS> {
+export function documentationHandlers(
+  deps: Pick<ApiDeps, 'config'>,
+  info: ServiceInfo,
+  { operator }: { operator: boolean },
+): Handlers<typeof DOCUMENTATION_OPERATIONS> {
   const { basePath, bodyLimitBytes } = deps.config.http;
   const menuBodyLimitBytes = deps.config.menus.bodyLimitBytes;
   const at = (id: Parameters<typeof operation>[0]) => routePath(operation(id).path, basePath);
-  const document = JSON.stringify(buildOpenApiDocument({ basePath, version: info.version, bodyLimitBytes, menuBodyLimitBytes }));
+  const document = JSON.stringify(
+    buildOpenApiDocument({ basePath, version: info.version, bodyLimitBytes, menuBodyLimitBytes }),
+  );
   const page = docsPage(info, at('getOpenApiDocument'));
   const landing = landingPage(info, landingLinks(at, operator));
 

@@ -38,7 +38,9 @@ async function scopeOf(ctx: AppContext, locations: Parameters<typeof locationOf>
 }
 
 /** Counter orders and commands made on the location's behalf. */
-function workMade(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS>, 'createCounterOrder' | 'createCommand'> {
+function workMade(
+  deps: ApiDeps,
+): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS>, 'createCounterOrder' | 'createCommand'> {
   const { locations, newWork, menus } = deps.services;
   return {
     // Priced from the location's menu like a customer's; an operator may sell a snoozed product (docs/menu.md).
@@ -48,12 +50,21 @@ function workMade(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS>
       const rows = await cart.rows();
       await beginWork(ctx);
       const order = await newWork.order(
-        { locationId: location._id, state: 'PLACED', rows, ...(cart.tableNumber !== undefined && { tableNumber: cart.tableNumber }) },
+        {
+          locationId: location._id,
+          state: 'PLACED',
+          rows,
+          ...(cart.tableNumber !== undefined && { tableNumber: cart.tableNumber }),
+        },
         ctx.state.log,
         ctx.state.idempotencyId,
       );
       ctx.state.log.info({ orderNumber: order.number }, 'counter order created');
-      auditDone(ctx, order.number, { state: order.state, rows: order.rows.length, ...(order.tableNumber !== undefined && { tableNumber: order.tableNumber }) });
+      auditDone(ctx, order.number, {
+        state: order.state,
+        rows: order.rows.length,
+        ...(order.tableNumber !== undefined && { tableNumber: order.tableNumber }),
+      });
       ctx.status = 201;
       ctx.body = toOrderRecord(order);
     },
@@ -64,7 +75,10 @@ function workMade(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS>
       const { locationId } = await scopeOf(ctx, locations);
       const command = await newWork.command({ locationId, ...input }, ctx.state.log, ctx.state.idempotencyId);
       ctx.state.log.info({ commandNumber: command.number, kind: command.kind }, 'command created');
-      auditDone(ctx, command.number, { kind: command.kind, ...(command.tableNumber !== undefined && { tableNumber: command.tableNumber }) });
+      auditDone(ctx, command.number, {
+        kind: command.kind,
+        ...(command.tableNumber !== undefined && { tableNumber: command.tableNumber }),
+      });
       ctx.status = 201;
       ctx.body = toCommandRecord(command);
     },
@@ -72,7 +86,12 @@ function workMade(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS>
 }
 
 /** Transitions and acknowledgements on the location's behalf, through the same queue as a register's. */
-function workMoved(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS>, 'updateOrderStatusForLocation' | 'acknowledgeCommandForLocation' | 'recoverOrder'> {
+function workMoved(
+  deps: ApiDeps,
+): Pick<
+  Handlers<typeof LOCATION_WORK_OPERATIONS>,
+  'updateOrderStatusForLocation' | 'acknowledgeCommandForLocation' | 'recoverOrder'
+> {
   const { locations, commands, transitions } = deps.services;
   return {
     // A status update on the location's behalf: the register's transition, through the same queue.
@@ -81,7 +100,11 @@ function workMoved(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS
       const { newState } = bodyOf(ctx, validators.statusUpdate);
       if (!isOrderState(newState)) throw new ProblemError(problems.noEnumConstant(newState));
       await beginWork(ctx);
-      sendOrderOutcome(ctx, orderNumber, await transitions.order(ctx.state, await scopeOf(ctx, locations), orderNumber, { kind: 'status', newState }));
+      sendOrderOutcome(
+        ctx,
+        orderNumber,
+        await transitions.order(ctx.state, await scopeOf(ctx, locations), orderNumber, { kind: 'status', newState }),
+      );
     },
 
     // Acknowledging a command on the location's behalf, as a register would.
@@ -96,19 +119,33 @@ function workMoved(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS
     recoverOrder: async (ctx: AppContext) => {
       const orderNumber = numberParam(ctx.params.number, 'Order');
       await beginWork(ctx);
-      sendOrderOutcome(ctx, orderNumber, await transitions.order(ctx.state, await scopeOf(ctx, locations), orderNumber, { kind: 'recover' }));
+      sendOrderOutcome(
+        ctx,
+        orderNumber,
+        await transitions.order(ctx.state, await scopeOf(ctx, locations), orderNumber, { kind: 'recover' }),
+      );
     },
   };
 }
 
 /** The location's lists, its history and its stream. */
-function workRead(deps: ApiDeps): Pick<Handlers<typeof LOCATION_WORK_OPERATIONS>, 'listCommands' | 'listOrders' | 'streamLocationWork' | 'orderHistory'> {
+function workRead(
+  deps: ApiDeps,
+): Pick<
+  Handlers<typeof LOCATION_WORK_OPERATIONS>,
+  'listCommands' | 'listOrders' | 'streamLocationWork' | 'orderHistory'
+> {
   const { locations, orders, commands } = deps.services;
   return {
     listCommands: async (ctx: AppContext) => {
       const { locationId } = await scopeOf(ctx, locations);
       const page = queryOf(ctx, queryValidators.numberPage);
-      sendPage(ctx, (await commands.listLive(locationId, page.after, page.limit)).map(toCommandRecord), page.limit, (last) => last.number);
+      sendPage(
+        ctx,
+        (await commands.listLive(locationId, page.after, page.limit)).map(toCommandRecord),
+        page.limit,
+        (last) => last.number,
+      );
     },
 
     listOrders: async (ctx: AppContext) => {

@@ -15,7 +15,9 @@ import { queryOf, sendPage } from './pages';
 const NOT_FOUND = () => new ProblemError(problems.notFound('Location does not exist'));
 
 /** Locations created, listed, read and changed. */
-function locationRecords(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof LOCATION_OPERATIONS>, 'createLocation' | 'listLocations' | 'getLocation' | 'updateLocation'> {
+function locationRecords(
+  deps: Pick<ApiDeps, 'services'>,
+): Pick<Handlers<typeof LOCATION_OPERATIONS>, 'createLocation' | 'listLocations' | 'getLocation' | 'updateLocation'> {
   const { locations } = deps.services;
   return {
     createLocation: async (ctx: AppContext) => {
@@ -31,7 +33,12 @@ function locationRecords(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof 
       const page = queryOf(ctx, queryValidators.locationList);
       const now = new Date();
       const found = await locations.list(page, { within: listScope(ctx), online: page.online });
-      sendPage(ctx, found.map((doc) => toLocationView(doc, now)), page.limit, (last) => last.id);
+      sendPage(
+        ctx,
+        found.map((doc) => toLocationView(doc, now)),
+        page.limit,
+        (last) => last.id,
+      );
     },
 
     getLocation: async (ctx: AppContext) => {
@@ -51,7 +58,9 @@ function locationRecords(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof 
 }
 
 /** A location's presence, its pause and resume. */
-function locationService(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof LOCATION_OPERATIONS>, 'getLocationPresence' | 'pauseLocation' | 'resumeLocation'> {
+function locationService(
+  deps: Pick<ApiDeps, 'services'>,
+): Pick<Handlers<typeof LOCATION_OPERATIONS>, 'getLocationPresence' | 'pauseLocation' | 'resumeLocation'> {
   const { locations } = deps.services;
   return {
     getLocationPresence: async (ctx: AppContext) => {
@@ -68,7 +77,11 @@ function locationService(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof 
       checkLocation(ctx, id);
       const location = await locations.pause(id, { until, reason: input.reason }, now, ctx.state.log);
       if (!location) throw NOT_FOUND();
-      auditDone(ctx, id, { paused: true, ...(until && { until: until.toISOString() }), ...(input.reason !== undefined && { reason: input.reason }) });
+      auditDone(ctx, id, {
+        paused: true,
+        ...(until && { until: until.toISOString() }),
+        ...(input.reason !== undefined && { reason: input.reason }),
+      });
       ctx.body = toLocationView(location, now);
     },
 

@@ -51,7 +51,8 @@ function expectedVersion(ctx: AppContext, location: MenuHolder): number | undefi
   const header = ctx.get('If-Match');
   if (header === '') return undefined;
   const version = header.trim() === '*' ? location.menu?.version : versionOfEtag(header);
-  if (version === undefined) throw new ProblemError(problems.preconditionFailed('If-Match names no version of this menu: read it again'));
+  if (version === undefined)
+    throw new ProblemError(problems.preconditionFailed('If-Match names no version of this menu: read it again'));
   return version;
 }
 
@@ -115,19 +116,25 @@ export function adminMenuHandlers(deps: Pick<ApiDeps, 'services'>): Handlers<typ
     setLocationMenuAvailability: async (ctx: AppContext) => {
       const location = await locationOf(ctx, locations);
       await setAvailability(ctx, menus, location);
-      auditDone(ctx, location._id, { productId: String(ctx.params.productId), available: (ctx.body as { available: boolean }).available });
+      auditDone(ctx, location._id, {
+        productId: String(ctx.params.productId),
+        available: (ctx.body as { available: boolean }).available,
+      });
     },
 
     publishMenu: async (ctx: AppContext) => {
       const input = bodyOf(ctx, menuValidators.publish);
       const menu = menus.check(input.menu, '/menu');
-      if (!coversAll(operatorOfRequest(ctx), input.locationIds)) throw new ProblemError(problems.forbidden('Every location of locationIds must be within your own'));
+      if (!coversAll(operatorOfRequest(ctx), input.locationIds))
+        throw new ProblemError(problems.forbidden('Every location of locationIds must be within your own'));
       if (input.locationIds.length === 1) ctx.state.auditLocationId = input.locationIds[0];
       await beginWork(ctx);
       const accepted = await menus.publish(input.locationIds, menu, 'operator', ctx.state.log);
       await menus.askToFetch(input.locationIds, ctx.state.log, ctx.state.idempotencyId);
       auditDone(ctx, accepted.id, { ...menuRecord(accepted), locationIds: [...input.locationIds] });
-      ctx.body = { results: input.locationIds.map((locationId) => ({ locationId, version: accepted.versions.get(locationId)! })) };
+      ctx.body = {
+        results: input.locationIds.map((locationId) => ({ locationId, version: accepted.versions.get(locationId)! })),
+      };
     },
   };
 }

@@ -9,7 +9,9 @@ import { createRouter } from './router';
 export type Handler = Middleware<AppState>;
 
 /** The operations of a part of the table that routes serve: all but Bull Board's (a mounted app). */
-type Routed<T extends Record<string, OperationInput>> = { [K in keyof T as T[K]['access'] extends 'board' ? never : K]: T[K] };
+type Routed<T extends Record<string, OperationInput>> = {
+  [K in keyof T as T[K]['access'] extends 'board' ? never : K]: T[K];
+};
 
 /**
  * A handler for every routed operation of a part of the table: one missing, or one too many, fails the type check.
@@ -26,7 +28,12 @@ export function routePath(path: string, basePath: string): string {
  * middleware its entry asks for (pipeline.ts), answered by its handler. The table is the one
  * place an operation is declared; a route exists only as an entry of it.
  */
-export function routesOf<T extends Record<string, OperationInput>>(pipeline: RequestPipeline, basePath: string, table: T, handlers: Handlers<T>): Router<AppState> {
+export function routesOf<T extends Record<string, OperationInput>>(
+  pipeline: RequestPipeline,
+  basePath: string,
+  table: T,
+  handlers: Handlers<T>,
+): Router<AppState> {
   const router = createRouter();
   const byId = handlers as Record<string, Handler>;
   for (const [id, spec] of Object.entries(table)) {

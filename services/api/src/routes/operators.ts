@@ -17,7 +17,10 @@ import { checkGrant, checkResource, listScope } from './admin-access';
 import type { Handlers } from './mount';
 import { queryOf, sendPage } from './pages';
 
-const issued = ({ doc, token }: { doc: OperatorDoc; token: string }): IssuedOperator => ({ ...toOperatorView(doc), token });
+const issued = ({ doc, token }: { doc: OperatorDoc; token: string }): IssuedOperator => ({
+  ...toOperatorView(doc),
+  token,
+});
 
 /** The operator the path names, within the caller's scope: a 404 otherwise. */
 async function scopedOperator(operators: Pick<Operators, 'find'>, ctx: AppContext): Promise<OperatorDoc> {
@@ -40,16 +43,25 @@ function currentOperator(ctx: AppContext): void {
 /** An update's changes and the grant they ask for; refused with both location forms, or on the caller's own grant. */
 function operatorChanges(ctx: AppContext) {
   const { allLocations, ...changes } = bodyOf(ctx, validators.operatorUpdate);
-  if (allLocations && changes.locationIds) throw new ProblemError(problems.validation('body must not have both locationIds and allLocations'));
+  if (allLocations && changes.locationIds)
+    throw new ProblemError(problems.validation('body must not have both locationIds and allLocations'));
   const locations = allLocations ? ('all' as const) : changes.locationIds;
-  if (String(ctx.params.operatorId) === operatorOfRequest(ctx).id && (changes.role !== undefined || locations !== undefined)) {
+  if (
+    String(ctx.params.operatorId) === operatorOfRequest(ctx).id &&
+    (changes.role !== undefined || locations !== undefined)
+  ) {
     throw new ProblemError(problems.forbidden('An operator cannot change its own role or locations'));
   }
-  return { changes: { ...changes, ...(allLocations && { locationIds: null }) }, grant: { role: changes.role, locations } };
+  return {
+    changes: { ...changes, ...(allLocations && { locationIds: null }) },
+    grant: { role: changes.role, locations },
+  };
 }
 
 /** Who a token is, and the operators within the caller's scope. */
-function operatorReads(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OPERATOR_OPERATIONS>, 'getCurrentOperator' | 'listOperators' | 'getOperator'> {
+function operatorReads(
+  deps: Pick<ApiDeps, 'services'>,
+): Pick<Handlers<typeof OPERATOR_OPERATIONS>, 'getCurrentOperator' | 'listOperators' | 'getOperator'> {
   const { operators } = deps.services;
   return {
     getCurrentOperator: currentOperator,
@@ -66,7 +78,12 @@ function operatorReads(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OP
 }
 
 /** Operator accounts created, changed, rotated, removed. */
-function operatorWrites(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OPERATOR_OPERATIONS>, 'createOperator' | 'updateOperator' | 'rotateOperatorToken' | 'deleteOperator'> {
+function operatorWrites(
+  deps: Pick<ApiDeps, 'services'>,
+): Pick<
+  Handlers<typeof OPERATOR_OPERATIONS>,
+  'createOperator' | 'updateOperator' | 'rotateOperatorToken' | 'deleteOperator'
+> {
   const { operators, locations } = deps.services;
   const targetOf = (ctx: AppContext) => scopedOperator(operators, ctx);
 
@@ -109,7 +126,9 @@ function operatorWrites(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof O
 }
 
 /** The audit log and its chain's check. */
-function auditRecords(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OPERATOR_OPERATIONS>, 'listAudit' | 'verifyAudit'> {
+function auditRecords(
+  deps: Pick<ApiDeps, 'services'>,
+): Pick<Handlers<typeof OPERATOR_OPERATIONS>, 'listAudit' | 'verifyAudit'> {
   const { auditLog } = deps.services;
 
   return {
@@ -117,7 +136,12 @@ function auditRecords(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof OPE
     listAudit: async (ctx: AppContext) => {
       const query = queryOf(ctx, queryValidators.audit);
       const scope = listScope(ctx);
-      sendPage(ctx, (await auditLog.list(query, scope)).map((doc) => auditRecordWithin(toAuditRecord(doc), scope)), query.limit, (last) => last.id);
+      sendPage(
+        ctx,
+        (await auditLog.list(query, scope)).map((doc) => auditRecordWithin(toAuditRecord(doc), scope)),
+        query.limit,
+        (last) => last.id,
+      );
     },
 
     // The hash chain, one stretch a call (chain-wide: an unbound admin's).

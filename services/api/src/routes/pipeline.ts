@@ -23,17 +23,25 @@ function writeParts(deps: ApiDeps) {
     other: jsonBody(config.http.bodyLimitBytes, { refuseOtherTypes: true }),
     menu: jsonBody(config.menus.bodyLimitBytes, { refuseOtherTypes: true }),
   };
-  const bodyOf = (spec: OperationSpec): Middleware<AppState> => (spec.upload ? json.menu : spec.access === 'register' ? json.register : json.other);
+  const bodyOf = (spec: OperationSpec): Middleware<AppState> =>
+    spec.upload ? json.menu : spec.access === 'register' ? json.register : json.other;
   const keys = {
-    register: idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: config.idempotency.maxRecords })),
-    customer: idempotency(deps.idempotency, (ctx) => ({ scope: sessionOf(ctx)._id, maxRecords: config.idempotency.maxCustomerRecords })),
+    register: idempotency(deps.idempotency, (ctx) => ({
+      scope: sessionOf(ctx)._id,
+      maxRecords: config.idempotency.maxRecords,
+    })),
+    customer: idempotency(deps.idempotency, (ctx) => ({
+      scope: sessionOf(ctx)._id,
+      maxRecords: config.idempotency.maxCustomerRecords,
+    })),
     // Each operator's kept answers are its own: one operator never replays another's (an issued key).
     admin: idempotency(deps.idempotency, (ctx) => {
       const { id } = operatorOfRequest(ctx);
       return { scope: id ? `operator:${id}` : 'admin', maxRecords: config.idempotency.maxRecords };
     }),
   };
-  const keysOf = (spec: OperationSpec): Middleware<AppState> => (spec.upload ? unkeyed : keys[spec.access as keyof typeof keys]);
+  const keysOf = (spec: OperationSpec): Middleware<AppState> =>
+    spec.upload ? unkeyed : keys[spec.access as keyof typeof keys];
   return { bodyOf, keysOf };
 }
 
@@ -59,7 +67,11 @@ export function requestPipeline(deps: ApiDeps) {
   const register: Stack = [requireSession(deps.sessionLookup, 'SERVICE', deps.presence.sighted)];
   const customer: Stack = [requireSession(deps.sessionLookup, 'CUSTOMER')];
   const operator = authenticateOperator(deps);
-  const audit = auditWrites({ audit: deps.repos.audit, retentionMs: config.audit.retentionMs, writes: deps.metrics.auditWrites });
+  const audit = auditWrites({
+    audit: deps.repos.audit,
+    retentionMs: config.audit.retentionMs,
+    writes: deps.metrics.auditWrites,
+  });
   const admitJob = (spec: OperationSpec) => admitQueued(deps, spec);
 
   const accessOf = (spec: OperationSpec, write: boolean): Stack => {

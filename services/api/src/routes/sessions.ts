@@ -25,7 +25,9 @@ async function pathSession(sessions: ApiDeps['services']['sessions'], ctx: AppCo
 }
 
 /** A location's sessions, listed and issued. */
-function sessionIssue(deps: Pick<ApiDeps, 'services' | 'config'>): Pick<Handlers<typeof SESSION_OPERATIONS>, 'listSessions' | 'createServiceSession' | 'createCustomerSession'> {
+function sessionIssue(
+  deps: Pick<ApiDeps, 'services' | 'config'>,
+): Pick<Handlers<typeof SESSION_OPERATIONS>, 'listSessions' | 'createServiceSession' | 'createCustomerSession'> {
   const { sessions, locations } = deps.services;
   return {
     listSessions: async (ctx: AppContext) => {
@@ -37,10 +39,14 @@ function sessionIssue(deps: Pick<ApiDeps, 'services' | 'config'>): Pick<Handlers
     createServiceSession: async (ctx: AppContext) => {
       const input = bodyOf(ctx, validators.serviceSession);
       const expiresAt = input.expiresAt ? new Date(input.expiresAt) : undefined;
-      if (expiresAt && expiresAt <= new Date()) throw new ProblemError(problems.validation('expiresAt must be in the future'));
+      if (expiresAt && expiresAt <= new Date())
+        throw new ProblemError(problems.validation('expiresAt must be in the future'));
       await beginWork(ctx);
       const location = await locationOf(ctx, locations);
-      const issued = await sessions.issue({ type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, expiresAt }, ctx.state.log);
+      const issued = await sessions.issue(
+        { type: 'SERVICE', locationId: location._id, deviceId: input.deviceId, expiresAt },
+        ctx.state.log,
+      );
       auditDone(ctx, issued.sessionId, sessionFields(issued));
       ctx.body = issued;
       ctx.status = 201;
@@ -51,7 +57,16 @@ function sessionIssue(deps: Pick<ApiDeps, 'services' | 'config'>): Pick<Handlers
       await beginWork(ctx);
       const location = await locationOf(ctx, locations);
       const expiresAt = new Date(Date.now() + deps.config.auth.customerSessionTtlMs);
-      const issued = await sessions.issue({ type: 'CUSTOMER', locationId: location._id, userNumber: input.userNumber, tableNumber: input.tableNumber, expiresAt }, ctx.state.log);
+      const issued = await sessions.issue(
+        {
+          type: 'CUSTOMER',
+          locationId: location._id,
+          userNumber: input.userNumber,
+          tableNumber: input.tableNumber,
+          expiresAt,
+        },
+        ctx.state.log,
+      );
       auditDone(ctx, issued.sessionId, sessionFields(issued));
       ctx.body = issued;
       ctx.status = 201;
@@ -60,7 +75,9 @@ function sessionIssue(deps: Pick<ApiDeps, 'services' | 'config'>): Pick<Handlers
 }
 
 /** A session's key rotated, the session closed. */
-function sessionKeys(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof SESSION_OPERATIONS>, 'rotateSessionKey' | 'closeSession'> {
+function sessionKeys(
+  deps: Pick<ApiDeps, 'services'>,
+): Pick<Handlers<typeof SESSION_OPERATIONS>, 'rotateSessionKey' | 'closeSession'> {
   const { sessions, transitions } = deps.services;
   return {
     rotateSessionKey: async (ctx: AppContext) => {

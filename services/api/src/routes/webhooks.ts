@@ -17,7 +17,10 @@ import { checkGrant, checkResource, listScope } from './admin-access';
 import type { Handlers } from './mount';
 import { queryOf, sendPage } from './pages';
 
-const issued = ({ doc, secret }: { doc: WebhookDoc; secret: string }): IssuedWebhook => ({ ...toWebhookView(doc), secret });
+const issued = ({ doc, secret }: { doc: WebhookDoc; secret: string }): IssuedWebhook => ({
+  ...toWebhookView(doc),
+  secret,
+});
 
 /** The subscription the path names, within the caller's scope: a 404 otherwise. */
 async function scopedSubscription(webhooks: Pick<Webhooks, 'find'>, ctx: AppContext): Promise<WebhookDoc> {
@@ -40,7 +43,9 @@ function sendLimiter(deps: Pick<ApiDeps, 'config' | 'redis' | 'log'>): RequestLi
 }
 
 /** Subscriptions within the caller's scope, listed and read. */
-function subscriptionReads(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof WEBHOOK_OPERATIONS>, 'listWebhooks' | 'getWebhook'> {
+function subscriptionReads(
+  deps: Pick<ApiDeps, 'services'>,
+): Pick<Handlers<typeof WEBHOOK_OPERATIONS>, 'listWebhooks' | 'getWebhook'> {
   const { webhooks } = deps.services;
   return {
     listWebhooks: async (ctx: AppContext) => {
@@ -55,7 +60,12 @@ function subscriptionReads(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeo
 }
 
 /** Subscriptions created, changed, removed, their secret rotated. */
-function subscriptionWrites(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<typeof WEBHOOK_OPERATIONS>, 'createWebhook' | 'updateWebhook' | 'deleteWebhook' | 'rotateWebhookSecret'> {
+function subscriptionWrites(
+  deps: Pick<ApiDeps, 'services'>,
+): Pick<
+  Handlers<typeof WEBHOOK_OPERATIONS>,
+  'createWebhook' | 'updateWebhook' | 'deleteWebhook' | 'rotateWebhookSecret'
+> {
   const { webhooks, locations } = deps.services;
   const subscriptionOf = (ctx: AppContext) => scopedSubscription(webhooks, ctx);
 
@@ -73,7 +83,18 @@ function subscriptionWrites(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<type
 
     updateWebhook: async (ctx: AppContext) => {
       const changes = bodyOf(ctx, validators.webhookUpdate);
-      await checkGrant(ctx, { locations: changes.locationIds === undefined ? undefined : changes.locationIds.length === 0 ? 'all' : changes.locationIds }, locations);
+      await checkGrant(
+        ctx,
+        {
+          locations:
+            changes.locationIds === undefined
+              ? undefined
+              : changes.locationIds.length === 0
+                ? 'all'
+                : changes.locationIds,
+        },
+        locations,
+      );
       if (changes.url !== undefined) await webhooks.checkUrl(changes.url);
       await beginWork(ctx);
       const before = await subscriptionOf(ctx);
@@ -100,7 +121,9 @@ function subscriptionWrites(deps: Pick<ApiDeps, 'services'>): Pick<Handlers<type
 }
 
 /** What a subscription was sent (test events, the delivery log, redeliveries), within its WEBHOOK_TEST_LIMIT. */
-function sending(deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>): Pick<Handlers<typeof WEBHOOK_OPERATIONS>, 'testWebhook' | 'listWebhookDeliveries' | 'redeliverWebhook'> {
+function sending(
+  deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>,
+): Pick<Handlers<typeof WEBHOOK_OPERATIONS>, 'testWebhook' | 'listWebhookDeliveries' | 'redeliverWebhook'> {
   const { webhooks } = deps.services;
   const sent = sendLimiter(deps);
   /** A test event or a redelivery: counted against the subscription's WEBHOOK_TEST_LIMIT, then queued. */
@@ -123,7 +146,12 @@ function sending(deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>): 
     listWebhookDeliveries: async (ctx: AppContext) => {
       const subscription = await subscriptionOf(ctx);
       const page = queryOf(ctx, queryValidators.idPage);
-      sendPage(ctx, (await webhooks.deliveryLog(subscription._id, page, listScope(ctx))).map(toDeliveryView), page.limit, (last) => last.id);
+      sendPage(
+        ctx,
+        (await webhooks.deliveryLog(subscription._id, page, listScope(ctx))).map(toDeliveryView),
+        page.limit,
+        (last) => last.id,
+      );
     },
 
     redeliverWebhook: async (ctx: AppContext) => {
@@ -141,6 +169,8 @@ function sending(deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>): 
  * subscriptions whose locations all lie within its own (admin-access.ts). Test events and
  * redeliveries are limited per subscription (WEBHOOK_TEST_LIMIT).
  */
-export function webhookHandlers(deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>): Handlers<typeof WEBHOOK_OPERATIONS> {
+export function webhookHandlers(
+  deps: Pick<ApiDeps, 'services' | 'config' | 'redis' | 'log'>,
+): Handlers<typeof WEBHOOK_OPERATIONS> {
   return { ...subscriptionReads(deps), ...subscriptionWrites(deps), ...sending(deps) };
 }

@@ -14,7 +14,9 @@ export class Commands {
    */
   async acknowledge(locationId: string, number: number, log: Logger): Promise<CommandDoc> {
     const now = new Date();
-    const command = await this.deps.commands.acknowledge(locationId, number, now, (after) => commandAcknowledgedOutbox(after, now));
+    const command = await this.deps.commands.acknowledge(locationId, number, now, (after) =>
+      commandAcknowledgedOutbox(after, now),
+    );
     if (!command) throw new ProblemError(problems.commandNotFound());
     log.info({ commandNumber: number }, 'command acknowledged');
     return command;

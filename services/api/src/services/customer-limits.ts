@@ -55,7 +55,8 @@ export class CustomerLimits {
     return this.serially(session._id, async () => {
       if ((await orders.countOpen(session.locationId, session._id)) >= maxOpenOrders) {
         throw limitReached(
-          `This session already has ${maxOpenOrders} open orders; another ` + 'can be opened once one is completed or aborted',
+          `This session already has ${maxOpenOrders} open orders; another ` +
+            'can be opened once one is completed or aborted',
           OPEN_ORDERS_RETRY_AFTER_S,
         );
       }

@@ -19,7 +19,8 @@ export class EventFeed {
    */
   async page(query: EventFeedQuery, within: readonly string[] | undefined): Promise<FeedEvent[]> {
     const types = query.types?.split(',').map((type) => type.trim());
-    for (const type of types ?? []) if (!WEBHOOK_EVENT_TYPES.includes(type)) throw new ProblemError(problems.unknownEventType(type));
+    for (const type of types ?? [])
+      if (!WEBHOOK_EVENT_TYPES.includes(type)) throw new ProblemError(problems.unknownEventType(type));
     // a cursor into events the reader cannot see is as unknown as one the feed no longer holds
     const afterSeq = query.after === undefined ? undefined : await this.events.seqOf(query.after, within);
     if (query.after !== undefined && afterSeq === undefined) throw new ProblemError(problems.eventNotKept());

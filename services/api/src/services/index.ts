@@ -97,7 +97,12 @@ export function createServices(deps: ServiceDeps): Services {
       limits: config.menus.limits,
       metrics: { carts: deps.metrics.menuCarts, documentReads: deps.metrics.menuDocumentReads },
     }),
-    sessions: new Sessions({ sessions: repos.sessions, announcer, newApiKey: deps.newApiKey, keyRotationGraceMs: config.auth.keyRotationGraceMs }),
+    sessions: new Sessions({
+      sessions: repos.sessions,
+      announcer,
+      newApiKey: deps.newApiKey,
+      keyRotationGraceMs: config.auth.keyRotationGraceMs,
+    }),
     operators: new Operators({ operators: repos.operators, announcer, newApiKey: deps.newApiKey }),
     webhooks: new Webhooks({
       webhooks: repos.webhooks,

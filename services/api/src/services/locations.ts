@@ -29,7 +29,11 @@ export class Locations {
   constructor(private readonly deps: LocationsDeps) {}
 
   async create(input: { name: string; failureThreshold?: number }, log: Logger): Promise<LocationDoc> {
-    const location = await this.deps.locations.create(input.name, input.failureThreshold ?? this.deps.failureThreshold, new Date());
+    const location = await this.deps.locations.create(
+      input.name,
+      input.failureThreshold ?? this.deps.failureThreshold,
+      new Date(),
+    );
     log.info({ locationId: location._id }, 'location created');
     return location;
   }
@@ -67,13 +71,27 @@ export class Locations {
    */
   async presence(location: LocationDoc): Promise<PresenceView> {
     const now = Date.now();
-    const presence = await readPresence(this.deps.redis, this.deps.prefix, location._id, this.deps.presenceWindowMs, now);
-    const since = presence.online === (location.online === true) ? (location.onlineSince ?? location.createdAt) : new Date(now);
+    const presence = await readPresence(
+      this.deps.redis,
+      this.deps.prefix,
+      location._id,
+      this.deps.presenceWindowMs,
+      now,
+    );
+    const since =
+      presence.online === (location.online === true) ? (location.onlineSince ?? location.createdAt) : new Date(now);
     return { online: presence.online, since: since.toISOString(), registers: presence.registers };
   }
 
-  async pause(id: string, input: { until?: Date; reason?: string }, now: Date, log: Logger): Promise<LocationDoc | null> {
-    const location = await this.deps.locations.pause(id, { until: input.until, reason: input.reason }, now, (after) => locationOutbox(after, 'paused', now));
+  async pause(
+    id: string,
+    input: { until?: Date; reason?: string },
+    now: Date,
+    log: Logger,
+  ): Promise<LocationDoc | null> {
+    const location = await this.deps.locations.pause(id, { until: input.until, reason: input.reason }, now, (after) =>
+      locationOutbox(after, 'paused', now),
+    );
     if (!location) return null;
     log.info({ locationId: location._id, until: input.until, reason: input.reason }, 'location paused');
     await this.announce(location, 'paused', log);
@@ -83,7 +101,9 @@ export class Locations {
   /** The location as resumed, or as it was when it was not paused. */
   async resume(location: LocationDoc, log: Logger): Promise<LocationDoc> {
     const now = new Date();
-    const resumed = await this.deps.locations.resume(location._id, now, undefined, (after) => locationOutbox(after, 'resumed', now));
+    const resumed = await this.deps.locations.resume(location._id, now, undefined, (after) =>
+      locationOutbox(after, 'resumed', now),
+    );
     if (!resumed) return location;
     log.info({ locationId: location._id }, 'location resumed');
     await this.announce(resumed, 'resumed', log);

@@ -30,7 +30,13 @@ import type { OrderRow } from '@pos/shared/domain/records';
 import { menuOutbox } from '@pos/shared/events/outbox';
 import type { Logger } from '@pos/shared/log';
 import { addSnoozeEnd, type SnoozeEndJob } from '@pos/shared/queue/snooze-ends';
-import { type AvailabilityInput, type AvailabilityView, checkMenuShape, type MenuRowInput, type MenuView } from '@pos/shared/schemas/menu';
+import {
+  type AvailabilityInput,
+  type AvailabilityView,
+  checkMenuShape,
+  type MenuRowInput,
+  type MenuView,
+} from '@pos/shared/schemas/menu';
 import type { Admission, LocationsRepo } from '@pos/shared/store/locations';
 import type { MenusRepo } from '@pos/shared/store/menus';
 import type { NewWork } from './new-work';
@@ -95,7 +101,8 @@ export class Menus {
   check(body: unknown, at = ''): MenuDocument {
     const shape = checkMenuShape(body);
     const errors = [...('errors' in shape ? shape.errors : []), ...menuErrors(body, this.deps.limits)];
-    if (errors.length > 0) throw new ProblemError(problems.invalidMenu(errors.map((error) => ({ ...error, pointer: at + error.pointer }))));
+    if (errors.length > 0)
+      throw new ProblemError(problems.invalidMenu(errors.map((error) => ({ ...error, pointer: at + error.pointer }))));
     return (shape as { menu: MenuDocument }).menu;
   }
 
@@ -111,7 +118,13 @@ export class Menus {
    * location that does not exist refuses them all, before anything is written. `expected`: only
    * while the one location's menu is at that version (an `If-Match`), else a 412.
    */
-  async publish(locationIds: readonly string[], menu: MenuDocument, source: 'register' | 'operator', log: Logger, expected?: number): Promise<Accepted> {
+  async publish(
+    locationIds: readonly string[],
+    menu: MenuDocument,
+    source: 'register' | 'operator',
+    log: Logger,
+    expected?: number,
+  ): Promise<Accepted> {
     const missing = await this.deps.locations.missing(locationIds);
     if (missing.length > 0) throw new ProblemError(problems.unknownLocation(missing[0]!));
     const now = new Date();
@@ -119,9 +132,17 @@ export class Menus {
     const counts = countsOf(menu);
     await this.deps.menus.store(id, menu, now);
     this.hold(id, menu);
-    const versions = await this.deps.menus.publish(locationIds, { id, source, counts }, now, (after) => menuOutbox({ type: 'menu', version: after.menu!.version, source, counts }, now)(after), expected);
+    const versions = await this.deps.menus.publish(
+      locationIds,
+      { id, source, counts },
+      now,
+      (after) => menuOutbox({ type: 'menu', version: after.menu!.version, source, counts }, now)(after),
+      expected,
+    );
     if (expected !== undefined && versions.size < locationIds.length) {
-      throw new ProblemError(problems.preconditionFailed('Another menu was accepted since the one If-Match names: read it again'));
+      throw new ProblemError(
+        problems.preconditionFailed('Another menu was accepted since the one If-Match names: read it again'),
+      );
     }
     if (versions.size < locationIds.length) throw new ProblemError(problems.notFound('Location does not exist'));
     log.info({ menuId: id, locations: versions.size, ...counts, source }, 'menu accepted');
@@ -134,7 +155,11 @@ export class Menus {
    */
   async askToFetch(locationIds: readonly string[], log: Logger, idempotencyId?: string): Promise<void> {
     const limit = pLimit(COMMANDS_AT_ONCE);
-    await Promise.all(locationIds.map((locationId) => limit(() => this.deps.newWork.command({ locationId, kind: 'FETCH_REMOTE_MENU' }, log, idempotencyId))));
+    await Promise.all(
+      locationIds.map((locationId) =>
+        limit(() => this.deps.newWork.command({ locationId, kind: 'FETCH_REMOTE_MENU' }, log, idempotencyId)),
+      ),
+    );
   }
 
   /** The location's menu as answered now; 404 when it has none. */
@@ -149,12 +174,20 @@ export class Menus {
    */
   async accepted(locationId: string, accepted: Accepted, source: Published['source']): Promise<MenuAnswer> {
     const location = await this.holder(locationId);
-    return this.answer(location, { id: accepted.id, version: accepted.versions.get(locationId)!, source, publishedAt: accepted.publishedAt });
+    return this.answer(location, {
+      id: accepted.id,
+      version: accepted.versions.get(locationId)!,
+      source,
+      publishedAt: accepted.publishedAt,
+    });
   }
 
   private answer(location: MenuHolder, menu: Shown): MenuAnswer {
     const snoozed = snoozedAt(location.snoozes, new Date());
-    return { etag: menuEtag(menu.version, snoozed), view: async () => menuView((await this.menuOf(location._id, menu.id)).document, menu, snoozed) };
+    return {
+      etag: menuEtag(menu.version, snoozed),
+      view: async () => menuView((await this.menuOf(location._id, menu.id)).document, menu, snoozed),
+    };
   }
 
   /**
@@ -162,21 +195,34 @@ export class Menus {
    * product not on the menu is a 404, an `until` not in the future a 400. A timed snooze ends by
    * itself: reads see it at once, and a delayed job records its end.
    */
-  async setAvailability(location: MenuHolder, productId: string, input: AvailabilityInput, log: Logger): Promise<AvailabilityView> {
+  async setAvailability(
+    location: MenuHolder,
+    productId: string,
+    input: AvailabilityInput,
+    log: Logger,
+  ): Promise<AvailabilityView> {
     const now = new Date();
     if (!location.menu) throw noMenu();
     const until = input.until === undefined ? undefined : new Date(input.until);
     if (until && until <= now) throw new ProblemError(problems.validation('until must be in the future'));
-    if (input.available && (until || input.reason !== undefined)) throw new ProblemError(problems.validation('until and reason go with available: false'));
-    if (!(await this.menuOf(location._id, location.menu.id)).priced.products.has(productId)) throw new ProblemError(problems.notFound('Product is not on the menu'));
-    const snooze = input.available ? undefined : { ...(until && { until }), ...(input.reason !== undefined && { reason: input.reason }) };
+    if (input.available && (until || input.reason !== undefined))
+      throw new ProblemError(problems.validation('until and reason go with available: false'));
+    if (!(await this.menuOf(location._id, location.menu.id)).priced.products.has(productId))
+      throw new ProblemError(problems.notFound('Product is not on the menu'));
+    const snooze = input.available
+      ? undefined
+      : { ...(until && { until }), ...(input.reason !== undefined && { reason: input.reason }) };
     const view: AvailabilityView = { productId, available: input.available };
     if (until) view.until = until.toISOString();
     if (input.reason !== undefined) view.reason = input.reason;
     const event = menuOutbox({ type: 'menu-availability', ...view, at: now.getTime() }, now);
     const changed = await this.deps.menus.setAvailability(location._id, productId, snooze, now, event);
-    if (changed && until) await addSnoozeEnd(this.deps.snoozeEnds, { locationId: location._id, productId, until: until.getTime() });
-    log.info({ locationId: location._id, productId, available: input.available, until: view.until, changed: changed !== null }, 'menu availability set');
+    if (changed && until)
+      await addSnoozeEnd(this.deps.snoozeEnds, { locationId: location._id, productId, until: until.getTime() });
+    log.info(
+      { locationId: location._id, productId, available: input.available, until: view.until, changed: changed !== null },
+      'menu availability set',
+    );
     return view;
   }
 

@@ -79,9 +79,9 @@ export class NewWork {
     if (order.state === 'PLACED') {
       await this.announce(log, 'order', deps.announcer.order(order));
       // A counter order is placed here, not by the worker: its deadlines are added here (a retry adds none twice).
-      await addOrderDeadlines(deps.orderDeadlines, deps.orderDeadlineSettings, order, () => deps.locations.orderDeadline(order.locationId)).catch((err: unknown) =>
-        log.warn({ err, orderNumber: order.number }, 'could not add the order deadlines'),
-      );
+      await addOrderDeadlines(deps.orderDeadlines, deps.orderDeadlineSettings, order, () =>
+        deps.locations.orderDeadline(order.locationId),
+      ).catch((err: unknown) => log.warn({ err, orderNumber: order.number }, 'could not add the order deadlines'));
     }
     return order;
   }
@@ -90,7 +90,13 @@ export class NewWork {
     const { deps } = this;
     const command = await this.insertNumbered(
       () => this.nextNumber(request.locationId, 'commandSeq'),
-      (number) => deps.commands.insert({ ...request, number, idempotencyId }, new Date(), deps.commandTtlMs, commandCreatedOutbox),
+      (number) =>
+        deps.commands.insert(
+          { ...request, number, idempotencyId },
+          new Date(),
+          deps.commandTtlMs,
+          commandCreatedOutbox,
+        ),
       idempotencyId,
       (id) => deps.commands.findCreatedBy(request.locationId, id),
     );

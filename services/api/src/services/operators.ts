@@ -20,11 +20,20 @@ export const OPERATOR_NOT_FOUND = 'Operator does not exist';
  * (auth/operator-lookup.ts).
  */
 export class Operators {
-  constructor(private readonly deps: { operators: Pick<OperatorsRepo, 'create' | 'find' | 'list' | 'update' | 'rotateToken' | 'remove'>; announcer: Pick<Announcer, 'operatorChanged'>; newApiKey(): string }) {}
+  constructor(
+    private readonly deps: {
+      operators: Pick<OperatorsRepo, 'create' | 'find' | 'list' | 'update' | 'rotateToken' | 'remove'>;
+      announcer: Pick<Announcer, 'operatorChanged'>;
+      newApiKey(): string;
+    },
+  ) {}
 
   async create(input: OperatorInput, log: Logger): Promise<{ doc: OperatorDoc; token: string }> {
     const token = this.deps.newApiKey();
-    const doc = await this.deps.operators.create({ name: input.name, role: input.role, locationIds: input.locationIds, tokenHash: hashApiKey(token) }, new Date());
+    const doc = await this.deps.operators.create(
+      { name: input.name, role: input.role, locationIds: input.locationIds, tokenHash: hashApiKey(token) },
+      new Date(),
+    );
     log.info({ targetOperatorId: doc._id, role: doc.role }, 'operator created');
     return { doc, token };
   }

@@ -22,12 +22,16 @@ export class OrderIntake {
   check(location: Admission | null, now = new Date()): void {
     if (!location) return; // the request's own read answers for a location that is gone
     if (isPaused(location, now)) {
-      const until = location.pausedUntil ? `until ${location.pausedUntil.toISOString()}` : 'until an operator resumes it';
+      const until = location.pausedUntil
+        ? `until ${location.pausedUntil.toISOString()}`
+        : 'until an operator resumes it';
       const reason = location.pauseReason === undefined ? '' : ` (${location.pauseReason})`;
       throw new ProblemError(problems.notAccepting(`Location is paused ${until}${reason}`));
     }
     if (this.deps.pauseWhenOffline && location.online !== true) {
-      throw new ProblemError(problems.notAccepting('Location is offline (no register is receiving orders) until a register connects again'));
+      throw new ProblemError(
+        problems.notAccepting('Location is offline (no register is receiving orders) until a register connects again'),
+      );
     }
   }
 }

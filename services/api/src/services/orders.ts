@@ -11,7 +11,13 @@ import type { WorkRepo } from '@pos/shared/store/work';
 
 /** Orders as registers, customers and operators read them, and a customer's rows. */
 export class Orders {
-  constructor(private readonly deps: { orders: Pick<OrdersRepo, 'find' | 'listByState' | 'replaceRows'>; archive: Pick<OrderArchiveRepo, 'find' | 'history'>; work: Pick<WorkRepo, 'list'> }) {}
+  constructor(
+    private readonly deps: {
+      orders: Pick<OrdersRepo, 'find' | 'listByState' | 'replaceRows'>;
+      archive: Pick<OrderArchiveRepo, 'find' | 'history'>;
+      work: Pick<WorkRepo, 'list'>;
+    },
+  ) {}
 
   /** The register's work: PLACED orders by number, then live commands by number (one read). */
   async work(locationId: string): Promise<WorkRecord[]> {

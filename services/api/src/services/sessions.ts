@@ -54,8 +54,14 @@ export class Sessions {
     const sessionId = session._id;
     if (session.closedAt) throw new ProblemError(problems.conflict('Session is closed; its key cannot be rotated'));
     const apiKey = this.deps.newApiKey();
-    const rotated = await this.deps.sessions.rotateKey(session, hashApiKey(apiKey), new Date(), this.deps.keyRotationGraceMs);
-    if (!rotated) throw new ProblemError(problems.conflict('Session was closed or its key rotated meanwhile; read it again'));
+    const rotated = await this.deps.sessions.rotateKey(
+      session,
+      hashApiKey(apiKey),
+      new Date(),
+      this.deps.keyRotationGraceMs,
+    );
+    if (!rotated)
+      throw new ProblemError(problems.conflict('Session was closed or its key rotated meanwhile; read it again'));
     log.info({ sessionId, previousKeyExpiresAt: rotated.previousKeyExpiresAt }, 'session key rotated');
     await this.tellStreams(rotated, log);
     return {
@@ -72,7 +78,10 @@ export class Sessions {
    */
   private async tellStreams(session: RotatedSessionDoc, log: Logger): Promise<void> {
     try {
-      const notices = Promise.all([this.deps.announcer.sessionChanged(session._id), this.deps.announcer.keyRotated(session.locationId, session._id)]);
+      const notices = Promise.all([
+        this.deps.announcer.sessionChanged(session._id),
+        this.deps.announcer.keyRotated(session.locationId, session._id),
+      ]);
       await withTimeout(notices, ROTATION_NOTICE_TIMEOUT_MS, 'Redis PUBLISH');
     } catch (err) {
       // Streams re-read their session after a Redis reconnect, and judge their key then.

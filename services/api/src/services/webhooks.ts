@@ -53,7 +53,14 @@ export class Webhooks {
   async create(input: WebhookInput, log: Logger): Promise<{ doc: WebhookDoc; secret: string }> {
     const now = new Date();
     const secret = newWebhookSecret();
-    const doc: WebhookDoc = { _id: newId(), url: input.url, events: input.events, secret: this.deps.secrets.seal(secret), createdAt: now, updatedAt: now };
+    const doc: WebhookDoc = {
+      _id: newId(),
+      url: input.url,
+      events: input.events,
+      secret: this.deps.secrets.seal(secret),
+      createdAt: now,
+      updatedAt: now,
+    };
     if (input.locationIds) doc.locationIds = input.locationIds;
     if (input.description !== undefined) doc.description = input.description;
     await this.deps.webhooks.create(doc);
@@ -88,7 +95,13 @@ export class Webhooks {
   async rotateSecret(current: WebhookDoc, log: Logger): Promise<{ doc: WebhookDoc; secret: string }> {
     const now = new Date();
     const secret = newWebhookSecret();
-    const rotated = await this.deps.webhooks.rotate(current._id, this.deps.secrets.seal(secret), current.secret, new Date(now.getTime() + this.deps.rotationGraceMs), now);
+    const rotated = await this.deps.webhooks.rotate(
+      current._id,
+      this.deps.secrets.seal(secret),
+      current.secret,
+      new Date(now.getTime() + this.deps.rotationGraceMs),
+      now,
+    );
     // Another rotation won the race: this one's secret was never stored.
     if (!rotated) throw new ProblemError(problems.conflict('The secret was rotated concurrently; rotate again'));
     log.info({ subscriptionId: rotated._id }, 'webhook secret rotated');
@@ -99,12 +112,18 @@ export class Webhooks {
   test(subscription: WebhookDoc): Promise<QueuedDelivery> {
     const webhookId = `msg_${randomBytes(18).toString('base64url')}`;
     // not an event of the log: an id of its own each time
-    const body = unlocatedBody(`evt_${randomBytes(18).toString('base64url')}`, TEST_EVENT_TYPE, new Date(), { subscriptionId: subscription._id });
+    const body = unlocatedBody(`evt_${randomBytes(18).toString('base64url')}`, TEST_EVENT_TYPE, new Date(), {
+      subscriptionId: subscription._id,
+    });
     return this.enqueue({ subscriptionId: subscription._id, webhookId, type: TEST_EVENT_TYPE, body }, webhookId);
   }
 
   /** Its attempts that `within` (a bound operator's locations; absent: all) may read: by each one's event. */
-  deliveryLog(subscriptionId: string, page: Page<string>, within: readonly string[] | undefined): Promise<WebhookDeliveryDoc[]> {
+  deliveryLog(
+    subscriptionId: string,
+    page: Page<string>,
+    within: readonly string[] | undefined,
+  ): Promise<WebhookDeliveryDoc[]> {
     return this.deps.deliveryLog.list(subscriptionId, page, within);
   }
 
@@ -112,12 +131,23 @@ export class Webhooks {
    * The same body and webhook-id again (receivers that saw it drop it), on a schedule of its own;
    * a 404 for an attempt `within` may not read.
    */
-  async redeliver(subscription: WebhookDoc, deliveryId: string, within: readonly string[] | undefined, log: Logger): Promise<QueuedDelivery> {
+  async redeliver(
+    subscription: WebhookDoc,
+    deliveryId: string,
+    within: readonly string[] | undefined,
+    log: Logger,
+  ): Promise<QueuedDelivery> {
     const entry = await this.deps.deliveryLog.find(subscription._id, deliveryId, within);
     if (!entry) throw new ProblemError(problems.notFound('Delivery does not exist'));
     log.info({ subscriptionId: subscription._id, webhookId: entry.webhookId }, 'webhook redelivery queued');
     return this.enqueue(
-      { subscriptionId: subscription._id, webhookId: entry.webhookId, type: entry.type, body: entry.body, redelivery: true },
+      {
+        subscriptionId: subscription._id,
+        webhookId: entry.webhookId,
+        type: entry.type,
+        body: entry.body,
+        redelivery: true,
+      },
       `${entry.webhookId}-redelivery-${randomUUID()}`,
     );
   }

@@ -164,7 +164,11 @@ export class ClientStream implements ClockedStream {
    */
   async prepare(now = new Date()): Promise<Replay> {
     this.subscribedAt = now.getTime();
-    const { replay, session } = await this.options.openings.read({ locationId: this.locationId, cursor: this.options.cursor, sessionId: this.sessionId });
+    const { replay, session } = await this.options.openings.read({
+      locationId: this.locationId,
+      cursor: this.options.cursor,
+      sessionId: this.sessionId,
+    });
     if (session !== undefined) this.guard?.holds(session, now);
     return replay;
   }
@@ -189,7 +193,11 @@ export class ClientStream implements ClockedStream {
       return;
     }
     this.options.log.info(
-      { reader: this.audience, cursor: formatEventId(this.position), replay: replay.orders.length + replay.commands.length },
+      {
+        reader: this.audience,
+        cursor: formatEventId(this.position),
+        replay: replay.orders.length + replay.commands.length,
+      },
       'stream opened',
     );
     this.goLive(replay);
@@ -274,7 +282,10 @@ export class ClientStream implements ClockedStream {
       orders: this.missedOrders(shared, lossAt),
       commands: shared.commands.filter((event) => event.number > this.position.commandNumber),
     };
-    this.options.log.debug({ orders: replay.orders.length, commands: replay.commands.length }, 'stream re-read after redis reconnect');
+    this.options.log.debug(
+      { orders: replay.orders.length, commands: replay.commands.length },
+      'stream re-read after redis reconnect',
+    );
     this.goLive(replay);
   }
 
@@ -305,7 +316,12 @@ export class ClientStream implements ClockedStream {
     }
     this.options.onEnd(this);
     this.options.metrics.streamsEnded.inc({ reason });
-    const line = { reason, delivered: this.delivered, cursor: formatEventId(this.position), ms: Date.now() - this.joinedAt };
+    const line = {
+      reason,
+      delivered: this.delivered,
+      cursor: formatEventId(this.position),
+      ms: Date.now() - this.joinedAt,
+    };
     if (reason === 'slow-client' || reason === 'resync-failed') this.options.log.warn(line, 'stream ended');
     else this.options.log.info(line, 'stream ended');
     this.resolveDone(reason);
@@ -360,7 +376,8 @@ export class ClientStream implements ClockedStream {
       if (this.alreadySent(event)) return false;
       this.position.orderNumber = Math.max(this.position.orderNumber, event.number);
       this.remember(event);
-    } else if (event.type === 'command') this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
+    } else if (event.type === 'command')
+      this.position.commandNumber = Math.max(this.position.commandNumber, event.number);
     if (!this.writer?.frame(encodeFrame(event, formatEventId(this.position), this.audience))) return false;
     this.delivered += 1;
     if (!counted) this.options.metrics.eventsDelivered.inc({ type: event.type });

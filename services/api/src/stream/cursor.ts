@@ -12,11 +12,14 @@ export function parseCursor(query: Record<string, QueryValue>, lastEventId: stri
   if (lastEventId !== '') {
     const cursor = parseEventId(lastEventId.trim());
     if (!cursor) {
-      throw new ProblemError(problems.illegalArgument('Last-Event-ID must be <orderNumber>.<commandNumber>, two non-negative integers'));
+      throw new ProblemError(
+        problems.illegalArgument('Last-Event-ID must be <orderNumber>.<commandNumber>, two non-negative integers'),
+      );
     }
     return cursor;
   }
   const parsed = parseCursorQuery(query);
-  if ('invalid' in parsed) throw new ProblemError(problems.illegalArgument(`${parsed.invalid} must be a non-negative integer`));
+  if ('invalid' in parsed)
+    throw new ProblemError(problems.illegalArgument(`${parsed.invalid} must be a non-negative integer`));
   return parsed.cursor;
 }

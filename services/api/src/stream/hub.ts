@@ -20,7 +20,16 @@ import { parseAnnouncement, frameOfAnnouncement } from './stream-frame';
 export interface StreamHubOptions {
   subscriber: ChannelSubscriber;
   prefix: string;
-  metrics: Pick<ApiMetrics, 'observeHub' | 'eventsReceived' | 'eventsDelivered' | 'streamsEnded' | 'fanOut' | 'streamResyncs' | 'streamResyncBatches'>;
+  metrics: Pick<
+    ApiMetrics,
+    | 'observeHub'
+    | 'eventsReceived'
+    | 'eventsDelivered'
+    | 'streamsEnded'
+    | 'fanOut'
+    | 'streamResyncs'
+    | 'streamResyncBatches'
+  >;
   log: Logger;
   /** What the re-read after a Redis reconnect reads, for many locations at once. */
   repos: ResyncRepos;
@@ -35,7 +44,10 @@ export interface StreamHubOptions {
    * one operator account holds on this node (a new one ends its oldest); SSE_KEEPALIVE and
    * SSE_TIMEOUT, kept by one clock for all the node's streams.
    */
-  streams: Pick<StreamsConfig, 'maxStreams' | 'maxOperatorStreams' | 'maxStreamsPerSession' | 'maxStreamsPerOperator' | 'keepaliveMs' | 'timeoutMs'>;
+  streams: Pick<
+    StreamsConfig,
+    'maxStreams' | 'maxOperatorStreams' | 'maxStreamsPerSession' | 'maxStreamsPerOperator' | 'keepaliveMs' | 'timeoutMs'
+  >;
 }
 
 /** Epoch ms with sub-millisecond precision, comparable with the publisher's `at`. */
@@ -47,7 +59,8 @@ const FULL_NODE_RETRY_AFTER_S = 5;
 /** Whose streams count together: a register session's, or an operator account's (`ADMIN_TOKEN`'s as `root`). */
 const sessionHolder = (sessionId: string) => `session:${sessionId}`;
 const operatorHolder = (operatorId: string) => `operator:${operatorId}`;
-const holderOf = (stream: ClientStream): string => (stream.sessionId !== undefined ? sessionHolder(stream.sessionId) : operatorHolder(stream.operatorId ?? 'root'));
+const holderOf = (stream: ClientStream): string =>
+  stream.sessionId !== undefined ? sessionHolder(stream.sessionId) : operatorHolder(stream.operatorId ?? 'root');
 const OPERATOR_HOLDER = /^operator:(.+)$/;
 
 /** One location's channel on this node, and the streams that listen to it. */
@@ -138,9 +151,13 @@ export class StreamHub {
     const perHolder = operator ? maxStreamsPerOperator : maxStreamsPerSession;
     // One that replaces a stream of its holder adds none to the node.
     if (own.size < perHolder) {
-      if (this.feedOf.size >= maxStreams) throw limitReached(`This node holds its limit of ${maxStreams} event streams`, FULL_NODE_RETRY_AFTER_S);
+      if (this.feedOf.size >= maxStreams)
+        throw limitReached(`This node holds its limit of ${maxStreams} event streams`, FULL_NODE_RETRY_AFTER_S);
       if (operator && this.operatorStreams >= maxOperatorStreams) {
-        throw limitReached(`This node holds its limit of ${maxOperatorStreams} operator streams; the rest is kept for registers`, FULL_NODE_RETRY_AFTER_S);
+        throw limitReached(
+          `This node holds its limit of ${maxOperatorStreams} operator streams; the rest is kept for registers`,
+          FULL_NODE_RETRY_AFTER_S,
+        );
       }
     }
     this.ofHolder.set(holder, own.add(stream));
@@ -203,7 +220,9 @@ export class StreamHub {
    * end (their reconnection authenticates again).
    */
   private async recheckOperators(): Promise<void> {
-    const ids = [...this.ofHolder.keys()].flatMap((holder) => OPERATOR_HOLDER.exec(holder)?.[1] ?? []).filter((id) => id !== 'root');
+    const ids = [...this.ofHolder.keys()]
+      .flatMap((holder) => OPERATOR_HOLDER.exec(holder)?.[1] ?? [])
+      .filter((id) => id !== 'root');
     if (ids.length === 0) return;
     let current: Map<string, OperatorDoc> | undefined;
     try {
@@ -214,7 +233,10 @@ export class StreamHub {
     for (const id of ids) {
       const doc = current?.get(id);
       for (const stream of [...(this.ofHolder.get(operatorHolder(id)) ?? [])]) {
-        const allowed = doc !== undefined && !(doc.tokenRotatedAt && doc.tokenRotatedAt.getTime() >= stream.joinedAt) && coversLocation(doc, stream.locationId);
+        const allowed =
+          doc !== undefined &&
+          !(doc.tokenRotatedAt && doc.tokenRotatedAt.getTime() >= stream.joinedAt) &&
+          coversLocation(doc, stream.locationId);
         if (!allowed) stream.end('operator-changed');
       }
     }
@@ -275,7 +297,11 @@ export class StreamHub {
     }
     const work = frameOfAnnouncement(event);
     if (!work) return;
-    const span = tracing()?.startSpan('fan-out', { 'pos.location_id': feed.locationId, 'pos.event.type': work.type }, { root: true });
+    const span = tracing()?.startSpan(
+      'fan-out',
+      { 'pos.location_id': feed.locationId, 'pos.event.type': work.type },
+      { root: true },
+    );
     let written = 0;
     // A stream that ends while being written to leaves the set; iterating a Set survives that.
     for (const stream of feed.streams) if (stream.deliver(work)) written += 1;

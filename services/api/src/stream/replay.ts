@@ -97,7 +97,10 @@ export async function readOpenings(repos: OpeningRepos, reads: readonly OpeningR
     let replay = events.get(locationId);
     if (!replay) {
       const { orders = [], commands = [] } = work.get(locationId) ?? {};
-      replay = { orders: orders.map((doc) => orderFrame(toOrderRecord(doc), doc)), commands: commands.map((doc) => commandFrame(toCommandRecord(doc))) };
+      replay = {
+        orders: orders.map((doc) => orderFrame(toOrderRecord(doc), doc)),
+        commands: commands.map((doc) => commandFrame(toCommandRecord(doc))),
+      };
       events.set(locationId, replay);
     }
     return replay;
@@ -105,7 +108,10 @@ export async function readOpenings(repos: OpeningRepos, reads: readonly OpeningR
   const sessionById = new Map(sessions.map((session) => [session._id, session]));
   return reads.map(({ locationId, cursor, sessionId }) => {
     const { orders, commands } = eventsOf(locationId);
-    const replay = { orders: above(orders, cursor.orderNumber ?? 0), commands: above(commands, cursor.commandNumber ?? 0) };
+    const replay = {
+      orders: above(orders, cursor.orderNumber ?? 0),
+      commands: above(commands, cursor.commandNumber ?? 0),
+    };
     return sessionId === undefined ? { replay } : { replay, session: sessionById.get(sessionId) ?? null };
   });
 }
@@ -119,13 +125,22 @@ const above = (events: StreamFrame[], number: number) => events.filter((event) =
  * find), and the sessions (one find by `_id`). Each location gets its own part, by its own
  * positions and moment; every location asked about has an entry.
  */
-export async function readResync(repos: ResyncRepos, needs: ResyncNeeds[], now: Date): Promise<Map<string, ResyncRead>> {
+export async function readResync(
+  repos: ResyncRepos,
+  needs: ResyncNeeds[],
+  now: Date,
+): Promise<Map<string, ResyncRead>> {
   const reads = new Map<string, ResyncRead>();
   if (needs.length === 0) return reads;
   const ids = needs.map((need) => need.locationId);
   const sessionIds = [...new Set(needs.flatMap((need) => need.sessionIds))];
   const [work, changed, sessions] = await Promise.all([
-    repos.work.listForLocations(ids, now, lowest(needs.map((need) => need.ordersAbove)), lowest(needs.map((need) => need.commandsAbove))),
+    repos.work.listForLocations(
+      ids,
+      now,
+      lowest(needs.map((need) => need.ordersAbove)),
+      lowest(needs.map((need) => need.commandsAbove)),
+    ),
     repos.orders.listChangedSince(ids, new Date(lowest(needs.map((need) => need.changedSince.getTime())))),
     repos.sessions.findMany(sessionIds),
   ]);
@@ -146,7 +161,9 @@ export async function readResync(repos: ResyncRepos, needs: ResyncNeeds[], now: 
         .filter((doc) => doc.updatedAt.getTime() >= since)
         .sort((a, b) => a.number - b.number)
         .map((doc) => ({ event: orderFrame(toOrderRecord(doc), doc), updatedAt: doc.updatedAt.getTime() })),
-      commands: commands.filter((doc) => doc.number > need.commandsAbove).map((doc) => commandFrame(toCommandRecord(doc))),
+      commands: commands
+        .filter((doc) => doc.number > need.commandsAbove)
+        .map((doc) => commandFrame(toCommandRecord(doc))),
       sessions: new Map(need.sessionIds.map((id) => [id, sessionById.get(id) ?? null])),
     });
   }

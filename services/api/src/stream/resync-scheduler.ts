@@ -136,7 +136,11 @@ export class ResyncScheduler {
     const run = this.run!;
     run.batches += 1;
     try {
-      const reads = await withTimeout(readResync(this.options.repos, needs, now), RESYNC_READ_TIMEOUT_MS, 'stream resync read');
+      const reads = await withTimeout(
+        readResync(this.options.repos, needs, now),
+        RESYNC_READ_TIMEOUT_MS,
+        'stream resync read',
+      );
       metrics.streamResyncBatches.inc({ outcome: 'read' });
       for (const { locationId, streams } of batch) {
         run.locations += 1;
@@ -147,7 +151,10 @@ export class ResyncScheduler {
     } catch (err) {
       metrics.streamResyncBatches.inc({ outcome: 'failed' });
       run.failed += 1;
-      log.warn({ err: (err as Error).message, locations: batch.length }, 'streams could not be re-read after redis reconnect; trying again');
+      log.warn(
+        { err: (err as Error).message, locations: batch.length },
+        'streams could not be re-read after redis reconnect; trying again',
+      );
       for (const { streams } of batch) for (const stream of streams) stream.resyncFailed();
       return false;
     }

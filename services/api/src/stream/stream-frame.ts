@@ -60,7 +60,9 @@ function framed(data: string): EventData {
 export function dataFor(event: StreamFrame, audience: Audience): EventData {
   const { counted } = event;
   if (audience === 'register' || !counted) return event;
-  return (event.operator ??= framed(JSON.stringify(withFailureCount(counted.record, counted.failureCount, counted.overdue))));
+  return (event.operator ??= framed(
+    JSON.stringify(withFailureCount(counted.record, counted.failureCount, counted.overdue)),
+  ));
 }
 
 /** What a stream knows of an order beyond its record: from the stored order, or the pub/sub message. */
@@ -75,8 +77,14 @@ export interface OrderFacts {
  * the register's.
  */
 export function orderFrame(record: OrderRecord, { failureCount, version, overdue }: OrderFacts = {}): StreamFrame {
-  const event: StreamFrame = { type: 'order', number: record.number, state: record.state, ...framed(JSON.stringify(record)) };
-  if (failureCount !== undefined) event.counted = overdue === true ? { record, failureCount, overdue } : { record, failureCount };
+  const event: StreamFrame = {
+    type: 'order',
+    number: record.number,
+    state: record.state,
+    ...framed(JSON.stringify(record)),
+  };
+  if (failureCount !== undefined)
+    event.counted = overdue === true ? { record, failureCount, overdue } : { record, failureCount };
   if (version !== undefined) event.version = version;
   return event;
 }

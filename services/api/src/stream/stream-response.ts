@@ -20,7 +20,11 @@ const STREAM_HEAD = {
  * Writes the head and returns the writer on the socket; undefined when the client is gone already
  * (perhaps before its 'close' could be listened to).
  */
-export function openStreamResponse(res: ServerResponse, requestId: string, options: SseWriterOptions): SseWriter | undefined {
+export function openStreamResponse(
+  res: ServerResponse,
+  requestId: string,
+  options: SseWriterOptions,
+): SseWriter | undefined {
   if (res.destroyed || !res.socket || res.socket.destroyed) return undefined;
   const socket = res.socket;
   res.shouldKeepAlive = false; // a finished stream closes its connection: nothing waits on it at shutdown

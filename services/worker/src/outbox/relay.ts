@@ -126,7 +126,12 @@ export function planPass<O>(held: { outbox: O; docs: HeldEvents[] }[], batch: nu
     taken[o]!.docs.push(doc);
   }
   const oldest = all.find(({ doc }) => doc.outbox.length > 0)?.first;
-  return { taken: taken.filter(({ docs }) => docs.length > 0), waiting, ...(oldest === undefined ? {} : { oldest }), more: left || held.some(({ docs }) => docs.length >= batch) };
+  return {
+    taken: taken.filter(({ docs }) => docs.length > 0),
+    waiting,
+    ...(oldest === undefined ? {} : { oldest }),
+    more: left || held.some(({ docs }) => docs.length >= batch),
+  };
 }
 
 export class OutboxRelay {
@@ -151,13 +156,21 @@ export class OutboxRelay {
    */
   async close(): Promise<void> {
     this.stopping.abort();
-    if (this.running) await withTimeout(this.running, STOP_MS, 'the event relay\'s pass').catch((err: Error) => this.deps.log.warn({ err: err.message }, 'event relay: its pass goes on as it stops; the next holder records what it leaves'));
+    if (this.running)
+      await withTimeout(this.running, STOP_MS, "the event relay's pass").catch((err: Error) =>
+        this.deps.log.warn(
+          { err: err.message },
+          'event relay: its pass goes on as it stops; the next holder records what it leaves',
+        ),
+      );
     if (this.leaseUntil <= performance.now()) return;
     this.leaseUntil = 0;
     this.deps.metrics.leader.set(0);
     this.deps.metrics.backlog.set(0);
     this.deps.metrics.backlogOldest.set(0);
-    await withTimeout(this.deps.leases.release(LEASE, this.holder), STOP_MS, 'the event relay\'s lease release').catch(() => undefined);
+    await withTimeout(this.deps.leases.release(LEASE, this.holder), STOP_MS, "the event relay's lease release").catch(
+      () => undefined,
+    );
   }
 
   /**
@@ -255,7 +268,11 @@ export class OutboxRelay {
     const restored = await this.restore('redis-lost');
     if (restored === undefined) return; // the next holder restores it all
     await this.deps.redis.set(marker, new Date().toISOString());
-    if (restored > 0) this.deps.log.warn({ restored }, 'redis had lost its data: owed webhook deliveries queued again from the event log');
+    if (restored > 0)
+      this.deps.log.warn(
+        { restored },
+        'redis had lost its data: owed webhook deliveries queued again from the event log',
+      );
   }
 
   /**
@@ -266,7 +283,7 @@ export class OutboxRelay {
   private async restore(reason: 'redis-lost' | 'check', since?: Date): Promise<number | undefined> {
     let restored = 0;
     let afterSeq = 0;
-    for (let page = RESTORE_PAGE; page === RESTORE_PAGE; ) {
+    for (let page = RESTORE_PAGE; page === RESTORE_PAGE;) {
       if (!(await this.holdLease())) return undefined;
       const owing = await this.deps.events.owing({ since, afterSeq, limit: RESTORE_PAGE });
       const deliveries = owing.flatMap(deliveriesOf);

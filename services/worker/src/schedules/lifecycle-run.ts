@@ -79,7 +79,10 @@ function mover(deps: LifecycleDeps, settings: LifecycleSettings, now: Date, batc
       const stored = await deps.orders.versionsOf(batch.map((order) => order._id));
       const changed = batch.filter((order) => stored.has(order._id) && stored.get(order._id) !== order.version);
       const dropped = await deps.archive.dropCopies(changed);
-      deps.log.info({ changed: changed.length, dropped }, 'orders changed while being archived; they stay in the hot collection');
+      deps.log.info(
+        { changed: changed.length, dropped },
+        'orders changed while being archived; they stay in the hot collection',
+      );
     }
     return { read: batch.length, done: removed };
   };
@@ -92,7 +95,12 @@ const purging = (purge: () => Promise<number>) => async () => {
 };
 
 /** What each purge removes, or undefined where the run has nothing of it to purge. */
-function purges(deps: LifecycleDeps, settings: LifecycleSettings, now: Date, batchSize: number): Record<Exclude<keyof LifecycleCounts, 'archived' | 'expired'>, (() => Promise<number>) | undefined> {
+function purges(
+  deps: LifecycleDeps,
+  settings: LifecycleSettings,
+  now: Date,
+  batchSize: number,
+): Record<Exclude<keyof LifecycleCounts, 'archived' | 'expired'>, (() => Promise<number>) | undefined> {
   const { webhookDeliveries, audit, events } = deps;
   const eventsBefore = new Date(now.getTime() - (settings.eventRetentionMs ?? 0));
   return {
@@ -101,7 +109,8 @@ function purges(deps: LifecycleDeps, settings: LifecycleSettings, now: Date, bat
     appliedJobsPurged: () => deps.orders.purgeAppliedJobs(now, batchSize),
     deliveriesPurged: webhookDeliveries && (() => webhookDeliveries.purge(now, batchSize)),
     auditPurged: audit && (() => audit.purge(now, batchSize, deps.log)),
-    eventsPurged: events && settings.eventRetentionMs !== undefined ? () => events.purge(eventsBefore, batchSize) : undefined,
+    eventsPurged:
+      events && settings.eventRetentionMs !== undefined ? () => events.purge(eventsBefore, batchSize) : undefined,
   };
 }
 
@@ -117,7 +126,12 @@ function purges(deps: LifecycleDeps, settings: LifecycleSettings, now: Date, bat
  * copied. An order is therefore never in neither collection; one that changed in between (a cart
  * edited at the last moment) stays hot and its stale copy is dropped.
  */
-export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSettings, limits: RunLimits, now = new Date()): Promise<LifecycleRun> {
+export async function runLifecycle(
+  deps: LifecycleDeps,
+  settings: LifecycleSettings,
+  limits: RunLimits,
+  now = new Date(),
+): Promise<LifecycleRun> {
   const started = Date.now();
   const { drain, complete } = drainer(limits, started + limits.budgetMs);
   const move = mover(deps, settings, now, limits.batchSize);
@@ -131,5 +145,16 @@ export async function runLifecycle(deps: LifecycleDeps, settings: LifecycleSetti
   const deliveriesPurged = await run(purge.deliveriesPurged);
   const auditPurged = await run(purge.auditPurged);
   const eventsPurged = await run(purge.eventsPurged);
-  return { archived, expired, purged, commandsPurged, deliveriesPurged, auditPurged, eventsPurged, appliedJobsPurged, durationMs: Date.now() - started, complete: complete() };
+  return {
+    archived,
+    expired,
+    purged,
+    commandsPurged,
+    deliveriesPurged,
+    auditPurged,
+    eventsPurged,
+    appliedJobsPurged,
+    durationMs: Date.now() - started,
+    complete: complete(),
+  };
 }

@@ -1,7 +1,16 @@
 import { Job, Worker } from 'bullmq';
 import type { Config } from '@pos/shared/config';
 import type { Logger } from '@pos/shared/log';
-import { createLifecycleQueue, LIFECYCLE_COUNTS, LIFECYCLE_JOB, LIFECYCLE_QUEUE, LifecycleRun, lifecyclePrefix, recordLifecycleRun, scheduleLifecycle } from '@pos/shared/queue/lifecycle';
+import {
+  createLifecycleQueue,
+  LIFECYCLE_COUNTS,
+  LIFECYCLE_JOB,
+  LIFECYCLE_QUEUE,
+  LifecycleRun,
+  lifecyclePrefix,
+  recordLifecycleRun,
+  scheduleLifecycle,
+} from '@pos/shared/queue/lifecycle';
 import type { RedisClient } from '@pos/shared/redis';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
 import { settleWithin } from '@pos/shared/util/timeout';
@@ -42,7 +51,11 @@ export async function startLifecycle(options: LifecycleOptions): Promise<Running
 
   const stopping = new AbortController();
   const settings = { ...config.lifecycle, eventRetentionMs: config.webhooks.eventRetentionMs };
-  const limits = { batchSize: BATCH_SIZE, budgetMs: Math.min(settings.intervalMs, MAX_RUN_MS), signal: stopping.signal };
+  const limits = {
+    batchSize: BATCH_SIZE,
+    budgetMs: Math.min(settings.intervalMs, MAX_RUN_MS),
+    signal: stopping.signal,
+  };
 
   const process_ = async (job: Job): Promise<LifecycleRun> => {
     if (job.name !== LIFECYCLE_JOB) throw new Error(`unknown job ${job.name}`);
@@ -55,19 +68,28 @@ export async function startLifecycle(options: LifecycleOptions): Promise<Running
     return run;
   };
 
-  const worker = new Worker<unknown, LifecycleRun>(LIFECYCLE_QUEUE, process_, withTelemetry({
-    connection: options.workerConnection,
-    prefix: lifecyclePrefix(config.redis),
-    concurrency: 1,
-    lockDuration: config.worker.jobLockDurationMs,
-    stalledInterval: config.worker.jobLockDurationMs,
-    // A run whose worker died is run once more (finishing what it began); then the schedule goes on.
-    maxStalledCount: 1,
-  }));
-  worker.on('failed', (job, err) => log.error({ err, jobId: job?.id }, 'lifecycle run failed; the next run takes over'));
+  const worker = new Worker<unknown, LifecycleRun>(
+    LIFECYCLE_QUEUE,
+    process_,
+    withTelemetry({
+      connection: options.workerConnection,
+      prefix: lifecyclePrefix(config.redis),
+      concurrency: 1,
+      lockDuration: config.worker.jobLockDurationMs,
+      stalledInterval: config.worker.jobLockDurationMs,
+      // A run whose worker died is run once more (finishing what it began); then the schedule goes on.
+      maxStalledCount: 1,
+    }),
+  );
+  worker.on('failed', (job, err) =>
+    log.error({ err, jobId: job?.id }, 'lifecycle run failed; the next run takes over'),
+  );
   worker.on('error', (err) => log.error({ err }, 'lifecycle worker error'));
   await worker.waitUntilReady();
-  log.info({ everyMs: settings.intervalMs, archiveAfterMs: settings.archiveAfterMs, selectingTtlMs: settings.selectingTtlMs }, 'lifecycle job scheduled');
+  log.info(
+    { everyMs: settings.intervalMs, archiveAfterMs: settings.archiveAfterMs, selectingTtlMs: settings.selectingTtlMs },
+    'lifecycle job scheduled',
+  );
 
   return {
     async close() {

@@ -3,7 +3,13 @@ import type { Config } from '@pos/shared/config';
 import { Announcer, redisPublisher } from '@pos/shared/events/announcements';
 import type { Logger } from '@pos/shared/log';
 import { overdueOutbox } from '@pos/shared/events/outbox';
-import { countOverdueOnce, ORDER_DEADLINE_JOB, ORDER_DEADLINE_QUEUE, OrderDeadlineJob, orderDeadlinePrefix } from '@pos/shared/queue/order-deadlines';
+import {
+  countOverdueOnce,
+  ORDER_DEADLINE_JOB,
+  ORDER_DEADLINE_QUEUE,
+  OrderDeadlineJob,
+  orderDeadlinePrefix,
+} from '@pos/shared/queue/order-deadlines';
 import type { RedisClient } from '@pos/shared/redis';
 import type { OrdersRepo } from '@pos/shared/store/orders';
 import { settleWithin } from '@pos/shared/util/timeout';
@@ -41,19 +47,28 @@ export interface OrderDeadlineOptions {
 }
 
 /** Marks the placement overdue (once) and announces it; what it came to. */
-async function markOverdue(options: OrderDeadlineOptions, announcer: Announcer, job: Job<OrderDeadlineJob>, log: Logger): Promise<string> {
+async function markOverdue(
+  options: OrderDeadlineOptions,
+  announcer: Announcer,
+  job: Job<OrderDeadlineJob>,
+  log: Logger,
+): Promise<string> {
   const { orders, redis } = options;
   const { locationId, orderNumber, orderTime } = job.data;
   const placedAt = new Date(orderTime);
   const now = new Date();
-  const marked = await orders.markOverdue(locationId, orderNumber, placedAt, now, job.id!, (after) => overdueOutbox(after, now));
+  const marked = await orders.markOverdue(locationId, orderNumber, placedAt, now, job.id!, (after) =>
+    overdueOutbox(after, now),
+  );
   if (marked) {
     log.info({ orderTime: placedAt.toISOString() }, 'order overdue');
     options.checkpoint('after-overdue-mark');
   }
   // A run after one that died (stalled, or failed) may find the mark its own: the count and the
   // announcement that run may not have made are made now (counted once; an announcement is safe to repeat).
-  const order = marked ?? (job.attemptsStarted > 1 ? await orders.markedOverdueBy(locationId, orderNumber, placedAt, job.id!) : null);
+  const order =
+    marked ??
+    (job.attemptsStarted > 1 ? await orders.markedOverdueBy(locationId, orderNumber, placedAt, job.id!) : null);
   if (!order) return 'moved on';
   await Promise.all([countOverdueOnce(redis, options.config.redis.prefix, job.id!), announcer.overdue(order)]);
   return marked ? 'overdue' : 'overdue, announced again';
@@ -70,26 +85,41 @@ export async function startOrderDeadlines(options: OrderDeadlineOptions): Promis
     if (job.name === ORDER_DEADLINE_JOB.overdue) return markOverdue(options, announcer, job, jobLog);
     if (job.name === ORDER_DEADLINE_JOB.autoAbort) {
       const ctx = options.contextFor(job.id!, jobLog, announcer, job.attemptsStarted > 1);
-      const outcome = await applyOrderAction(ctx, { scope: { locationId }, orderNumber, action: { kind: 'auto-abort', placedAt: orderTime } });
+      const outcome = await applyOrderAction(ctx, {
+        scope: { locationId },
+        orderNumber,
+        action: { kind: 'auto-abort', placedAt: orderTime },
+      });
       return String(outcome.status);
     }
     throw new Error(`unknown job ${job.name}`);
   };
 
   const lock = { lockDuration: config.worker.jobLockDurationMs, stalledInterval: config.worker.jobLockDurationMs };
-  const orderDeadlineWorker = new Worker<OrderDeadlineJob, string>(ORDER_DEADLINE_QUEUE, runJob, withTelemetry({
-    connection: options.workerConnection,
-    prefix: orderDeadlinePrefix(config.redis),
-    concurrency: 4,
-    ...lock,
-  }));
-  orderDeadlineWorker.on('failed', (job, err) => log.warn({ err, jobId: job?.id, job: job?.name }, 'order deadline job failed'));
+  const orderDeadlineWorker = new Worker<OrderDeadlineJob, string>(
+    ORDER_DEADLINE_QUEUE,
+    runJob,
+    withTelemetry({
+      connection: options.workerConnection,
+      prefix: orderDeadlinePrefix(config.redis),
+      concurrency: 4,
+      ...lock,
+    }),
+  );
+  orderDeadlineWorker.on('failed', (job, err) =>
+    log.warn({ err, jobId: job?.id, job: job?.name }, 'order deadline job failed'),
+  );
   orderDeadlineWorker.on('error', (err) => log.error({ err }, 'order deadline worker error'));
   await orderDeadlineWorker.waitUntilReady();
 
   return {
     async close() {
-      await settleWithin(orderDeadlineWorker.close(), config.process.shutdownGraceMs, log, 'finishing the order deadline jobs');
+      await settleWithin(
+        orderDeadlineWorker.close(),
+        config.process.shutdownGraceMs,
+        log,
+        'finishing the order deadline jobs',
+      );
       await settleWithin(queue.close(), 2_000, log, 'closing the order deadline queue');
     },
   };

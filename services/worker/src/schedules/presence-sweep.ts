@@ -12,8 +12,20 @@ import type { Config } from '@pos/shared/config';
 import { Announcer, redisPublisher } from '@pos/shared/events/announcements';
 import type { Logger } from '@pos/shared/log';
 import { locationOutbox } from '@pos/shared/events/outbox';
-import { clearPresence, locationsSeenSince, pruneHeartbeats, readHeartbeats, readPresence } from '@pos/shared/presence/presence-store';
-import { createPresenceQueue, PRESENCE_QUEUE, PRESENCE_SWEEP_JOB, presencePrefix, schedulePresenceSweep } from '@pos/shared/queue/presence';
+import {
+  clearPresence,
+  locationsSeenSince,
+  pruneHeartbeats,
+  readHeartbeats,
+  readPresence,
+} from '@pos/shared/presence/presence-store';
+import {
+  createPresenceQueue,
+  PRESENCE_QUEUE,
+  PRESENCE_SWEEP_JOB,
+  presencePrefix,
+  schedulePresenceSweep,
+} from '@pos/shared/queue/presence';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
 import type { RedisClient } from '@pos/shared/redis';
 import type { LocationDoc } from '@pos/shared/store/documents';
@@ -32,7 +44,10 @@ export interface PresenceSweepOptions {
   /** The worker's connection for BullMQ queues. */
   queueRedis: RedisClient;
   workerConnection: RedisClient;
-  locations: Pick<LocationsRepo, 'announcedOnline' | 'onlineIds' | 'setOnline' | 'pausesEnded' | 'resume' | 'unannouncedChanges' | 'announced'>;
+  locations: Pick<
+    LocationsRepo,
+    'announcedOnline' | 'onlineIds' | 'setOnline' | 'pausesEnded' | 'resume' | 'unannouncedChanges' | 'announced'
+  >;
   /** FAULT_INJECT's crash points (tests). */
   checkpoint: Checkpoint;
 }
@@ -77,7 +92,9 @@ class PresenceSweep {
       }
       const { online } = await readPresence(redis, prefix, locationId, windowMs, now, heartbeats);
       if (online === announced.get(locationId)) continue;
-      const changed = await locations.setOnline(locationId, online, at, (after) => locationOutbox(after, online ? 'online' : 'offline', at));
+      const changed = await locations.setOnline(locationId, online, at, (after) =>
+        locationOutbox(after, online ? 'online' : 'offline', at),
+      );
       if (!changed) continue;
       this.log.info({ locationId, online }, online ? 'location online' : 'location offline');
       this.options.checkpoint('after-location-change');
@@ -99,7 +116,8 @@ class PresenceSweep {
   private async announce(doc: LocationDoc): Promise<void> {
     const changes = doc.unannounced ?? [];
     for (const change of changes) {
-      const current = change === 'resumed' ? doc.pausedAt === undefined : (change === 'online') === (doc.online === true);
+      const current =
+        change === 'resumed' ? doc.pausedAt === undefined : (change === 'online') === (doc.online === true);
       if (current) await this.announcer.location(doc, change);
     }
     await this.options.locations.announced(doc._id, changes);
@@ -120,7 +138,13 @@ export async function startPresenceSweep(options: PresenceSweepOptions): Promise
       if (job.name !== PRESENCE_SWEEP_JOB) throw new Error(`unknown job ${job.name}`);
       await sweep.run();
     },
-    withTelemetry({ connection: options.workerConnection, prefix: presencePrefix(config.redis), concurrency: 1, maxStalledCount: 1, ...lock }),
+    withTelemetry({
+      connection: options.workerConnection,
+      prefix: presencePrefix(config.redis),
+      concurrency: 1,
+      maxStalledCount: 1,
+      ...lock,
+    }),
   );
   worker.on('failed', (job, err) => log.warn({ err, jobId: job?.id, job: job?.name }, 'presence sweep failed'));
   worker.on('error', (err) => log.error({ err }, 'presence worker error'));

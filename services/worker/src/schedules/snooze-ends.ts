@@ -34,14 +34,28 @@ export async function startSnoozeEnds(options: SnoozeEndOptions): Promise<Runnin
     if (job.name !== SNOOZE_END_JOB) throw new Error(`unknown job ${job.name}`);
     const { locationId, productId, until } = job.data;
     const at = new Date(until);
-    const ended = await menus.endSnooze(locationId, productId, at, menuOutbox({ type: 'menu-availability', productId, available: true, at: until }, new Date()));
+    const ended = await menus.endSnooze(
+      locationId,
+      productId,
+      at,
+      menuOutbox({ type: 'menu-availability', productId, available: true, at: until }, new Date()),
+    );
     if (!ended) return 'changed since';
     log.info({ jobId: job.id, locationId, productId }, 'snooze ended');
     return 'ended';
   };
 
   const lock = { lockDuration: config.worker.jobLockDurationMs, stalledInterval: config.worker.jobLockDurationMs };
-  const worker = new Worker<SnoozeEndJob, string>(SNOOZE_END_QUEUE, runJob, withTelemetry({ connection: options.workerConnection, prefix: snoozeEndPrefix(config.redis), concurrency: 4, ...lock }));
+  const worker = new Worker<SnoozeEndJob, string>(
+    SNOOZE_END_QUEUE,
+    runJob,
+    withTelemetry({
+      connection: options.workerConnection,
+      prefix: snoozeEndPrefix(config.redis),
+      concurrency: 4,
+      ...lock,
+    }),
+  );
   worker.on('failed', (job, err) => log.warn({ err, jobId: job?.id }, 'snooze end job failed'));
   worker.on('error', (err) => log.error({ err }, 'snooze end worker error'));
   await worker.waitUntilReady();

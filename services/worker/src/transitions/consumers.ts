@@ -28,17 +28,21 @@ export function consumePartition(options: {
   log: Logger;
 }): Worker<JobData, JobOutcome> {
   const { partition, config, processor, metrics } = options;
-  const worker = new Worker<JobData, JobOutcome>(TRANSITION_QUEUE, (job) => processor.process(job), withTelemetry({
-    connection: options.connection,
-    prefix: partition.prefix,
-    concurrency: config.concurrency,
-    lockDuration: config.jobLockDurationMs,
-    stalledInterval: config.jobLockDurationMs,
-    maxStalledCount: 3,
-    // After a lost connection (a failed-over master) fetch again soon: BullMQ's 15 s default
-    // would leave the partition idle well past JOB_TIMEOUT once Redis is back.
-    runRetryDelay: RUN_RETRY_DELAY_MS,
-  }));
+  const worker = new Worker<JobData, JobOutcome>(
+    TRANSITION_QUEUE,
+    (job) => processor.process(job),
+    withTelemetry({
+      connection: options.connection,
+      prefix: partition.prefix,
+      concurrency: config.concurrency,
+      lockDuration: config.jobLockDurationMs,
+      stalledInterval: config.jobLockDurationMs,
+      maxStalledCount: 3,
+      // After a lost connection (a failed-over master) fetch again soon: BullMQ's 15 s default
+      // would leave the partition idle well past JOB_TIMEOUT once Redis is back.
+      runRetryDelay: RUN_RETRY_DELAY_MS,
+    }),
+  );
   const log = partition.label ? options.log.child({ partition: partition.label }) : options.log;
   worker.on('failed', (job, err) => {
     if (!job) return;
@@ -56,6 +60,8 @@ export function consumePartition(options: {
   });
   worker.on('error', (err) => log.error({ err }, 'worker error'));
   // A job taken too late is `expired`: it is not work done.
-  worker.on('completed', (job, outcome) => metrics.jobsProcessed.inc({ job: job.name, status: isNotApplied(outcome) ? 'expired' : String(outcome?.status) }));
+  worker.on('completed', (job, outcome) =>
+    metrics.jobsProcessed.inc({ job: job.name, status: isNotApplied(outcome) ? 'expired' : String(outcome?.status) }),
+  );
   return worker;
 }

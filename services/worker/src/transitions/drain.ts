@@ -15,18 +15,27 @@ const LIVE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chi
  * `drained partitions are empty` whenever they become empty, the cue to drop the setting once
  * every API node adds to the new layout.
  */
-export async function watchDrain(drained: Partition[], connection: RedisClient, log: Logger): Promise<{ stop(): Promise<void> }> {
+export async function watchDrain(
+  drained: Partition[],
+  connection: RedisClient,
+  log: Logger,
+): Promise<{ stop(): Promise<void> }> {
   const partitions = drained.map((partition) => partition.label);
   // (read only: the worker consumes them through its own Workers)
   const draining = drained.map((partition) => {
     const queue = new Queue(TRANSITION_QUEUE, withTelemetry({ connection, prefix: partition.prefix }));
-    queue.on('error', (err: Error) => log.warn({ err: err.message, partition: partition.label }, 'drained queue connection error'));
+    queue.on('error', (err: Error) =>
+      log.warn({ err: err.message, partition: partition.label }, 'drained queue connection error'),
+    );
     return { partition, queue };
   });
   for (const { queue, partition } of draining) {
     for (const scheduler of await queue.getJobSchedulers()) {
       await queue.removeJobScheduler(scheduler.key);
-      log.info({ partition: partition.label, scheduler: scheduler.key }, 'job scheduler of a drained partition removed');
+      log.info(
+        { partition: partition.label, scheduler: scheduler.key },
+        'job scheduler of a drained partition removed',
+      );
     }
   }
 
@@ -36,7 +45,10 @@ export async function watchDrain(drained: Partition[], connection: RedisClient, 
   const check = async () => {
     try {
       const counts = await Promise.all(draining.map(({ queue }) => queue.getJobCounts(...LIVE_STATES)));
-      const left = counts.reduce((sum, byState) => sum + LIVE_STATES.reduce((n, state) => n + (byState[state] ?? 0), 0), 0);
+      const left = counts.reduce(
+        (sum, byState) => sum + LIVE_STATES.reduce((n, state) => n + (byState[state] ?? 0), 0),
+        0,
+      );
       if (left === 0 && !empty) log.info({ partitions }, 'drained partitions are empty');
       else if (left > 0 && empty) log.info({ partitions, jobs: left }, 'drained partitions hold jobs again');
       empty = left === 0;

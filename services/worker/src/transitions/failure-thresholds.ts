@@ -48,7 +48,7 @@ export class FailureThresholds {
    */
   start(log: Logger): void {
     this.started ??= (async () => {
-      for (const wait = new DoublingPause(RETRY_MS); !this.stopping.signal.aborted; ) {
+      for (const wait = new DoublingPause(RETRY_MS); !this.stopping.signal.aborted;) {
         try {
           return await this.cache.start();
         } catch (err) {

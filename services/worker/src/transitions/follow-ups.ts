@@ -23,7 +23,8 @@ export function orderFollowUps(deps: {
   const { settings, locations } = deps;
   return {
     // Throws when the jobs could not be added: the job is run again, finds itself applied, and adds them then.
-    placed: (order) => addOrderDeadlines(deps.orderDeadlines, settings, order, () => locations.orderDeadline(order.locationId)),
+    placed: (order) =>
+      addOrderDeadlines(deps.orderDeadlines, settings, order, () => locations.orderDeadline(order.locationId)),
 
     async applied(before, after, events) {
       const limit = deps.pauseAfterFailedOrders;
@@ -34,7 +35,9 @@ export function orderFollowUps(deps: {
         if (after.state === 'COMPLETED') await locations.resetFailedOrders(after.locationId);
         if (after.state !== 'FAILED') return;
         const now = new Date();
-        const paused = await locations.noteFailedOrder(after.locationId, limit, now, (location) => locationOutbox(location, 'paused', now));
+        const paused = await locations.noteFailedOrder(after.locationId, limit, now, (location) =>
+          locationOutbox(location, 'paused', now),
+        );
         if (!paused) return;
         deps.log.warn({ locationId: after.locationId, failedInRow: limit }, 'location paused after failed orders');
         await events.location(paused, 'paused');

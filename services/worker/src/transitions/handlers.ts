@@ -16,6 +16,10 @@ export const jobHandlers: JobHandlers = {
 };
 
 /** Runs a checked job with the handler of its name. */
-export function runJob<N extends JobName>(ctx: JobContext, job: CheckedJob<N>, handlers: JobHandlers = jobHandlers): Promise<JobOutcome> {
+export function runJob<N extends JobName>(
+  ctx: JobContext,
+  job: CheckedJob<N>,
+  handlers: JobHandlers = jobHandlers,
+): Promise<JobOutcome> {
   return handlers[job.name](ctx, job.data);
 }

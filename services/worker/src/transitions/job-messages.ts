@@ -31,7 +31,11 @@ export class JobMessages {
    * (when a node waits for one), in that order. The record goes before the reply, so that a reply
    * sent is a reply recorded (see AnsweredJobs).
    */
-  send(sender: MessageSender, record: AnswerRecord | undefined, reply?: [channel: string, message: string]): Promise<void> {
+  send(
+    sender: MessageSender,
+    record: AnswerRecord | undefined,
+    reply?: [channel: string, message: string],
+  ): Promise<void> {
     const commands: Command[] = this.messages.splice(0).map((message) => ({ publish: message }));
     if (record) commands.push({ record });
     if (reply) commands.push({ publish: reply });

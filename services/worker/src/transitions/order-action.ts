@@ -40,13 +40,21 @@ export async function applyOrderAction(ctx: JobContext, job: OrderActionJob): Pr
 }
 
 /** One attempt on a fresh read: the outcome, or RACED when the order changed under the write. */
-async function decideAndWrite(ctx: JobContext, job: OrderActionJob, thresholdRead: Promise<number> | undefined, attempt: number): Promise<JobOutcome | typeof RACED> {
+async function decideAndWrite(
+  ctx: JobContext,
+  job: OrderActionJob,
+  thresholdRead: Promise<number> | undefined,
+  attempt: number,
+): Promise<JobOutcome | typeof RACED> {
   const found = await findOrder(ctx, job.scope, job.orderNumber);
   if (!found) return { status: 400, problem: problems.orderNotFound() };
   const { order, archived } = found;
   if (!archived) ctx.orderCache.set(order);
 
-  if (ctx.answered || (mayHaveWritten(ctx) ? await ctx.orders.appliedEver(order, ctx.jobId) : hasApplied(order, ctx.jobId))) {
+  if (
+    ctx.answered ||
+    (mayHaveWritten(ctx) ? await ctx.orders.appliedEver(order, ctx.jobId) : hasApplied(order, ctx.jobId))
+  ) {
     // The write landed before a crash; the announcement may not have.
     ctx.log.info({ orderNumber: order.number }, 'job already applied; answering with the order');
     await ctx.announcer.order(order);
@@ -60,7 +68,8 @@ async function decideAndWrite(ctx: JobContext, job: OrderActionJob, thresholdRea
   if (decision.type === 'unchanged') return { status: 200, body: toOrderRecord(order) };
   if (decision.type === 'conflict') return { status: 409, problem: problems.conflict(decision.detail) };
   // Only finished orders are archived, and the state machine changes nothing about them.
-  if (archived) return { status: 409, problem: problems.conflict(`Order is ${order.state} and archived; it cannot change`) };
+  if (archived)
+    return { status: 409, problem: problems.conflict(`Order is ${order.state} and archived; it cannot change`) };
 
   const outcome = await commit(ctx, job, order, decision, now);
   if (outcome) return outcome;
@@ -72,7 +81,12 @@ async function decideAndWrite(ctx: JobContext, job: OrderActionJob, thresholdRea
  * The cached order, when deciding on it leads to a write that succeeds; undefined (and the
  * order forgotten) in every other case, which the caller then decides on a fresh read.
  */
-async function tryCached(ctx: JobContext, job: OrderActionJob, order: OrderDoc, thresholdRead: Promise<number> | undefined): Promise<JobOutcome | undefined> {
+async function tryCached(
+  ctx: JobContext,
+  job: OrderActionJob,
+  order: OrderDoc,
+  thresholdRead: Promise<number> | undefined,
+): Promise<JobOutcome | undefined> {
   // (a write at the cached version would prove only that nothing wrote since, not before)
   if (hasApplied(order, ctx.jobId) || (order.appliedJobsMoved && mayHaveWritten(ctx))) return undefined;
   const now = new Date();
@@ -99,7 +113,12 @@ function mayHaveWritten(ctx: JobContext): boolean {
  * the job) and, for a customer's move, whether the order's session is closed (a session that is
  * gone counts as closed).
  */
-async function inputsAfterReading(ctx: JobContext, job: OrderActionJob, order: OrderDoc, thresholdRead: Promise<number> | undefined): Promise<DecisionInputs> {
+async function inputsAfterReading(
+  ctx: JobContext,
+  job: OrderActionJob,
+  order: OrderDoc,
+  thresholdRead: Promise<number> | undefined,
+): Promise<DecisionInputs> {
   const threshold = await thresholdRead;
   if (!needsSession(job.action)) return { threshold };
   const sessionId = order.sessionId ?? job.scope.sessionId;
@@ -111,9 +130,18 @@ async function inputsAfterReading(ctx: JobContext, job: OrderActionJob, order: O
  * The version-guarded write of a decided change, then its announcement; undefined when the version
  * moved on. Never past the request's deadline: its client has been told 503, not that it applied.
  */
-async function commit(ctx: JobContext, job: OrderActionJob, order: OrderDoc, decision: Apply, now: Date): Promise<JobOutcome | undefined> {
+async function commit(
+  ctx: JobContext,
+  job: OrderActionJob,
+  order: OrderDoc,
+  decision: Apply,
+  now: Date,
+): Promise<JobOutcome | undefined> {
   if (job.deadline !== undefined && Date.now() > job.deadline) {
-    ctx.log.warn({ orderNumber: order.number, lateMs: Date.now() - job.deadline }, 'request gave up waiting; not applied');
+    ctx.log.warn(
+      { orderNumber: order.number, lateMs: Date.now() - job.deadline },
+      'request gave up waiting; not applied',
+    );
     return notAppliedOutcome(ctx.jobId);
   }
   ctx.checkpoint('before-apply');
@@ -123,7 +151,13 @@ async function commit(ctx: JobContext, job: OrderActionJob, order: OrderDoc, dec
   ctx.orderCache.set(updated);
   ctx.checkpoint('after-apply');
   ctx.log.info(
-    { orderNumber: updated.number, from: order.state, to: updated.state, action: job.action.kind, version: updated.version },
+    {
+      orderNumber: updated.number,
+      from: order.state,
+      to: updated.state,
+      action: job.action.kind,
+      version: updated.version,
+    },
     'order transition applied',
   );
   await ctx.announcer.order(updated);
@@ -134,5 +168,8 @@ async function commit(ctx: JobContext, job: OrderActionJob, order: OrderDoc, dec
 
 /** A new placement: the order became PLACED, or was placed again (a recovery sets a new `orderTime`). */
 function isPlacement(before: OrderDoc, after: OrderDoc): boolean {
-  return after.state === 'PLACED' && (before.state !== 'PLACED' || before.orderTime?.getTime() !== after.orderTime?.getTime());
+  return (
+    after.state === 'PLACED' &&
+    (before.state !== 'PLACED' || before.orderTime?.getTime() !== after.orderTime?.getTime())
+  );
 }

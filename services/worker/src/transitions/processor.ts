@@ -7,7 +7,15 @@ import { Job, UnrecoverableError } from 'bullmq';
 import { Announcer } from '@pos/shared/events/announcements';
 import type { Logger } from '@pos/shared/log';
 import { checkJob } from '@pos/shared/queue/job-schemas';
-import { DEADLINE_MARGIN_MS, isNotApplied, isReplyChannel, JobOutcome, JobPayload, JobReply, notAppliedOutcome } from '@pos/shared/queue/jobs';
+import {
+  DEADLINE_MARGIN_MS,
+  isNotApplied,
+  isReplyChannel,
+  JobOutcome,
+  JobPayload,
+  JobReply,
+  notAppliedOutcome,
+} from '@pos/shared/queue/jobs';
 import { jobSpanFields } from '@pos/shared/queue/telemetry';
 import { publish, type RedisClient } from '@pos/shared/redis';
 import type { Repos } from '@pos/shared/store/repos';
@@ -26,7 +34,11 @@ export type JobData = JobPayload['data'];
 /** The log fields of a job; its request id only when it is one (the data may be anything). */
 export function jobFields(job: Job<JobData>) {
   const requestId = job.data?.requestId;
-  return { jobId: job.id, job: job.name, requestId: typeof requestId === 'string' && requestId.length <= 100 ? requestId : undefined };
+  return {
+    jobId: job.id,
+    job: job.name,
+    requestId: typeof requestId === 'string' && requestId.length <= 100 ? requestId : undefined,
+  };
 }
 
 export interface JobProcessorDeps {
@@ -56,7 +68,21 @@ export class JobProcessor {
     const { repos, orderCache, followUps, failureThreshold, checkpoint } = this.deps;
     // (named, not spread from `repos`, which holds every repository: one shape for every job's context)
     const { orders, archive, sessions } = repos;
-    return { orders, archive, sessions, orderCache, writer: this.writer, announcer, followUps, failureThreshold, jobId, answered, runBefore, log, checkpoint };
+    return {
+      orders,
+      archive,
+      sessions,
+      orderCache,
+      writer: this.writer,
+      announcer,
+      followUps,
+      failureThreshold,
+      jobId,
+      answered,
+      runBefore,
+      log,
+      checkpoint,
+    };
   }
 
   async process(job: Job<JobData>): Promise<JobOutcome> {
@@ -84,11 +110,16 @@ export class JobProcessor {
     // The job's messages go out with its reply, after it (one round trip; see JobMessages).
     const messages = new JobMessages();
     const announcer = new Announcer(messages, this.deps.prefix);
-    const outcome = await runJob(this.context(job.id!, log, announcer, { runBefore: job.attemptsStarted > 1, answered: answered !== undefined }), checked);
+    const outcome = await runJob(
+      this.context(job.id!, log, announcer, { runBefore: job.attemptsStarted > 1, answered: answered !== undefined }),
+      checked,
+    );
     annotate({ 'pos.outcome.status': outcome.status });
     // An answer that applied nothing is not kept: a re-run does the work afresh.
     const record = isNotApplied(outcome) ? undefined : answers.record(job.id!, outcome);
-    await traced('publish events and reply', { 'pos.events': messages.size }, () => messages.send(this.deps.messages, record, this.replyOf(job, outcome)));
+    await traced('publish events and reply', { 'pos.events': messages.size }, () =>
+      messages.send(this.deps.messages, record, this.replyOf(job, outcome)),
+    );
     checkpoint('after-answer');
     return outcome;
   }

@@ -28,7 +28,8 @@ export async function closeSession(ctx: JobContext, job: SessionCloseJob): Promi
   await ctx.announcer.sessionChanged(session._id);
   if (session.type === 'CUSTOMER') {
     const touched = await ctx.orders.touchOpenOfSession(session.locationId, session._id, new Date());
-    if (touched > 0) ctx.log.info({ sessionId: session._id, orders: touched }, 'open orders of the closed session fenced');
+    if (touched > 0)
+      ctx.log.info({ sessionId: session._id, orders: touched }, 'open orders of the closed session fenced');
     // read after the fence: a submit that wrote before it is PLACED by now
     for (const order of await ctx.orders.placedOfSession(session.locationId, session._id)) {
       const outcome = await applyOrderAction(ctx, {

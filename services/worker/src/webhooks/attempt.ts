@@ -56,7 +56,11 @@ export type Endpoint = (data: Pick<DeliveryJobData, 'webhookId' | 'body'>) => Pr
  * rebinding; a refused one fails every attempt), its secrets opened once. Each attempt is signed
  * afresh: the current secret's signature, then the replaced one's while its grace lasts.
  */
-export async function endpointOf(deps: DeliveryDeps, config: WebhooksConfig, subscription: WebhookDoc): Promise<Endpoint> {
+export async function endpointOf(
+  deps: DeliveryDeps,
+  config: WebhooksConfig,
+  subscription: WebhookDoc,
+): Promise<Endpoint> {
   const { previousSecret, previousSecretExpiresAt } = subscription;
   let target: CheckedUrl;
   let current: Webhook;
@@ -65,7 +69,10 @@ export async function endpointOf(deps: DeliveryDeps, config: WebhooksConfig, sub
     target = await checkWebhookUrl(subscription.url, config.allowPrivate);
     current = new Webhook(deps.secrets.open(subscription.secret));
     // (a replaced secret past its grace signs nothing, so it is not opened)
-    previous = previousSecret && previousSecretExpiresAt && previousSecretExpiresAt > new Date() ? new Webhook(deps.secrets.open(previousSecret)) : undefined;
+    previous =
+      previousSecret && previousSecretExpiresAt && previousSecretExpiresAt > new Date()
+        ? new Webhook(deps.secrets.open(previousSecret))
+        : undefined;
   } catch (err) {
     const error = message(err);
     return async () => ({ error });

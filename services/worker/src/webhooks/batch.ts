@@ -23,12 +23,18 @@ import { type DeliveryDeps, type Endpoint, endpointOf, succeeded } from './attem
 import { DeliveryHeld } from './endpoint-guards';
 
 /** What became of one item in a run. */
-type ItemRun = { item: BatchItem; held: DeliveryHeld } | { item: BatchItem; statusCode?: number; error?: string; seconds: number; at: Date };
+type ItemRun =
+  | { item: BatchItem; held: DeliveryHeld }
+  | { item: BatchItem; statusCode?: number; error?: string; seconds: number; at: Date };
 
 /** What a batch's run came to, by outcome (`held`: put back unattempted). */
 export type BatchRun = Partial<Record<WebhookOutcome | 'held' | 'skipped', number>>;
 
-export async function deliverBatch(deps: DeliveryDeps, config: WebhooksConfig, job: Job<DeliveryBatchData>): Promise<BatchRun> {
+export async function deliverBatch(
+  deps: DeliveryDeps,
+  config: WebhooksConfig,
+  job: Job<DeliveryBatchData>,
+): Promise<BatchRun> {
   const { subscriptionId } = job.data;
   const items = await toSend(deps, job);
   if (items.length === 0) return {};
@@ -39,11 +45,19 @@ export async function deliverBatch(deps: DeliveryDeps, config: WebhooksConfig, j
   }
   const pool = bulkhead(config.endpointConcurrency, items.length);
   const endpoint = await endpointOf(deps, config, subscription);
-  const runs = await Promise.all(items.map((item) => pool.execute(() => attemptItem(deps, endpoint, subscription, item))));
+  const runs = await Promise.all(
+    items.map((item) => pool.execute(() => attemptItem(deps, endpoint, subscription, item))),
+  );
   const outcomes = await judge(deps, config, subscription, runs);
 
-  await deps.deliveries.recordAll(runs.flatMap((run, i) => ('held' in run ? [] : [logEntry(config, subscriptionId, run, outcomes[i]!)])));
-  await settle(deps, subscriptionId, items.filter((_, i) => outcomes[i] !== 'retrying' && outcomes[i] !== 'held'));
+  await deps.deliveries.recordAll(
+    runs.flatMap((run, i) => ('held' in run ? [] : [logEntry(config, subscriptionId, run, outcomes[i]!)])),
+  );
+  await settle(
+    deps,
+    subscriptionId,
+    items.filter((_, i) => outcomes[i] !== 'retrying' && outcomes[i] !== 'held'),
+  );
   await putBack(deps, config, job, runs, outcomes);
 
   const counts: BatchRun = {};
@@ -74,7 +88,12 @@ async function toSend(deps: DeliveryDeps, job: Job<DeliveryBatchData>): Promise<
   return kept.filter((item) => !item.eventId || events.get(item.eventId)?.undelivered?.[item.webhookId] !== undefined);
 }
 
-async function attemptItem(deps: DeliveryDeps, endpoint: Endpoint, subscription: WebhookDoc, item: BatchItem): Promise<ItemRun> {
+async function attemptItem(
+  deps: DeliveryDeps,
+  endpoint: Endpoint,
+  subscription: WebhookDoc,
+  item: BatchItem,
+): Promise<ItemRun> {
   const started = performance.now();
   try {
     const result = await deps.guards.run(subscription._id, () => endpoint(item));
@@ -89,10 +108,16 @@ async function attemptItem(deps: DeliveryDeps, endpoint: Endpoint, subscription:
  * Each item's outcome, and the subscription's state after them (one write at most each way): a
  * success clears its failing spell, a 410 or failures past WEBHOOK_DISABLE_AFTER disable it.
  */
-async function judge(deps: DeliveryDeps, config: WebhooksConfig, subscription: WebhookDoc, runs: ItemRun[]): Promise<(WebhookOutcome | 'held')[]> {
+async function judge(
+  deps: DeliveryDeps,
+  config: WebhooksConfig,
+  subscription: WebhookDoc,
+  runs: ItemRun[],
+): Promise<(WebhookOutcome | 'held')[]> {
   const attempted = runs.filter((run): run is Exclude<ItemRun, { held: DeliveryHeld }> => !('held' in run));
   const now = new Date();
-  if (attempted.some((run) => succeeded(run)) && subscription.failingSince) await deps.webhooks.succeeded(subscription._id);
+  if (attempted.some((run) => succeeded(run)) && subscription.failingSince)
+    await deps.webhooks.succeeded(subscription._id);
   let disabled = false;
   if (attempted.some((run) => run.statusCode === 410)) {
     disabled = true;
@@ -113,7 +138,12 @@ async function judge(deps: DeliveryDeps, config: WebhooksConfig, subscription: W
   });
 }
 
-function logEntry(config: WebhooksConfig, subscriptionId: string, run: Exclude<ItemRun, { held: DeliveryHeld }>, outcome: WebhookOutcome | 'held'): WebhookDeliveryDoc {
+function logEntry(
+  config: WebhooksConfig,
+  subscriptionId: string,
+  run: Exclude<ItemRun, { held: DeliveryHeld }>,
+  outcome: WebhookOutcome | 'held',
+): WebhookDeliveryDoc {
   const { item, statusCode, error, seconds, at } = run;
   const locationId = bodyLocation(item.body);
   return {
@@ -129,7 +159,9 @@ function logEntry(config: WebhooksConfig, subscriptionId: string, run: Exclude<I
     ...(error === undefined ? {} : { error }),
     durationMs: Math.round(seconds * 1000),
     at,
-    ...(outcome === 'retrying' ? { nextRetryAt: new Date(at.getTime() + retryDelay(config.retryScheduleMs, item.attempts + 1)) } : {}),
+    ...(outcome === 'retrying'
+      ? { nextRetryAt: new Date(at.getTime() + retryDelay(config.retryScheduleMs, item.attempts + 1)) }
+      : {}),
     purgeAt: new Date(at.getTime() + config.logRetentionMs),
   };
 }
@@ -139,7 +171,9 @@ function logEntry(config: WebhooksConfig, subscriptionId: string, run: Exclude<I
  * them waiting, to be settled again), then no longer waiting.
  */
 async function settle(deps: DeliveryDeps, subscriptionId: string, items: BatchItem[]): Promise<void> {
-  await deps.events.settledAll(items.flatMap((item) => (item.eventId ? [{ eventId: item.eventId, webhookId: item.webhookId }] : [])));
+  await deps.events.settledAll(
+    items.flatMap((item) => (item.eventId ? [{ eventId: item.eventId, webhookId: item.webhookId }] : [])),
+  );
   await deps.pending.settled(subscriptionId, items.map(batchMember));
 }
 
@@ -147,7 +181,13 @@ async function settle(deps: DeliveryDeps, subscriptionId: string, items: BatchIt
  * The items to try again, as later batches: the failed after their schedule's wait
  * (an attempt more), the held back when their share frees.
  */
-async function putBack(deps: DeliveryDeps, config: WebhooksConfig, job: Job<DeliveryBatchData>, runs: ItemRun[], outcomes: (WebhookOutcome | 'held')[]): Promise<void> {
+async function putBack(
+  deps: DeliveryDeps,
+  config: WebhooksConfig,
+  job: Job<DeliveryBatchData>,
+  runs: ItemRun[],
+  outcomes: (WebhookOutcome | 'held')[],
+): Promise<void> {
   const now = Date.now();
   const later = new Map<number, BatchItem[]>();
   runs.forEach((run, i) => {
@@ -162,5 +202,6 @@ async function putBack(deps: DeliveryDeps, config: WebhooksConfig, job: Job<Deli
     const when = Math.ceil(at / 1000) * 1000;
     later.set(when, [...(later.get(when) ?? []), item]);
   });
-  for (const [when, items] of later) await deps.pending.putBack(job.data.subscriptionId, items, when - now, `${job.id}@${when}`);
+  for (const [when, items] of later)
+    await deps.pending.putBack(job.data.subscriptionId, items, when - now, `${job.id}@${when}`);
 }

@@ -8,7 +8,15 @@
  */
 import { DelayedError, Job, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisConfig, WebhooksConfig } from '@pos/shared/config';
-import { type DeliveryBatchData, DeliveryJobData, isBatch, retryDelay, WEBHOOK_QUEUE, type WebhookJobData, webhookPrefix } from '@pos/shared/queue/webhook-queue';
+import {
+  type DeliveryBatchData,
+  DeliveryJobData,
+  isBatch,
+  retryDelay,
+  WEBHOOK_QUEUE,
+  type WebhookJobData,
+  webhookPrefix,
+} from '@pos/shared/queue/webhook-queue';
 import type { RedisClient } from '@pos/shared/redis';
 import { withTelemetry } from '@pos/shared/queue/telemetry';
 import type { WebhookDoc, WebhookOutcome } from '@pos/shared/store/documents';
@@ -64,7 +72,11 @@ async function outcomeOf(
  */
 export type DeliveryRun = WebhookOutcome | 'skipped';
 
-export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: Job<DeliveryJobData>): Promise<DeliveryRun> {
+export async function deliver(
+  deps: DeliveryDeps,
+  config: WebhooksConfig,
+  job: Job<DeliveryJobData>,
+): Promise<DeliveryRun> {
   const { data } = job;
   const subscription = await deps.webhooks.find(data.subscriptionId);
   // Removed, or disabled since the event: nothing is sent (a redelivery is the operator's call).
@@ -95,14 +107,26 @@ export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: J
     ...result,
     durationMs: Math.round(seconds * 1000),
     at: now,
-    ...(outcome === 'retrying' ? { nextRetryAt: new Date(now.getTime() + retryDelay(config.retryScheduleMs, number)) } : {}),
+    ...(outcome === 'retrying'
+      ? { nextRetryAt: new Date(now.getTime() + retryDelay(config.retryScheduleMs, number)) }
+      : {}),
     ...(data.redelivery ? { redelivery: true as const } : {}),
     purgeAt: new Date(now.getTime() + config.logRetentionMs),
   });
   if (outcome !== 'retrying') await settle(deps, data, job.id!);
   deps.metrics.deliveries.inc({ outcome });
   deps.metrics.deliverySeconds.observe(seconds);
-  deps.log.info({ webhookId: data.webhookId, subscriptionId: subscription._id, type: data.type, attempt: number, outcome, ...result }, 'webhook delivery attempt');
+  deps.log.info(
+    {
+      webhookId: data.webhookId,
+      subscriptionId: subscription._id,
+      type: data.type,
+      attempt: number,
+      outcome,
+      ...result,
+    },
+    'webhook delivery attempt',
+  );
   return outcome;
 }
 
@@ -112,7 +136,13 @@ export async function deliver(deps: DeliveryDeps, config: WebhooksConfig, job: J
  * A delivery its endpoint's share holds back goes back to the queue, delayed, without counting as
  * an attempt (BullMQ's manual delay: moveToDelayed, then DelayedError).
  */
-export function startDeliveryWorker(connection: RedisClient, redis: Pick<RedisConfig, 'prefix' | 'cluster'>, config: WebhooksConfig, lockDurationMs: number, deps: DeliveryDeps): Worker<WebhookJobData> {
+export function startDeliveryWorker(
+  connection: RedisClient,
+  redis: Pick<RedisConfig, 'prefix' | 'cluster'>,
+  config: WebhooksConfig,
+  lockDurationMs: number,
+  deps: DeliveryDeps,
+): Worker<WebhookJobData> {
   const worker = new Worker<WebhookJobData, DeliveryRun | BatchRun>(
     WEBHOOK_QUEUE,
     async (job, token) => {

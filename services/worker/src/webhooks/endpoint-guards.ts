@@ -6,7 +6,17 @@
  * ten times it). Both are cockatiel's policies; a delivery they hold back is not attempted, and
  * waits on the queue (see delivery.ts) until a slot frees or the probe is due.
  */
-import { BrokenCircuitError, BulkheadRejectedError, bulkhead, circuitBreaker, CircuitState, ConsecutiveBreaker, DelegateBackoff, handleWhenResult, wrap } from 'cockatiel';
+import {
+  BrokenCircuitError,
+  BulkheadRejectedError,
+  bulkhead,
+  circuitBreaker,
+  CircuitState,
+  ConsecutiveBreaker,
+  DelegateBackoff,
+  handleWhenResult,
+  wrap,
+} from 'cockatiel';
 import { LRUCache } from 'lru-cache';
 import type { WebhooksConfig } from '@pos/shared/config';
 import { doubling } from '@pos/shared/util/doubling-pause';
@@ -17,7 +27,11 @@ export class DeliveryHeld extends Error {
     readonly reason: 'endpoint-busy' | 'circuit-open',
     readonly retryAt: number,
   ) {
-    super(reason === 'endpoint-busy' ? 'the endpoint has its share of attempts under way' : "the endpoint's circuit is open");
+    super(
+      reason === 'endpoint-busy'
+        ? 'the endpoint has its share of attempts under way'
+        : "the endpoint's circuit is open",
+    );
   }
 }
 
@@ -64,8 +78,10 @@ class EndpointGuard {
     } catch (err) {
       // a little spread, so that an endpoint's held deliveries do not all come back at once
       const jitter = Math.random() * 250;
-      if (err instanceof BulkheadRejectedError) throw new DeliveryHeld('endpoint-busy', Date.now() + BUSY_RETRY_MS + jitter);
-      if (err instanceof BrokenCircuitError) throw new DeliveryHeld('circuit-open', Math.max(this.probeAt, Date.now()) + jitter);
+      if (err instanceof BulkheadRejectedError)
+        throw new DeliveryHeld('endpoint-busy', Date.now() + BUSY_RETRY_MS + jitter);
+      if (err instanceof BrokenCircuitError)
+        throw new DeliveryHeld('circuit-open', Math.max(this.probeAt, Date.now()) + jitter);
       throw err;
     }
   }

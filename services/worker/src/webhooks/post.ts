@@ -28,7 +28,12 @@ export class DeliveryTimeout extends Error {}
 /** Errors of a kept connection the endpoint had closed: the request never reached it. */
 const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE']);
 
-export async function postTo(target: CheckedUrl, headers: Record<string, string>, body: string, timeoutMs: number): Promise<number> {
+export async function postTo(
+  target: CheckedUrl,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   try {
     return await postOnce(target, headers, body, timeoutMs, true);
@@ -40,7 +45,13 @@ export async function postTo(target: CheckedUrl, headers: Record<string, string>
 
 class StaleConnection extends Error {}
 
-function postOnce(target: CheckedUrl, headers: Record<string, string>, body: string, timeoutMs: number, mayReuse: boolean): Promise<number> {
+function postOnce(
+  target: CheckedUrl,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+  mayReuse: boolean,
+): Promise<number> {
   const { url } = target;
   const protocol = url.protocol === 'https:' ? 'https:' : 'http:';
   const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -52,14 +63,22 @@ function postOnce(target: CheckedUrl, headers: Record<string, string>, body: str
       port: url.port || undefined,
       path: `${url.pathname}${url.search}`,
       method: 'POST',
-      headers: { host: url.host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'pos-webhooks/1', ...headers },
+      headers: {
+        host: url.host,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'user-agent': 'pos-webhooks/1',
+        ...headers,
+      },
       ...(protocol === 'https:' && isIP(hostname) === 0 ? { servername: hostname } : {}),
       agent: mayReuse ? agents[protocol] : false,
     });
     const timer = setTimeout(() => request.destroy(new DeliveryTimeout(`no answer within ${timeoutMs} ms`)), timeoutMs);
     request.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(request.reusedSocket && err.code && STALE_CONNECTION.has(err.code) ? new StaleConnection(err.message) : err);
+      reject(
+        request.reusedSocket && err.code && STALE_CONNECTION.has(err.code) ? new StaleConnection(err.message) : err,
+      );
     });
     request.on('response', (response) => {
       let read = 0;

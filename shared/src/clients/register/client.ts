@@ -32,7 +32,8 @@ function retryableWait(err: unknown): { afterMs?: number } | undefined {
   if (err instanceof ApiProblemError) {
     const { status, title } = err.problem;
     // 409 here means "your first attempt is still being processed", not a state conflict.
-    if (status === 503 || status === 429 || (status === 409 && title === PROBLEM_KINDS.idempotencyKeyOutstanding.title)) return { afterMs: err.retryAfterMs };
+    if (status === 503 || status === 429 || (status === 409 && title === PROBLEM_KINDS.idempotencyKeyOutstanding.title))
+      return { afterMs: err.retryAfterMs };
     return undefined;
   }
   if (err instanceof ApiError) return err.status >= 500 ? {} : undefined;
@@ -116,14 +117,21 @@ export class RegisterClient implements StreamSource {
         return await attempt();
       } catch (err) {
         const wait = retryableWait(err);
-        if (!wait || tried >= this.retries || (wait.afterMs ?? 0) > this.retryCapMs || !this.retryBudget.tryWithdraw()) throw err;
+        if (!wait || tried >= this.retries || (wait.afterMs ?? 0) > this.retryCapMs || !this.retryBudget.tryWithdraw())
+          throw err;
         const ceiling = doubling(tried + 1, [this.retryBaseMs, this.retryCapMs]);
         await this.sleep(Math.min(this.retryCapMs, (wait.afterMs ?? 0) + this.random() * ceiling));
       }
     }
   }
 
-  private async request<T>(method: string, path: string, body?: unknown, cancel?: AbortSignal, idempotencyKey?: string): Promise<T> {
+  private async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    cancel?: AbortSignal,
+    idempotencyKey?: string,
+  ): Promise<T> {
     const deadline = AbortSignal.timeout(this.requestTimeoutMs);
     const signal = cancel ? AbortSignal.any([deadline, cancel]) : deadline;
     let status: number;

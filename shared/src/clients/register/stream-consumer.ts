@@ -105,7 +105,10 @@ export class StreamConsumer implements WorkStream {
         this.state({ state: 'disconnected', reason: ended.reason, ...(ended.error ? { error: ended.error } : {}) });
         if (ended.fatal) throw ended.fatal;
         if (ended.healthy) failures = 0;
-        const base = this.options.honourServerRetry === false || this.serverRetryMs === undefined ? this.baseMs : this.serverRetryMs;
+        const base =
+          this.options.honourServerRetry === false || this.serverRetryMs === undefined
+            ? this.baseMs
+            : this.serverRetryMs;
         const ceilingMs = doubling(failures + 1, [base, this.capMs]);
         const delayMs = fullJitter(ceilingMs);
         failures += 1;
@@ -137,7 +140,12 @@ export class StreamConsumer implements WorkStream {
       watchdog.arm();
       if (response.status !== 200 || !response.body) {
         const text = await response.text();
-        const error = errorFromResponse(response.status, response.headers.get('content-type') ?? '', text, response.headers.get('retry-after') ?? undefined);
+        const error = errorFromResponse(
+          response.status,
+          response.headers.get('content-type') ?? '',
+          text,
+          response.headers.get('retry-after') ?? undefined,
+        );
         const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
         return { reason: 'http-status', healthy: false, error, ...(retryable ? {} : { fatal: error }) };
       }
@@ -157,7 +165,11 @@ export class StreamConsumer implements WorkStream {
       }
       return await this.readEvents(reader, watchdog, health);
     } catch (err) {
-      return { reason: watchdogFired ? 'watchdog' : 'network', healthy: health.healthy, ...(this.stopped ? {} : { error: err as Error }) };
+      return {
+        reason: watchdogFired ? 'watchdog' : 'network',
+        healthy: health.healthy,
+        ...(this.stopped ? {} : { error: err as Error }),
+      };
     } finally {
       watchdog.disarm();
       this.stopper.signal.removeEventListener('abort', stop);
@@ -165,7 +177,11 @@ export class StreamConsumer implements WorkStream {
   }
 
   /** Reads an open stream to its end: each event delivered, the cursor kept past it; why it ended. */
-  private async readEvents(reader: ReadableStreamDefaultReader<Uint8Array>, watchdog: Watchdog, health: { healthy: boolean }): Promise<Ended> {
+  private async readEvents(
+    reader: ReadableStreamDefaultReader<Uint8Array>,
+    watchdog: Watchdog,
+    health: { healthy: boolean },
+  ): Promise<Ended> {
     const events: { type: string; data: string; id: string }[] = [];
     const parser = new SseParser({
       onEvent: (e) => events.push({ type: e.event, data: e.data, id: e.id }),

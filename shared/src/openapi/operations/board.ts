@@ -9,7 +9,8 @@ export const BOARD_OPERATIONS = defineOperations({
     tag: 'Documentation',
     summary: 'The live location board (a page for kitchens and operators)',
     description:
-      'Needs no token to load: it signs in with a register key or the admin ' + 'token, which it sends in headers. 503 with a page saying how ' +
+      'Needs no token to load: it signs in with a register key or the admin ' +
+      'token, which it sends in headers. 503 with a page saying how ' +
       'to build it when its files are missing.',
     access: 'public',
     criticality: 'exempt',
@@ -23,7 +24,15 @@ export const BOARD_OPERATIONS = defineOperations({
     summary: "The board's script, style sheet and icon (hashed names, cached for good)",
     access: 'public',
     criticality: 'exempt',
-    params: [{ name: 'file', in: 'path', description: 'A file the page names', schema: { type: 'string' }, example: 'index-B1x2y3.js' }],
+    params: [
+      {
+        name: 'file',
+        in: 'path',
+        description: 'A file the page names',
+        schema: { type: 'string' },
+        example: 'index-B1x2y3.js',
+      },
+    ],
     ok: {
       status: 200,
       description: 'The file',

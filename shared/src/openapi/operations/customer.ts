@@ -17,17 +17,24 @@ export const CUSTOMER_OPERATIONS = defineOperations({
     tag: 'Customer app',
     summary: 'Open an order (SELECTING)',
     description:
-      'Registers do not see it until it is submitted. `userNumber` comes from the ' + 'session, `tableNumber` from the body or else the session. ' +
-      'A session has at most `CUSTOMER_MAX_OPEN_ORDERS` (5) open orders ' + '(SELECTING, NEW, PLACED or FAILED); beyond, a 429. ' +
+      'Registers do not see it until it is submitted. `userNumber` comes from the ' +
+      'session, `tableNumber` from the body or else the session. ' +
+      'A session has at most `CUSTOMER_MAX_OPEN_ORDERS` (5) open orders ' +
+      '(SELECTING, NEW, PLACED or FAILED); beyond, a 429. ' +
       RULES,
     access: 'customer',
     criticality: 'normal',
     traits: ['jsonBody'],
-    body: { schema: { anyOf: [menuOrderSchema, orderSchema] }, example: { rows: [{ productId: 'sku-burger', quantity: 2, modifiers: [{ productId: 'opt-cheese' }] }] } },
+    body: {
+      schema: { anyOf: [menuOrderSchema, orderSchema] },
+      example: { rows: [{ productId: 'sku-burger', quantity: 2, modifiers: [{ productId: 'opt-cheese' }] }] },
+    },
     ok: { status: 201, description: 'The order, SELECTING', content: json(orderRecordSchema, examples.selectingOrder) },
     problems: [
       ex.locationNotFound,
-      problems.tooManyRequests('This session already has 5 open orders; another can be opened once one is completed or aborted'),
+      problems.tooManyRequests(
+        'This session already has 5 open orders; another can be opened once one is completed or aborted',
+      ),
       ex.notAccepting,
       MISMATCH,
     ],
@@ -53,9 +60,18 @@ export const CUSTOMER_OPERATIONS = defineOperations({
     criticality: 'normal',
     traits: ['jsonBody'],
     params: [P.orderNumber],
-    body: { schema: { anyOf: [menuRowsBodySchema, rowsBodySchema] }, example: { rows: [{ productId: 'sku-burger', quantity: 1, notes: 'no onions' }] } },
+    body: {
+      schema: { anyOf: [menuRowsBodySchema, rowsBodySchema] },
+      example: { rows: [{ productId: 'sku-burger', quantity: 1, notes: 'no onions' }] },
+    },
     ok: { status: 200, description: 'The order with its new rows', content: json(orderRecordSchema) },
-    problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict('Order is NEW; cannot replace rows'), problems.concurrentModification(), MISMATCH],
+    problems: [
+      problems.orderNotFound(),
+      ex.orderNumber,
+      problems.conflict('Order is NEW; cannot replace rows'),
+      problems.concurrentModification(),
+      MISMATCH,
+    ],
   },
   finishOrder: {
     method: 'post',
@@ -68,14 +84,21 @@ export const CUSTOMER_OPERATIONS = defineOperations({
     traits: ['queued'],
     params: [P.orderNumber],
     ok: { status: 200, description: 'The order after the transition', content: json(orderRecordSchema) },
-    problems: [problems.orderNotFound(), ex.orderNumber, problems.conflict('Order is SELECTING; cannot finish'), problems.conflict('Session is closed; cannot finish')],
+    problems: [
+      problems.orderNotFound(),
+      ex.orderNumber,
+      problems.conflict('Order is SELECTING; cannot finish'),
+      problems.conflict('Session is closed; cannot finish'),
+    ],
   },
   submitOrder: {
     method: 'post',
     path: '{base}/customer/orders/{number}/submit',
     tag: 'Customer app',
     summary: 'Submit the order (NEW to PLACED, announced to the registers)',
-    description: `${TRANSITION_DESCRIPTION} A product of the order snoozed since its rows were priced is a ` + `422 \`Menu mismatch\` (\`product_unavailable\`), and the order stays NEW.`,
+    description:
+      `${TRANSITION_DESCRIPTION} A product of the order snoozed since its rows were priced is a ` +
+      `422 \`Menu mismatch\` (\`product_unavailable\`), and the order stays NEW.`,
     access: 'customer',
     criticality: 'normal',
     traits: ['queued'],
@@ -87,7 +110,14 @@ export const CUSTOMER_OPERATIONS = defineOperations({
       problems.conflict('Order is SELECTING; cannot submit'),
       problems.conflict('Session is closed; cannot submit'),
       ex.notAccepting,
-      problems.menuMismatch([{ row: 1, productId: 'sku-burger', code: 'product_unavailable', detail: 'sku-burger is unavailable until 2026-11-21T18:00:00.000Z' }]),
+      problems.menuMismatch([
+        {
+          row: 1,
+          productId: 'sku-burger',
+          code: 'product_unavailable',
+          detail: 'sku-burger is unavailable until 2026-11-21T18:00:00.000Z',
+        },
+      ]),
     ],
   },
   createCustomerCommand: {

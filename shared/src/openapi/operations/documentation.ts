@@ -25,7 +25,11 @@ export const DOCUMENTATION_OPERATIONS = defineOperations({
       content: json({
         type: 'object',
         required: ['openapi', 'info', 'paths'],
-        properties: { openapi: { type: 'string', const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } },
+        properties: {
+          openapi: { type: 'string', const: '3.1.0' },
+          info: { type: 'object' },
+          paths: { type: 'object' },
+        },
       }),
     },
   },
@@ -45,7 +49,15 @@ export const DOCUMENTATION_OPERATIONS = defineOperations({
     summary: 'The files of the docs page',
     access: 'public',
     criticality: 'exempt',
-    params: [{ name: 'file', in: 'path', description: 'A file the page names', schema: { type: 'string', enum: [...DOCS_FILES] }, example: 'swagger-ui.css' }],
+    params: [
+      {
+        name: 'file',
+        in: 'path',
+        description: 'A file the page names',
+        schema: { type: 'string', enum: [...DOCS_FILES] },
+        example: 'swagger-ui.css',
+      },
+    ],
     ok: {
       status: 200,
       description: 'The file',

@@ -12,9 +12,12 @@ export const EVENT_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: 'Read the event feed',
     description:
-      `${paged} Oldest first: every event the service's changes implied (the ` + 'webhook types), each once, each as its webhook body ' +
-      'carries it. A consumer that pages with `after` never misses one, ' + 'whatever is recorded meanwhile; a consumer that was away ' +
-      'catches up from the last `id` it saw. Kept `EVENT_RETENTION` (30 ' + 'days): an `after` older than that (or unknown) is a 400.',
+      `${paged} Oldest first: every event the service's changes implied (the ` +
+      'webhook types), each once, each as its webhook body ' +
+      'carries it. A consumer that pages with `after` never misses one, ' +
+      'whatever is recorded meanwhile; a consumer that was away ' +
+      'catches up from the last `id` it saw. Kept `EVENT_RETENTION` (30 ' +
+      'days): an `after` older than that (or unknown) is a 400.',
     access: 'admin',
     criticality: 'sheddable',
     role: 'viewer',
@@ -23,6 +26,10 @@ export const EVENT_OPERATIONS = defineOperations({
     traits: ['paged'],
     query: eventFeedQuerySchema,
     ok: { status: 200, description: 'A page of events', content: json(arrayOf(eventSchema), [examples.event]) },
-    problems: [problems.eventNotKept(), problems.unknownEventType('order.eaten'), problems.notFound('Location does not exist')],
+    problems: [
+      problems.eventNotKept(),
+      problems.unknownEventType('order.eaten'),
+      problems.notFound('Location does not exist'),
+    ],
   },
 });

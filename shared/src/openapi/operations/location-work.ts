@@ -26,7 +26,13 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     bound: 'locations',
     traits: ['jsonBody'],
     params: [P.locationId],
-    body: { schema: { anyOf: [menuOrderSchema, orderSchema] }, example: { tableNumber: 4, rows: [{ productId: 'sku-burger', quantity: 2, modifiers: [{ productId: 'opt-cheddar' }] }] } },
+    body: {
+      schema: { anyOf: [menuOrderSchema, orderSchema] },
+      example: {
+        tableNumber: 4,
+        rows: [{ productId: 'sku-burger', quantity: 2, modifiers: [{ productId: 'opt-cheddar' }] }],
+      },
+    },
     ok: { status: 201, description: 'The order, PLACED and announced', content: json(orderRecordSchema) },
     problems: [ex.locationNotFound, ex.menuMismatch],
   },
@@ -43,7 +49,11 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     params: [P.locationId],
     traits: ['paged'],
     query: orderListQuerySchema,
-    ok: { status: 200, description: 'A page of orders', content: json(arrayOf(operatorOrderRecordSchema), [examples.operatorOrder]) },
+    ok: {
+      status: 200,
+      description: 'A page of orders',
+      content: json(arrayOf(operatorOrderRecordSchema), [examples.operatorOrder]),
+    },
     problems: [ex.locationNotFound, problems.required('state'), problems.noEnumConstant('EATEN')],
   },
   recoverOrder: {
@@ -58,7 +68,12 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     traits: ['queued'],
     params: [P.locationId, P.orderNumber],
     ok: { status: 200, description: 'The order, PLACED again and announced', content: json(orderRecordSchema) },
-    problems: [ex.locationNotFound, problems.orderNotFound(), ex.orderNumber, problems.conflict('Order is COMPLETED; cannot recover')],
+    problems: [
+      ex.locationNotFound,
+      problems.orderNotFound(),
+      ex.orderNumber,
+      problems.conflict('Order is COMPLETED; cannot recover'),
+    ],
   },
   createCommand: {
     method: 'post',
@@ -88,7 +103,11 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     params: [P.locationId],
     traits: ['paged'],
     query: numberPageQuerySchema,
-    ok: { status: 200, description: 'A page of commands', content: json(arrayOf(commandRecordSchema), [examples.command]) },
+    ok: {
+      status: 200,
+      description: 'A page of commands',
+      content: json(arrayOf(commandRecordSchema), [examples.command]),
+    },
     problems: [ex.locationNotFound],
   },
   orderHistory: {
@@ -97,8 +116,10 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: "A location's finished orders, from the archive",
     description:
-      'COMPLETED and ABORTED orders once archived (`ORDER_ARCHIVE_AFTER`, 15 min, ' + 'after they finished), by completion time, then number; ' +
-      'completed in [`from`, `to`). A bare array like the other lists: a page that ' + 'has a next one names it in `Link: <…>; rel="next"`, whose ' +
+      'COMPLETED and ABORTED orders once archived (`ORDER_ARCHIVE_AFTER`, 15 min, ' +
+      'after they finished), by completion time, then number; ' +
+      'completed in [`from`, `to`). A bare array like the other lists: a page that ' +
+      'has a next one names it in `Link: <…>; rel="next"`, whose ' +
       '`after` is an opaque cursor.',
     access: 'admin',
     criticality: 'sheddable',
@@ -106,7 +127,12 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     bound: 'locations',
     params: [P.locationId],
     query: historyQuerySchema,
-    ok: { status: 200, description: 'A page of finished orders', content: json(arrayOf(orderRecordSchema), [examples.completedOrder]), headers: ['Link'] },
+    ok: {
+      status: 200,
+      description: 'A page of finished orders',
+      content: json(arrayOf(orderRecordSchema), [examples.completedOrder]),
+      headers: ['Link'],
+    },
     problems: [
       ex.locationNotFound,
       problems.illegalArgument('limit must be an integer from 1 to 1000'),
@@ -119,7 +145,8 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     path: '/admin/v1/locations/{id}/orders/{number}/statusupdate',
     tag: 'Admin',
     summary: "Update the status of an order on the location's behalf",
-    description: "The register's status update (same queue, same state machine, same answers), for the operator's board.",
+    description:
+      "The register's status update (same queue, same state machine, same answers), for the operator's board.",
     access: 'admin',
     criticality: 'normal',
     role: 'manager',
@@ -148,7 +175,11 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     bound: 'locations',
     params: [P.locationId, P.commandNumber],
     ok: { status: 200, description: 'The acknowledged command', content: json(commandRecordSchema, examples.command) },
-    problems: [ex.locationNotFound, problems.commandNotFound(), problems.illegalArgument('Command number must be a positive integer')],
+    problems: [
+      ex.locationNotFound,
+      problems.commandNotFound(),
+      problems.illegalArgument('Command number must be a positive integer'),
+    ],
   },
   streamLocationWork: {
     method: 'get',
@@ -156,9 +187,12 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     tag: 'Event stream',
     summary: "Follow a location's work as server-sent events, as an operator",
     description:
-      "The register stream's events, cursor, replay, keepalives, timeout and end " + "at shutdown, for the admin token; each order carries " +
-      'its `failureCount` (and `overdue: true` once its placement is ' + 'overdue, announced once as an order event of its own). ' +
-      '`location` events announce presence and pause changes (they leave the cursor as it is). It ' + 'has no session to close or expire: the token is checked when it opens.',
+      "The register stream's events, cursor, replay, keepalives, timeout and end " +
+      'at shutdown, for the admin token; each order carries ' +
+      'its `failureCount` (and `overdue: true` once its placement is ' +
+      'overdue, announced once as an order event of its own). ' +
+      '`location` events announce presence and pause changes (they leave the cursor as it is). It ' +
+      'has no session to close or expire: the token is checked when it opens.',
     access: 'admin',
     criticality: 'exempt',
     role: 'viewer',
@@ -166,6 +200,10 @@ export const LOCATION_WORK_OPERATIONS = defineOperations({
     params: [P.locationId, P.lastEventId],
     query: streamCursorQuery,
     ok: eventStream(operatorOrderEventSchema, examples.operatorOrder, [locationEventSchema]),
-    problems: [ex.locationNotFound, ...STREAM_PROBLEMS, problems.tooManyRequests('This node holds its limit of 2500 operator streams; the rest is kept for registers')],
+    problems: [
+      ex.locationNotFound,
+      ...STREAM_PROBLEMS,
+      problems.tooManyRequests('This node holds its limit of 2500 operator streams; the rest is kept for registers'),
+    ],
   },
 });

@@ -20,7 +20,11 @@ export const LOCATION_OPERATIONS = defineOperations({
     boundNote: 'lists its own locations only',
     traits: ['paged'],
     query: locationListQuerySchema,
-    ok: { status: 200, description: 'A page of locations', content: json(arrayOf(locationViewSchema), [examples.location]) },
+    ok: {
+      status: 200,
+      description: 'A page of locations',
+      content: json(arrayOf(locationViewSchema), [examples.location]),
+    },
   },
   createLocation: {
     method: 'post',
@@ -54,7 +58,8 @@ export const LOCATION_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: 'Change a location’s name, failure threshold or order deadline',
     description:
-      'A new threshold holds from the next failure report on, on every worker, without ' + 'a restart; orders already FAILED stay FAILED until recovered. ' +
+      'A new threshold holds from the next failure report on, on every worker, without ' +
+      'a restart; orders already FAILED stay FAILED until recovered. ' +
       'A new `orderDeadline` (over `ORDER_DEADLINE`; `0`: none) holds from the next placement on.',
     access: 'admin',
     criticality: 'normal',
@@ -63,7 +68,11 @@ export const LOCATION_OPERATIONS = defineOperations({
     traits: ['jsonBody'],
     params: [P.locationId],
     body: { schema: locationUpdateSchema, example: { failureThreshold: 5 } },
-    ok: { status: 200, description: 'The location as changed', content: json(locationViewSchema, { ...examples.location, failureThreshold: 5 }) },
+    ok: {
+      status: 200,
+      description: 'The location as changed',
+      content: json(locationViewSchema, { ...examples.location, failureThreshold: 5 }),
+    },
     problems: [ex.locationNotFound, problems.validation('body must have at least 1 field(s)')],
   },
   getLocationPresence: {
@@ -72,8 +81,9 @@ export const LOCATION_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: "A location's presence: online, since when, and the registers seen",
     description:
-      'Online while a register (SERVICE) session holds an event stream on any ' + 'node, or made a request within `PRESENCE_WINDOW`. ' +
-      'Read from Redis as the API nodes wrote it (each at most once per session per quarter window); `since` is the announced state\'s start.',
+      'Online while a register (SERVICE) session holds an event stream on any ' +
+      'node, or made a request within `PRESENCE_WINDOW`. ' +
+      "Read from Redis as the API nodes wrote it (each at most once per session per quarter window); `since` is the announced state's start.",
     access: 'admin',
     criticality: 'normal',
     role: 'viewer',
@@ -88,7 +98,8 @@ export const LOCATION_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: 'Pause a location: customers are refused until `until` (or until resumed)',
     description:
-      "Customers' creates and submits answer 409 `Location not accepting orders` while it " + "holds; registers, operators and counter orders work as before. " +
+      "Customers' creates and submits answer 409 `Location not accepting orders` while it " +
+      'holds; registers, operators and counter orders work as before. ' +
       'A pause with `until` ends by itself at that time. Announced as a `location` event.',
     access: 'admin',
     criticality: 'normal',
@@ -97,7 +108,11 @@ export const LOCATION_OPERATIONS = defineOperations({
     traits: ['jsonBody'],
     params: [P.locationId],
     body: { schema: pauseSchema, example: { until: '2026-11-21T09:00:00.000Z', reason: 'kitchen closed' } },
-    ok: { status: 200, description: 'The location, paused', content: json(locationViewSchema, examples.pausedLocation) },
+    ok: {
+      status: 200,
+      description: 'The location, paused',
+      content: json(locationViewSchema, examples.pausedLocation),
+    },
     problems: [ex.locationNotFound, problems.validation('until must be in the future')],
   },
   resumeLocation: {

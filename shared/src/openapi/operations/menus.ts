@@ -3,14 +3,23 @@
  * operators'. One entry per operation, by its id (spec.ts).
  */
 import { problems } from '../../domain/problem';
-import { availabilitySchema, availabilityViewSchema, menuDocumentSchema, menuPublishSchema, menuPublishViewSchema, menuViewSchema } from '../../schemas/menu';
+import {
+  availabilitySchema,
+  availabilityViewSchema,
+  menuDocumentSchema,
+  menuPublishSchema,
+  menuPublishViewSchema,
+  menuViewSchema,
+} from '../../schemas/menu';
 import { exampleProblems as ex, examples } from '../examples';
 import { defineOperations, json, P, type ParamSpec } from './spec';
 
 /** A cart's rows by its location's rules (docs/menu.md): the customer's and the counter's orders. */
 export const CART_RULES =
-  'At a location with a menu, a row names a product (`productId`, `quantity`, `notes`, ' + '`modifiers`) and the service sets its `name` and `unitPrice` from the menu; ' +
-  "a `unitPrice` sent is the app's expectation, and one that differs is a mismatch. A cart " + "the menu does not allow is a 422 `Menu mismatch` listing every bad row. " +
+  'At a location with a menu, a row names a product (`productId`, `quantity`, `notes`, ' +
+  '`modifiers`) and the service sets its `name` and `unitPrice` from the menu; ' +
+  "a `unitPrice` sent is the app's expectation, and one that differs is a mismatch. A cart " +
+  'the menu does not allow is a 422 `Menu mismatch` listing every bad row. ' +
   'At a location without one, a row carries its own `name` and `unitPrice`.';
 
 const productIdParam: ParamSpec = {
@@ -33,19 +42,43 @@ const ifNoneMatch: ParamSpec = {
 const ifMatch: ParamSpec = {
   name: 'If-Match',
   in: 'header',
-  description: "The ETag of the menu the change was made from: a 412 when another menu was accepted since (snoozes do not count)",
+  description:
+    'The ETag of the menu the change was made from: a 412 when another menu was accepted since (snoozes do not count)',
   schema: { type: 'string' },
   required: false,
   example: '"3"',
 };
 
 const NOT_MODIFIED = 'The menu is as the `If-None-Match` ETag names it (no body)';
-const MENU_PROBLEMS = [problems.invalidMenu([{ pointer: '/items/1/productId', detail: 'duplicates the productId at /items/0/productId' }])];
+const MENU_PROBLEMS = [
+  problems.invalidMenu([{ pointer: '/items/1/productId', detail: 'duplicates the productId at /items/0/productId' }]),
+];
 const NO_MENU = problems.notFound('Location has no menu');
-const AVAILABILITY_PROBLEMS = [NO_MENU, problems.notFound('Product is not on the menu'), problems.validation('until must be in the future')];
-const menuOk = (description: string) => ({ status: 200 as const, description, headers: ['ETag' as const], content: json(menuViewSchema, examples.menu) });
-const availabilityBody = { schema: availabilitySchema, example: { available: false, until: '2026-11-21T18:00:00.000Z', reason: 'sold out' } };
-const availabilityOk = { status: 200 as const, description: 'The availability as set', content: json(availabilityViewSchema, { productId: 'sku-burger', available: false, until: '2026-11-21T18:00:00.000Z', reason: 'sold out' }) };
+const AVAILABILITY_PROBLEMS = [
+  NO_MENU,
+  problems.notFound('Product is not on the menu'),
+  problems.validation('until must be in the future'),
+];
+const menuOk = (description: string) => ({
+  status: 200 as const,
+  description,
+  headers: ['ETag' as const],
+  content: json(menuViewSchema, examples.menu),
+});
+const availabilityBody = {
+  schema: availabilitySchema,
+  example: { available: false, until: '2026-11-21T18:00:00.000Z', reason: 'sold out' },
+};
+const availabilityOk = {
+  status: 200 as const,
+  description: 'The availability as set',
+  content: json(availabilityViewSchema, {
+    productId: 'sku-burger',
+    available: false,
+    until: '2026-11-21T18:00:00.000Z',
+    reason: 'sold out',
+  }),
+};
 
 /** The register's and the customer app's (the public door). */
 export const MENU_OPERATIONS = defineOperations({
@@ -55,8 +88,10 @@ export const MENU_OPERATIONS = defineOperations({
     tag: 'Register',
     summary: "Export the location's menu (its main data)",
     description:
-      "The register's answer to `EXPORT_DATA`, or sent at any time: replaces " + "the location's menu whole, under its next version. " +
-      'Snoozes are kept. An invalid menu is a 422 `Invalid menu` listing every error by ' + 'JSON pointer, and changes nothing. Up to `MENU_BODY_LIMIT` (4 MiB).',
+      "The register's answer to `EXPORT_DATA`, or sent at any time: replaces " +
+      "the location's menu whole, under its next version. " +
+      'Snoozes are kept. An invalid menu is a 422 `Invalid menu` listing every error by ' +
+      'JSON pointer, and changes nothing. Up to `MENU_BODY_LIMIT` (4 MiB).',
     access: 'register',
     criticality: 'normal',
     traits: ['jsonBody'],
@@ -82,7 +117,9 @@ export const MENU_OPERATIONS = defineOperations({
     path: '{base}/menu/items/{productId}/availability',
     tag: 'Register',
     summary: 'Snooze (86) a product, or lift its snooze',
-    description: '`available: false` snoozes it, until `until` (a future instant) or until lifted; ' + '`available: true` lifts it. Customers cannot order it meanwhile.',
+    description:
+      '`available: false` snoozes it, until `until` (a future instant) or until lifted; ' +
+      '`available: true` lifts it. Customers cannot order it meanwhile.',
     access: 'register',
     criticality: 'normal',
     traits: ['jsonBody'],
@@ -127,7 +164,7 @@ export const ADMIN_MENU_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: "Replace a location's menu",
     description:
-      'As a register\'s export, with `source: operator`; also creates a `FETCH_REMOTE_MENU` command, so the location\'s registers fetch it. ' +
+      "As a register's export, with `source: operator`; also creates a `FETCH_REMOTE_MENU` command, so the location's registers fetch it. " +
       'With `If-Match`, only while the menu is still the version it names (a 412 otherwise).',
     access: 'admin',
     criticality: 'normal',
@@ -138,7 +175,11 @@ export const ADMIN_MENU_OPERATIONS = defineOperations({
     params: [P.locationId, ifMatch],
     body: { schema: menuDocumentSchema, example: examples.menuDocument },
     ok: menuOk('The menu as stored'),
-    problems: [ex.locationNotFound, ...MENU_PROBLEMS, problems.preconditionFailed('Another menu was accepted since the one If-Match names: read it again')],
+    problems: [
+      ex.locationNotFound,
+      ...MENU_PROBLEMS,
+      problems.preconditionFailed('Another menu was accepted since the one If-Match names: read it again'),
+    ],
   },
   setLocationMenuAvailability: {
     method: 'put',
@@ -161,7 +202,8 @@ export const ADMIN_MENU_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: 'Publish one menu to many locations',
     description:
-      'Up to 1,000 locations in one call, each under its next version, each with ' + 'a `FETCH_REMOTE_MENU` command; the menu is stored once. ' +
+      'Up to 1,000 locations in one call, each under its next version, each with ' +
+      'a `FETCH_REMOTE_MENU` command; the menu is stored once. ' +
       'An invalid menu (422) or a location that does not exist (404) refuses the whole call, and nothing is published.',
     access: 'admin',
     criticality: 'normal',
@@ -171,7 +213,11 @@ export const ADMIN_MENU_OPERATIONS = defineOperations({
     traits: ['jsonBody'],
     upload: 'menu',
     body: { schema: menuPublishSchema, example: { locationIds: ['loc_01', 'loc_02'], menu: examples.menuDocument } },
-    ok: { status: 200, description: 'The version each location now serves', content: json(menuPublishViewSchema, { results: [{ locationId: 'loc_01', version: 4 }] }) },
+    ok: {
+      status: 200,
+      description: 'The version each location now serves',
+      content: json(menuPublishViewSchema, { results: [{ locationId: 'loc_01', version: 4 }] }),
+    },
     problems: [problems.unknownLocation('loc_99'), ...MENU_PROBLEMS],
   },
 });

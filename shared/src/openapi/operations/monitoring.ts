@@ -10,7 +10,8 @@ export const MONITORING_OPERATIONS = defineOperations({
     path: '/metrics',
     tag: 'Operations',
     summary: "The node's Prometheus metrics",
-    description: 'Prometheus text format 0.0.4 (`text/plain; version=0.0.4`). No keys, ids or order data. The worker\'s `METRICS_PORT` serves its own, unauthenticated.',
+    description:
+      "Prometheus text format 0.0.4 (`text/plain; version=0.0.4`). No keys, ids or order data. The worker's `METRICS_PORT` serves its own, unauthenticated.",
     access: 'admin',
     criticality: 'exempt',
     role: 'admin',
@@ -23,7 +24,8 @@ export const MONITORING_OPERATIONS = defineOperations({
     tag: 'Operations',
     summary: 'Bull Board: the transition queue',
     description:
-      'The dashboard of the `order-work` queue. Its pages, assets and JSON API ' + 'live under `/admin/queues/`, all behind the admin token; ' +
+      'The dashboard of the `order-work` queue. Its pages, assets and JSON API ' +
+      'live under `/admin/queues/`, all behind the admin token; ' +
       'they are Bull Board’s own, not part of this contract.',
     access: 'board',
     criticality: 'sheddable',

@@ -20,7 +20,11 @@ export const SESSION_OPERATIONS = defineOperations({
     params: [P.locationId],
     traits: ['paged'],
     query: idPageQuerySchema,
-    ok: { status: 200, description: 'A page of sessions', content: json(arrayOf(sessionViewSchema), [examples.session]) },
+    ok: {
+      status: 200,
+      description: 'A page of sessions',
+      content: json(arrayOf(sessionViewSchema), [examples.session]),
+    },
     problems: [ex.locationNotFound],
   },
   createServiceSession: {
@@ -36,7 +40,11 @@ export const SESSION_OPERATIONS = defineOperations({
     traits: ['jsonBody'],
     params: [P.locationId],
     body: { schema: serviceSessionSchema, example: { deviceId: 'register-1' } },
-    ok: { status: 201, description: 'The session and its key', content: json(issuedSessionSchema, { ...examples.session, apiKey: examples.apiKey }) },
+    ok: {
+      status: 201,
+      description: 'The session and its key',
+      content: json(issuedSessionSchema, { ...examples.session, apiKey: examples.apiKey }),
+    },
     problems: [ex.locationNotFound],
   },
   createCustomerSession: {
@@ -61,8 +69,10 @@ export const SESSION_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: "Rotate a session's key",
     description:
-      'A new key, shown this once, opens the session from now on. The key it ' + 'replaces keeps working for `KEY_ROTATION_GRACE` (10 min), ' +
-      'then answers exactly as a revoked key (the text/plain 401), and streams ' + 'opened with it end. Rotating again ends an earlier key at once.',
+      'A new key, shown this once, opens the session from now on. The key it ' +
+      'replaces keeps working for `KEY_ROTATION_GRACE` (10 min), ' +
+      'then answers exactly as a revoked key (the text/plain 401), and streams ' +
+      'opened with it end. Rotating again ends an earlier key at once.',
     access: 'admin',
     criticality: 'normal',
     role: 'manager',
@@ -85,7 +95,8 @@ export const SESSION_OPERATIONS = defineOperations({
     path: '/admin/v1/sessions/{sessionId}',
     tag: 'Admin',
     summary: 'Close (revoke) a session',
-    description: "Its keys then answer the text/plain 401 and its streams end; a customer session's PLACED orders are aborted.",
+    description:
+      "Its keys then answer the text/plain 401 and its streams end; a customer session's PLACED orders are aborted.",
     access: 'admin',
     criticality: 'normal',
     role: 'manager',

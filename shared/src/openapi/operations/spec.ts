@@ -108,15 +108,47 @@ export const P = {
     schema: { type: 'integer', minimum: 1 },
     example: 3,
   },
-  locationId: { name: 'id', in: 'path', description: "The location's id", schema: { type: 'string' }, example: EXAMPLE_IDS.location },
-  webhookId: { name: 'id', in: 'path', description: "The webhook subscription's id", schema: { type: 'string' }, example: EXAMPLE_IDS.webhook },
-  deliveryId: { name: 'deliveryId', in: 'path', description: 'The id of a delivery attempt in the log', schema: { type: 'string' }, example: EXAMPLE_IDS.delivery },
-  operatorId: { name: 'operatorId', in: 'path', description: "The operator's id", schema: { type: 'string' }, example: EXAMPLE_IDS.operator },
-  sessionId: { name: 'sessionId', in: 'path', description: "The session's id", schema: { type: 'string' }, example: EXAMPLE_IDS.session },
+  locationId: {
+    name: 'id',
+    in: 'path',
+    description: "The location's id",
+    schema: { type: 'string' },
+    example: EXAMPLE_IDS.location,
+  },
+  webhookId: {
+    name: 'id',
+    in: 'path',
+    description: "The webhook subscription's id",
+    schema: { type: 'string' },
+    example: EXAMPLE_IDS.webhook,
+  },
+  deliveryId: {
+    name: 'deliveryId',
+    in: 'path',
+    description: 'The id of a delivery attempt in the log',
+    schema: { type: 'string' },
+    example: EXAMPLE_IDS.delivery,
+  },
+  operatorId: {
+    name: 'operatorId',
+    in: 'path',
+    description: "The operator's id",
+    schema: { type: 'string' },
+    example: EXAMPLE_IDS.operator,
+  },
+  sessionId: {
+    name: 'sessionId',
+    in: 'path',
+    description: "The session's id",
+    schema: { type: 'string' },
+    example: EXAMPLE_IDS.session,
+  },
   lastEventId: {
     name: 'Last-Event-ID',
     in: 'header',
-    description: 'The last event id received (`<orderNumber>.<commandNumber>`), as a browser ' + 'EventSource sends it; wins over the query parameters. Empty counts as absent.',
+    description:
+      'The last event id received (`<orderNumber>.<commandNumber>`), as a browser ' +
+      'EventSource sends it; wins over the query parameters. Empty counts as absent.',
     schema: { type: 'string', pattern: '^[0-9]+\\.[0-9]+$' },
     required: false,
     example: '12.3',
@@ -126,8 +158,16 @@ export const P = {
 /** The stream's reconnection cursor, in the query (docs/register-interface.md, part 4.3). */
 export const streamCursorQuery = {
   properties: {
-    orderNumber: { type: 'integer', minimum: 0, description: 'The last processed order number; the replay starts above it' },
-    commandNumber: { type: 'integer', minimum: 0, description: 'The last processed command number; the replay starts above it' },
+    orderNumber: {
+      type: 'integer',
+      minimum: 0,
+      description: 'The last processed order number; the replay starts above it',
+    },
+    commandNumber: {
+      type: 'integer',
+      minimum: 0,
+      description: 'The last processed command number; the replay starts above it',
+    },
   },
 };
 
@@ -146,11 +186,15 @@ export const eventStream = (orderEvent: object, order: object, more: object[] = 
     'text/event-stream': {
       schema: {
         type: 'string',
-        description: 'Server-sent events, each `id`, `event` and `data` (one JSON record): `order` and ' + '`command` (and, for operators, `location`); `contentSchema` gives each shape.',
+        description:
+          'Server-sent events, each `id`, `event` and `data` (one JSON record): `order` and ' +
+          '`command` (and, for operators, `location`); `contentSchema` gives each shape.',
         contentMediaType: 'text/event-stream',
         contentSchema: arrayOf({ oneOf: [orderEvent, commandEventSchema, ...more] }),
       },
-      example: `retry: 742\n\nid: 7.0\nevent: order\ndata: ${JSON.stringify(order)}\n\nid: ` + `7.3\nevent: command\ndata: ${JSON.stringify(examples.command)}\n\n`,
+      example:
+        `retry: 742\n\nid: 7.0\nevent: order\ndata: ${JSON.stringify(order)}\n\nid: ` +
+        `7.3\nevent: command\ndata: ${JSON.stringify(examples.command)}\n\n`,
     },
   },
 });
@@ -164,7 +208,13 @@ export const STREAM_PROBLEMS = [
 export const paged = 'One page of the list: at most `limit` items after `after`.';
 
 /** The files the docs page names: Swagger UI's (from the swagger-ui-dist package) and its start script. */
-export const DOCS_FILES = ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png', 'docs.js'] as const;
+export const DOCS_FILES = [
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'favicon-32x32.png',
+  'favicon-16x16.png',
+  'docs.js',
+] as const;
 
 /**
  * A part of the table: operations by id; the ids stay literal, so that a handler table can be checked against them.
@@ -178,4 +228,5 @@ export interface OperationSpec extends OperationInput {
 
 export const TRANSITION_DESCRIPTION =
   'A transition, applied by a worker. Repeating it answers 200 and changes nothing; any other move is a 409, ' +
-  'and so is a move applied after the session was closed (a close that ' + 'answered leaves no order of the session PLACED).';
+  'and so is a move applied after the session was closed (a close that ' +
+  'answered leaves no order of the session PLACED).';

@@ -5,7 +5,12 @@
 import { problems } from '../../domain/problem';
 import { webhookSchema, webhookUpdateSchema } from '../../schemas/requests';
 import { idPageQuerySchema } from '../../schemas/queries';
-import { issuedWebhookSchema, queuedDeliverySchema, webhookDeliverySchema, webhookViewSchema } from '../../schemas/responses';
+import {
+  issuedWebhookSchema,
+  queuedDeliverySchema,
+  webhookDeliverySchema,
+  webhookViewSchema,
+} from '../../schemas/responses';
 import { exampleProblems as ex, examples } from '../examples';
 import { arrayOf, defineOperations, json, P, paged } from './spec';
 
@@ -17,16 +22,27 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     summary: 'Subscribe an endpoint to webhooks',
     description:
       'Deliveries are signed POSTs (Standard Webhooks; docs/webhooks.md). The secret is shown this once. ' +
-      'A URL that is not http(s), or whose host resolves to a loopback, private, link-local ' + 'or metadata address, is refused (unless `WEBHOOK_ALLOW_PRIVATE=1`).',
+      'A URL that is not http(s), or whose host resolves to a loopback, private, link-local ' +
+      'or metadata address, is refused (unless `WEBHOOK_ALLOW_PRIVATE=1`).',
     access: 'admin',
     criticality: 'normal',
     role: 'admin',
     bound: 'locations',
     boundNote: 'only with `locationIds`, each within its own (403 otherwise)',
     traits: ['jsonBody'],
-    body: { schema: webhookSchema, example: { url: 'https://hq.example.com/pos-events', events: ['order.placed', 'order.completed'] } },
-    ok: { status: 201, description: 'The subscription and its secret', content: json(issuedWebhookSchema, { ...examples.webhook, secret: examples.webhookSecret }) },
-    problems: [problems.validation("url's host resolves to 127.0.0.1, a loopback, private, link-local or metadata address"), ex.unknownLocation],
+    body: {
+      schema: webhookSchema,
+      example: { url: 'https://hq.example.com/pos-events', events: ['order.placed', 'order.completed'] },
+    },
+    ok: {
+      status: 201,
+      description: 'The subscription and its secret',
+      content: json(issuedWebhookSchema, { ...examples.webhook, secret: examples.webhookSecret }),
+    },
+    problems: [
+      problems.validation("url's host resolves to 127.0.0.1, a loopback, private, link-local or metadata address"),
+      ex.unknownLocation,
+    ],
   },
   listWebhooks: {
     method: 'get',
@@ -41,7 +57,11 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     boundNote: 'lists the subscriptions whose `locationIds` are all within its own',
     traits: ['paged'],
     query: idPageQuerySchema,
-    ok: { status: 200, description: 'A page of subscriptions', content: json(arrayOf(webhookViewSchema), [examples.webhook]) },
+    ok: {
+      status: 200,
+      description: 'A page of subscriptions',
+      content: json(arrayOf(webhookViewSchema), [examples.webhook]),
+    },
   },
   getWebhook: {
     method: 'get',
@@ -68,11 +88,17 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     criticality: 'normal',
     role: 'admin',
     bound: 'locations',
-    boundNote: 'only subscriptions whose `locationIds` are all within its own (another answers 404, as a ' + 'missing one); new `locationIds` within its own, never `[]` (every location)',
+    boundNote:
+      'only subscriptions whose `locationIds` are all within its own (another answers 404, as a ' +
+      'missing one); new `locationIds` within its own, never `[]` (every location)',
     traits: ['jsonBody'],
     params: [P.webhookId],
     body: { schema: webhookUpdateSchema, example: { events: ['order.placed'] } },
-    ok: { status: 200, description: 'The subscription as changed', content: json(webhookViewSchema, { ...examples.webhook, events: ['order.placed'] }) },
+    ok: {
+      status: 200,
+      description: 'The subscription as changed',
+      content: json(webhookViewSchema, { ...examples.webhook, events: ['order.placed'] }),
+    },
     problems: [ex.webhookNotFound, ex.unknownLocation],
   },
   deleteWebhook: {
@@ -96,7 +122,8 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     tag: 'Admin',
     summary: "Rotate a webhook subscription's secret",
     description:
-      'A new secret, shown this once. For `KEY_ROTATION_GRACE` (10 min) every delivery carries two signatures ' + 'in `webhook-signature`, the new secret’s and the old one’s; then only the new one.',
+      'A new secret, shown this once. For `KEY_ROTATION_GRACE` (10 min) every delivery carries two signatures ' +
+      'in `webhook-signature`, the new secret’s and the old one’s; then only the new one.',
     access: 'admin',
     criticality: 'normal',
     role: 'admin',
@@ -106,7 +133,11 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     ok: {
       status: 200,
       description: 'The subscription with its new secret',
-      content: json(issuedWebhookSchema, { ...examples.webhook, previousSecretExpiresAt: '2026-11-21T08:10:00.000Z', secret: examples.webhookSecret }),
+      content: json(issuedWebhookSchema, {
+        ...examples.webhook,
+        previousSecretExpiresAt: '2026-11-21T08:10:00.000Z',
+        secret: examples.webhookSecret,
+      }),
     },
     problems: [ex.webhookNotFound],
   },
@@ -122,7 +153,11 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     bound: 'locations',
     boundNote: 'only subscriptions whose `locationIds` are all within its own (another answers 404, as a missing one)',
     params: [P.webhookId],
-    ok: { status: 202, description: 'The delivery, queued', content: json(queuedDeliverySchema, { webhookId: examples.webhookMessageId, type: 'webhook.test' }) },
+    ok: {
+      status: 202,
+      description: 'The delivery, queued',
+      content: json(queuedDeliverySchema, { webhookId: examples.webhookMessageId, type: 'webhook.test' }),
+    },
     problems: [ex.webhookNotFound],
   },
   listWebhookDeliveries: {
@@ -139,7 +174,11 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     params: [P.webhookId],
     traits: ['paged'],
     query: idPageQuerySchema,
-    ok: { status: 200, description: 'A page of delivery attempts', content: json(arrayOf(webhookDeliverySchema), [examples.webhookDelivery]) },
+    ok: {
+      status: 200,
+      description: 'A page of delivery attempts',
+      content: json(arrayOf(webhookDeliverySchema), [examples.webhookDelivery]),
+    },
     problems: [ex.webhookNotFound],
   },
   redeliverWebhook: {
@@ -147,14 +186,20 @@ export const WEBHOOK_OPERATIONS = defineOperations({
     path: '/admin/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver',
     tag: 'Admin',
     summary: 'Send a logged delivery again',
-    description: 'The same body and `webhook-id`, freshly signed, on a retry ' + 'schedule of its own; sent even to a disabled endpoint.',
+    description:
+      'The same body and `webhook-id`, freshly signed, on a retry ' +
+      'schedule of its own; sent even to a disabled endpoint.',
     access: 'admin',
     criticality: 'normal',
     role: 'admin',
     bound: 'locations',
     boundNote: 'only subscriptions whose `locationIds` are all within its own (another answers 404, as a missing one)',
     params: [P.webhookId, P.deliveryId],
-    ok: { status: 202, description: 'The delivery, queued', content: json(queuedDeliverySchema, { webhookId: examples.webhookMessageId, type: 'order.placed' }) },
+    ok: {
+      status: 202,
+      description: 'The delivery, queued',
+      content: json(queuedDeliverySchema, { webhookId: examples.webhookMessageId, type: 'order.placed' }),
+    },
     problems: [ex.webhookNotFound, problems.notFound('Delivery does not exist')],
   },
 });

@@ -156,24 +156,53 @@ export async function readPresence(
 ): Promise<Presence> {
   const key = presenceKey(prefix, locationId);
   const since = now - windowMs;
-  const fields: { field: string; sessionId: string; nodeId: string; stored: StoredSighting }[] = [];
-  const stale: string[] = [];
-  for (const [field, value] of Object.entries(await redis.hgetall(key))) {
+  const hash = fieldsOf(await redis.hgetall(key));
+  const beats = heartbeats ?? (await heartbeatsOf(redis, prefix, heartbeatsNeeded(hash, since)));
+  const { presence, stale } = presenceOf(hash, beats, since);
+  if (stale.length > 0) await redis.hdel(key, ...stale);
+  return presence;
+}
+
+export interface Field {
+  field: string;
+  sessionId: string;
+  nodeId: string;
+  stored: StoredSighting;
+}
+
+/** A location's hash as read: its sightings, and the fields that hold none (left by an older version, or damaged). */
+export function fieldsOf(hash: Record<string, string>): { fields: Field[]; unreadable: string[] } {
+  const fields: Field[] = [];
+  const unreadable: string[] = [];
+  for (const [field, value] of Object.entries(hash)) {
     const slash = field.lastIndexOf('/');
     const stored = parseSighting(value);
     if (stored) fields.push({ field, sessionId: field.slice(0, slash), nodeId: field.slice(slash + 1), stored });
-    else stale.push(field);
+    else unreadable.push(field);
   }
-  const beats =
-    heartbeats ??
-    (await heartbeatsOf(
-      redis,
-      prefix,
-      fields.filter(({ stored }) => stored.s > 0 && stored.l <= since).map(({ nodeId }) => nodeId),
-    ));
+  return { fields, unreadable };
+}
+
+/** The nodes whose heartbeats decide a hash's presence: those of stream fields older than `since`. */
+export function heartbeatsNeeded(hash: ReturnType<typeof fieldsOf>, since: number): string[] {
+  return hash.fields.filter(({ stored }) => stored.s > 0 && stored.l <= since).map(({ nodeId }) => nodeId);
+}
+
+/**
+ * A location's presence from its hash and the nodes' heartbeats: the sessions seen after `since`,
+ * a field holding streams counting as seen at its node's heartbeat when that is later; each session's
+ * streams summed over its nodes, sorted by session id. `stale`: the fields to remove.
+ */
+export function presenceOf(
+  hash: ReturnType<typeof fieldsOf>,
+  heartbeats: Map<string, number>,
+  since: number,
+): { presence: Presence; stale: string[] } {
+  const { fields } = hash;
+  const stale = [...hash.unreadable];
   const bySession = new Map<string, { deviceId: string; lastSeenAt: number; streams: number }>();
   for (const { field, sessionId, nodeId, stored } of fields) {
-    const beat = stored.s > 0 ? (beats.get(nodeId) ?? 0) : 0;
+    const beat = stored.s > 0 ? (heartbeats.get(nodeId) ?? 0) : 0;
     const lastSeenAt = Math.max(stored.l, beat);
     if (lastSeenAt <= since) {
       stale.push(field);
@@ -186,7 +215,6 @@ export async function readPresence(
       seen.streams += stored.s;
     }
   }
-  if (stale.length > 0) await redis.hdel(key, ...stale);
   const registers = [...bySession]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([sessionId, seen]) => ({
@@ -195,7 +223,7 @@ export async function readPresence(
       lastSeenAt: new Date(seen.lastSeenAt).toISOString(),
       streams: seen.streams,
     }));
-  return { online: registers.length > 0, registers };
+  return { presence: { online: registers.length > 0, registers }, stale };
 }
 
 /** A field's value, or undefined when it is not one (left by an older version, or damaged): removed as stale. */

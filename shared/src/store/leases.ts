@@ -17,9 +17,24 @@ import { collections } from './mongo';
 import { isDuplicateKey } from './store-errors';
 
 /** What a contender saw of another's lease, and since when (its own monotonic clock). */
-interface Seen {
+export interface Seen {
   key: string;
   since: number;
+}
+
+/**
+ * A contender's verdict on another's lease, read as `key` at `now` (its monotonic clock): take it
+ * over once it has seen the same key for a whole lease; otherwise wait, remembering what it saw
+ * and since when (a new key starts the count again).
+ */
+export function contend(
+  seen: Seen | undefined,
+  key: string,
+  now: number,
+  ms: number,
+): { take: true } | { take: false; seen: Seen } {
+  if (seen?.key !== key) return { take: false, seen: { key, since: now } };
+  return now - seen.since >= ms ? { take: true } : { take: false, seen };
 }
 
 const keyOf = (doc: LeaseDoc): string => `${doc.holder}\n${doc.token ?? ''}\n${doc.until.getTime()}`;
@@ -50,13 +65,11 @@ export class LeasesRepo {
         throw err;
       }
     }
-    const key = keyOf(doc);
-    const seen = this.seen.get(name);
-    if (seen?.key !== key) {
-      this.seen.set(name, { key, since: performance.now() });
+    const verdict = contend(this.seen.get(name), keyOf(doc), performance.now(), ms);
+    if (!verdict.take) {
+      this.seen.set(name, verdict.seen);
       return undefined;
     }
-    if (performance.now() - seen.since < ms) return undefined;
     // unrenewed for a whole lease: taken over, unless it was renewed meanwhile
     const takenAt = performance.now();
     const { matchedCount } = await this.c.updateOne(

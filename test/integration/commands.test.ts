@@ -1,18 +1,12 @@
 import type { CommandDoc } from '@pos/shared/domain/records';
-import { openDb, registerAt } from '../support/fixtures';
+import { registerAt, useDb } from '../support/fixtures';
 import { call } from '../support/http';
 import { useStack } from '../support/stack';
 
 describe('commands', () => {
   const TTL_MS = 10 * 60_000;
   const stack = useStack({ COMMAND_TTL: '10m' });
-  let db: Awaited<ReturnType<typeof openDb>>;
-  beforeAll(async () => {
-    db = await openDb(stack.env);
-  });
-  afterAll(async () => {
-    await db?.close();
-  });
+  const db = useDb(stack);
 
   const list = async (key: string) => (await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json();
 

@@ -1,19 +1,17 @@
 import { call, sampleRows } from '../support/http';
-import { openDb, registerAt } from '../support/fixtures';
+import { registerAt, useDb } from '../support/fixtures';
 import { spawnRole, useStack } from '../support/stack';
 
 describe('concurrent conflicting updates to one order', () => {
   const stack = useStack({ WORKER_CONCURRENCY: '8' });
-  let db: Awaited<ReturnType<typeof openDb>>;
+  const db = useDb(stack);
   let extraWorker: Awaited<ReturnType<typeof spawnRole>>;
 
   beforeAll(async () => {
     // A second worker process: the two race on the same order for real.
     extraWorker = await spawnRole('worker', stack.env);
-    db = await openDb(stack.env);
   });
   afterAll(async () => {
-    await db.close();
     await extraWorker.stop();
   });
 

@@ -6,7 +6,7 @@
  */
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt } from '../support/customer';
-import { openDb } from '../support/fixtures';
+import { useDb } from '../support/fixtures';
 import { call, sampleRows } from '../support/http';
 import { useStack } from '../support/stack';
 
@@ -14,15 +14,11 @@ describe('customer limits', () => {
   const stack = useStack({ CUSTOMER_MAX_OPEN_ORDERS: '2', CUSTOMER_MAX_COMMANDS: '2', COMMAND_TTL: '10m' });
   let locationId: string;
   let registerKey: string;
-  let db: Awaited<ReturnType<typeof openDb>>;
+  const db = useDb(stack);
 
   beforeAll(async () => {
-    db = await openDb(stack.env);
     locationId = (await stack.admin.createLocation('Limits')).id;
     registerKey = (await stack.admin.createServiceSession(locationId, 'reg-limits')).apiKey;
-  });
-  afterAll(async () => {
-    await db?.close();
   });
 
   const order = (customer: Customer, body: unknown = { rows: sampleRows }) =>

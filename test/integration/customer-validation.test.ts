@@ -1,7 +1,7 @@
 /** Bad input on the customer app API: each answers a 400 problem (or 404/409) and changes nothing. */
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt } from '../support/customer';
-import { openDb } from '../support/fixtures';
+import { useDb } from '../support/fixtures';
 import { call, HttpResult, sampleRows } from '../support/http';
 import { useStack } from '../support/stack';
 
@@ -150,18 +150,14 @@ const BAD_ORDERS: [string, unknown, string, RegExp][] = [
 describe('customer app input validation', () => {
   // One customer makes every bad request below, and each rows replacement needs an open order.
   const stack = useStack({ CUSTOMER_MAX_OPEN_ORDERS: '100' });
-  let db: Awaited<ReturnType<typeof openDb>>;
+  const db = useDb(stack);
   let customer: Customer;
   let locationId: string;
 
   beforeAll(async () => {
-    db = await openDb(stack.env);
     const location = await stack.admin.createLocation('Validation');
     locationId = location.id;
     customer = await customerAt(stack, locationId, 7, 2);
-  });
-  afterAll(async () => {
-    await db?.close();
   });
 
   /**

@@ -4,7 +4,7 @@ import { AdminClient } from '@pos/shared/clients/admin-client';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import { startWorker } from '@pos/worker/worker';
-import { openDb, registerAt } from '../support/fixtures';
+import { openDb, registerAt, useDb } from '../support/fixtures';
 import { spawnRole, stackEnv, startStack, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -18,21 +18,17 @@ const problemOf = (res: Awaited<ReturnType<typeof call>>) => {
 
 describe('problem responses (part 7)', () => {
   const stack = useStack({ BODY_LIMIT: '2048' });
-  let db: Awaited<ReturnType<typeof openDb>>;
+  const db = useDb(stack);
   let key: string;
   let locationId: string;
   let orderNumber: number;
 
   beforeAll(async () => {
-    db = await openDb(stack.env);
     ({
       key,
       location: { id: locationId },
     } = await registerAt(stack));
     orderNumber = (await stack.admin.createOrder(locationId, sampleRows)).number;
-  });
-  afterAll(async () => {
-    await db.close();
   });
 
   const put = (path: string, options: Parameters<typeof call>[2] = {}) =>
@@ -267,13 +263,7 @@ describe('problem responses (part 7)', () => {
 
 describe('database errors (part 7.2)', () => {
   const stack = useStack();
-  let db: Awaited<ReturnType<typeof openDb>>;
-  beforeAll(async () => {
-    db = await openDb(stack.env);
-  });
-  afterAll(async () => {
-    await db.close();
-  });
+  const db = useDb(stack);
 
   /** Records the sequence has not handed out yet: the next inserts collide with them. */
   const taken = (locationId: string, numbers: number[]) =>

@@ -7,7 +7,7 @@ import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { RunningApi, startApi } from '@pos/api/server';
-import { openDb, registerAt } from '../support/fixtures';
+import { openDb, registerAt, useDb } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';
 import { spawnRole, startStack, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -20,16 +20,14 @@ describe('Idempotency-Key on writes', () => {
   const stack = useStack();
   let other: RunningApi;
   let otherBase: string;
-  let db: Awaited<ReturnType<typeof openDb>>;
+  const db = useDb(stack);
 
   beforeAll(async () => {
     // a second API node of the same deployment
     other = await startApi(loadConfig(stack.env), createLogger('silent', 'test'));
     otherBase = `http://127.0.0.1:${other.port}/api/v1`;
-    db = await openDb(stack.env);
   });
   afterAll(async () => {
-    await db.close();
     await other.close();
   });
 
@@ -223,14 +221,7 @@ describe('Idempotency-Key while the first attempt is outstanding', () => {
 
 describe('Idempotency-Key and a worker killed mid-job', () => {
   const stack = useStack({ JOB_LOCK_DURATION: '1s', JOB_TIMEOUT: '2s' }, { worker: false });
-  let db: Awaited<ReturnType<typeof openDb>>;
-
-  beforeAll(async () => {
-    db = await openDb(stack.env);
-  });
-  afterAll(async () => {
-    await db.close();
-  });
+  const db = useDb(stack);
 
   it('the retried failure report is counted once', async () => {
     const { location, key } = await registerAt(stack, 'Killed', 100);

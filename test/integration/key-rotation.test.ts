@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { API_KEY_SHAPE } from '@pos/shared/auth/keys';
 import { Announcer, redisPublisher } from '@pos/shared/events/announcements';
 import { adminHeader, call, sampleRows } from '../support/http';
-import { openDb, registerAt } from '../support/fixtures';
+import { registerAt, useDb } from '../support/fixtures';
 import { TestStream } from '../support/sse-client';
 import { useStack } from '../support/stack';
 
@@ -15,7 +15,7 @@ const SESSION_NOT_VALID = '{"error":"Session not valid"}';
 
 describe('key rotation (default grace)', () => {
   const stack = useStack();
-  let db: Awaited<ReturnType<typeof openDb>>;
+  const db = useDb(stack);
   const work = (apiKey: string) => call('GET', `${stack.baseUrl}/orders/location`, { apiKey });
   /**
    * The grace ends, moved into the past rather than waited for. Like every writer of a session,
@@ -38,14 +38,6 @@ describe('key rotation (default grace)', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(res.text).toBe(SESSION_NOT_VALID);
   };
-
-  beforeAll(async () => {
-    db = await openDb(stack.env);
-  });
-  afterAll(async () => {
-    await db.close();
-    await stack.close();
-  });
 
   it('shows the new key once; both keys work during the grace; then the old one is a revoked key', async () => {
     const { location, key: oldKey, sessionId } = await registerAt(stack, 'Rotating');

@@ -13,7 +13,7 @@ import type { MenuDocument, MenuView } from '@pos/shared/schemas/menu';
 import { startApi } from '@pos/api/server';
 import { largeMenu, SAMPLE_MENU } from '../../scripts/embedded/sample-menu';
 import { Customer, customerAt } from '../support/customer';
-import { openDb } from '../support/fixtures';
+import { useDb } from '../support/fixtures';
 import { adminHeader, call, sampleRows } from '../support/http';
 import { metricValue } from '../support/metrics';
 import { useStack } from '../support/stack';
@@ -38,7 +38,7 @@ const pricedBurger = {
 
 describe('menus', () => {
   const stack = useStack();
-  let db: Awaited<ReturnType<typeof openDb>>;
+  const db = useDb(stack);
 
   /** A location with a register and a customer; `menu`: exported by the register first. */
   async function location(menu?: MenuDocument) {
@@ -58,13 +58,6 @@ describe('menus', () => {
     call('POST', `${customer.url}/orders`, { apiKey: customer.key, body: { rows } });
   const snooze = (registerKey: string, productId: string, body: unknown) =>
     call('PUT', `${stack.baseUrl}/menu/items/${productId}/availability`, { apiKey: registerKey, body });
-
-  beforeAll(async () => {
-    db = await openDb(stack.env);
-  });
-  afterAll(async () => {
-    await db?.close();
-  });
 
   describe('the register interface', () => {
     it('PUT {base}/menu stores the menu whole under version 1 (200 with the menu as stored), GET answers it with the same ETag, and a 304 for that ETag', async () => {

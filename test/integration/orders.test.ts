@@ -1,25 +1,20 @@
 import { call, sampleRows } from '../support/http';
-import { openDb, registerAt } from '../support/fixtures';
+import { registerAt, useDb } from '../support/fixtures';
 import { useStack } from '../support/stack';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('orders over HTTP: listing and transitions', () => {
   const stack = useStack({ FAILURE_THRESHOLD: '3' });
-  let db: Awaited<ReturnType<typeof openDb>>;
+  const db = useDb(stack);
   let locationId: string;
   let key: string;
 
   beforeAll(async () => {
-    db = await openDb(stack.env);
     ({
       location: { id: locationId },
       key,
     } = await registerAt(stack));
-  });
-  afterAll(async () => {
-    await db.close();
-    await stack.close();
   });
 
   const update = (n: number | string, newState: string) =>

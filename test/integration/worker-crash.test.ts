@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { call, sampleRows } from '../support/http';
-import { openDb, registerAt } from '../support/fixtures';
+import { registerAt, useDb } from '../support/fixtures';
 import { openTransitionQueues } from '../support/queues';
 import { spawnRole, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -11,14 +11,7 @@ import { eventually } from '../support/wait';
  */
 describe.each(['crash-after-apply', 'crash-before-apply'] as const)('a worker killed mid-job (%s)', (fault) => {
   const stack = useStack({ JOB_LOCK_DURATION: '1s', JOB_TIMEOUT: '45s' }, { worker: false });
-  let db: Awaited<ReturnType<typeof openDb>>;
-
-  beforeAll(async () => {
-    db = await openDb(stack.env);
-  });
-  afterAll(async () => {
-    await db.close();
-  });
+  const db = useDb(stack);
 
   it('the failure report is applied exactly once when a worker comes back', async () => {
     const { location, key } = await registerAt(stack, 'Crashy', 5);
@@ -58,14 +51,7 @@ describe.each(['crash-after-apply', 'crash-before-apply'] as const)('a worker ki
 describe('a worker killed after answering (crash-after-answer)', () => {
   const LATER_REPORTS = 70;
   const stack = useStack({ JOB_LOCK_DURATION: '1s' }, { worker: false });
-  let db: Awaited<ReturnType<typeof openDb>>;
-
-  beforeAll(async () => {
-    db = await openDb(stack.env);
-  });
-  afterAll(async () => {
-    await db.close();
-  });
+  const db = useDb(stack);
 
   it('the answered report counts once, though the order had 70 writes before the re-run', async () => {
     const { location, key } = await registerAt(stack, 'Answered', 1000);

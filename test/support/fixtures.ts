@@ -1,6 +1,6 @@
 import { MongoClient } from 'mongodb';
 import type { OrderDoc } from '@pos/shared/domain/records';
-import type { Stack, StackEnv } from './stack';
+import { type Stack, type StackEnv, useBeforeAll } from './stack';
 
 /** A location with one register (SERVICE) key. */
 export async function registerAt(stack: Pick<Stack, 'admin'>, name = 'Main Street', failureThreshold?: number) {
@@ -40,4 +40,13 @@ export async function openDb(env: StackEnv) {
       db.collection<OrderDoc>('orders').findOne({ _id: `${locationId}:${number}` }),
     close: () => client.close(),
   };
+}
+
+/** The stack's database (openDb), open for the tests of the enclosing `describe` (useBeforeAll). */
+export function useDb(stack: Pick<Stack, 'env'>): Awaited<ReturnType<typeof openDb>> {
+  return useBeforeAll(
+    'the database',
+    () => openDb(stack.env),
+    (db) => db.close(),
+  );
 }

@@ -85,25 +85,34 @@ export async function startStack(
 export type StartedStack = Awaited<ReturnType<typeof startStack>>;
 
 /**
- * The one lifecycle of a test file's stack: started before the tests of the enclosing `describe`
- * (or file), closed after them. What it returns stands for the started stack (a Proxy: its
- * properties are read from the stack once it is up); read before then, outside a test or a hook,
- * it throws. A file that restarts its stack, or starts it from what another hook made, keeps a
- * `let stack` of its own.
+ * A resource that lives as long as the tests of the enclosing `describe` (or file): made before
+ * them, closed after them. What it returns stands for the resource (a Proxy: its properties are
+ * read from it once it is made); read before then, outside a test or a hook, it throws.
  */
-export function useStack(overrides: StackEnv = {}, options: { worker?: boolean } = {}): StartedStack {
-  let started: StartedStack | undefined;
+export function useBeforeAll<T extends object>(what: string, make: () => Promise<T>, close: (made: T) => unknown): T {
+  let made: T | undefined;
   beforeAll(async () => {
-    started = await startStack(overrides, options);
+    made = await make();
   });
-  afterAll(() => started?.close());
-  return new Proxy({} as StartedStack, {
+  afterAll(() => made && close(made));
+  return new Proxy({} as T, {
     get(_target, key) {
-      if (!started)
-        throw new Error(`the stack was read (${String(key)}) before it started: read it in a test or a hook`);
-      return Reflect.get(started, key);
+      if (!made) throw new Error(`${what} was read (${String(key)}) before it was made: read it in a test or a hook`);
+      return Reflect.get(made, key);
     },
   });
+}
+
+/**
+ * The one lifecycle of a test file's stack (useBeforeAll). A file that restarts its stack, or
+ * starts it from what another hook made, keeps a `let stack` of its own.
+ */
+export function useStack(overrides: StackEnv = {}, options: { worker?: boolean } = {}): StartedStack {
+  return useBeforeAll(
+    'the stack',
+    () => startStack(overrides, options),
+    (stack) => stack.close(),
+  );
 }
 
 export interface ChildRole {

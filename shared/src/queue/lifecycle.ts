@@ -7,12 +7,12 @@
  * then BullMQ's global concurrency of 1 on it, a long run never holds a slot of the transition queue,
  * and partitioning the transition queue leaves it alone.
  */
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
 import { queuePrefix } from './prefix';
-import { withTelemetry } from './telemetry';
+import { serviceQueue } from './telemetry';
 
 export const LIFECYCLE_QUEUE = 'order-lifecycle';
 export const LIFECYCLE_JOB = 'order-lifecycle';
@@ -75,9 +75,7 @@ export function createLifecycleQueue(
   redis: Pick<RedisConfig, 'prefix' | 'cluster'>,
   log: Logger,
 ): Queue {
-  const queue = new Queue(LIFECYCLE_QUEUE, withTelemetry({ connection, prefix: lifecyclePrefix(redis) }));
-  queue.on('error', (err: Error) => log.warn({ err: err.message }, 'lifecycle queue connection error'));
-  return queue;
+  return serviceQueue<unknown>(LIFECYCLE_QUEUE, { connection, prefix: lifecyclePrefix(redis) }, 'lifecycle', log);
 }
 
 /**

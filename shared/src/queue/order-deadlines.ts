@@ -4,14 +4,14 @@
  * `orderDeadline`) or abort it (ORDER_AUTO_ABORT_AFTER). A queue of its own, hash-tagged on a
  * Redis Cluster like the lifecycle queue's.
  */
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { OrderDeadlinesConfig, RedisConfig } from '../config';
 import { parseDuration } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
 import type { OrderDoc } from '../store/documents';
 import { queuePrefix } from './prefix';
-import { withTelemetry } from './telemetry';
+import { serviceQueue } from './telemetry';
 
 export const ORDER_DEADLINE_QUEUE = 'order-deadlines';
 export const ORDER_DEADLINE_JOB = { overdue: 'order-overdue', autoAbort: 'order-auto-abort' } as const;
@@ -48,12 +48,12 @@ export function createOrderDeadlineQueue(
   redis: Pick<RedisConfig, 'prefix' | 'cluster'>,
   log: Logger,
 ): Queue<OrderDeadlineJob> {
-  const queue = new Queue<OrderDeadlineJob>(
+  return serviceQueue<OrderDeadlineJob>(
     ORDER_DEADLINE_QUEUE,
-    withTelemetry({ connection, prefix: orderDeadlinePrefix(redis) }),
+    { connection, prefix: orderDeadlinePrefix(redis) },
+    'order deadline',
+    log,
   );
-  queue.on('error', (err: Error) => log.warn({ err: err.message }, 'order deadline queue connection error'));
-  return queue;
 }
 
 /**

@@ -2,12 +2,12 @@
  * The presence sweep's queue (docs/presence-and-deadlines.md): one scheduled job that reads which
  * locations are online and ends timed pauses. A queue of its own, hash-tagged on a Redis Cluster.
  */
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
 import { queuePrefix } from './prefix';
-import { withTelemetry } from './telemetry';
+import { serviceQueue } from './telemetry';
 
 export const PRESENCE_QUEUE = 'location-presence';
 export const PRESENCE_SWEEP_JOB = 'presence-sweep';
@@ -21,9 +21,7 @@ export function createPresenceQueue(
   redis: Pick<RedisConfig, 'prefix' | 'cluster'>,
   log: Logger,
 ): Queue {
-  const queue = new Queue(PRESENCE_QUEUE, withTelemetry({ connection, prefix: presencePrefix(redis) }));
-  queue.on('error', (err: Error) => log.warn({ err: err.message }, 'presence queue connection error'));
-  return queue;
+  return serviceQueue<unknown>(PRESENCE_QUEUE, { connection, prefix: presencePrefix(redis) }, 'presence', log);
 }
 
 /** How often the sweep runs, and the API nodes rewrite held streams: a quarter of the window. */

@@ -5,12 +5,12 @@
  * of its own (hash-tagged on a Redis Cluster), so a worker of a release without menus takes none.
  */
 import { createHash } from 'node:crypto';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
 import { queuePrefix } from './prefix';
-import { withTelemetry } from './telemetry';
+import { serviceQueue } from './telemetry';
 
 export const SNOOZE_END_QUEUE = 'snooze-ends';
 export const SNOOZE_END_JOB = 'snooze-end';
@@ -30,12 +30,12 @@ export function createSnoozeEndQueue(
   redis: Pick<RedisConfig, 'prefix' | 'cluster'>,
   log: Logger,
 ): Queue<SnoozeEndJob> {
-  const queue = new Queue<SnoozeEndJob>(
+  return serviceQueue<SnoozeEndJob>(
     SNOOZE_END_QUEUE,
-    withTelemetry({ connection, prefix: snoozeEndPrefix(redis) }),
+    { connection, prefix: snoozeEndPrefix(redis) },
+    'snooze end',
+    log,
   );
-  queue.on('error', (err: Error) => log.warn({ err: err.message }, 'snooze end queue connection error'));
-  return queue;
 }
 
 /**

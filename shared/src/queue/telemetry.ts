@@ -1,4 +1,6 @@
-import type { QueueOptions, WorkerOptions } from 'bullmq';
+import { Queue, type QueueOptions, type WorkerOptions } from 'bullmq';
+import type { Logger } from '../log';
+import type { RedisClient } from '../redis';
 import { tracing, type SpanFields } from '../telemetry/tracing';
 import type { JobDataOf, JobName } from './jobs';
 
@@ -10,6 +12,18 @@ import type { JobDataOf, JobName } from './jobs';
 export function withTelemetry<T extends QueueOptions | WorkerOptions>(options: T): T {
   const bullmq = tracing()?.bullmq;
   return bullmq ? { ...options, telemetry: bullmq } : options;
+}
+
+/** One of the service's queues: traced (withTelemetry), a lost connection logged as `<what> queue connection error`. */
+export function serviceQueue<T>(
+  name: string,
+  options: { connection: RedisClient; prefix: string },
+  what: string,
+  log: Logger,
+): Queue<T> {
+  const queue = new Queue<T>(name, withTelemetry(options));
+  queue.on('error', (err: Error) => log.warn({ err: err.message }, `${what} queue connection error`));
+  return queue;
 }
 
 /** What a span records of a work job: its name, its action's kind, its location and order; never its data. */

@@ -2,12 +2,12 @@
  * The webhook delivery queue's contract: its name, prefix, job data and options. Deliveries have
  * a queue of their own, so that a slow endpoint never holds a slot of the transition queue.
  */
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { RedisConfig } from '../config';
 import type { Logger } from '../log';
 import type { RedisClient } from '../redis';
 import { queuePrefix } from './prefix';
-import { withTelemetry } from './telemetry';
+import { serviceQueue } from './telemetry';
 
 export const WEBHOOK_QUEUE = 'webhook-delivery';
 /** One delivery (a test event, a redelivery, or the relay's of the release before 0.6.0). */
@@ -64,9 +64,7 @@ export function createWebhookQueue(
   redis: Pick<RedisConfig, 'prefix' | 'cluster'>,
   log: Logger,
 ): Queue<WebhookJobData> {
-  const queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, withTelemetry({ connection, prefix: webhookPrefix(redis) }));
-  queue.on('error', (err: Error) => log.warn({ err: err.message }, 'webhook queue connection error'));
-  return queue;
+  return serviceQueue<WebhookJobData>(WEBHOOK_QUEUE, { connection, prefix: webhookPrefix(redis) }, 'webhook', log);
 }
 
 /** The first attempt at once, then one per wait of WEBHOOK_RETRY_SCHEDULE. */

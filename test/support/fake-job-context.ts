@@ -171,7 +171,7 @@ export interface FakeJobContext extends JobContext {
   archive: FakeArchive;
   /** The location events the job published, in order. */
   published: Announcement[];
-  /** The session changes the job published (their channel's messages). */
+  /** The session changes the job published at once, not held for its reply (JobContext.nodes). */
   sessionChanges: string[];
   /** The crash points the job passed. */
   passed: CrashPoint[];
@@ -187,12 +187,14 @@ export function fakeJobContext(
   const announcer = new Announcer(
     {
       publish: async (channel, message) => {
-        if (channel.includes(':loc:')) published.push(JSON.parse(message));
-        else sessionChanges.push(message);
+        // held for the reply: only what streams show; a session change must not wait for the reply
+        if (!channel.includes(':loc:')) throw new Error(`held for the reply: ${message}`);
+        published.push(JSON.parse(message));
       },
     },
     'test',
   );
+  const nodes = new Announcer({ publish: async (_channel, message) => sessionChanges.push(message) }, 'test');
   return {
     jobId: options.jobId ?? 'job-1',
     answered: options.answered ?? false,
@@ -205,6 +207,7 @@ export function fakeJobContext(
     sessions: new FakeSessions(),
     failureThreshold: async () => options.threshold ?? 3,
     announcer,
+    nodes,
     followUps: NO_FOLLOW_UPS,
     published,
     sessionChanges,

@@ -45,7 +45,14 @@ export interface JobContext {
   sessions: Pick<SessionsRepo, 'find' | 'isOpen' | 'close'>;
   /** The location's failure threshold, as it is now (an admin may change it). */
   failureThreshold(locationId: string): Promise<number>;
+  /** Announcements held for the job's reply, and sent with it (JobMessages). */
   announcer: Announcer;
+  /**
+   * What every API node must have heard before the job answers (a session's change): published at
+   * once, not held. Held, it would share the reply's pipeline, and Redis may write the reply to its
+   * node first.
+   */
+  nodes: Pick<Announcer, 'sessionChanged'>;
   followUps: OrderFollowUps;
   /** Test-only crash points around the MongoDB write and the answer (FAULT_INJECT). */
   checkpoint(point: CrashPoint): void;

@@ -6,9 +6,11 @@ import type { AnswerRecord } from './answered-jobs';
 type Command = { publish: [channel: string, message: string] } | { record: AnswerRecord };
 
 /**
- * The messages a job publishes to streams (location events, session changes), held until the job
- * is done and then sent together with its reply, in order, in one round trip to Redis instead of
- * one each. Holding them is safe: a job whose messages could not be sent fails and is run again,
+ * The messages a job publishes to streams (location events), held until the job is done and then
+ * sent together with its reply, in order, in one round trip to Redis instead of one each. In one
+ * pipeline, Redis may write the reply to its node before a message to the others: a change every
+ * node must have heard before the answer (a session's) is published apart (JobContext.nodes).
+ * Holding them is safe: a job whose messages could not be sent fails and is run again,
  * and its re-run finds its id on the order and announces the order again. (The job's events for
  * the event log and webhooks are not messages: its write recorded them, events/outbox.ts.)
  */

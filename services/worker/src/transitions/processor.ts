@@ -4,7 +4,7 @@
  * run its handler, then send its messages, the record of its answer and its reply together.
  */
 import { Job, UnrecoverableError } from 'bullmq';
-import { Announcer } from '@pos/shared/events/announcements';
+import { Announcer, redisPublisher } from '@pos/shared/events/announcements';
 import type { Logger } from '@pos/shared/log';
 import { checkJob } from '@pos/shared/queue/job-schemas';
 import {
@@ -59,8 +59,11 @@ export interface JobProcessorDeps {
 export class JobProcessor {
   private readonly writer: OrderWriter;
 
+  private readonly nodes: Announcer;
+
   constructor(private readonly deps: JobProcessorDeps) {
     this.writer = new OrderWriter(deps.repos.orders);
+    this.nodes = new Announcer(redisPublisher(deps.redis), deps.prefix);
   }
 
   /** What a transition may touch, for a job of the queue or an order deadline job's auto-abort. */
@@ -75,6 +78,7 @@ export class JobProcessor {
       orderCache,
       writer: this.writer,
       announcer,
+      nodes: this.nodes,
       followUps,
       failureThreshold,
       jobId,

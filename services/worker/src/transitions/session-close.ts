@@ -25,7 +25,7 @@ export async function closeSession(ctx: JobContext, job: SessionCloseJob): Promi
   }
   // Before the close is answered (and on a re-run too): every API node drops the session from
   // its cache, so no node accepts the key once the close has answered.
-  await ctx.announcer.sessionChanged(session._id);
+  await ctx.nodes.sessionChanged(session._id);
   if (session.type === 'CUSTOMER') {
     const touched = await ctx.orders.touchOpenOfSession(session.locationId, session._id, new Date());
     if (touched > 0)

@@ -31,12 +31,13 @@ runMain(log, async () => {
   // The origin, not the base path: the admin API, the docs and the board are beside /api/v1.
   const operatorNote = service.adminPort === undefined ? '' : `; operators at ${service.operatorOrigin}`;
   const tokenNote = service.generatedToken ? ` (admin token: ${service.generatedToken})` : '';
-  process.stdout.write(`POS ordering service ready at ${service.origin}${operatorNote}${tokenNote}\n`);
   // What the README's tour and the admin CLI read, ready to paste into another terminal: the
   // register interface at POS, the operator surfaces at POS_ADMIN (ADMIN_PORT's, when it is set).
   const token = service.generatedToken ? ` ADMIN_TOKEN=${service.generatedToken}` : '';
+  // One write: a role's log line cannot come between the two lines.
   process.stdout.write(
-    'For the tour (README.md), in another terminal: export ' +
+    `POS ordering service ready at ${service.origin}${operatorNote}${tokenNote}\n` +
+      'For the tour (README.md), in another terminal: export ' +
       `POS=${service.origin} POS_ADMIN=${service.operatorOrigin}${token}\n`,
   );
 });

@@ -17,7 +17,7 @@ import { BOARD_DIST } from '@pos/api/routes/board';
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { registerAt } from '../support/fixtures';
 import { launchChromium } from '../support/chromium';
-import { call, sampleRows } from '../support/http';
+import { call, sampleRows, statusUpdate } from '../support/http';
 import { ChildRole, ROOT, spawnRole, startStack } from '../support/stack';
 
 /**
@@ -436,10 +436,7 @@ describe('the location board in Chromium', () => {
       // ... and another location's orders are not its own.
       const other = await registerAt(stack, 'Elsewhere');
       const theirs = await stack.admin.createOrder(other.location.id, sampleRows);
-      const refused = await call('PUT', `${stack.baseUrl}/orders/${theirs.number + 1000}/statusupdate`, {
-        apiKey: kitchen.key,
-        body: { newState: 'COMPLETED' },
-      });
+      const refused = await statusUpdate(stack.baseUrl, kitchen.key, theirs.number + 1000, 'COMPLETED');
       expect(refused.status).toBe(400);
       expect((await stack.admin.listOrders(kitchen.location.id, 'FAILED')).map((o) => o.number)).toContain(
         failed.number,

@@ -15,7 +15,7 @@ import { partitionLayout, partitionOf } from '@pos/shared/queue/partitions';
 import { slotOf } from '@pos/shared/redis';
 import { masterOf, masters, onCluster, onNode, portsOf } from '../support/cluster';
 import { registerAt } from '../support/fixtures';
-import { adminHeader, call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows, statusUpdate } from '../support/http';
 import { metricValue, scrapeMetrics } from '../support/metrics';
 import { streamPath, TestStream } from '../support/sse-client';
 import { startStack } from '../support/stack';
@@ -45,10 +45,7 @@ describe('on a Redis Cluster', () => {
       });
       expect(failed.status).toBe(200);
       expect(failed.json()).toMatchObject({ number: order.number, state: 'PLACED', failedTime: expect.any(String) });
-      const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-        apiKey: key,
-        body: { newState: 'COMPLETED' },
-      });
+      const done = await statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED');
       expect(done.status).toBe(200);
       expect(done.json()).toMatchObject({ state: 'COMPLETED' });
       const command = await stack.admin.createCommand(location.id, 'REQUEST_BILL', 4);

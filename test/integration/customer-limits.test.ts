@@ -7,7 +7,7 @@
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt } from '../support/customer';
 import { useDb } from '../support/fixtures';
-import { call, sampleRows } from '../support/http';
+import { call, sampleRows, statusUpdate } from '../support/http';
 import { useStack } from '../support/stack';
 
 describe('customer limits', () => {
@@ -140,14 +140,7 @@ describe('customer limits', () => {
       expect(placed.map((o) => o.state)).toEqual(['PLACED', 'PLACED']);
 
       // The register completes one: a place frees.
-      expect(
-        (
-          await call('PUT', `${stack.baseUrl}/orders/${placed[0]!.number}/statusupdate`, {
-            apiKey: registerKey,
-            body: { newState: 'COMPLETED' },
-          })
-        ).status,
-      ).toBe(200);
+      expect((await statusUpdate(stack.baseUrl, registerKey, placed[0]!.number, 'COMPLETED')).status).toBe(200);
       expect((await order(customer)).status).toBe(201);
       expect((await order(customer)).status).toBe(429);
       expect(await openOrdersOf(customer)).toBe(2);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { adminHeader, call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows, statusUpdate } from '../support/http';
 import { AdminClient } from '@pos/shared/clients/admin-client';
 import { loadConfig } from '@pos/shared/config';
 import { createLogger } from '@pos/shared/log';
@@ -320,10 +320,7 @@ describe('unavailability and internal errors', () => {
     try {
       const { key, location } = await registerAt(stack);
       const order = await stack.admin.createOrder(location.id, sampleRows);
-      const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-        apiKey: key,
-        body: { newState: 'COMPLETED' },
-      });
+      const res = await statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED');
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
       expect(problemOf(res).title).toBe('Service unavailable');

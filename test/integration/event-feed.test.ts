@@ -5,7 +5,7 @@
  * operator's locations; and an `after` the feed does not hold refused.
  */
 import { AdminClient } from '@pos/shared/clients/admin-client';
-import { call, sampleRows } from '../support/http';
+import { call, sampleRows, statusUpdate } from '../support/http';
 import { openDb, registerAt } from '../support/fixtures';
 import { outboxesRelayed } from '../support/outboxes';
 import { useStack } from '../support/stack';
@@ -39,14 +39,7 @@ describe('the event feed', () => {
     });
     receiver.secrets.push(created.secret);
     const order = await stack.admin.createOrder(locationId, sampleRows);
-    expect(
-      (
-        await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-          apiKey: key,
-          body: { newState: 'COMPLETED' },
-        })
-      ).status,
-    ).toBe(200);
+    expect((await statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED')).status).toBe(200);
     const command = await stack.admin.createCommand(locationId, 'EXPORT_DATA');
     expect((await call('DELETE', `${stack.baseUrl}/commands/${command.number}`, { apiKey: key })).status).toBe(200);
     await stack.admin.pauseLocation(locationId, { reason: 'inventory' });
@@ -78,14 +71,7 @@ describe('the event feed', () => {
     const db = await openDb(stack.env);
     try {
       const report = async () =>
-        expect(
-          (
-            await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-              apiKey: key,
-              body: { newState: 'FAILED' },
-            })
-          ).status,
-        ).toBe(200);
+        expect((await statusUpdate(stack.baseUrl, key, order.number, 'FAILED')).status).toBe(200);
       await report();
       await outboxesRelayed(stack.env);
       const first = (await db.order(locationId, order.number))!;

@@ -8,7 +8,7 @@ import { Job } from 'bullmq';
 import { JOB } from '@pos/shared/queue/jobs';
 import type { TransitionQueues } from '@pos/shared/queue/transition-queue';
 import { registerAt } from '../support/fixtures';
-import { call, sampleRows } from '../support/http';
+import { sampleRows, statusUpdate } from '../support/http';
 import { OpenedQueues, openTransitionQueues } from '../support/queues';
 import { useStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -47,14 +47,7 @@ describe('failed jobs', () => {
   it("the API's jobs carry the bound", async () => {
     const { location, key } = await registerAt(stack, 'Bounded');
     const order = await stack.admin.createOrder(location.id, sampleRows);
-    expect(
-      (
-        await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-          apiKey: key,
-          body: { newState: 'COMPLETED' },
-        })
-      ).status,
-    ).toBe(200);
+    expect((await statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED')).status).toBe(200);
     let jobs: Job[] = [];
     await eventually(
       async () => (jobs = await queues.current[0]!.queue.getCompleted()).length > 0,

@@ -3,7 +3,7 @@ import Redis from 'ioredis';
 import { RegisterClient, WorkStream } from '@pos/shared/clients/register/client';
 import type { ChildServer } from '../../scripts/embedded/child-server';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
-import { adminHeader, call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows, statusUpdate } from '../support/http';
 import { metricsText, mongoCommandsFor, parseMetrics, Sample, valueOf } from '../support/metrics';
 import { ChildRole, spawnRole, startStack, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -67,10 +67,7 @@ describe('GET /metrics', () => {
     const key = (await stack.admin.createServiceSession(loc.id, 'reg-1')).apiKey;
     const before = await scrape();
     const order = await stack.admin.createOrder(loc.id, sampleRows);
-    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-      apiKey: key,
-      body: { newState: 'COMPLETED' },
-    });
+    const done = await statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED');
     expect(done.status).toBe(200);
     const after = await scrape();
     for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed']) {
@@ -141,14 +138,7 @@ describe('GET /metrics of a worker (METRICS_PORT)', () => {
     const loc = await stack.admin.createLocation('Worker metrics');
     const key = (await stack.admin.createServiceSession(loc.id, 'reg-w')).apiKey;
     const order = await stack.admin.createOrder(loc.id, sampleRows);
-    expect(
-      (
-        await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-          apiKey: key,
-          body: { newState: 'COMPLETED' },
-        })
-      ).status,
-    ).toBe(200);
+    expect((await statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED')).status).toBe(200);
     // BullMQ's 'completed' (which counts the job) follows the answer by a Redis round trip
     let samples: Sample[] = [];
     const finished = () => valueOf(samples, 'pos_jobs_processed_total', { job: 'order-action', status: '200' });
@@ -258,14 +248,7 @@ describe('queue wait on /metrics', () => {
       await stack.admin.createOrder(loc.id, sampleRows),
     ];
     const update = async (number: number) =>
-      expect(
-        (
-          await call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, {
-            apiKey: key,
-            body: { newState: 'COMPLETED' },
-          })
-        ).status,
-      ).toBe(503);
+      expect((await statusUpdate(stack.baseUrl, key, number, 'COMPLETED')).status).toBe(503);
     const queuedAt = Date.now();
     await update(orders[0]!.number);
     await eventually(async () => ((await oldest()) ?? 0) >= 1, 'the first job waiting a second', 10_000);

@@ -11,7 +11,7 @@ import type { OrderRecord } from '@pos/shared/domain/records';
 import { historyCursorOf } from '@pos/shared/schemas/history-cursor';
 import { customerAt, listenToLocation, placeOrder } from '../support/customer';
 import { openDb, registerAt } from '../support/fixtures';
-import { adminHeader, call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows, statusUpdate } from '../support/http';
 import { metricValue, Sample, scrapeMetrics, valueOf } from '../support/metrics';
 import { ROOT, useStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -138,10 +138,7 @@ describe('finished orders leave for the archive', () => {
     const alice = await customerAt(stack, location.id, 7, 2);
     const bob = await customerAt(stack, location.id, 8, 3);
     const placed = await placeOrder(alice);
-    const done = await call('PUT', `${stack.baseUrl}/orders/${placed.number}/statusupdate`, {
-      apiKey: key,
-      body: { newState: 'COMPLETED' },
-    });
+    const done = await statusUpdate(stack.baseUrl, key, placed.number, 'COMPLETED');
     expect(done.status).toBe(200);
     await archivedAll(db, location.id, [placed.number]);
 
@@ -246,10 +243,7 @@ describe('finished orders leave for the archive', () => {
   it('reports the collections and the runs on /metrics', async () => {
     const { location, key } = await registerAt(stack, 'Metrics');
     const order = await stack.admin.createOrder(location.id, sampleRows);
-    await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-      apiKey: key,
-      body: { newState: 'COMPLETED' },
-    });
+    await statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED');
     await archivedAll(db, location.id, [order.number]);
     // A run's figures are written just after its last batch: wait for the one that moved the order.
     let samples: Sample[] = [];

@@ -1,4 +1,4 @@
-import { call, sampleRows } from '../support/http';
+import { call, sampleRows, statusUpdate } from '../support/http';
 import { registerAt, useDb } from '../support/fixtures';
 import { useStack } from '../support/stack';
 
@@ -134,10 +134,7 @@ describe('orders over HTTP: listing and transitions', () => {
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const failed = await call('POST', `${stack.baseUrl}/orders/${order.number}/failure`, { apiKey: k });
     expect(failed.json().state).toBe('FAILED');
-    const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-      apiKey: k,
-      body: { newState: 'PLACED' },
-    });
+    const res = await statusUpdate(stack.baseUrl, k, order.number, 'PLACED');
     expect(res.status).toBe(200);
     expect(res.json().state).toBe('PLACED');
     expect(await db.order(location.id, order.number)).toMatchObject({ state: 'PLACED', failureCount: 0 });
@@ -174,10 +171,7 @@ describe('isolation between locations', () => {
     expect(listB).toEqual([orderB]);
 
     const orderA2 = await stack.admin.createOrder(a.location.id, sampleRows);
-    const crossUpdate = await call('PUT', `${stack.baseUrl}/orders/${orderA2.number}/statusupdate`, {
-      apiKey: b.key,
-      body: { newState: 'COMPLETED' },
-    });
+    const crossUpdate = await statusUpdate(stack.baseUrl, b.key, orderA2.number, 'COMPLETED');
     expect(crossUpdate.status).toBe(400);
     expect(crossUpdate.json()).toMatchObject({ title: 'Illegal argument', detail: 'Order does not exist' });
 

@@ -1,6 +1,6 @@
 import { startJongodb } from '../../scripts/embedded/jongodb';
 import { startRedisServer } from '../../scripts/embedded/redis-server';
-import { adminHeader, call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows, statusUpdate } from '../support/http';
 import { registerAt } from '../support/fixtures';
 import { startStack } from '../support/stack';
 
@@ -37,10 +37,7 @@ describe('backing services unreachable', () => {
       await redis.stop();
       expect((await call('GET', `${stack.origin}/readyz`)).json().detail).toMatch(/Redis unreachable/);
       // The node knows Redis is gone: it sends no job, and says so.
-      const res = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-        apiKey: key,
-        body: { newState: 'COMPLETED' },
-      });
+      const res = await statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED');
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
       expect(res.json().detail).toMatch(/the request was not queued and nothing of it will be applied; retry it$/);

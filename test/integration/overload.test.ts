@@ -14,7 +14,7 @@ import { partitionOf } from '@pos/shared/queue/partitions';
 import { startWorker } from '@pos/worker/worker';
 import { Customer, customerAt } from '../support/customer';
 import { openDb, registerAt } from '../support/fixtures';
-import { adminHeader, call, HttpResult, sampleRows } from '../support/http';
+import { adminHeader, call, HttpResult, sampleRows, statusUpdate } from '../support/http';
 import { metricValue } from '../support/metrics';
 import { startStack, useStack } from '../support/stack';
 import { eventually, pause } from '../support/wait';
@@ -109,8 +109,7 @@ describe("a partition's admission, with no worker to finish anything", () => {
         headers: auth,
         body: { newState: 'COMPLETED' },
       });
-    const registerUpdate = (number: number) =>
-      call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const registerUpdate = (number: number) => statusUpdate(stack.baseUrl, key, number, 'COMPLETED');
     const shedBefore = await metricValue(stack.origin, 'pos_requests_shed_total', {
       reason: 'queue',
       route: '/admin/v1/locations/:id/orders/:number/statusupdate',
@@ -282,8 +281,7 @@ describe("the node's bound on requests in flight", () => {
     const orders = [];
     for (let i = 0; i < 9; i++) orders.push(await stack.admin.createOrder(location.id, sampleRows));
     const auth = adminHeader(stack.env);
-    const registerUpdate = (number: number) =>
-      call('PUT', `${stack.baseUrl}/orders/${number}/statusupdate`, { apiKey: key, body: { newState: 'COMPLETED' } });
+    const registerUpdate = (number: number) => statusUpdate(stack.baseUrl, key, number, 'COMPLETED');
     const list = () => call('GET', `${stack.origin}/admin/v1/locations`, { headers: auth });
     const read = () => call('GET', `${stack.origin}/admin/v1/locations/${location.id}`, { headers: auth });
 
@@ -341,12 +339,7 @@ describe("a session close's admission", () => {
       if (!customers.has(partition)) customers.set(partition, customer);
     }
     const orders = await Promise.all([1, 2].map(() => stack.admin.createOrder(location.id, sampleRows)));
-    const held = orders.map((order) =>
-      call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-        apiKey: key,
-        body: { newState: 'COMPLETED' },
-      }),
-    );
+    const held = orders.map((order) => statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED'));
     await eventually(() => stack.api.deps.admission.signals()[busy]!.inFlight === 2, "the location's partition full");
     // the oldest job's wait past QUEUE_WAIT_TARGET: the partition is seen not to move
     await pause(300);

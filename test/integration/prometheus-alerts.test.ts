@@ -5,7 +5,7 @@
  * the rule matched what a dead worker leaves).
  */
 import { registerAt } from '../support/fixtures';
-import { call, sampleRows } from '../support/http';
+import { sampleRows, statusUpdate } from '../support/http';
 import { spawnRole, useStack, ChildRole } from '../support/stack';
 import { alertsOf, PrometheusAlert, queryOf, RunningPrometheus, startPrometheus } from '../support/prometheus';
 import { eventually } from '../support/wait';
@@ -58,10 +58,7 @@ describe('the shipped alert rules on a running deployment', () => {
   it("records a status update as the rules expect: the job name as `exported_job` (the scrape job's `job` wins), the route in the register family", async () => {
     const { key, locationId } = await registerAt(stack, 'Scraped');
     const order = await stack.admin.createOrder(locationId, sampleRows);
-    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-      apiKey: key,
-      body: { newState: 'COMPLETED' },
-    });
+    const done = await statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED');
     expect(done.status).toBe(200);
     const finished = () =>
       queryOf(prometheus, 'exported_job_status:pos_jobs_processed:rate5m{exported_job="order-action"}');

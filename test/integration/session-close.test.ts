@@ -4,7 +4,7 @@
  */
 import type { OrderRecord } from '@pos/shared/domain/records';
 import { Customer, customerAt, listenToLocation, placeOrder } from '../support/customer';
-import { adminHeader, call, sampleRows } from '../support/http';
+import { adminHeader, call, sampleRows, statusUpdate } from '../support/http';
 import { useStack } from '../support/stack';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -33,10 +33,7 @@ describe('closing sessions', () => {
     ).json<OrderRecord>();
     const completedOrder = await placeOrder(customer);
     const completed = (
-      await call('PUT', `${stack.baseUrl}/orders/${completedOrder.number}/statusupdate`, {
-        apiKey: registerKey,
-        body: { newState: 'COMPLETED' },
-      })
+      await statusUpdate(stack.baseUrl, registerKey, completedOrder.number, 'COMPLETED')
     ).json<OrderRecord>();
     expect(completed.state).toBe('COMPLETED');
     return { customer, placed, selecting, finished, completed };
@@ -150,10 +147,7 @@ describe('closing sessions', () => {
     const customer = await customerAt(stack, locationId, 4);
     const order = await placeOrder(customer);
     await stack.admin.closeSession(customer.sessionId);
-    const late = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-      apiKey: registerKey,
-      body: { newState: 'COMPLETED' },
-    });
+    const late = await statusUpdate(stack.baseUrl, registerKey, order.number, 'COMPLETED');
     expect(late.status).toBe(409);
     expect(late.json().detail).toBe('Order is ABORTED; cannot move to COMPLETED');
   });

@@ -1,4 +1,4 @@
-import { call, sampleRows } from '../support/http';
+import { call, sampleRows, statusUpdate } from '../support/http';
 import { useStack } from '../support/stack';
 
 describe('smoke', () => {
@@ -11,10 +11,7 @@ describe('smoke', () => {
     const list = await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key });
     expect(list.status).toBe(200);
     expect(list.json()).toEqual([order]);
-    const done = await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-      apiKey: key,
-      body: { newState: 'COMPLETED' },
-    });
+    const done = await statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED');
     expect(done.status).toBe(200);
     expect(done.json().state).toBe('COMPLETED');
     expect((await call('GET', `${stack.baseUrl}/orders/location`, { apiKey: key })).json()).toEqual([]);

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { WEBHOOK_QUEUE } from '@pos/shared/queue/webhook-queue';
-import { call, sampleRows } from '../support/http';
+import { sampleRows, statusUpdate } from '../support/http';
 import { openTransitionQueues } from '../support/queues';
 import { registerAt } from '../support/fixtures';
 import { spawnRole, useStack } from '../support/stack';
@@ -42,10 +42,7 @@ describe('webhooks and killed workers', () => {
     const { r, location, key } = await subscribed('Killed mid-transition', ['order.completed']);
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-apply' });
-    const answer = call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-      apiKey: key,
-      body: { newState: 'COMPLETED' },
-    });
+    const answer = statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED');
     expect(await doomed.exited).toBeNull(); // SIGKILL, after the MongoDB write
     expect(r.received).toHaveLength(0);
 
@@ -68,14 +65,7 @@ describe('webhooks and killed workers', () => {
     const { r, location, key, sub } = await subscribed('Killed after answering', ['order.completed']);
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-after-answer' });
-    expect(
-      (
-        await call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-          apiKey: key,
-          body: { newState: 'COMPLETED' },
-        })
-      ).status,
-    ).toBe(200);
+    expect((await statusUpdate(stack.baseUrl, key, order.number, 'COMPLETED')).status).toBe(200);
     expect(await doomed.exited).toBeNull();
     const rescuer = await spawnRole('worker', stack.env);
     try {
@@ -121,10 +111,7 @@ describe('webhooks and killed workers', () => {
     const { r, location, key } = await subscribed('Killed before the write', ['order.completed', 'order.aborted']);
     const order = await stack.admin.createOrder(location.id, sampleRows);
     const doomed = await spawnRole('worker', { ...stack.env, FAULT_INJECT: 'crash-before-apply' });
-    const answer = call('PUT', `${stack.baseUrl}/orders/${order.number}/statusupdate`, {
-      apiKey: key,
-      body: { newState: 'ABORTED' },
-    });
+    const answer = statusUpdate(stack.baseUrl, key, order.number, 'ABORTED');
     expect(await doomed.exited).toBeNull();
     const rescuer = await spawnRole('worker', stack.env);
     try {

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { Webhook } from 'standardwebhooks';
 import { WEBHOOK_QUEUE, webhookPrefix } from '@pos/shared/queue/webhook-queue';
-import { call, sampleRows } from '../support/http';
+import { call, sampleRows, statusUpdate } from '../support/http';
 import { registerAt } from '../support/fixtures';
 import { startStack, type StartedStack, useStack } from '../support/stack';
 import { eventually, pause } from '../support/wait';
@@ -76,23 +76,9 @@ describe('webhooks', () => {
     const other = await registerAt(stack, 'Not subscribed');
 
     const a = await stack.admin.createOrder(location.id, sampleRows);
-    expect(
-      (
-        await call('PUT', `${stack.baseUrl}/orders/${a.number}/statusupdate`, {
-          apiKey: key,
-          body: { newState: 'COMPLETED' },
-        })
-      ).status,
-    ).toBe(200);
+    expect((await statusUpdate(stack.baseUrl, key, a.number, 'COMPLETED')).status).toBe(200);
     const b = await stack.admin.createOrder(location.id, sampleRows);
-    expect(
-      (
-        await call('PUT', `${stack.baseUrl}/orders/${b.number}/statusupdate`, {
-          apiKey: key,
-          body: { newState: 'ABORTED' },
-        })
-      ).status,
-    ).toBe(200);
+    expect((await statusUpdate(stack.baseUrl, key, b.number, 'ABORTED')).status).toBe(200);
     const c = await stack.admin.createOrder(location.id, sampleRows);
     for (let i = 0; i < 2; i++)
       expect(

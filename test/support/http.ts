@@ -46,6 +46,16 @@ export async function call(method: string, url: string, options: CallOptions = {
   };
 }
 
+/** A register's status update, as sent: `PUT {baseUrl}/orders/{orderNumber}/statusupdate`. */
+export function statusUpdate(
+  baseUrl: string,
+  apiKey: string,
+  orderNumber: number,
+  newState: string,
+): Promise<HttpResult> {
+  return call('PUT', `${baseUrl}/orders/${orderNumber}/statusupdate`, { apiKey, body: { newState } });
+}
+
 /** The admin API's credentials for a deployment: its ADMIN_TOKEN as a bearer token. */
 export function adminHeader(env: { ADMIN_TOKEN?: string }): { authorization: string } {
   return { authorization: `Bearer ${env.ADMIN_TOKEN}` };
